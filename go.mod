@@ -1,0 +1,3 @@
+module github.com/echomq/echomq-go
+
+go 1.26

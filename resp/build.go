@@ -1,0 +1,98 @@
+package resp
+
+import "math"
+
+// builder turns one complete, already scanned frame into Values. The scan
+// validated every line, so the builder trusts the frame's shape. Children
+// of an aggregate take consecutive arena slots, reserved before any of
+// them is filled, so every Elems is one slice of the arena.
+type builder struct {
+	b     []byte
+	pos   int
+	arena []Value
+	next  int // first unreserved arena slot
+}
+
+// build decodes the frame b, which holds n values, into arena[0:n] and
+// returns the top-level value. arena must have room for n values.
+func build(b []byte, n int, arena []Value) Value {
+	bd := builder{b: b, arena: arena[:n], next: 1}
+	bd.fill(0)
+	return bd.arena[0]
+}
+
+// reserve takes n consecutive slots and returns the first one's index.
+func (bd *builder) reserve(n int) int {
+	first := bd.next
+	bd.next += n
+	return first
+}
+
+// line returns the type and the content of the line at pos and moves past
+// it.
+func (bd *builder) line() (Type, []byte) {
+	start := bd.pos
+	i := start
+	for bd.b[i] != '\n' {
+		i++
+	}
+	bd.pos = i + 1
+	return Type(bd.b[start]), bd.b[start+1 : i-1]
+}
+
+// children reserves n slots for an aggregate's elements, fills them in
+// order and returns them as one slice.
+func (bd *builder) children(n int) []Value {
+	first := bd.reserve(n)
+	for i := first; i < first+n; i++ {
+		bd.fill(i)
+	}
+	return bd.arena[first : first+n : first+n]
+}
+
+func (bd *builder) fill(slot int) {
+	typ, line := bd.line()
+	v := Value{Type: typ}
+	switch typ {
+	case SimpleString, Error, BigNumber:
+		v.Str = line
+	case Integer:
+		v.Int, _ = parseInt(line)
+	case Boolean:
+		if line[0] == 't' {
+			v.Int = 1
+		}
+	case Double:
+		f, _ := parseDouble(line)
+		v.Int = int64(math.Float64bits(f))
+		v.Str = line
+	case BulkString, BulkError, Verbatim:
+		n, _ := parseInt(line)
+		if n < 0 {
+			v.Type = Null
+			break
+		}
+		v.Str = bd.b[bd.pos : bd.pos+int(n) : bd.pos+int(n)]
+		bd.pos += int(n) + 2
+	case Array, Set, Push:
+		n, _ := parseInt(line)
+		if n < 0 {
+			v.Type = Null
+			break
+		}
+		v.Elems = bd.children(int(n))
+	case Map:
+		n, _ := parseInt(line)
+		v.Elems = bd.children(2 * int(n))
+	case Attribute:
+		// The attribute takes a slot of its own; the value it describes
+		// takes this slot.
+		n, _ := parseInt(line)
+		at := bd.reserve(1)
+		bd.arena[at] = Value{Type: Attribute, Elems: bd.children(2 * int(n))}
+		bd.fill(slot)
+		bd.arena[slot].Attr = &bd.arena[at]
+		return
+	}
+	bd.arena[slot] = v
+}

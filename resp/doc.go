@@ -1,0 +1,44 @@
+// Package resp encodes and decodes RESP2 and RESP3, the protocol of Valkey
+// and Redis.
+//
+// # Decoding
+//
+// A Reader decodes replies from a stream without copying: a Value's
+// strings view the Reader's read buffer and its elements view an arena of
+// Values that the Reader reuses. A Value is therefore valid only until the
+// next call to Reader.Next. To keep one longer, Clone it (allocates) or
+// Retain it in an Arena (reuses memory across Resets). In steady state a
+// Reader allocates nothing per reply.
+//
+// Every RESP3 type is decoded: simple string, simple error, integer, bulk
+// string, array, null, boolean, double (including inf, -inf and nan), big
+// number, bulk error, verbatim string, map, set, attribute and push.
+// RESP2's null bulk string and null array are decoded as Null. An attribute
+// is attached to the value it precedes (Value.Attr). Streamed RESP3 strings
+// and aggregates ("$?", "*?", ";", ".") are refused with a ProtocolError:
+// neither Valkey nor Redis sends them, and a streamed string cannot be a
+// zero-copy view.
+//
+// # Bounds
+//
+// Limits bound the length of a bulk string, of an aggregate, of a line, the
+// nesting depth and the number of values in one reply. A stream that breaks
+// a bound or is not RESP gets a *ProtocolError (errors.Is ErrProtocol) as
+// soon as the offending header is read; no buffer is ever sized by a length
+// the peer claimed but did not send: the read buffer at most doubles over
+// the bytes that actually arrived. Parse distinguishes "need more bytes"
+// (ErrIncomplete) from "malformed" (*ProtocolError).
+//
+// # Errors
+//
+// A server error reply is a value, not a fault: Value.Err returns it as a
+// *ServerError whose Msg is the server's text byte for byte, and whose Code
+// is its first word (NOSCRIPT, MOVED, ASK, EMQKIND, …). A *ProtocolError
+// means the stream is broken and the connection must be closed.
+//
+// # Encoding
+//
+// The Append functions write commands and values into a buffer the caller
+// owns, like strconv.AppendInt; they allocate nothing when the buffer has
+// room.
+package resp

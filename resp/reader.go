@@ -1,0 +1,163 @@
+package resp
+
+import (
+	"errors"
+	"io"
+)
+
+// DefaultBufferSize is a Reader's starting buffer size. The buffer grows
+// for a frame that does not fit, never by more than twice the bytes that
+// actually arrived, and shrinks back after such a frame.
+const DefaultBufferSize = 32 << 10
+
+// shrinkAbove is the buffer size above which a Reader goes back to its
+// starting size once the large frame is consumed.
+const shrinkAbove = 1 << 20
+
+// Reader decodes RESP2 and RESP3 replies from a byte stream without
+// copying: a Value's strings view the Reader's buffer and its elements view
+// the Reader's arena. Both are reused, so a Value is valid only until the
+// next call to Next. Clone it, or Retain it in an Arena, to keep it.
+//
+// In steady state (replies that fit the buffer) Next allocates nothing.
+// A ProtocolError or an I/O error is sticky: every later call returns it.
+type Reader struct {
+	rd    io.Reader
+	buf   []byte
+	r, w  int // buf[r:w] holds bytes read but not yet consumed
+	size  int // the starting buffer size
+	sc    scanner
+	arena []Value
+	err   error
+}
+
+// NewReader returns a Reader over rd with the default limits and buffer.
+func NewReader(rd io.Reader) *Reader { return NewReaderLimits(rd, Limits{}, 0) }
+
+// NewReaderLimits returns a Reader over rd with the given limits (zero
+// fields take defaults) and starting buffer size (0 takes the default).
+func NewReaderLimits(rd io.Reader, lim Limits, size int) *Reader {
+	if size <= 0 {
+		size = DefaultBufferSize
+	}
+	r := &Reader{rd: rd, size: size, buf: make([]byte, size)}
+	r.sc.lim = lim.withDefaults()
+	return r
+}
+
+// Reset makes r read from rd, dropping buffered bytes and any sticky error.
+func (r *Reader) Reset(rd io.Reader) {
+	r.rd, r.r, r.w, r.err = rd, 0, 0, nil
+	r.sc.reset()
+}
+
+// Buffered returns the number of bytes read from the stream but not yet
+// decoded.
+func (r *Reader) Buffered() int { return r.w - r.r }
+
+// Err returns the sticky error, if any.
+func (r *Reader) Err() error { return r.err }
+
+// Next reads and decodes the next complete reply. The Value and everything
+// it views are valid until the next call to Next or Reset.
+//
+// A protocol error is returned as a *ProtocolError; io.EOF is returned when
+// the stream ends cleanly between replies and io.ErrUnexpectedEOF when it
+// ends inside one.
+func (r *Reader) Next() (Value, error) {
+	if r.err != nil {
+		return Value{}, r.err
+	}
+	for {
+		if r.w > r.r {
+			done, err := r.sc.scan(r.buf[r.r:r.w])
+			if err != nil {
+				r.err = err
+				return Value{}, err
+			}
+			if done {
+				return r.take(), nil
+			}
+		}
+		if err := r.fill(); err != nil {
+			if err == io.EOF && r.w > r.r {
+				err = io.ErrUnexpectedEOF
+			}
+			r.err = err
+			return Value{}, err
+		}
+	}
+}
+
+// take builds the scanned frame and consumes it.
+func (r *Reader) take() Value {
+	n := r.sc.nvals
+	if cap(r.arena) < n {
+		r.arena = make([]Value, n+n/4)
+	}
+	frame := r.buf[r.r : r.r+r.sc.pos]
+	v := build(frame, n, r.arena[:n])
+	r.r += r.sc.pos
+	r.sc.reset()
+	return v
+}
+
+// errNoProgress is returned when the underlying reader returns neither
+// bytes nor an error too many times in a row.
+var errNoProgress = errors.New("resp: reader made no progress")
+
+// fill reads more bytes, making room first: it moves the unread bytes to
+// the front, and grows the buffer only when a single frame needs more than
+// the whole buffer.
+func (r *Reader) fill() error {
+	if r.r == r.w {
+		r.r, r.w = 0, 0
+		if len(r.buf) > shrinkAbove && r.size < shrinkAbove {
+			r.buf = make([]byte, r.size)
+		}
+	}
+	if r.w == len(r.buf) {
+		if r.r > 0 {
+			copy(r.buf, r.buf[r.r:r.w])
+			r.w -= r.r
+			r.r = 0
+		} else {
+			// One frame fills the buffer: double it, never past what the
+			// scan knows the frame needs.
+			n := 2 * len(r.buf)
+			if need := r.sc.need; need > len(r.buf) && need < n {
+				n = need
+			}
+			nb := make([]byte, n)
+			copy(nb, r.buf[:r.w])
+			r.buf = nb
+		}
+	}
+	for range 100 {
+		n, err := r.rd.Read(r.buf[r.w:])
+		r.w += n
+		if n > 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return errNoProgress
+}
+
+// Parse decodes one complete reply from the start of b and returns it with
+// the number of bytes it took. It returns ErrIncomplete when b ends before
+// the reply does, and a *ProtocolError when b is not valid RESP or breaks
+// lim. The Value views b; its elements are freshly allocated.
+func Parse(b []byte, lim Limits) (Value, int, error) {
+	sc := scanner{lim: lim.withDefaults()}
+	done, err := sc.scan(b)
+	if err != nil {
+		return Value{}, 0, err
+	}
+	if !done {
+		return Value{}, 0, ErrIncomplete
+	}
+	return build(b[:sc.pos], sc.nvals, make([]Value, sc.nvals)), sc.pos, nil
+}

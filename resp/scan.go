@@ -1,0 +1,245 @@
+package resp
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Limits bound what a decoder accepts, so that a hostile or broken peer gets
+// a ProtocolError instead of a crash or an allocation it never paid for.
+// A zero field takes its default.
+type Limits struct {
+	// MaxBulk is the longest bulk string, bulk error or verbatim string,
+	// in bytes. Default 512 MiB, the server's own proto-max-bulk-len.
+	MaxBulk int
+	// MaxAggregate is the most elements one array, set or push may
+	// declare, and the most pairs for a map or attribute. Default 1<<22.
+	MaxAggregate int
+	// MaxDepth is the deepest nesting of aggregates. Default 128.
+	MaxDepth int
+	// MaxLine is the longest line: a simple string, simple error, number
+	// or header. Default 64 KiB.
+	MaxLine int
+	// MaxValues is the most values one reply may hold in all, nested ones
+	// included. Default 1<<22.
+	MaxValues int
+}
+
+// Default limits.
+const (
+	DefaultMaxBulk      = 512 << 20
+	DefaultMaxAggregate = 1 << 22
+	DefaultMaxDepth     = 128
+	DefaultMaxLine      = 64 << 10
+	DefaultMaxValues    = 1 << 22
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBulk <= 0 {
+		l.MaxBulk = DefaultMaxBulk
+	}
+	if l.MaxAggregate <= 0 {
+		l.MaxAggregate = DefaultMaxAggregate
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxLine <= 0 {
+		l.MaxLine = DefaultMaxLine
+	}
+	if l.MaxValues <= 0 {
+		l.MaxValues = DefaultMaxValues
+	}
+	return l
+}
+
+// scanner finds where one frame ends and counts its values. It is
+// resumable: fed a growing prefix of the same frame, it carries on where it
+// stopped, so a frame that arrives in many pieces is scanned once.
+type scanner struct {
+	lim      Limits
+	pos      int     // bytes of the frame fully scanned
+	lineFrom int     // where to resume the search for '\n'
+	nvals    int     // values completed or opened so far
+	stack    []int64 // elements still owed by each open aggregate
+	need     int     // when > 0: the frame is at least this long
+}
+
+func (s *scanner) reset() {
+	s.pos, s.lineFrom, s.nvals, s.need = 0, 0, 0, 0
+	s.stack = s.stack[:0]
+}
+
+func (s *scanner) fail(off int, msg string) error {
+	return &ProtocolError{Msg: msg, Offset: off}
+}
+
+// scan advances over b, a prefix of one frame starting at b[0]. It returns
+// done=true when the frame is complete; the frame is then b[:s.pos] and it
+// holds s.nvals values. It returns done=false and no error when b ends
+// before the frame does.
+func (s *scanner) scan(b []byte) (done bool, err error) {
+	for {
+		if s.need > len(b) {
+			return false, nil
+		}
+		start := s.pos
+		from := max(s.lineFrom, start)
+		i := bytes.IndexByte(b[from:], '\n')
+		if i < 0 {
+			if len(b)-start > s.lim.MaxLine+2 {
+				return false, s.fail(start, "line longer than "+strconv.Itoa(s.lim.MaxLine)+" bytes")
+			}
+			s.lineFrom = len(b)
+			s.need = len(b) + 1
+			return false, nil
+		}
+		nl := from + i
+		if nl-start > s.lim.MaxLine+2 {
+			return false, s.fail(start, "line longer than "+strconv.Itoa(s.lim.MaxLine)+" bytes")
+		}
+		if nl == start || b[nl-1] != '\r' {
+			return false, s.fail(nl, "line not terminated by CRLF")
+		}
+		if nl-1 == start {
+			return false, s.fail(start, "empty line, no type byte")
+		}
+		typ, line := Type(b[start]), b[start+1:nl-1]
+		end := nl + 1
+		count := int64(-1) // elements owed by an aggregate opened here
+		switch typ {
+		case SimpleString, Error:
+		case Integer:
+			if _, ok := parseInt(line); !ok {
+				return false, s.fail(start, "invalid integer "+quoteSome(line))
+			}
+		case Null:
+			if len(line) != 0 {
+				return false, s.fail(start, "null with content")
+			}
+		case Boolean:
+			if len(line) != 1 || (line[0] != 't' && line[0] != 'f') {
+				return false, s.fail(start, "invalid boolean "+quoteSome(line))
+			}
+		case Double:
+			if _, ok := parseDouble(line); !ok {
+				return false, s.fail(start, "invalid double "+quoteSome(line))
+			}
+		case BigNumber:
+			if !validBigNumber(line) {
+				return false, s.fail(start, "invalid big number "+quoteSome(line))
+			}
+		case BulkString, BulkError, Verbatim:
+			n, err := s.length(start, line, typ == BulkString)
+			if err != nil {
+				return false, err
+			}
+			if n > int64(s.lim.MaxBulk) {
+				return false, s.fail(start, "bulk length "+strconv.FormatInt(n, 10)+" over the limit of "+strconv.Itoa(s.lim.MaxBulk))
+			}
+			if n >= 0 {
+				end += int(n) + 2
+				if end > len(b) {
+					s.lineFrom = start // the header is parsed again, cheaply
+					s.need = end
+					return false, nil
+				}
+				if b[end-2] != '\r' || b[end-1] != '\n' {
+					return false, s.fail(end-2, "bulk data not terminated by CRLF")
+				}
+				if typ == Verbatim && (n < 4 || b[nl+4] != ':') {
+					return false, s.fail(start, "verbatim string without a 3-byte format and ':'")
+				}
+			}
+		case Array, Set, Push, Map, Attribute:
+			n, err := s.length(start, line, typ == Array)
+			if err != nil {
+				return false, err
+			}
+			if n > int64(s.lim.MaxAggregate) {
+				return false, s.fail(start, "aggregate length "+strconv.FormatInt(n, 10)+" over the limit of "+strconv.Itoa(s.lim.MaxAggregate))
+			}
+			switch {
+			case n < 0:
+			case typ == Map:
+				count = 2 * n
+			case typ == Attribute:
+				count = 2*n + 1 // the pairs, then the value they describe
+			default:
+				count = n
+			}
+		default:
+			return false, s.fail(start, "unknown type byte "+strconv.QuoteRune(rune(typ)))
+		}
+		s.pos, s.lineFrom, s.need = end, end, 0
+		s.nvals++
+		if s.nvals > s.lim.MaxValues {
+			return false, s.fail(start, "reply holds more than "+strconv.Itoa(s.lim.MaxValues)+" values")
+		}
+		if count > 0 {
+			if len(s.stack) >= s.lim.MaxDepth {
+				return false, s.fail(start, "nesting deeper than "+strconv.Itoa(s.lim.MaxDepth))
+			}
+			s.stack = append(s.stack, count)
+			// An aggregate needs at least 3 bytes per element owed.
+			s.need = end + 3*int(min(count, 1<<20))
+			continue
+		}
+		if s.completed() {
+			return true, nil
+		}
+	}
+}
+
+// completed records that a value just ended and reports whether that ended
+// the frame.
+func (s *scanner) completed() bool {
+	for len(s.stack) > 0 {
+		top := len(s.stack) - 1
+		s.stack[top]--
+		if s.stack[top] > 0 {
+			return false
+		}
+		s.stack = s.stack[:top]
+	}
+	return true
+}
+
+// length parses a bulk or aggregate length: a decimal from 0 up, or -1
+// where RESP2 allows a null. Streamed RESP3 lengths ("?") are refused.
+func (s *scanner) length(off int, line []byte, nullable bool) (int64, error) {
+	if len(line) == 1 && line[0] == '?' {
+		return 0, s.fail(off, "streamed RESP3 strings and aggregates are not supported")
+	}
+	n, ok := parseInt(line)
+	if !ok || len(line) > 1 && line[0] == '0' || line[0] == '-' && n != -1 {
+		return 0, s.fail(off, "invalid length "+quoteSome(line))
+	}
+	if n < 0 && !(n == -1 && nullable) {
+		return 0, s.fail(off, "negative length "+quoteSome(line))
+	}
+	return n, nil
+}
+
+func validBigNumber(b []byte) bool {
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteSome quotes at most 32 bytes of b for an error message.
+func quoteSome(b []byte) string {
+	if len(b) > 32 {
+		return strconv.Quote(string(b[:32])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
