@@ -1,0 +1,147 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// call states.
+const (
+	waiting int32 = iota
+	finished
+	abandoned
+)
+
+// call is a pooled Handler for one command whose caller waits for it. The
+// reader retains the reply in the call's arena, so the caller reads it
+// after the reader has moved on. A caller that gives up (its context ended)
+// abandons the call; the reader then drops the late reply and recycles the
+// call, so the connection stays in sync and nothing is shared.
+type call struct {
+	state atomic.Int32
+	done  chan struct{}
+	arena resp.Arena
+	val   resp.Value
+	err   error
+}
+
+var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+
+func getCall() *call {
+	c := callPool.Get().(*call)
+	c.state.Store(waiting)
+	return c
+}
+
+func putCall(c *call) {
+	c.arena.Reset()
+	c.val, c.err = resp.Value{}, nil
+	callPool.Put(c)
+}
+
+// Reply keeps the reply unless the caller has gone.
+func (c *call) Reply(_ int, v resp.Value) {
+	if c.state.Load() != abandoned {
+		c.val = c.arena.Retain(v)
+	}
+}
+
+// Done wakes the caller, or recycles the call when the caller has gone.
+func (c *call) Done(err error) {
+	c.err = err
+	if c.state.CompareAndSwap(waiting, finished) {
+		c.done <- struct{}{}
+		return
+	}
+	putCall(c)
+}
+
+// wait waits for the reply or the end of ctx. On ctx's end the call is
+// abandoned: wait returns ctx.Err() and owned=false, and the caller must
+// not touch the call again. Otherwise the caller owns it.
+func (c *call) wait(ctx context.Context) (err error, owned bool) {
+	select {
+	case <-c.done:
+		return c.err, true
+	case <-ctx.Done():
+		if c.state.CompareAndSwap(waiting, abandoned) {
+			return ctx.Err(), false
+		}
+		<-c.done // the reply won the race: take it
+		return c.err, true
+	}
+}
+
+// DoFunc sends one encoded command and waits for its reply. fn is called
+// with the reply on the caller's goroutine; the reply is valid only during
+// fn. A server error reply is returned as a *resp.ServerError and fn is not
+// called. DoFunc allocates nothing in steady state.
+//
+// When ctx ends first, DoFunc returns ctx.Err() at once; the command stays
+// queued and its late reply is read and dropped.
+func (c *Conn) DoFunc(ctx context.Context, cmd []byte, fn func(resp.Value) error) error {
+	return doFunc(ctx, c, cmd, fn)
+}
+
+func doFunc(ctx context.Context, s Sender, cmd []byte, fn func(resp.Value) error) error {
+	cl := getCall()
+	if err := s.Send(ctx, cmd, 1, cl); err != nil {
+		putCall(cl)
+		return err
+	}
+	err, owned := cl.wait(ctx)
+	if !owned {
+		return err
+	}
+	if err != nil {
+		putCall(cl)
+		return err
+	}
+	if cl.val.IsError() {
+		err = cl.val.Err()
+	} else if fn != nil {
+		err = fn(cl.val)
+	}
+	putCall(cl)
+	return err
+}
+
+// Do sends a command given as strings and returns its reply as a Value
+// that owns its memory (a copy: it allocates). A server error reply is
+// returned as the Value and as a *resp.ServerError.
+func (c *Conn) Do(ctx context.Context, args ...string) (resp.Value, error) {
+	return do(ctx, c, args)
+}
+
+func do(ctx context.Context, s Sender, args []string) (resp.Value, error) {
+	var buf [512]byte
+	cmd := resp.AppendCommand(buf[:0], args...)
+	var out resp.Value
+	err := doFunc(ctx, s, cmd, func(v resp.Value) error {
+		out = v.Clone()
+		return nil
+	})
+	var se *resp.ServerError
+	if errors.As(err, &se) {
+		return resp.Value{Type: resp.Error, Str: []byte(se.Msg)}, err
+	}
+	return out, err
+}
+
+// DoInt sends an encoded command whose reply is an integer.
+func (c *Conn) DoInt(ctx context.Context, cmd []byte) (int64, error) {
+	return doInt(ctx, c, cmd)
+}
+
+func doInt(ctx context.Context, s Sender, cmd []byte) (int64, error) {
+	var n int64
+	err := doFunc(ctx, s, cmd, func(v resp.Value) (err error) {
+		n, err = v.AsInt()
+		return err
+	})
+	return n, err
+}

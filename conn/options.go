@@ -1,0 +1,207 @@
+package conn
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Options configure a connection. The zero value, with Addr set, connects
+// over TCP with RESP3 (falling back to RESP2), no auth, database 0.
+type Options struct {
+	// Network is "tcp" (default) or "unix".
+	Network string
+	// Addr is host:port for tcp (default "127.0.0.1:6379"), a socket path
+	// for unix.
+	Addr string
+	// Username and Password authenticate (ACL user, or the default user
+	// when Username is empty). The password never appears in an error, a
+	// log line or String.
+	Username string
+	Password string
+	// DB is selected after connecting when non-zero.
+	DB int
+	// ClientName is set with HELLO SETNAME / CLIENT SETNAME when non-empty.
+	ClientName string
+	// Protocol is 3 (default: HELLO 3, falling back to RESP2 when the
+	// server refuses HELLO) or 2 (RESP2 only, no HELLO).
+	Protocol int
+	// TLS, when non-nil, wraps the connection in TLS.
+	TLS *tls.Config
+	// DialTimeout bounds dialing plus the handshake. Default 5 s.
+	DialTimeout time.Duration
+	// ReadTimeout is the liveness bound: when replies are owed and no byte
+	// arrives for this long, the connection fails with ErrTimeout.
+	// Default 10 s; negative disables it (for blocking commands).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds one write to the socket. Default 10 s; negative
+	// disables it.
+	WriteTimeout time.Duration
+	// MaxPending bounds the commands queued or in flight; Send waits for
+	// room (honouring its context) beyond it. Default 1<<16.
+	MaxPending int
+	// OnPush receives RESP3 push frames on the reader goroutine, while the
+	// value is valid; it must not block. Without it pushes are dropped.
+	OnPush func(resp.Value)
+	// Limits bound what the reply decoder accepts.
+	Limits resp.Limits
+	// ReadBufferSize is the reader's starting buffer size (default 32 KiB).
+	ReadBufferSize int
+	// Dialer, when set, replaces net.Dialer for the transport.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Network == "" {
+		o.Network = "tcp"
+	}
+	if o.Addr == "" && o.Network == "tcp" {
+		o.Addr = "127.0.0.1:6379"
+	}
+	if o.Protocol == 0 {
+		o.Protocol = 3
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 10 * time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = 1 << 16
+	}
+	return o
+}
+
+// String describes the options with the password redacted.
+func (o Options) String() string {
+	o = o.withDefaults()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s://%s", o.Network, o.Addr)
+	if o.Username != "" {
+		fmt.Fprintf(&b, " user=%s", o.Username)
+	}
+	if o.Password != "" {
+		b.WriteString(" password=REDACTED")
+	}
+	fmt.Fprintf(&b, " db=%d protocol=%d tls=%t", o.DB, o.Protocol, o.TLS != nil)
+	if o.ClientName != "" {
+		fmt.Fprintf(&b, " name=%s", o.ClientName)
+	}
+	return b.String()
+}
+
+// ParseURL reads options from a URL:
+//
+//	redis://[user[:password]@]host[:port][/db][?option=value…]
+//	rediss://…              (TLS; valkey:// and valkeys:// are the same)
+//	unix://[user[:password]@]/path/to/socket[?db=N…]
+//
+// Query options: db, protocol (2 or 3), client_name, dial_timeout,
+// read_timeout, write_timeout (Go durations), max_pending. Unknown options
+// are an error. The password is never echoed in an error.
+func ParseURL(raw string) (Options, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Options{}, fmt.Errorf("conn: invalid URL: %w", redactURLError(err))
+	}
+	var o Options
+	switch u.Scheme {
+	case "redis", "valkey":
+	case "rediss", "valkeys":
+		o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	case "unix":
+		o.Network = "unix"
+	default:
+		return Options{}, fmt.Errorf("conn: unsupported URL scheme %q (want redis, rediss, valkey, valkeys or unix)", u.Scheme)
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			o.Password = p
+		} else if o.Username != "" {
+			// redis://:password@ form is handled above; redis://password@
+			// (a bare user part) is taken as the password, as redis-cli does.
+			o.Password, o.Username = o.Username, ""
+		}
+	}
+	if o.Network == "unix" {
+		if u.Path == "" {
+			return Options{}, fmt.Errorf("conn: unix URL without a socket path")
+		}
+		o.Addr = u.Path
+	} else {
+		host, port := u.Hostname(), u.Port()
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		if port == "" {
+			port = "6379"
+		}
+		o.Addr = net.JoinHostPort(host, port)
+		if o.TLS != nil {
+			o.TLS.ServerName = host
+		}
+		if p := strings.Trim(u.Path, "/"); p != "" {
+			db, err := strconv.Atoi(p)
+			if err != nil || db < 0 {
+				return Options{}, fmt.Errorf("conn: invalid database %q in URL path", p)
+			}
+			o.DB = db
+		}
+	}
+	for k, vs := range u.Query() {
+		if err := o.setQuery(k, vs[len(vs)-1]); err != nil {
+			return Options{}, err
+		}
+	}
+	return o, nil
+}
+
+func (o *Options) setQuery(k, v string) error {
+	var err error
+	switch k {
+	case "db":
+		o.DB, err = strconv.Atoi(v)
+	case "protocol":
+		o.Protocol, err = strconv.Atoi(v)
+		if err == nil && o.Protocol != 2 && o.Protocol != 3 {
+			err = fmt.Errorf("want 2 or 3")
+		}
+	case "client_name":
+		o.ClientName = v
+	case "dial_timeout":
+		o.DialTimeout, err = time.ParseDuration(v)
+	case "read_timeout":
+		o.ReadTimeout, err = time.ParseDuration(v)
+	case "write_timeout":
+		o.WriteTimeout, err = time.ParseDuration(v)
+	case "max_pending":
+		o.MaxPending, err = strconv.Atoi(v)
+	default:
+		return fmt.Errorf("conn: unknown URL option %q", k)
+	}
+	if err != nil {
+		return fmt.Errorf("conn: invalid URL option %s=%q: %v", k, v, err)
+	}
+	return nil
+}
+
+// redactURLError drops the URL (which may hold a password) from a parse
+// error, keeping only what went wrong.
+func redactURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return fmt.Errorf("%s: %v", ue.Op, ue.Err)
+	}
+	return err
+}
