@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// redigoRunner drives redigo (RESP2). Depth 1 uses Do on one connection,
+// depth > 1 Send x depth + Flush + Receive x depth on one connection,
+// goroutine mode a redis.Pool of G connections (Get, Do, Close per op).
+type redigoRunner struct {
+	addr string
+	conn redis.Conn  // depth mode
+	pool *redis.Pool // goroutine mode
+}
+
+func newRedigo(cfg config) (runner, error) {
+	r := &redigoRunner{addr: cfg.addr}
+	if cfg.goroutines > 1 {
+		r.pool = &redis.Pool{
+			MaxIdle:   cfg.goroutines,
+			MaxActive: cfg.goroutines,
+			Wait:      true,
+			Dial:      func() (redis.Conn, error) { return redis.Dial("tcp", cfg.addr) },
+		}
+		return r, nil
+	}
+	c, err := redis.Dial("tcp", cfg.addr)
+	if err != nil {
+		return nil, err
+	}
+	r.conn = c
+	return r, nil
+}
+
+func (r *redigoRunner) close() error {
+	if r.pool != nil {
+		return r.pool.Close()
+	}
+	return r.conn.Close()
+}
+
+// args returns the command name and arguments for op seq of w.
+func (r *redigoRunner) args(w *workload, seq uint64) (string, []any) {
+	switch w.name {
+	case wPing:
+		return "PING", nil
+	case wSet:
+		return "SET", []any{setKey, w.payload}
+	case wGet:
+		return "GET", []any{setKey}
+	default:
+		key, id := w.jobKey(seq)
+		return "EVALSHA", []any{w.sha, 2, key, pendingKey, id, w.payload}
+	}
+}
+
+// check verifies one reply; a non-nil return is an I/O or protocol error.
+func (r *redigoRunner) check(w *workload, seq uint64, reply any, err error) error {
+	if err != nil {
+		if _, ok := errors.AsType[redis.Error](err); !ok {
+			return err
+		}
+		w.fail(seq, err.Error())
+		return nil
+	}
+	switch w.name {
+	case wEnqueue:
+		if v, ok := reply.(int64); !ok || v != 1 {
+			w.fail(seq, reply)
+		}
+	case wGet:
+		if v, ok := reply.([]byte); !ok || string(v) != w.payload {
+			w.fail(seq, reply)
+		}
+	default:
+		if v, ok := reply.(string); !ok || v != w.want() {
+			w.fail(seq, reply)
+		}
+	}
+	return nil
+}
+
+func (r *redigoRunner) run(ctx context.Context, w *workload, n int) error {
+	if w.goroutines > 1 {
+		return fanOut(ctx, w, n, func(seq uint64) error {
+			c := r.pool.Get()
+			name, args := r.args(w, seq)
+			reply, err := c.Do(name, args...)
+			c.Close()
+			return r.check(w, seq, reply, err)
+		})
+	}
+	if w.depth == 1 {
+		return batches(n, 1, func(seq uint64, _ int) error {
+			name, args := r.args(w, seq)
+			reply, err := r.conn.Do(name, args...)
+			return r.check(w, seq, reply, err)
+		})
+	}
+	return batches(n, w.depth, func(first uint64, k int) error {
+		for i := range k {
+			name, args := r.args(w, first+uint64(i))
+			if err := r.conn.Send(name, args...); err != nil {
+				return err
+			}
+		}
+		if err := r.conn.Flush(); err != nil {
+			return err
+		}
+		for i := range k {
+			reply, err := r.conn.Receive()
+			if err := r.check(w, first+uint64(i), reply, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
