@@ -57,6 +57,7 @@ type Conn struct {
 	wbuf    []byte  // encoded commands not yet handed to the writer
 	queue   []entry // submissions in send order not yet taken by the reader
 	err     error   // the first fault, or ErrClosed; set once
+	writing bool    // someone holds the writer role
 	spaceCh chan struct{}
 
 	// Shared, atomic.
@@ -64,8 +65,8 @@ type Conn struct {
 	progress atomic.Uint64 // socket reads that returned bytes
 	writes   atomic.Uint64 // socket writes
 
-	// Writer.
-	wake  chan struct{}
+	// Writer role (guarded by mu).
+	wake  chan struct{} // hands the writer role to writeLoop, or wakes it to exit
 	spare []byte
 
 	// Reader.
@@ -135,8 +136,9 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Send queues n encoded commands (cmds holds exactly n RESP commands) and
-// returns at once; h receives the n replies, in order, on the reader
+// Send queues n encoded commands (cmds holds exactly n RESP commands);
+// when no write is in progress it writes them itself before returning,
+// else the active writer takes them. h receives the n replies, in order, on the reader
 // goroutine. cmds is copied: the caller may reuse it when Send returns.
 //
 // Send waits while MaxPending commands are in flight, until there is room
@@ -173,12 +175,56 @@ func (c *Conn) Send(ctx context.Context, cmds []byte, n int, h Handler) error {
 	c.pending.Add(int64(n))
 	c.wbuf = append(c.wbuf, cmds...)
 	c.queue = append(c.queue, entry{h: h, n: n})
+	if c.writing {
+		// The active writer takes these bytes before it lets go.
+		c.mu.Unlock()
+		return nil
+	}
+	// Nobody is writing: write inline, saving a goroutine hand-off.
+	c.writing = true
+	buf := c.swap()
 	c.mu.Unlock()
+	if !c.write(buf) {
+		return nil // the fault fails h through the reader
+	}
+	c.mu.Lock()
+	c.spare = buf[:0]
+	if len(c.wbuf) == 0 || c.err != nil {
+		c.writing = false
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	// More arrived meanwhile: hand the writer role to the writer goroutine.
+	// A full channel means a fault already woke it; it will exit.
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// swap takes the pending bytes, giving the spare buffer to later senders.
+// It is called with mu held by the holder of the writer role.
+func (c *Conn) swap() []byte {
+	buf := c.wbuf
+	c.wbuf, c.spare = c.spare[:0], nil
+	return buf
+}
+
+// write writes buf to the socket; on error it records the fault and
+// reports false.
+func (c *Conn) write(buf []byte) bool {
+	if c.opts.WriteTimeout > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
+	}
+	_, err := c.nc.Write(buf)
+	c.writes.Add(1)
+	if err != nil {
+		c.fault(err)
+		return false
+	}
+	return true
 }
 
 // hasRoom reports whether n more commands fit under MaxPending. One
@@ -214,35 +260,35 @@ func (c *Conn) fault(err error) {
 	}
 }
 
+// writeLoop takes the writer role when a sender hands it over, and writes
+// until nothing is left. Senders write inline when nobody holds the role,
+// so this goroutine works only under load.
 func (c *Conn) writeLoop() {
 	defer c.wg.Done()
-	for {
-		c.mu.Lock()
-		if c.err != nil {
+	for range c.wake {
+		for {
+			c.mu.Lock()
+			if c.err != nil {
+				c.mu.Unlock()
+				return
+			}
+			if len(c.wbuf) == 0 {
+				c.writing = false
+				c.mu.Unlock()
+				break
+			}
+			buf := c.swap()
 			c.mu.Unlock()
-			return
-		}
-		buf := c.wbuf
-		if len(buf) == 0 {
+			if !c.write(buf) {
+				return
+			}
+			if cap(buf) > 4<<20 {
+				buf = nil // do not keep a huge buffer for good
+			}
+			c.mu.Lock()
+			c.spare = buf[:0]
 			c.mu.Unlock()
-			<-c.wake
-			continue
 		}
-		c.wbuf = c.spare[:0]
-		c.mu.Unlock()
-		if c.opts.WriteTimeout > 0 {
-			c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
-		}
-		_, err := c.nc.Write(buf)
-		c.writes.Add(1)
-		if err != nil {
-			c.fault(err)
-			return
-		}
-		if cap(buf) > 4<<20 {
-			buf = nil // do not keep a huge buffer for good
-		}
-		c.spare = buf[:0]
 	}
 }
 

@@ -1,0 +1,193 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Batch is an explicit pipeline: commands are appended, then Exec writes
+// them in one go and waits for every reply, in order. A server error in
+// one command is that command's reply and does not fail the others.
+//
+// A Batch is reusable: Reset keeps its memory, and Exec may run the same
+// commands again. In steady state neither appending nor Exec allocates.
+// A Batch is not safe for concurrent use.
+type Batch struct {
+	cmds []byte
+	n    int
+	want int // arguments still owed by the command being built
+	st   *batchState
+}
+
+// batchState is the part of a Batch the connection's reader writes to. It
+// is separate so that a Batch abandoned by a cancelled Exec can be reused
+// at once: the reader finishes with the abandoned state and recycles it.
+type batchState struct {
+	state   atomic.Int32
+	done    chan struct{}
+	arena   resp.Arena
+	replies []resp.Value
+	err     error
+}
+
+const (
+	waiting int32 = iota
+	finished
+	abandoned
+)
+
+var statePool = sync.Pool{New: func() any { return &batchState{done: make(chan struct{}, 1)} }}
+
+// Reply retains reply i.
+func (s *batchState) Reply(i int, v resp.Value) {
+	if s.state.Load() != abandoned {
+		s.replies[i] = s.arena.Retain(v)
+	}
+}
+
+// Done wakes Exec, or recycles the state when Exec has gone.
+func (s *batchState) Done(err error) {
+	s.err = err
+	if s.state.CompareAndSwap(waiting, finished) {
+		s.done <- struct{}{}
+		return
+	}
+	s.recycle()
+}
+
+func (s *batchState) recycle() {
+	s.arena.Reset()
+	clear(s.replies)
+	s.err = nil
+	statePool.Put(s)
+}
+
+// ErrIncompleteCommand is returned by Exec when the last command begun
+// with Begin did not get all the arguments it announced.
+var ErrIncompleteCommand = errors.New("pipeline: command given fewer arguments than announced")
+
+// Len returns the number of commands in the batch.
+func (b *Batch) Len() int { return b.n }
+
+// Reset removes every command and reply, keeping the memory.
+func (b *Batch) Reset() {
+	b.cmds, b.n, b.want = b.cmds[:0], 0, 0
+	if b.st != nil {
+		b.st.arena.Reset()
+		b.st.replies = b.st.replies[:0]
+	}
+}
+
+// Add appends a command given as strings.
+func (b *Batch) Add(args ...string) {
+	b.cmds = resp.AppendCommand(b.cmds, args...)
+	b.n++
+}
+
+// AddBytes appends a command given as byte slices.
+func (b *Batch) AddBytes(args ...[]byte) {
+	b.cmds = resp.AppendCommandBytes(b.cmds, args...)
+	b.n++
+}
+
+// AddEncoded appends n commands already encoded as RESP arrays.
+func (b *Batch) AddEncoded(cmds []byte, n int) {
+	b.cmds = append(b.cmds, cmds...)
+	b.n += n
+}
+
+// Begin starts a command of nargs arguments (the command name included),
+// to be given one by one with Arg, ArgBytes and ArgInt: the way to mix
+// argument types without allocating.
+func (b *Batch) Begin(nargs int) {
+	b.cmds = resp.AppendArrayHeader(b.cmds, nargs)
+	b.want = nargs
+	b.n++
+}
+
+// Arg appends a string argument to the command begun with Begin.
+func (b *Batch) Arg(s string) {
+	b.cmds = resp.AppendBulkString(b.cmds, s)
+	b.want--
+}
+
+// ArgBytes appends a byte-slice argument to the command begun with Begin.
+func (b *Batch) ArgBytes(p []byte) {
+	b.cmds = resp.AppendBulk(b.cmds, p)
+	b.want--
+}
+
+// ArgInt appends an integer argument to the command begun with Begin.
+func (b *Batch) ArgInt(i int64) {
+	b.cmds = resp.AppendBulkInt(b.cmds, i)
+	b.want--
+}
+
+// Exec sends every command in one write and waits for all the replies.
+// It returns nil when every reply arrived (some may be server errors: see
+// Err), or the fault or ctx's error. After a fault or a cancellation the
+// replies are not available; the commands may or may not have run.
+func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
+	if b.want != 0 {
+		return ErrIncompleteCommand
+	}
+	if b.n == 0 {
+		return nil
+	}
+	st := b.st
+	if st == nil {
+		st = statePool.Get().(*batchState)
+		b.st = st
+	}
+	st.arena.Reset()
+	st.err = nil
+	if cap(st.replies) < b.n {
+		st.replies = make([]resp.Value, b.n)
+	}
+	st.replies = st.replies[:b.n]
+	st.state.Store(waiting)
+	if err := s.Send(ctx, b.cmds, b.n, st); err != nil {
+		return err
+	}
+	select {
+	case <-st.done:
+	case <-ctx.Done():
+		if st.state.CompareAndSwap(waiting, abandoned) {
+			b.st = nil // the reader recycles it
+			return ctx.Err()
+		}
+		<-st.done
+	}
+	if st.err != nil {
+		st.replies = st.replies[:0]
+		return st.err
+	}
+	return nil
+}
+
+// Replies returns the replies of the last Exec, in command order. They are
+// valid until the next Exec or Reset.
+func (b *Batch) Replies() []resp.Value {
+	if b.st == nil {
+		return nil
+	}
+	return b.st.replies
+}
+
+// Reply returns reply i of the last Exec.
+func (b *Batch) Reply(i int) resp.Value {
+	r := b.Replies()
+	if i < 0 || i >= len(r) {
+		panic(fmt.Sprintf("pipeline: Reply(%d) of %d replies", i, len(r)))
+	}
+	return r[i]
+}
+
+// Err returns the server error of command i of the last Exec, or nil.
+func (b *Batch) Err(i int) error { return b.Reply(i).Err() }
