@@ -84,10 +84,11 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // When ctx ends first, DoFunc returns ctx.Err() at once; the command stays
 // queued and its late reply is read and dropped.
 func (c *Conn) DoFunc(ctx context.Context, cmd []byte, fn func(resp.Value) error) error {
-	return doFunc(ctx, c, cmd, fn)
+	return DoFunc(ctx, c, cmd, fn)
 }
 
-func doFunc(ctx context.Context, s Sender, cmd []byte, fn func(resp.Value) error) error {
+// DoFunc is Conn.DoFunc over any Sender (a Conn or a Client).
+func DoFunc(ctx context.Context, s Sender, cmd []byte, fn func(resp.Value) error) error {
 	cl := getCall()
 	if err := s.Send(ctx, cmd, 1, cl); err != nil {
 		putCall(cl)
@@ -114,14 +115,15 @@ func doFunc(ctx context.Context, s Sender, cmd []byte, fn func(resp.Value) error
 // that owns its memory (a copy: it allocates). A server error reply is
 // returned as the Value and as a *resp.ServerError.
 func (c *Conn) Do(ctx context.Context, args ...string) (resp.Value, error) {
-	return do(ctx, c, args)
+	return Do(ctx, c, args...)
 }
 
-func do(ctx context.Context, s Sender, args []string) (resp.Value, error) {
+// Do is Conn.Do over any Sender (a Conn or a Client).
+func Do(ctx context.Context, s Sender, args ...string) (resp.Value, error) {
 	var buf [512]byte
 	cmd := resp.AppendCommand(buf[:0], args...)
 	var out resp.Value
-	err := doFunc(ctx, s, cmd, func(v resp.Value) error {
+	err := DoFunc(ctx, s, cmd, func(v resp.Value) error {
 		out = v.Clone()
 		return nil
 	})
@@ -134,12 +136,13 @@ func do(ctx context.Context, s Sender, args []string) (resp.Value, error) {
 
 // DoInt sends an encoded command whose reply is an integer.
 func (c *Conn) DoInt(ctx context.Context, cmd []byte) (int64, error) {
-	return doInt(ctx, c, cmd)
+	return DoInt(ctx, c, cmd)
 }
 
-func doInt(ctx context.Context, s Sender, cmd []byte) (int64, error) {
+// DoInt is Conn.DoInt over any Sender (a Conn or a Client).
+func DoInt(ctx context.Context, s Sender, cmd []byte) (int64, error) {
 	var n int64
-	err := doFunc(ctx, s, cmd, func(v resp.Value) (err error) {
+	err := DoFunc(ctx, s, cmd, func(v resp.Value) (err error) {
 		n, err = v.AsInt()
 		return err
 	})

@@ -86,12 +86,18 @@ func (bd *builder) fill(slot int) {
 		v.Elems = bd.children(2 * int(n))
 	case Attribute:
 		// The attribute takes a slot of its own; the value it describes
-		// takes this slot.
+		// takes this slot. When attributes follow each other, the one
+		// nearest the value is its Attr and each earlier one hangs off the
+		// Attr of the next, so that AppendValue writes them back in order.
 		n, _ := parseInt(line)
 		at := bd.reserve(1)
 		bd.arena[at] = Value{Type: Attribute, Elems: bd.children(2 * int(n))}
 		bd.fill(slot)
-		bd.arena[slot].Attr = &bd.arena[at]
+		last := &bd.arena[slot]
+		for last.Attr != nil {
+			last = last.Attr
+		}
+		last.Attr = &bd.arena[at]
 		return
 	}
 	bd.arena[slot] = v

@@ -122,10 +122,12 @@ func (r *Reader) fill() error {
 			r.w -= r.r
 			r.r = 0
 		} else {
-			// One frame fills the buffer: double it, never past what the
-			// scan knows the frame needs.
+			// One frame fills the buffer: double it, or grow it to the
+			// frame's exact length when the scan knows it and it is less.
+			// (Growing to a mere lower bound would grow by one value at a
+			// time and copy the frame over and over.)
 			n := 2 * len(r.buf)
-			if need := r.sc.need; need > len(r.buf) && need < n {
+			if need := r.sc.need; r.sc.exact && need > len(r.buf) && need < n {
 				n = need
 			}
 			nb := make([]byte, n)

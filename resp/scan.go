@@ -2,12 +2,14 @@ package resp
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 )
 
 // Limits bound what a decoder accepts, so that a hostile or broken peer gets
 // a ProtocolError instead of a crash or an allocation it never paid for.
-// A zero field takes its default.
+// A zero field takes its default; a field above math.MaxInt/2 is lowered
+// to it.
 type Limits struct {
 	// MaxBulk is the longest bulk string, bulk error or verbatim string,
 	// in bytes. Default 512 MiB, the server's own proto-max-bulk-len.
@@ -24,6 +26,10 @@ type Limits struct {
 	// included. Default 1<<22.
 	MaxValues int
 }
+
+// maxLimit caps every Limits field: a larger one is lowered to it, so that
+// the scanner's arithmetic on lengths and counts cannot overflow.
+const maxLimit = math.MaxInt >> 1
 
 // Default limits.
 const (
@@ -50,6 +56,11 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxValues <= 0 {
 		l.MaxValues = DefaultMaxValues
 	}
+	l.MaxBulk = min(l.MaxBulk, maxLimit)
+	l.MaxAggregate = min(l.MaxAggregate, maxLimit)
+	l.MaxDepth = min(l.MaxDepth, maxLimit)
+	l.MaxLine = min(l.MaxLine, maxLimit)
+	l.MaxValues = min(l.MaxValues, maxLimit)
 	return l
 }
 
@@ -63,10 +74,11 @@ type scanner struct {
 	nvals    int     // values completed or opened so far
 	stack    []int64 // elements still owed by each open aggregate
 	need     int     // when > 0: the frame is at least this long
+	exact    bool    // need is the frame's exact length, not a lower bound
 }
 
 func (s *scanner) reset() {
-	s.pos, s.lineFrom, s.nvals, s.need = 0, 0, 0, 0
+	s.pos, s.lineFrom, s.nvals, s.need, s.exact = 0, 0, 0, 0, false
 	s.stack = s.stack[:0]
 }
 
@@ -91,7 +103,7 @@ func (s *scanner) scan(b []byte) (done bool, err error) {
 				return false, s.fail(start, "line longer than "+strconv.Itoa(s.lim.MaxLine)+" bytes")
 			}
 			s.lineFrom = len(b)
-			s.need = len(b) + 1
+			s.need, s.exact = len(b)+1, false
 			return false, nil
 		}
 		nl := from + i
@@ -138,12 +150,13 @@ func (s *scanner) scan(b []byte) (done bool, err error) {
 				return false, s.fail(start, "bulk length "+strconv.FormatInt(n, 10)+" over the limit of "+strconv.Itoa(s.lim.MaxBulk))
 			}
 			if n >= 0 {
-				end += int(n) + 2
-				if end > len(b) {
+				if n > int64(len(b)-end)-2 {
 					s.lineFrom = start // the header is parsed again, cheaply
-					s.need = end
+					s.need = int(min(int64(end)+n+2, math.MaxInt))
+					s.exact = s.lastInFrame()
 					return false, nil
 				}
+				end += int(n) + 2
 				if b[end-2] != '\r' || b[end-1] != '\n' {
 					return false, s.fail(end-2, "bulk data not terminated by CRLF")
 				}
@@ -171,7 +184,7 @@ func (s *scanner) scan(b []byte) (done bool, err error) {
 		default:
 			return false, s.fail(start, "unknown type byte "+strconv.QuoteRune(rune(typ)))
 		}
-		s.pos, s.lineFrom, s.need = end, end, 0
+		s.pos, s.lineFrom, s.need, s.exact = end, end, 0, false
 		s.nvals++
 		if s.nvals > s.lim.MaxValues {
 			return false, s.fail(start, "reply holds more than "+strconv.Itoa(s.lim.MaxValues)+" values")
@@ -181,8 +194,6 @@ func (s *scanner) scan(b []byte) (done bool, err error) {
 				return false, s.fail(start, "nesting deeper than "+strconv.Itoa(s.lim.MaxDepth))
 			}
 			s.stack = append(s.stack, count)
-			// An aggregate needs at least 3 bytes per element owed.
-			s.need = end + 3*int(min(count, 1<<20))
 			continue
 		}
 		if s.completed() {
@@ -205,6 +216,17 @@ func (s *scanner) completed() bool {
 	return true
 }
 
+// lastInFrame reports whether the value being scanned is the last one of
+// the frame: every open aggregate owes just this one.
+func (s *scanner) lastInFrame() bool {
+	for _, owed := range s.stack {
+		if owed != 1 {
+			return false
+		}
+	}
+	return true
+}
+
 // length parses a bulk or aggregate length: a decimal from 0 up, or -1
 // where RESP2 allows a null. Streamed RESP3 lengths ("?") are refused.
 func (s *scanner) length(off int, line []byte, nullable bool) (int64, error) {
@@ -212,7 +234,7 @@ func (s *scanner) length(off int, line []byte, nullable bool) (int64, error) {
 		return 0, s.fail(off, "streamed RESP3 strings and aggregates are not supported")
 	}
 	n, ok := parseInt(line)
-	if !ok || len(line) > 1 && line[0] == '0' || line[0] == '-' && n != -1 {
+	if !ok || len(line) > 1 && line[0] == '0' || line[0] == '-' && string(line) != "-1" {
 		return 0, s.fail(off, "invalid length "+quoteSome(line))
 	}
 	if n < 0 && !(n == -1 && nullable) {

@@ -84,7 +84,9 @@ type Value struct {
 	// values of a Map or Attribute, interleaved: key0, value0, key1, ….
 	Elems []Value
 	// Attr is the RESP3 attribute that preceded this value, a Map-shaped
-	// value of type Attribute, or nil.
+	// value of type Attribute, or nil. When several attributes precede a
+	// value, Attr is the nearest one and each earlier one is the Attr of
+	// the attribute after it.
 	Attr *Value
 }
 

@@ -49,6 +49,7 @@ type record struct {
 	Server      string   `json:"server"`
 	Go          string   `json:"go"`
 	Time        string   `json:"time"`
+	Load1       string   `json:"load1,omitempty"` // /proc/loadavg at start: a noisy machine shows here
 	Note        string   `json:"note,omitempty"`
 	Skipped     string   `json:"skipped,omitempty"`
 }
@@ -73,6 +74,7 @@ func main() {
 	rec := record{
 		Client: *client, Workload: w.name, Depth: *depth, Goroutines: *gs, N: *n,
 		Size: *size, Go: runtime.Version(), Time: time.Now().UTC().Format(time.RFC3339),
+		Load1: load1(),
 	}
 	if strings.HasSuffix(*client, "-benchmark") {
 		err = runReference(&rec, w, *addr, *bench)
@@ -188,4 +190,17 @@ func libVersion(client string) string {
 		}
 	}
 	return ""
+}
+
+// load1 is the 1-minute load average, or "" where /proc is absent.
+func load1() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
