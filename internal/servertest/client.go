@@ -28,7 +28,7 @@ func (e Error) Error() string { return string(e) }
 // password is set) and returns the RESP2 reply flattened to a string: a bulk
 // or simple string as its text, an integer in decimal, a null as "", an
 // array as its flattened elements joined by "\n". An error reply comes back
-// as an Error.
+// as an Error. Do is safe for concurrent use.
 func (s *Server) Do(args ...string) (string, error) {
 	return s.do(true, doTimeout, args...)
 }

@@ -233,11 +233,15 @@ func (s *Server) launch() error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 
-	if err := s.waitReady(done); err != nil {
+	err = s.waitReady(done)
+	if err == nil && !s.answersAs(cmd.Process.Pid) {
+		err = errors.New("another server answers on the port")
+	}
+	if err != nil {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		<-done
 		log := s.logSince(logStart)
-		if strings.Contains(log, "ddress already in use") {
+		if strings.Contains(log, "ddress already in use") || strings.HasPrefix(err.Error(), "another") {
 			return fmt.Errorf("servertest: %s on port %d: %w", s.Name, s.Port, errAddrInUse)
 		}
 		return fmt.Errorf("servertest: %s %s did not start: %v\n--- server log ---\n%s",
@@ -293,6 +297,22 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("no PING reply within %v (last: %v)", readyTimeout, last)
+}
+
+// answersAs reports whether the server on Addr is the process pid, so that a
+// port lost to another server is not mistaken for ours. Without access to
+// INFO (an unknown password, a renamed command) it trusts the PING.
+func (s *Server) answersAs(pid int) bool {
+	info, err := s.do(true, time.Second, "INFO", "server")
+	if err != nil {
+		return true
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return v == strconv.Itoa(pid)
+		}
+	}
+	return true
 }
 
 // logSince returns the server log written after offset, at most its last 8 KiB.

@@ -380,3 +380,20 @@ func TestNoBinary(t *testing.T) {
 		t.Fatalf("Start without a binary: %v, want ErrNoServer", err)
 	}
 }
+
+func TestPortTakenByAnotherServer(t *testing.T) {
+	other := start(t, Options{})
+	// Pretend the free-port pick returned the port of a running server: the
+	// new process fails to bind, and the PING that other answers must not
+	// count as ours.
+	s := &Server{Bin: other.Bin, Name: other.Name, Version: other.Version, Dir: t.TempDir(),
+		Port: other.Port, Addr: other.Addr}
+	s.logPath = s.Dir + "/server.log"
+	err := s.launch()
+	if !errors.Is(err, errAddrInUse) {
+		t.Fatalf("launch on a taken port: %v, want errAddrInUse", err)
+	}
+	if s.Running() {
+		t.Fatal("process left running")
+	}
+}
