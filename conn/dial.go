@@ -25,6 +25,10 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	defer cancel()
 	nc, err := dialTransport(ctx, opts)
 	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) {
+			return nil, fmt.Errorf("conn: %w", err) // it names the address
+		}
 		return nil, fmt.Errorf("conn: dial %s %s: %w", opts.Network, opts.Addr, err)
 	}
 	c := newConn(nc, opts, resp.NewReaderLimits(nil, opts.Limits, opts.ReadBufferSize))
