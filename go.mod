@@ -1,3 +1,8 @@
 module github.com/echomq/echomq-go
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+)

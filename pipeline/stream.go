@@ -1,0 +1,221 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/valyala/bytebufferpool"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// ReplyFunc receives the outcome of command seq (numbered from 0 in the
+// order added) of a Stream: its reply v with err nil (v may be a server
+// error reply), or err when the connection failed before the reply came.
+// It runs on the connection's reader goroutine, v is valid only during the
+// call, and it must not block or wait on the same connection.
+type ReplyFunc func(seq int64, v resp.Value, err error)
+
+// StreamOptions configure a Stream.
+type StreamOptions struct {
+	// Window is the most commands in flight; Add waits beyond it.
+	// Default 4096.
+	Window int
+	// Chunk is how many commands are gathered before they are handed to
+	// the connection as one submission. Default 128.
+	Chunk int
+}
+
+// Stream pushes a long run of commands (a million or more) through one
+// connection with a bounded window in flight, delivering every reply in
+// order to a ReplyFunc, without holding the run in memory. Commands are
+// gathered into chunks, so the connection sees few large writes.
+//
+// A Stream is used by one goroutine; call Wait at the end.
+type Stream struct {
+	s      conn.Sender
+	fn     ReplyFunc
+	window int
+	chunk  int
+
+	buf  *bytebufferpool.ByteBuffer
+	n    int   // commands in buf
+	next int64 // sequence number of the first command in buf
+
+	mu       sync.Mutex
+	inflight int
+	room     chan struct{} // closed when room is freed, if someone waits
+	err      error         // the first fault
+	free     []*chunk
+}
+
+// NewStream starts a stream over s delivering replies to fn.
+func NewStream(s conn.Sender, fn ReplyFunc, opts StreamOptions) *Stream {
+	if opts.Window <= 0 {
+		opts.Window = 4096
+	}
+	if opts.Chunk <= 0 {
+		opts.Chunk = 128
+	}
+	opts.Chunk = min(opts.Chunk, opts.Window)
+	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, buf: bytebufferpool.Get()}
+}
+
+// chunk is the Handler of one submission of a Stream.
+type chunk struct {
+	st        *Stream
+	base      int64
+	n, copied int
+}
+
+// Reply delivers reply i.
+func (c *chunk) Reply(i int, v resp.Value) {
+	c.st.fn(c.base+int64(i), v, nil)
+	c.copied = i + 1
+}
+
+// Done reports the replies that will never come, frees the window and
+// recycles the chunk.
+func (c *chunk) Done(err error) {
+	st := c.st
+	if err != nil {
+		for i := c.copied; i < c.n; i++ {
+			st.fn(c.base+int64(i), resp.Value{}, err)
+		}
+	}
+	st.mu.Lock()
+	if err != nil && st.err == nil {
+		st.err = err
+	}
+	st.inflight -= c.n
+	if st.room != nil {
+		close(st.room)
+		st.room = nil
+	}
+	st.free = append(st.free, c)
+	st.mu.Unlock()
+}
+
+// Add appends a command given as strings; it is sent when the chunk is
+// full. It waits while the window is full, until ctx ends.
+func (st *Stream) Add(ctx context.Context, args ...string) error {
+	st.buf.B = resp.AppendCommand(st.buf.B, args...)
+	return st.added(ctx, 1)
+}
+
+// AddEncoded appends n commands already encoded.
+func (st *Stream) AddEncoded(ctx context.Context, cmds []byte, n int) error {
+	st.buf.B = append(st.buf.B, cmds...)
+	return st.added(ctx, n)
+}
+
+func (st *Stream) added(ctx context.Context, n int) error {
+	st.n += n
+	if st.n >= st.chunk {
+		return st.Flush(ctx)
+	}
+	return nil
+}
+
+// ErrStreamFailed is matched by the error Flush, Add and Wait return once
+// a chunk of the stream has failed; the ReplyFunc has then been told which
+// commands failed.
+var ErrStreamFailed = errors.New("pipeline: stream failed")
+
+// Flush hands the gathered commands to the connection now.
+func (st *Stream) Flush(ctx context.Context) error {
+	if st.n == 0 {
+		return st.Err()
+	}
+	n := st.n
+	st.mu.Lock()
+	for st.inflight > 0 && st.inflight+n > st.window && st.err == nil {
+		if st.room == nil {
+			st.room = make(chan struct{})
+		}
+		ch := st.room
+		st.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		st.mu.Lock()
+	}
+	if st.err != nil {
+		err := st.err
+		st.mu.Unlock()
+		return errors.Join(ErrStreamFailed, err)
+	}
+	var c *chunk
+	if k := len(st.free); k > 0 {
+		c = st.free[k-1]
+		st.free = st.free[:k-1]
+	} else {
+		c = &chunk{st: st}
+	}
+	st.inflight += n
+	st.mu.Unlock()
+	c.base, c.n, c.copied = st.next, n, 0
+	err := st.s.Send(ctx, st.buf.B, n, c)
+	st.next += int64(n)
+	st.n = 0
+	st.buf.B = st.buf.B[:0]
+	if err != nil {
+		// Never sent: each command still gets its one outcome.
+		c.Done(err)
+		return errors.Join(ErrStreamFailed, err)
+	}
+	return nil
+}
+
+// Err returns the first fault the stream saw, or nil.
+func (st *Stream) Err() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err != nil {
+		return errors.Join(ErrStreamFailed, st.err)
+	}
+	return nil
+}
+
+// Sent returns how many commands were handed to the connection.
+func (st *Stream) Sent() int64 { return st.next }
+
+// Wait flushes what is gathered and waits until every reply has been
+// delivered, or ctx ends. It returns the first fault, if any. The Stream
+// may be used again after Wait: sequence numbers continue.
+func (st *Stream) Wait(ctx context.Context) error {
+	if err := st.Flush(ctx); err != nil && !errors.Is(err, ErrStreamFailed) {
+		return err
+	}
+	st.mu.Lock()
+	for st.inflight > 0 {
+		if st.room == nil {
+			st.room = make(chan struct{})
+		}
+		ch := st.room
+		st.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		st.mu.Lock()
+	}
+	st.mu.Unlock()
+	return st.Err()
+}
+
+// Close waits like Wait, then returns the Stream's buffer to the pool; the
+// Stream must not be used after Close.
+func (st *Stream) Close(ctx context.Context) error {
+	err := st.Wait(ctx)
+	if err == nil || errors.Is(err, ErrStreamFailed) {
+		bytebufferpool.Put(st.buf)
+		st.buf = nil
+	}
+	return err
+}
