@@ -3,6 +3,7 @@ package conn
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -101,6 +102,9 @@ func (o Options) String() string {
 	return b.String()
 }
 
+// GoString is String, so that %#v does not print the password either.
+func (o Options) GoString() string { return o.String() }
+
 // ParseURL reads options from a URL:
 //
 //	redis://[user[:password]@]host[:port][/db][?option=value…]
@@ -109,11 +113,33 @@ func (o Options) String() string {
 //
 // Query options: db, protocol (2 or 3), client_name, dial_timeout,
 // read_timeout, write_timeout (Go durations), max_pending. Unknown options
-// are an error. The password is never echoed in an error.
+// are an error. The password is never echoed in an error: when the URL
+// holds an '@', errors do not quote the URL at all, since a password with
+// an unescaped '/', '?' or '#' spills into the host, path or query.
 func ParseURL(raw string) (Options, error) {
+	o, err := parseURL(raw)
+	var ue *urlError
+	if errors.As(err, &ue) && strings.Contains(raw, "@") {
+		ue.quote = ""
+	}
+	return o, err
+}
+
+// urlError is a ParseURL error: what went wrong, and the piece of the URL
+// it concerns (quote), which ParseURL drops when it might hold a secret.
+type urlError struct{ what, quote string }
+
+func (e *urlError) Error() string {
+	if e.quote == "" {
+		return "conn: " + e.what
+	}
+	return "conn: " + e.what + ": " + e.quote
+}
+
+func parseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Options{}, fmt.Errorf("conn: invalid URL: %w", redactURLError(err))
+		return Options{}, &urlError{"invalid URL", redactURLError(err).Error()}
 	}
 	var o Options
 	switch u.Scheme {
@@ -148,6 +174,9 @@ func ParseURL(raw string) (Options, error) {
 		if port == "" {
 			port = "6379"
 		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Options{}, &urlError{"invalid port", port}
+		}
 		o.Addr = net.JoinHostPort(host, port)
 		if o.TLS != nil {
 			o.TLS.ServerName = host
@@ -155,7 +184,7 @@ func ParseURL(raw string) (Options, error) {
 		if p := strings.Trim(u.Path, "/"); p != "" {
 			db, err := strconv.Atoi(p)
 			if err != nil || db < 0 {
-				return Options{}, fmt.Errorf("conn: invalid database %q in URL path", p)
+				return Options{}, &urlError{"invalid database in URL path", strconv.Quote(p)}
 			}
 			o.DB = db
 		}
@@ -173,10 +202,13 @@ func (o *Options) setQuery(k, v string) error {
 	switch k {
 	case "db":
 		o.DB, err = strconv.Atoi(v)
+		if err == nil && o.DB < 0 {
+			err = errors.New("negative")
+		}
 	case "protocol":
 		o.Protocol, err = strconv.Atoi(v)
 		if err == nil && o.Protocol != 2 && o.Protocol != 3 {
-			err = fmt.Errorf("want 2 or 3")
+			err = errors.New("want 2 or 3")
 		}
 	case "client_name":
 		o.ClientName = v
@@ -189,10 +221,10 @@ func (o *Options) setQuery(k, v string) error {
 	case "max_pending":
 		o.MaxPending, err = strconv.Atoi(v)
 	default:
-		return fmt.Errorf("conn: unknown URL option %q", k)
+		return &urlError{"unknown URL option", strconv.Quote(k)}
 	}
 	if err != nil {
-		return fmt.Errorf("conn: invalid URL option %s=%q: %v", k, v, err)
+		return &urlError{"invalid URL option", fmt.Sprintf("%s=%q: %v", k, v, err)}
 	}
 	return nil
 }

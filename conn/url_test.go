@@ -1,0 +1,136 @@
+package conn_test
+
+import (
+	"crypto/tls"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+)
+
+func TestParseURL(t *testing.T) {
+	cases := []struct {
+		url  string
+		want conn.Options // TLS compared as "set or not" (see tls)
+		tls  bool
+	}{
+		{"redis://", conn.Options{Addr: "127.0.0.1:6379"}, false},
+		{"redis://example.com", conn.Options{Addr: "example.com:6379"}, false},
+		{"redis://example.com:7000/5", conn.Options{Addr: "example.com:7000", DB: 5}, false},
+		{"redis://[::1]:7000/", conn.Options{Addr: "[::1]:7000"}, false},
+		{"redis://alice:s3cret@h:1/2", conn.Options{Addr: "h:1", Username: "alice", Password: "s3cret", DB: 2}, false},
+		{"redis://:s3cret@h:1", conn.Options{Addr: "h:1", Password: "s3cret"}, false},
+		{"redis://s3cret@h:1", conn.Options{Addr: "h:1", Password: "s3cret"}, false}, // as redis-cli reads it
+		{"redis://alice:p%40ss%2Fw%3Ard@h", conn.Options{Addr: "h:6379", Username: "alice", Password: "p@ss/w:rd"}, false},
+		{"rediss://h:6380/1", conn.Options{Addr: "h:6380", DB: 1}, true},
+		{"valkey://h", conn.Options{Addr: "h:6379"}, false},
+		{"valkeys://bob:pw@h:6390", conn.Options{Addr: "h:6390", Username: "bob", Password: "pw"}, true},
+		{"unix:///tmp/redis.sock", conn.Options{Network: "unix", Addr: "/tmp/redis.sock"}, false},
+		{"unix://alice:pw@/tmp/r.sock?db=4&protocol=2", conn.Options{Network: "unix", Addr: "/tmp/r.sock", Username: "alice", Password: "pw", DB: 4, Protocol: 2}, false},
+		{"redis://h?db=7&protocol=3&client_name=worker-1", conn.Options{Addr: "h:6379", DB: 7, Protocol: 3, ClientName: "worker-1"}, false},
+		{"redis://h/1?db=2", conn.Options{Addr: "h:6379", DB: 2}, false}, // the query wins
+		{"redis://h?dial_timeout=2s&read_timeout=1m30s&write_timeout=250ms&max_pending=64",
+			conn.Options{Addr: "h:6379", DialTimeout: 2 * time.Second, ReadTimeout: 90 * time.Second, WriteTimeout: 250 * time.Millisecond, MaxPending: 64}, false},
+		{"redis://h?read_timeout=-1s", conn.Options{Addr: "h:6379", ReadTimeout: -time.Second}, false}, // disables liveness
+	}
+	for _, c := range cases {
+		got, err := conn.ParseURL(c.url)
+		if err != nil {
+			t.Errorf("ParseURL(%q): %v", c.url, err)
+			continue
+		}
+		if (got.TLS != nil) != c.tls {
+			t.Errorf("ParseURL(%q): TLS set = %v, want %v", c.url, got.TLS != nil, c.tls)
+		}
+		if got.TLS != nil {
+			host := c.want.Addr[:strings.LastIndexByte(c.want.Addr, ':')]
+			if got.TLS.ServerName != host || got.TLS.MinVersion < tls.VersionTLS12 {
+				t.Errorf("ParseURL(%q): TLS ServerName %q MinVersion %x", c.url, got.TLS.ServerName, got.TLS.MinVersion)
+			}
+		}
+		got.TLS = nil
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ParseURL(%q)\n got %s %+v\nwant %s %+v", c.url, got, got.ReadTimeout, c.want, c.want.ReadTimeout)
+		}
+	}
+}
+
+// Every bad URL is refused, and no error shows the password or any piece
+// of it, however the password breaks the URL's syntax.
+func TestParseURLBadInputs(t *testing.T) {
+	secrets := []string{"Hunter2pw", "xyzzy9"}
+	bad := []string{
+		"",
+		"http://h:6379",
+		"redis//h",
+		"redis://h:notaport",
+		"redis://h:99999999999",
+		"redis://h/notadb",
+		"redis://h/-1",
+		"redis://h/1/2",
+		"redis://h?db=-1",
+		"redis://h?db=x",
+		"redis://h?protocol=4",
+		"redis://h?protocol=three",
+		"redis://h?dial_timeout=5",
+		"redis://h?read_timeout=soon",
+		"redis://h?max_pending=many",
+		"redis://h?timeout=1s",
+		"unix://",
+		"unix://h",
+		"redis://alice:Hunter2pw@h?db=x",
+		"redis://alice:Hunter2pw@h:port",
+		"redis://alice:Hunter2pw@h/xyzzy9",
+		"redis://alice:Hunter2pw@h?nosuch=xyzzy9",
+		"redis://alice:Hunter2pw%zz@h",
+		"redis://alice:Hunter2pw@ho st",
+		"redis://alice:Hunter2pw@[::1",
+		// Passwords holding URL delimiters, not escaped: the parser sees
+		// another URL, whose errors must not echo the password's pieces.
+		"redis://alice:Hunter2pw/xyzzy9@h:6379",
+		"redis://:Hunter2pw/xyzzy9@h",
+		"redis://:1234/xyzzy9@h",
+		"redis://alice:Hunter2pw#xyzzy9@h",
+		"redis://alice:Hunter2pw?xyzzy9@h",
+		"redis://alice:Hunter2pw?db=xyzzy9@h",
+		"redis://alice:Hunter2pw?client_name=a&xyzzy9@h",
+		"unix://alice:Hunter2pw@",
+	}
+	for _, u := range bad {
+		o, err := conn.ParseURL(u)
+		if err == nil {
+			t.Errorf("ParseURL(%q) = %s, want an error", u, o)
+			continue
+		}
+		for _, s := range secrets {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("ParseURL(%q): error shows %q: %v", u, s, err)
+			}
+		}
+	}
+}
+
+// Options.String never shows the password, in any fmt verb.
+func TestOptionsStringRedacts(t *testing.T) {
+	o, err := conn.ParseURL("rediss://alice:Hunter2pw@h:1/3?client_name=w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := o.String()
+	for _, want := range []string{"h:1", "alice", "db=3", "tls=true", "name=w", "REDACTED"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("String() = %q, want it to show %q", s, want)
+		}
+	}
+	for _, verb := range []string{"%s", "%v", "%+v", "%#v", "%q"} {
+		if out := fmt.Sprintf(verb, o); strings.Contains(out, "Hunter2pw") {
+			t.Errorf("Sprintf(%q, opts) shows the password: %s", verb, out)
+		}
+		if out := fmt.Sprintf(verb, &o); strings.Contains(out, "Hunter2pw") {
+			t.Errorf("Sprintf(%q, &opts) shows the password: %s", verb, out)
+		}
+	}
+}
