@@ -90,7 +90,7 @@ func (c *Conn) DoFunc(ctx context.Context, cmd []byte, fn func(resp.Value) error
 // DoFunc is Conn.DoFunc over any Sender (a Conn or a Client).
 func DoFunc(ctx context.Context, s Sender, cmd []byte, fn func(resp.Value) error) error {
 	cl := getCall()
-	if err := s.Send(ctx, cmd, 1, cl); err != nil {
+	if err := Exchange(ctx, s, cmd, 1, cl); err != nil {
 		putCall(cl)
 		return err
 	}

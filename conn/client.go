@@ -99,6 +99,16 @@ func (cl *Client) Send(ctx context.Context, cmds []byte, n int, h Handler) error
 	return c.Send(ctx, cmds, n, h)
 }
 
+// Exchange sends on the current connection, reading inline when it can
+// (see Conn.Exchange).
+func (cl *Client) Exchange(ctx context.Context, cmds []byte, n int, h Handler) error {
+	c, err := cl.Conn()
+	if err != nil {
+		return err
+	}
+	return c.Exchange(ctx, cmds, n, h)
+}
+
 // DoFunc is Conn.DoFunc on the current connection.
 func (cl *Client) DoFunc(ctx context.Context, cmd []byte, fn func(resp.Value) error) error {
 	return DoFunc(ctx, cl, cmd, fn)

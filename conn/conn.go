@@ -6,7 +6,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/echomq/echomq-go/resp"
 )
@@ -30,6 +29,25 @@ type Sender interface {
 	Send(ctx context.Context, cmds []byte, n int, h Handler) error
 }
 
+// Exchanger is a Sender whose callers may read their own replies. A caller
+// about to wait for h uses Exchange instead of Send: when no one else is
+// reading the connection, the caller's goroutine reads the replies itself
+// until h is done (or ctx ends), which saves two goroutine switches per
+// round trip. The caller must still wait for h's own completion signal.
+type Exchanger interface {
+	Sender
+	Exchange(ctx context.Context, cmds []byte, n int, h Handler) error
+}
+
+// Exchange is Exchanger.Exchange over any Sender, and Send for Senders
+// that are not Exchangers.
+func Exchange(ctx context.Context, s Sender, cmds []byte, n int, h Handler) error {
+	if x, ok := s.(Exchanger); ok {
+		return x.Exchange(ctx, cmds, n, h)
+	}
+	return s.Send(ctx, cmds, n, h)
+}
+
 // entry is one submission waiting for its replies.
 type entry struct {
 	h Handler
@@ -37,10 +55,15 @@ type entry struct {
 }
 
 // Conn is one pipelining connection, safe for concurrent use. Commands from
-// any number of goroutines are appended to one write buffer and written
-// together by a writer goroutine, which flushes whenever the buffer is not
-// empty; one reader goroutine completes submissions strictly in send order.
-// RESP3 push frames never take a submission's place.
+// any number of goroutines are appended to one write buffer in the order
+// their submissions are queued. One goroutine at a time holds the writer
+// role and writes everything buffered in one call: the sender itself when
+// the connection is idle, else the one already writing, handing over to
+// the connection's writer goroutine under load. Likewise one goroutine at a
+// time holds the reader role and completes submissions strictly in send
+// order: a caller waiting for its own replies (Exchange) when nobody else
+// reads, else the connection's reader goroutine. RESP3 push frames never
+// take a submission's place.
 //
 // A fault (I/O error, protocol error, peer close, liveness timeout) fails
 // every queued and in-flight submission exactly once with a *BrokenError
@@ -58,6 +81,8 @@ type Conn struct {
 	queue   []entry // submissions in send order not yet taken by the reader
 	err     error   // the first fault, or ErrClosed; set once
 	writing bool    // someone holds the writer role
+	reading int     // who holds the reader role: free, leader, background, dead
+	leadGen uint64  // bumped when a leader lets go of the reader role
 	spaceCh chan struct{}
 
 	// Shared, atomic.
@@ -69,7 +94,8 @@ type Conn struct {
 	wake  chan struct{} // hands the writer role to writeLoop, or wakes it to exit
 	spare []byte
 
-	// Reader.
+	// Reader role: only its holder touches these.
+	rwake chan struct{} // hands the reader role to readLoop
 	rd    *resp.Reader
 	local []entry     // submissions taken from queue, in order
 	li    int         // local[li] is the submission owed the next reply
@@ -93,11 +119,12 @@ func (p progressReader) Read(b []byte) (int, error) {
 
 func newConn(nc net.Conn, opts Options, rd *resp.Reader) *Conn {
 	c := &Conn{
-		nc:   nc,
-		opts: opts,
-		rd:   rd,
-		wake: make(chan struct{}, 1),
-		done: make(chan struct{}),
+		nc:    nc,
+		opts:  opts,
+		rd:    rd,
+		wake:  make(chan struct{}, 1),
+		rwake: make(chan struct{}, 1),
+		done:  make(chan struct{}),
 	}
 	rd.Reset(progressReader{c})
 	return c
@@ -136,22 +163,69 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Send queues n encoded commands (cmds holds exactly n RESP commands);
-// when no write is in progress it writes them itself before returning,
-// else the active writer takes them. h receives the n replies, in order, on the reader
-// goroutine. cmds is copied: the caller may reuse it when Send returns.
+// Send queues n encoded commands (cmds holds exactly n RESP commands). When
+// Send queues n encoded commands (cmds holds exactly n RESP commands). When
+// no write is in progress it writes them itself before returning, else the
+// active writer takes them. h receives the n replies, in order, on the
+// goroutine holding the reader role. cmds is copied: the caller may reuse
+// it when Send returns.
 //
 // Send waits while MaxPending commands are in flight, until there is room
 // or ctx ends. When Send returns an error, h is never called.
 func (c *Conn) Send(ctx context.Context, cmds []byte, n int, h Handler) error {
+	_, err := c.submit(ctx, cmds, n, h, false)
+	return err
+}
+
+// Exchange is Send for a caller that will wait for h: when nobody holds
+// the reader role it takes it and reads on the caller's goroutine until h
+// is done, or ctx ends (the role then passes to the reader goroutine and
+// h completes later). It returns nil once the commands are sent; the
+// caller then waits for h as it would after Send.
+func (c *Conn) Exchange(ctx context.Context, cmds []byte, n int, h Handler) error {
+	lead, err := c.submit(ctx, cmds, n, h, true)
+	if err == nil && lead {
+		c.lead(ctx, h)
+	}
+	return err
+}
+
+// submit queues the commands, takes the reader role when asked and free,
+// and writes inline when nobody is writing.
+func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLead bool) (lead bool, err error) {
 	if n <= 0 {
-		return errors.New("conn: Send of no commands")
+		return false, errors.New("conn: Send of no commands")
 	}
 	c.mu.Lock()
-	for !c.hasRoom(n) {
-		if c.err != nil {
-			break
+	if err := c.waitRoom(ctx, n); err != nil {
+		return false, err
+	}
+	c.pending.Add(int64(n))
+	c.wbuf = append(c.wbuf, cmds...)
+	c.queue = append(c.queue, entry{h: h, n: n})
+	if c.reading == roleFree {
+		if wantLead && c.opts.OnPush == nil {
+			c.reading, lead = roleLeader, true
+		} else {
+			c.handToReader()
 		}
+	}
+	if c.writing {
+		// The active writer takes these bytes before it lets go.
+		c.mu.Unlock()
+		return lead, nil
+	}
+	c.writing = true
+	buf := c.swap()
+	c.mu.Unlock()
+	c.writeInline(buf)
+	return lead, nil
+}
+
+// waitRoom waits, with mu held, until n more commands fit under
+// MaxPending. On error it returns with mu unlocked.
+func (c *Conn) waitRoom(ctx context.Context, n int) error {
+	for !c.hasRoom(n) && c.err == nil {
 		if c.spaceCh == nil {
 			c.spaceCh = make(chan struct{})
 		}
@@ -172,59 +246,7 @@ func (c *Conn) Send(ctx context.Context, cmds []byte, n int, h Handler) error {
 		c.mu.Unlock()
 		return err
 	}
-	c.pending.Add(int64(n))
-	c.wbuf = append(c.wbuf, cmds...)
-	c.queue = append(c.queue, entry{h: h, n: n})
-	if c.writing {
-		// The active writer takes these bytes before it lets go.
-		c.mu.Unlock()
-		return nil
-	}
-	// Nobody is writing: write inline, saving a goroutine hand-off.
-	c.writing = true
-	buf := c.swap()
-	c.mu.Unlock()
-	if !c.write(buf) {
-		return nil // the fault fails h through the reader
-	}
-	c.mu.Lock()
-	c.spare = buf[:0]
-	if len(c.wbuf) == 0 || c.err != nil {
-		c.writing = false
-		c.mu.Unlock()
-		return nil
-	}
-	c.mu.Unlock()
-	// More arrived meanwhile: hand the writer role to the writer goroutine.
-	// A full channel means a fault already woke it; it will exit.
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
 	return nil
-}
-
-// swap takes the pending bytes, giving the spare buffer to later senders.
-// It is called with mu held by the holder of the writer role.
-func (c *Conn) swap() []byte {
-	buf := c.wbuf
-	c.wbuf, c.spare = c.spare[:0], nil
-	return buf
-}
-
-// write writes buf to the socket; on error it records the fault and
-// reports false.
-func (c *Conn) write(buf []byte) bool {
-	if c.opts.WriteTimeout > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
-	}
-	_, err := c.nc.Write(buf)
-	c.writes.Add(1)
-	if err != nil {
-		c.fault(err)
-		return false
-	}
-	return true
 }
 
 // hasRoom reports whether n more commands fit under MaxPending. One
@@ -235,15 +257,17 @@ func (c *Conn) hasRoom(n int) bool {
 }
 
 // Close closes the connection: calls still waiting end with ErrClosed.
-// It waits for the connection's goroutines to stop.
+// It waits for the connection's goroutines to stop. Close must not be
+// called from a Handler or an OnPush callback.
 func (c *Conn) Close() error {
 	c.fault(ErrClosed)
 	c.wg.Wait()
 	return nil
 }
 
-// fault records the first fault and closes the socket, which stops the
-// reader; the reader fails every call. It is safe from any goroutine.
+// fault records the first fault and closes the socket, which stops
+// whoever reads; the holder of the reader role fails every call. When
+// nobody holds it, the reader goroutine is handed it to do so.
 func (c *Conn) fault(err error) {
 	c.mu.Lock()
 	if c.err == nil {
@@ -252,152 +276,13 @@ func (c *Conn) fault(err error) {
 		}
 		c.err = err
 	}
+	if c.reading == roleFree {
+		c.handToReader()
+	}
 	c.mu.Unlock()
 	c.nc.Close()
 	select {
 	case c.wake <- struct{}{}:
 	default:
-	}
-}
-
-// writeLoop takes the writer role when a sender hands it over, and writes
-// until nothing is left. Senders write inline when nobody holds the role,
-// so this goroutine works only under load.
-func (c *Conn) writeLoop() {
-	defer c.wg.Done()
-	for range c.wake {
-		for {
-			c.mu.Lock()
-			if c.err != nil {
-				c.mu.Unlock()
-				return
-			}
-			if len(c.wbuf) == 0 {
-				c.writing = false
-				c.mu.Unlock()
-				break
-			}
-			buf := c.swap()
-			c.mu.Unlock()
-			if !c.write(buf) {
-				return
-			}
-			if cap(buf) > 4<<20 {
-				buf = nil // do not keep a huge buffer for good
-			}
-			c.mu.Lock()
-			c.spare = buf[:0]
-			c.mu.Unlock()
-		}
-	}
-}
-
-// readLoop decodes replies and completes submissions in order. It is the
-// only goroutine that completes them, so a fault fails each exactly once.
-func (c *Conn) readLoop() {
-	defer c.wg.Done()
-	for {
-		v, err := c.rd.Next()
-		if err != nil {
-			c.fault(err)
-			c.failAll()
-			return
-		}
-		if v.Type == resp.Push {
-			if c.opts.OnPush != nil {
-				c.opts.OnPush(v)
-			}
-			continue
-		}
-		if c.li == len(c.local) && !c.take() {
-			c.fault(ErrUnsolicited)
-			c.failAll()
-			return
-		}
-		e := &c.local[c.li]
-		e.h.Reply(c.idx, v)
-		c.idx++
-		if c.idx == e.n {
-			h, n := e.h, e.n
-			*e = entry{}
-			c.li++
-			c.idx = 0
-			c.release(n)
-			h.Done(nil)
-		}
-	}
-}
-
-// take swaps the reader's exhausted local list with the shared queue; the
-// two arrays are reused, so taking allocates nothing in steady state.
-func (c *Conn) take() bool {
-	c.mu.Lock()
-	c.local, c.queue = c.queue, c.local[:0]
-	c.mu.Unlock()
-	c.li = 0
-	return len(c.local) > 0
-}
-
-// release frees room for n commands and wakes senders waiting for it.
-func (c *Conn) release(n int) {
-	c.pending.Add(-int64(n))
-	if !c.waits.Load() {
-		return
-	}
-	c.mu.Lock()
-	if ch := c.spaceCh; ch != nil {
-		c.spaceCh = nil
-		c.waits.Store(false)
-		close(ch)
-	}
-	c.mu.Unlock()
-}
-
-// failAll ends every submission still owed replies with the fault, once,
-// and marks the connection done.
-func (c *Conn) failAll() {
-	c.mu.Lock()
-	err := c.err
-	rest := c.queue
-	c.queue = nil
-	c.wbuf = nil
-	c.mu.Unlock()
-	for _, list := range [][]entry{c.local[c.li:], rest} {
-		for _, e := range list {
-			c.pending.Add(-int64(e.n))
-			e.h.Done(err)
-		}
-	}
-	c.local, c.li = nil, 0
-	c.waits.Store(true)
-	c.release(0)
-	close(c.done)
-}
-
-// watchdog fails the connection when replies are owed and no byte has
-// arrived for ReadTimeout. It costs the hot path one atomic add per read.
-func (c *Conn) watchdog() {
-	defer c.wg.Done()
-	tick := max(c.opts.ReadTimeout/4, time.Millisecond)
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	last := c.progress.Load()
-	var idle time.Duration
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-		}
-		p := c.progress.Load()
-		if p != last || c.pending.Load() == 0 {
-			last, idle = p, 0
-			continue
-		}
-		idle += tick
-		if idle >= c.opts.ReadTimeout {
-			c.fault(ErrTimeout)
-			return
-		}
 	}
 }

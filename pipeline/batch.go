@@ -152,7 +152,7 @@ func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
 	}
 	st.replies = st.replies[:b.n]
 	st.state.Store(waiting)
-	if err := s.Send(ctx, b.cmds, b.n, st); err != nil {
+	if err := conn.Exchange(ctx, s, b.cmds, b.n, st); err != nil {
 		return err
 	}
 	select {

@@ -21,6 +21,19 @@ func (a *Arena) Reset() {
 // Retain returns a deep copy of v whose bytes and elements live in the
 // Arena.
 func (a *Arena) Retain(v Value) Value {
+	if v.Elems == nil && v.Attr == nil {
+		// A scalar: copy its bytes, if any.
+		if v.Str == nil {
+			return v
+		}
+		if len(a.bytes)+len(v.Str) > cap(a.bytes) {
+			a.bytes = make([]byte, 0, max(2*cap(a.bytes), len(v.Str), 256))
+		}
+		off := len(a.bytes)
+		a.bytes = append(a.bytes, v.Str...)
+		v.Str = a.bytes[off:len(a.bytes):len(a.bytes)]
+		return v
+	}
 	nb, nv := footprint(v)
 	if len(a.bytes)+nb > cap(a.bytes) {
 		a.bytes = make([]byte, 0, max(2*cap(a.bytes), nb, 256))

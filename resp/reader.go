@@ -1,8 +1,10 @@
 package resp
 
 import (
+	"bytes"
 	"errors"
 	"io"
+	"os"
 )
 
 // DefaultBufferSize is a Reader's starting buffer size. The buffer grows
@@ -21,6 +23,8 @@ const shrinkAbove = 1 << 20
 //
 // In steady state (replies that fit the buffer) Next allocates nothing.
 // A ProtocolError or an I/O error is sticky: every later call returns it.
+// A read deadline (os.ErrDeadlineExceeded) is not: it interrupts Next,
+// which may be called again to resume the frame where it stopped.
 type Reader struct {
 	rd    io.Reader
 	buf   []byte
@@ -70,6 +74,13 @@ func (r *Reader) Next() (Value, error) {
 	}
 	for {
 		if r.w > r.r {
+			if r.sc.pos == 0 {
+				if v, n := r.simple(r.buf[r.r:r.w]); n > 0 {
+					r.r += n
+					r.sc.reset()
+					return v, nil
+				}
+			}
 			done, err := r.sc.scan(r.buf[r.r:r.w])
 			if err != nil {
 				r.err = err
@@ -80,6 +91,11 @@ func (r *Reader) Next() (Value, error) {
 			}
 		}
 		if err := r.fill(); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// An interrupted read is not a fault: the frame read so
+				// far is kept, and the next call resumes it.
+				return Value{}, err
+			}
 			if err == io.EOF && r.w > r.r {
 				err = io.ErrUnexpectedEOF
 			}
@@ -87,6 +103,41 @@ func (r *Reader) Next() (Value, error) {
 			return Value{}, err
 		}
 	}
+}
+
+// simple decodes, without the scanner, a complete frame at the start of b
+// that is a simple string, simple error, integer or bulk string: most
+// replies. It returns n=0 for anything else, or anything odd, which the
+// scanner then decodes (or refuses with the right error).
+func (r *Reader) simple(b []byte) (Value, int) {
+	if len(b) < 3 {
+		return Value{}, 0
+	}
+	lim := min(len(b), r.sc.lim.MaxLine+2)
+	i := bytes.IndexByte(b[1:lim], '\n') + 1
+	if i < 2 || b[i-1] != '\r' {
+		return Value{}, 0
+	}
+	line := b[1 : i-1 : i-1]
+	switch t := Type(b[0]); t {
+	case SimpleString, Error:
+		return Value{Type: t, Str: line}, i + 1
+	case Integer:
+		if n, ok := parseInt(line); ok {
+			return Value{Type: Integer, Int: n}, i + 1
+		}
+	case BulkString:
+		n, ok := parseInt(line)
+		if !ok || n < 0 || n > int64(r.sc.lim.MaxBulk) || line[0] == '0' && len(line) > 1 {
+			return Value{}, 0
+		}
+		end := i + 1 + int(n) + 2
+		if end > len(b) || b[end-2] != '\r' || b[end-1] != '\n' {
+			return Value{}, 0
+		}
+		return Value{Type: BulkString, Str: b[i+1 : end-2 : end-2]}, end
+	}
+	return Value{}, 0
 }
 
 // take builds the scanned frame and consumes it.

@@ -1,0 +1,247 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Who holds the reader role (Conn.reading).
+const (
+	roleFree       = iota // nothing owed, nobody reads
+	roleLeader            // a caller reads for its own replies
+	roleBackground        // the reader goroutine reads
+	roleDead              // the connection failed; every call has ended
+)
+
+// handToReader gives the free reader role to the reader goroutine. It is
+// called with mu held.
+func (c *Conn) handToReader() {
+	c.reading = roleBackground
+	select {
+	case c.rwake <- struct{}{}:
+	default:
+	}
+}
+
+// readLoop reads whenever it holds the reader role: replies owed by
+// submissions whose callers are not reading themselves, and everything
+// when an OnPush handler wants pushes as they come.
+func (c *Conn) readLoop() {
+	defer c.wg.Done()
+	if c.opts.OnPush != nil {
+		c.mu.Lock()
+		if c.reading == roleFree {
+			c.reading = roleBackground
+		}
+		c.mu.Unlock()
+		c.readBackground()
+		return
+	}
+	for {
+		select {
+		case <-c.rwake:
+		case <-c.done:
+			return
+		}
+		if !c.readBackground() {
+			return
+		}
+	}
+}
+
+// readBackground reads while replies are owed (always, with OnPush). It
+// reports false once the connection is dead.
+func (c *Conn) readBackground() bool {
+	for {
+		if c.pending.Load() == 0 && c.opts.OnPush == nil {
+			c.mu.Lock()
+			if c.pending.Load() == 0 && c.err == nil {
+				c.reading = roleFree
+				c.mu.Unlock()
+				return true
+			}
+			c.mu.Unlock()
+		}
+		if _, err := c.step(); err != nil {
+			if interrupted(err) && c.Err() == nil {
+				// A leader's late interrupt: not ours to obey.
+				c.nc.SetReadDeadline(time.Time{})
+				continue
+			}
+			c.die(err)
+			return false
+		}
+	}
+}
+
+// lead reads on the caller's goroutine until h is done or ctx ends, then
+// lets go of the reader role: to nobody when nothing is owed, else to the
+// reader goroutine.
+func (c *Conn) lead(ctx context.Context, h Handler) {
+	var stop func() bool
+	if ctx.Done() != nil {
+		c.mu.Lock()
+		gen := c.leadGen
+		c.mu.Unlock()
+		stop = context.AfterFunc(ctx, func() { c.interrupt(gen) })
+	}
+	for {
+		done, err := c.step()
+		if err == nil {
+			if done == h {
+				break
+			}
+			continue
+		}
+		if interrupted(err) && c.Err() == nil {
+			if ctx.Err() != nil {
+				break // our caller gave up; the reader goroutine goes on
+			}
+			c.nc.SetReadDeadline(time.Time{})
+			continue
+		}
+		if stop != nil {
+			stop()
+		}
+		c.die(err)
+		return
+	}
+	if stop != nil && !stop() {
+		// The interrupt ran or is running; make sure no deadline is left.
+		c.mu.Lock()
+		c.leadGen++
+		c.mu.Unlock()
+		c.nc.SetReadDeadline(time.Time{})
+	}
+	c.mu.Lock()
+	c.leadGen++
+	if c.pending.Load() == 0 && c.err == nil {
+		c.reading = roleFree
+	} else {
+		c.handToReader()
+	}
+	c.mu.Unlock()
+}
+
+// interrupt wakes a leader blocked in a read because its ctx ended, unless
+// that leader has already let go (gen moved on).
+func (c *Conn) interrupt(gen uint64) {
+	c.mu.Lock()
+	if c.leadGen == gen && c.reading == roleLeader {
+		c.nc.SetReadDeadline(time.Unix(1, 0))
+	}
+	c.mu.Unlock()
+}
+
+func interrupted(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
+// step reads one frame and delivers it: a push to OnPush, a reply to the
+// submission owed it. It returns the Handler it completed, if any.
+func (c *Conn) step() (Handler, error) {
+	v, err := c.rd.Next()
+	if err != nil {
+		return nil, err
+	}
+	if v.Type == resp.Push {
+		if c.opts.OnPush != nil {
+			c.opts.OnPush(v)
+		}
+		return nil, nil
+	}
+	if c.li == len(c.local) && !c.take() {
+		return nil, ErrUnsolicited
+	}
+	e := &c.local[c.li]
+	e.h.Reply(c.idx, v)
+	c.idx++
+	if c.idx < e.n {
+		return nil, nil
+	}
+	h, n := e.h, e.n
+	*e = entry{}
+	c.li++
+	c.idx = 0
+	c.release(n)
+	h.Done(nil)
+	return h, nil
+}
+
+// take swaps the reader's exhausted local list with the shared queue; the
+// two arrays are reused, so taking allocates nothing in steady state.
+func (c *Conn) take() bool {
+	c.mu.Lock()
+	c.local, c.queue = c.queue, c.local[:0]
+	c.mu.Unlock()
+	c.li = 0
+	return len(c.local) > 0
+}
+
+// release frees room for n commands and wakes senders waiting for it.
+func (c *Conn) release(n int) {
+	c.pending.Add(-int64(n))
+	if !c.waits.Load() {
+		return
+	}
+	c.mu.Lock()
+	if ch := c.spaceCh; ch != nil {
+		c.spaceCh = nil
+		c.waits.Store(false)
+		close(ch)
+	}
+	c.mu.Unlock()
+}
+
+// die records the fault and fails every submission still owed replies,
+// exactly once: only the holder of the reader role calls it.
+func (c *Conn) die(err error) {
+	c.fault(err)
+	c.mu.Lock()
+	c.reading = roleDead
+	err = c.err
+	rest := c.queue
+	c.queue = nil
+	c.wbuf = nil
+	c.mu.Unlock()
+	for _, list := range [][]entry{c.local[c.li:], rest} {
+		for _, e := range list {
+			c.pending.Add(-int64(e.n))
+			e.h.Done(err)
+		}
+	}
+	c.local, c.li = nil, 0
+	c.waits.Store(true)
+	c.release(0)
+	close(c.done)
+}
+
+// watchdog fails the connection when replies are owed and no byte has
+// arrived for ReadTimeout. It costs the hot path one atomic add per read.
+func (c *Conn) watchdog() {
+	defer c.wg.Done()
+	tick := max(c.opts.ReadTimeout/4, time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	last := c.progress.Load()
+	var idle time.Duration
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		p := c.progress.Load()
+		if p != last || c.pending.Load() == 0 {
+			last, idle = p, 0
+			continue
+		}
+		idle += tick
+		if idle >= c.opts.ReadTimeout {
+			c.fault(ErrTimeout)
+			return
+		}
+	}
+}

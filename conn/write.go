@@ -1,0 +1,79 @@
+package conn
+
+import "time"
+
+// swap takes the buffered bytes, giving the spare buffer to later senders.
+// It is called with mu held by the holder of the writer role.
+func (c *Conn) swap() []byte {
+	buf := c.wbuf
+	c.wbuf, c.spare = c.spare[:0], nil
+	return buf
+}
+
+// writeInline writes buf on the sender's goroutine, then lets go of the
+// writer role, or hands it to the writer goroutine when more arrived.
+func (c *Conn) writeInline(buf []byte) {
+	if !c.write(buf) {
+		return // the fault fails every call through the reader
+	}
+	c.mu.Lock()
+	c.spare = buf[:0]
+	if len(c.wbuf) == 0 || c.err != nil {
+		c.writing = false
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	// A full channel means a fault already woke the writer; it will exit.
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// write writes buf to the socket; on error it records the fault and
+// reports false.
+func (c *Conn) write(buf []byte) bool {
+	if c.opts.WriteTimeout > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
+	}
+	_, err := c.nc.Write(buf)
+	c.writes.Add(1)
+	if err != nil {
+		c.fault(err)
+		return false
+	}
+	return true
+}
+
+// writeLoop takes the writer role when a sender hands it over, and writes
+// until nothing is left. Senders write inline when nobody holds the role,
+// so this goroutine works only under load.
+func (c *Conn) writeLoop() {
+	defer c.wg.Done()
+	for range c.wake {
+		for {
+			c.mu.Lock()
+			if c.err != nil {
+				c.mu.Unlock()
+				return
+			}
+			if len(c.wbuf) == 0 {
+				c.writing = false
+				c.mu.Unlock()
+				break
+			}
+			buf := c.swap()
+			c.mu.Unlock()
+			if !c.write(buf) {
+				return
+			}
+			if cap(buf) > 4<<20 {
+				buf = nil // do not keep a huge buffer for good
+			}
+			c.mu.Lock()
+			c.spare = buf[:0]
+			c.mu.Unlock()
+		}
+	}
+}
