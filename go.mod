@@ -3,6 +3,6 @@ module github.com/echomq/echomq-go
 go 1.26.0
 
 require (
-	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
+	github.com/valyala/bytebufferpool v1.0.0
+	golang.org/x/sync v0.25.0
 )

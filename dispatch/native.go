@@ -1,0 +1,44 @@
+package dispatch
+
+import (
+	"context"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Native is the executor for a server with the EchoMQ module: it sends
+// each call as the module's command, "EMQ.<NAME> numkeys keys… args…"
+// (Script.NativeCommand), in place of "EVALSHA <sha> numkeys keys…
+// args…". The replies are the scripts' replies. Nothing is ever loaded.
+// It is safe for concurrent use.
+type Native struct {
+	s conn.Sender
+}
+
+// NewNative returns a native executor over s.
+func NewNative(s conn.Sender) *Native { return &Native{s: s} }
+
+// Eval sends s's native command with a's keys and args. It allocates
+// nothing in steady state.
+func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
+	buf := bufPool.Get().(*cmdBuf)
+	buf.b = appendNative(buf.b[:0], s, a)
+	err := conn.DoFunc(ctx, x.s, buf.b, fn)
+	if cap(buf.b) <= 64<<10 {
+		bufPool.Put(buf)
+	}
+	return err
+}
+
+// EvalBatch sends every call in b as its native command, in one pipeline.
+// It returns nil when every reply arrived (some may be script errors: see
+// Batch.Err), or the fault or ctx's error, after which there are no
+// replies.
+func (x *Native) EvalBatch(ctx context.Context, b *Batch) error {
+	if len(b.calls) == 0 {
+		return nil
+	}
+	b.begin()
+	return b.roundTrip(ctx, x.s, true, nil)
+}

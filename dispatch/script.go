@@ -1,0 +1,60 @@
+package dispatch
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// Script is a Lua script with its SHA1, computed once by NewScript. A
+// Script is immutable and safe for concurrent use; create each one once
+// (at package init, say) and share it.
+type Script struct {
+	name   string
+	src    string
+	sha    string
+	native string // "EMQ." + upper-case name
+
+	// Pre-encoded command heads, up to and excluding numkeys.
+	evalsha    string // "$7\r\nEVALSHA\r\n$40\r\n<sha>\r\n"
+	nativeHead string // "$<n>\r\nEMQ.<NAME>\r\n"
+}
+
+// NewScript returns the script src named name. The name is what a native
+// executor sends: "enqueue" becomes the command EMQ.ENQUEUE.
+func NewScript(name, src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	sha := hex.EncodeToString(sum[:])
+	native := "EMQ." + strings.ToUpper(name)
+	return &Script{
+		name:       name,
+		src:        src,
+		sha:        sha,
+		native:     native,
+		evalsha:    bulk("EVALSHA") + bulk(sha),
+		nativeHead: bulk(native),
+	}
+}
+
+// bulk encodes s as a RESP bulk string.
+func bulk(s string) string {
+	return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n"
+}
+
+// Name returns the script's name, e.g. "enqueue".
+func (s *Script) Name() string { return s.name }
+
+// SHA returns the lower-case hex SHA1 of the source, the name EVALSHA
+// and SCRIPT LOAD use.
+func (s *Script) SHA() string { return s.sha }
+
+// Source returns the Lua source.
+func (s *Script) Source() string { return s.src }
+
+// NativeCommand returns the command a native executor sends in place of
+// EVALSHA: "EMQ." followed by the upper-cased name.
+func (s *Script) NativeCommand() string { return s.native }
+
+// String returns the name and a short SHA, for logs.
+func (s *Script) String() string { return s.name + "@" + s.sha[:8] }

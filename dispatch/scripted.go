@@ -1,0 +1,215 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Executor runs scripts; the emq verbs call it. Scripted (EVALSHA) and
+// Native (EMQ.<NAME> module commands) implement it with the same replies.
+type Executor interface {
+	// Eval runs s with a's keys and args; fn gets the reply on the
+	// caller's goroutine, valid only during fn. A script's error reply is
+	// returned as a *resp.ServerError (text byte for byte) and fn is not
+	// called.
+	Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error
+	// EvalBatch runs every call in b as one pipeline; replies in b, in
+	// the order added.
+	EvalBatch(ctx context.Context, b *Batch) error
+}
+
+var (
+	_ Executor = (*Scripted)(nil)
+	_ Executor = (*Native)(nil)
+)
+
+// Stats counts what a Scripted executor sent and saw since it was made.
+type Stats struct {
+	Loads     uint64 // SCRIPT LOAD commands sent
+	NoScripts uint64 // NOSCRIPT replies received
+	EvalSHAs  uint64 // EVALSHA commands sent, re-sends included
+}
+
+// Scripted is the default executor: it sends EVALSHA and loads a script
+// only when the server answers NOSCRIPT. It never sends EVAL with the
+// source. It is safe for concurrent use; make one per Sender (that is,
+// per server), since what it knows about loaded scripts is about that
+// server.
+//
+// A load runs on a goroutine of its own (a singleflight call), so a
+// caller whose context ends stops waiting without cancelling the load
+// that others wait for. That goroutine ends when SCRIPT LOAD is answered
+// or the Sender fails it.
+type Scripted struct {
+	s conn.Sender
+
+	group singleflight.Group // one SCRIPT LOAD in flight per SHA
+
+	mu     sync.Mutex                               // serialises additions to states
+	states atomic.Pointer[map[*Script]*scriptState] // copy on write
+
+	loads, noScripts, evalSHAs atomic.Uint64
+}
+
+// scriptState is what an executor knows about one script (one SHA) on its
+// server: how many loads have completed, and how the last one ended.
+type scriptState struct {
+	done atomic.Uint64 // completed SCRIPT LOAD attempts, success or not
+
+	mu  sync.Mutex // orders "check done, then join or start a load"
+	err error      // the last attempt's error, or nil; guarded by mu
+}
+
+// NewScripted returns a scripted executor over s.
+func NewScripted(s conn.Sender) *Scripted {
+	return &Scripted{s: s}
+}
+
+// Stats returns the executor's counters.
+func (x *Scripted) Stats() Stats {
+	return Stats{
+		Loads:     x.loads.Load(),
+		NoScripts: x.noScripts.Load(),
+		EvalSHAs:  x.evalSHAs.Load(),
+	}
+}
+
+// bufPool holds command buffers for Eval.
+var bufPool = sync.Pool{New: func() any { return new(cmdBuf) }}
+
+type cmdBuf struct{ b []byte }
+
+// Eval sends EVALSHA and, on NOSCRIPT, loads the script (once however many
+// callers need it) and sends again. It allocates nothing in steady state.
+func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
+	st := x.state(s)
+	buf := bufPool.Get().(*cmdBuf)
+	buf.b = appendEvalSHA(buf.b[:0], s, a)
+	var err error
+	for sends := 1; ; sends++ {
+		gen := st.done.Load() // before the send: see ensureLoaded
+		x.evalSHAs.Add(1)
+		err = conn.DoFunc(ctx, x.s, buf.b, fn)
+		if !errIsNoScript(err) {
+			break
+		}
+		x.noScripts.Add(1)
+		if sends == maxSends {
+			err = &reloadLimitError{script: s.name, sha: s.sha}
+			break
+		}
+		if err = x.ensureLoaded(ctx, s, st, gen); err != nil {
+			break
+		}
+	}
+	if cap(buf.b) <= 64<<10 {
+		bufPool.Put(buf)
+	}
+	return err
+}
+
+// state returns the executor's state for s, creating it on first use.
+func (x *Scripted) state(s *Script) *scriptState {
+	if m := x.states.Load(); m != nil {
+		if st, ok := (*m)[s]; ok {
+			return st
+		}
+	}
+	return x.addState(s)
+}
+
+// addState adds s to the copy-on-write map. Scripts with the same source
+// share one state, since the server knows them by SHA.
+func (x *Scripted) addState(s *Script) *scriptState {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	old := x.states.Load()
+	var m map[*Script]*scriptState
+	if old != nil {
+		if st, ok := (*old)[s]; ok {
+			return st
+		}
+		m = make(map[*Script]*scriptState, len(*old)+1)
+		for k, v := range *old {
+			m[k] = v
+		}
+	} else {
+		m = make(map[*Script]*scriptState)
+	}
+	var st *scriptState
+	for k, v := range m {
+		if k.sha == s.sha {
+			st = v
+			break
+		}
+	}
+	if st == nil {
+		st = new(scriptState)
+	}
+	m[s] = st
+	x.states.Store(&m)
+	return st
+}
+
+// ensureLoaded is called after a command sent when st.done was gen got
+// NOSCRIPT. If a load attempt has completed since (st.done != gen), the
+// script was loaded after that send, or the attempt failed: the caller
+// re-sends, or gets the attempt's error. Otherwise it joins the load in
+// flight or leads a new one.
+//
+// singleflight alone would not make it one load: a caller whose NOSCRIPT
+// arrives just after the leader's load finished would start another. The
+// check of st.done and the join are one step under st.mu, and a load
+// bumps st.done under st.mu, so a second load starts only for a command
+// sent after the first load had completed, that is after the server lost
+// the script again.
+func (x *Scripted) ensureLoaded(ctx context.Context, s *Script, st *scriptState, gen uint64) error {
+	for {
+		st.mu.Lock()
+		if st.done.Load() != gen {
+			err := st.err
+			st.mu.Unlock()
+			return err
+		}
+		ch := x.group.DoChan(s.sha, func() (any, error) {
+			x.load(s, st)
+			return nil, nil
+		})
+		st.mu.Unlock()
+		select {
+		case <-ch:
+			// The attempt bumped st.done, unless the flight joined had
+			// already ended before gen was read; either way, look again.
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// load sends SCRIPT LOAD, checks the SHA it returns and records the
+// outcome in st. Its context is not any caller's: others wait on it.
+func (x *Scripted) load(s *Script, st *scriptState) {
+	x.loads.Add(1)
+	cmd := resp.AppendCommand(nil, "SCRIPT", "LOAD", s.src)
+	err := conn.DoFunc(context.Background(), x.s, cmd, func(v resp.Value) error {
+		if !bytes.EqualFold(v.Str, []byte(s.sha)) {
+			return fmt.Errorf("server returned SHA %q (a %s)", v.Str, v.Type)
+		}
+		return nil
+	})
+	if err != nil {
+		err = &LoadError{Script: s.name, SHA: s.sha, Err: err}
+	}
+	st.mu.Lock()
+	st.err = err
+	st.done.Add(1)
+	st.mu.Unlock()
+}
