@@ -210,15 +210,22 @@ func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLe
 			c.handToReader()
 		}
 	}
-	if c.writing {
+	switch {
+	case c.writing:
 		// The active writer takes these bytes before it lets go.
 		c.mu.Unlock()
-		return lead, nil
+	case c.pending.Load() > int64(n):
+		// Busy: let the writer goroutine gather more before it writes.
+		c.writing = true
+		c.mu.Unlock()
+		c.wakeWriter()
+	default:
+		// Idle: write inline, saving a goroutine hand-off.
+		c.writing = true
+		buf := c.swap()
+		c.mu.Unlock()
+		c.writeInline(buf)
 	}
-	c.writing = true
-	buf := c.swap()
-	c.mu.Unlock()
-	c.writeInline(buf)
 	return lead, nil
 }
 

@@ -1,6 +1,9 @@
 package conn
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // swap takes the buffered bytes, giving the spare buffer to later senders.
 // It is called with mu held by the holder of the writer role.
@@ -24,7 +27,12 @@ func (c *Conn) writeInline(buf []byte) {
 		return
 	}
 	c.mu.Unlock()
-	// A full channel means a fault already woke the writer; it will exit.
+	c.wakeWriter()
+}
+
+// wakeWriter hands the writer role to the writer goroutine. A full channel
+// means it is already awake (or a fault woke it and it will exit).
+func (c *Conn) wakeWriter() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -52,6 +60,8 @@ func (c *Conn) write(buf []byte) bool {
 func (c *Conn) writeLoop() {
 	defer c.wg.Done()
 	for range c.wake {
+		// Senders that are runnable now append before the write.
+		runtime.Gosched()
 		for {
 			c.mu.Lock()
 			if c.err != nil {
