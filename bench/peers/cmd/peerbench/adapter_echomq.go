@@ -1,32 +1,152 @@
 package main
 
-// This file is the ONLY place to change to put echomq-go into the peer
-// comparison. Nothing else in bench/peers needs to know the library's API.
-//
-// To wire it, make newEchomq return a runner (see runner.go) that:
-//
-//   - newEchomq(cfg config) (runner, error): connects to cfg.addr. In
-//     goroutine mode (cfg.goroutines > 1) it must be safe for
-//     cfg.goroutines concurrent callers; size any pool/multiplexing to that.
-//     cfg.depth is the batch size, for sizing reusable buffers.
-//   - run(ctx, w, n): n ops of w.name (wPing, wSet, wGet, wEnqueue):
-//   - w.goroutines > 1: call fanOut(ctx, w, n, func(seq uint64) error {...})
-//     and send ONE command per call (the library's own batching decides).
-//   - else w.depth == 1: batches(n, 1, ...) with the one-command call.
-//   - else batches(n, w.depth, func(first uint64, k int) error {...}):
-//     ops first..first+k-1 in one pipeline over one connection.
-//   - commands: PING; SET setKey w.payload; GET setKey;
-//     EVALSHA w.sha 2 <row key> pendingKey <id> w.payload, where the row
-//     key comes from w.appendJobKey(buf[:0], seq) (allocation-free) or
-//     w.jobKey(seq) (strings) and the id is the key's last idLen bytes.
-//     The script is already loaded by main (SCRIPT LOAD before timing), so
-//     NOSCRIPT never happens in a run.
-//   - replies: PING -> "PONG", SET -> "OK", GET -> w.payload, EVALSHA ->
-//     integer 1. A wrong reply or a server error reply: w.fail(seq, got)
-//     and carry on. Return a non-nil error only for I/O/protocol failures.
-//   - close(): release connections.
-//
-// Until then it reports errNotWired, and run-peers.sh skips it with a note.
+import (
+	"context"
+	"sync"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// echomqRunner drives echomq-go the way its users would: one multiplexed
+// connection (conn.Conn) for every mode. Depth N reuses one pipeline.Batch
+// (or dispatch.Batch for EVALSHA) per runner; goroutine mode calls
+// conn.DoFunc (or dispatch.Scripted.Eval) from G goroutines on the one
+// connection, whose writer gathers them into shared writes.
+type echomqRunner struct {
+	c      *conn.Conn
+	ex     *dispatch.Scripted
+	script *dispatch.Script
+
+	batch  pipeline.Batch
+	sbatch dispatch.Batch
+	args   dispatch.Args
+	key    []byte
+}
+
 func newEchomq(cfg config) (runner, error) {
-	return nil, errNotWired
+	c, err := conn.Dial(context.Background(), conn.Options{Addr: cfg.addr})
+	if err != nil {
+		return nil, err
+	}
+	return &echomqRunner{
+		c:      c,
+		ex:     dispatch.NewScripted(c),
+		script: dispatch.NewScript("enqueue", enqueueScript),
+	}, nil
+}
+
+func (r *echomqRunner) close() error { return r.c.Close() }
+
+// scratch is a goroutine-mode command buffer.
+type scratch struct {
+	cmd  []byte
+	key  []byte
+	args dispatch.Args
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// check verifies one reply.
+func (r *echomqRunner) check(w *workload, seq uint64, v resp.Value) {
+	switch {
+	case v.IsError():
+		w.fail(seq, v.String())
+	case w.name == wEnqueue:
+		if v.Type != resp.Integer || v.Int != 1 {
+			w.fail(seq, v.String())
+		}
+	case w.name == wGet:
+		if !v.Equal(w.payload) {
+			w.fail(seq, v.String())
+		}
+	default:
+		if !v.Equal(w.want()) {
+			w.fail(seq, v.String())
+		}
+	}
+}
+
+// appendCmd appends the plain command of op seq (not EVALSHA).
+func (r *echomqRunner) appendCmd(dst []byte, w *workload) []byte {
+	switch w.name {
+	case wPing:
+		return resp.AppendCommand(dst, "PING")
+	case wSet:
+		return resp.AppendCommand(dst, "SET", setKey, w.payload)
+	default:
+		return resp.AppendCommand(dst, "GET", setKey)
+	}
+}
+
+// enqueueArgs fills a with op seq's keys and args.
+func enqueueArgs(a *dispatch.Args, key []byte, w *workload, seq uint64) []byte {
+	key = w.appendJobKey(key[:0], seq)
+	a.Reset()
+	a.KeyBytes(key)
+	a.Key(pendingKey)
+	a.ArgBytes(key[len(key)-idLen:])
+	a.Arg(w.payload)
+	return key
+}
+
+func (r *echomqRunner) run(ctx context.Context, w *workload, n int) error {
+	if w.goroutines > 1 || w.depth == 1 {
+		one := func(seq uint64) error { return r.one(ctx, w, seq) }
+		if w.goroutines > 1 {
+			return fanOut(ctx, w, n, one)
+		}
+		return batches(n, 1, func(seq uint64, _ int) error { return one(seq) })
+	}
+	return batches(n, w.depth, func(first uint64, k int) error {
+		if w.name == wEnqueue {
+			r.sbatch.Reset()
+			for i := range k {
+				r.key = enqueueArgs(&r.args, r.key, w, first+uint64(i))
+				r.sbatch.Add(r.script, &r.args)
+			}
+			if err := r.ex.EvalBatch(ctx, &r.sbatch); err != nil {
+				return err
+			}
+			for i, v := range r.sbatch.Replies() {
+				r.check(w, first+uint64(i), v)
+			}
+			return nil
+		}
+		if r.batch.Len() != k {
+			r.batch.Reset()
+			for range k {
+				r.batch.AddEncoded(r.appendCmd(nil, w), 1)
+			}
+		}
+		if err := r.batch.Exec(ctx, r.c); err != nil {
+			return err
+		}
+		for i, v := range r.batch.Replies() {
+			r.check(w, first+uint64(i), v)
+		}
+		return nil
+	})
+}
+
+// one runs op seq as a single call.
+func (r *echomqRunner) one(ctx context.Context, w *workload, seq uint64) error {
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	check := func(v resp.Value) error { r.check(w, seq, v); return nil }
+	var err error
+	if w.name == wEnqueue {
+		s.key = enqueueArgs(&s.args, s.key, w, seq)
+		err = r.ex.Eval(ctx, r.script, &s.args, check)
+	} else {
+		s.cmd = r.appendCmd(s.cmd[:0], w)
+		err = r.c.DoFunc(ctx, s.cmd, check)
+	}
+	if se, ok := err.(*resp.ServerError); ok {
+		w.fail(seq, se.Msg)
+		return nil
+	}
+	return err
 }
