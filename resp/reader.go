@@ -74,7 +74,10 @@ func (r *Reader) Next() (Value, error) {
 	}
 	for {
 		if r.w > r.r {
-			if r.sc.pos == 0 {
+			// The fast path is tried once per frame: a frame the scanner
+			// found incomplete (need > 0) resumes in the scanner, which
+			// does not search the same bytes again.
+			if r.sc.pos == 0 && r.sc.need == 0 {
 				if v, n := r.simple(r.buf[r.r:r.w]); n > 0 {
 					r.r += n
 					r.sc.reset()

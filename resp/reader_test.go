@@ -3,7 +3,9 @@ package resp
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -340,5 +342,74 @@ func TestReaderManySmallFrames(t *testing.T) {
 		if _, err := r.Next(); err != io.EOF {
 			t.Fatalf("%s: end %v", d.name, err)
 		}
+	}
+}
+
+// TestReaderLongLineTrickle: a long line arriving a byte at a time is
+// searched for its end once, not once per byte. (The fast path for simple
+// frames used to search the whole partial line again after every read:
+// quadratic, minutes for this 1 MiB line.)
+func TestReaderLongLineTrickle(t *testing.T) {
+	in := "+" + strings.Repeat("a", 1<<20) + "\r\n:1\r\n"
+	start := time.Now()
+	r := NewReaderLimits(iotest.OneByteReader(strings.NewReader(in)), Limits{MaxLine: 2 << 20}, 0)
+	if v, err := r.Next(); err != nil || v.Len() != 1<<20 {
+		t.Fatalf("line: %d bytes, %v", v.Len(), err)
+	}
+	if v, err := r.Next(); err != nil || v.Int != 1 {
+		t.Fatalf("after the line: %s, %v", dump(v), err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+// stepReader returns its steps in order: a string is data, an error is
+// returned as is.
+type stepReader struct{ steps []any }
+
+func (r *stepReader) Read(p []byte) (int, error) {
+	if len(r.steps) == 0 {
+		return 0, io.EOF
+	}
+	step := r.steps[0]
+	r.steps = r.steps[1:]
+	if err, ok := step.(error); ok {
+		return 0, err
+	}
+	n := copy(p, step.(string))
+	if rest := step.(string)[n:]; rest != "" {
+		r.steps = append([]any{rest}, r.steps...)
+	}
+	return n, nil
+}
+
+// TestReaderDeadlineResumes: a read deadline interrupts Next without
+// breaking the stream; the next call resumes the frame where it stopped.
+func TestReaderDeadlineResumes(t *testing.T) {
+	deadline := fmt.Errorf("read tcp: %w", os.ErrDeadlineExceeded)
+	r := NewReaderLimits(&stepReader{steps: []any{
+		deadline, "+O", deadline, "K\r\n$5\r\nhe", deadline, "llo\r\n*2\r\n:1", deadline, "\r\n:2\r\n",
+	}}, Limits{}, 8)
+	var got []Value
+	for len(got) < 3 {
+		v, err := r.Next()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if r.Err() != nil {
+				t.Fatalf("deadline made sticky: %v", r.Err())
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v.Clone())
+	}
+	want := []Value{simple("OK"), bulk("hello"), array(integer(1), integer(2))}
+	for i := range want {
+		checkDecoded(t, "", got[i], want[i])
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("end: %v", err)
 	}
 }
