@@ -50,8 +50,9 @@ func Exchange(ctx context.Context, s Sender, cmds []byte, n int, h Handler) erro
 
 // entry is one submission waiting for its replies.
 type entry struct {
-	h Handler
-	n int
+	h  Handler
+	n  int
+	at uint64 // bytes received when it was queued: its replies come after
 }
 
 // Conn is one pipelining connection, safe for concurrent use. Commands from
@@ -87,7 +88,7 @@ type Conn struct {
 
 	// Shared, atomic.
 	pending  atomic.Int64  // commands queued or in flight
-	progress atomic.Uint64 // socket reads that returned bytes
+	progress atomic.Uint64 // bytes read from the socket
 	writes   atomic.Uint64 // socket writes
 
 	// Writer role (guarded by mu).
@@ -106,13 +107,14 @@ type Conn struct {
 	wg   sync.WaitGroup
 }
 
-// progressReader counts socket reads that return bytes, for liveness.
+// progressReader counts the bytes read from the socket, for liveness and
+// to tell a reply from a stray frame.
 type progressReader struct{ c *Conn }
 
 func (p progressReader) Read(b []byte) (int, error) {
 	n, err := p.c.nc.Read(b)
 	if n > 0 {
-		p.c.progress.Add(1)
+		p.c.progress.Add(uint64(n))
 	}
 	return n, err
 }
@@ -202,7 +204,7 @@ func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLe
 	}
 	c.pending.Add(int64(n))
 	c.wbuf = append(c.wbuf, cmds...)
-	c.queue = append(c.queue, entry{h: h, n: n})
+	c.queue = append(c.queue, entry{h: h, n: n, at: c.progress.Load()})
 	if c.reading == roleFree {
 		if wantLead && c.opts.OnPush == nil {
 			c.reading, lead = roleLeader, true

@@ -168,3 +168,9 @@ func waitDone(t testing.TB, c *conn.Conn) {
 		t.Fatal("connection's Done did not close")
 	}
 }
+
+// needServer is servertest.Need for the package server.
+func needServer(t testing.TB) {
+	t.Helper()
+	servertest.Need(t, srv)
+}

@@ -142,6 +142,7 @@ func interrupted(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded)
 // step reads one frame and delivers it: a push to OnPush, a reply to the
 // submission owed it. It returns the Handler it completed, if any.
 func (c *Conn) step() (Handler, error) {
+	start := c.progress.Load() - uint64(c.rd.Buffered()) // where the frame begins
 	v, err := c.rd.Next()
 	if err != nil {
 		return nil, err
@@ -156,6 +157,10 @@ func (c *Conn) step() (Handler, error) {
 		return nil, ErrUnsolicited
 	}
 	e := &c.local[c.li]
+	if c.idx == 0 && start < e.at {
+		// The frame was here before e was queued: it answers nothing.
+		return nil, ErrUnsolicited
+	}
 	e.h.Reply(c.idx, v)
 	c.idx++
 	if c.idx < e.n {

@@ -153,6 +153,7 @@ func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
 	st.replies = st.replies[:b.n]
 	st.state.Store(waiting)
 	if err := conn.Exchange(ctx, s, b.cmds, b.n, st); err != nil {
+		st.replies = st.replies[:0] // not the last Exec's replies
 		return err
 	}
 	select {

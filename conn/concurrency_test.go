@@ -1,0 +1,160 @@
+package conn_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// 64 goroutines share one Conn, each sending ECHO of values no other
+// goroutine sends: every caller must get its own value back, and the
+// server must receive the commands in far fewer reads than commands.
+// 64 × 10,000 commands; 64 × 2,000 under -race or -short.
+func TestConcurrentEchoOwnReplies(t *testing.T) {
+	goroutinesN, perG := 64, 10_000
+	if testing.Short() || raceEnabled {
+		perG = 2_000
+	}
+	p := newProxy(t, srvAddr(t))
+	c := setup(t, conn.Options{Addr: p.Addr()})
+	writes0, chunks0 := c.Writes(), p.Writes()
+
+	var wrong, failed atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutinesN {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			prefix := "g" + strconv.Itoa(g) + ":"
+			var cmd, want []byte
+			for i := range perG {
+				want = strconv.AppendInt(append(want[:0], prefix...), int64(i), 10)
+				cmd = resp.AppendCommandBytes(cmd[:0], []byte("ECHO"), want)
+				err := c.DoFunc(ctx, cmd, func(v resp.Value) error {
+					if string(v.Str) != string(want) {
+						wrong.Add(1)
+					}
+					return nil
+				})
+				if err != nil {
+					failed.Add(1)
+					t.Errorf("goroutine %d call %d: %v", g, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if wrong.Load() != 0 || failed.Load() != 0 {
+		t.Fatalf("%d wrong replies, %d failed calls", wrong.Load(), failed.Load())
+	}
+	cmds := uint64(goroutinesN * perG)
+	writes, chunks := c.Writes()-writes0, uint64(p.Writes()-chunks0)
+	t.Logf("%d commands: the client made %d socket writes (%.1f commands per write); the server side read %d chunks (%.1f commands per read)",
+		cmds, writes, float64(cmds)/float64(writes), chunks, float64(cmds)/float64(chunks))
+	// The client's own write count is logged, not asserted: a sender that
+	// finds no write in progress writes inline, so under this load most
+	// commands get a write system call of their own (a cost, not a
+	// correctness matter). What the server receives is batched.
+	if writes == 0 || writes > cmds || chunks > cmds/4 {
+		t.Fatalf("%d commands: %d client writes, %d server-side reads: want reads < %d", cmds, writes, chunks, cmds/4)
+	}
+	if v := mustDo(t, c, "PING"); v.Text() != "PONG" {
+		t.Fatalf("PING after the run = %v", v)
+	}
+}
+
+// Handlers given to Send directly see each reply once, in order, and one
+// Done after the last: the Handler contract, under concurrency.
+func TestConcurrentSendHandlerContract(t *testing.T) {
+	c := setup(t, conn.Options{})
+	const goroutinesN, perG, batch = 16, 200, 7
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutinesN {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perG {
+				want := make([]string, 1+(g+i)%batch)
+				var cmds []byte
+				for j := range want {
+					want[j] = strconv.Itoa(g) + "/" + strconv.Itoa(i) + "/" + strconv.Itoa(j)
+					cmds = resp.AppendCommand(cmds, "ECHO", want[j])
+				}
+				pr := newProbe(want, &bad)
+				if err := c.Send(context.Background(), cmds, len(want), pr); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := pr.wait(t); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() != 0 {
+		t.Fatalf("%d handler contract violations", bad.Load())
+	}
+}
+
+// srvAddr is the package server's address (skipping without a server).
+func srvAddr(t testing.TB) string {
+	t.Helper()
+	needServer(t)
+	return srv.Addr
+}
+
+// probe is a Handler that checks the contract: replies in order, each
+// the expected value, none after Done, Done exactly once and, on success,
+// after every reply. Violations are counted in bad.
+type probe struct {
+	want  []string
+	bad   *atomic.Int64
+	got   int          // replies seen (reader goroutine only, until done)
+	dones atomic.Int32 // Done calls
+	err   error
+	done  chan struct{}
+}
+
+func newProbe(want []string, bad *atomic.Int64) *probe {
+	return &probe{want: want, bad: bad, done: make(chan struct{})}
+}
+
+func (p *probe) Reply(i int, v resp.Value) {
+	if p.dones.Load() != 0 || i != p.got || i >= len(p.want) || string(v.Str) != p.want[i] {
+		p.bad.Add(1)
+	}
+	p.got++
+}
+
+func (p *probe) Done(err error) {
+	if p.dones.Add(1) != 1 {
+		p.bad.Add(1)
+		return
+	}
+	if err == nil && p.got != len(p.want) {
+		p.bad.Add(1)
+	}
+	p.err = err
+	close(p.done)
+}
+
+// wait waits for Done and returns its error.
+func (p *probe) wait(t testing.TB) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-testCtx(t).Done():
+		t.Fatal("Done never called")
+		return nil
+	}
+}
