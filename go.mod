@@ -3,6 +3,7 @@ module github.com/echomq/echomq-go
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/valyala/bytebufferpool v1.0.0
 	golang.org/x/sync v0.25.0
 )

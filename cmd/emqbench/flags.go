@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/echomq/echomq-go/emq"
+)
+
+// workloads lists what emqbench can run, in the order the usage shows.
+var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "gate"}
+
+// config is one run's settings, from the command line.
+type config struct {
+	workload   string
+	url        string        // empty: start a private local server
+	conns      int           // connections opened
+	goroutines int           // concurrent callers, spread over the connections
+	depth      int           // commands per pipelined batch
+	depthSet   bool          // -depth was given (worker keeps its defaults otherwise)
+	size       int           // value or payload bytes
+	n          int64         // operations to run; math.MaxInt64 when only -duration bounds
+	duration   time.Duration // 0: bounded by n alone
+	queue      string        // queue name for enqueue/claim/worker
+	queueSet   bool          // -queue was given
+	keys       int           // key space of set/get
+	keep       bool          // leave the keys of the run behind
+	json       bool          // one JSON object instead of the text report
+}
+
+// usageText is printed by -h; usageError formats the one-line errors.
+const usageText = `usage: emqbench [flags] <workload>
+
+Workloads:
+  ping      PING
+  set       SET of -size byte values over -keys keys
+  get       GET of -keys keys, pre-filled with -size byte values
+  enqueue   the EchoMQ enqueue transition (EVALSHA), one job of -size bytes per op
+  claim     claim + complete of jobs pre-filled into the queue (one op = both)
+  worker    end-to-end jobs/s through emq.Worker (-goroutines = concurrency)
+  gate      the eight checks of the echomq:6.0.0 gate; ends with PASS n/8
+
+Without -url emqbench starts a private valkey-server (else redis-server)
+from PATH on a free loopback port, and stops it on exit.
+
+Flags:
+`
+
+// errHelp is returned by parseArgs for -h: usage was printed, exit 0.
+var errHelp = errors.New("help requested")
+
+// parseArgs reads the command line. Flags may come before or after the
+// workload. Errors are one line, for the caller to print with exit 2.
+func parseArgs(args []string, stdout io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("emqbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported once, by the caller
+	fs.StringVar(&c.workload, "workload", "", "workload to run (or give it as the argument)")
+	fs.StringVar(&c.url, "url", "", "server URL: redis://, rediss://, valkey://, valkeys:// or unix://\n(default: start a private local server)")
+	fs.IntVar(&c.conns, "conns", 1, "connections to open")
+	fs.IntVar(&c.goroutines, "goroutines", 8, "concurrent callers, spread over the connections")
+	fs.IntVar(&c.depth, "depth", 1, "pipeline depth: commands sent together per batch")
+	fs.IntVar(&c.size, "size", 16, "value / payload size in bytes")
+	fs.Int64Var(&c.n, "n", 100_000, "operations to run (with -duration: at most this many, when given)")
+	fs.DurationVar(&c.duration, "duration", 0, "run for this long instead of -n operations, e.g. 10s")
+	fs.StringVar(&c.queue, "queue", "", "queue name (default: emqbench-<unique>, removed at the end)")
+	fs.IntVar(&c.keys, "keys", 10_000, "key space of set and get")
+	fs.BoolVar(&c.keep, "keep", false, "keep the keys and jobs the run created")
+	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of the text report")
+	fs.Usage = func() {}
+
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printUsage(stdout, fs)
+				return c, errHelp
+			}
+			return c, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.queueSet, c.depthSet = set["queue"], set["depth"]
+	if c.duration > 0 && !set["n"] {
+		c.n = math.MaxInt64
+	}
+	switch {
+	case len(positional) > 1:
+		return c, fmt.Errorf("one workload at a time, got %q", strings.Join(positional, " "))
+	case len(positional) == 1 && c.workload != "" && c.workload != positional[0]:
+		return c, fmt.Errorf("-workload %q and argument %q disagree", c.workload, positional[0])
+	case len(positional) == 1:
+		c.workload = positional[0]
+	}
+	return c, c.validate()
+}
+
+// validate checks the values the flag package cannot.
+func (c *config) validate() error {
+	switch {
+	case c.workload == "":
+		return fmt.Errorf("no workload given (one of %s)", strings.Join(workloads, ", "))
+	case !slices.Contains(workloads, c.workload):
+		return fmt.Errorf("unknown workload %q (one of %s)", c.workload, strings.Join(workloads, ", "))
+	case c.conns < 1 || c.conns > 1024:
+		return fmt.Errorf("-conns %d: want 1 to 1024", c.conns)
+	case c.goroutines < 1 || c.goroutines > 100_000:
+		return fmt.Errorf("-goroutines %d: want 1 to 100000", c.goroutines)
+	case c.depth < 1 || c.depth > 100_000:
+		return fmt.Errorf("-depth %d: want 1 to 100000", c.depth)
+	case c.size < 0 || c.size > 64<<20:
+		return fmt.Errorf("-size %d: want 0 to %d", c.size, 64<<20)
+	case c.n < 1:
+		return fmt.Errorf("-n %d: want at least 1", c.n)
+	case c.duration < 0:
+		return fmt.Errorf("-duration %v: want a positive duration", c.duration)
+	case c.keys < 1:
+		return fmt.Errorf("-keys %d: want at least 1", c.keys)
+	}
+	if c.queueSet {
+		if err := emq.ValidQueue(c.queue); err != nil {
+			return fmt.Errorf("-queue: %v", err)
+		}
+	}
+	return nil
+}
+
+// printUsage writes the usage text and every flag with its default.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, usageText)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprint(w, `
+Exit status: 0 on success, 1 when the run or a gate check failed,
+2 for bad flags or an unreachable server, 130 when interrupted.
+`)
+}

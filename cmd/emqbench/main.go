@@ -1,0 +1,137 @@
+// Command emqbench measures echomq-go against a Valkey or Redis node and
+// runs the echomq:6.0.0 conformance gate.
+//
+//	emqbench [flags] <workload>
+//
+// # Target
+//
+// Without -url, emqbench starts a private node itself: valkey-server, else
+// redis-server, from PATH, on a free loopback port with persistence off
+// (--save "" --appendonly no) in a temporary directory. The node is stopped
+// when emqbench exits, after the report, on an error, or on Ctrl-C or
+// SIGTERM; should emqbench be killed outright, the kernel kills the node
+// (Linux). With -url it targets an existing node: redis://, rediss://,
+// valkey://, valkeys:// or unix://, as conn.ParseURL reads them.
+//
+// # Workloads
+//
+// ping, set and get send plain commands; enqueue runs the EchoMQ enqueue
+// transition by EVALSHA (emq.Queue.Enqueue at depth 1, EnqueueBatch, one
+// pipeline of enqueue transitions, above); claim pre-fills the queue and
+// then claims and completes (Claim + Complete at depth 1; ClaimBatch +
+// CompleteBatch of -depth jobs above); worker measures end-to-end jobs/s
+// through emq.Worker. Every operation of a batch of -depth is sent at once;
+// -goroutines callers share -conns pipelining connections.
+//
+// Keys and jobs are made under a prefix and a queue name unique to the
+// run, and removed at the end unless -keep is given; nothing else on the
+// node is touched. An explicit -queue must be empty (unless -keep), so
+// that removing it removes only what the run made.
+//
+// # Report
+//
+// A progress line (ops/s now, done, elapsed, ETA) is redrawn on a
+// terminal and omitted otherwise. The report gives ops/s; latency
+// percentiles (p50, p90, p99, p99.9, max) from an HDR histogram, per
+// operation at depth 1 and per pipelined batch (send to last reply)
+// above; client CPU seconds per million operations (getrusage); heap
+// allocations per operation (runtime.MemStats); and the SCRIPT LOADs the
+// executors sent. -json prints the same as one JSON object.
+//
+// # Gate
+//
+// "emqbench gate" runs the eight checks of the echomq:6.0.0 gate, prints a
+// record line per check (name, PASS or FAIL, the measured figure) and
+// "PASS n/8", and exits 1 when any check failed. It flushes the script
+// cache and resets INFO statistics of the node: point it at a node of
+// your own.
+//
+// # Exit status
+//
+// 0 on success; 1 when the run or a gate check failed; 2 for bad flags, a
+// node that cannot be started or reached; 130 when interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// main runs the command with the process's arguments and exits with
+// its status.
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command, testable: it parses args, runs the workload or
+// the gate, writes the report to stdout and one-line errors to stderr, and
+// returns the exit status. Ctrl-C and SIGTERM end the run early; the node
+// it started is stopped either way.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stdout)
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fail(stderr, "%v (see emqbench -h)", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	nd, err := openNode(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			fail(stderr, "interrupted")
+			return exitInterrupted
+		}
+		fail(stderr, "%v", err)
+		return exitUsage
+	}
+	defer nd.close()
+
+	var code int
+	if cfg.workload == "gate" {
+		code = runGate(ctx, nd, cfg, stdout, stderr)
+	} else {
+		code = runWorkload(ctx, nd, cfg, stdout, stderr)
+	}
+	if ctx.Err() != nil && code != exitUsage {
+		fail(stderr, "interrupted")
+		return exitInterrupted
+	}
+	return code
+}
+
+// fail prints one line to stderr: "emqbench: " and the message with any
+// line breaks folded, so an error is never more than one line.
+func fail(stderr io.Writer, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	msg = strings.Join(strings.Fields(msg), " ")
+	fmt.Fprintf(stderr, "emqbench: %s\n", msg)
+}
+
+// isTerminal reports whether w is a terminal (a character device), where
+// the progress line is drawn.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

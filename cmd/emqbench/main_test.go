@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/internal/servertest"
+)
+
+var srv *servertest.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(servertest.Main(m, &srv, servertest.Options{}))
+}
+
+// emqbench runs the command against the test server and returns its exit
+// status, stdout and stderr.
+func emqbench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	servertest.Need(t, srv)
+	return runArgs(append([]string{"-url", "redis://" + srv.Addr}, args...)...)
+}
+
+// runArgs runs the command with exactly args.
+func runArgs(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestGatePasses(t *testing.T) {
+	code, out, errs := emqbench(t, "gate")
+	t.Log("\n" + out)
+	if code != exitOK || errs != "" {
+		t.Fatalf("gate: exit %d, stderr %q", code, errs)
+	}
+	if !strings.HasSuffix(out, "PASS 8/8\n") {
+		t.Errorf("gate output does not end with PASS 8/8")
+	}
+	for i, c := range checks {
+		line := regexp.MustCompile(`(?m)^` + strconv.Itoa(i+1) + ` ` + c.name + ` +PASS  \S`)
+		if !line.MatchString(out) {
+			t.Errorf("no PASS record for check %d %s", i+1, c.name)
+		}
+	}
+	if !strings.Contains(out, "script_loads = 1 ") || !strings.Contains(out, "attempts = 2") {
+		t.Errorf("records lack their figures")
+	}
+	assertNoKeys(t, "emq:{emqbench-gate-*")
+	assertNoKeys(t, "emqbench:*")
+}
+
+func TestGateJSON(t *testing.T) {
+	code, out, _ := emqbench(t, "-json", "gate")
+	var rep gateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("gate -json: %v in %q", err, out)
+	}
+	if code != exitOK || rep.Passed != 8 || rep.Total != 8 || len(rep.Checks) != 8 {
+		t.Errorf("gate -json: exit %d, %d/%d passed, %d checks", code, rep.Passed, rep.Total, len(rep.Checks))
+	}
+}
+
+func TestPingReport(t *testing.T) {
+	code, out, errs := emqbench(t, "-n", "2000", "-depth", "10", "ping")
+	if code != exitOK || errs != "" {
+		t.Fatalf("ping: exit %d, stderr %q\n%s", code, errs, out)
+	}
+	for _, want := range []string{
+		"throughput", "ops/s", "2,000 ops", "stopped: n", "p50", "p99.9", "max",
+		"per batch of 10 operations", "per million ops", "per op", "script loads -",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// jsonRun runs a workload with -json and decodes its report.
+func jsonRun(t *testing.T, args ...string) report {
+	t.Helper()
+	code, out, errs := emqbench(t, append([]string{"-json"}, args...)...)
+	if code != exitOK || errs != "" {
+		t.Fatalf("%v: exit %d, stderr %q\n%s", args, code, errs, out)
+	}
+	var r report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: -json output does not parse: %v\n%s", args, err, out)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Errorf("%v: -json printed more than one line:\n%s", args, out)
+	}
+	return r
+}
+
+// sane checks the figures every report must have.
+func sane(t *testing.T, r report, ops int64) {
+	t.Helper()
+	l := r.Latency
+	switch {
+	case r.Ops != ops || r.Stopped != "n":
+		t.Errorf("%s: %d ops, stopped %q; want %d, n", r.Workload, r.Ops, r.Stopped, ops)
+	case r.OpsPerSec <= 0 || math.IsInf(r.OpsPerSec, 0) || r.ElapsedSec <= 0:
+		t.Errorf("%s: %v ops/s in %vs", r.Workload, r.OpsPerSec, r.ElapsedSec)
+	case l.Samples < 1 || l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.P999 || l.P999 > l.Max:
+		t.Errorf("%s: latency not ordered: %+v", r.Workload, l)
+	case r.CPUPerMOps <= 0 || r.AllocsPerOp < 0:
+		t.Errorf("%s: cpu %v s/Mops, allocs %v/op", r.Workload, r.CPUPerMOps, r.AllocsPerOp)
+	case r.Error != "":
+		t.Errorf("%s: error %q", r.Workload, r.Error)
+	}
+}
+
+func TestWorkloadsJSON(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		per     string
+		scripts bool
+	}{
+		{[]string{"-n", "500", "ping"}, "op", false},
+		{[]string{"-n", "500", "-size", "100", "set"}, "op", false},
+		{[]string{"-n", "500", "-keys", "50", "-depth", "20", "get"}, "batch", false},
+		{[]string{"-n", "500", "enqueue"}, "op", true},
+		{[]string{"-n", "500", "-depth", "100", "-conns", "2", "enqueue"}, "batch", true},
+		{[]string{"-n", "300", "claim"}, "op", true},
+		{[]string{"-n", "300", "-depth", "32", "claim"}, "batch", true},
+		{[]string{"-n", "300", "-goroutines", "4", "worker"}, "job", true},
+	} {
+		r := jsonRun(t, tc.args...)
+		sane(t, r, r.Ops)
+		n, _ := strconv.ParseInt(tc.args[1], 10, 64)
+		if r.Ops != n {
+			t.Errorf("%v: %d ops, want %d", tc.args, r.Ops, n)
+		}
+		if r.Latency.Per != tc.per {
+			t.Errorf("%v: latency per %q, want %q", tc.args, r.Latency.Per, tc.per)
+		}
+		if (r.ScriptLoads != nil) != tc.scripts || r.ScriptLoads != nil && *r.ScriptLoads > uint64(r.Conns)*8 {
+			t.Errorf("%v: script loads %v", tc.args, r.ScriptLoads)
+		}
+		if !strings.HasPrefix(r.Cleanup, "removed") && r.Cleanup != "nothing to remove" {
+			t.Errorf("%v: cleanup %q", tc.args, r.Cleanup)
+		}
+	}
+	assertNoKeys(t, "emq:{emqbench-*")
+	assertNoKeys(t, "emqbench:*")
+}
+
+func TestKeepLeavesKeys(t *testing.T) {
+	srvFlush(t)
+	r := jsonRun(t, "-n", "10", "-keep", "-queue", "kept", "enqueue")
+	if r.Cleanup != "kept (-keep)" {
+		t.Errorf("cleanup %q", r.Cleanup)
+	}
+	if n, err := srv.Do("ZCARD", "emq:{kept}:pending"); err != nil || n != "10" {
+		t.Errorf("kept queue holds %q jobs (%v), want 10", n, err)
+	}
+	// An explicit queue that is not empty is refused without -keep: the
+	// cleanup would remove jobs the run did not make.
+	code, _, errs := emqbench(t, "-n", "10", "-queue", "kept", "enqueue")
+	if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "already holds jobs") {
+		t.Errorf("non-empty -queue: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestDurationBound(t *testing.T) {
+	r := jsonRun(t, "-duration", "300ms", "ping")
+	if r.Stopped != "duration" || r.Ops < 1 || r.ElapsedSec < 0.25 || r.ElapsedSec > 5 {
+		t.Errorf("-duration 300ms: stopped %q after %d ops in %vs", r.Stopped, r.Ops, r.ElapsedSec)
+	}
+}
+
+func TestBadFlagsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"-bogus", "ping"},
+		{"-depth", "0", "ping"},
+		{"-n", "x", "ping"},
+		{"nosuch"},
+		{},
+		{"ping", "set"},
+		{"-queue", "a{b}", "enqueue"},
+		{"-url", "ftp://127.0.0.1", "ping"},
+	} {
+		code, out, errs := runArgs(args...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "emqbench: ") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and one line", args, code, out, errs)
+		}
+	}
+	if code, out, errs := runArgs("-h"); code != exitOK || !strings.Contains(out, "usage: emqbench") || errs != "" {
+		t.Errorf("-h: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestUnreachableExit2(t *testing.T) {
+	code, out, errs := runArgs("-url", "redis://:hunter2@127.0.0.1:1", "ping")
+	if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("unreachable: exit %d, stdout %q, stderr %q; want 2 and one line", code, out, errs)
+	}
+	if !strings.Contains(errs, "127.0.0.1:1") || strings.Contains(errs, "hunter2") || strings.Contains(errs, "goroutine") {
+		t.Errorf("unreachable: stderr %q", errs)
+	}
+}
+
+// TestLocalServerStopped runs without -url: emqbench starts its own node
+// and must leave no process and no directory behind.
+func TestLocalServerStopped(t *testing.T) {
+	servertest.Need(t, srv)
+	code, out, errs := runArgs("-n", "100", "ping")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	m := regexp.MustCompile(`started by emqbench on (\S+), pid (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("report does not name the local node:\n%s", out)
+	}
+	pid, _ := strconv.Atoi(m[2])
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("server pid %d still running after emqbench exited", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kill -0 %d: %v, want ESRCH", pid, err)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	c, err := parseArgs([]string{"-n", "5", "enqueue", "-depth", "7", "-queue", "q1"}, nil)
+	if err != nil || c.workload != "enqueue" || c.n != 5 || c.depth != 7 || c.queue != "q1" || !c.queueSet || !c.depthSet {
+		t.Errorf("flags around the workload: %+v, %v", c, err)
+	}
+	c, err = parseArgs([]string{"-workload", "ping", "-duration", "2s"}, nil)
+	if err != nil || c.workload != "ping" || c.n != unbounded || c.duration != 2*time.Second {
+		t.Errorf("-workload and -duration: %+v, %v", c, err)
+	}
+	c, err = parseArgs([]string{"-duration", "2s", "-n", "9", "ping"}, nil)
+	if err != nil || c.n != 9 {
+		t.Errorf("-duration with -n: %+v, %v", c, err)
+	}
+	if _, err := parseArgs([]string{"-workload", "ping", "set"}, nil); err == nil {
+		t.Errorf("disagreeing -workload and argument accepted")
+	}
+}
+
+// assertNoKeys fails when keys matching pattern remain on the server.
+func assertNoKeys(t *testing.T, pattern string) {
+	t.Helper()
+	keys, err := srv.Do("KEYS", pattern)
+	if err != nil || keys != "" {
+		t.Errorf("keys %q left behind: %q (%v)", pattern, keys, err)
+	}
+}
+
+// srvFlush empties the test server.
+func srvFlush(t *testing.T) {
+	t.Helper()
+	servertest.Need(t, srv)
+	srv.Flush(t)
+}

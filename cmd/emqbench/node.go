@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// node is the server a run targets: one emqbench started, or one named by
+// -url, with the connections the run uses.
+type node struct {
+	opts    conn.Options
+	local   *localServer // nil with -url
+	conns   []*conn.Conn // cfg.conns pipelining connections
+	server  string       // "redis 7.0.15", from HELLO or INFO
+	version string       // "7.0.15"
+	desc    string       // server plus where it is, for the report
+	runID   string       // unique to this run: names its keys and queue
+}
+
+// openNode starts or finds the node and opens cfg.conns connections. Its
+// errors are one line and mean exit status 2.
+func openNode(ctx context.Context, cfg config) (*node, error) {
+	nd := &node{runID: newRunID()}
+	if cfg.url != "" {
+		o, err := conn.ParseURL(cfg.url)
+		if err != nil {
+			return nil, fmt.Errorf("-url: %v", err)
+		}
+		nd.opts = o
+	} else {
+		s, err := startServer(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cannot start a local node: %v", err)
+		}
+		nd.local = s
+		nd.opts = conn.Options{Addr: s.addr}
+	}
+	nd.opts.ClientName = "emqbench"
+	for range cfg.conns {
+		c, err := conn.Dial(ctx, nd.opts)
+		if err != nil {
+			nd.close()
+			return nil, fmt.Errorf("cannot reach %s: %v", where(nd.opts), err)
+		}
+		nd.conns = append(nd.conns, c)
+	}
+	nd.identify(ctx)
+	return nd, nil
+}
+
+// where names the node's address for messages, without any password.
+func where(o conn.Options) string {
+	if o.Network == "unix" {
+		return "unix:" + o.Addr
+	}
+	if o.Addr == "" {
+		return "127.0.0.1:6379"
+	}
+	return o.Addr
+}
+
+// identify fills in the server's name and version: from HELLO under
+// RESP3, else from INFO server.
+func (nd *node) identify(ctx context.Context) {
+	c := nd.conns[0]
+	name, ver := "", ""
+	if h := c.Hello(); h.Type == resp.Map {
+		if v, ok := h.Lookup("server"); ok {
+			name = v.Text()
+		}
+		if v, ok := h.Lookup("version"); ok {
+			ver = v.Text()
+		}
+	}
+	if ver == "" || name == "redis" {
+		// Valkey answers HELLO with server "redis" for compatibility;
+		// INFO tells the two apart.
+		if info, err := infoSection(ctx, c, "server"); err == nil {
+			if v := infoField(info, "valkey_version"); v != "" {
+				name, ver = "valkey", v
+			} else if v := infoField(info, "redis_version"); v != "" && ver == "" {
+				name, ver = "redis", v
+			}
+		}
+	}
+	if name == "" {
+		name = "server"
+	}
+	nd.server, nd.version = strings.TrimSpace(name+" "+ver), ver
+	if nd.local != nil {
+		nd.desc = fmt.Sprintf("%s (started by emqbench on %s, pid %d)", nd.server, nd.local.addr, nd.local.cmd.Process.Pid)
+	} else {
+		nd.desc = fmt.Sprintf("%s at %s", nd.server, where(nd.opts))
+	}
+}
+
+// close closes the connections and stops the node emqbench started.
+func (nd *node) close() {
+	for _, c := range nd.conns {
+		c.Close()
+	}
+	nd.conns = nil
+	nd.local.stop()
+}
+
+// dial opens one more connection to the node with the run's options,
+// changed by edit when it is non-nil.
+func (nd *node) dial(ctx context.Context, edit func(*conn.Options)) (*conn.Conn, error) {
+	o := nd.opts
+	if edit != nil {
+		edit(&o)
+	}
+	return conn.Dial(ctx, o)
+}
+
+// conn returns the connection goroutine g uses.
+func (nd *node) conn(g int) *conn.Conn { return nd.conns[g%len(nd.conns)] }
+
+// newRunID returns a short id unique to this run (time and pid), safe in a
+// key and a queue name.
+func newRunID() string {
+	return strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + strconv.Itoa(os.Getpid())
+}
+
+// doArgs sends a command given as strings on the first connection.
+func doArgs(ctx context.Context, nd *node, args ...string) (resp.Value, error) {
+	return conn.Do(ctx, nd.conns[0], args...)
+}
+
+// infoSection returns the text of INFO section.
+func infoSection(ctx context.Context, s conn.Sender, section string) (string, error) {
+	v, err := conn.Do(ctx, s, "INFO", section)
+	if err != nil {
+		return "", err
+	}
+	return string(v.VerbatimText()), nil
+}
+
+// infoField returns the value of "name:value" in INFO text, or "".
+func infoField(info, name string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// commandCalls returns the calls of a command from INFO commandstats, as
+// "cmdstat_<name>:calls=N,...": name is e.g. "script|load". A command never
+// called since the last CONFIG RESETSTAT counts 0.
+func commandCalls(ctx context.Context, s conn.Sender, name string) (int64, error) {
+	info, err := infoSection(ctx, s, "commandstats")
+	if err != nil {
+		return 0, err
+	}
+	stat := infoField(info, "cmdstat_"+name)
+	for field := range strings.SplitSeq(stat, ",") {
+		if v, ok := strings.CutPrefix(field, "calls="); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, nil
+}
+
+// deleteMatching removes every key matching the glob pattern (SCAN MATCH
+// then UNLINK, a page at a time) and returns how many it removed.
+func deleteMatching(ctx context.Context, s conn.Sender, pattern string) (int, error) {
+	cursor, removed := "0", 0
+	for {
+		v, err := conn.Do(ctx, s, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+		if err != nil {
+			return removed, err
+		}
+		if v.Type != resp.Array || len(v.Elems) != 2 {
+			return removed, fmt.Errorf("SCAN: unexpected reply %s", v)
+		}
+		cursor = v.Elems[0].Text()
+		if keys := v.Elems[1].Elems; len(keys) > 0 {
+			args := make([]string, 0, len(keys)+1)
+			args = append(args, "UNLINK")
+			for _, k := range keys {
+				args = append(args, k.Text())
+			}
+			if _, err := conn.Do(ctx, s, args...); err != nil {
+				return removed, err
+			}
+			removed += len(keys)
+		}
+		if cursor == "0" {
+			return removed, nil
+		}
+	}
+}
+
+// globEscape escapes the glob metacharacters of s for SCAN MATCH.
+func globEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
