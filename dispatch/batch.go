@@ -178,7 +178,7 @@ func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native bool, idx [
 	st.index = append(st.index[:0], idx...)
 	st.err = nil
 	st.state.Store(waiting)
-	if err := s.Send(ctx, b.wire, n, st); err != nil {
+	if err := conn.Exchange(ctx, s, b.wire, n, st); err != nil {
 		return err
 	}
 	select {

@@ -148,6 +148,9 @@ func TestBatchFlushMidRun(t *testing.T) {
 			var b dispatch.Batch
 			var a dispatch.Args
 			for k := range batches {
+				if k == batches-5 {
+					<-flushed // the flush comes before the last batches
+				}
 				b.Reset()
 				for i := range depth {
 					n := (w*batches+k)*depth + i

@@ -51,7 +51,11 @@
 // ErrReloadLimit instead of looping on a server that keeps losing its
 // scripts. A script that does not compile fails its load once, and every
 // caller waiting on that load gets the same *LoadError, which carries the
-// server's text. A load is never cancelled by one caller's context: the
+// server's text. Such an error (an ERR reply to SCRIPT LOAD) is kept: the
+// executor never loads that script again, and later calls that meet
+// NOSCRIPT get the same error. A load that failed for a passing reason (a
+// broken connection, BUSY, LOADING, …) is tried again by the next command
+// sent after it. A load is never cancelled by one caller's context: the
 // others wait on it. A connection that breaks during a load fails its
 // waiters with an error matching conn.ErrBroken.
 //

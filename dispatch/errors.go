@@ -21,7 +21,9 @@ var ErrReloadLimit = errors.New("dispatch: script still missing after reloading 
 // compile (Err is the server's *resp.ServerError, text byte for byte),
 // the connection broke (Err matches conn.ErrBroken), or the server
 // answered another SHA than ours. Every caller waiting on that load gets
-// the same *LoadError.
+// the same *LoadError. A load refused with an ERR reply (a script that
+// does not compile) is never tried again by that executor: later calls
+// that meet NOSCRIPT get the same *LoadError.
 type LoadError struct {
 	Script string // the script's name
 	SHA    string // the SHA we expected

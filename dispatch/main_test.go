@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -76,3 +77,7 @@ func jobID(n int) string {
 }
 
 func timeAfterMilli() <-chan time.Time { return time.After(time.Millisecond) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func gomaxprocs() int { return runtime.GOMAXPROCS(0) }

@@ -64,8 +64,9 @@ type Scripted struct {
 type scriptState struct {
 	done atomic.Uint64 // completed SCRIPT LOAD attempts, success or not
 
-	mu  sync.Mutex // orders "check done, then join or start a load"
-	err error      // the last attempt's error, or nil; guarded by mu
+	mu     sync.Mutex // orders "check done, then join or start a load"
+	err    error      // the last attempt's error, or nil; guarded by mu
+	broken error      // a load error no retry can fix; guarded by mu
 }
 
 // NewScripted returns a scripted executor over s.
@@ -174,6 +175,11 @@ func (x *Scripted) addState(s *Script) *scriptState {
 func (x *Scripted) ensureLoaded(ctx context.Context, s *Script, st *scriptState, gen uint64) error {
 	for {
 		st.mu.Lock()
+		if st.broken != nil {
+			err := st.broken
+			st.mu.Unlock()
+			return err
+		}
 		if st.done.Load() != gen {
 			err := st.err
 			st.mu.Unlock()
@@ -194,6 +200,14 @@ func (x *Scripted) ensureLoaded(ctx context.Context, s *Script, st *scriptState,
 	}
 }
 
+// permanent reports whether a SCRIPT LOAD error will recur on every try:
+// an ERR reply, as for a script that does not compile. Connection faults
+// and transient refusals (BUSY, LOADING, OOM, READONLY, …) are not.
+func permanent(err error) bool {
+	se, ok := err.(*resp.ServerError)
+	return ok && se.HasCode(resp.CodeErr)
+}
+
 // load sends SCRIPT LOAD, checks the SHA it returns and records the
 // outcome in st. Its context is not any caller's: others wait on it.
 func (x *Scripted) load(s *Script, st *scriptState) {
@@ -205,11 +219,16 @@ func (x *Scripted) load(s *Script, st *scriptState) {
 		}
 		return nil
 	})
+	var broken bool
 	if err != nil {
+		broken = permanent(err)
 		err = &LoadError{Script: s.name, SHA: s.sha, Err: err}
 	}
 	st.mu.Lock()
 	st.err = err
+	if broken {
+		st.broken = err
+	}
 	st.done.Add(1)
 	st.mu.Unlock()
 }

@@ -1,0 +1,198 @@
+package dispatch_test
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// The benchmarks enqueue with the PROTOCOL.md enqueue script on the real
+// server: unique JOB+11-char ids, a 64-byte payload, keys
+// emq:{bench}:job:<id> and emq:{bench}:pending. One op is one enqueue
+// (one EVALSHA), so ns/op and allocs/op are per command. Besides ops/s
+// they report cpu-s/Mop: the client process's CPU seconds (user+system,
+// getrusage RUSAGE_SELF; the server is another process) per million ops,
+// and the socket reads and writes the connection made per thousand ops
+// (counted by a wrapping net.Conn), which do not depend on the machine's
+// load the way CPU time does.
+
+var benchPayload = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+
+// benchIDs mints unique ids across benchmark runs.
+var benchIDs atomic.Uint64
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// benchJob fills a with one enqueue of a fresh id, without allocating.
+// key is scratch for the row key.
+func benchJob(a *dispatch.Args, key []byte) []byte {
+	n := benchIDs.Add(1)
+	var id [14]byte
+	copy(id[:], "JOB")
+	for i := 13; i >= 3; i-- {
+		id[i] = base62[n%62]
+		n /= 62
+	}
+	key = append(key[:0], "emq:{bench}:job:"...)
+	key = append(key, id[:]...)
+	a.Reset()
+	a.KeyBytes(key)
+	a.Key("emq:{bench}:pending")
+	a.ArgBytes(id[:])
+	a.ArgBytes(benchPayload)
+	return key
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs f (which does b.N ops) with the timer and the CPU clock
+// around it, and reports ops/s, cpu-s/Mop, reads/Kop and writes/Kop.
+func measure(b *testing.B, sc *sockCount, f func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	r0, w0 := sc.reads.Load(), sc.writes.Load()
+	start, cpu0 := time.Now(), cpuTime(b)
+	f()
+	cpu, wall := cpuTime(b)-cpu0, time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
+	b.ReportMetric(cpu.Seconds()/float64(b.N)*1e6, "cpu-s/Mop")
+	b.ReportMetric(float64(sc.reads.Load()-r0)/float64(b.N)*1e3, "reads/Kop")
+	b.ReportMetric(float64(sc.writes.Load()-w0)/float64(b.N)*1e3, "writes/Kop")
+}
+
+// sockCount counts the socket calls of a connection.
+type sockCount struct{ reads, writes atomic.Int64 }
+
+type countedConn struct {
+	net.Conn
+	sc *sockCount
+}
+
+func (c countedConn) Read(p []byte) (int, error) {
+	c.sc.reads.Add(1)
+	return c.Conn.Read(p)
+}
+
+func (c countedConn) Write(p []byte) (int, error) {
+	c.sc.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// benchConn is ready's connection with its socket calls counted.
+func benchConn(b *testing.B) (*conn.Conn, *sockCount) {
+	ready(b)
+	sc := new(sockCount)
+	var d net.Dialer
+	c, err := conn.Dial(context.Background(), conn.Options{
+		Addr: srv.Addr,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return countedConn{nc, sc}, nil
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c, sc
+}
+
+// warm loads the enqueue script so the timed loop sees no NOSCRIPT.
+func warm(b *testing.B, x dispatch.Executor) {
+	var a dispatch.Args
+	benchJob(&a, nil)
+	if err := x.Eval(context.Background(), enqueue, &a, nil); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkEnqueuePipelined(b *testing.B) {
+	for _, depth := range []int{100, 1000} {
+		b.Run("depth="+itoa(depth), func(b *testing.B) {
+			c, sc := benchConn(b)
+			x := dispatch.NewScripted(c)
+			warm(b, x)
+			ctx := context.Background()
+			var batch dispatch.Batch
+			var a dispatch.Args
+			var key []byte
+			var bad atomic.Int64
+			measure(b, sc, func() {
+				for done := 0; done < b.N; {
+					n := min(depth, b.N-done)
+					batch.Reset()
+					for range n {
+						key = benchJob(&a, key)
+						batch.Add(enqueue, &a)
+					}
+					if err := x.EvalBatch(ctx, &batch); err != nil {
+						b.Fatal(err)
+					}
+					for _, v := range batch.Replies() {
+						if v.Type != resp.Integer || v.Int != 1 {
+							bad.Add(1)
+						}
+					}
+					done += n
+				}
+			})
+			if bad.Load() != 0 {
+				b.Fatalf("%d enqueues did not answer 1", bad.Load())
+			}
+			if st := x.Stats(); st.NoScripts != 1 || st.Loads != 1 {
+				b.Fatalf("Stats %+v: a reload in the timed loop", st)
+			}
+		})
+	}
+}
+
+// BenchmarkEnqueueParallel64: 64 goroutines each call Eval one at a time
+// on one connection, which pipelines them.
+func BenchmarkEnqueueParallel64(b *testing.B) {
+	c, sc := benchConn(b)
+	x := dispatch.NewScripted(c)
+	warm(b, x)
+	ctx := context.Background()
+	b.SetParallelism((64 + gomaxprocs() - 1) / gomaxprocs())
+	var bad atomic.Int64
+	measure(b, sc, func() {
+		b.RunParallel(func(pb *testing.PB) {
+			var a dispatch.Args
+			var key []byte
+			fn := func(v resp.Value) error {
+				if v.Int != 1 {
+					bad.Add(1)
+				}
+				return nil
+			}
+			for pb.Next() {
+				key = benchJob(&a, key)
+				if err := x.Eval(ctx, enqueue, &a, fn); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	if bad.Load() != 0 {
+		b.Fatalf("%d enqueues did not answer 1", bad.Load())
+	}
+}

@@ -1,0 +1,64 @@
+package dispatch_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// instant is a Sender that answers every command at once, on the
+// caller's goroutine, with :1: it isolates dispatch's own allocations from
+// the connection's.
+type instant struct{}
+
+func (instant) Send(_ context.Context, _ []byte, n int, h conn.Handler) error {
+	for i := range n {
+		h.Reply(i, resp.Value{Type: resp.Integer, Int: 1})
+	}
+	h.Done(nil)
+	return nil
+}
+
+// TestAllocsDispatchOnly: Eval and EvalBatch, on both executors, allocate
+// nothing of their own in steady state, with a cancellable context.
+func TestAllocsDispatchOnly(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var a dispatch.Args
+	var b dispatch.Batch
+	fn := func(resp.Value) error { return nil }
+	for _, x := range []dispatch.Executor{dispatch.NewScripted(instant{}), dispatch.NewNative(instant{})} {
+		eval := func() {
+			a.Reset()
+			a.Key("emq:{q}:job:JOB00000000001")
+			a.Key("emq:{q}:pending")
+			a.Arg("JOB00000000001")
+			a.Arg("payload")
+			if err := x.Eval(ctx, enqueue, &a, fn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		batch := func() {
+			b.Reset()
+			for range 100 {
+				eval := &a
+				b.Add(enqueue, eval)
+			}
+			if err := x.EvalBatch(ctx, &b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, f := range map[string]func(){"Eval": eval, "EvalBatch": batch} {
+			f()
+			if n := testing.AllocsPerRun(200, f); n != 0 {
+				t.Fatalf("%T.%s: %v allocs per call, want 0", x, name, n)
+			}
+		}
+	}
+}
