@@ -120,6 +120,11 @@ func (c *Conn) Do(ctx context.Context, args ...string) (resp.Value, error) {
 
 // Do is Conn.Do over any Sender (a Conn or a Client).
 func Do(ctx context.Context, s Sender, args ...string) (resp.Value, error) {
+	if len(args) == 0 {
+		// The server answers "*0" with nothing: sent, it would take the
+		// next command's reply.
+		return resp.Value{}, errEmptyCommand
+	}
 	var buf [512]byte
 	cmd := resp.AppendCommand(buf[:0], args...)
 	var out resp.Value
@@ -133,6 +138,8 @@ func Do(ctx context.Context, s Sender, args ...string) (resp.Value, error) {
 	}
 	return out, err
 }
+
+var errEmptyCommand = errors.New("conn: command of no arguments")
 
 // DoInt sends an encoded command whose reply is an integer.
 func (c *Conn) DoInt(ctx context.Context, cmd []byte) (int64, error) {

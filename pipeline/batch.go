@@ -19,10 +19,11 @@ import (
 // commands again. In steady state neither appending nor Exec allocates.
 // A Batch is not safe for concurrent use.
 type Batch struct {
-	cmds []byte
-	n    int
-	want int // arguments still owed by the command being built
-	st   *batchState
+	cmds  []byte
+	n     int
+	want  int  // arguments still owed by the command being built
+	empty bool // a command of no arguments was added
+	st    *batchState
 }
 
 // batchState is the part of a Batch the connection's reader writes to. It
@@ -72,12 +73,17 @@ func (s *batchState) recycle() {
 // with Begin did not get all the arguments it announced.
 var ErrIncompleteCommand = errors.New("pipeline: command given fewer arguments than announced")
 
+// ErrEmptyCommand is returned by Exec when a command of no arguments was
+// added: the server answers it with nothing, so it would take the reply
+// of the command after it.
+var ErrEmptyCommand = errors.New("pipeline: command of no arguments")
+
 // Len returns the number of commands in the batch.
 func (b *Batch) Len() int { return b.n }
 
 // Reset removes every command and reply, keeping the memory.
 func (b *Batch) Reset() {
-	b.cmds, b.n, b.want = b.cmds[:0], 0, 0
+	b.cmds, b.n, b.want, b.empty = b.cmds[:0], 0, 0, false
 	if b.st != nil {
 		b.st.arena.Reset()
 		b.st.replies = b.st.replies[:0]
@@ -86,12 +92,14 @@ func (b *Batch) Reset() {
 
 // Add appends a command given as strings.
 func (b *Batch) Add(args ...string) {
+	b.empty = b.empty || len(args) == 0
 	b.cmds = resp.AppendCommand(b.cmds, args...)
 	b.n++
 }
 
 // AddBytes appends a command given as byte slices.
 func (b *Batch) AddBytes(args ...[]byte) {
+	b.empty = b.empty || len(args) == 0
 	b.cmds = resp.AppendCommandBytes(b.cmds, args...)
 	b.n++
 }
@@ -108,6 +116,7 @@ func (b *Batch) AddEncoded(cmds []byte, n int) {
 func (b *Batch) Begin(nargs int) {
 	b.cmds = resp.AppendArrayHeader(b.cmds, nargs)
 	b.want = nargs
+	b.empty = b.empty || nargs <= 0
 	b.n++
 }
 
@@ -134,6 +143,9 @@ func (b *Batch) ArgInt(i int64) {
 // Err), or the fault or ctx's error. After a fault or a cancellation the
 // replies are not available; the commands may or may not have run.
 func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
+	if b.empty {
+		return ErrEmptyCommand
+	}
 	if b.want != 0 {
 		return ErrIncompleteCommand
 	}
