@@ -1,0 +1,50 @@
+package emq
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestAllocBudgets holds the hot verbs to their allocation budgets, in
+// steady state, against the real server: Enqueue allocates the id string;
+// Claim the job's id and payload; Complete nothing.
+func TestAllocBudgets(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race or -short")
+	}
+	q := fresh(t, "allocs")
+	// A context that cannot end: a cancellable one costs the connection
+	// layer allocations of its own (context.AfterFunc), not this package's.
+	ctx := context.Background()
+	payload := []byte("a payload of a few bytes")
+	for range 100 { // warm the pools and the script cache
+		q.Enqueue(ctx, payload)
+	}
+	check := func(name string, budget float64, f func()) {
+		t.Helper()
+		if got := testing.AllocsPerRun(200, f); got > budget {
+			t.Errorf("%s: %.1f allocs per call, budget %.0f", name, got, budget)
+		}
+	}
+	check("Enqueue", 1, func() {
+		if _, err := q.Enqueue(ctx, payload); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var job Job
+	check("Claim", 2, func() {
+		var err error
+		if job, _, err = q.Claim(ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	})
+	jobs, _ := q.ClaimBatch(ctx, time.Minute, 500)
+	i := 0
+	check("Complete", 0, func() {
+		j := jobs[i%len(jobs)]
+		i++
+		q.Complete(ctx, j.ID, j.Token, 0)
+	})
+	_ = job
+}

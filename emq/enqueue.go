@@ -1,0 +1,164 @@
+package emq
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Enqueue admits a job with a freshly minted id into pending and returns
+// the id. The row is {state pending, attempts 0, payload}. A minted id that
+// already names a row (two generators on one node) is [ErrDuplicate].
+//
+// Enqueue allocates the id string and nothing else in steady state.
+func (q *Queue) Enqueue(ctx context.Context, payload []byte) (string, error) {
+	id := q.ids.Next()
+	ok, err := q.enqueue(ctx, id, payload)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return "", ErrDuplicate
+	}
+	return id, nil
+}
+
+// EnqueueID admits a job under a caller-chosen id. It reports false when a
+// row with that id already exists (a duplicate: nothing is written). An id
+// that is not a branded id is an *[IDError] (matching [ErrInvalidID]) and
+// nothing is sent; a well-formed id outside the JOB namespace is refused by
+// the server with "EMQKIND job id must be JOB-namespaced", a *[ScriptError]
+// matching [ErrKind].
+func (q *Queue) EnqueueID(ctx context.Context, id string, payload []byte) (bool, error) {
+	if err := checkID(id); err != nil {
+		return false, err
+	}
+	return q.enqueue(ctx, id, payload)
+}
+
+// enqueue runs the enqueue script for an id already checked.
+func (q *Queue) enqueue(ctx context.Context, id string, payload []byte) (bool, error) {
+	o := getOp("enqueue")
+	o.key = q.keys.AppendJob(o.key[:0], id)
+	o.args.KeyBytes(o.key)
+	o.args.Key(q.keys.Pending)
+	o.args.Arg(id)
+	o.args.ArgBytes(payload)
+	n, err := q.evalInt(ctx, scriptEnqueue, o)
+	putOp(o, err)
+	if err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
+// EnqueueIn admits a job with a freshly minted id into delayed, due after
+// delay on the server's clock (a delay of 0 or less is due at once, and
+// waits for the next promote). The row is {state delayed, attempts 0,
+// payload}.
+func (q *Queue) EnqueueIn(ctx context.Context, delay time.Duration, payload []byte) (string, error) {
+	id := q.ids.Next()
+	ok, err := q.enqueueIn(ctx, id, delay, payload)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return "", ErrDuplicate
+	}
+	return id, nil
+}
+
+// EnqueueAt admits a job due at t. The delay is t less the local clock's
+// now; the due time itself is reckoned on the server's clock, so clock skew
+// between this host and the server shifts it.
+func (q *Queue) EnqueueAt(ctx context.Context, t time.Time, payload []byte) (string, error) {
+	return q.EnqueueIn(ctx, time.Until(t), payload)
+}
+
+// EnqueueIDIn is [Queue.EnqueueIn] under a caller-chosen id, with the
+// duplicate and id rules of [Queue.EnqueueID].
+func (q *Queue) EnqueueIDIn(ctx context.Context, id string, delay time.Duration, payload []byte) (bool, error) {
+	if err := checkID(id); err != nil {
+		return false, err
+	}
+	return q.enqueueIn(ctx, id, delay, payload)
+}
+
+func (q *Queue) enqueueIn(ctx context.Context, id string, delay time.Duration, payload []byte) (bool, error) {
+	ms, _ := millis("delay", delay, true)
+	o := getOp("enqueue_at")
+	o.key = q.keys.AppendJob(o.key[:0], id)
+	o.args.KeyBytes(o.key)
+	o.args.Key(q.keys.Delayed)
+	o.args.Arg(id)
+	o.args.ArgBytes(payload)
+	o.args.ArgInt(ms)
+	n, err := q.evalInt(ctx, scriptEnqueueAt, o)
+	putOp(o, err)
+	if err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
+// EnqueueResult is the outcome of one job of [Queue.EnqueueBatch].
+type EnqueueResult struct {
+	ID  string // the minted id
+	Err error  // nil when enqueued; ErrDuplicate, or a *ScriptError
+}
+
+// EnqueueBatch enqueues one job per payload, minting their ids, in one
+// pipeline of enqueue transitions ([dispatch.Executor.EvalBatch]): each job
+// is its own atomic transition, and results[i] is payloads[i]'s. The error
+// is for the exchange as a whole (a broken connection, ctx's end); then
+// some jobs may have been enqueued and the results are nil.
+func (q *Queue) EnqueueBatch(ctx context.Context, payloads [][]byte) ([]EnqueueResult, error) {
+	if len(payloads) == 0 {
+		return nil, nil
+	}
+	ids := q.mintIDs(len(payloads))
+	o := getOp("enqueue")
+	for i, p := range payloads {
+		id := ids[i*IDLen : (i+1)*IDLen]
+		o.args.Reset()
+		o.key = q.keys.AppendJob(o.key[:0], id)
+		o.args.KeyBytes(o.key)
+		o.args.Key(q.keys.Pending)
+		o.args.Arg(id)
+		o.args.ArgBytes(p)
+		o.batch.Add(scriptEnqueue, &o.args)
+	}
+	err := q.exec.EvalBatch(ctx, &o.batch)
+	if err != nil {
+		putOp(o, err)
+		return nil, err
+	}
+	results := make([]EnqueueResult, len(payloads))
+	for i := range results {
+		results[i].ID = ids[i*IDLen : (i+1)*IDLen]
+		if err := o.batch.Err(i); err != nil {
+			results[i].Err = wrapErr("enqueue", err)
+			continue
+		}
+		switch n, err := o.batch.Reply(i).AsInt(); {
+		case err != nil:
+			results[i].Err = badReply("enqueue", o.batch.Reply(i), "an integer")
+		case n != 1:
+			results[i].Err = ErrDuplicate
+		}
+	}
+	putOp(o, nil)
+	return results, nil
+}
+
+// mintIDs mints n ids into one string, id i at [i*IDLen, (i+1)*IDLen): one
+// allocation for the lot.
+func (q *Queue) mintIDs(n int) string {
+	var b strings.Builder
+	b.Grow(n * IDLen)
+	var buf [IDLen]byte
+	for range n {
+		b.Write(q.ids.AppendNext(buf[:0]))
+	}
+	return b.String()
+}

@@ -1,0 +1,118 @@
+package emq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Handler processes one claimed job for a [Worker]. Returning nil
+// completes the job; an error retries it with backoff (dead after the
+// worker's MaxAttempts), [ErrSkipRetry] sends it to dead at once, and
+// [ErrAbandon] leaves it leased for the reaper.
+//
+// ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost])
+// or when the worker's shutdown deadline passes ([ErrShutdown]); a handler
+// should then return promptly: its job is no longer its own. The Job, its
+// id and payload are the handler's to keep.
+type Handler interface {
+	ProcessJob(ctx context.Context, job *Job) error
+}
+
+// HandlerFunc adapts a function to a [Handler].
+type HandlerFunc func(ctx context.Context, job *Job) error
+
+// ProcessJob calls f(ctx, job).
+func (f HandlerFunc) ProcessJob(ctx context.Context, job *Job) error { return f(ctx, job) }
+
+// Middleware wraps a Handler, as net/http middleware wraps an http.Handler:
+// logging, metrics, timeouts, payload decoding.
+type Middleware func(Handler) Handler
+
+// Chain wraps h in mw, the first outermost: Chain(h, a, b) runs a, then b,
+// then h.
+func Chain(h Handler, mw ...Middleware) Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+// Handler outcomes and handler context causes.
+var (
+	// ErrAbandon, returned by a handler (or wrapped), makes the worker
+	// leave the job as it is: neither completed nor retried, still leased.
+	// When the lease runs out the reaper returns it to pending (or to dead
+	// after MaxAttempts), as it does for a worker that crashed.
+	ErrAbandon = errors.New("emq: job abandoned to the reaper")
+	// ErrSkipRetry, returned by a handler (or wrapped), sends the job to
+	// dead at once, whatever its attempts.
+	ErrSkipRetry = errors.New("emq: skip retry: the job goes to dead")
+	// ErrLeaseLost is the cause of a handler's context when extending its
+	// lease answered stale: the job was reaped, and perhaps claimed again.
+	ErrLeaseLost = errors.New("emq: the job's lease was lost")
+	// ErrShutdown is the cause of a handler's context when the worker's
+	// shutdown deadline passed; the job is left to the reaper.
+	ErrShutdown = errors.New("emq: worker shut down before the job finished")
+)
+
+// PanicError is the failure of a handler that panicked: the worker
+// recovers, and retries the job like any failure.
+type PanicError struct {
+	Value any    // what the handler panicked with
+	Stack []byte // the goroutine's stack at the panic
+}
+
+// Error describes the panic.
+func (e *PanicError) Error() string { return fmt.Sprintf("emq: handler panicked: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// EventKind says what happened to a job, or to the worker, in an [Event].
+type EventKind int
+
+// The kinds of [Event].
+const (
+	EventCompleted EventKind = iota + 1 // complete answered 1: the job is done
+	EventRetried                        // the handler failed; the job is back in pending or delayed
+	EventDead                           // the handler failed; the job is dead
+	EventStale                          // complete or retry answered stale: the lease had been lost
+	EventAbandoned                      // the handler returned ErrAbandon
+	EventLeaseLost                      // extend answered stale; the handler's ctx was cancelled
+	EventError                          // an exchange with the server failed (Err); Op names it
+)
+
+// String names the kind.
+func (k EventKind) String() string {
+	switch k {
+	case EventCompleted:
+		return "completed"
+	case EventRetried:
+		return "retried"
+	case EventDead:
+		return "dead"
+	case EventStale:
+		return "stale"
+	case EventAbandoned:
+		return "abandoned"
+	case EventLeaseLost:
+		return "lease-lost"
+	case EventError:
+		return "error"
+	}
+	return "EventKind(?)"
+}
+
+// Event reports one outcome to [WorkerConfig.OnEvent].
+type Event struct {
+	Kind EventKind
+	Job  Job    // the job concerned; zero for a claim, promote or reap error
+	Op   string // for EventError: "claim", "complete", "retry", "extend", "promote" or "reap"
+	// Err is the handler's error for EventRetried and EventDead, the
+	// exchange's for EventError.
+	Err error
+}

@@ -1,0 +1,223 @@
+package emq
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// The transitions as the executor sends them: one SHA1 each, computed once.
+var (
+	scriptEnqueue       = dispatch.NewScript("enqueue", EnqueueLua)
+	scriptClaim         = dispatch.NewScript("claim", ClaimLua)
+	scriptComplete      = dispatch.NewScript("complete", CompleteLua)
+	scriptRetry         = dispatch.NewScript("retry", RetryLua)
+	scriptPromote       = dispatch.NewScript("promote", PromoteLua)
+	scriptReap          = dispatch.NewScript("reap", ReapLua)
+	scriptClaimBatch    = dispatch.NewScript("claim_batch", ClaimBatchLua)
+	scriptExtend        = dispatch.NewScript("extend", ExtendLua)
+	scriptEnqueueAt     = dispatch.NewScript("enqueue_at", EnqueueAtLua)
+	scriptCompleteBatch = dispatch.NewScript("complete_batch", CompleteBatchLua)
+)
+
+// DispatchScripts returns the ten transitions as [dispatch.Script]s, in the
+// order of [Scripts]: the scripts this package sends. Preloading them, or
+// comparing SHAs, needs nothing else.
+func DispatchScripts() []*dispatch.Script {
+	return []*dispatch.Script{
+		scriptEnqueue, scriptClaim, scriptComplete, scriptRetry, scriptPromote,
+		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
+	}
+}
+
+// ErrDuplicate is returned by Enqueue when the id it minted names a row
+// that already exists: another process minted the same id, which happens
+// only when two generators share a node (see [IDGenerator]).
+var ErrDuplicate = errors.New("emq: duplicate job id: the row already exists")
+
+// Queue is one EchoMQ queue on one server: the verbs, each a thin typed
+// wrapper over its transition script, with every key built once from the
+// validated name. Open makes one; it is safe for concurrent use.
+type Queue struct {
+	keys   Keys
+	sender conn.Sender
+	exec   dispatch.Executor
+	ids    *IDGenerator
+}
+
+// Option configures [Open].
+type Option func(*options)
+
+type options struct {
+	exec dispatch.Executor
+	ids  *IDGenerator
+}
+
+// WithExecutor sends the transitions through e instead of the default
+// [dispatch.NewScripted] over the queue's sender: [dispatch.NewNative] for
+// a server with the native module, or one executor shared by many queues.
+func WithExecutor(e dispatch.Executor) Option { return func(o *options) { o.exec = e } }
+
+// WithIDGenerator mints Enqueue's ids with g instead of a generator in the
+// JOB namespace on [DefaultNode]. g must mint in [JobNamespace].
+func WithIDGenerator(g *IDGenerator) Option { return func(o *options) { o.ids = g } }
+
+// Open validates the queue name, builds its keys, checks the wire fence
+// ([CheckFence]) and returns the queue. An invalid name is a *[QueueError]
+// (matching [ErrInvalidQueue]) and nothing is sent; a server holding another
+// major wire is a *[FenceError] (matching [ErrFence]).
+func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Queue, error) {
+	keys, err := NewKeys(name)
+	if err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.ids == nil {
+		if o.ids, err = NewIDGenerator(JobNamespace, DefaultNode()); err != nil {
+			return nil, err
+		}
+	} else if o.ids.Namespace() != JobNamespace {
+		return nil, &IDError{ID: o.ids.Namespace(), Reason: "the generator must mint in the JOB namespace"}
+	}
+	if o.exec == nil {
+		o.exec = dispatch.NewScripted(s)
+	}
+	if err := CheckFence(ctx, s); err != nil {
+		return nil, err
+	}
+	return &Queue{keys: keys, sender: s, exec: o.exec, ids: o.ids}, nil
+}
+
+// Name returns the queue's name.
+func (q *Queue) Name() string { return q.keys.Queue }
+
+// Keys returns the queue's keys.
+func (q *Queue) Keys() Keys { return q.keys }
+
+// Executor returns the executor that runs the queue's transitions.
+func (q *Queue) Executor() dispatch.Executor { return q.exec }
+
+// Sender returns the connection the queue's plain reads and writes use.
+func (q *Queue) Sender() conn.Sender { return q.sender }
+
+// op is the pooled scratch of one verb call: the script arguments, a key
+// buffer, and reply handlers bound once so that passing them to the
+// executor allocates nothing.
+type op struct {
+	args  dispatch.Args
+	batch dispatch.Batch
+	key   []byte
+
+	// Written by the reply handlers.
+	n      int64
+	jobs   []Job
+	one    [1]Job // Claim's jobs
+	script string
+
+	intFn   func(resp.Value) error // reply is an integer → n
+	jobsFn  func(resp.Value) error // reply is {id, payload, attempts, ...} → jobs
+	flagsFn func(resp.Value) error // reply is {0|1, ...} → flags
+	flags   []bool
+}
+
+var opPool = sync.Pool{New: func() any {
+	o := &op{}
+	o.intFn = o.readInt
+	o.jobsFn = o.readJobs
+	o.flagsFn = o.readFlags
+	return o
+}}
+
+func getOp(script string) *op {
+	o := opPool.Get().(*op)
+	o.args.Reset()
+	o.script = script
+	return o
+}
+
+// putOp recycles o, unless the call failed: after a cancelled call the
+// executor may, in principle, still hold what o lent it.
+func putOp(o *op, err error) {
+	if err != nil && !isReplyErr(err) {
+		return
+	}
+	o.jobs, o.flags, o.one[0] = nil, nil, Job{}
+	if cap(o.key) > 1<<12 {
+		o.key = nil
+	}
+	if o.batch.Len() > 0 {
+		o.batch.Reset()
+	}
+	opPool.Put(o)
+}
+
+// isReplyErr reports whether err is an answer (a server error or a reply
+// of a wrong shape) rather than a failed exchange.
+func isReplyErr(err error) bool {
+	var se *resp.ServerError
+	var re *ReplyError
+	return errors.As(err, &se) || errors.As(err, &re) || errors.Is(err, ErrStale)
+}
+
+func (o *op) readInt(v resp.Value) error {
+	n, err := v.AsInt()
+	if err != nil {
+		return badReply(o.script, v, "an integer")
+	}
+	o.n = n
+	return nil
+}
+
+func (o *op) readJobs(v resp.Value) (err error) {
+	o.jobs, err = appendJobs(o.jobs, o.script, v)
+	return err
+}
+
+func (o *op) readFlags(v resp.Value) error {
+	if v.Type != resp.Array {
+		return badReply(o.script, v, "an array of integers")
+	}
+	for _, e := range v.Elems {
+		n, err := e.AsInt()
+		if err != nil || n < 0 || n > 1 {
+			return badReply(o.script, v, "an array of 0 and 1")
+		}
+		o.flags = append(o.flags, n == 1)
+	}
+	return nil
+}
+
+// evalInt runs s with o's arguments and returns its integer reply.
+func (q *Queue) evalInt(ctx context.Context, s *dispatch.Script, o *op) (int64, error) {
+	o.n = 0
+	err := q.exec.Eval(ctx, s, &o.args, o.intFn)
+	return o.n, wrapErr(s.Name(), err)
+}
+
+// millis converts d to whole milliseconds, rounding up, for an ARGV
+// integer; a negative d is an *ArgError unless clamp is set, when it is 0.
+func millis(arg string, d time.Duration, clamp bool) (int64, error) {
+	if d < 0 {
+		if clamp {
+			return 0, nil
+		}
+		return 0, &ArgError{Arg: arg, Reason: "negative duration " + d.String()}
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond), nil
+}
+
+// leaseMillis converts a lease to whole milliseconds, at least 1.
+func leaseMillis(d time.Duration) (int64, error) {
+	if d < time.Millisecond {
+		return 0, &ArgError{Arg: "lease", Reason: d.String() + " is under a millisecond"}
+	}
+	return millis("lease", d, false)
+}

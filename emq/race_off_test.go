@@ -1,0 +1,5 @@
+//go:build !race
+
+package emq
+
+const raceEnabled = false

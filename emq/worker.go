@@ -1,0 +1,331 @@
+package emq
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// WorkerConfig configures a [Worker]. A zero field takes its default; a
+// negative interval disables what it paces.
+type WorkerConfig struct {
+	// Concurrency is how many handlers run at once. Default 8.
+	Concurrency int
+	// Lease is how long a claim holds a job before the reaper may take it
+	// back; a running handler's lease is extended. Default 30 s.
+	Lease time.Duration
+	// MaxAttempts is the attempts after which a failing job goes to dead
+	// (retry and reap). Default 25.
+	MaxAttempts int
+	// BackoffBase and BackoffMax shape the retry delay: BackoffBase
+	// doubled per attempt, at most BackoffMax, with equal jitter (half
+	// fixed, half random). Defaults 1 s and 10 min.
+	BackoffBase, BackoffMax time.Duration
+	// Backoff, when set, replaces that rule: the delay before retrying a
+	// job whose attempt-th attempt failed with err. 0 requeues at once.
+	Backoff func(attempt int64, err error) time.Duration
+	// Retention keeps a completed job's row (state completed) this long;
+	// 0 deletes it at once.
+	Retention time.Duration
+	// ClaimBatch is the most jobs one claim asks for; a claim asks for no
+	// more than the free handler slots. Default Concurrency.
+	ClaimBatch int
+	// PollMin and PollMax bound the wait after a claim that found nothing:
+	// it starts at PollMin and doubles to PollMax while the queue stays
+	// empty. Defaults 5 ms and 1 s.
+	PollMin, PollMax time.Duration
+	// PromoteInterval and ReapInterval pace the background promoter (due
+	// delayed jobs to pending) and reaper (expired leases back to pending),
+	// each with ±20% jitter. Defaults 1 s and 5 s; negative disables.
+	PromoteInterval, ReapInterval time.Duration
+	// MaintainLimit is the most jobs one promote or reap call moves; a
+	// full call is followed by another at once. Default 1000.
+	MaintainLimit int
+	// ExtendInterval is how often a running handler's lease is extended
+	// (by Lease). Default Lease/3; negative disables.
+	ExtendInterval time.Duration
+	// AckBatch is the most completions sent in one complete_batch. Default
+	// 256; 1 completes each job with complete.
+	AckBatch int
+	// ShutdownTimeout bounds Run's wait for running handlers. Default 10 s.
+	ShutdownTimeout time.Duration
+	// Middleware wraps the handler, the first outermost.
+	Middleware []Middleware
+	// OnEvent, when set, is told every outcome, from the worker's
+	// goroutines, concurrently; it must not block.
+	OnEvent func(Event)
+}
+
+// withDefaults fills the zero fields and checks the rest.
+func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	def(&c.Lease, 30*time.Second)
+	if c.Lease < time.Millisecond {
+		return c, &ArgError{Arg: "Lease", Reason: "under a millisecond"}
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 25
+	}
+	if c.MaxAttempts < 0 {
+		return c, &ArgError{Arg: "MaxAttempts", Reason: "negative"}
+	}
+	def(&c.BackoffBase, time.Second)
+	def(&c.BackoffMax, 10*time.Minute)
+	if c.Retention < 0 {
+		return c, &ArgError{Arg: "Retention", Reason: "negative"}
+	}
+	if c.ClaimBatch <= 0 {
+		c.ClaimBatch = c.Concurrency
+	}
+	def(&c.PollMin, 5*time.Millisecond)
+	def(&c.PollMax, time.Second)
+	c.PollMin = max(c.PollMin, time.Millisecond)
+	c.PollMax = max(c.PollMax, c.PollMin)
+	def(&c.PromoteInterval, time.Second)
+	def(&c.ReapInterval, 5*time.Second)
+	if c.MaintainLimit <= 0 {
+		c.MaintainLimit = 1000
+	}
+	def(&c.ExtendInterval, c.Lease/3)
+	if c.AckBatch <= 0 {
+		c.AckBatch = 256
+	}
+	def(&c.ShutdownTimeout, 10*time.Second)
+	return c, nil
+}
+
+// backoff returns the delay before retrying a job whose attempt failed.
+func (c *WorkerConfig) backoff(attempt int64, err error) time.Duration {
+	if c.Backoff != nil {
+		return c.Backoff(attempt, err)
+	}
+	d := c.BackoffBase
+	for i := int64(1); i < attempt && d < c.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.BackoffMax)
+	if half := int64(d / 2); half > 0 {
+		d = time.Duration(half + rand.Int64N(half+1))
+	}
+	return d
+}
+
+// jitter returns d scaled by a random factor in [0.8, 1.2).
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// WorkerStats counts a worker's outcomes since it was made.
+type WorkerStats struct {
+	Claimed, Completed, Retried, Dead, Stale, Abandoned uint64
+	Panics, LeaseLost, Errors, Promoted, Reaped         uint64
+}
+
+type workerCounters struct {
+	claimed, completed, retried, dead, stale, abandoned atomic.Uint64
+	panics, leaseLost, errors, promoted, reaped         atomic.Uint64
+}
+
+// Worker claims jobs from a queue and runs a handler on each, with
+// Concurrency handlers at once: it completes a job whose handler returns
+// nil, retries one that fails (with backoff; dead after MaxAttempts),
+// extends the lease of a long-running handler, and runs a promoter and a
+// reaper in the background. Every goroutine it starts is stopped by
+// Shutdown.
+type Worker struct {
+	q   *Queue
+	h   Handler
+	cfg WorkerConfig
+
+	stats workerCounters
+	slots []*slot
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+
+	// Made by Start.
+	life       context.Context // the worker's exchanges; ends after Shutdown
+	endLife    context.CancelFunc
+	handlerCtx context.Context // parent of every handler's context
+	endHandler context.CancelCauseFunc
+	stop       chan struct{} // closed by Shutdown: stop claiming
+	bgStop     chan struct{} // closed by Shutdown: stop extender and maintainer
+	ackQuit    chan struct{} // closed when acks are given up on
+	jobs       chan claimed  // claimed jobs for the handler goroutines
+	tokens     chan struct{} // one per free handler slot
+	acks       chan Job      // jobs to complete
+	abandon    atomic.Bool   // set past the shutdown deadline: no more acks
+
+	claimDone, ackDone, bgDone chan struct{}
+	procWG                     sync.WaitGroup
+	done                       chan struct{} // closed when every goroutine has returned
+}
+
+// NewWorker returns a worker running h, wrapped in cfg.Middleware, on jobs
+// of q. Start it with Start or Run.
+func NewWorker(q *Queue, h Handler, cfg WorkerConfig) (*Worker, error) {
+	if q == nil || h == nil {
+		return nil, errors.New("emq: NewWorker needs a queue and a handler")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{q: q, h: Chain(h, cfg.Middleware...), cfg: cfg, done: make(chan struct{})}
+	w.slots = make([]*slot, cfg.Concurrency)
+	for i := range w.slots {
+		w.slots[i] = new(slot)
+	}
+	return w, nil
+}
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() WorkerStats {
+	s := &w.stats
+	return WorkerStats{
+		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
+		Dead: s.dead.Load(), Stale: s.stale.Load(), Abandoned: s.abandoned.Load(),
+		Panics: s.panics.Load(), LeaseLost: s.leaseLost.Load(), Errors: s.errors.Load(),
+		Promoted: s.promoted.Load(), Reaped: s.reaped.Load(),
+	}
+}
+
+// ErrWorkerStarted is returned by Start and Run on a worker already
+// started (a Worker runs once).
+var ErrWorkerStarted = errors.New("emq: worker already started")
+
+// Start starts the worker's goroutines and returns at once.
+func (w *Worker) Start() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return ErrWorkerStarted
+	}
+	w.started = true
+	n := w.cfg.Concurrency
+	w.life, w.endLife = context.WithCancel(context.Background())
+	w.handlerCtx, w.endHandler = context.WithCancelCause(context.Background())
+	w.stop, w.bgStop, w.ackQuit = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	w.jobs, w.tokens = make(chan claimed, n), make(chan struct{}, n)
+	w.acks = make(chan Job, 4*w.cfg.AckBatch)
+	w.claimDone, w.ackDone, w.bgDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	for range n {
+		w.tokens <- struct{}{}
+	}
+	w.procWG.Add(n)
+	for _, s := range w.slots {
+		go w.process(s, w.jobs)
+	}
+	go w.claimLoop(w.jobs)
+	go w.ackLoop()
+	go w.background()
+	return nil
+}
+
+// Shutdown stops claiming, waits for the running handlers until ctx ends,
+// completes or retries what they return, then stops the extender, the
+// promoter and the reaper. It returns nil when every handler finished.
+//
+// When ctx ends first, the handlers still running get their context
+// cancelled (cause [ErrShutdown]), their jobs are left leased for the
+// reaper (nothing more is completed or retried) and Shutdown returns
+// ctx.Err() once the worker's own goroutines have stopped; the handler
+// goroutines return when their handlers do ([Worker.Done]).
+func (w *Worker) Shutdown(ctx context.Context) error {
+	w.mu.Lock()
+	if !w.started || w.stopped {
+		w.mu.Unlock()
+		if !w.started {
+			return errors.New("emq: worker not started")
+		}
+		select {
+		case <-w.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	w.stopped = true
+	w.mu.Unlock()
+
+	close(w.stop)
+	<-w.claimDone // a claim in flight finishes; its jobs are run
+	close(w.jobs)
+	procs := make(chan struct{})
+	go func() { w.procWG.Wait(); close(procs) }()
+	var err error
+	select {
+	case <-procs:
+		close(w.acks) // no processor sends any more
+	case <-ctx.Done():
+		err = ctx.Err()
+		w.abandon.Store(true)
+		w.endHandler(ErrShutdown)
+		close(w.ackQuit)
+	}
+	<-w.ackDone
+	close(w.bgStop)
+	<-w.bgDone
+	w.endLife()
+	go func() {
+		<-procs
+		w.endHandler(ErrShutdown)
+		close(w.done)
+	}()
+	if err == nil {
+		<-w.done
+	}
+	return err
+}
+
+// Done returns a channel closed when every goroutine of the worker,
+// handlers included, has returned after Shutdown.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Run starts the worker, runs until ctx ends, then shuts down within
+// ShutdownTimeout. It returns Shutdown's error: nil when every running
+// handler finished in time.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), w.cfg.ShutdownTimeout)
+	defer cancel()
+	return w.Shutdown(sctx)
+}
+
+// emit counts an event and tells OnEvent.
+func (w *Worker) emit(e Event) {
+	s := &w.stats
+	switch e.Kind {
+	case EventCompleted:
+		s.completed.Add(1)
+	case EventRetried:
+		s.retried.Add(1)
+	case EventDead:
+		s.dead.Add(1)
+	case EventStale:
+		s.stale.Add(1)
+	case EventAbandoned:
+		s.abandoned.Add(1)
+	case EventLeaseLost:
+		s.leaseLost.Add(1)
+	case EventError:
+		s.errors.Add(1)
+	}
+	if w.cfg.OnEvent != nil {
+		w.cfg.OnEvent(e)
+	}
+}

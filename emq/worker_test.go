@@ -1,0 +1,352 @@
+package emq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond every 5 ms until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// startWorker starts a worker and shuts it down at the test's end.
+func startWorker(t *testing.T, q *Queue, h Handler, cfg WorkerConfig) *Worker {
+	t.Helper()
+	w, err := NewWorker(q, h, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		w.Shutdown(ctx)
+	})
+	return w
+}
+
+func TestChainOrder(t *testing.T) {
+	var trace []string
+	mw := func(name string) Middleware {
+		return func(next Handler) Handler {
+			return HandlerFunc(func(ctx context.Context, j *Job) error {
+				trace = append(trace, name)
+				return next.ProcessJob(ctx, j)
+			})
+		}
+	}
+	h := Chain(HandlerFunc(func(context.Context, *Job) error { trace = append(trace, "h"); return nil }), mw("a"), mw("b"))
+	h.ProcessJob(context.Background(), &Job{})
+	if got := strings.Join(trace, ","); got != "a,b,h" {
+		t.Fatalf("order %s", got)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	c, _ := WorkerConfig{BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second}.withDefaults()
+	for attempt, want := range map[int64]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 80: time.Second} {
+		for range 50 {
+			if d := c.backoff(attempt, nil); d < want/2 || d > want {
+				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", attempt, d, want/2, want)
+			}
+		}
+	}
+	if _, err := (WorkerConfig{Lease: time.Microsecond}).withDefaults(); !errors.Is(err, ErrArg) {
+		t.Fatalf("sub-ms lease accepted: %v", err)
+	}
+}
+
+func TestWorkerCompletes(t *testing.T) {
+	q := fresh(t, "work")
+	ctx := tctx(t)
+	const n = 300
+	payloads := make([][]byte, n)
+	for i := range payloads {
+		payloads[i] = fmt.Appendf(nil, "p%d", i)
+	}
+	if _, err := q.EnqueueBatch(ctx, payloads); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var completed atomic.Int64
+	before := runtime.NumGoroutine()
+	w := startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
+		mu.Lock()
+		seen[string(j.Payload)]++
+		mu.Unlock()
+		return nil
+	}), WorkerConfig{Concurrency: 4, PollMax: 20 * time.Millisecond, OnEvent: func(e Event) {
+		if e.Kind == EventCompleted {
+			completed.Add(1)
+		}
+	}})
+	waitFor(t, 10*time.Second, "all completed", func() bool { return completed.Load() == n })
+	if err := w.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-w.Done()
+	if len(seen) != n {
+		t.Fatalf("handled %d distinct payloads", len(seen))
+	}
+	for p, c := range seen {
+		if c != 1 {
+			t.Fatalf("%s handled %d times", p, c)
+		}
+	}
+	if s := w.Stats(); s.Claimed != n || s.Completed != n || s.Errors != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	if do(t, "DBSIZE") != "1" {
+		t.Fatalf("keys left: %s", do(t, "KEYS", "*"))
+	}
+	waitFor(t, time.Second, "goroutines to stop", func() bool { return runtime.NumGoroutine() <= before })
+	if err := w.Start(); !errors.Is(err, ErrWorkerStarted) {
+		t.Fatalf("restart = %v", err)
+	}
+}
+
+func TestWorkerRetriesThenDead(t *testing.T) {
+	q := fresh(t, "work")
+	ctx := tctx(t)
+	id, _ := q.Enqueue(ctx, []byte("x"))
+	var calls atomic.Int64
+	var dead atomic.Bool
+	startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
+		return fmt.Errorf("failure %d", calls.Add(1))
+	}), WorkerConfig{
+		MaxAttempts: 3, Backoff: func(int64, error) time.Duration { return 0 },
+		PollMax: 10 * time.Millisecond,
+		OnEvent: func(e Event) {
+			if e.Kind == EventDead {
+				dead.Store(true)
+			}
+		},
+	})
+	waitFor(t, 5*time.Second, "dead", dead.Load)
+	r := row(t, q, id)
+	if r["state"] != "dead" || r["attempts"] != "3" || r["error"] != "failure 3" || calls.Load() != 3 {
+		t.Fatalf("row %v after %d calls", r, calls.Load())
+	}
+}
+
+func TestWorkerBackoffDelays(t *testing.T) {
+	q := fresh(t, "work")
+	id, _ := q.Enqueue(tctx(t), nil)
+	var retried atomic.Bool
+	startWorker(t, q, HandlerFunc(func(context.Context, *Job) error { return errors.New("no") }),
+		WorkerConfig{BackoffBase: time.Hour, BackoffMax: 2 * time.Hour, PromoteInterval: -1, OnEvent: func(e Event) {
+			if e.Kind == EventRetried {
+				retried.Store(true)
+			}
+		}})
+	waitFor(t, 5*time.Second, "retried", retried.Load)
+	if due := scoreInt(t, q.keys.Delayed, id) - serverMillis(t); due < 29*60000 || due > 3600000 {
+		t.Fatalf("due in %d ms, want 30..60 min", due)
+	}
+}
+
+func TestWorkerPanicSkipRetryAbandon(t *testing.T) {
+	q := fresh(t, "work")
+	ctx := tctx(t)
+	panicky, _ := q.Enqueue(ctx, []byte("panic"))
+	skip, _ := q.Enqueue(ctx, []byte("skip"))
+	abandon, _ := q.Enqueue(ctx, []byte("abandon"))
+	var events sync.Map
+	w := startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
+		switch string(j.Payload) {
+		case "panic":
+			if j.Token == 1 {
+				panic("kaboom")
+			}
+			return nil
+		case "skip":
+			return fmt.Errorf("bad input: %w", ErrSkipRetry)
+		}
+		return ErrAbandon
+	}), WorkerConfig{
+		Backoff: func(int64, error) time.Duration { return 0 }, PollMax: 10 * time.Millisecond,
+		ReapInterval: -1,
+		OnEvent:      func(e Event) { events.Store(e.Job.ID+" "+e.Kind.String(), e.Err) },
+	})
+	waitFor(t, 5*time.Second, "outcomes", func() bool {
+		_, a := events.Load(panicky + " completed")
+		_, b := events.Load(skip + " dead")
+		_, c := events.Load(abandon + " abandoned")
+		return a && b && c
+	})
+	perr, _ := events.Load(panicky + " retried")
+	var pe *PanicError
+	if !errors.As(perr.(error), &pe) || pe.Value != "kaboom" || len(pe.Stack) == 0 {
+		t.Fatalf("panic event err %v", perr)
+	}
+	if s := w.Stats(); s.Panics != 1 || s.Abandoned != 1 || s.Dead != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	if r := row(t, q, skip); r["state"] != "dead" || r["attempts"] != "1" {
+		t.Fatalf("skip row %v", r)
+	}
+	if r := row(t, q, abandon); r["state"] != "active" || score(t, q.keys.Active, abandon) == "" {
+		t.Fatalf("abandoned row %v", r)
+	}
+}
+
+func TestWorkerExtendsLease(t *testing.T) {
+	q := fresh(t, "work")
+	id, _ := q.Enqueue(tctx(t), nil)
+	var done atomic.Bool
+	var token atomic.Int64
+	startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
+		token.Store(j.Token)
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		return nil
+	}), WorkerConfig{Lease: 300 * time.Millisecond, ReapInterval: 20 * time.Millisecond, OnEvent: func(e Event) {
+		if e.Kind == EventCompleted {
+			done.Store(true)
+		}
+	}})
+	waitFor(t, 5*time.Second, "completed", done.Load)
+	if token.Load() != 1 || do(t, "EXISTS", q.keys.Job(id)) != "0" {
+		t.Fatalf("token %d: the lease was not kept", token.Load())
+	}
+}
+
+func TestWorkerLeaseLostCancelsHandler(t *testing.T) {
+	q := fresh(t, "work")
+	id, _ := q.Enqueue(tctx(t), nil)
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	var lost atomic.Bool
+	startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
+		if j.Token > 1 {
+			return ErrAbandon // the second claim, after the reap
+		}
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return nil // would complete, but the lease is gone: nothing is sent
+	}), WorkerConfig{Lease: time.Minute, ExtendInterval: 20 * time.Millisecond, ReapInterval: -1, OnEvent: func(e Event) {
+		if e.Kind == EventLeaseLost {
+			lost.Store(true)
+		}
+	}})
+	<-started
+	// Steal the lease: expire it and reap, as another worker's reaper would.
+	do(t, "ZADD", q.keys.Active, "1", id)
+	if n, _ := q.Reap(tctx(t), 10, 5); n != 1 {
+		t.Fatal("not reaped")
+	}
+	select {
+	case err := <-cause:
+		if !errors.Is(err, ErrLeaseLost) {
+			t.Fatalf("cause %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler not cancelled")
+	}
+	waitFor(t, time.Second, "lease-lost event", lost.Load)
+	if r := row(t, q, id); r["state"] != "pending" && r["state"] != "active" {
+		t.Fatalf("row %v", r)
+	}
+}
+
+func TestWorkerShutdown(t *testing.T) {
+	q := fresh(t, "work")
+	ctx := tctx(t)
+	fast, _ := q.Enqueue(ctx, []byte("fast"))
+	stuck, _ := q.Enqueue(ctx, []byte("stuck"))
+	release := make(chan struct{})
+	running := make(chan string, 2)
+	var cause atomic.Value
+	w, _ := NewWorker(q, HandlerFunc(func(ctx context.Context, j *Job) error {
+		running <- string(j.Payload)
+		if string(j.Payload) == "fast" {
+			time.Sleep(50 * time.Millisecond)
+			return nil
+		}
+		<-ctx.Done()
+		cause.Store(context.Cause(ctx))
+		<-release
+		return nil
+	}), WorkerConfig{Concurrency: 2, ReapInterval: -1})
+	w.Start()
+	<-running
+	<-running
+	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := w.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("Shutdown took %v", el)
+	}
+	waitFor(t, time.Second, "handler cancelled", func() bool { return cause.Load() != nil })
+	if c := cause.Load().(error); !errors.Is(c, ErrShutdown) {
+		t.Fatalf("cause %v", c)
+	}
+	select {
+	case <-w.Done():
+		t.Fatal("Done before the stuck handler returned")
+	default:
+	}
+	close(release)
+	<-w.Done()
+	if do(t, "EXISTS", q.keys.Job(fast)) != "0" {
+		t.Fatal("the fast job was not completed during shutdown")
+	}
+	if r := row(t, q, stuck); r["state"] != "active" {
+		t.Fatalf("stuck job %v: want it left leased for the reaper", r)
+	}
+	if err := w.Shutdown(ctx); err != nil {
+		t.Fatalf("second Shutdown = %v", err)
+	}
+}
+
+func TestWorkerRunAndPollBackoff(t *testing.T) {
+	q := fresh(t, "idle")
+	srv.ResetStats(t)
+	w, _ := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }),
+		WorkerConfig{PollMin: time.Millisecond, PollMax: 50 * time.Millisecond, PromoteInterval: -1, ReapInterval: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// 1+2+4+...+32 ms, then every 50 ms: about 17 claims in 600 ms.
+	if n := srv.CommandCalls(t, "evalsha"); n > 25 || n < 5 {
+		t.Fatalf("%d claims in 600 ms of an idle queue", n)
+	}
+}
+
+func TestWorkerPromotesDelayed(t *testing.T) {
+	q := fresh(t, "work")
+	id, _ := q.EnqueueIn(tctx(t), 30*time.Millisecond, []byte("later"))
+	var got atomic.Value
+	startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
+		got.Store(j.ID)
+		return nil
+	}), WorkerConfig{PromoteInterval: 20 * time.Millisecond, PollMax: 10 * time.Millisecond})
+	waitFor(t, 5*time.Second, "the delayed job", func() bool { return got.Load() == id })
+}
