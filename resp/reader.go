@@ -130,8 +130,10 @@ func (r *Reader) simple(b []byte) (Value, int) {
 			return Value{Type: Integer, Int: n}, i + 1
 		}
 	case BulkString:
+		// Exactly the lengths the scanner accepts: no sign (a null or
+		// "-0" goes to the scanner), no leading zero, within the limit.
 		n, ok := parseInt(line)
-		if !ok || n < 0 || n > int64(r.sc.lim.MaxBulk) || line[0] == '0' && len(line) > 1 {
+		if !ok || line[0] == '-' || n > int64(r.sc.lim.MaxBulk) || line[0] == '0' && len(line) > 1 {
 			return Value{}, 0
 		}
 		end := i + 1 + int(n) + 2
