@@ -210,7 +210,7 @@ func TestHandshakeTLS(t *testing.T) {
 		t.Fatalf("CLIENT GETNAME over rediss:// = %v", v)
 	}
 	// An unknown CA fails the dial with a certificate error, not a hang.
-	_, err = conn.Dial(testCtx(t), conn.Options{Addr: srv.TLSAddr, TLS: &tls.Config{}})
+	_, err = conn.Dial(testCtx(t), conn.Options{Addr: srv.TLSAddr, TLS: &tls.Config{}, DialTimeout: waitLong})
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("Dial TLS with an unknown CA: %v", err)
 	}
