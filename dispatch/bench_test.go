@@ -25,15 +25,24 @@ import (
 
 var benchPayload = []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 
-// benchIDs mints unique ids across benchmark runs.
+// benchIDs hands out id ranges, one per idSource, across benchmark runs.
 var benchIDs atomic.Uint64
+
+// idSource mints unique ids for one goroutine: no shared counter in the
+// timed loop.
+type idSource struct{ next, end uint64 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// benchJob fills a with one enqueue of a fresh id, without allocating.
-// key is scratch for the row key.
-func benchJob(a *dispatch.Args, key []byte) []byte {
-	n := benchIDs.Add(1)
+// job fills a with one enqueue of a fresh id, without allocating; key is
+// scratch for the row key.
+func (src *idSource) job(a *dispatch.Args, key []byte) []byte {
+	if src.next == src.end {
+		src.end = benchIDs.Add(1 << 32)
+		src.next = src.end - 1<<32
+	}
+	n := src.next
+	src.next++
 	var id [14]byte
 	copy(id[:], "JOB")
 	for i := 13; i >= 3; i-- {
@@ -118,7 +127,8 @@ func benchConn(b *testing.B) (*conn.Conn, *sockCount) {
 // warm loads the enqueue script so the timed loop sees no NOSCRIPT.
 func warm(b *testing.B, x dispatch.Executor) {
 	var a dispatch.Args
-	benchJob(&a, nil)
+	var src idSource
+	src.job(&a, nil)
 	if err := x.Eval(context.Background(), enqueue, &a, nil); err != nil {
 		b.Fatal(err)
 	}
@@ -134,13 +144,14 @@ func BenchmarkEnqueuePipelined(b *testing.B) {
 			var batch dispatch.Batch
 			var a dispatch.Args
 			var key []byte
+			var src idSource
 			var bad atomic.Int64
 			measure(b, sc, func() {
 				for done := 0; done < b.N; {
 					n := min(depth, b.N-done)
 					batch.Reset()
 					for range n {
-						key = benchJob(&a, key)
+						key = src.job(&a, key)
 						batch.Add(enqueue, &a)
 					}
 					if err := x.EvalBatch(ctx, &batch); err != nil {
@@ -177,6 +188,7 @@ func BenchmarkEnqueueParallel64(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			var a dispatch.Args
 			var key []byte
+			var src idSource
 			fn := func(v resp.Value) error {
 				if v.Int != 1 {
 					bad.Add(1)
@@ -184,7 +196,7 @@ func BenchmarkEnqueueParallel64(b *testing.B) {
 				return nil
 			}
 			for pb.Next() {
-				key = benchJob(&a, key)
+				key = src.job(&a, key)
 				if err := x.Eval(ctx, enqueue, &a, fn); err != nil {
 					b.Error(err)
 					return
@@ -194,5 +206,44 @@ func BenchmarkEnqueueParallel64(b *testing.B) {
 	})
 	if bad.Load() != 0 {
 		b.Fatalf("%d enqueues did not answer 1", bad.Load())
+	}
+}
+
+// BenchmarkEvalNoNetwork measures dispatch's own cost per call: the
+// executors over a Sender that answers at once, on the caller's goroutine.
+func BenchmarkEvalNoNetwork(b *testing.B) {
+	for _, ex := range []struct {
+		name string
+		x    dispatch.Executor
+	}{{"scripted", dispatch.NewScripted(instant{})}, {"native", dispatch.NewNative(instant{})}} {
+		b.Run(ex.name+"/serial", func(b *testing.B) {
+			var a dispatch.Args
+			var key []byte
+			var src idSource
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				key = src.job(&a, key)
+				if err := ex.x.Eval(ctx, enqueue, &a, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(ex.name+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				var a dispatch.Args
+				var key []byte
+				var src idSource
+				ctx := context.Background()
+				for pb.Next() {
+					key = src.job(&a, key)
+					if err := ex.x.Eval(ctx, enqueue, &a, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
