@@ -13,8 +13,11 @@ import (
 // EvalBatch returns nil when every call has its final reply (script
 // errors included: see Batch.Err). When a script cannot be loaded, its
 // calls keep their NOSCRIPT replies, the others are completed, and the
-// *LoadError is returned. A broken connection or the end of ctx fails the
-// whole batch; its replies are then not available.
+// *LoadError is returned. A broken connection, or ctx ending while
+// commands are in flight, fails the whole batch: its replies are then not
+// available. When ctx ends while a script is being loaded, EvalBatch
+// returns ctx's error and the replies received so far stay in b, the
+// calls that waited on the load keeping their NOSCRIPT.
 func (x *Scripted) EvalBatch(ctx context.Context, b *Batch) error {
 	if len(b.calls) == 0 {
 		return nil
