@@ -196,3 +196,41 @@ func TestWaiterGivesUp(t *testing.T) {
 		t.Fatalf("peer got %d SCRIPT LOADs, want 1", n)
 	}
 }
+
+// TestBatchAbandoned: a batch whose ctx ends while its replies are owed
+// returns at once; reused at once, it gets its own new replies, never the
+// late ones of the abandoned run.
+func TestBatchAbandoned(t *testing.T) {
+	p := startPeer(t, func(args []string) string {
+		if args[len(args)-1] == "slow" {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return bulkReply(args[len(args)-1])
+	})
+	x := dispatch.NewScripted(dialPeer(t, p.addr))
+	var b dispatch.Batch
+	var a dispatch.Args
+	a.Arg("slow")
+	b.Add(echo, &a)
+	b.Add(echo, &a)
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := x.EvalBatch(short, &b); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("EvalBatch = %v, want its deadline", err)
+	}
+	if b.Replies() != nil {
+		t.Fatalf("replies after an abandoned run: %v", b.Replies())
+	}
+	b.Reset()
+	for _, s := range []string{"a", "b", "c"} {
+		a.Reset()
+		a.Arg(s)
+		b.Add(echo, &a)
+	}
+	if err := x.EvalBatch(testCtx(t), &b); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Reply(0).String() + b.Reply(1).String() + b.Reply(2).String(); got != "abc" {
+		t.Fatalf("replies %q, want abc", got)
+	}
+}
