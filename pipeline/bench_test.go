@@ -1,0 +1,148 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// cpuMeter measures the process's CPU time (user+system) and wall time
+// around a timed loop; the server runs in its own process, so this is
+// the client's cost.
+type cpuMeter struct {
+	cpu   time.Duration
+	start time.Time
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startMeter(b *testing.B) *cpuMeter {
+	b.ReportAllocs()
+	b.ResetTimer()
+	return &cpuMeter{cpu: cpuNow(), start: time.Now()}
+}
+
+// stop reports ops/s and the client CPU seconds per million commands.
+func (m *cpuMeter) stop(b *testing.B, ops int) {
+	cpu, wall := cpuNow()-m.cpu, time.Since(m.start)
+	b.StopTimer()
+	b.ReportMetric(float64(ops)/wall.Seconds(), "ops/s")
+	b.ReportMetric(cpu.Seconds()/float64(ops)*1e6, "cpu-s/Mop")
+}
+
+func benchConn(b *testing.B) *conn.Conn {
+	servertest.Need(b, srv)
+	c, err := conn.Dial(context.Background(), conn.Options{Addr: srv.Addr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+// benchPipelined runs b.N commands as Execs of a reused Batch of depth
+// commands built by add; one op is one command.
+func benchPipelined(b *testing.B, depth int, add func(*pipeline.Batch)) {
+	c := benchConn(b)
+	ctx := context.Background()
+	var batch pipeline.Batch
+	for range depth {
+		add(&batch)
+	}
+	for range 10 { // warm up buffers and pools
+		if err := batch.Exec(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w0 := c.Writes()
+	m := startMeter(b)
+	ops := 0
+	for ops < b.N {
+		if err := batch.Exec(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		ops += depth
+	}
+	m.stop(b, ops)
+	b.ReportMetric(float64(c.Writes()-w0)/float64(ops), "writes/op")
+	if err := batch.Err(depth - 1); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkPipelinePing(b *testing.B) {
+	for _, depth := range []int{1, 10, 100, 1000} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			benchPipelined(b, depth, func(batch *pipeline.Batch) { batch.Add("PING") })
+		})
+	}
+}
+
+func BenchmarkPipelineSet64(b *testing.B) {
+	value := []byte(strings.Repeat("v", 64))
+	for _, depth := range []int{1, 10, 100, 1000} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			i := 0
+			benchPipelined(b, depth, func(batch *pipeline.Batch) {
+				batch.Begin(3)
+				batch.Arg("SET")
+				batch.ArgInt(int64(i)) // depth distinct keys
+				batch.ArgBytes(value)
+				i++
+			})
+		})
+	}
+}
+
+// BenchmarkConcurrentDoFunc: 64 goroutines share one Conn, each calling
+// one command at a time; the connection batches them.
+func BenchmarkConcurrentDoFunc(b *testing.B) {
+	const goroutinesN = 64
+	for _, name := range []string{"PING", "SET64"} {
+		b.Run(name+"/goroutines=64", func(b *testing.B) {
+			c := benchConn(b)
+			ctx := context.Background()
+			cmd := resp.AppendCommand(nil, "PING")
+			if name == "SET64" {
+				cmd = resp.AppendCommand(nil, "SET", "k", strings.Repeat("v", 64))
+			}
+			w0 := c.Writes()
+			m := startMeter(b)
+			var wg sync.WaitGroup
+			per := (b.N + goroutinesN - 1) / goroutinesN
+			for range goroutinesN {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range per {
+						if err := c.DoFunc(ctx, cmd, nil); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			ops := per * goroutinesN
+			m.stop(b, ops)
+			b.ReportMetric(float64(c.Writes()-w0)/float64(ops), "writes/op")
+		})
+	}
+	_ = runtime.GOMAXPROCS(0)
+}
