@@ -44,15 +44,18 @@
 // embedded here from scripts/*.lua: the six core transitions [EnqueueLua],
 // [ClaimLua], [CompleteLua], [RetryLua], [PromoteLua], [ReapLua], and the
 // extensions [ClaimBatchLua], [ExtendLua], [EnqueueAtLua],
-// [CompleteBatchLua] ([Scripts] lists them with their KEYS counts). Each
-// file's header names its KEYS, ARGV and replies. The rules they keep:
+// [CompleteBatchLua], [EnqueueBatchLua] ([Scripts] lists them with their
+// KEYS counts). Each file's header names its KEYS, ARGV and replies. The
+// rules they keep:
 //
 //   - Every key a script touches is in KEYS[] or derived from a declared
 //     base KEYS[n] ("emq:{q}:" .. "job:" .. id), never built from ARGV.
 //   - Time is read inside the script with TIME: leases and due times are on
 //     the server's clock, never a client's.
 //   - Extensions are new scripts; they never change a core script's keys,
-//     fields or replies.
+//     fields or replies. A batch extension does to each job exactly what
+//     the core transition would, in fewer server calls per job: the
+//     server's time per call is what bounds a queue's throughput.
 //   - Malformed numeric arguments are refused with an "EMQARG ..." error
 //     before anything is written.
 //
@@ -61,18 +64,56 @@
 // still active with that same attempts value, and answer 0 otherwise (the
 // lease was lost, to the reaper or to another claimant).
 //
+// # Queue
+//
+// [Open] validates a queue name, builds its [Keys] once, checks the fence
+// and returns a [Queue], safe for concurrent use. Its verbs are thin typed
+// wrappers, one per transition, sent through a [dispatch.Executor]
+// ([dispatch.NewScripted] over the connection unless [WithExecutor] names
+// another, such as [dispatch.NewNative]):
+//
+//	Enqueue, EnqueueID           enqueue          pending; a duplicate id is false
+//	EnqueueIn, EnqueueAt         enqueue_at       delayed, due on the server's clock
+//	EnqueueBatch                 enqueue × n      one pipeline, a result per job
+//	EnqueueBulk                  enqueue_batch    1,000 jobs per server call
+//	Claim, ClaimBatch            claim(_batch)    Job{ID, Payload, Token}
+//	Complete, CompleteBatch      complete(_batch) ErrStale when the lease was lost
+//	Retry                        retry            RetryRequeued, RetryDelayed, RetryDead
+//	Extend                       extend           ErrStale when the lease was lost
+//	Promote, Reap                promote, reap    counts moved
+//	Browse, Count, PendingSize   ZRANGE, HGETALL, ZCARD: plain reads
+//	Pause, Resume, Paused        HSET/HDEL/HGET meta paused
+//
+// Invalid input never reaches the server: an invalid queue name is a
+// *[QueueError] ([ErrInvalidQueue]), an invalid id an *[IDError]
+// ([ErrInvalidID]), checked before any key is built; a malformed duration
+// or count an *[ArgError] ([ErrArg]). A script's error reply is a
+// *[ScriptError] whose text is the server's byte for byte and which
+// matches [ErrKind] (EMQKIND) or [ErrArg] (EMQARG). The hot verbs reuse
+// pooled argument buffers: Enqueue allocates only the id it mints.
+//
 // # Fence
 //
-// At connect the verb layer reads [VersionKey]. Absent, it is set to
-// [Version] (SET NX); the same major goes on; another major is refused with
-// an error naming both versions.
+// At connect ([Open], or [CheckFence]) the verb layer reads [VersionKey].
+// Absent, it is set to [Version] (SET NX, re-read when another client won
+// the race); the same major goes on; another major, or a value of another
+// shape, is refused with a *[FenceError] naming both versions ([ErrFence]).
 //
-// # Verbs and worker
+// # Worker
 //
-// The verbs (enqueue, claim, complete, retry, promote, reap, pending size,
-// browse) and the worker that loops over claim sit on top of this
-// foundation, with a script dispatcher that sends each script by the SHA1
-// of its source (EVALSHA, one SCRIPT LOAD on NOSCRIPT) and maps replies to
-// typed results; the server's error text (EMQKIND, EMQARG) reaches callers
-// byte for byte.
+// A [Worker] runs a [Handler] ([HandlerFunc], wrapped in [Middleware] as
+// net/http handlers are) on Concurrency goroutines. One claimer leases as
+// many jobs as there are free handlers with claim_batch, backing off from
+// PollMin to PollMax while the queue is empty; a handler's nil completes
+// the job (an acker batches completions into complete_batch), an error
+// retries it with exponential backoff and jitter (dead after MaxAttempts;
+// [ErrSkipRetry] at once), [ErrAbandon] leaves it to the reaper, and a
+// panic is recovered as a *[PanicError] and retried. An extender renews the
+// lease of a long-running handler every ExtendInterval and cancels its
+// context (cause [ErrLeaseLost]) when the lease was lost; a maintainer
+// promotes due jobs and reaps expired leases on jittered intervals.
+// [Worker.Shutdown] stops claiming, waits for running handlers until its
+// context ends, then cancels the rest (cause [ErrShutdown]) and leaves
+// their jobs to the reaper; every goroutine the worker starts is stopped,
+// and [Worker.Done] reports when the last handler has returned.
 package emq

@@ -208,7 +208,11 @@ func (m *model) step(i int) {
 		}
 		m.known[id] = false
 	case x < 18:
-		res, err := q.EnqueueBatch(ctx, make([][]byte, 1+r.IntN(3)))
+		enqueue := q.EnqueueBatch
+		if r.IntN(2) == 0 {
+			enqueue = q.EnqueueBulk
+		}
+		res, err := enqueue(ctx, make([][]byte, 1+r.IntN(3)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,15 +23,17 @@ var (
 	scriptExtend        = dispatch.NewScript("extend", ExtendLua)
 	scriptEnqueueAt     = dispatch.NewScript("enqueue_at", EnqueueAtLua)
 	scriptCompleteBatch = dispatch.NewScript("complete_batch", CompleteBatchLua)
+	scriptEnqueueBatch  = dispatch.NewScript("enqueue_batch", EnqueueBatchLua)
 )
 
-// DispatchScripts returns the ten transitions as [dispatch.Script]s, in the
+// DispatchScripts returns the eleven transitions as [dispatch.Script]s, in the
 // order of [Scripts]: the scripts this package sends. Preloading them, or
 // comparing SHAs, needs nothing else.
 func DispatchScripts() []*dispatch.Script {
 	return []*dispatch.Script{
 		scriptEnqueue, scriptClaim, scriptComplete, scriptRetry, scriptPromote,
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
+		scriptEnqueueBatch,
 	}
 }
 

@@ -30,6 +30,8 @@ var (
 	EnqueueAtLua string // KEYS row, delayed; ARGV id, payload, delay_ms → 1 | 0 | EMQKIND
 	//go:embed scripts/complete_batch.lua
 	CompleteBatchLua string // KEYS active, base; ARGV retention_ms, id1, token1, ... → {1|0, ...}
+	//go:embed scripts/enqueue_batch.lua
+	EnqueueBatchLua string // KEYS pending, base; ARGV id1, payload1, ... → {1|0, ...} | EMQKIND
 )
 
 // ScriptSource is one embedded transition script, described for a
@@ -56,5 +58,6 @@ func Scripts() []ScriptSource {
 		{"extend", 2, false, ExtendLua},
 		{"enqueue_at", 2, false, EnqueueAtLua},
 		{"complete_batch", 2, false, CompleteBatchLua},
+		{"enqueue_batch", 2, false, EnqueueBatchLua},
 	}
 }

@@ -16,8 +16,9 @@ type slot struct {
 	gen    uint64 // bumped per job, so a late extend result is not misapplied
 	job    Job
 	since  time.Time // the claim, or the start of the last extend that held
-	cancel context.CancelCauseFunc
-	lost   bool // extend answered stale: the job is not ours any more
+	ctx    context.Context
+	cancel context.CancelCauseFunc // ends ctx
+	lost   bool                    // extend answered stale: the job is not ours any more
 }
 
 // claimed is a job on its way from the claimer to a handler goroutine.
@@ -95,9 +96,15 @@ func (w *Worker) process(s *slot, jobs <-chan claimed) {
 
 // runJob runs the handler on one job and acts on its outcome.
 func (w *Worker) runJob(s *slot, c claimed) {
-	ctx, cancel := context.WithCancelCause(w.handlerCtx)
+	// A slot's context serves job after job until it is cancelled (the
+	// lease lost, or the shutdown deadline): one context per job would
+	// cost more than a no-op handler.
 	s.mu.Lock()
-	s.busy, s.job, s.since, s.cancel, s.lost = true, c.job, c.at, cancel, false
+	if s.ctx == nil || s.ctx.Err() != nil {
+		s.ctx, s.cancel = context.WithCancelCause(w.handlerCtx)
+	}
+	ctx := s.ctx
+	s.busy, s.job, s.since, s.lost = true, c.job, c.at, false
 	s.gen++
 	s.mu.Unlock()
 
@@ -107,9 +114,8 @@ func (w *Worker) runJob(s *slot, c claimed) {
 
 	s.mu.Lock()
 	lost := s.lost
-	s.busy, s.cancel, s.job = false, nil, Job{}
+	s.busy, s.job = false, Job{}
 	s.mu.Unlock()
-	cancel(nil)
 
 	switch {
 	case w.abandon.Load(), lost:
