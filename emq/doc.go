@@ -70,7 +70,9 @@
 // and returns a [Queue], safe for concurrent use. Its verbs are thin typed
 // wrappers, one per transition, sent through a [dispatch.Executor]
 // ([dispatch.NewScripted] over the connection unless [WithExecutor] names
-// another, such as [dispatch.NewNative]):
+// another, such as [dispatch.NewNative]; [WithExtensionExecutor] routes the
+// extension transitions apart, for a native module that serves only the
+// core six):
 //
 //	Enqueue, EnqueueID           enqueue          pending; a duplicate id is false
 //	EnqueueIn, EnqueueAt         enqueue_at       delayed, due on the server's clock

@@ -177,7 +177,7 @@ func (q *Queue) EnqueueBulk(ctx context.Context, payloads [][]byte) ([]EnqueueRe
 		}
 		o.batch.Add(scriptEnqueueBatch, &o.args)
 	}
-	err := q.exec.EvalBatch(ctx, &o.batch)
+	err := q.ext.EvalBatch(ctx, &o.batch)
 	if err != nil {
 		putOp(o, err)
 		return nil, err

@@ -186,6 +186,32 @@ func TestWithExecutor(t *testing.T) {
 	if x.evals != 1 || x.batches != 1 {
 		t.Fatalf("evals %d batches %d", x.evals, x.batches)
 	}
+	// Extensions through their own executor.
+	y := &countingExec{Executor: dispatch.NewScripted(base.Sender())}
+	q, _ = Open(tctx(t), base.Sender(), "exec", WithExecutor(x), WithExtensionExecutor(y))
+	ctx := tctx(t)
+	q.Enqueue(ctx, nil)
+	q.EnqueueIn(ctx, 0, nil)
+	q.EnqueueBulk(ctx, [][]byte{nil})
+	jobs, _ := q.ClaimBatch(ctx, time.Minute, 1)
+	q.Extend(ctx, jobs[0].ID, jobs[0].Token, time.Minute)
+	q.CompleteBatch(ctx, []Ack{{jobs[0].ID, jobs[0].Token}}, 0)
+	q.Promote(ctx, 10)
+	if x.evals != 3 || y.evals != 4 || y.batches != 1 {
+		t.Fatalf("core evals %d, extension evals %d batches %d", x.evals, y.evals, y.batches)
+	}
+	// A native executor on a server without the module: the core verbs
+	// reach EMQ.* commands the server does not know, byte for byte; the
+	// extensions still run as scripts.
+	q, _ = Open(ctx, base.Sender(), "native", WithExecutor(dispatch.NewNative(base.Sender())),
+		WithExtensionExecutor(dispatch.NewScripted(base.Sender())))
+	if _, err := q.Enqueue(ctx, nil); err == nil || !strings.Contains(err.Error(), "EMQ.ENQUEUE") || errors.Is(err, ErrKind) {
+		t.Fatalf("native Enqueue on a plain server: %v", err)
+	}
+	if res, err := q.EnqueueBulk(ctx, [][]byte{nil}); err != nil || res[0].Err != nil {
+		t.Fatalf("EnqueueBulk through the scripted extension executor: %v %v", res, err)
+	}
+
 	gen, _ := NewIDGenerator("QTE", 1)
 	if _, err := Open(tctx(t), base.Sender(), "exec", WithIDGenerator(gen)); !errors.Is(err, ErrInvalidID) {
 		t.Fatalf("Open with a QTE generator = %v", err)

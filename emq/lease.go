@@ -71,7 +71,7 @@ func (q *Queue) AppendClaimBatch(ctx context.Context, dst []Job, lease time.Dura
 	o.args.ArgInt(ms)
 	o.args.ArgInt(int64(n))
 	o.jobs = dst
-	err = wrapErr("claim_batch", q.exec.Eval(ctx, scriptClaimBatch, &o.args, o.jobsFn))
+	err = wrapErr("claim_batch", q.ext.Eval(ctx, scriptClaimBatch, &o.args, o.jobsFn))
 	dst = o.jobs
 	putOp(o, err)
 	return dst, err
@@ -188,7 +188,7 @@ func (q *Queue) AppendCompleteBatch(ctx context.Context, dst []bool, acks []Ack,
 		o.args.ArgInt(a.Token)
 	}
 	o.flags = dst
-	err = wrapErr("complete_batch", q.exec.Eval(ctx, scriptCompleteBatch, &o.args, o.flagsFn))
+	err = wrapErr("complete_batch", q.ext.Eval(ctx, scriptCompleteBatch, &o.args, o.flagsFn))
 	dst = o.flags
 	o.flags = nil
 	if err == nil && len(dst) != len(acks) {

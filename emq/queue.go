@@ -48,7 +48,8 @@ var ErrDuplicate = errors.New("emq: duplicate job id: the row already exists")
 type Queue struct {
 	keys   Keys
 	sender conn.Sender
-	exec   dispatch.Executor
+	exec   dispatch.Executor // the six core transitions
+	ext    dispatch.Executor // the extensions: batches, extend, enqueue_at
 	ids    *IDGenerator
 }
 
@@ -56,14 +57,23 @@ type Queue struct {
 type Option func(*options)
 
 type options struct {
-	exec dispatch.Executor
-	ids  *IDGenerator
+	exec, ext dispatch.Executor
+	ids       *IDGenerator
 }
 
 // WithExecutor sends the transitions through e instead of the default
 // [dispatch.NewScripted] over the queue's sender: [dispatch.NewNative] for
 // a server with the native module, or one executor shared by many queues.
 func WithExecutor(e dispatch.Executor) Option { return func(o *options) { o.exec = e } }
+
+// WithExtensionExecutor sends the extension transitions (claim_batch,
+// complete_batch, enqueue_batch, extend, enqueue_at) through e, and only
+// the six core ones through the queue's executor: for a native module
+// that serves the core commands alone, pass
+// WithExecutor(dispatch.NewNative(s)) and
+// WithExtensionExecutor(dispatch.NewScripted(s)). By default the
+// extensions go where the core transitions go.
+func WithExtensionExecutor(e dispatch.Executor) Option { return func(o *options) { o.ext = e } }
 
 // WithIDGenerator mints Enqueue's ids with g instead of a generator in the
 // JOB namespace on [DefaultNode]. g must mint in [JobNamespace].
@@ -92,10 +102,13 @@ func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Que
 	if o.exec == nil {
 		o.exec = dispatch.NewScripted(s)
 	}
+	if o.ext == nil {
+		o.ext = o.exec
+	}
 	if err := CheckFence(ctx, s); err != nil {
 		return nil, err
 	}
-	return &Queue{keys: keys, sender: s, exec: o.exec, ids: o.ids}, nil
+	return &Queue{keys: keys, sender: s, exec: o.exec, ext: o.ext, ids: o.ids}, nil
 }
 
 // Name returns the queue's name.
@@ -104,7 +117,7 @@ func (q *Queue) Name() string { return q.keys.Queue }
 // Keys returns the queue's keys.
 func (q *Queue) Keys() Keys { return q.keys }
 
-// Executor returns the executor that runs the queue's transitions.
+// Executor returns the executor that runs the queue's core transitions.
 func (q *Queue) Executor() dispatch.Executor { return q.exec }
 
 // Sender returns the connection the queue's plain reads and writes use.
@@ -200,7 +213,11 @@ func (o *op) readFlags(v resp.Value) error {
 // evalInt runs s with o's arguments and returns its integer reply.
 func (q *Queue) evalInt(ctx context.Context, s *dispatch.Script, o *op) (int64, error) {
 	o.n = 0
-	err := q.exec.Eval(ctx, s, &o.args, o.intFn)
+	x := q.exec
+	if s == scriptExtend || s == scriptEnqueueAt {
+		x = q.ext
+	}
+	err := x.Eval(ctx, s, &o.args, o.intFn)
 	return o.n, wrapErr(s.Name(), err)
 }
 
