@@ -44,6 +44,7 @@ type record struct {
 	CPUPer1M    float64  `json:"cpu_s_per_1m"`
 	AllocsPerOp *float64 `json:"allocs_per_op,omitempty"`
 	BytesPerOp  *float64 `json:"bytes_per_op,omitempty"`
+	GCs         *uint32  `json:"gcs,omitempty"` // GC cycles in the timed section
 	Errors      int64    `json:"errors"`
 	Rows        *int64   `json:"rows,omitempty"` // enqueue: ZCARD pending after the run
 	Server      string   `json:"server"`
@@ -152,7 +153,8 @@ func runClient(rec *record, w *workload, addr string, n, warmup int) error {
 	rec.CPUPer1M = (rec.CPUUserS + rec.CPUSysS) / float64(n) * 1e6
 	allocs := float64(m1.Mallocs-m0.Mallocs) / float64(n)
 	bytes := float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n)
-	rec.AllocsPerOp, rec.BytesPerOp = &allocs, &bytes
+	gcs := m1.NumGC - m0.NumGC
+	rec.AllocsPerOp, rec.BytesPerOp, rec.GCs = &allocs, &bytes, &gcs
 	rec.Errors = w.errs.Load()
 	if w.name == wEnqueue {
 		rows, err := countRows(addr)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // runner is what every client adapter implements. One runner lives in one
@@ -71,17 +72,18 @@ func fanOut(ctx context.Context, w *workload, n int, fn func(seq uint64) error) 
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
+	var stop atomic.Bool // cheaper per op than ctx.Err()
 	for range w.goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for !stop.Load() {
 				seq := w.next.Add(1) - 1
 				if seq >= uint64(n) {
 					return
 				}
 				if err := fn(seq); err != nil {
-					once.Do(func() { first = fmt.Errorf("op %d: %w", seq, err); cancel() })
+					once.Do(func() { first = fmt.Errorf("op %d: %w", seq, err); stop.Store(true); cancel() })
 					return
 				}
 			}
