@@ -2,8 +2,8 @@ module github.com/echomq/echomq-go/bench/peers
 
 go 1.26.0
 
-// The library under test; adapter_echomq.go is the only file that will
-// import it (until then `go mod tidy` would drop this line: keep it).
+// The library under test (replaced by the work tree below);
+// cmd/peerbench/adapter_echomq.go is the only file that imports it.
 require github.com/echomq/echomq-go v0.0.0
 
 require (
