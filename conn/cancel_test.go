@@ -2,9 +2,11 @@ package conn_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,7 +46,7 @@ func TestCancelMidFlight(t *testing.T) {
 				var cancel context.CancelFunc = func() {}
 				var deadline time.Time
 				if cancels {
-					d := time.Duration(rand.IntN(400)) * time.Microsecond
+					d := time.Duration(rand.IntN(1500)) * time.Microsecond
 					deadline = time.Now().Add(d)
 					ctx, cancel = context.WithDeadline(ctx, deadline)
 				}
@@ -155,5 +157,58 @@ func TestCancelStalledThenReuse(t *testing.T) {
 	}
 	if got, err := echo(testCtx(t), c, "still-in-sync"); err != nil || got != "still-in-sync" {
 		t.Fatalf("ECHO = %q, %v", got, err)
+	}
+}
+
+// Cancelled leaders interrupt their own reads with a past deadline; over
+// TLS a record may be cut mid-way and must resume intact. Large values
+// over TLS and a unix socket, half the callers on tiny deadlines.
+func TestCancelOverTLSAndUnix(t *testing.T) {
+	needServer(t)
+	for _, o := range []conn.Options{
+		{Addr: srv.TLSAddr, TLS: &tls.Config{RootCAs: srv.CACertPool}},
+		{Network: "unix", Addr: srv.UnixPath},
+	} {
+		c := setup(t, o)
+		perG := 60
+		if raceEnabled {
+			perG = 25
+		}
+		var cancelled, wrong atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range perG {
+					want := strconv.Itoa(g) + "-" + strconv.Itoa(i) + ":" + strings.Repeat("x", 1000*(1+i%40))
+					ctx, cancel := context.Background(), context.CancelFunc(func() {})
+					if g%2 == 0 {
+						ctx, cancel = context.WithTimeout(ctx, time.Duration(rand.IntN(300))*time.Microsecond)
+					}
+					got, err := echo(ctx, c, want)
+					cancel()
+					switch {
+					case err == nil && got == want:
+					case err != nil && g%2 == 0 && errors.Is(err, context.DeadlineExceeded):
+						cancelled.Add(1)
+					default:
+						wrong.Add(1)
+						t.Errorf("%s: %d bytes, %v", want[:8], len(got), err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		t.Logf("%s: %d cancelled", o.Network+o.Addr, cancelled.Load())
+		if wrong.Load() != 0 {
+			t.Fatalf("%d wrong outcomes", wrong.Load())
+		}
+		for i := range 20 {
+			want := "sync-" + strconv.Itoa(i)
+			if got, err := echo(testCtx(t), c, want); err != nil || got != want {
+				t.Fatalf("after: %q, %v", got, err)
+			}
+		}
 	}
 }
