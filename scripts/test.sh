@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The test command of echomq-go: installs a server when none is present, then
-# go vet, the race-enabled tests against a real server, and every fuzz target
-# for a short while.
+# go vet, the race-enabled tests against a real server, every fuzz target
+# for a short while, and the emqbench conformance gate.
 #
 #   bash scripts/test.sh [extra go test args]
 #
 # Environment:
 #   FUZZTIME   how long each fuzz target runs (default 15s)
 #   SKIP_FUZZ  set to 1 to skip the fuzz phase
+#   SKIP_GATE  set to 1 to skip the emqbench gate (PROTOCOL.md's 8 checks)
 #   CI         passed through unchanged; CI=true makes a missing server fail
 #              the tests instead of skipping them
 #
@@ -106,6 +107,22 @@ else
 	done
 fi
 
+# --- the conformance gate -----------------------------------------------------
+# emqbench starts its own private node and runs PROTOCOL.md's eight checks.
+gate_passed=0
+gate_failed=0
+if [[ ${SKIP_GATE:-0} == 1 ]]; then
+	step "gate skipped (SKIP_GATE=1)"
+else
+	step "go run ./cmd/emqbench gate"
+	if go run ./cmd/emqbench gate; then
+		gate_passed=1
+	else
+		fail "emqbench gate"
+		gate_failed=1
+	fi
+fi
+
 # --- summary ---------------------------------------------------------------
 echo
 echo "tests: $passed passed, $failed failed, $skipped skipped; fuzz targets: $fuzz_passed passed, $fuzz_failed failed"
@@ -116,5 +133,5 @@ done
 if [[ ${#failed_steps[@]} -gt 0 ]]; then
 	echo "failed steps: ${failed_steps[*]}"
 fi
-echo "summary: $((passed + fuzz_passed)) passed, $((failed + fuzz_failed + other)) failed, $skipped skipped"
+echo "summary: $((passed + fuzz_passed + gate_passed)) passed, $((failed + fuzz_failed + gate_failed + other)) failed, $skipped skipped"
 [[ ${#failed_steps[@]} -eq 0 ]]
