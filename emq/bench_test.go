@@ -254,4 +254,7 @@ func runWorker(b *testing.B, q *Queue, conc, n int, produce func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	w.Shutdown(ctx)
+	st := w.Stats()
+	b.ReportMetric(float64(st.Claimed)/float64(max(st.Claims, 1)), "jobs/claim")
+	b.ReportMetric(float64(st.Completed)/float64(max(st.AckBatches, 1)), "jobs/ack")
 }

@@ -97,6 +97,9 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 		c.MaintainLimit = 1000
 	}
 	def(&c.ExtendInterval, c.Lease/3)
+	if c.ExtendInterval >= c.Lease {
+		return c, &ArgError{Arg: "ExtendInterval", Reason: "not shorter than Lease: the lease would run out first"}
+	}
 	if c.AckBatch <= 0 {
 		c.AckBatch = 256
 	}
@@ -127,11 +130,13 @@ func jitter(d time.Duration) time.Duration {
 
 // WorkerStats counts a worker's outcomes since it was made.
 type WorkerStats struct {
-	Claimed, Completed, Retried, Dead, Stale, Abandoned uint64
+	Claims, AckBatches                                  uint64 // claim_batch and complete calls
+	Claimed, Completed, Retried, Dead, Stale, Abandoned uint64 // jobs
 	Panics, LeaseLost, Errors, Promoted, Reaped         uint64
 }
 
 type workerCounters struct {
+	claims, ackBatches                                  atomic.Uint64
 	claimed, completed, retried, dead, stale, abandoned atomic.Uint64
 	panics, leaseLost, errors, promoted, reaped         atomic.Uint64
 }
@@ -194,6 +199,7 @@ func NewWorker(q *Queue, h Handler, cfg WorkerConfig) (*Worker, error) {
 func (w *Worker) Stats() WorkerStats {
 	s := &w.stats
 	return WorkerStats{
+		Claims: s.claims.Load(), AckBatches: s.ackBatches.Load(),
 		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
 		Dead: s.dead.Load(), Stale: s.stale.Load(), Abandoned: s.abandoned.Load(),
 		Panics: s.panics.Load(), LeaseLost: s.leaseLost.Load(), Errors: s.errors.Load(),

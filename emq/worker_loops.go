@@ -58,6 +58,7 @@ func (w *Worker) claimLoop(jobs chan<- claimed) {
 		var err error
 		buf, err = w.q.AppendClaimBatch(w.life, buf[:0], w.cfg.Lease, k)
 		at := time.Now()
+		w.stats.claims.Add(1)
 		w.stats.claimed.Add(uint64(len(buf)))
 		for _, j := range buf {
 			jobs <- claimed{job: j, at: at}
@@ -229,6 +230,7 @@ func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool)
 	if len(batch) == 0 {
 		return acks, done
 	}
+	w.stats.ackBatches.Add(1)
 	if len(batch) == 1 {
 		j := batch[0]
 		switch err := w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention); {
