@@ -192,6 +192,13 @@ func (c *Conn) Exchange(ctx context.Context, cmds []byte, n int, h Handler) erro
 	return err
 }
 
+// maxLeadWrite is the largest submission whose caller reads its own
+// replies. The caller writes before it reads, and a larger write may block
+// until the peer reads it; a peer may stop reading until its replies are
+// read (as simple servers and proxies do), so then the reader goroutine
+// must read while the caller writes.
+const maxLeadWrite = 64 << 10
+
 // submit queues the commands, takes the reader role when asked and free,
 // and writes inline when nobody is writing.
 func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLead bool) (lead bool, err error) {
@@ -206,7 +213,7 @@ func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLe
 	c.wbuf = append(c.wbuf, cmds...)
 	c.queue = append(c.queue, entry{h: h, n: n, at: c.progress.Load()})
 	if c.reading == roleFree {
-		if wantLead && c.opts.OnPush == nil {
+		if wantLead && c.opts.OnPush == nil && len(cmds) <= maxLeadWrite {
 			c.reading, lead = roleLeader, true
 		} else {
 			c.handToReader()
