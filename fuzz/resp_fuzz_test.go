@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/iotest"
 
@@ -55,23 +56,45 @@ func parseAll(t *testing.T, data []byte) decoded {
 	var d decoded
 	for off := 0; ; {
 		v, n, err := resp.Parse(data[off:], limits)
+		rv, rn, rok := refParse(data[off:])
 		switch {
 		case err == resp.ErrIncomplete && off == len(data):
 			d.end = endClean
 			return d
 		case err == resp.ErrIncomplete:
+			if rok {
+				t.Fatalf("Parse(%q): incomplete; the reference decoder took %d bytes", data[off:], rn)
+			}
 			d.end = endIncomplete
 			return d
 		case err != nil:
 			d.end, d.perr = endProtocol, protocolError(t, err)
+			if rok && !isLimitError(d.perr) {
+				t.Fatalf("Parse(%q): %v; the reference decoder took %d bytes", data[off:], err, rn)
+			}
 			return d
 		}
 		if n <= 0 || n > len(data)-off {
 			t.Fatalf("Parse took %d of %d bytes", n, len(data)-off)
 		}
+		if !rok || rn != n || !equal(v, rv) {
+			t.Fatalf("Parse(%q) took %d bytes; the reference decoder %d bytes, ok %v, same value %v",
+				data[off:], n, rn, rok, rok && equal(v, rv))
+		}
 		d.frames = append(d.frames, reencode(t, v))
 		off += n
 	}
+}
+
+// isLimitError reports whether a protocol error is a broken bound rather
+// than malformed bytes; the reference decoder has no bounds.
+func isLimitError(pe *resp.ProtocolError) bool {
+	for _, s := range []string{"longer than", "over the limit", "deeper than", "more than"} {
+		if strings.Contains(pe.Msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // readAll decodes data with a Reader fed in the chunk sizes the fuzzer

@@ -51,6 +51,32 @@ func (bd *builder) children(n int) []Value {
 }
 
 func (bd *builder) fill(slot int) {
+	// The commonest types first, their headers parsed in one pass over
+	// the bytes and the value stored in place.
+	switch Type(bd.b[bd.pos]) {
+	case BulkString:
+		if n := bd.length(); n >= 0 {
+			bd.arena[slot] = Value{Type: BulkString, Str: bd.b[bd.pos : bd.pos+n : bd.pos+n]}
+			bd.pos += n + 2
+		} else {
+			bd.arena[slot] = Value{Type: Null}
+		}
+		return
+	case Integer:
+		bd.arena[slot] = Value{Type: Integer, Int: bd.integer()}
+		return
+	case Array:
+		if n := bd.length(); n >= 0 {
+			bd.arena[slot] = Value{Type: Array, Elems: bd.children(n)}
+		} else {
+			bd.arena[slot] = Value{Type: Null}
+		}
+		return
+	case Map:
+		n := bd.length()
+		bd.arena[slot] = Value{Type: Map, Elems: bd.children(2 * n)}
+		return
+	}
 	typ, line := bd.line()
 	v := Value{Type: typ}
 	switch typ {
@@ -101,4 +127,39 @@ func (bd *builder) fill(slot int) {
 		return
 	}
 	bd.arena[slot] = v
+}
+
+// length parses the length in the header at pos and moves past the
+// header. The scan validated it: "-1", or digits within the limits.
+func (bd *builder) length() int {
+	b, i := bd.b, bd.pos+1
+	if b[i] == '-' {
+		bd.pos = i + 4 // "-1\r\n"
+		return -1
+	}
+	n := 0
+	for ; b[i] != '\r'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	bd.pos = i + 2
+	return n
+}
+
+// integer parses the integer line at pos, which the scan validated (an
+// optional '-' and at most 19 digits, in range), and moves past it.
+func (bd *builder) integer() int64 {
+	b, i := bd.b, bd.pos+1
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	var n uint64
+	for ; b[i] != '\r'; i++ {
+		n = n*10 + uint64(b[i]-'0')
+	}
+	bd.pos = i + 2
+	if neg {
+		return -int64(n)
+	}
+	return int64(n)
 }

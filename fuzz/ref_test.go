@@ -1,0 +1,164 @@
+package fuzz
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// ref is a reference decoder: slow, recursive, written from the RESP3
+// specification with strconv and nothing shared with package resp. It
+// checks what resp decodes; it has no limits but nesting depth.
+type ref struct {
+	b   []byte
+	pos int
+}
+
+// refParse decodes one frame at the start of b, or reports ok=false when b
+// does not start with a complete, valid frame.
+func refParse(b []byte) (v resp.Value, n int, ok bool) {
+	r := &ref{b: b}
+	v, ok = r.value(0)
+	return v, r.pos, ok
+}
+
+// line returns the next line without its CRLF: the bytes up to the first
+// LF, which a CR must precede.
+func (r *ref) line() (string, bool) {
+	i := bytes.IndexByte(r.b[r.pos:], '\n')
+	if i < 1 || r.b[r.pos+i-1] != '\r' {
+		return "", false
+	}
+	s := string(r.b[r.pos : r.pos+i-1])
+	r.pos += i + 1
+	return s, true
+}
+
+// length parses a length: digits without a sign or leading zero, or -1
+// when null is allowed.
+func length(s string, nullable bool) (int, bool) {
+	if nullable && s == "-1" {
+		return -1, true
+	}
+	if s == "" || s[0] < '0' || s[0] > '9' || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return int(n), err == nil
+}
+
+func (r *ref) value(depth int) (resp.Value, bool) {
+	if depth > 64 || r.pos >= len(r.b) {
+		return resp.Value{}, false
+	}
+	typ := resp.Type(r.b[r.pos])
+	r.pos++
+	s, ok := r.line()
+	if !ok {
+		return resp.Value{}, false
+	}
+	v := resp.Value{Type: typ}
+	switch typ {
+	case resp.SimpleString, resp.Error:
+		v.Str = []byte(s)
+	case resp.Integer:
+		// A signed 64-bit decimal; resp takes at most 19 digits, so
+		// zero-padding past that is refused too.
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || strings.HasPrefix(s, "+") || len(strings.TrimPrefix(s, "-")) > 19 {
+			return v, false
+		}
+		v.Int = n
+	case resp.Null:
+		return v, s == ""
+	case resp.Boolean:
+		if s != "t" && s != "f" {
+			return v, false
+		}
+		v.Int = map[string]int64{"t": 1, "f": 0}[s]
+	case resp.Double:
+		f, ok := refDouble(s)
+		if !ok {
+			return v, false
+		}
+		v.Int, v.Str = int64(math.Float64bits(f)), []byte(s)
+	case resp.BigNumber:
+		digits := strings.TrimLeft(s, "+-")
+		if digits == "" || len(s)-len(digits) > 1 || strings.Trim(digits, "0123456789") != "" {
+			return v, false
+		}
+		v.Str = []byte(s)
+	case resp.BulkString, resp.BulkError, resp.Verbatim:
+		n, ok := length(s, typ == resp.BulkString)
+		if !ok {
+			return v, false
+		}
+		if n < 0 {
+			return resp.Value{Type: resp.Null}, true
+		}
+		if n > len(r.b)-r.pos-2 || string(r.b[r.pos+n:r.pos+n+2]) != "\r\n" {
+			return v, false
+		}
+		v.Str = r.b[r.pos : r.pos+n]
+		r.pos += n + 2
+		if typ == resp.Verbatim && (n < 4 || v.Str[3] != ':') {
+			return v, false
+		}
+	case resp.Array, resp.Set, resp.Push, resp.Map, resp.Attribute:
+		n, ok := length(s, typ == resp.Array)
+		if !ok || n > len(r.b) {
+			return v, false
+		}
+		if n < 0 {
+			return resp.Value{Type: resp.Null}, true
+		}
+		if typ == resp.Map || typ == resp.Attribute {
+			n *= 2
+		}
+		for range n {
+			e, ok := r.value(depth + 1)
+			if !ok {
+				return v, false
+			}
+			v.Elems = append(v.Elems, e)
+		}
+		if typ == resp.Attribute {
+			// The attribute describes the value after it, which keeps
+			// any attribute of its own further down the chain.
+			next, ok := r.value(depth + 1)
+			if !ok {
+				return v, false
+			}
+			attr := v
+			last := &next
+			for last.Attr != nil {
+				last = last.Attr
+			}
+			last.Attr = &attr
+			return next, true
+		}
+	default:
+		return v, false
+	}
+	return v, true
+}
+
+// refDouble parses a RESP3 double: a decimal float, inf, -inf or nan.
+func refDouble(s string) (float64, bool) {
+	switch s {
+	case "inf", "+inf":
+		return math.Inf(1), true
+	case "-inf":
+		return math.Inf(-1), true
+	case "nan", "-nan":
+		return math.NaN(), true
+	}
+	if s == "" || len(s) > 512 || strings.Trim(s, "0123456789.eE+-") != "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
