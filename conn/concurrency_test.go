@@ -2,12 +2,16 @@ package conn_test
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -153,5 +157,75 @@ func (p *probe) wait(t testing.TB) error {
 	case <-testCtx(t).Done():
 		t.Fatal("Done never called")
 		return nil
+	}
+}
+
+// The reader role changes hands all the time: callers that read their own
+// replies (DoFunc, Batch), submissions left to the reader goroutine
+// (Send), idle gaps that free the role, and callers that give up. Every
+// outcome must still be right.
+func TestConcurrentReaderRoleChurn(t *testing.T) {
+	c := setup(t, conn.Options{})
+	perG := 3000
+	if raceEnabled {
+		perG = 1000
+	}
+	var bad, wrong, cancelled atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			var b pipeline.Batch
+			for i := range perG {
+				id := strconv.Itoa(g) + "." + strconv.Itoa(i)
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				if rng.IntN(8) == 0 {
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(rng.IntN(200))*time.Microsecond)
+				}
+				var err error
+				switch rng.IntN(3) {
+				case 0:
+					var got string
+					if got, err = echo(ctx, c, id); err == nil && got != id {
+						wrong.Add(1)
+					}
+				case 1:
+					want := []string{id + "a", id + "b"}
+					pr := newProbe(want, &bad)
+					cmds := resp.AppendCommand(resp.AppendCommand(nil, "ECHO", want[0]), "ECHO", want[1])
+					if err = c.Send(ctx, cmds, 2, pr); err == nil {
+						err = pr.wait(t) // a Send's Handler runs whatever ctx does
+					}
+				case 2:
+					b.Reset()
+					b.Add("ECHO", id)
+					b.Add("PING")
+					if err = b.Exec(ctx, c); err == nil && (b.Reply(0).Text() != id || b.Reply(1).Text() != "PONG") {
+						wrong.Add(1)
+					}
+				}
+				cancel()
+				if err != nil {
+					if !errors.Is(err, context.DeadlineExceeded) {
+						t.Errorf("%s: %v", id, err)
+						wrong.Add(1)
+					}
+					cancelled.Add(1)
+				}
+				if rng.IntN(16) == 0 {
+					time.Sleep(time.Duration(rng.IntN(300)) * time.Microsecond) // let the role go free
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d cancelled of %d", cancelled.Load(), 8*perG)
+	if bad.Load() != 0 || wrong.Load() != 0 {
+		t.Fatalf("%d Handler contract violations, %d wrong outcomes", bad.Load(), wrong.Load())
+	}
+	if got, err := echo(testCtx(t), c, "end"); err != nil || got != "end" {
+		t.Fatalf("final ECHO = %q, %v", got, err)
 	}
 }

@@ -21,7 +21,7 @@ type load struct {
 	wg                sync.WaitGroup
 	stop              chan struct{}
 	mu                sync.Mutex
-	errs              map[string]int // error texts seen, for the log
+	errs              map[string]int // error kinds seen, for the log
 }
 
 func startLoad(t *testing.T, s conn.Sender, goroutinesN int, accept func(error) bool) *load {
@@ -62,7 +62,7 @@ func startLoad(t *testing.T, s conn.Sender, goroutinesN int, accept func(error) 
 				case accept(err):
 					l.failed.Add(1)
 					l.mu.Lock()
-					l.errs[err.Error()]++
+					l.errs[errClass(err)]++
 					l.mu.Unlock()
 					time.Sleep(time.Millisecond) // do not spin on fail-fast errors
 				default:
@@ -73,6 +73,21 @@ func startLoad(t *testing.T, s conn.Sender, goroutinesN int, accept func(error) 
 		}()
 	}
 	return l
+}
+
+// errClass names an error's kind for the log.
+func errClass(err error) string {
+	switch {
+	case errors.Is(err, conn.ErrNotConnected):
+		return "ErrNotConnected"
+	case errors.Is(err, conn.ErrTimeout):
+		return "ErrTimeout"
+	case errors.Is(err, conn.ErrBroken):
+		return "ErrBroken"
+	case errors.Is(err, conn.ErrClosed):
+		return "ErrClosed"
+	}
+	return err.Error()
 }
 
 func (l *load) finish(t *testing.T) {
@@ -215,4 +230,33 @@ func TestClientCloseEndsBlockingCall(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}
+}
+
+// A Client under load through a proxy that cuts every connection again
+// and again: each cut fails the calls in flight, the Client redials, and
+// no call ever gets a wrong reply.
+func TestClientThroughRepeatedCuts(t *testing.T) {
+	p := newProxy(t, srvAddr(t))
+	before := goroutines()
+	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{
+		Options:    conn.Options{Addr: p.Addr()},
+		MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(t, cl, 8, func(err error) bool {
+		return errors.Is(err, conn.ErrBroken) || errors.Is(err, conn.ErrNotConnected)
+	})
+	for range 20 {
+		okBefore := l.ok.Load()
+		waitFor(t, "calls succeeding between cuts", func() bool { return l.ok.Load() > okBefore+50 })
+		p.CutAll()
+	}
+	l.finish(t)
+	if err := cl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	checkNoLeak(t, before, 0)
 }
