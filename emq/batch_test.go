@@ -115,6 +115,13 @@ func TestBatchScriptsDuplicatesAndGates(t *testing.T) {
 	if err != nil || fmt.Sprint(flags) != "[true true false]" || row(t, q, id1)["payload"] != "x" {
 		t.Fatalf("enqueue_batch = %v, %v", flags, err)
 	}
+	// With a row already there, each row is checked on its own.
+	flags, err = evalFlags(t, q, scriptEnqueueBatch, []string{q.keys.Pending, q.keys.Base}, "JOB0KHTOWnGLuF", "w", id2, "v", "JOB0KHTOWnGLuF", "u")
+	if err != nil || fmt.Sprint(flags) != "[true false false]" || row(t, q, id2)["payload"] != "y" || row(t, q, "JOB0KHTOWnGLuF")["payload"] != "w" {
+		t.Fatalf("enqueue_batch over an existing row = %v, %v", flags, err)
+	}
+	do(t, "ZREM", q.keys.Pending, "JOB0KHTOWnGLuF")
+	do(t, "DEL", q.keys.Job("JOB0KHTOWnGLuF"))
 	// The kind gate refuses the whole call before writing anything.
 	_, err = evalFlags(t, q, scriptEnqueueBatch, []string{q.keys.Pending, q.keys.Base}, "JOB0KHTOWnGLuE", "x", "QTE0KHTOWnGLuC", "y")
 	if err == nil || err.Error() != "EMQKIND job id must be JOB-namespaced" || !errors.Is(err, ErrKind) {
