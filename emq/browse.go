@@ -41,7 +41,7 @@ func (q *Queue) setKey(s State) (string, error) {
 // JobInfo is one entry of a [Queue.Browse] page: an id, its score in the
 // set, and its row as read.
 type JobInfo struct {
-	ID string
+	ID string // the id, as the set holds it
 	// Score is the id's score: 0 in pending; in active the lease deadline,
 	// in delayed the due time, in dead the time of death, in Unix ms on the
 	// server's clock.

@@ -67,7 +67,7 @@ func wrapErr(script string, err error) error {
 // lease under a millisecond, a count below one. It matches [ErrArg].
 type ArgError struct {
 	Arg    string // the parameter: "lease", "n", ...
-	Reason string
+	Reason string // what is wrong with it
 }
 
 // Error names the argument and the problem.

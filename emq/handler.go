@@ -111,9 +111,9 @@ func (k EventKind) String() string {
 
 // Event reports one outcome to [WorkerConfig.OnEvent].
 type Event struct {
-	Kind EventKind
-	Job  Job    // the job concerned; zero for a claim, promote or reap error
-	Op   string // for EventError: "claim", "complete", "retry", "extend", "promote" or "reap"
+	Kind EventKind // what happened
+	Job  Job       // the job concerned; zero for a claim, promote or reap error
+	Op   string    // for EventError: "claim", "complete", "retry", "extend", "promote" or "reap"
 	// Err is the handler's error for EventRetried and EventDead, the
 	// exchange's for EventError.
 	Err error

@@ -11,8 +11,8 @@ import (
 // Job is a claimed job: its id, an owned copy of its payload, and the
 // fencing token that Complete, Retry and Extend must present.
 type Job struct {
-	ID      string
-	Payload []byte
+	ID      string // the branded id
+	Payload []byte // an owned copy of the payload
 	// Token is the row's attempts after the claim: 1 on the first claim,
 	// 2 after one retry or reap, and so on.
 	Token int64
@@ -152,8 +152,8 @@ func (q *Queue) Complete(ctx context.Context, id string, token int64, retention 
 // Ack names a claimed job by its id and fencing token, for
 // [Queue.CompleteBatch].
 type Ack struct {
-	ID    string
-	Token int64
+	ID    string // the job's id
+	Token int64  // the token its claim returned
 }
 
 // CompleteBatch completes several claimed jobs in one transition

@@ -132,7 +132,7 @@ func jitter(d time.Duration) time.Duration {
 type WorkerStats struct {
 	Claims, AckBatches                                  uint64 // claim_batch and complete calls
 	Claimed, Completed, Retried, Dead, Stale, Abandoned uint64 // jobs
-	Panics, LeaseLost, Errors, Promoted, Reaped         uint64
+	Panics, LeaseLost, Errors, Promoted, Reaped         uint64 // events; jobs moved by promote and reap
 }
 
 type workerCounters struct {
