@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/echomq/echomq-go/conn"
 )
 
 // waitFor polls cond every 5 ms until it holds or d passes.
@@ -349,4 +351,47 @@ func TestWorkerPromotesDelayed(t *testing.T) {
 		return nil
 	}), WorkerConfig{PromoteInterval: 20 * time.Millisecond, PollMax: 10 * time.Millisecond})
 	waitFor(t, 5*time.Second, "the delayed job", func() bool { return got.Load() == id })
+}
+
+// TestWorkerOverClientSurvivesRestart runs a worker over a reconnecting
+// conn.Client while the server restarts (losing its data and its script
+// cache): the worker reports the failed exchanges, keeps polling, and
+// handles the jobs enqueued after the restart.
+func TestWorkerOverClientSurvivesRestart(t *testing.T) {
+	fresh(t, "restart")
+	ctx := tctx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	q, err := Open(ctx, cl, "restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var completed, errs atomic.Int64
+	startWorker(t, q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{
+		PollMin: time.Millisecond, PollMax: 20 * time.Millisecond,
+		OnEvent: func(e Event) {
+			switch e.Kind {
+			case EventCompleted:
+				completed.Add(1)
+			case EventError:
+				errs.Add(1)
+			}
+		},
+	})
+	if _, err := q.EnqueueBulk(ctx, make([][]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the first jobs", func() bool { return completed.Load() == 10 })
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the worker to see the outage", func() bool { return errs.Load() > 0 })
+	waitFor(t, 5*time.Second, "enqueue after the restart", func() bool {
+		_, err := q.EnqueueBulk(ctx, make([][]byte, 10))
+		return err == nil
+	})
+	waitFor(t, 5*time.Second, "the jobs after the restart", func() bool { return completed.Load() == 20 })
 }
