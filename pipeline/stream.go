@@ -99,8 +99,12 @@ func (c *chunk) Done(err error) {
 }
 
 // Add appends a command given as strings; it is sent when the chunk is
-// full. It waits while the window is full, until ctx ends.
+// full. It waits while the window is full, until ctx ends. A command of no
+// arguments is refused with ErrEmptyCommand and takes no sequence number.
 func (st *Stream) Add(ctx context.Context, args ...string) error {
+	if len(args) == 0 {
+		return ErrEmptyCommand
+	}
 	st.buf.B = resp.AppendCommand(st.buf.B, args...)
 	return st.added(ctx, 1)
 }
@@ -164,11 +168,29 @@ func (st *Stream) Flush(ctx context.Context) error {
 	st.n = 0
 	st.buf.B = st.buf.B[:0]
 	if err != nil {
-		// Never sent: each command still gets its one outcome.
+		// Never sent: each command still gets its one outcome, in order,
+		// after the chunks before it have had theirs.
+		st.drainTo(n)
 		c.Done(err)
 		return errors.Join(ErrStreamFailed, err)
 	}
 	return nil
+}
+
+// drainTo waits until at most n commands are in flight. The connection
+// ends every submitted chunk (with replies or its fault), so it returns.
+func (st *Stream) drainTo(n int) {
+	st.mu.Lock()
+	for st.inflight > n {
+		if st.room == nil {
+			st.room = make(chan struct{})
+		}
+		ch := st.room
+		st.mu.Unlock()
+		<-ch
+		st.mu.Lock()
+	}
+	st.mu.Unlock()
 }
 
 // Err returns the first fault the stream saw, or nil.

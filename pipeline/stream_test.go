@@ -138,9 +138,7 @@ func TestStreamCutMidway(t *testing.T) {
 		t.Fatal("no round was cut: the test did not test faults")
 	}
 	if len(disorder) > 0 {
-		// Reported to the owner of stream.go; every command did get
-		// exactly one outcome, so skip rather than fail.
-		t.Skipf("KNOWN BUG (pipeline/stream.go, reported): after a fault, Flush reports a never-sent chunk's failures on the Add caller's goroutine while the reader may still be failing the in-flight chunks: outcomes out of order (and the ReplyFunc may run on two goroutines at once): %v", disorder[:min(len(disorder), 3)])
+		t.Fatalf("outcomes out of order after a fault: %v", disorder[:min(len(disorder), 3)])
 	}
 }
 
@@ -154,14 +152,17 @@ func TestStreamEmptyCommand(t *testing.T) {
 	defer cancel()
 	st.Add(ctx, "ECHO", "e0")
 	emptyErr := st.Add(ctx)
-	for i := 2; i < 8; i++ {
+	for i := 1; i < 7; i++ { // the refused command took no sequence number
 		st.Add(ctx, "ECHO", "e"+strconv.Itoa(i))
 	}
 	werr := st.Wait(ctx)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if emptyErr == nil && (len(o.bad) > 0 || werr != nil) {
-		t.Skipf("KNOWN BUG (pipeline/stream.go, reported): Add() with no arguments is sent as \"*0\", which the server never answers; replies shift: %v, Wait: %v", o.bad[:min(len(o.bad), 3)], werr)
+	if !errors.Is(emptyErr, pipeline.ErrEmptyCommand) {
+		t.Fatalf("Add() = %v, want ErrEmptyCommand", emptyErr)
+	}
+	if werr != nil || st.Sent() != 7 {
+		t.Fatalf("Wait = %v, Sent = %d", werr, st.Sent())
 	}
 	if len(o.bad)+len(o.disorder) > 0 {
 		t.Fatalf("wrong outcomes: %v %v", o.bad, o.disorder)
