@@ -41,7 +41,8 @@ type Client struct {
 	cur     *Conn // nil during an outage
 	lastErr error
 	closed  bool
-	idle    []*Conn // dedicated connections not in use
+	idle    []*Conn            // dedicated connections not in use
+	busy    map[*Conn]struct{} // dedicated connections in use
 
 	slots  chan struct{}   // one token per dedicated connection allowed
 	life   context.Context // ends at Close: stops redials
@@ -180,8 +181,20 @@ func (cl *Client) Blocking(ctx context.Context, fn func(c *Conn) error) error {
 	if err != nil {
 		return err
 	}
+	cl.mu.Lock()
+	if cl.closed {
+		cl.mu.Unlock()
+		c.Close()
+		return ErrClosed
+	}
+	if cl.busy == nil {
+		cl.busy = make(map[*Conn]struct{})
+	}
+	cl.busy[c] = struct{}{} // Close ends a blocking call in progress
+	cl.mu.Unlock()
 	err = fn(c)
 	cl.mu.Lock()
+	delete(cl.busy, c)
 	reuse := !cl.closed && c.Err() == nil && c.pending.Load() == 0
 	if reuse {
 		cl.idle = append(cl.idle, c)
@@ -214,8 +227,9 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 	return Dial(ctx, o)
 }
 
-// Close closes the connections, stops redialing and waits for every
-// goroutine the Client started. Calls still waiting end with ErrClosed.
+// Close closes the connections, dedicated ones in use included, stops
+// redialing and waits for every goroutine the Client started. Calls still
+// waiting, blocking ones too, end with ErrClosed.
 func (cl *Client) Close() error {
 	cl.mu.Lock()
 	if cl.closed {
@@ -224,7 +238,10 @@ func (cl *Client) Close() error {
 	}
 	cl.closed = true
 	cur, idle := cl.cur, cl.idle
-	cl.cur, cl.idle = nil, nil
+	for c := range cl.busy {
+		idle = append(idle, c) // their blocking calls end with ErrClosed
+	}
+	cl.cur, cl.idle, cl.busy = nil, nil, nil
 	cl.mu.Unlock()
 	cl.cancel()
 	var errs []error

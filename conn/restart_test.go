@@ -223,9 +223,7 @@ func TestClientCloseEndsBlockingCall(t *testing.T) {
 		srv.Do("LPUSH", "never-pushed", "x") // unblock it, so the test ends
 		<-ended
 		<-closed
-		// Reported to the owner of client.go; skipped, not failed, so that
-		// the suite stays green until it is fixed, when this passes.
-		t.Skip("KNOWN BUG (conn/client.go): Client.Close does not close dedicated connections in use, so a Blocking call (BLPOP 0) stays blocked after Close; it ended only when the key was pushed")
+		t.Fatal("Client.Close did not end a Blocking call in progress")
 	}
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
