@@ -135,18 +135,9 @@ func (st *Stream) Flush(ctx context.Context) error {
 	}
 	n := st.n
 	st.mu.Lock()
-	for st.inflight > 0 && st.inflight+n > st.window && st.err == nil {
-		if st.room == nil {
-			st.room = make(chan struct{})
-		}
-		ch := st.room
-		st.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		st.mu.Lock()
+	full := func() bool { return st.inflight > 0 && st.inflight+n > st.window && st.err == nil }
+	if err := st.waitLocked(ctx, full); err != nil {
+		return err
 	}
 	if st.err != nil {
 		err := st.err
@@ -181,16 +172,27 @@ func (st *Stream) Flush(ctx context.Context) error {
 // ends every submitted chunk (with replies or its fault), so it returns.
 func (st *Stream) drainTo(n int) {
 	st.mu.Lock()
-	for st.inflight > n {
+	st.waitLocked(context.Background(), func() bool { return st.inflight > n })
+	st.mu.Unlock()
+}
+
+// waitLocked waits, with mu held, while busy() holds, for chunks to end.
+// On ctx's end it returns ctx.Err() with mu unlocked.
+func (st *Stream) waitLocked(ctx context.Context, busy func() bool) error {
+	for busy() {
 		if st.room == nil {
 			st.room = make(chan struct{})
 		}
 		ch := st.room
 		st.mu.Unlock()
-		<-ch
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		st.mu.Lock()
 	}
-	st.mu.Unlock()
+	return nil
 }
 
 // Err returns the first fault the stream saw, or nil.
@@ -214,18 +216,8 @@ func (st *Stream) Wait(ctx context.Context) error {
 		return err
 	}
 	st.mu.Lock()
-	for st.inflight > 0 {
-		if st.room == nil {
-			st.room = make(chan struct{})
-		}
-		ch := st.room
-		st.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		st.mu.Lock()
+	if err := st.waitLocked(ctx, func() bool { return st.inflight > 0 }); err != nil {
+		return err
 	}
 	st.mu.Unlock()
 	return st.Err()
