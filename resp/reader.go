@@ -13,8 +13,12 @@ import (
 const DefaultBufferSize = 32 << 10
 
 // shrinkAbove is the buffer size above which a Reader goes back to its
-// starting size once the large frame is consumed.
-const shrinkAbove = 1 << 20
+// starting size, once shrinkAfter frames that fit the starting size have
+// followed the last large one: a stream of large replies keeps its buffer.
+const (
+	shrinkAbove = 1 << 20
+	shrinkAfter = 64
+)
 
 // Reader decodes RESP2 and RESP3 replies from a byte stream without
 // copying: a Value's strings view the Reader's buffer and its elements view
@@ -30,6 +34,7 @@ type Reader struct {
 	buf   []byte
 	r, w  int // buf[r:w] holds bytes read but not yet consumed
 	size  int // the starting buffer size
+	small int // frames that fit size since the last larger one
 	sc    scanner
 	arena []Value
 	err   error
@@ -79,7 +84,7 @@ func (r *Reader) Next() (Value, error) {
 			// does not search the same bytes again.
 			if r.sc.pos == 0 && r.sc.need == 0 {
 				if v, n := r.simple(r.buf[r.r:r.w]); n > 0 {
-					r.r += n
+					r.consumed(n)
 					r.sc.reset()
 					return v, nil
 				}
@@ -153,9 +158,19 @@ func (r *Reader) take() Value {
 	}
 	frame := r.buf[r.r : r.r+r.sc.pos]
 	v := build(frame, n, r.arena[:n])
-	r.r += r.sc.pos
+	r.consumed(r.sc.pos)
 	r.sc.reset()
 	return v
+}
+
+// consumed moves past a frame of n bytes, noting whether it was large.
+func (r *Reader) consumed(n int) {
+	r.r += n
+	if n > r.size {
+		r.small = 0
+	} else if r.small < shrinkAfter {
+		r.small++
+	}
 }
 
 // errNoProgress is returned when the underlying reader returns neither
@@ -168,7 +183,7 @@ var errNoProgress = errors.New("resp: reader made no progress")
 func (r *Reader) fill() error {
 	if r.r == r.w {
 		r.r, r.w = 0, 0
-		if len(r.buf) > shrinkAbove && r.size < shrinkAbove {
+		if len(r.buf) > shrinkAbove && r.size < shrinkAbove && r.small >= shrinkAfter {
 			r.buf = make([]byte, r.size)
 		}
 	}

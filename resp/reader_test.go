@@ -311,17 +311,43 @@ func TestReaderExactGrowth(t *testing.T) {
 		}
 	}
 
+	// A stream of large frames keeps the grown buffer; once shrinkAfter
+	// small frames have followed the last large one, it shrinks back.
 	big := AppendBulk(nil, make([]byte, 3<<20))
-	r := NewReader(io.MultiReader(bytes.NewReader(big), strings.NewReader("+OK\r\n")))
-	if v, err := r.Next(); err != nil || v.Len() != 3<<20 {
-		t.Fatalf("big: %d, %v", v.Len(), err)
+	var small []byte
+	for range shrinkAfter + 1 {
+		small = append(small, "+OK\r\n"...)
 	}
-	if v, err := r.Next(); err != nil || v.Text() != "OK" {
-		t.Fatalf("after big: %s, %v", dump(v), err)
+	r := NewReader(io.MultiReader(bytes.NewReader(big), bytes.NewReader(big), &oneFrameReader{small}))
+	for i := range 2 {
+		if v, err := r.Next(); err != nil || v.Len() != 3<<20 {
+			t.Fatalf("big %d: %d, %v", i, v.Len(), err)
+		}
+		if i == 0 && len(r.buf) <= shrinkAbove {
+			t.Fatalf("buffer %d: the large frame did not grow it", len(r.buf))
+		}
+	}
+	for i := range shrinkAfter + 1 {
+		if v, err := r.Next(); err != nil || v.Text() != "OK" {
+			t.Fatalf("after big %d: %s, %v", i, dump(v), err)
+		}
 	}
 	if len(r.buf) != DefaultBufferSize {
-		t.Fatalf("buffer %d after the big frame, want %d", len(r.buf), DefaultBufferSize)
+		t.Fatalf("buffer %d after %d small frames, want %d", len(r.buf), shrinkAfter+1, DefaultBufferSize)
 	}
+}
+
+// oneFrameReader hands out one "+OK\r\n" per Read, so every frame is read
+// into an empty buffer.
+type oneFrameReader struct{ b []byte }
+
+func (o *oneFrameReader) Read(p []byte) (int, error) {
+	if len(o.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, o.b[:5])
+	o.b = o.b[5:]
+	return n, nil
 }
 
 // TestReaderManySmallFrames: a long pipelined stream of small replies
