@@ -166,9 +166,8 @@ func (c *Conn) Err() error {
 }
 
 // Send queues n encoded commands (cmds holds exactly n RESP commands). When
-// Send queues n encoded commands (cmds holds exactly n RESP commands). When
-// no write is in progress it writes them itself before returning, else the
-// active writer takes them. h receives the n replies, in order, on the
+// the connection is idle and cmds is small (64 KiB at most) it writes them
+// itself before returning, else the writer goroutine takes them. h receives the n replies, in order, on the
 // goroutine holding the reader role. cmds is copied: the caller may reuse
 // it when Send returns.
 //
@@ -192,12 +191,13 @@ func (c *Conn) Exchange(ctx context.Context, cmds []byte, n int, h Handler) erro
 	return err
 }
 
-// maxLeadWrite is the largest submission whose caller reads its own
-// replies. The caller writes before it reads, and a larger write may block
-// until the peer reads it; a peer may stop reading until its replies are
-// read (as simple servers and proxies do), so then the reader goroutine
-// must read while the caller writes.
-const maxLeadWrite = 64 << 10
+// maxInline is the largest submission a caller writes, or reads the
+// replies of, on its own goroutine. A larger write may block until the
+// peer reads it, so the writer goroutine writes it: the caller stays free
+// to give up when its ctx ends, and the reader goroutine reads meanwhile,
+// for a peer that stops reading until its replies are read (as simple
+// servers and proxies do).
+const maxInline = 64 << 10
 
 // submit queues the commands, takes the reader role when asked and free,
 // and writes inline when nobody is writing.
@@ -213,7 +213,7 @@ func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLe
 	c.wbuf = append(c.wbuf, cmds...)
 	c.queue = append(c.queue, entry{h: h, n: n, at: c.progress.Load()})
 	if c.reading == roleFree {
-		if wantLead && c.opts.OnPush == nil && len(cmds) <= maxLeadWrite {
+		if wantLead && c.opts.OnPush == nil && len(cmds) <= maxInline {
 			c.reading, lead = roleLeader, true
 		} else {
 			c.handToReader()
@@ -223,8 +223,9 @@ func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLe
 	case c.writing:
 		// The active writer takes these bytes before it lets go.
 		c.mu.Unlock()
-	case c.pending.Load() > int64(n):
-		// Busy: let the writer goroutine gather more before it writes.
+	case c.pending.Load() > int64(n) || len(cmds) > maxInline:
+		// Busy, or a large write: let the writer goroutine gather more
+		// before it writes, or write what may block.
 		c.writing = true
 		c.mu.Unlock()
 		c.wakeWriter()

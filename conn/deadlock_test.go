@@ -2,6 +2,8 @@ package conn_test
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -58,4 +60,45 @@ func TestLargeBatchToSynchronousPeer(t *testing.T) {
 			t.Fatalf("reply %d: %d bytes", i, v.Len())
 		}
 	}
+}
+
+// A caller whose large command cannot be written (the peer stopped
+// reading, no write timeout) still returns when its ctx ends; Close then
+// ends the stuck write.
+func TestCancelWhileWriteBlocked(t *testing.T) {
+	stop := make(chan struct{})
+	addr := scriptpeer.Listen(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		if _, err := scriptpeer.ReadCommand(r); err != nil {
+			return
+		}
+		io.WriteString(c, helloMap)
+		<-stop // never reads again
+	})
+	before := goroutines()
+	c, err := conn.Dial(testCtx(t), conn.Options{Addr: addr, WriteTimeout: -1, ReadTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{32 << 20, 100} { // a blocked write, then a small command behind it
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ended := make(chan error, 1)
+		go func() {
+			_, err := c.Do(ctx, "SET", "k", strings.Repeat("x", size))
+			ended <- err
+		}()
+		select {
+		case err := <-ended:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%d-byte SET: %v, want DeadlineExceeded", size, err)
+			}
+		case <-time.After(waitLong):
+			close(stop)
+			t.Fatalf("a %d-byte SET blocked in its write ignored its ctx", size)
+		}
+		cancel()
+	}
+	c.Close()
+	close(stop) // the peer's handler returns
+	checkNoLeak(t, before, 0)
 }
