@@ -12,6 +12,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // load runs goroutines that send unique ECHOs (and small Batches) through
@@ -257,4 +258,36 @@ func TestClientThroughRepeatedCuts(t *testing.T) {
 	}
 	p.Close()
 	checkNoLeak(t, before, 0)
+}
+
+// When the server goes away, a connection notices: with OnPush set its
+// reader goroutine is always reading, so Done closes at once; an idle
+// connection without OnPush has nobody reading and notices only at its
+// next call (which fails with ErrBroken, never with a wrong reply).
+func TestIdleConnNoticesServerGone(t *testing.T) {
+	for _, onPush := range []bool{true, false} {
+		s := startServer(t, servertest.Options{})
+		opts := conn.Options{Addr: s.Addr}
+		if onPush {
+			opts.OnPush = func(resp.Value) {}
+		}
+		c := dial(t, opts)
+		mustDo(t, c, "PING")
+		s.Kill()
+		select {
+		case <-c.Done():
+			if !errors.Is(c.Err(), conn.ErrBroken) {
+				t.Fatalf("OnPush=%v: Err() = %v", onPush, c.Err())
+			}
+			continue
+		case <-time.After(2 * time.Second):
+		}
+		if onPush {
+			t.Fatal("OnPush set: the connection did not notice the server had gone")
+		}
+		if _, err := echo(testCtx(t), c, "x"); !errors.Is(err, conn.ErrBroken) {
+			t.Fatalf("the next call on the dead idle connection: %v, want ErrBroken", err)
+		}
+		t.Log("KNOWN LIMIT: an idle connection without OnPush has no reader, so it learns of the server's death only from its next call, which fails; a Client redials only then")
+	}
 }
