@@ -11,7 +11,8 @@ import (
 )
 
 // A Handler receives the replies of one submission. Its methods run on the
-// connection's reader goroutine and must not block.
+// goroutine that holds the connection's reader role (the reader goroutine,
+// or a caller reading its own replies through Exchange) and must not block.
 type Handler interface {
 	// Reply is called with reply i (from 0) of the submission, in the order
 	// the commands were sent. v is valid only during the call.

@@ -14,8 +14,9 @@ import (
 // ReplyFunc receives the outcome of command seq (numbered from 0 in the
 // order added) of a Stream: its reply v with err nil (v may be a server
 // error reply), or err when the connection failed before the reply came.
-// It runs on the connection's reader goroutine, v is valid only during the
-// call, and it must not block or wait on the same connection.
+// It runs on the goroutine that reads the connection's replies (never two
+// at once), v is valid only during the call, and it must not block or wait
+// on the same connection.
 type ReplyFunc func(seq int64, v resp.Value, err error)
 
 // StreamOptions configure a Stream.

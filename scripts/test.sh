@@ -107,6 +107,25 @@ else
 	done
 fi
 
+# --- allocation budgets ----------------------------------------------------------
+# The race detector makes sync.Pool drop items, so the allocation budgets
+# skip under -race; run them once more without it.
+alloc_passed=0
+alloc_failed=0
+step "allocation budgets: go test -count=1 -run Alloc ./... (no -race)"
+alog=$(mktemp)
+set +e
+go test -count=1 -v -run 'Alloc' ./... 2>&1 | tee "$alog" | grep -E '^(--- |ok|FAIL|panic)'
+alloc_status=${PIPESTATUS[0]}
+set -e
+alloc_passed=$(grep -cE '^ *--- PASS' "$alog" || true)
+alloc_failed=$(grep -cE '^ *--- FAIL' "$alog" || true)
+rm -f "$alog"
+if [[ $alloc_status -ne 0 ]]; then
+	fail "allocation budgets"
+	if [[ $alloc_failed -eq 0 ]]; then alloc_failed=1; fi
+fi
+
 # --- the conformance gate -----------------------------------------------------
 # emqbench starts its own private node and runs PROTOCOL.md's eight checks.
 gate_passed=0
@@ -133,5 +152,5 @@ done
 if [[ ${#failed_steps[@]} -gt 0 ]]; then
 	echo "failed steps: ${failed_steps[*]}"
 fi
-echo "summary: $((passed + fuzz_passed + gate_passed)) passed, $((failed + fuzz_failed + gate_failed + other)) failed, $skipped skipped"
+echo "summary: $((passed + alloc_passed + fuzz_passed + gate_passed)) passed, $((failed + alloc_failed + fuzz_failed + gate_failed + other)) failed, $skipped skipped"
 [[ ${#failed_steps[@]} -eq 0 ]]
