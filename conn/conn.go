@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/echomq/echomq-go/resp"
 )
@@ -93,8 +94,9 @@ type Conn struct {
 	writes   atomic.Uint64 // socket writes
 
 	// Writer role (guarded by mu).
-	wake  chan struct{} // hands the writer role to writeLoop, or wakes it to exit
-	spare []byte
+	wake      chan struct{} // hands the writer role to writeLoop, or wakes it to exit
+	spare     []byte
+	wdeadline time.Time // when the write deadline was last moved
 
 	// Reader role: only its holder touches these.
 	rwake chan struct{} // hands the reader role to readLoop

@@ -42,8 +42,14 @@ func (c *Conn) wakeWriter() {
 // write writes buf to the socket; on error it records the fault and
 // reports false.
 func (c *Conn) write(buf []byte) bool {
-	if c.opts.WriteTimeout > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
+	if t := c.opts.WriteTimeout; t > 0 {
+		// Moving the deadline is a timer operation; do it only when it
+		// has come within 7/8 of the timeout, which keeps every write's
+		// bound between 7/8 and all of WriteTimeout.
+		if now := time.Now(); now.Sub(c.wdeadline) > t/8 {
+			c.nc.SetWriteDeadline(now.Add(t))
+			c.wdeadline = now
+		}
 	}
 	_, err := c.nc.Write(buf)
 	c.writes.Add(1)
