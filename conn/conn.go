@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/echomq/echomq-go/resp"
@@ -98,6 +99,12 @@ type Conn struct {
 	spare     []byte
 	wdeadline time.Time // when the write deadline was last moved
 
+	// Idle check (under mu): the socket's unread byte count, for plain
+	// TCP and unix sockets.
+	raw      syscall.RawConn
+	inq      func(fd uintptr)
+	inqBytes int
+
 	// Reader role: only its holder touches these.
 	rwake chan struct{} // hands the reader role to readLoop
 	rd    *resp.Reader
@@ -132,6 +139,7 @@ func newConn(nc net.Conn, opts Options, rd *resp.Reader) *Conn {
 		done:  make(chan struct{}),
 	}
 	rd.Reset(progressReader{c})
+	c.watchIdle()
 	return c
 }
 
@@ -212,9 +220,16 @@ func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLe
 	if err := c.waitRoom(ctx, n); err != nil {
 		return false, err
 	}
+	at := c.progress.Load()
+	if c.reading == roleFree {
+		// Nobody has read while the connection idled: bytes already
+		// waiting in the socket answer nothing, and this submission's
+		// replies come after them.
+		at += uint64(c.idleBytes())
+	}
 	c.pending.Add(int64(n))
 	c.wbuf = append(c.wbuf, cmds...)
-	c.queue = append(c.queue, entry{h: h, n: n, at: c.progress.Load()})
+	c.queue = append(c.queue, entry{h: h, n: n, at: at})
 	if c.reading == roleFree {
 		if wantLead && c.opts.OnPush == nil && len(cmds) <= maxInline {
 			c.reading, lead = roleLeader, true
