@@ -3,8 +3,6 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
@@ -25,10 +23,10 @@ type Batch struct {
 	calls []batchCall // in order added
 
 	// Scratch for EvalBatch, kept for reuse.
-	wire  []byte        // the commands of one round trip
-	redo  []int         // indices of the calls to send again
-	loads []pendingLoad // distinct scripts to load before a re-send
-	st    *batchState   // replies; written by the connection's reader
+	wire  []byte         // the commands of one round trip
+	redo  []int          // indices of the calls to send again
+	loads []pendingLoad  // distinct scripts to load before a re-send
+	col   conn.Collector // replies, one slot per call
 }
 
 // batchCall is one call in a Batch.
@@ -67,23 +65,14 @@ func (b *Batch) Reset() {
 	b.tails = b.tails[:0]
 	clear(b.calls) // drop the *Script references
 	b.calls = b.calls[:0]
-	if b.st != nil {
-		b.st.arena.Reset()
-		clear(b.st.replies)
-		b.st.replies = b.st.replies[:0]
-	}
+	b.col.Reset()
 }
 
 // Replies returns the replies of the last EvalBatch, in the order the
 // calls were added. They are valid until the next EvalBatch or Reset.
 // After an EvalBatch that failed (the connection broke, ctx ended) there
 // are none.
-func (b *Batch) Replies() []resp.Value {
-	if b.st == nil {
-		return nil
-	}
-	return b.st.replies
-}
+func (b *Batch) Replies() []resp.Value { return b.col.Replies() }
 
 // Reply returns the reply of call i of the last EvalBatch. It panics when
 // there is no such reply.
@@ -100,63 +89,8 @@ func (b *Batch) Reply(i int) resp.Value {
 // NOSCRIPT reply here; EvalBatch returned the load's error.
 func (b *Batch) Err(i int) error { return b.Reply(i).Err() }
 
-// batchState is the part of a Batch the connection's reader writes to.
-// It is separate so that a Batch abandoned by a cancelled EvalBatch can be
-// reused at once: the reader finishes with the state and recycles it.
-type batchState struct {
-	state   atomic.Int32
-	done    chan struct{}
-	arena   resp.Arena
-	replies []resp.Value
-	index   []int // reply i goes to replies[index[i]]; empty: to replies[i]
-	err     error
-}
-
-// batchState states.
-const (
-	waiting int32 = iota
-	finished
-	abandoned
-)
-
-var statePool = sync.Pool{New: func() any { return &batchState{done: make(chan struct{}, 1)} }}
-
-// Reply retains reply i at its call's index.
-func (st *batchState) Reply(i int, v resp.Value) {
-	if st.state.Load() == abandoned {
-		return
-	}
-	if len(st.index) > 0 {
-		i = st.index[i]
-	}
-	st.replies[i] = st.arena.Retain(v)
-}
-
-// Done wakes the waiting EvalBatch, or recycles the state when it left.
-func (st *batchState) Done(err error) {
-	st.err = err
-	if st.state.CompareAndSwap(waiting, finished) {
-		st.done <- struct{}{}
-		return
-	}
-	st.arena.Reset()
-	clear(st.replies)
-	st.replies, st.index, st.err = st.replies[:0], st.index[:0], nil
-	statePool.Put(st)
-}
-
-// begin readies the reply state for n calls.
-func (b *Batch) begin() {
-	if b.st == nil {
-		b.st = statePool.Get().(*batchState)
-	}
-	st := b.st
-	st.arena.Reset()
-	if cap(st.replies) < len(b.calls) {
-		st.replies = make([]resp.Value, len(b.calls))
-	}
-	st.replies = st.replies[:len(b.calls)]
-}
+// begin readies one reply slot per call.
+func (b *Batch) begin() { b.col.Begin(len(b.calls)) }
 
 // roundTrip encodes the calls listed in idx (every call when idx is nil),
 // sends them as one pipeline over s and waits for their replies, which
@@ -174,28 +108,7 @@ func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native bool, idx [
 			b.wire = b.appendCall(b.wire, i, native)
 		}
 	}
-	st := b.st
-	st.index = append(st.index[:0], idx...)
-	st.err = nil
-	st.state.Store(waiting)
-	if err := conn.Exchange(ctx, s, b.wire, n, st); err != nil {
-		return err
-	}
-	select {
-	case <-st.done:
-	case <-ctx.Done():
-		if st.state.CompareAndSwap(waiting, abandoned) {
-			b.st = nil // the reader recycles it
-			return ctx.Err()
-		}
-		<-st.done
-	}
-	if st.err != nil {
-		clear(st.replies)
-		st.replies = st.replies[:0]
-		return st.err
-	}
-	return nil
+	return b.col.Exchange(ctx, s, b.wire, n, idx)
 }
 
 // appendCall encodes call i in the executor's form.

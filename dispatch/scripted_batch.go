@@ -84,7 +84,7 @@ func (x *Scripted) stamp(b *Batch, idx []int) {
 // NOSCRIPT, minus those whose script failed to load in this EvalBatch.
 func (b *Batch) collectNoScript() {
 	b.redo = b.redo[:0]
-	for i, v := range b.st.replies {
+	for i, v := range b.col.Replies() {
 		if isNoScript(v) && !b.loadFailed(b.calls[i].s) {
 			b.redo = append(b.redo, i)
 		}

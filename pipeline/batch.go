@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
@@ -23,50 +21,7 @@ type Batch struct {
 	n     int
 	want  int  // arguments still owed by the command being built
 	empty bool // a command of no arguments was added
-	st    *batchState
-}
-
-// batchState is the part of a Batch the connection's reader writes to. It
-// is separate so that a Batch abandoned by a cancelled Exec can be reused
-// at once: the reader finishes with the abandoned state and recycles it.
-type batchState struct {
-	state   atomic.Int32
-	done    chan struct{}
-	arena   resp.Arena
-	replies []resp.Value
-	err     error
-}
-
-const (
-	waiting int32 = iota
-	finished
-	abandoned
-)
-
-var statePool = sync.Pool{New: func() any { return &batchState{done: make(chan struct{}, 1)} }}
-
-// Reply retains reply i.
-func (s *batchState) Reply(i int, v resp.Value) {
-	if s.state.Load() != abandoned {
-		s.replies[i] = s.arena.Retain(v)
-	}
-}
-
-// Done wakes Exec, or recycles the state when Exec has gone.
-func (s *batchState) Done(err error) {
-	s.err = err
-	if s.state.CompareAndSwap(waiting, finished) {
-		s.done <- struct{}{}
-		return
-	}
-	s.recycle()
-}
-
-func (s *batchState) recycle() {
-	s.arena.Reset()
-	clear(s.replies)
-	s.err = nil
-	statePool.Put(s)
+	col   conn.Collector
 }
 
 // ErrIncompleteCommand is returned by Exec when the last command begun
@@ -84,10 +39,7 @@ func (b *Batch) Len() int { return b.n }
 // Reset removes every command and reply, keeping the memory.
 func (b *Batch) Reset() {
 	b.cmds, b.n, b.want, b.empty = b.cmds[:0], 0, 0, false
-	if b.st != nil {
-		b.st.arena.Reset()
-		b.st.replies = b.st.replies[:0]
-	}
+	b.col.Reset()
 }
 
 // Add appends a command given as strings.
@@ -152,46 +104,13 @@ func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
 	if b.n == 0 {
 		return nil
 	}
-	st := b.st
-	if st == nil {
-		st = statePool.Get().(*batchState)
-		b.st = st
-	}
-	st.arena.Reset()
-	st.err = nil
-	if cap(st.replies) < b.n {
-		st.replies = make([]resp.Value, b.n)
-	}
-	st.replies = st.replies[:b.n]
-	st.state.Store(waiting)
-	if err := conn.Exchange(ctx, s, b.cmds, b.n, st); err != nil {
-		st.replies = st.replies[:0] // not the last Exec's replies
-		return err
-	}
-	select {
-	case <-st.done:
-	case <-ctx.Done():
-		if st.state.CompareAndSwap(waiting, abandoned) {
-			b.st = nil // the reader recycles it
-			return ctx.Err()
-		}
-		<-st.done
-	}
-	if st.err != nil {
-		st.replies = st.replies[:0]
-		return st.err
-	}
-	return nil
+	b.col.Begin(b.n)
+	return b.col.Exchange(ctx, s, b.cmds, b.n, nil)
 }
 
 // Replies returns the replies of the last Exec, in command order. They are
 // valid until the next Exec or Reset.
-func (b *Batch) Replies() []resp.Value {
-	if b.st == nil {
-		return nil
-	}
-	return b.st.replies
-}
+func (b *Batch) Replies() []resp.Value { return b.col.Replies() }
 
 // Reply returns reply i of the last Exec.
 func (b *Batch) Reply(i int) resp.Value {
