@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/serverbin"
 )
 
 // localServer is a private valkey-server or redis-server that emqbench
@@ -43,28 +44,13 @@ const (
 // installed.
 var errNoServer = errors.New("no valkey-server or redis-server on PATH (install one, e.g. apt-get install redis-server, or give -url)")
 
-// serverNames and serverDirs are where findServer looks, in order of
-// preference: PATH first, then the usual system directories (Debian puts
-// redis-server in /usr/bin, some images in /usr/sbin).
-var (
-	serverNames = []string{"valkey-server", "redis-server"}
-	serverDirs  = []string{"/usr/bin", "/usr/sbin", "/usr/local/bin"}
-)
-
 // findServer returns the path of valkey-server, else redis-server.
 func findServer() (string, error) {
-	for _, name := range serverNames {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-		for _, dir := range serverDirs {
-			p := filepath.Join(dir, name)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-				return p, nil
-			}
-		}
+	bin, err := serverbin.Find(serverbin.Names, serverbin.Dirs)
+	if err != nil {
+		return "", errNoServer
 	}
-	return "", errNoServer
+	return bin, nil
 }
 
 // startServer starts a private server and waits until it answers PING.
@@ -74,11 +60,8 @@ func startServer(ctx context.Context) (*localServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &localServer{bin: bin, name: "redis"}
-	if strings.HasPrefix(filepath.Base(bin), "valkey") {
-		s.name = "valkey"
-	}
-	if s.version, err = serverVersion(bin); err != nil {
+	s := &localServer{bin: bin, name: serverbin.Kind(bin)}
+	if s.version, err = serverbin.Version(bin); err != nil {
 		return nil, err
 	}
 	if s.dir, err = os.MkdirTemp("", "emqbench-"); err != nil {
@@ -190,26 +173,11 @@ func (s *localServer) kill() {
 
 // freePort returns a loopback port that was free a moment ago.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := serverbin.FreePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// serverVersion runs "bin --version" and returns its v= field.
-func serverVersion(bin string) (string, error) {
-	out, err := exec.Command(bin, "--version").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %v", bin, err)
-	}
-	for _, f := range strings.Fields(string(out)) {
-		if v, ok := strings.CutPrefix(f, "v="); ok {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("%s --version: no version in %q", bin, strings.TrimSpace(string(out)))
+	return ports[0], nil
 }
 
 // lastLine returns the last non-empty line of a log, for error messages.

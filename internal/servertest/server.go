@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/echomq/echomq-go/internal/serverbin"
 )
 
 // ErrNoServer is returned by Start when neither valkey-server nor
@@ -333,7 +335,7 @@ func (s *Server) pickPorts() error {
 	if s.opts.TLS {
 		n = 2
 	}
-	ports, err := freePorts(n)
+	ports, err := serverbin.FreePorts(n)
 	if err != nil {
 		return err
 	}
@@ -346,52 +348,26 @@ func (s *Server) pickPorts() error {
 	return nil
 }
 
-// freePorts returns n distinct ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("servertest: free port: %w", err)
-		}
-		defer l.Close() // held until all are chosen, so they differ
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // Where findBinary looks, in order of preference; tests may change them.
 var (
-	binaryNames = []string{"valkey-server", "redis-server"}
-	binaryDirs  = []string{"/usr/bin", "/usr/sbin", "/usr/local/bin"}
+	binaryNames = serverbin.Names
+	binaryDirs  = serverbin.Dirs
 )
 
 // findBinary returns valkey-server if it exists, else redis-server.
 func findBinary() (string, error) {
-	for _, name := range binaryNames {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-		for _, dir := range binaryDirs {
-			p := filepath.Join(dir, name)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-				return p, nil
-			}
-		}
+	bin, err := serverbin.Find(binaryNames, binaryDirs)
+	if err != nil {
+		return "", ErrNoServer
 	}
-	return "", ErrNoServer
+	return bin, nil
 }
 
 // binaryVersion runs "bin --version" and returns the v= field.
 func binaryVersion(bin string) (string, error) {
-	out, err := exec.Command(bin, "--version").CombinedOutput()
+	v, err := serverbin.Version(bin)
 	if err != nil {
-		return "", fmt.Errorf("servertest: %s --version: %v: %s", bin, err, out)
+		return "", fmt.Errorf("servertest: %w", err)
 	}
-	for _, f := range strings.Fields(string(out)) {
-		if v, ok := strings.CutPrefix(f, "v="); ok {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("servertest: no version in %q", out)
+	return v, nil
 }
