@@ -42,3 +42,27 @@ func TestAllocsDoFuncPing(t *testing.T) {
 		}
 	}
 }
+
+// With a cancellable context, a caller that reads its own replies registers
+// one context.AfterFunc (the interrupt is a method value made at dial, so
+// no closure): that registration's 2 allocations are the whole budget.
+func TestAllocsDoFuncCancellableCtx(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race (sync.Pool drops items)")
+	}
+	c := setup(t, conn.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ping := resp.AppendCommand(nil, "PING")
+	run := func() {
+		if err := c.DoFunc(ctx, ping, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 100 {
+		run()
+	}
+	if n := testing.AllocsPerRun(1000, run); n > 2 {
+		t.Errorf("DoFunc(PING) with a cancellable ctx = %v allocs per call, want at most 2", n)
+	}
+}

@@ -81,12 +81,12 @@ type Conn struct {
 
 	// Shared, guarded by mu.
 	mu      sync.Mutex
-	wbuf    []byte  // encoded commands not yet handed to the writer
-	queue   []entry // submissions in send order not yet taken by the reader
-	err     error   // the first fault, or ErrClosed; set once
-	writing bool    // someone holds the writer role
-	reading int     // who holds the reader role: free, leader, background, dead
-	leadGen uint64  // bumped when a leader lets go of the reader role
+	wbuf    []byte          // encoded commands not yet handed to the writer
+	queue   []entry         // submissions in send order not yet taken by the reader
+	err     error           // the first fault, or ErrClosed; set once
+	writing bool            // someone holds the writer role
+	reading int             // who holds the reader role: free, leader, background, dead
+	leadCtx context.Context // the leader's ctx, when it can end
 	spaceCh chan struct{}
 
 	// Shared, atomic.
@@ -104,6 +104,8 @@ type Conn struct {
 	raw      syscall.RawConn
 	inq      func(fd uintptr)
 	inqBytes int
+
+	onCancel func() // interruptLeader, made once
 
 	// Reader role: only its holder touches these.
 	rwake chan struct{} // hands the reader role to readLoop
@@ -139,6 +141,7 @@ func newConn(nc net.Conn, opts Options, rd *resp.Reader) *Conn {
 		done:  make(chan struct{}),
 	}
 	rd.Reset(progressReader{c})
+	c.onCancel = c.interruptLeader
 	c.watchIdle()
 	return c
 }

@@ -85,9 +85,9 @@ func (c *Conn) lead(ctx context.Context, h Handler) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		c.mu.Lock()
-		gen := c.leadGen
+		c.leadCtx = ctx
 		c.mu.Unlock()
-		stop = context.AfterFunc(ctx, func() { c.interrupt(gen) })
+		stop = context.AfterFunc(ctx, c.onCancel) // no closure to allocate
 	}
 	for {
 		done, err := c.step()
@@ -110,15 +110,15 @@ func (c *Conn) lead(ctx context.Context, h Handler) {
 		c.die(err)
 		return
 	}
+	c.mu.Lock()
+	c.leadCtx = nil // an interrupt still on its way finds no leader
+	c.mu.Unlock()
 	if stop != nil && !stop() {
-		// The interrupt ran or is running; make sure no deadline is left.
-		c.mu.Lock()
-		c.leadGen++
-		c.mu.Unlock()
+		// The interrupt ran, or ran into leadCtx == nil: make sure no
+		// deadline is left.
 		c.nc.SetReadDeadline(time.Time{})
 	}
 	c.mu.Lock()
-	c.leadGen++
 	if c.pending.Load() == 0 && c.err == nil {
 		c.reading = roleFree
 	} else {
@@ -127,11 +127,13 @@ func (c *Conn) lead(ctx context.Context, h Handler) {
 	c.mu.Unlock()
 }
 
-// interrupt wakes a leader blocked in a read because its ctx ended, unless
-// that leader has already let go (gen moved on).
-func (c *Conn) interrupt(gen uint64) {
+// interruptLeader wakes the leader blocked in a read when its ctx has
+// ended. It is registered with context.AfterFunc for every leader with a
+// cancellable ctx, as one method value made at dial, so a late call (its
+// leader gone) finds leadCtx nil or not done and does nothing.
+func (c *Conn) interruptLeader() {
 	c.mu.Lock()
-	if c.leadGen == gen && c.reading == roleLeader {
+	if c.reading == roleLeader && c.leadCtx != nil && c.leadCtx.Err() != nil {
 		c.nc.SetReadDeadline(time.Unix(1, 0))
 	}
 	c.mu.Unlock()
