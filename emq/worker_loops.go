@@ -3,6 +3,7 @@ package emq
 import (
 	"context"
 	"errors"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -46,6 +47,7 @@ func (w *Worker) claimLoop(jobs chan<- claimed) {
 		case <-w.tokens:
 		}
 		k := 1
+		runtime.Gosched() // slots freed now join this claim
 	more:
 		for k < w.cfg.ClaimBatch {
 			select {
@@ -202,6 +204,9 @@ func (w *Worker) ackLoop() {
 		batch = batch[:0]
 		if open {
 			batch = append(batch, j)
+			// Handlers finishing now join this batch: one round trip
+			// for all of them.
+			runtime.Gosched()
 		}
 	drain:
 		for len(batch) < w.cfg.AckBatch {
