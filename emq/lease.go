@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -134,14 +135,21 @@ func (q *Queue) Complete(ctx context.Context, id string, token int64, retention 
 	if err != nil {
 		return err
 	}
-	o := getOp("complete")
+	return q.fenced(ctx, scriptComplete, "complete", id, token, keep)
+}
+
+// fenced runs a transition that acts only while token holds id's lease
+// (complete, extend: KEYS active, row; ARGV id, token, ms) and maps its
+// 0 reply to [ErrStale].
+func (q *Queue) fenced(ctx context.Context, s *dispatch.Script, name, id string, token, ms int64) error {
+	o := getOp(name)
 	o.key = q.keys.AppendJob(o.key[:0], id)
 	o.args.Key(q.keys.Active)
 	o.args.KeyBytes(o.key)
 	o.args.Arg(id)
 	o.args.ArgInt(token)
-	o.args.ArgInt(keep)
-	n, err := q.evalInt(ctx, scriptComplete, o)
+	o.args.ArgInt(ms)
+	n, err := q.evalInt(ctx, s, o)
 	putOp(o, err)
 	if err == nil && n != 1 {
 		err = ErrStale
@@ -270,19 +278,7 @@ func (q *Queue) Extend(ctx context.Context, id string, token int64, lease time.D
 	if err != nil {
 		return err
 	}
-	o := getOp("extend")
-	o.key = q.keys.AppendJob(o.key[:0], id)
-	o.args.Key(q.keys.Active)
-	o.args.KeyBytes(o.key)
-	o.args.Arg(id)
-	o.args.ArgInt(token)
-	o.args.ArgInt(ms)
-	n, err := q.evalInt(ctx, scriptExtend, o)
-	putOp(o, err)
-	if err == nil && n != 1 {
-		err = ErrStale
-	}
-	return err
+	return q.fenced(ctx, scriptExtend, "extend", id, token, ms)
 }
 
 // Promote moves up to limit delayed jobs whose due time has come (on the
