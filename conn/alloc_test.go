@@ -22,7 +22,7 @@ func TestAllocsDoFuncPing(t *testing.T) {
 		}
 		c := setup(t, opts)
 		ctx := context.Background()
-		ping := resp.AppendCommand(nil, "PING")
+		ping := resp.Command(nil, "PING")
 		check := func(v resp.Value) error {
 			if !v.Equal("PONG") {
 				t.Errorf("PING = %v", v)
@@ -53,7 +53,7 @@ func TestAllocsDoFuncCancellableCtx(t *testing.T) {
 	c := setup(t, conn.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ping := resp.AppendCommand(nil, "PING")
+	ping := resp.Command(nil, "PING")
 	run := func() {
 		if err := c.DoFunc(ctx, ping, nil); err != nil {
 			t.Fatal(err)

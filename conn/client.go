@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/echomq/echomq-go/resp"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/internal/cmdinfo"
+	"github.com/echomq/echomq-go/internal/wire"
 )
 
 // ClientOptions configure a Client: the connection's Options plus how it
@@ -18,8 +21,9 @@ type ClientOptions struct {
 	// MinBackoff and MaxBackoff bound the redial backoff, which doubles
 	// after each failed attempt with full jitter. Defaults 50 ms and 5 s.
 	MinBackoff, MaxBackoff time.Duration
-	// BlockingConns is the most dedicated connections for blocking
-	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, WAIT). Default 4.
+	// BlockingConns is the most dedicated connections, lent to blocking
+	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, WAIT, …) and to
+	// Dedicated. Default 4.
 	BlockingConns int
 }
 
@@ -32,8 +36,9 @@ type ClientOptions struct {
 // itself: a call that failed with ErrBroken may or may not have run, and
 // only the caller knows whether it is safe to repeat.
 //
-// Blocking commands must not stall the shared pipeline: run them with
-// Blocking, on a dedicated connection.
+// Blocking commands must not stall the shared pipeline: the Client sends
+// each on a dedicated connection by itself. Dedicated lends a connection
+// for WATCH and transactions sent over several calls.
 type Client struct {
 	opts ClientOptions
 
@@ -45,6 +50,7 @@ type Client struct {
 	busy    map[*Conn]struct{} // dedicated connections in use
 
 	slots  chan struct{}   // one token per dedicated connection allowed
+	done   chan struct{}   // closed at Close
 	life   context.Context // ends at Close: stops redials
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -70,6 +76,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		opts:  opts,
 		cur:   c,
 		slots: make(chan struct{}, opts.BlockingConns),
+		done:  make(chan struct{}),
 	}
 	cl.life, cl.cancel = context.WithCancel(context.Background())
 	cl.wg.Add(1)
@@ -77,9 +84,9 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 	return cl, nil
 }
 
-// Conn returns the current connection, or an error matching
+// current returns the current connection, or an error matching
 // ErrNotConnected during an outage and ErrClosed after Close.
-func (cl *Client) Conn() (*Conn, error) {
+func (cl *Client) current() (*Conn, error) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	switch {
@@ -91,28 +98,35 @@ func (cl *Client) Conn() (*Conn, error) {
 	return cl.cur, nil
 }
 
-// Send sends on the current connection (see Conn.Send).
-func (cl *Client) Send(ctx context.Context, cmds []byte, n int, h Handler) error {
-	c, err := cl.Conn()
+// Send sends on the current connection (see Conn.Send), or, when the
+// submission holds a blocking command, on a dedicated connection of its
+// own, which is closed if the caller gives up before the reply.
+func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	if cmds.Special && blocks(cmds.B) {
+		if !h.Waits() {
+			return &CommandError{Command: "blocking command", Reason: reasonNotWaiting}
+		}
+		return cl.sendDedicated(ctx, cmds, h)
+	}
+	c, err := cl.current()
 	if err != nil {
 		return err
 	}
-	return c.Send(ctx, cmds, n, h)
+	return c.Send(ctx, cmds, h)
 }
 
-// Exchange sends on the current connection, reading inline when it can
-// (see Conn.Exchange).
-func (cl *Client) Exchange(ctx context.Context, cmds []byte, n int, h Handler) error {
-	c, err := cl.Conn()
-	if err != nil {
-		return err
+// Done is closed when the Client is closed.
+func (cl *Client) Done() <-chan struct{} { return cl.done }
+
+// Err returns ErrClosed once the Client is closed, else nil: a Client
+// outlives the faults of its connections.
+func (cl *Client) Err() error {
+	select {
+	case <-cl.done:
+		return ErrClosed
+	default:
+		return nil
 	}
-	return c.Exchange(ctx, cmds, n, h)
-}
-
-// DoFunc is Conn.DoFunc on the current connection.
-func (cl *Client) DoFunc(ctx context.Context, cmd []byte, fn func(resp.Value) error) error {
-	return DoFunc(ctx, cl, cmd, fn)
 }
 
 // supervise waits for the current connection to fail and redials.
@@ -164,46 +178,66 @@ func (cl *Client) redial() *Conn {
 	}
 }
 
-// Blocking runs fn on a dedicated connection, for commands that block
-// (BLPOP, BZPOPMIN, XREAD … BLOCK, WAIT) and must not stall the shared
-// pipeline. Dedicated connections have no liveness timeout; at most
-// BlockingConns exist, and Blocking waits for one (honouring ctx). A
-// connection that fn leaves with calls in flight (fn gave up on a
-// blocking command) is closed rather than reused.
-func (cl *Client) Blocking(ctx context.Context, fn func(c *Conn) error) error {
+// Dedicated lends fn a connection of its own, for what must not share
+// the pipelined connection: WATCH and a transaction sent over several
+// calls (MULTI, the commands, EXEC), or a run of blocking commands. At
+// most BlockingConns dedicated connections exist (blocking commands sent
+// through Do, DoFunc and pipeline.Batch use them too), and Dedicated
+// waits for one, honouring ctx. The connection must not be used after fn
+// returns. One that fn leaves with calls in flight, broken, or after
+// WATCH or MULTI, is closed rather than reused.
+func (cl *Client) Dedicated(ctx context.Context, fn func(c *Conn) error) error {
+	c, err := cl.lend(ctx)
+	if err != nil {
+		return err
+	}
+	c.exclusive.Store(true)
+	err = fn(c)
+	cl.giveBack(c)
+	return err
+}
+
+// lend takes a dedicated connection, waiting for a slot.
+func (cl *Client) lend(ctx context.Context) (*Conn, error) {
 	select {
 	case cl.slots <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
-	defer func() { <-cl.slots }()
 	c, err := cl.dedicated(ctx)
 	if err != nil {
-		return err
+		<-cl.slots
+		return nil, err
 	}
 	cl.mu.Lock()
 	if cl.closed {
 		cl.mu.Unlock()
 		c.Close()
-		return ErrClosed
+		<-cl.slots
+		return nil, ErrClosed
 	}
 	if cl.busy == nil {
 		cl.busy = make(map[*Conn]struct{})
 	}
-	cl.busy[c] = struct{}{} // Close ends a blocking call in progress
+	cl.busy[c] = struct{}{} // Close ends a call in progress on it
 	cl.mu.Unlock()
-	err = fn(c)
+	return c, nil
+}
+
+// giveBack returns a lent connection to the idle list, or closes it.
+func (cl *Client) giveBack(c *Conn) {
 	cl.mu.Lock()
 	delete(cl.busy, c)
-	reuse := !cl.closed && c.Err() == nil && c.pending.Load() == 0
+	reuse := !cl.closed && c.Err() == nil && c.pending.Load() == 0 && !c.txUsed.Load()
 	if reuse {
+		c.exclusive.Store(false)
 		cl.idle = append(cl.idle, c)
 	}
 	cl.mu.Unlock()
 	if !reuse {
 		c.Close()
 	}
-	return err
+	<-cl.slots
 }
 
 func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
@@ -222,9 +256,8 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 		c.Close()
 	}
 	cl.mu.Unlock()
-	o := cl.opts.Options
-	o.ReadTimeout = -1
-	return Dial(ctx, o)
+	// The liveness check allows for each blocking command's own timeout.
+	return Dial(ctx, cl.opts.Options)
 }
 
 // Close closes the connections, dedicated ones in use included, stops
@@ -237,6 +270,7 @@ func (cl *Client) Close() error {
 		return nil
 	}
 	cl.closed = true
+	close(cl.done)
 	cur, idle := cl.cur, cl.idle
 	for c := range cl.busy {
 		idle = append(idle, c) // their blocking calls end with ErrClosed
@@ -253,4 +287,84 @@ func (cl *Client) Close() error {
 	}
 	cl.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// blocks reports whether a submission holds a blocking command outside a
+// transaction.
+func blocks(b []byte) bool {
+	found, inMulti := false, false
+	cmdinfo.Each(b, func(info cmdinfo.Info) error {
+		switch info.Kind {
+		case cmdinfo.Blocking:
+			found = found || !inMulti
+		case cmdinfo.Multi:
+			inMulti = true
+		case cmdinfo.EndTx:
+			inMulti = false
+		}
+		return nil
+	})
+	return found
+}
+
+// lent is the Handler of a blocking submission on a dedicated
+// connection: it gives the connection back when the replies are in, and
+// closes it when the caller gives up first, so the server never hands a
+// popped element to nobody.
+type lent struct {
+	cl    *Client
+	c     *Conn
+	h     wire.Handler
+	state atomic.Int32 // 0 waiting, 1 done, 2 abandoned
+	stop  func() bool
+}
+
+func (d *lent) Reply(i int, v resp.Value) { d.h.Reply(i, v) }
+func (d *lent) Waits() bool               { return true }
+
+// Done gives the connection back (or closes it, when abandoned) before
+// telling the caller, so a caller's next blocking call finds it free.
+func (d *lent) Done(err error) {
+	if d.state.CompareAndSwap(0, 1) {
+		if d.stop != nil {
+			d.stop()
+		}
+		d.cl.giveBack(d.c)
+	}
+	d.h.Done(err)
+}
+
+// abandon runs when the caller's ctx ends first: closing the connection
+// ends the blocking command on the server.
+func (d *lent) abandon() {
+	if d.state.CompareAndSwap(0, 2) {
+		d.cl.wg.Add(1)
+		go func() {
+			defer d.cl.wg.Done()
+			d.c.Close()
+			d.cl.giveBack(d.c)
+		}()
+	}
+}
+
+// sendDedicated sends a blocking submission on a lent connection.
+func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	c, err := cl.lend(ctx)
+	if err != nil {
+		return err
+	}
+	d := &lent{cl: cl, c: c, h: h}
+	if ctx.Done() != nil {
+		d.stop = context.AfterFunc(ctx, d.abandon)
+	}
+	if err := c.Send(ctx, cmds, d); err != nil {
+		if d.state.CompareAndSwap(0, 1) {
+			if d.stop != nil {
+				d.stop()
+			}
+			cl.giveBack(c)
+		}
+		return err
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -37,10 +38,11 @@ func TestConcurrentEchoOwnReplies(t *testing.T) {
 			defer wg.Done()
 			ctx := context.Background()
 			prefix := "g" + strconv.Itoa(g) + ":"
-			var cmd, want []byte
+			var buf, want []byte
 			for i := range perG {
 				want = strconv.AppendInt(append(want[:0], prefix...), int64(i), 10)
-				cmd = resp.AppendCommandBytes(cmd[:0], []byte("ECHO"), want)
+				cmd := resp.CommandBytes(buf, []byte("ECHO"), want)
+				buf = cmd.Bytes()
 				err := c.DoFunc(ctx, cmd, func(v resp.Value) error {
 					if string(v.Str) != string(want) {
 						wrong.Add(1)
@@ -84,13 +86,11 @@ func TestConcurrentSendHandlerContract(t *testing.T) {
 			defer wg.Done()
 			for i := range perG {
 				want := make([]string, 1+(g+i)%batch)
-				var cmds []byte
 				for j := range want {
 					want[j] = strconv.Itoa(g) + "/" + strconv.Itoa(i) + "/" + strconv.Itoa(j)
-					cmds = resp.AppendCommand(cmds, "ECHO", want[j])
 				}
 				pr := newProbe(want, &bad)
-				if err := c.Send(context.Background(), cmds, len(want), pr); err != nil {
+				if err := sendEchos(context.Background(), c, want, pr); err != nil {
 					t.Error(err)
 					return
 				}
@@ -135,6 +135,21 @@ func (p *probe) Reply(i int, v resp.Value) {
 		p.bad.Add(1)
 	}
 	p.got++
+}
+
+func (p *probe) Waits() bool { return false }
+
+// sendEchos submits ECHO of every value in want as one submission.
+func sendEchos(ctx context.Context, c *conn.Conn, want []string, h wire.Handler) error {
+	var cmds resp.Cmds
+	for _, w := range want {
+		cmds.Add("ECHO", w)
+	}
+	sub, err := wire.FromCmds(&cmds)
+	if err != nil {
+		return err
+	}
+	return c.Send(ctx, sub, h)
 }
 
 func (p *probe) Done(err error) {
@@ -194,8 +209,7 @@ func TestConcurrentReaderRoleChurn(t *testing.T) {
 				case 1:
 					want := []string{id + "a", id + "b"}
 					pr := newProbe(want, &bad)
-					cmds := resp.AppendCommand(resp.AppendCommand(nil, "ECHO", want[0]), "ECHO", want[1])
-					if err = c.Send(ctx, cmds, 2, pr); err == nil {
+					if err = sendEchos(ctx, c, want[:2], pr); err == nil {
 						err = pr.wait(t) // a Send's Handler runs whatever ctx does
 					}
 				case 2:

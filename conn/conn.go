@@ -2,60 +2,41 @@ package conn
 
 import (
 	"context"
-	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
-// A Handler receives the replies of one submission. Its methods run on the
-// goroutine that holds the connection's reader role (the reader goroutine,
-// or a caller reading its own replies through Exchange) and must not block.
-type Handler interface {
-	// Reply is called with reply i (from 0) of the submission, in the order
-	// the commands were sent. v is valid only during the call.
-	Reply(i int, v resp.Value)
-	// Done is called exactly once per submission: with nil after the last
-	// Reply, or with the error that failed the connection (the replies
-	// not delivered by then are lost).
-	Done(err error)
-}
-
-// Sender is what layers above a connection use: a Conn and a Client both
-// send encoded commands this way.
+// Sender is what pipeline, dispatch and emq send through: a Conn, a
+// Client, and the clients built on them. Its Send method takes a handler
+// type internal to this module, so only this module implements it.
 type Sender interface {
-	// Send queues n encoded commands for writing; h gets their n replies.
-	Send(ctx context.Context, cmds []byte, n int, h Handler) error
+	wire.Sender
+	// Do sends a command given as strings and waits for its reply (see
+	// Conn.Do).
+	Do(ctx context.Context, args ...string) (resp.Value, error)
+	// DoFunc sends one command and waits for its reply (see Conn.DoFunc).
+	DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error
+	// DoInt sends a command whose reply is an integer (see Conn.DoInt).
+	DoInt(ctx context.Context, cmd resp.Cmd) (int64, error)
 }
 
-// Exchanger is a Sender whose callers may read their own replies. A caller
-// about to wait for h uses Exchange instead of Send: when no one else is
-// reading the connection, the caller's goroutine reads the replies itself
-// until h is done (or ctx ends), which saves two goroutine switches per
-// round trip. The caller must still wait for h's own completion signal.
-type Exchanger interface {
-	Sender
-	Exchange(ctx context.Context, cmds []byte, n int, h Handler) error
-}
-
-// Exchange is Exchanger.Exchange over any Sender, and Send for Senders
-// that are not Exchangers.
-func Exchange(ctx context.Context, s Sender, cmds []byte, n int, h Handler) error {
-	if x, ok := s.(Exchanger); ok {
-		return x.Exchange(ctx, cmds, n, h)
-	}
-	return s.Send(ctx, cmds, n, h)
-}
+var (
+	_ Sender = (*Conn)(nil)
+	_ Sender = (*Client)(nil)
+)
 
 // entry is one submission waiting for its replies.
 type entry struct {
-	h  Handler
-	n  int
-	at uint64 // bytes received when it was queued: its replies come after
+	h     wire.Handler
+	n     int
+	at    uint64 // bytes received when it was queued: its replies come after
+	block bool   // it holds a blocking command
 }
 
 // Conn is one pipelining connection, safe for concurrent use. Commands from
@@ -78,6 +59,10 @@ type Conn struct {
 	opts     Options
 	protocol int
 	hello    resp.Value // HELLO's reply (owned), or Null under RESP2
+	// exclusive: the Conn is lent to one caller (Client.Dedicated), who
+	// may use WATCH and MULTI across calls; set before it is lent.
+	exclusive atomic.Bool
+	txUsed    atomic.Bool // a lent Conn saw WATCH or MULTI: not reused
 
 	// Shared, guarded by mu.
 	mu      sync.Mutex
@@ -90,9 +75,11 @@ type Conn struct {
 	spaceCh chan struct{}
 
 	// Shared, atomic.
-	pending  atomic.Int64  // commands queued or in flight
-	progress atomic.Uint64 // bytes read from the socket
-	writes   atomic.Uint64 // socket writes
+	pending    atomic.Int64  // commands queued or in flight
+	blocked    atomic.Int32  // blocking submissions outstanding (set under mu)
+	blockUntil atomic.Int64  // when the last of their timeouts passes (unix ns; forever)
+	progress   atomic.Uint64 // bytes read from the socket
+	writes     atomic.Uint64 // socket writes
 
 	// Writer role (guarded by mu).
 	wake      chan struct{} // hands the writer role to writeLoop, or wakes it to exit
@@ -179,26 +166,21 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Send queues n encoded commands (cmds holds exactly n RESP commands). When
-// the connection is idle and cmds is small (64 KiB at most) it writes them
-// itself before returning, else the writer goroutine takes them. h receives the n replies, in order, on the
-// goroutine holding the reader role. cmds is copied: the caller may reuse
-// it when Send returns.
+// Send queues a submission of counted commands: the plumbing under
+// DoFunc, pipeline.Batch, pipeline.Stream and the dispatch executors. Its
+// handler type is internal to this module; use those instead.
 //
-// Send waits while MaxPending commands are in flight, until there is room
-// or ctx ends. When Send returns an error, h is never called.
-func (c *Conn) Send(ctx context.Context, cmds []byte, n int, h Handler) error {
-	_, err := c.submit(ctx, cmds, n, h, false)
-	return err
-}
-
-// Exchange is Send for a caller that will wait for h: when nobody holds
-// the reader role it takes it and reads on the caller's goroutine until h
-// is done, or ctx ends (the role then passes to the reader goroutine and
-// h completes later). It returns nil once the commands are sent; the
-// caller then waits for h as it would after Send.
-func (c *Conn) Exchange(ctx context.Context, cmds []byte, n int, h Handler) error {
-	lead, err := c.submit(ctx, cmds, n, h, true)
+// Nothing is sent when ctx is already done, when a command changes the
+// connection's reply model (a *CommandError matching ErrCommandRefused),
+// or when MaxPending commands are in flight and ctx ends before there is
+// room. When the connection is idle and cmds is small (64 KiB at most)
+// the caller writes them itself, else the writer goroutine does. h
+// receives the replies in order on the goroutine holding the reader role:
+// the caller's own, when h.Waits() and nobody else reads (Send then
+// returns once h is done or ctx ends), else the reader goroutine. cmds.B
+// is copied. When Send returns an error, h is never called.
+func (c *Conn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	lead, err := c.submit(ctx, cmds, h)
 	if err == nil && lead {
 		c.lead(ctx, h)
 	}
@@ -215,9 +197,22 @@ const maxInline = 64 << 10
 
 // submit queues the commands, takes the reader role when asked and free,
 // and writes inline when nobody is writing.
-func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLead bool) (lead bool, err error) {
-	if n <= 0 {
-		return false, errors.New("conn: Send of no commands")
+func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bool, err error) {
+	cmds, n := w.B, w.N
+	if n <= 0 || h == nil {
+		return false, errBadSubmission
+	}
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err() // a done ctx sends nothing
+	default:
+	}
+	var block time.Duration
+	blocking := false
+	if w.Special {
+		if blocking, block, err = c.inspect(cmds); err != nil {
+			return false, err
+		}
 	}
 	c.mu.Lock()
 	if err := c.waitRoom(ctx, n); err != nil {
@@ -232,9 +227,12 @@ func (c *Conn) submit(ctx context.Context, cmds []byte, n int, h Handler, wantLe
 	}
 	c.pending.Add(int64(n))
 	c.wbuf = append(c.wbuf, cmds...)
-	c.queue = append(c.queue, entry{h: h, n: n, at: at})
+	c.queue = append(c.queue, entry{h: h, n: n, at: at, block: blocking})
+	if blocking {
+		c.blockStart(block)
+	}
 	if c.reading == roleFree {
-		if wantLead && c.opts.OnPush == nil && len(cmds) <= maxInline {
+		if h.Waits() && c.opts.OnPush == nil && len(cmds) <= maxInline {
 			c.reading, lead = roleLeader, true
 		} else {
 			c.handToReader()

@@ -32,7 +32,7 @@ func ExampleDial() {
 	fmt.Println(resp.IsCode(err, "ERR"), c.Err())
 
 	// DoFunc reads the reply in place, without allocating.
-	n, err := c.DoInt(ctx, resp.AppendCommand(nil, "STRLEN", "example:greeting"))
+	n, err := c.DoInt(ctx, resp.Command(nil, "STRLEN", "example:greeting"))
 	fmt.Println(n, err)
 	// Output:
 	// hello 3

@@ -15,7 +15,6 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/faultproxy"
 	"github.com/echomq/echomq-go/pipeline"
-	"github.com/echomq/echomq-go/resp"
 )
 
 // The fault kinds of one round.
@@ -167,13 +166,9 @@ func faultOp(ctx context.Context, t *testing.T, c *conn.Conn, b *pipeline.Batch,
 			t.Errorf("%s: got %q", want[0], got)
 		}
 	case 1:
-		var cmds []byte
-		for _, w := range want {
-			cmds = resp.AppendCommand(cmds, "ECHO", w)
-		}
 		var bad atomic.Int64
 		pr := newProbe(want, &bad)
-		if err = c.Send(ctx, cmds, n, pr); err == nil {
+		if err = sendEchos(ctx, c, want, pr); err == nil {
 			select {
 			case <-pr.done:
 				err = pr.err

@@ -86,7 +86,7 @@ func TestBackpressureWaitHonoursContext(t *testing.T) {
 	pr := newProbe([]string{"never"}, &bad)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := c.Send(ctx, resp.AppendCommand(nil, "ECHO", "never"), 1, pr)
+	err := sendEchos(ctx, c, []string{"never"}, pr)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Send into a full window: %v, want DeadlineExceeded", err)
 	}

@@ -87,7 +87,7 @@ func newProxy(t testing.TB, target string) *faultproxy.Proxy {
 func echo(ctx context.Context, s conn.Sender, val string) (string, error) {
 	var buf [128]byte
 	var got string
-	err := conn.DoFunc(ctx, s, resp.AppendCommand(buf[:0], "ECHO", val), func(v resp.Value) error {
+	err := s.DoFunc(ctx, resp.Command(buf[:0], "ECHO", val), func(v resp.Value) error {
 		if v.Type != resp.BulkString {
 			return fmt.Errorf("ECHO reply of type %v", v.Type)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -81,7 +82,7 @@ func (c *Conn) readBackground() bool {
 // lead reads on the caller's goroutine until h is done or ctx ends, then
 // lets go of the reader role: to nobody when nothing is owed, else to the
 // reader goroutine.
-func (c *Conn) lead(ctx context.Context, h Handler) {
+func (c *Conn) lead(ctx context.Context, h wire.Handler) {
 	var stop func() bool
 	if ctx.Done() != nil {
 		c.mu.Lock()
@@ -143,7 +144,7 @@ func interrupted(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded)
 
 // step reads one frame and delivers it: a push to OnPush, a reply to the
 // submission owed it. It returns the Handler it completed, if any.
-func (c *Conn) step() (Handler, error) {
+func (c *Conn) step() (wire.Handler, error) {
 	start := c.progress.Load() - uint64(c.rd.Buffered()) // where the frame begins
 	v, err := c.rd.Next()
 	if err != nil {
@@ -168,10 +169,13 @@ func (c *Conn) step() (Handler, error) {
 	if c.idx < e.n {
 		return nil, nil
 	}
-	h, n := e.h, e.n
+	h, n, block := e.h, e.n, e.block
 	*e = entry{}
 	c.li++
 	c.idx = 0
+	if block {
+		c.blockEnd()
+	}
 	c.release(n)
 	h.Done(nil)
 	return h, nil
@@ -241,7 +245,7 @@ func (c *Conn) watchdog() {
 		case <-t.C:
 		}
 		p := c.progress.Load()
-		if p != last || c.pending.Load() == 0 {
+		if p != last || c.pending.Load() == 0 || c.blockedNow() {
 			last, idle = p, 0
 			continue
 		}

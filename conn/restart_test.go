@@ -207,7 +207,7 @@ func TestClientCloseEndsBlockingCall(t *testing.T) {
 	}
 	ended := make(chan error, 1)
 	go func() {
-		ended <- cl.Blocking(context.Background(), func(c *conn.Conn) error {
+		ended <- cl.Dedicated(context.Background(), func(c *conn.Conn) error {
 			_, err := c.Do(context.Background(), "BLPOP", "never-pushed", "0")
 			return err
 		})

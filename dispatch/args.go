@@ -11,86 +11,72 @@ import "github.com/echomq/echomq-go/resp"
 // the first argument. The zero Args is empty and ready. An Args is not
 // safe for concurrent use.
 type Args struct {
-	enc []byte // the keys' then the args' bulk strings
+	run resp.Args // the keys then the args
 	nk  int
-	na  int
 }
 
 // Reset removes every key and argument, keeping the memory.
-func (a *Args) Reset() { a.enc, a.nk, a.na = a.enc[:0], 0, 0 }
+func (a *Args) Reset() { a.run.Reset(); a.nk = 0 }
 
 // Key appends a key (a KEYS[i] of the script).
 func (a *Args) Key(k string) {
 	a.mustBeKeys()
-	a.enc = resp.AppendBulkString(a.enc, k)
+	a.run.Add(k)
 	a.nk++
 }
 
 // KeyBytes appends a key given as bytes; the bytes are copied.
 func (a *Args) KeyBytes(k []byte) {
 	a.mustBeKeys()
-	a.enc = resp.AppendBulk(a.enc, k)
+	a.run.AddBytes(k)
 	a.nk++
 }
 
 // Arg appends an argument (an ARGV[i] of the script).
 func (a *Args) Arg(s string) {
-	a.enc = resp.AppendBulkString(a.enc, s)
-	a.na++
+	a.run.Add(s)
 }
 
 // ArgBytes appends an argument given as bytes; the bytes are copied.
 func (a *Args) ArgBytes(b []byte) {
-	a.enc = resp.AppendBulk(a.enc, b)
-	a.na++
+	a.run.AddBytes(b)
 }
 
 // ArgInt appends an integer argument, sent in decimal.
 func (a *Args) ArgInt(i int64) {
-	a.enc = resp.AppendBulkInt(a.enc, i)
-	a.na++
+	a.run.AddInt(i)
 }
 
 // NumKeys returns the number of keys added.
 func (a *Args) NumKeys() int { return a.nk }
 
 // NumArgs returns the number of arguments added.
-func (a *Args) NumArgs() int { return a.na }
+func (a *Args) NumArgs() int { return a.run.Len() - a.nk }
 
 func (a *Args) mustBeKeys() {
-	if a.na > 0 {
+	if a.run.Len() > a.nk {
 		panic("dispatch: Args.Key after Args.Arg: every key must be added before the first argument")
 	}
 }
 
-// appendCall appends one call of a script: head is the script's encoded
-// command head (EVALSHA and the SHA, or EMQ.<NAME>), fixed the number of
-// arguments it holds, then numkeys and the pre-encoded tail.
-func appendCall(dst []byte, head string, fixed, nk, na int, tail []byte) []byte {
-	dst = resp.AppendArrayHeader(dst, fixed+1+nk+na)
-	dst = append(dst, head...)
-	dst = resp.AppendBulkInt(dst, int64(nk))
-	return append(dst, tail...)
+// emptyArgs stands for a nil *Args.
+var emptyArgs Args
+
+// appendCall appends one call of a script to cmds: head is the script's
+// command head (EVALSHA and the SHA, or EMQ.<NAME>), then numkeys, the
+// keys and the args.
+func appendCall(cmds *resp.Cmds, head *resp.Args, nk int, tail *resp.Args) {
+	cmds.Begin(head.Len() + 1 + tail.Len())
+	cmds.Args(head)
+	cmds.ArgInt(int64(nk))
+	cmds.Args(tail)
 }
 
-// Fixed leading arguments of each command form, numkeys excluded.
-const (
-	evalshaFixed = 2 // EVALSHA <sha>
-	nativeFixed  = 1 // EMQ.<NAME>
-)
-
-// appendEvalSHA appends "EVALSHA <sha> numkeys keys… args…".
-func appendEvalSHA(dst []byte, s *Script, a *Args) []byte {
+// buildCall encodes one call of a script as a command in buf's memory.
+func buildCall(buf []byte, head *resp.Args, a *Args) resp.Cmd {
 	if a == nil {
-		return appendCall(dst, s.evalsha, evalshaFixed, 0, 0, nil)
+		a = &emptyArgs
 	}
-	return appendCall(dst, s.evalsha, evalshaFixed, a.nk, a.na, a.enc)
-}
-
-// appendNative appends "EMQ.<NAME> numkeys keys… args…".
-func appendNative(dst []byte, s *Script, a *Args) []byte {
-	if a == nil {
-		return appendCall(dst, s.nativeHead, nativeFixed, 0, 0, nil)
-	}
-	return appendCall(dst, s.nativeHead, nativeFixed, a.nk, a.na, a.enc)
+	return resp.BuildCommand(buf, head.Len()+1+a.run.Len()).
+		Args(head).ArgInt(int64(a.nk)).Args(&a.run).Cmd()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -19,22 +20,21 @@ import (
 // use, and is independent of any executor.
 type Batch struct {
 	// Built by Add.
-	tails []byte      // every call's encoded keys and args, back to back
-	calls []batchCall // in order added
+	calls []batchCall // in order added; beyond len, kept for their memory
 
 	// Scratch for EvalBatch, kept for reuse.
-	wire  []byte         // the commands of one round trip
+	wire  resp.Cmds      // the commands of one round trip
 	redo  []int          // indices of the calls to send again
 	loads []pendingLoad  // distinct scripts to load before a re-send
-	col   conn.Collector // replies, one slot per call
+	col   wire.Collector // replies, one slot per call
 }
 
 // batchCall is one call in a Batch.
 type batchCall struct {
-	s        *Script
-	nk, na   int
-	off, end int    // its tail in Batch.tails
-	gen      uint64 // its script's completed loads before its last send
+	s    *Script
+	nk   int
+	args resp.Args // its keys then args
+	gen  uint64    // its script's completed loads before its last send
 }
 
 // pendingLoad is a script that answered NOSCRIPT within a batch.
@@ -48,13 +48,19 @@ type pendingLoad struct {
 // Add appends a call of s with a's keys and args (a may be nil). a's
 // encoding is copied: a may be reset and reused at once.
 func (b *Batch) Add(s *Script, a *Args) {
-	c := batchCall{s: s, off: len(b.tails)}
-	if a != nil {
-		c.nk, c.na = a.nk, a.na
-		b.tails = append(b.tails, a.enc...)
+	n := len(b.calls)
+	if n < cap(b.calls) {
+		b.calls = b.calls[:n+1]
+	} else {
+		b.calls = append(b.calls, batchCall{})
 	}
-	c.end = len(b.tails)
-	b.calls = append(b.calls, c)
+	c := &b.calls[n]
+	c.s, c.nk, c.gen = s, 0, 0
+	c.args.Reset()
+	if a != nil {
+		c.nk = a.nk
+		c.args.AddArgs(&a.run)
+	}
 }
 
 // Len returns the number of calls in the batch.
@@ -62,8 +68,9 @@ func (b *Batch) Len() int { return len(b.calls) }
 
 // Reset removes every call and reply, keeping the memory.
 func (b *Batch) Reset() {
-	b.tails = b.tails[:0]
-	clear(b.calls) // drop the *Script references
+	for i := range b.calls {
+		b.calls[i].s = nil // drop the *Script references, keep the memory
+	}
 	b.calls = b.calls[:0]
 	b.col.Reset()
 }
@@ -96,27 +103,29 @@ func (b *Batch) begin() { b.col.Begin(len(b.calls)) }
 // sends them as one pipeline over s and waits for their replies, which
 // land at the calls' indices.
 func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native bool, idx []int) error {
-	b.wire = b.wire[:0]
-	n := len(b.calls)
+	b.wire.Reset()
 	if idx == nil {
 		for i := range b.calls {
-			b.wire = b.appendCall(b.wire, i, native)
+			b.appendCall(i, native)
 		}
 	} else {
-		n = len(idx)
 		for _, i := range idx {
-			b.wire = b.appendCall(b.wire, i, native)
+			b.appendCall(i, native)
 		}
 	}
-	return b.col.Exchange(ctx, s, b.wire, n, idx)
+	w, err := wire.FromCmds(&b.wire)
+	if err != nil {
+		return err
+	}
+	return b.col.Exchange(ctx, s, w, idx)
 }
 
 // appendCall encodes call i in the executor's form.
-func (b *Batch) appendCall(dst []byte, i int, native bool) []byte {
+func (b *Batch) appendCall(i int, native bool) {
 	c := &b.calls[i]
-	tail := b.tails[c.off:c.end]
+	head := &c.s.evalsha
 	if native {
-		return appendCall(dst, c.s.nativeHead, nativeFixed, c.nk, c.na, tail)
+		head = &c.s.nativeHead
 	}
-	return appendCall(dst, c.s.evalsha, evalshaFixed, c.nk, c.na, tail)
+	appendCall(&b.wire, head, c.nk, &c.args)
 }

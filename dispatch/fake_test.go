@@ -6,6 +6,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -14,13 +15,27 @@ import (
 // the connection's.
 type instant struct{}
 
-func (instant) Send(_ context.Context, _ []byte, n int, h conn.Handler) error {
-	for i := range n {
+func (instant) Send(_ context.Context, cmds wire.Cmds, h wire.Handler) error {
+	for i := range cmds.N {
 		h.Reply(i, resp.Value{Type: resp.Integer, Int: 1})
 	}
 	h.Done(nil)
 	return nil
 }
+
+func (x instant) Do(ctx context.Context, args ...string) (resp.Value, error) {
+	return wire.Do(ctx, x, args...)
+}
+
+func (x instant) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	return wire.DoFunc(ctx, x, cmd, fn)
+}
+
+func (x instant) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
+	return wire.DoInt(ctx, x, cmd)
+}
+
+var _ conn.Sender = instant{}
 
 // TestAllocsDispatchOnly: Eval and EvalBatch, on both executors, allocate
 // nothing of their own in steady state, with a cancellable context.

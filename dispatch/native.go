@@ -23,8 +23,9 @@ func NewNative(s conn.Sender) *Native { return &Native{s: s} }
 // nothing in steady state.
 func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
 	buf := bufPool.Get().(*cmdBuf)
-	buf.b = appendNative(buf.b[:0], s, a)
-	err := conn.DoFunc(ctx, x.s, buf.b, fn)
+	cmd := buildCall(buf.b, &s.nativeHead, a)
+	buf.b = cmd.Bytes()
+	err := x.s.DoFunc(ctx, cmd, fn)
 	if cap(buf.b) <= 64<<10 {
 		bufPool.Put(buf)
 	}

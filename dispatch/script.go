@@ -1,9 +1,10 @@
 package dispatch
 
 import (
+	"github.com/echomq/echomq-go/resp"
+
 	"crypto/sha1"
 	"encoding/hex"
-	"strconv"
 	"strings"
 )
 
@@ -17,8 +18,8 @@ type Script struct {
 	native string // "EMQ." + upper-case name
 
 	// Pre-encoded command heads, up to and excluding numkeys.
-	evalsha    string // "$7\r\nEVALSHA\r\n$40\r\n<sha>\r\n"
-	nativeHead string // "$<n>\r\nEMQ.<NAME>\r\n"
+	evalsha    resp.Args // EVALSHA <sha>
+	nativeHead resp.Args // EMQ.<NAME>
 }
 
 // NewScript returns the script src named name. The name is what a native
@@ -27,20 +28,14 @@ func NewScript(name, src string) *Script {
 	sum := sha1.Sum([]byte(src))
 	sha := hex.EncodeToString(sum[:])
 	native := "EMQ." + strings.ToUpper(name)
-	return &Script{
-		name:       name,
-		src:        src,
-		sha:        sha,
-		native:     native,
-		evalsha:    bulk("EVALSHA") + bulk(sha),
-		nativeHead: bulk(native),
-	}
+	sc := &Script{name: name, src: src, sha: sha, native: native}
+	sc.evalsha.Add("EVALSHA")
+	sc.evalsha.Add(sha)
+	sc.nativeHead.Add(native)
+	return sc
 }
 
 // bulk encodes s as a RESP bulk string.
-func bulk(s string) string {
-	return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n"
-}
 
 // Name returns the script's name, e.g. "enqueue".
 func (s *Script) Name() string { return s.name }

@@ -70,12 +70,13 @@ func (x *Scripted) Stats() Stats {
 func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
 	st := x.state(s)
 	buf := bufPool.Get().(*cmdBuf)
-	buf.b = appendEvalSHA(buf.b[:0], s, a)
+	cmd := buildCall(buf.b, &s.evalsha, a)
+	buf.b = cmd.Bytes()
 	var err error
 	for sends := 1; ; sends++ {
 		gen := st.done.Load() // before the send: see ensureLoaded
 		x.evalSHAs.Add(1)
-		err = conn.DoFunc(ctx, x.s, buf.b, fn)
+		err = x.s.DoFunc(ctx, cmd, fn)
 		if !errIsNoScript(err) {
 			break
 		}
@@ -189,8 +190,8 @@ func permanent(err error) bool {
 // outcome in st. Its context is not any caller's: others wait on it.
 func (x *Scripted) load(s *Script, st *scriptState) {
 	x.loads.Add(1)
-	cmd := resp.AppendCommand(nil, "SCRIPT", "LOAD", s.src)
-	err := conn.DoFunc(context.Background(), x.s, cmd, func(v resp.Value) error {
+	cmd := resp.Command(nil, "SCRIPT", "LOAD", s.src)
+	err := x.s.DoFunc(context.Background(), cmd, func(v resp.Value) error {
 		if !bytes.EqualFold(v.Str, []byte(s.sha)) {
 			return fmt.Errorf("server returned SHA %q (a %s)", v.Str, v.Type)
 		}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -85,8 +84,8 @@ func (q *Queue) Browse(ctx context.Context, set State, offset, count int) ([]Job
 	}
 	var page []JobInfo
 	var buf [128]byte
-	cmd := resp.AppendCommand(buf[:0], "ZRANGE", key, strconv.Itoa(offset), strconv.Itoa(offset+count-1), "WITHSCORES")
-	err = conn.DoFunc(ctx, q.sender, cmd, func(v resp.Value) (err error) {
+	cmd := resp.Command(buf[:0], "ZRANGE", key, strconv.Itoa(offset), strconv.Itoa(offset+count-1), "WITHSCORES")
+	err = q.sender.DoFunc(ctx, cmd, func(v resp.Value) (err error) {
 		page, err = parseScored(v)
 		return err
 	})
@@ -199,7 +198,7 @@ func (q *Queue) Count(ctx context.Context, set State) (int64, error) {
 		return 0, err
 	}
 	var buf [128]byte
-	return conn.DoInt(ctx, q.sender, resp.AppendCommand(buf[:0], "ZCARD", key))
+	return q.sender.DoInt(ctx, resp.Command(buf[:0], "ZCARD", key))
 }
 
 // PendingSize returns how many ids wait in pending (ZCARD).
@@ -211,14 +210,14 @@ func (q *Queue) PendingSize(ctx context.Context) (int64, error) {
 // empty until Resume. Jobs already claimed run on.
 func (q *Queue) Pause(ctx context.Context) error {
 	var buf [128]byte
-	_, err := conn.DoInt(ctx, q.sender, resp.AppendCommand(buf[:0], "HSET", q.keys.Meta, "paused", "1"))
+	_, err := q.sender.DoInt(ctx, resp.Command(buf[:0], "HSET", q.keys.Meta, "paused", "1"))
 	return err
 }
 
 // Resume clears the queue's paused flag (HDEL meta paused).
 func (q *Queue) Resume(ctx context.Context) error {
 	var buf [128]byte
-	_, err := conn.DoInt(ctx, q.sender, resp.AppendCommand(buf[:0], "HDEL", q.keys.Meta, "paused"))
+	_, err := q.sender.DoInt(ctx, resp.Command(buf[:0], "HDEL", q.keys.Meta, "paused"))
 	return err
 }
 
@@ -226,7 +225,7 @@ func (q *Queue) Resume(ctx context.Context) error {
 func (q *Queue) Paused(ctx context.Context) (bool, error) {
 	var buf [128]byte
 	var paused bool
-	err := conn.DoFunc(ctx, q.sender, resp.AppendCommand(buf[:0], "HGET", q.keys.Meta, "paused"), func(v resp.Value) error {
+	err := q.sender.DoFunc(ctx, resp.Command(buf[:0], "HGET", q.keys.Meta, "paused"), func(v resp.Value) error {
 		paused = v.Equal("1")
 		return nil
 	})

@@ -2,10 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -17,95 +17,73 @@ import (
 // commands again. In steady state neither appending nor Exec allocates.
 // A Batch is not safe for concurrent use.
 type Batch struct {
-	cmds  []byte
-	n     int
-	want  int  // arguments still owed by the command being built
-	empty bool // a command of no arguments was added
-	col   conn.Collector
+	cmds resp.Cmds
+	col  wire.Collector
 }
 
-// ErrIncompleteCommand is returned by Exec when the last command begun
-// with Begin did not get all the arguments it announced.
-var ErrIncompleteCommand = errors.New("pipeline: command given fewer arguments than announced")
+// ErrIncompleteCommand is matched by the error of Exec when a command
+// begun with Begin did not get the number of arguments it announced.
+// Nothing is sent.
+var ErrIncompleteCommand = resp.ErrArgCount
 
 // ErrEmptyCommand is returned by Exec when a command of no arguments was
 // added: the server answers it with nothing, so it would take the reply
-// of the command after it.
-var ErrEmptyCommand = errors.New("pipeline: command of no arguments")
+// of the command after it. Nothing is sent.
+var ErrEmptyCommand = resp.ErrEmptyCommand
 
 // Len returns the number of commands in the batch.
-func (b *Batch) Len() int { return b.n }
+func (b *Batch) Len() int { return b.cmds.Len() }
 
 // Reset removes every command and reply, keeping the memory.
 func (b *Batch) Reset() {
-	b.cmds, b.n, b.want, b.empty = b.cmds[:0], 0, 0, false
+	b.cmds.Reset()
 	b.col.Reset()
 }
 
 // Add appends a command given as strings.
-func (b *Batch) Add(args ...string) {
-	b.empty = b.empty || len(args) == 0
-	b.cmds = resp.AppendCommand(b.cmds, args...)
-	b.n++
-}
+func (b *Batch) Add(args ...string) { b.cmds.Add(args...) }
 
 // AddBytes appends a command given as byte slices.
-func (b *Batch) AddBytes(args ...[]byte) {
-	b.empty = b.empty || len(args) == 0
-	b.cmds = resp.AppendCommandBytes(b.cmds, args...)
-	b.n++
-}
+func (b *Batch) AddBytes(args ...[]byte) { b.cmds.AddBytes(args...) }
 
-// AddEncoded appends n commands already encoded as RESP arrays.
-func (b *Batch) AddEncoded(cmds []byte, n int) {
-	b.cmds = append(b.cmds, cmds...)
-	b.n += n
-}
+// AddCmd appends a command built on its own (resp.Command,
+// resp.BuildCommand).
+func (b *Batch) AddCmd(cmd resp.Cmd) { b.cmds.AddCmd(cmd) }
 
 // Begin starts a command of nargs arguments (the command name included),
 // to be given one by one with Arg, ArgBytes and ArgInt: the way to mix
-// argument types without allocating.
-func (b *Batch) Begin(nargs int) {
-	b.cmds = resp.AppendArrayHeader(b.cmds, nargs)
-	b.want = nargs
-	b.empty = b.empty || nargs <= 0
-	b.n++
-}
+// argument types without allocating. Exec refuses a batch in which a
+// command got another number of arguments.
+func (b *Batch) Begin(nargs int) { b.cmds.Begin(nargs) }
 
 // Arg appends a string argument to the command begun with Begin.
-func (b *Batch) Arg(s string) {
-	b.cmds = resp.AppendBulkString(b.cmds, s)
-	b.want--
-}
+func (b *Batch) Arg(s string) { b.cmds.Arg(s) }
 
 // ArgBytes appends a byte-slice argument to the command begun with Begin.
-func (b *Batch) ArgBytes(p []byte) {
-	b.cmds = resp.AppendBulk(b.cmds, p)
-	b.want--
-}
+func (b *Batch) ArgBytes(p []byte) { b.cmds.ArgBytes(p) }
 
 // ArgInt appends an integer argument to the command begun with Begin.
-func (b *Batch) ArgInt(i int64) {
-	b.cmds = resp.AppendBulkInt(b.cmds, i)
-	b.want--
-}
+func (b *Batch) ArgInt(i int64) { b.cmds.ArgInt(i) }
 
 // Exec sends every command in one write and waits for all the replies.
 // It returns nil when every reply arrived (some may be server errors: see
 // Err), or the fault or ctx's error. After a fault or a cancellation the
 // replies are not available; the commands may or may not have run.
+//
+// Nothing is sent when ctx is already done, when a command was built
+// wrong (ErrEmptyCommand, ErrIncompleteCommand), or when the connection
+// refuses a command (conn.ErrCommandRefused: a subscription, an unclosed
+// MULTI, …).
 func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
-	if b.empty {
-		return ErrEmptyCommand
+	w, err := wire.FromCmds(&b.cmds)
+	if err != nil {
+		return err
 	}
-	if b.want != 0 {
-		return ErrIncompleteCommand
+	if w.N == 0 {
+		return ctx.Err()
 	}
-	if b.n == 0 {
-		return nil
-	}
-	b.col.Begin(b.n)
-	return b.col.Exchange(ctx, s, b.cmds, b.n, nil)
+	b.col.Begin(w.N)
+	return b.col.Exchange(ctx, s, w, nil)
 }
 
 // Replies returns the replies of the last Exec, in command order. They are

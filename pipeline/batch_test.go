@@ -73,7 +73,8 @@ func TestBatchServerErrorIsOneReply(t *testing.T) {
 	b.Arg("h")
 	b.ArgInt(-42) // odd argument count: a server error
 	b.Add("NOSUCHCOMMAND")
-	b.AddEncoded(resp.AppendCommand(resp.AppendCommand(nil, "PING"), "ECHO", "x"), 2)
+	b.AddCmd(resp.Command(nil, "PING"))
+	b.AddCmd(resp.Command(nil, "ECHO", "x"))
 	if err := b.Exec(testCtx(t), c); err != nil {
 		t.Fatal(err)
 	}

@@ -118,9 +118,9 @@ func BenchmarkConcurrentDoFunc(b *testing.B) {
 		b.Run(name+"/goroutines=64", func(b *testing.B) {
 			c := benchConn(b)
 			ctx := context.Background()
-			cmd := resp.AppendCommand(nil, "PING")
+			cmd := resp.Command(nil, "PING")
 			if name == "SET64" {
-				cmd = resp.AppendCommand(nil, "SET", "k", strings.Repeat("v", 64))
+				cmd = resp.Command(nil, "SET", "k", strings.Repeat("v", 64))
 			}
 			w0 := c.Writes()
 			m := startMeter(b)

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/valyala/bytebufferpool"
-
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/cmdinfo"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -41,9 +41,8 @@ type Stream struct {
 	window int
 	chunk  int
 
-	buf  *bytebufferpool.ByteBuffer
-	n    int   // commands in buf
-	next int64 // sequence number of the first command in buf
+	cmds resp.Cmds // gathered, not yet sent
+	next int64     // sequence number of the first command in cmds
 
 	mu       sync.Mutex
 	inflight int
@@ -61,7 +60,7 @@ func NewStream(s conn.Sender, fn ReplyFunc, opts StreamOptions) *Stream {
 		opts.Chunk = 128
 	}
 	opts.Chunk = min(opts.Chunk, opts.Window)
-	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, buf: bytebufferpool.Get()}
+	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk}
 }
 
 // chunk is the Handler of one submission of a Stream.
@@ -70,6 +69,9 @@ type chunk struct {
 	base      int64
 	n, copied int
 }
+
+// Waits is false: the stream goes on adding while replies come.
+func (c *chunk) Waits() bool { return false }
 
 // Reply delivers reply i.
 func (c *chunk) Reply(i int, v resp.Value) {
@@ -106,22 +108,38 @@ func (st *Stream) Add(ctx context.Context, args ...string) error {
 	if len(args) == 0 {
 		return ErrEmptyCommand
 	}
-	st.buf.B = resp.AppendCommand(st.buf.B, args...)
-	return st.added(ctx, 1)
+	if cmdinfo.Special(args[0]) {
+		return st.AddCmd(ctx, resp.Command(nil, args...))
+	}
+	st.cmds.Add(args...)
+	return st.added(ctx)
 }
 
-// AddEncoded appends n commands already encoded.
-func (st *Stream) AddEncoded(ctx context.Context, cmds []byte, n int) error {
-	st.buf.B = append(st.buf.B, cmds...)
-	return st.added(ctx, n)
-}
-
-func (st *Stream) added(ctx context.Context, n int) error {
-	st.n += n
-	if st.n >= st.chunk {
+func (st *Stream) added(ctx context.Context) error {
+	if st.cmds.Len() >= st.chunk {
 		return st.Flush(ctx)
 	}
 	return nil
+}
+
+// AddCmd appends a command built on its own (resp.Command,
+// resp.BuildCommand). One that cannot be sent (cmd.Err) is refused and
+// takes no sequence number. A special command (cmd.Special: blocking,
+// subscribing, transactions) is sent in a chunk of its own, so that if
+// the connection refuses it, no other command shares its fate.
+func (st *Stream) AddCmd(ctx context.Context, cmd resp.Cmd) error {
+	if err := cmd.Err(); err != nil {
+		return err
+	}
+	if cmd.Special() {
+		if err := st.Flush(ctx); err != nil {
+			return err
+		}
+		st.cmds.AddCmd(cmd)
+		return st.Flush(ctx)
+	}
+	st.cmds.AddCmd(cmd)
+	return st.added(ctx)
 }
 
 // ErrStreamFailed is matched by the error Flush, Add and Wait return once
@@ -131,10 +149,10 @@ var ErrStreamFailed = errors.New("pipeline: stream failed")
 
 // Flush hands the gathered commands to the connection now.
 func (st *Stream) Flush(ctx context.Context) error {
-	if st.n == 0 {
+	if st.cmds.Len() == 0 {
 		return st.Err()
 	}
-	n := st.n
+	n := st.cmds.Len()
 	st.mu.Lock()
 	full := func() bool { return st.inflight > 0 && st.inflight+n > st.window && st.err == nil }
 	if err := st.waitLocked(ctx, full); err != nil {
@@ -155,10 +173,12 @@ func (st *Stream) Flush(ctx context.Context) error {
 	st.inflight += n
 	st.mu.Unlock()
 	c.base, c.n, c.copied = st.next, n, 0
-	err := st.s.Send(ctx, st.buf.B, n, c)
+	w, err := wire.FromCmds(&st.cmds)
+	if err == nil {
+		err = st.s.Send(ctx, w, c)
+	}
 	st.next += int64(n)
-	st.n = 0
-	st.buf.B = st.buf.B[:0]
+	st.cmds.Reset()
 	if err != nil {
 		// Never sent: each command still gets its one outcome, in order,
 		// after the chunks before it have had theirs.
@@ -224,13 +244,7 @@ func (st *Stream) Wait(ctx context.Context) error {
 	return st.Err()
 }
 
-// Close waits like Wait, then returns the Stream's buffer to the pool; the
-// Stream must not be used after Close.
+// Close waits like Wait; the Stream must not be used after Close.
 func (st *Stream) Close(ctx context.Context) error {
-	err := st.Wait(ctx)
-	if err == nil || errors.Is(err, ErrStreamFailed) {
-		bytebufferpool.Put(st.buf)
-		st.buf = nil
-	}
-	return err
+	return st.Wait(ctx)
 }

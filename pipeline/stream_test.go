@@ -64,9 +64,9 @@ func TestStreamMillionIncr(t *testing.T) {
 	o := &outcomes{check: func(seq int64, v resp.Value) bool { return v.Type == resp.Integer && v.Int == seq+1 }}
 	st := pipeline.NewStream(c, o.fn, pipeline.StreamOptions{})
 	ctx := testCtx(t)
-	cmd := resp.AppendCommand(nil, "INCR", "counter")
+	cmd := resp.Command(nil, "INCR", "counter")
 	for range n {
-		if err := st.AddEncoded(ctx, cmd, 1); err != nil {
+		if err := st.AddCmd(ctx, cmd); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -22,8 +23,7 @@ type coldStart struct {
 	mu      sync.Mutex
 	held    []heldSend
 	sent    int // submissions sent together when the barrier opened
-	cmds    []byte
-	n       int
+	cmds    wire.Cmds // the held commands, back to back
 	release chan struct{} // closed when the held submissions were sent
 	err     error         // the combined Send's error, for every holder
 	timer   *time.Timer
@@ -31,7 +31,7 @@ type coldStart struct {
 
 // heldSend is one submission waiting at the barrier.
 type heldSend struct {
-	h conn.Handler
+	h wire.Handler
 	n int
 }
 
@@ -44,15 +44,16 @@ func newColdStart(c conn.Sender, want int, wait time.Duration) *coldStart {
 
 // Send holds the submission until the barrier opens, or passes it through
 // once it has.
-func (cs *coldStart) Send(ctx context.Context, cmds []byte, n int, h conn.Handler) error {
+func (cs *coldStart) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	cs.mu.Lock()
-	if cs.n < 0 { // the barrier has opened
+	if cs.cmds.N < 0 { // the barrier has opened
 		cs.mu.Unlock()
-		return cs.c.Send(ctx, cmds, n, h)
+		return cs.c.Send(ctx, cmds, h)
 	}
-	cs.held = append(cs.held, heldSend{h: h, n: n})
-	cs.cmds = append(cs.cmds, cmds...)
-	cs.n += n
+	cs.held = append(cs.held, heldSend{h: h, n: cmds.N})
+	cs.cmds.B = append(cs.cmds.B, cmds.B...)
+	cs.cmds.N += cmds.N
+	cs.cmds.Special = cs.cmds.Special || cmds.Special
 	full := len(cs.held) == cs.want
 	cs.mu.Unlock()
 	if full {
@@ -63,6 +64,19 @@ func (cs *coldStart) Send(ctx context.Context, cmds []byte, n int, h conn.Handle
 	// its handler. The barrier's own timer bounds the wait.
 	<-cs.release
 	return cs.err
+}
+
+// Do, DoFunc and DoInt send through Send, so they are held too.
+func (cs *coldStart) Do(ctx context.Context, args ...string) (resp.Value, error) {
+	return wire.Do(ctx, cs, args...)
+}
+
+func (cs *coldStart) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	return wire.DoFunc(ctx, cs, cmd, fn)
+}
+
+func (cs *coldStart) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
+	return wire.DoInt(ctx, cs, cmd)
 }
 
 // together returns how many submissions went out together when the
@@ -76,17 +90,17 @@ func (cs *coldStart) together() int {
 // flush sends what is held as one submission, once.
 func (cs *coldStart) flush() {
 	cs.mu.Lock()
-	if cs.n < 0 {
+	if cs.cmds.N < 0 {
 		cs.mu.Unlock()
 		return
 	}
-	held, cmds, n := cs.held, cs.cmds, cs.n
-	cs.held, cs.n = nil, -1
+	held, cmds := cs.held, cs.cmds
+	cs.held, cs.cmds.N = nil, -1
 	cs.sent = len(held)
 	cs.mu.Unlock()
 	cs.timer.Stop()
-	if n > 0 {
-		cs.err = cs.c.Send(context.Background(), cmds, n, &fanOut{subs: held})
+	if cmds.N > 0 {
+		cs.err = cs.c.Send(context.Background(), cmds, &fanOut{subs: held})
 	}
 	close(cs.release)
 }
@@ -110,6 +124,9 @@ func (f *fanOut) Reply(_ int, v resp.Value) {
 		s.h.Done(nil)
 	}
 }
+
+// Waits is false: the barrier's flush does not wait for the replies.
+func (f *fanOut) Waits() bool { return false }
 
 // Done fails the submissions not completed yet, if the connection failed.
 func (f *fanOut) Done(err error) {

@@ -30,7 +30,7 @@ func (g *gate) connect(ctx context.Context) (string, error) {
 		how = "RESP2: the server refused HELLO 3"
 	}
 	t0 := time.Now()
-	v, err := conn.Do(ctx, c, "PING")
+	v, err := c.Do(ctx, "PING")
 	rtt := time.Since(t0)
 	if err != nil {
 		return how, err
@@ -87,15 +87,15 @@ func (g *gate) foreignMajor(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := conn.Do(ctx, c, "SET", emq.VersionKey, foreign); err != nil {
+	if _, err := c.Do(ctx, "SET", emq.VersionKey, foreign); err != nil {
 		return "", err
 	}
 	_, openErr := emq.Open(ctx, c, g.prefix+"-2")
 	// Put the scratch fence back as it was, whatever the outcome.
 	if had {
-		_, err = conn.Do(ctx, c, "SET", emq.VersionKey, old)
+		_, err = c.Do(ctx, "SET", emq.VersionKey, old)
 	} else {
-		_, err = conn.Do(ctx, c, "DEL", emq.VersionKey)
+		_, err = c.Do(ctx, "DEL", emq.VersionKey)
 	}
 	if err != nil {
 		return "", fmt.Errorf("restoring %s in db %d: %w", emq.VersionKey, db, err)
@@ -113,7 +113,7 @@ func (g *gate) foreignMajor(ctx context.Context) (string, error) {
 
 // getKey returns the string at key, and whether it exists.
 func getKey(ctx context.Context, s conn.Sender, key string) (string, bool, error) {
-	v, err := conn.Do(ctx, s, "GET", key)
+	v, err := s.Do(ctx, "GET", key)
 	if err != nil {
 		return "", false, err
 	}
@@ -172,10 +172,10 @@ func (g *gate) scriptLoads(ctx context.Context) (string, error) {
 
 // flushAndReset empties the script cache and resets INFO statistics.
 func flushAndReset(ctx context.Context, s conn.Sender) error {
-	if _, err := conn.Do(ctx, s, "SCRIPT", "FLUSH"); err != nil {
+	if _, err := s.Do(ctx, "SCRIPT", "FLUSH"); err != nil {
 		return err
 	}
-	_, err := conn.Do(ctx, s, "CONFIG", "RESETSTAT")
+	_, err := s.Do(ctx, "CONFIG", "RESETSTAT")
 	return err
 }
 
@@ -208,7 +208,7 @@ func (g *gate) pipelineOrder(ctx context.Context) (string, error) {
 	const n = 10_000
 	c := g.nd.conns[0]
 	key := g.incrKey()
-	if _, err := conn.Do(ctx, c, "DEL", key); err != nil {
+	if _, err := c.Do(ctx, "DEL", key); err != nil {
 		return "", err
 	}
 	var b pipeline.Batch
@@ -226,7 +226,7 @@ func (g *gate) pipelineOrder(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("reply %d is %s (%s), want %d", i, v, v.Type, i+1)
 		}
 	}
-	if _, err := conn.Do(ctx, c, "DEL", key); err != nil {
+	if _, err := c.Do(ctx, "DEL", key); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s INCR replies 1..%d in order, one pipeline in %s", group(n), n, took.Round(time.Microsecond)), nil
@@ -288,7 +288,7 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 	if err := claimComplete(ctx, q, 1); err != nil {
 		return "", fmt.Errorf("warm-up: %w", err)
 	}
-	if _, err := conn.Do(ctx, g.nd.conns[0], "CONFIG", "RESETSTAT"); err != nil {
+	if _, err := g.nd.conns[0].Do(ctx, "CONFIG", "RESETSTAT"); err != nil {
 		return "", err
 	}
 	flusher, err := g.nd.dial(ctx, nil)
@@ -315,7 +315,7 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 					return
 				}
 				if done.Add(1) == flushAt {
-					_, err := conn.Do(ctx, flusher, "SCRIPT", "FLUSH")
+					_, err := flusher.Do(ctx, "SCRIPT", "FLUSH")
 					flushed <- err
 				}
 			}

@@ -131,12 +131,12 @@ func newRunID() string {
 
 // doArgs sends a command given as strings on the first connection.
 func doArgs(ctx context.Context, nd *node, args ...string) (resp.Value, error) {
-	return conn.Do(ctx, nd.conns[0], args...)
+	return nd.conns[0].Do(ctx, args...)
 }
 
 // infoSection returns the text of INFO section.
 func infoSection(ctx context.Context, s conn.Sender, section string) (string, error) {
-	v, err := conn.Do(ctx, s, "INFO", section)
+	v, err := s.Do(ctx, "INFO", section)
 	if err != nil {
 		return "", err
 	}
@@ -175,7 +175,7 @@ func commandCalls(ctx context.Context, s conn.Sender, name string) (int64, error
 func deleteMatching(ctx context.Context, s conn.Sender, pattern string) (int, error) {
 	cursor, removed := "0", 0
 	for {
-		v, err := conn.Do(ctx, s, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+		v, err := s.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
 		if err != nil {
 			return removed, err
 		}
@@ -189,7 +189,7 @@ func deleteMatching(ctx context.Context, s conn.Sender, pattern string) (int, er
 			for _, k := range keys {
 				args = append(args, k.Text())
 			}
-			if _, err := conn.Do(ctx, s, args...); err != nil {
+			if _, err := s.Do(ctx, args...); err != nil {
 				return removed, err
 			}
 			removed += len(keys)

@@ -1,4 +1,4 @@
-package conn
+package wire
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// call states.
+// call states, shared with the Collector.
 const (
 	waiting int32 = iota
 	finished
@@ -60,6 +60,9 @@ func (c *call) Done(err error) {
 	putCall(c)
 }
 
+// Waits is true: DoFunc waits for its call.
+func (c *call) Waits() bool { return true }
+
 // wait waits for the reply or the end of ctx. On ctx's end the call is
 // abandoned: wait returns ctx.Err() and owned=false, and the caller must
 // not touch the call again. Otherwise the caller owns it.
@@ -76,21 +79,20 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 	}
 }
 
-// DoFunc sends one encoded command and waits for its reply. fn is called
+// DoFunc sends one command over s and waits for its reply. fn is called
 // with the reply on the caller's goroutine; the reply is valid only during
-// fn. A server error reply is returned as a *resp.ServerError and fn is not
-// called. DoFunc allocates nothing in steady state.
+// fn. A server error reply is returned as a *resp.ServerError and fn is
+// not called. DoFunc allocates nothing in steady state.
 //
 // When ctx ends first, DoFunc returns ctx.Err() at once; the command stays
 // queued and its late reply is read and dropped.
-func (c *Conn) DoFunc(ctx context.Context, cmd []byte, fn func(resp.Value) error) error {
-	return DoFunc(ctx, c, cmd, fn)
-}
-
-// DoFunc is Conn.DoFunc over any Sender (a Conn or a Client).
-func DoFunc(ctx context.Context, s Sender, cmd []byte, fn func(resp.Value) error) error {
+func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
+	w, err := FromCmd(cmd)
+	if err != nil {
+		return err
+	}
 	cl := getCall()
-	if err := Exchange(ctx, s, cmd, 1, cl); err != nil {
+	if err := s.Send(ctx, w, cl); err != nil {
 		putCall(cl)
 		return err
 	}
@@ -114,21 +116,10 @@ func DoFunc(ctx context.Context, s Sender, cmd []byte, fn func(resp.Value) error
 // Do sends a command given as strings and returns its reply as a Value
 // that owns its memory (a copy: it allocates). A server error reply is
 // returned as the Value and as a *resp.ServerError.
-func (c *Conn) Do(ctx context.Context, args ...string) (resp.Value, error) {
-	return Do(ctx, c, args...)
-}
-
-// Do is Conn.Do over any Sender (a Conn or a Client).
 func Do(ctx context.Context, s Sender, args ...string) (resp.Value, error) {
-	if len(args) == 0 {
-		// The server answers "*0" with nothing: sent, it would take the
-		// next command's reply.
-		return resp.Value{}, errEmptyCommand
-	}
 	var buf [512]byte
-	cmd := resp.AppendCommand(buf[:0], args...)
 	var out resp.Value
-	err := DoFunc(ctx, s, cmd, func(v resp.Value) error {
+	err := DoFunc(ctx, s, resp.Command(buf[:0], args...), func(v resp.Value) error {
 		out = v.Clone()
 		return nil
 	})
@@ -139,15 +130,8 @@ func Do(ctx context.Context, s Sender, args ...string) (resp.Value, error) {
 	return out, err
 }
 
-var errEmptyCommand = errors.New("conn: command of no arguments")
-
-// DoInt sends an encoded command whose reply is an integer.
-func (c *Conn) DoInt(ctx context.Context, cmd []byte) (int64, error) {
-	return DoInt(ctx, c, cmd)
-}
-
-// DoInt is Conn.DoInt over any Sender (a Conn or a Client).
-func DoInt(ctx context.Context, s Sender, cmd []byte) (int64, error) {
+// DoInt sends a command whose reply is an integer.
+func DoInt(ctx context.Context, s Sender, cmd resp.Cmd) (int64, error) {
 	var n int64
 	err := DoFunc(ctx, s, cmd, func(v resp.Value) (err error) {
 		n, err = v.AsInt()

@@ -1,7 +1,8 @@
-package conn
+package wire
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -15,9 +16,11 @@ import (
 //
 // A round trip abandoned by its context leaves its in-flight state to the
 // connection's reader, which drops the late replies and recycles it; the
-// Collector itself can be used again at once.
+// Collector takes fresh state and can be used again at once, with the
+// same number of slots.
 type Collector struct {
-	st *collectState
+	st   *collectState
+	size int // slots readied by the last Begin
 }
 
 // collectState is the part the connection's reader writes to.
@@ -55,18 +58,29 @@ func (st *collectState) Done(err error) {
 	collectPool.Put(st)
 }
 
+// Waits is true: Exchange waits for its round trip.
+func (st *collectState) Waits() bool { return true }
+
 func (st *collectState) clear() {
 	st.arena.Reset()
 	clear(st.replies)
 	st.replies = st.replies[:0]
 }
 
+// errSlot is the error of an Exchange whose index names a slot that
+// Begin did not ready: a bug in the caller, refused before sending.
+var errSlot = errors.New("wire: reply slot out of range")
+
 // Begin drops the previous replies and readies n empty slots.
 func (c *Collector) Begin(n int) {
+	c.size = n
 	if c.st == nil {
 		c.st = collectPool.Get().(*collectState)
 	}
-	st := c.st
+	c.st.ready(n)
+}
+
+func (st *collectState) ready(n int) {
 	st.arena.Reset()
 	if cap(st.replies) < n {
 		st.replies = make([]resp.Value, n)
@@ -75,20 +89,28 @@ func (c *Collector) Begin(n int) {
 	clear(st.replies)
 }
 
-// Exchange sends k encoded commands over s (reading inline when it can,
-// see Exchange) and waits for their replies: reply i lands in slot
-// index[i], or slot i when index is nil. Slots not answered in this round
-// trip keep what they held. On a fault or ctx's end it returns the error
-// and every slot is dropped (Replies is empty).
-func (c *Collector) Exchange(ctx context.Context, s Sender, cmds []byte, k int, index []int) error {
+// Exchange sends cmds over s and waits for their replies: reply i lands
+// in slot index[i], or slot i when index is nil. Slots not answered in
+// this round trip keep what they held. On a fault or ctx's end it returns
+// the error and every slot is dropped (Replies is empty).
+func (c *Collector) Exchange(ctx context.Context, s Sender, cmds Cmds, index []int) error {
 	if c.st == nil {
-		c.Begin(k)
+		// The last round trip was abandoned: start afresh, same size.
+		c.Begin(max(c.size, cmds.N))
 	}
 	st := c.st
+	if len(index) == 0 && cmds.N > len(st.replies) {
+		return errSlot
+	}
+	for _, i := range index {
+		if i < 0 || i >= len(st.replies) {
+			return errSlot
+		}
+	}
 	st.index = append(st.index[:0], index...)
 	st.err = nil
 	st.state.Store(waiting)
-	if err := Exchange(ctx, s, cmds, k, st); err != nil {
+	if err := s.Send(ctx, cmds, st); err != nil {
 		st.clear()
 		return err
 	}

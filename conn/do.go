@@ -1,0 +1,54 @@
+package conn
+
+import (
+	"context"
+
+	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Do sends a command given as strings and waits for its reply, which it
+// returns as a Value that owns its memory (a copy: it allocates). A
+// server error reply is returned as the Value and as a *resp.ServerError.
+// When ctx ends first, Do returns ctx.Err() at once; a ctx already done
+// sends nothing.
+func (c *Conn) Do(ctx context.Context, args ...string) (resp.Value, error) {
+	return wire.Do(ctx, c, args...)
+}
+
+// DoFunc sends one command and waits for its reply. fn is called with the
+// reply on the caller's goroutine; the reply is valid only during fn. A
+// server error reply is returned as a *resp.ServerError and fn is not
+// called. DoFunc allocates nothing in steady state:
+//
+//	var buf [64]byte
+//	err := c.DoFunc(ctx, resp.Command(buf[:0], "GET", key), func(v resp.Value) error { … })
+//
+// When ctx ends first, DoFunc returns ctx.Err() at once; the command stays
+// queued and its late reply is read and dropped. A ctx already done sends
+// nothing.
+func (c *Conn) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	return wire.DoFunc(ctx, c, cmd, fn)
+}
+
+// DoInt sends a command whose reply is an integer, and returns it.
+func (c *Conn) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
+	return wire.DoInt(ctx, c, cmd)
+}
+
+// Do is Conn.Do on the Client's connection (a blocking command on a
+// dedicated one).
+func (cl *Client) Do(ctx context.Context, args ...string) (resp.Value, error) {
+	return wire.Do(ctx, cl, args...)
+}
+
+// DoFunc is Conn.DoFunc on the Client's connection (a blocking command on
+// a dedicated one).
+func (cl *Client) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	return wire.DoFunc(ctx, cl, cmd, fn)
+}
+
+// DoInt is Conn.DoInt on the Client's connection.
+func (cl *Client) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
+	return wire.DoInt(ctx, cl, cmd)
+}

@@ -1,0 +1,146 @@
+package conn
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/echomq/echomq-go/internal/cmdinfo"
+)
+
+// The guard: what a Conn checks before it sends commands that are marked
+// special (resp.Cmd.Special), so that no command can make another
+// caller's reply go astray.
+//
+//	kind         shared Conn                    Conn of Client.Dedicated
+//	ReplyModel   refused                        refused
+//	Blocking     sent; liveness waits for it    sent; liveness waits for it
+//	MULTI        only with its EXEC or DISCARD  sent
+//	             in the same submission
+//	WATCH        refused                        sent
+//
+// A Client sends blocking commands on a dedicated connection by itself.
+
+// ErrCommandRefused is matched (errors.Is) by the error of a command a
+// connection will not send because it would break the connection for
+// other callers (see CommandError). Nothing was sent.
+var ErrCommandRefused = errors.New("conn: command refused")
+
+// CommandError is the error of a refused command: it names the command
+// and says what to use instead. It matches ErrCommandRefused.
+type CommandError struct {
+	// Command is the command's name in upper case ("SUBSCRIBE",
+	// "CLIENT REPLY").
+	Command string
+	// Reason says why it was refused and what to use instead.
+	Reason string
+}
+
+// Error names the command and the reason.
+func (e *CommandError) Error() string {
+	return "conn: " + e.Command + " refused: " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrCommandRefused) true.
+func (e *CommandError) Is(target error) bool { return target == ErrCommandRefused }
+
+// reasons, by what the command does.
+const (
+	reasonSubscribe = "it puts the connection in subscriber mode, where replies are no longer " +
+		"one per command; a subscription needs a connection of its own"
+	reasonReplyModel = "it changes how the server replies on this pipelined connection, which " +
+		"other callers share; the connection's handshake (Options) and Close cover " +
+		"HELLO, AUTH, SELECT, RESET and QUIT"
+	reasonMulti = "a transaction must be sent whole (MULTI … EXEC in one pipeline.Batch), or " +
+		"on a connection of its own (Client.Dedicated): other callers' commands would " +
+		"be queued into it"
+	reasonWatch = "WATCH holds state for the connection's next EXEC, which other callers " +
+		"share; use Client.Dedicated"
+	reasonNotWaiting = "a blocking command would hold up the commands queued behind it; send it " +
+		"with Do, DoFunc or pipeline.Batch, which give it a connection of its own"
+)
+
+var errBadSubmission = errors.New("conn: submission of no commands or no handler")
+
+// inspect checks the special commands of one submission. It reports
+// whether the submission blocks, and for how long at most (0: maybe for
+// ever), or the error that refuses it.
+func (c *Conn) inspect(b []byte) (blocking bool, timeout time.Duration, err error) {
+	inMulti, forever := false, false
+	err = cmdinfo.Each(b, func(info cmdinfo.Info) error {
+		switch info.Kind {
+		case cmdinfo.ReplyModel:
+			return refusal(info.Name)
+		case cmdinfo.Blocking:
+			if inMulti {
+				return nil // queued by the transaction: it does not block
+			}
+			blocking = true
+			if info.Timeout == 0 {
+				forever = true
+			}
+			timeout = min(timeout+info.Timeout, math.MaxInt64/2)
+		case cmdinfo.Multi:
+			inMulti = true
+			if c.exclusive.Load() {
+				c.txUsed.Store(true)
+			}
+		case cmdinfo.EndTx:
+			inMulti = false
+		case cmdinfo.Watch:
+			if !c.exclusive.Load() {
+				return &CommandError{Command: info.Name, Reason: reasonWatch}
+			}
+			c.txUsed.Store(true)
+		}
+		return nil
+	})
+	if err == nil && inMulti && !c.exclusive.Load() {
+		err = &CommandError{Command: "MULTI", Reason: reasonMulti}
+	}
+	if forever {
+		timeout = 0
+	}
+	return blocking, timeout, err
+}
+
+// refusal is the error for a command that changes the reply model.
+func refusal(name string) error {
+	switch name {
+	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE":
+		return &CommandError{Command: name, Reason: reasonSubscribe}
+	}
+	return &CommandError{Command: name, Reason: reasonReplyModel}
+}
+
+// forever is blockUntil's value while a blocking command without a
+// timeout is outstanding.
+const forever = math.MaxInt64
+
+// blockStart notes a blocking submission, with mu held: the liveness
+// check waits for it until its own timeout has passed.
+func (c *Conn) blockStart(d time.Duration) {
+	until := int64(forever)
+	if d > 0 {
+		until = time.Now().Add(d).UnixNano()
+	}
+	if until > c.blockUntil.Load() {
+		c.blockUntil.Store(until)
+	}
+	c.blocked.Add(1)
+}
+
+// blockEnd notes that a blocking submission has ended.
+func (c *Conn) blockEnd() {
+	c.mu.Lock()
+	if c.blocked.Add(-1) == 0 {
+		c.blockUntil.Store(0)
+	}
+	c.mu.Unlock()
+}
+
+// blockedNow reports whether a blocking command may still be waiting on
+// the server within its own timeout.
+func (c *Conn) blockedNow() bool {
+	return c.blocked.Load() > 0 && time.Now().UnixNano() < c.blockUntil.Load()
+}

@@ -1,0 +1,71 @@
+// Package wire is the plumbing between the connections (conn.Conn,
+// conn.Client and, later, cluster clients) and the layers that send
+// through them (pipeline, dispatch, emq): the submission of counted
+// commands with a Handler for their replies, the pooled one-command call
+// behind DoFunc, and the Collector behind explicit batches.
+//
+// Nothing here is public API: a Handler can be named only inside this
+// module, so only this module's packages submit commands this way, and
+// they build every submission from resp.Cmd, resp.Cmds or an equally
+// counted builder, so the count always matches the bytes.
+package wire
+
+import (
+	"context"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// A Handler receives the replies of one submission. Its methods run on
+// the goroutine that holds the connection's reader role (the reader
+// goroutine, or a caller reading its own replies) and must not block.
+type Handler interface {
+	// Reply is called with reply i (from 0) of the submission, in the
+	// order the commands were sent. v is valid only during the call.
+	Reply(i int, v resp.Value)
+	// Done is called exactly once per submission: with nil after the
+	// last Reply, or with the error that failed the connection (the
+	// replies not delivered by then are lost).
+	Done(err error)
+	// Waits reports whether the submitter waits for Done on its own
+	// goroutine right after submitting, so that it may read the replies
+	// itself when nobody else is reading (saving two goroutine
+	// switches), and so that a blocking command can be given a
+	// connection of its own.
+	Waits() bool
+}
+
+// Cmds is a submission: n commands encoded back to back in B, and
+// whether some of them must be inspected before sending (resp's Special).
+// It is built only from resp's counted types (FromCmd, FromCmds) or by
+// this module's own counted builders.
+type Cmds struct {
+	B       []byte
+	N       int
+	Special bool
+}
+
+// FromCmd is the submission of one command.
+func FromCmd(c resp.Cmd) (Cmds, error) {
+	if err := c.Err(); err != nil {
+		return Cmds{}, err
+	}
+	return Cmds{B: c.Bytes(), N: 1, Special: c.Special()}, nil
+}
+
+// FromCmds is the submission of every command in c.
+func FromCmds(c *resp.Cmds) (Cmds, error) {
+	if err := c.Err(); err != nil {
+		return Cmds{}, err
+	}
+	return Cmds{B: c.Bytes(), N: c.Len(), Special: c.Special()}, nil
+}
+
+// Sender submits commands: conn.Conn, conn.Client and every client this
+// module builds on them implement it.
+type Sender interface {
+	// Send queues the commands for writing; h gets their replies, in
+	// order. When Send returns an error, nothing was sent and h is never
+	// called. cmds.B is copied: the caller may reuse it when Send returns.
+	Send(ctx context.Context, cmds Cmds, h Handler) error
+}

@@ -1,0 +1,145 @@
+package resp
+
+import "github.com/echomq/echomq-go/internal/cmdinfo"
+
+// Cmds is a sequence of encoded commands and its count, the form in
+// which a connection accepts many commands at once (pipeline.Batch and
+// pipeline.Stream build one). Commands are added whole (Add, AddBytes,
+// AddCmd) or argument by argument after Begin, the way to mix argument
+// types without allocating. A command of no arguments, or one given
+// another number of arguments than Begin announced, makes Err non-nil,
+// and a connection then refuses the whole Cmds before sending anything.
+//
+// The zero Cmds is empty and ready. Reset keeps its memory, so a reused
+// Cmds allocates nothing in steady state. It is not safe for concurrent
+// use.
+type Cmds struct {
+	b       []byte
+	n       int
+	want    int // arguments announced by Begin
+	got     int // arguments given since Begin
+	special bool
+	err     error
+}
+
+// Add appends a command given as strings.
+func (c *Cmds) Add(args ...string) {
+	c.end()
+	if len(args) == 0 {
+		c.fail(ErrEmptyCommand)
+		return
+	}
+	c.special = c.special || cmdinfo.Special(args[0])
+	c.b = AppendCommand(c.b, args...)
+	c.n++
+}
+
+// AddBytes appends a command given as byte slices.
+func (c *Cmds) AddBytes(args ...[]byte) {
+	c.end()
+	if len(args) == 0 {
+		c.fail(ErrEmptyCommand)
+		return
+	}
+	c.special = c.special || cmdinfo.Special(args[0])
+	c.b = AppendCommandBytes(c.b, args...)
+	c.n++
+}
+
+// AddCmd appends a command built on its own; one that cannot be sent
+// (cmd.Err) makes Err non-nil.
+func (c *Cmds) AddCmd(cmd Cmd) {
+	c.end()
+	if err := cmd.Err(); err != nil {
+		c.fail(err)
+		return
+	}
+	c.special = c.special || cmd.special
+	c.b = append(c.b, cmd.b...)
+	c.n++
+}
+
+// Begin starts a command of nargs arguments (the command name included),
+// given one by one with Arg, ArgBytes, ArgInt and Args.
+func (c *Cmds) Begin(nargs int) {
+	c.end()
+	if nargs <= 0 {
+		c.fail(ErrEmptyCommand)
+		nargs = 0
+	}
+	c.b = AppendArrayHeader(c.b, nargs)
+	c.want, c.got = nargs, 0
+	c.n++
+}
+
+// Arg appends a string argument to the command begun with Begin.
+func (c *Cmds) Arg(s string) {
+	if c.got == 0 {
+		c.special = c.special || cmdinfo.Special(s)
+	}
+	c.b = AppendBulkString(c.b, s)
+	c.got++
+}
+
+// ArgBytes appends a byte-slice argument to the command begun with Begin.
+func (c *Cmds) ArgBytes(p []byte) {
+	if c.got == 0 {
+		c.special = c.special || cmdinfo.Special(p)
+	}
+	c.b = AppendBulk(c.b, p)
+	c.got++
+}
+
+// ArgInt appends an integer argument to the command begun with Begin.
+func (c *Cmds) ArgInt(i int64) {
+	c.b = AppendBulkInt(c.b, i)
+	c.got++
+}
+
+// Args appends every argument of a to the command begun with Begin.
+func (c *Cmds) Args(a *Args) {
+	if c.got == 0 && a.n > 0 {
+		c.special = c.special || a.firstSpecial()
+	}
+	c.b = append(c.b, a.b...)
+	c.got += a.n
+}
+
+// end checks the argument count of the command begun with Begin.
+func (c *Cmds) end() {
+	if c.got != c.want {
+		c.fail(&argCountError{want: c.want, got: c.got})
+	}
+	c.want, c.got = 0, 0
+}
+
+func (c *Cmds) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// Len returns the number of commands.
+func (c *Cmds) Len() int { return c.n }
+
+// Bytes returns the encoded commands. The caller must not modify them.
+func (c *Cmds) Bytes() []byte { return c.b }
+
+// Special reports whether some command's name is one a connection must
+// look at before sending it (see Cmd.Special).
+func (c *Cmds) Special() bool { return c.special }
+
+// Err returns why the commands cannot be sent: ErrEmptyCommand, or an
+// error matching ErrArgCount (the last command begun with Begin is
+// checked too), or nil.
+func (c *Cmds) Err() error {
+	if c.err == nil && c.got != c.want {
+		return &argCountError{want: c.want, got: c.got}
+	}
+	return c.err
+}
+
+// Reset removes every command, keeping the memory.
+func (c *Cmds) Reset() {
+	*c = Cmds{b: c.b[:0]}
+}
