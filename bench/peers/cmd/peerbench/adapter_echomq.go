@@ -69,15 +69,15 @@ func (r *echomqRunner) check(w *workload, seq uint64, v resp.Value) {
 	}
 }
 
-// appendCmd appends the plain command of op seq (not EVALSHA).
-func (r *echomqRunner) appendCmd(dst []byte, w *workload) []byte {
+// command encodes the plain command of op seq (not EVALSHA) in buf.
+func command(buf []byte, w *workload) resp.Cmd {
 	switch w.name {
 	case wPing:
-		return resp.AppendCommand(dst, "PING")
+		return resp.Command(buf, "PING")
 	case wSet:
-		return resp.AppendCommand(dst, "SET", setKey, w.payload)
+		return resp.Command(buf, "SET", setKey, w.payload)
 	default:
-		return resp.AppendCommand(dst, "GET", setKey)
+		return resp.Command(buf, "GET", setKey)
 	}
 }
 
@@ -119,8 +119,14 @@ func (r *echomqRunner) run(ctx context.Context, w *workload, n int) error {
 		// clients do (the parity rule in bench/README.md).
 		r.batch.Reset()
 		for range k {
-			r.key = r.appendCmd(r.key[:0], w)
-			r.batch.AddEncoded(r.key, 1)
+			switch w.name {
+			case wPing:
+				r.batch.Add("PING")
+			case wSet:
+				r.batch.Add("SET", setKey, w.payload)
+			default:
+				r.batch.Add("GET", setKey)
+			}
 		}
 		if err := r.batch.Exec(ctx, r.c); err != nil {
 			return err
@@ -142,8 +148,9 @@ func (r *echomqRunner) one(ctx context.Context, w *workload, seq uint64) error {
 		s.key = enqueueArgs(&s.args, s.key, w, seq)
 		err = r.ex.Eval(ctx, r.script, &s.args, check)
 	} else {
-		s.cmd = r.appendCmd(s.cmd[:0], w)
-		err = r.c.DoFunc(ctx, s.cmd, check)
+		cmd := command(s.cmd, w)
+		s.cmd = cmd.Bytes()
+		err = r.c.DoFunc(ctx, cmd, check)
 	}
 	if se, ok := err.(*resp.ServerError); ok {
 		w.fail(seq, se.Msg)
