@@ -132,8 +132,11 @@ func TestFormatConnClientRedacts(t *testing.T) {
 			}
 		}
 	}
-	if got, want := fmt.Sprintf("%v", cl), "conn.Client{"+(conn.ClientOptions{Options: o, MinBackoff: 50 * time.Millisecond, MaxBackoff: 5 * time.Second, BlockingConns: 4}).String()+"}"; got != want {
-		t.Errorf("%%v of Client = %q, want %q", got, want)
+	if got, want := fmt.Sprintf("%v", cl), "conn.Client{"+o.String()+" min_backoff="; !strings.HasPrefix(got, want) || !strings.Contains(got, " blocking_conns=") {
+		t.Errorf("%%v of Client = %q, want %s… max_backoff=… blocking_conns=…}", got, want)
+	}
+	if got, want := fmt.Sprintf("%v", c), "conn.Conn{"+o.String()+"}"; got != want {
+		t.Errorf("%%v of Conn = %q, want %q", got, want)
 	}
 	if got := fmt.Sprintf("%p", c); !strings.HasPrefix(got, "0x") {
 		t.Errorf("%%p of Conn = %q, want an address", got)
