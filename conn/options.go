@@ -24,7 +24,8 @@ type Options struct {
 	Addr string
 	// Username and Password authenticate (ACL user, or the default user
 	// when Username is empty). The password never appears in an error, a
-	// log line or String.
+	// log line, String, or fmt's output of Options, ClientOptions, *Conn
+	// or *Client in any verb (see their Format methods).
 	Username string
 	Password string
 	// DB is selected after connecting when non-zero.
@@ -113,16 +114,64 @@ func (o Options) GoString() string { return o.String() }
 //
 // Query options: db, protocol (2 or 3), client_name, dial_timeout,
 // read_timeout, write_timeout (Go durations), max_pending. Unknown options
-// are an error. The password is never echoed in an error: when the URL
-// holds an '@', errors do not quote the URL at all, since a password with
-// an unescaped '/', '?' or '#' spills into the host, path or query.
+// are an error.
+//
+// A user name or password holding '#', '/', '?' or '@' must be
+// percent-encoded (%23, %2F, %3F, %40; and '%' itself as %25): unescaped,
+// those characters end the user info early and spill the rest of the
+// password into the host, path, query or fragment. ParseURL refuses such
+// URLs rather than read them into the wrong fields: any URL holding a '#'
+// (Redis URLs have no fragment), and any URL with an '@' after its host
+// part, so an '@' in a query value must be written %40 as well. An
+// unescaped '@' or ':' within the password is read correctly, since the
+// host follows the last '@' and the user name ends at the first ':'
+// (redis://alice:p@s:s@host is user alice, password p@s:s). A unix URL
+// may hold an '@' in its socket path or query when nothing but user info
+// comes between "unix://" and the path, and no '@' is followed by '/'
+// (unix:///pw@/path reads as a password beginning with '/').
+//
+// The password is never echoed in an error: when the URL holds an '@',
+// errors do not quote the URL at all.
 func ParseURL(raw string) (Options, error) {
+	if err := checkUserInfo(raw); err != nil {
+		return Options{}, err
+	}
 	o, err := parseURL(raw)
 	var ue *urlError
 	if errors.As(err, &ue) && strings.Contains(raw, "@") {
 		ue.quote = ""
 	}
 	return o, err
+}
+
+// checkUserInfo refuses, before url.Parse splits it, a URL whose user
+// info may hold an unescaped '#', '/', '?' or '@': such a password ends
+// the authority early, and what follows it (up to the '@') would be read
+// as host, path, query or fragment. The error quotes nothing of the URL.
+func checkUserInfo(raw string) error {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		return nil // the whole rest is the authority: its last '@' ends the user info
+	}
+	auth, tail := rest[:end], rest[end:]
+	bad := strings.Contains(tail, "#")
+	if !bad && strings.Contains(tail, "@") {
+		if strings.EqualFold(scheme, "unix") {
+			// unix://[user[:password]@]/path: the authority is empty or
+			// ends with '@'; a password beginning with '/' shows as "@/".
+			bad = auth != "" && !strings.HasSuffix(auth, "@") || strings.Contains(tail, "@/")
+		} else {
+			bad = true // the path is a database number, and '@' in a query is %40
+		}
+	}
+	if bad {
+		return &urlError{what: "the URL holds a '#', or an '@' after its host: a '#', '/', '?' or '@' in the user name or password must be percent-encoded (%23, %2F, %3F, %40)"}
+	}
+	return nil
 }
 
 // urlError is a ParseURL error: what went wrong, and the piece of the URL
@@ -140,6 +189,10 @@ func parseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Options{}, &urlError{"invalid URL", redactURLError(err).Error()}
+	}
+	if u.Opaque != "" {
+		// redis:alice:pw@host, without "//": no host, no user info.
+		return Options{}, &urlError{what: "invalid URL: want \"//\" after the scheme (redis://host…)"}
 	}
 	var o Options
 	switch u.Scheme {

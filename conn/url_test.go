@@ -35,6 +35,20 @@ func TestParseURL(t *testing.T) {
 		{"redis://h?dial_timeout=2s&read_timeout=1m30s&write_timeout=250ms&max_pending=64",
 			conn.Options{Addr: "h:6379", DialTimeout: 2 * time.Second, ReadTimeout: 90 * time.Second, WriteTimeout: 250 * time.Millisecond, MaxPending: 64}, false},
 		{"redis://h?read_timeout=-1s", conn.Options{Addr: "h:6379", ReadTimeout: -time.Second}, false}, // disables liveness
+		// Reserved characters in the user info: percent-encoded, or an
+		// '@' or ':' within the password, which the last '@' and the first
+		// ':' place correctly.
+		{"redis://admin:4242%23x@host", conn.Options{Addr: "host:6379", Username: "admin", Password: "4242#x"}, false},
+		{"redis://:a%2Fb%3Fc%23d%40e%25f@h:1/2", conn.Options{Addr: "h:1", Password: "a/b?c#d@e%f", DB: 2}, false},
+		{"redis://a%23b:pw@h", conn.Options{Addr: "h:6379", Username: "a#b", Password: "pw"}, false},
+		{"redis://alice:p@ss@h", conn.Options{Addr: "h:6379", Username: "alice", Password: "p@ss"}, false},
+		{"redis://alice:p@s:s@@h:7/1", conn.Options{Addr: "h:7", Username: "alice", Password: "p@s:s@", DB: 1}, false},
+		{"redis://:@@h", conn.Options{Addr: "h:6379", Password: "@"}, false},
+		{"redis://a@b.example:pw@h", conn.Options{Addr: "h:6379", Username: "a@b.example", Password: "pw"}, false},
+		{"redis://h?client_name=a%40b%23c", conn.Options{Addr: "h:6379", ClientName: "a@b#c"}, false},
+		{"unix:///tmp/a@b.sock", conn.Options{Network: "unix", Addr: "/tmp/a@b.sock"}, false},
+		{"unix://:p@w@/tmp/a@b.sock?client_name=x@y", conn.Options{Network: "unix", Addr: "/tmp/a@b.sock", Password: "p@w", ClientName: "x@y"}, false},
+		{"unix://:%2Fpw@/tmp/r.sock", conn.Options{Network: "unix", Addr: "/tmp/r.sock", Password: "/pw"}, false},
 	}
 	for _, c := range cases {
 		got, err := conn.ParseURL(c.url)
@@ -98,6 +112,12 @@ func TestParseURLBadInputs(t *testing.T) {
 		"redis://alice:Hunter2pw?db=xyzzy9@h",
 		"redis://alice:Hunter2pw?client_name=a&xyzzy9@h",
 		"unix://alice:Hunter2pw@",
+		"redis://alice:Hunter2pw#xyzzy9@h:6379",
+		"redis://admin:Hunter2pw#xyzzy9@host",
+		"redis://:Hunter2pw?xyzzy9@h:6379/1",
+		"redis:alice:Hunter2pw@h",
+		"unix://alice:Hunter2pw/xyzzy9@/tmp/r.sock",
+		"unix:///Hunter2pw@/tmp/r.sock",
 	}
 	for _, u := range bad {
 		o, err := conn.ParseURL(u)
@@ -131,6 +151,57 @@ func TestOptionsStringRedacts(t *testing.T) {
 		}
 		if out := fmt.Sprintf(verb, &o); strings.Contains(out, "Hunter2pw") {
 			t.Errorf("Sprintf(%q, &opts) shows the password: %s", verb, out)
+		}
+	}
+}
+
+// A URL whose user info holds an unescaped '#', '/', '?' or '@' that would
+// cut it short is refused with an error that says to percent-encode, and
+// shows no piece of the password; never read into the wrong fields.
+func TestParseURLReservedChars(t *testing.T) {
+	const pw = "Hunter2"
+	cases := []string{
+		// '#': the rest would be a fragment, the host the password's head.
+		"redis://admin:4242#x@node7",
+		"redis://admin:" + pw + "#x@node7",
+		"redis://admin:" + pw + "#x@node7:6379/1",
+		"rediss://:" + pw + "#@h",
+		"valkey://" + pw + "#x@h",
+		"redis://h#frag", // no fragment in a Redis URL
+		// '/': the rest would be the path (the database).
+		"redis://admin:" + pw + "/5@node7",
+		"redis://admin:4242/5@node7", // would be host admin, port 4242, db "5@node7"
+		"redis://:" + pw + "/x@h:6380",
+		// '?': the rest would be the query.
+		"redis://admin:" + pw + "?db=1@node7",
+		"redis://admin:" + pw + "?client_name=x@node7", // would be host admin, name "x@node7"
+		"valkeys://:" + pw + "?@h",
+		// '@' then a delimiter: the last '@' is in the path or query.
+		"redis://admin:" + pw + "@x/y@node7",
+		"redis://admin:" + pw + "@x?y@node7",
+		"redis://h?client_name=a@b", // an '@' in a query value must be %40
+		// unix: after the user info comes the path.
+		"unix://alice:" + pw + "/x@/tmp/r.sock",
+		"unix://alice:" + pw + "?x@/tmp/r.sock",
+		"unix://:" + pw + "@x/y@/tmp/r.sock",
+		"unix:///" + pw + "@/tmp/r.sock", // a password beginning with '/'
+		"unix://alice:" + pw + "#x@/tmp/r.sock",
+		"unix:///tmp/r.sock#x",
+	}
+	for _, u := range cases {
+		o, err := conn.ParseURL(u)
+		if err == nil {
+			t.Errorf("ParseURL(%q) = %s, want an error", u, o)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "percent-encoded") || !strings.Contains(msg, "%23") {
+			t.Errorf("ParseURL(%q): %v, want the advice to percent-encode", u, err)
+		}
+		for _, piece := range []string{pw, "4242", "node7", "admin", "frag", "tmp"} {
+			if strings.Contains(msg, piece) {
+				t.Errorf("ParseURL(%q): error shows %q: %v", u, piece, err)
+			}
 		}
 	}
 }

@@ -11,7 +11,10 @@
 // when emqbench exits, after the report, on an error, or on Ctrl-C or
 // SIGTERM; should emqbench be killed outright, the kernel kills the node
 // (Linux). With -url it targets an existing node: redis://, rediss://,
-// valkey://, valkeys:// or unix://, as conn.ParseURL reads them.
+// valkey://, valkeys:// or unix://, as conn.ParseURL reads them. No
+// message echoes an argument that looks like a URL or holds an '@' (a URL
+// given where the workload goes, say): it shows as "<not shown: it may
+// hold a password>".
 //
 // # Workloads
 //
@@ -82,6 +85,9 @@ func main() {
 // returns the exit status. Ctrl-C and SIGTERM end the run early; the node
 // it started is stopped either way.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(secretArgs(args)) > 0 {
+		stderr = redactWriter{stderr, args}
+	}
 	cfg, err := parseArgs(args, stdout)
 	if errors.Is(err, errHelp) {
 		return exitOK
@@ -123,6 +129,22 @@ func fail(stderr io.Writer, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	msg = strings.Join(strings.Fields(msg), " ")
 	fmt.Fprintf(stderr, "emqbench: %s\n", msg)
+}
+
+// redactWriter writes to w with every argument of args that looks like a
+// URL (and its password) replaced, as redactArgs does: run prints its
+// errors through it, so that none echoes a URL from the command line.
+type redactWriter struct {
+	w    io.Writer
+	args []string
+}
+
+// Write writes p, redacted, to w; it reports len(p) written on success.
+func (r redactWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, redactArgs(string(p), r.args)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // isTerminal reports whether w is a terminal (a character device), where

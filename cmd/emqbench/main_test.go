@@ -268,3 +268,72 @@ func srvFlush(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
 }
+
+// An argument that looks like a URL (it has "://" or an '@') is never
+// echoed: "emqbench redis://:pw@host", a URL where the workload goes, is
+// a common mistake, and a flag value or queue name may be one too.
+func TestSecretArgsNotEchoed(t *testing.T) {
+	const pw = "Hunter2pw"
+	long := strings.Repeat("q", 300) + "@" + pw + "{"
+	for _, args := range [][]string{
+		{"redis://:" + pw + "@h:6379"},
+		{"valkeys://alice:" + pw + "@h/0?protocol=3"},
+		{"redis://:" + pw + "#x@h"},
+		{pw + "@h"},
+		{"ping", "redis://:" + pw + "@h"},
+		{"redis://:" + pw + "@h", "ping"},
+		{"-workload", "ping", "redis://:" + pw + "@h"},
+		{"-workload", "redis://:" + pw + "@h"},
+		{"-workload=redis://:" + pw + "@h"},
+		{"-n", "redis://:" + pw + "@h", "ping"},
+		{"-n=redis://:" + pw + "@h", "ping"},
+		{"-keep=redis://:" + pw + "@h", "ping"},
+		{"-duration", "redis://:" + pw + "@h", "ping"},
+		{"-bogus=redis://:" + pw + "@h", "ping"},
+		{"-queue", "redis://:" + pw + "@h", "enqueue"},
+		{"-queue", "a{" + pw + "}@h", "enqueue"},
+		{"-queue", long, "enqueue"},
+		{"-url", "redis://:" + pw + "#x@127.0.0.1:1", "ping"},
+		{"-url", "redis://:" + pw + "/x@127.0.0.1:1", "ping"},
+		{"-url", "redis://:" + pw + "@127.0.0.1:1", "nosuch"},
+		{"-url", "ftp://:" + pw + "@127.0.0.1:1", "ping"},
+	} {
+		code, out, errs := runArgs(args...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "emqbench: ") {
+			t.Errorf("%d args: exit %d, stdout %q, stderr %d lines; want 2 and one line", len(args), code, out, strings.Count(errs, "\n"))
+		}
+		if strings.Contains(errs, pw) || strings.Contains(errs, "@h") {
+			t.Errorf("%d args: stderr echoes the argument: %s", len(args), errs)
+		}
+		// parseArgs redacts by itself, before run's stderr does.
+		if _, err := parseArgs(args, nil); err != nil && (strings.Contains(err.Error(), pw) || strings.Contains(err.Error(), "@h")) {
+			t.Errorf("%d args: parseArgs error echoes the argument: %v", len(args), err)
+		}
+	}
+	// A workload given as a URL gets the hint; a plain unknown one is
+	// still quoted.
+	if _, _, errs := runArgs("redis://:" + pw + "@h"); !strings.Contains(errs, "unknown workload <not shown") || !strings.Contains(errs, "-url") {
+		t.Errorf("URL as the workload: %s", errs)
+	}
+	if _, _, errs := runArgs("nosuch"); !strings.Contains(errs, `unknown workload "nosuch"`) || strings.Contains(errs, "-url") {
+		t.Errorf("unknown workload: %s", errs)
+	}
+	if _, _, errs := runArgs("-n", "x", "ping"); !strings.Contains(errs, `"x"`) {
+		t.Errorf("-n x: %s", errs)
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	args := []string{"-url=redis://bob:s3cret-pw@h:1", "-n", "5", "ping", "rediss://:tiny@h", "x@y"}
+	for _, c := range []struct{ in, want string }{
+		{`bad "-url=redis://bob:s3cret-pw@h:1"`, "bad " + notShown},
+		{"value redis://bob:s3cret-pw@h:1 here", "value " + notShown + " here"},
+		{"the password s3cret-pw alone", "the password " + notShown + " alone"},
+		{`got "x@y" and "rediss://:tiny@h"`, "got " + notShown + " and " + notShown},
+		{"tiny passwords stay: tiny, and so does 5 or ping", "tiny passwords stay: tiny, and so does 5 or ping"},
+	} {
+		if got := redactArgs(c.in, args); got != c.want {
+			t.Errorf("redactArgs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
