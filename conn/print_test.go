@@ -110,8 +110,8 @@ func TestFormatConnClientRedacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	cur, err := cl.Conn()
-	if err != nil {
+	var cur *conn.Conn // a dedicated connection of the Client's
+	if err := cl.Dedicated(testCtx(t), func(c *conn.Conn) error { cur = c; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	assertRedacted(t, pw, c, cl, cur)
