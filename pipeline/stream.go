@@ -81,7 +81,12 @@ func (c *chunk) Reply(i int, v resp.Value) {
 
 // Done reports the replies that will never come, frees the window and
 // recycles the chunk.
-func (c *chunk) Done(err error) {
+func (c *chunk) Done(err error) { c.end(err, true) }
+
+// end reports the replies that will never come (with err), records err
+// as the stream's fault when it is one, frees the window and recycles
+// the chunk.
+func (c *chunk) end(err error, fault bool) {
 	st := c.st
 	if err != nil {
 		for i := c.copied; i < c.n; i++ {
@@ -89,7 +94,7 @@ func (c *chunk) Done(err error) {
 		}
 	}
 	st.mu.Lock()
-	if err != nil && st.err == nil {
+	if fault && err != nil && st.err == nil {
 		st.err = err
 	}
 	st.inflight -= c.n
@@ -183,6 +188,12 @@ func (st *Stream) Flush(ctx context.Context) error {
 		// Never sent: each command still gets its one outcome, in order,
 		// after the chunks before it have had theirs.
 		st.drainTo(n)
+		if errors.Is(err, conn.ErrCommandRefused) {
+			// A refusal is the command's outcome, not a fault: the stream
+			// goes on.
+			c.end(err, false)
+			return err
+		}
 		c.Done(err)
 		return errors.Join(ErrStreamFailed, err)
 	}

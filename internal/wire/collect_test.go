@@ -1,0 +1,69 @@
+package wire
+
+import (
+	"context"
+	"testing"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// heldSender holds every submission until released, then answers each
+// command with its index in the submission, on its own goroutine, as a
+// connection's reader goroutine would.
+type heldSender struct {
+	release chan struct{}
+	done    chan struct{}
+}
+
+func (s *heldSender) Send(_ context.Context, cmds Cmds, h Handler) error {
+	go func() {
+		<-s.release
+		for i := range cmds.N {
+			h.Reply(i, resp.Value{Type: resp.Integer, Int: int64(i)})
+		}
+		h.Done(nil)
+		s.done <- struct{}{}
+	}()
+	return nil
+}
+
+// Finding 3: after a round trip abandoned by its ctx, the next Exchange
+// (a re-send of one call into slot 7, as dispatch.Batch does after
+// NOSCRIPT) took fresh state sized for one reply, and the reader panicked
+// with "index out of range [7] with length 1", taking the process down.
+func TestCollectorAfterAbandon(t *testing.T) {
+	s := &heldSender{release: make(chan struct{}), done: make(chan struct{}, 2)}
+	var c Collector
+	c.Begin(8)
+	var cmds resp.Cmds
+	for range 8 {
+		cmds.Add("PING")
+	}
+	all, err := FromCmds(&cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Exchange(ctx, s, all, nil); err != context.Canceled {
+		t.Fatalf("abandoned Exchange = %v, want context.Canceled", err)
+	}
+	one, err := FromCmd(resp.Command(nil, "PING"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(s.release) // the abandoned round trip's late replies arrive too
+	if err := c.Exchange(context.Background(), s, one, []int{7}); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	<-s.done
+	r := c.Replies()
+	if len(r) != 8 || r[7].Type != resp.Integer || r[7].Int != 0 {
+		t.Fatalf("after the re-send: %d slots, slot 7 = %v", len(r), r)
+	}
+	// A slot that Begin did not ready is refused before sending.
+	if err := c.Exchange(context.Background(), s, one, []int{8}); err != errSlot {
+		t.Fatalf("Exchange into slot 8 of 8 = %v, want errSlot", err)
+	}
+}
