@@ -8,17 +8,23 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 
 	"github.com/echomq/echomq-go/resp"
 )
 
 // limits are tight, so that a hostile header is refused or cheap.
+// MaxReplyBytes admits 20,000 elements: more than MaxValues, so that both
+// limits can be broken (MaxValues by a reply that sends too many values,
+// MaxReplyBytes by headers that declare too many), and few enough that a
+// handful of nested headers breaks it.
 var limits = resp.Limits{
-	MaxBulk:      1 << 20,
-	MaxAggregate: 1 << 12,
-	MaxDepth:     32,
-	MaxLine:      1 << 12,
-	MaxValues:    1 << 14,
+	MaxBulk:       1 << 20,
+	MaxAggregate:  1 << 12,
+	MaxDepth:      32,
+	MaxLine:       1 << 12,
+	MaxValues:     1 << 14,
+	MaxReplyBytes: 20000 * int(unsafe.Sizeof(resp.Value{})),
 }
 
 // decodeSeeds are frames of every type, valid and not, for f.Add.
@@ -33,6 +39,9 @@ var decodeSeeds = []string{
 	"$12345678901234567890\r\n", "$-2\r\n", "*01\r\n:1\r\n", "+OK\n", "@\r\n", "*3\r\n:x\r\n",
 	"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
 	"+OK\r\n:1\r\n$3\r\nabc\r\n*1\r\n$1\r\nx\r\n%0\r\n",
+	// MaxReplyBytes: the sixth header declares element 20,484.
+	"*4\r\n*4096\r\n*4096\r\n*4096\r\n*4096\r\n*4096\r\n",
+	"%4\r\n|4096\r\n%4096\r\n~4096\r\n",
 }
 
 // outcome is how a stream of frames ended.
@@ -89,7 +98,7 @@ func parseAll(t *testing.T, data []byte) decoded {
 // isLimitError reports whether a protocol error is a broken bound rather
 // than malformed bytes; the reference decoder has no bounds.
 func isLimitError(pe *resp.ProtocolError) bool {
-	for _, s := range []string{"longer than", "over the limit", "deeper than", "more than"} {
+	for _, s := range []string{"longer than", "over the limit", "deeper than", "more than", "MaxReplyBytes"} {
 		if strings.Contains(pe.Msg, s) {
 			return true
 		}

@@ -22,11 +22,18 @@
 // # Bounds
 //
 // Limits bound the length of a bulk string, of an aggregate, of a line, the
-// nesting depth and the number of values in one reply. A stream that breaks
-// a bound or is not RESP gets a *ProtocolError (errors.Is ErrProtocol) as
+// nesting depth, the number of values in one reply and the memory its
+// decoded Values take (MaxReplyBytes, default 64 MiB: each aggregate
+// element counts unsafe.Sizeof(Value{}) bytes). A stream that breaks a
+// bound or is not RESP gets a *ProtocolError (errors.Is ErrProtocol) as
 // soon as the offending header is read; no buffer is ever sized by a length
 // the peer claimed but did not send: the read buffer at most doubles over
-// the bytes that actually arrived. Parse distinguishes "need more bytes"
+// the bytes that actually arrived. So a reply's memory stays in proportion
+// to the wire: its strings view the read buffer, and its Values (a null
+// takes 3 bytes on the wire, its Value 72 on 64-bit platforms) fit in
+// MaxReplyBytes, which bounds the Reader's value arena (plus the one
+// top-level Value) and what a Clone or Arena.Retain of the reply copies
+// (plus its string bytes). Parse distinguishes "need more bytes"
 // (ErrIncomplete) from "malformed" (*ProtocolError).
 //
 // # Errors

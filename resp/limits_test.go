@@ -65,6 +65,18 @@ func TestLimitsEdges(t *testing.T) {
 		{"MaxValues flat", Limits{MaxValues: 4}, ints(Array, 3), ints(Array, 4)},
 		{"MaxValues nested", Limits{MaxValues: 4}, "*1\r\n*1\r\n*1\r\n:1\r\n", "*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n"},
 		{"MaxValues attribute", Limits{MaxValues: 4}, "|1\r\n+a\r\n+b\r\n+v\r\n", "|1\r\n+a\r\n+b\r\n*1\r\n+v\r\n"},
+		// MaxReplyBytes counts every aggregate element at valueSize bytes.
+		{"MaxReplyBytes flat", Limits{MaxReplyBytes: 3 * valueSize}, ints(Array, 3), ints(Array, 4)},
+		{"MaxReplyBytes one byte short", Limits{MaxReplyBytes: 3*valueSize - 1}, ints(Array, 2), ints(Array, 3)},
+		{"MaxReplyBytes nulls", Limits{MaxReplyBytes: 3 * valueSize}, "*3\r\n_\r\n_\r\n_\r\n", "*4\r\n_\r\n_\r\n_\r\n_\r\n"},
+		{"MaxReplyBytes set", Limits{MaxReplyBytes: 3 * valueSize}, ints(Set, 3), ints(Set, 4)},
+		{"MaxReplyBytes push", Limits{MaxReplyBytes: 3 * valueSize}, ints(Push, 3), ints(Push, 4)},
+		{"MaxReplyBytes nested", Limits{MaxReplyBytes: 4 * valueSize}, "*2\r\n*2\r\n:1\r\n:2\r\n:3\r\n", "*2\r\n*3\r\n:1\r\n:2\r\n:3\r\n:4\r\n"},
+		{"MaxReplyBytes map", Limits{MaxReplyBytes: 4 * valueSize}, ints(Map, 2), "%2\r\n:0\r\n*1\r\n:1\r\n:2\r\n:3\r\n"},
+		// An attribute counts its pairs and a Value of its own.
+		{"MaxReplyBytes attribute", Limits{MaxReplyBytes: 3 * valueSize}, "|1\r\n+a\r\n+b\r\n+v\r\n", "|1\r\n+a\r\n+b\r\n*1\r\n+v\r\n"},
+		{"MaxReplyBytes header only", Limits{MaxReplyBytes: 3 * valueSize}, "", "*4\r\n"},
+		{"MaxReplyBytes scalars free", Limits{MaxReplyBytes: 1}, "$5\r\nhello\r\n", "*1\r\n$5\r\nhello\r\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,7 +102,8 @@ func TestLimitsEdges(t *testing.T) {
 func TestLimitsDefaults(t *testing.T) {
 	got := Limits{}.withDefaults()
 	want := Limits{MaxBulk: DefaultMaxBulk, MaxAggregate: DefaultMaxAggregate,
-		MaxDepth: DefaultMaxDepth, MaxLine: DefaultMaxLine, MaxValues: DefaultMaxValues}
+		MaxDepth: DefaultMaxDepth, MaxLine: DefaultMaxLine, MaxValues: DefaultMaxValues,
+		MaxReplyBytes: DefaultMaxReplyBytes}
 	if got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
@@ -105,7 +118,7 @@ func TestLimitsDefaults(t *testing.T) {
 // line.)
 func TestLimitsHuge(t *testing.T) {
 	huge := Limits{MaxBulk: math.MaxInt, MaxAggregate: math.MaxInt, MaxDepth: math.MaxInt,
-		MaxLine: math.MaxInt, MaxValues: math.MaxInt}
+		MaxLine: math.MaxInt, MaxValues: math.MaxInt, MaxReplyBytes: math.MaxInt}
 	for _, wire := range []string{
 		"$9223372036854775807\r\n",
 		"$4611686018427387904\r\n",

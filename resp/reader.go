@@ -154,7 +154,10 @@ func (r *Reader) simple(b []byte) (Value, int) {
 func (r *Reader) take() Value {
 	n := r.sc.nvals
 	if cap(r.arena) < n {
-		r.arena = make([]Value, n+n/4)
+		// n is at most maxElems+1: the scan refused any aggregate header
+		// that would pass MaxReplyBytes. The headroom for the next larger
+		// reply stays within that bound too.
+		r.arena = make([]Value, min(n+n/4, r.sc.lim.maxElems()+1))
 	}
 	frame := r.buf[r.r : r.r+r.sc.pos]
 	v := build(frame, n, r.arena[:n])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"unsafe"
 )
 
 // Limits bound what a decoder accepts, so that a hostile or broken peer gets
@@ -25,7 +26,25 @@ type Limits struct {
 	// MaxValues is the most values one reply may hold in all, nested ones
 	// included. Default 1<<22.
 	MaxValues int
+	// MaxReplyBytes is the most memory the decoded Values of one reply may
+	// take: every element of its aggregates, nested ones included, counts
+	// unsafe.Sizeof(Value{}) bytes (72 on 64-bit platforms), whatever its
+	// type; an attribute counts its pairs and one Value of its own. These
+	// are exactly the Values that Value.Clone or Arena.Retain of the reply
+	// copies, and a Reader's value arena holds them and the top-level
+	// value: it never grows past MaxReplyBytes plus one Value. Each
+	// aggregate's header is checked on the elements it declares, before
+	// any of them is read or anything is allocated for them.
+	//
+	// String bytes are not counted: a decoded string views the bytes it
+	// was read from, which MaxBulk and the bytes that actually arrived
+	// bound (a clone copies them once). Default 64 MiB: 932,067 elements
+	// on 64-bit platforms, fewer than the default MaxValues.
+	MaxReplyBytes int
 }
+
+// valueSize is what each aggregate element counts against MaxReplyBytes.
+const valueSize = int(unsafe.Sizeof(Value{}))
 
 // maxLimit caps every Limits field: a larger one is lowered to it, so that
 // the scanner's arithmetic on lengths and counts cannot overflow.
@@ -33,11 +52,12 @@ const maxLimit = math.MaxInt >> 1
 
 // Default limits.
 const (
-	DefaultMaxBulk      = 512 << 20
-	DefaultMaxAggregate = 1 << 22
-	DefaultMaxDepth     = 128
-	DefaultMaxLine      = 64 << 10
-	DefaultMaxValues    = 1 << 22
+	DefaultMaxBulk       = 512 << 20
+	DefaultMaxAggregate  = 1 << 22
+	DefaultMaxDepth      = 128
+	DefaultMaxLine       = 64 << 10
+	DefaultMaxValues     = 1 << 22
+	DefaultMaxReplyBytes = 64 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -56,13 +76,21 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxValues <= 0 {
 		l.MaxValues = DefaultMaxValues
 	}
+	if l.MaxReplyBytes <= 0 {
+		l.MaxReplyBytes = DefaultMaxReplyBytes
+	}
 	l.MaxBulk = min(l.MaxBulk, maxLimit)
 	l.MaxAggregate = min(l.MaxAggregate, maxLimit)
 	l.MaxDepth = min(l.MaxDepth, maxLimit)
 	l.MaxLine = min(l.MaxLine, maxLimit)
 	l.MaxValues = min(l.MaxValues, maxLimit)
+	l.MaxReplyBytes = min(l.MaxReplyBytes, maxLimit)
 	return l
 }
+
+// maxElems is the most aggregate elements one reply may declare under
+// MaxReplyBytes.
+func (l Limits) maxElems() int { return l.MaxReplyBytes / valueSize }
 
 // scanner finds where one frame ends and counts its values. It is
 // resumable: fed a growing prefix of the same frame, it carries on where it
@@ -72,13 +100,14 @@ type scanner struct {
 	pos      int     // bytes of the frame fully scanned
 	lineFrom int     // where to resume the search for '\n'
 	nvals    int     // values completed or opened so far
+	elems    int     // elements declared so far by the aggregates opened
 	stack    []int64 // elements still owed by each open aggregate
 	need     int     // when > 0: the frame is at least this long
 	exact    bool    // need is the frame's exact length, not a lower bound
 }
 
 func (s *scanner) reset() {
-	s.pos, s.lineFrom, s.nvals, s.need, s.exact = 0, 0, 0, 0, false
+	s.pos, s.lineFrom, s.nvals, s.elems, s.need, s.exact = 0, 0, 0, 0, 0, false
 	s.stack = s.stack[:0]
 }
 
@@ -190,6 +219,13 @@ func (s *scanner) scan(b []byte) (done bool, err error) {
 			return false, s.fail(start, "reply holds more than "+strconv.Itoa(s.lim.MaxValues)+" values")
 		}
 		if count > 0 {
+			// Every element declared will take a Value: refuse them
+			// now, before they arrive. s.elems never exceeds maxElems,
+			// so the subtraction cannot overflow.
+			if maxElems := s.lim.maxElems(); count > int64(maxElems-s.elems) {
+				return false, s.fail(start, "reply's values would take more than "+strconv.Itoa(s.lim.MaxReplyBytes)+" bytes (MaxReplyBytes)")
+			}
+			s.elems += int(count)
 			if len(s.stack) >= s.lim.MaxDepth {
 				return false, s.fail(start, "nesting deeper than "+strconv.Itoa(s.lim.MaxDepth))
 			}
