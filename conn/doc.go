@@ -1,60 +1,98 @@
-// Package conn is a pipelining-first connection to Valkey or Redis.
+// Package conn connects to Valkey or Redis and runs commands over one
+// pipelined connection shared by every goroutine.
 //
-// # Pipelining
+// # Connecting and running a command
 //
-// A Conn is safe for concurrent use. Commands from any number of
-// goroutines are appended to one write buffer and written together: when
-// the connection is idle the sender writes its own command at once; when
-// it is busy the writer goroutine gathers everything sent meanwhile into
-// one write. Replies complete submissions strictly in the order they were
-// sent. No goroutine is started per call.
+// Most programs want a Client: it dials, redials after a fault, and
+// gives blocking commands a connection of their own.
 //
-// # Who reads, and how long a reply lives
+//	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: "127.0.0.1:6379"}})
+//	// or: opts, err := conn.ParseURL("redis://:password@127.0.0.1:6379/0")
+//	defer cl.Close()
 //
-// Replies are decoded without copying (package resp): a reply views the
-// connection's read buffer and is valid only until the next reply is read.
-// The goroutine that reads hands each reply to the submission's Handler
-// while it is valid:
+//	v, err := cl.Do(ctx, "SET", "greeting", "hello") // a reply that owns its memory
+//	n, err := cl.DoInt(ctx, resp.Command(buf[:0], "STRLEN", "greeting"))
+//	err = cl.DoFunc(ctx, resp.Command(buf[:0], "GET", "greeting"), func(v resp.Value) error {
+//		… // v is valid only during fn; DoFunc allocates nothing
+//	})
 //
-//   - DoFunc (and pipeline.Batch) copy the reply into a pooled arena owned
-//     by the call, so the caller reads it after the reader moved on; the
-//     arena's memory is reused, so the hot path allocates nothing. The
-//     reply passed to DoFunc's fn is valid only during fn.
-//   - A Handler given to Send sees each reply during its Reply call only;
-//     it must copy what it keeps (resp.Arena, Value.Clone).
-//   - Do returns a reply that owns its memory (it allocates).
+// Dial gives a single Conn without redialing. Conn and Client both
+// satisfy Sender, which is what package pipeline (explicit batches and
+// long streams), package dispatch (scripts) and package emq (the job
+// queue) send through.
 //
-// A caller that waits for its own replies (DoFunc, Do, pipeline.Batch,
-// through Exchange) reads them on its own goroutine when nobody else is
-// reading, which saves two goroutine switches per round trip; otherwise
-// the connection's reader goroutine reads, and completes callers in order.
+// # The guarantee
+//
+// Every call ends exactly once, with its own reply or an error; no call
+// ever receives another's reply, and nothing is re-sent after a failure
+// that may have reached the server. It holds against every call a user
+// can make:
+//
+//   - Commands are counted where they are encoded: a resp.Cmd holds
+//     exactly one command, a resp.Cmds (or a pipeline.Batch) knows how
+//     many it holds, and one built wrong (no arguments, another number of
+//     arguments than Begin announced) is refused before anything is sent.
+//   - Commands that change the reply model of a shared connection are
+//     refused before sending, with a *CommandError (errors.Is
+//     ErrCommandRefused) that names the command: the subscribe family,
+//     MONITOR, CLIENT REPLY OFF|SKIP, RESET, QUIT, SYNC, and HELLO,
+//     SELECT and AUTH (the handshake's business: see Options). A
+//     transaction is sent whole (MULTI … EXEC in one pipeline.Batch) or
+//     on a connection lent by Client.Dedicated, where WATCH is allowed.
+//   - Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BRPOPLPUSH,
+//     BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, WAIT,
+//     WAITAOF) go to a dedicated connection of the Client's by
+//     themselves; a caller that gives up on one has that connection
+//     closed, so the server never pops an element for nobody. On a bare
+//     Conn they are sent in line, and the liveness check waits for the
+//     command's own timeout (for ever while a timeout of 0 is
+//     outstanding) instead of breaking the connection.
+//   - A context already done sends nothing.
+//   - A reply's decoded size is bounded (resp.Limits.MaxReplyBytes), so
+//     memory stays in proportion to the wire.
 //
 // # Faults and cancellation
 //
-// Every call ends exactly once, with its own reply or an error; no call
-// ever receives another's reply. A server error reply is a value (a
-// *resp.ServerError); the connection lives on. An I/O error, a protocol
-// error, the peer closing, or ReadTimeout passing with replies owed and
-// no byte arriving fail every queued and in-flight call with a
-// *BrokenError (errors.Is ErrBroken, and the cause), and the connection is
-// done: use a Client to redial. A caller whose context ends returns
-// ctx.Err() at once; its command stays queued and its late reply is read
-// and dropped, so the connection stays in sync.
+// A server error reply is a value (a *resp.ServerError); the connection
+// lives on. An I/O error, a protocol error, the peer closing, or
+// ReadTimeout passing with replies owed and no byte arriving fail every
+// queued and in-flight call with a *BrokenError (errors.Is ErrBroken,
+// and the cause), and the Conn is done; a Client dials a new one in the
+// background and fails calls made meanwhile at once with ErrNotConnected
+// (nothing was sent). A caller whose context ends returns ctx.Err() at
+// once; its command stays queued and its late reply is read and dropped,
+// so the connection stays in sync.
 //
-// RESP3 push frames never take a caller's place: they go to Options.OnPush
-// (on the reading goroutine; with OnPush set, the reader goroutine reads
-// continuously so pushes arrive promptly), or are dropped.
+// RESP3 push frames never take a caller's place: they go to
+// Options.OnPush (on the reading goroutine; with OnPush set, the reader
+// goroutine reads continuously so pushes arrive promptly), or are
+// dropped.
 //
 // # Connecting
 //
-// Dial performs the handshake in one batch: HELLO 3 with AUTH and SETNAME,
-// plus SELECT; when the server refuses HELLO it falls back to RESP2 with
-// AUTH, CLIENT SETNAME and SELECT. TLS, unix sockets and URLs (ParseURL:
-// redis://, rediss://, valkey://, valkeys://, unix://) are supported. A
-// password never appears in an error or in Options.String.
+// Dial performs the handshake in one batch: HELLO 3 with AUTH and
+// SETNAME, plus SELECT; when the server refuses HELLO it falls back to
+// RESP2 with AUTH, CLIENT SETNAME and SELECT. TLS, unix sockets and URLs
+// (ParseURL: redis://, rediss://, valkey://, valkeys://, unix://) are
+// supported. A password never appears in an error, nor when Options, a
+// Conn or a Client is printed with any fmt verb.
 //
-// Client owns a connection, redials after a fault with exponential backoff
-// and jitter, fails calls made during an outage at once (ErrNotConnected),
-// never re-sends a command by itself, and keeps a few dedicated
-// connections for blocking commands (Client.Blocking).
+// # Pipelining, under the hood
+//
+// Commands from any number of goroutines are appended to one write
+// buffer and written together: when the connection is idle the sender
+// writes its own command at once; when it is busy the writer goroutine
+// gathers everything sent meanwhile into one write. Replies complete
+// submissions strictly in the order they were sent. No goroutine is
+// started per call. A caller that waits for its own replies (Do, DoFunc,
+// pipeline.Batch) reads them on its own goroutine when nobody else is
+// reading, which saves two goroutine switches per round trip; otherwise
+// the connection's reader goroutine reads, and completes callers in
+// order.
+//
+// Replies are decoded without copying (package resp): a reply views the
+// connection's read buffer and is valid only until the next reply is
+// read. DoFunc and pipeline.Batch copy it into a pooled arena owned by
+// the call, whose memory is reused, so the hot path allocates nothing;
+// Do returns a reply that owns its memory.
 package conn
