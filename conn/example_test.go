@@ -2,6 +2,7 @@ package conn_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -9,7 +10,47 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// Dial a server, run commands, read typed replies.
+// A Client: the front door. It redials after faults and gives blocking
+// commands a connection of their own.
+func ExampleNewClient() {
+	ctx := context.Background()
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cl.Close()
+
+	cl.Do(ctx, "DEL", "example:jobs")
+	if _, err := cl.Do(ctx, "RPUSH", "example:jobs", "a", "b"); err != nil {
+		log.Fatal(err)
+	}
+	// BLPOP runs on a dedicated connection; the shared one stays free.
+	v, err := cl.Do(ctx, "BLPOP", "example:jobs", "1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(v.Elems[1].Text())
+
+	// Reading in place with DoFunc allocates nothing.
+	var buf [64]byte
+	err = cl.DoFunc(ctx, resp.Command(buf[:0], "LLEN", "example:jobs"), func(v resp.Value) error {
+		fmt.Println(v.Int)
+		return nil
+	})
+	fmt.Println(err)
+
+	// A command that would break the shared connection is refused, and
+	// nothing is sent.
+	_, err = cl.Do(ctx, "SUBSCRIBE", "news")
+	fmt.Println(errors.Is(err, conn.ErrCommandRefused))
+	// Output:
+	// a
+	// 1
+	// <nil>
+	// true
+}
+
+// Dial a single connection, run commands, read typed replies.
 func ExampleDial() {
 	ctx := context.Background()
 	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr, ClientName: "example"})
