@@ -24,6 +24,10 @@
 #   CLIENTS="rueidis goredis redigo echomq"   Go clients, in rotation order
 #   REF=1               0 skips the C reference tool
 #   SIZE=64             value / payload bytes
+#   BASE=<git rev>      also run echomq-go as it was at that revision, as client
+#                       "echomq@base" in the same rounds (before/after a change,
+#                       side by side in one run); its tree is extracted with
+#                       git archive into the results folder
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,6 +61,13 @@ echo "results: $out"
 echo "building peerbench, peerreport"
 (cd "$here/peers" && go build -o "$out/bin/" ./cmd/peerbench ./cmd/peerreport)
 pb=$out/bin/peerbench
+if [ -n "${BASE:-}" ]; then
+	echo "building peerbench at $BASE (client echomq@base)"
+	mkdir -p "$out/base" "$out/bin-base"
+	git -C "$here/.." archive "$BASE" | tar -x -C "$out/base"
+	(cd "$out/base/bench/peers" && go build -o "$out/bin-base/" ./cmd/peerbench)
+	CLIENTS="$CLIENTS echomq@base"
+fi
 
 server=$(command -v valkey-server || command -v redis-server || true)
 tool=$(command -v valkey-benchmark || command -v redis-benchmark || true)
@@ -120,7 +131,13 @@ one() {
 	*) echo "bad workload spec $spec (want NAME:dDEPTH or NAME:gG)" >&2; exit 2 ;;
 	esac
 	[ "$client" = ref ] && args=(-client "$(basename "$tool")" -bench "$tool" "${args[@]:2}")
-	line=$("$pb" "${args[@]}" 2>>"$log") || rc=$?
+	if [ "$client" = echomq@base ]; then
+		args[1]=echomq
+		line=$("$out/bin-base/peerbench" "${args[@]}" 2>>"$log") || rc=$?
+		line=${line/\"client\":\"echomq\"/\"client\":\"echomq@base\"}
+	else
+		line=$("$pb" "${args[@]}" 2>>"$log") || rc=$?
+	fi
 	case $rc in
 	0)
 		echo "$line" >>"$raw"
