@@ -44,6 +44,11 @@ type Options struct {
 	TLS bool
 	// Debug enables the DEBUG command.
 	Debug bool
+	// Cluster starts the server in cluster mode, with its cluster bus on
+	// a port of its own (ClusterPort) and a node timeout of
+	// ClusterNodeTimeout (default 2 s, so failovers are quick).
+	Cluster            bool
+	ClusterNodeTimeout time.Duration
 }
 
 // Server is a running private server process.
@@ -60,6 +65,8 @@ type Server struct {
 	TLSAddr string
 	// TLSPort is the TLS port when Options.TLS is set.
 	TLSPort int
+	// ClusterPort is the cluster bus port when Options.Cluster is set.
+	ClusterPort int
 	// CACertPool trusts the generated CA when Options.TLS is set.
 	CACertPool *x509.CertPool
 	// Password is Options.Password.
@@ -275,6 +282,15 @@ func (s *Server) args() []string {
 	if s.opts.Debug {
 		a = append(a, "--enable-debug-command", "yes")
 	}
+	if s.opts.Cluster {
+		timeout := s.opts.ClusterNodeTimeout
+		if timeout <= 0 {
+			timeout = 2 * time.Second
+		}
+		a = append(a, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(s.ClusterPort),
+			"--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
 	return append(a, s.opts.Args...)
 }
 
@@ -333,11 +349,17 @@ func (s *Server) logSince(offset int64) string {
 func (s *Server) pickPorts() error {
 	n := 1
 	if s.opts.TLS {
-		n = 2
+		n++
+	}
+	if s.opts.Cluster {
+		n++
 	}
 	ports, err := serverbin.FreePorts(n)
 	if err != nil {
 		return err
+	}
+	if s.opts.Cluster {
+		s.ClusterPort = ports[n-1]
 	}
 	s.Port = ports[0]
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
