@@ -3,6 +3,7 @@ package emq
 import (
 	"errors"
 	"fmt"
+	keyslot "github.com/echomq/echomq-go/internal/slot"
 )
 
 // The fence: the key every speaker reads at connect, and the wire it holds.
@@ -174,51 +175,11 @@ func (k Keys) AppendJob(dst []byte, id string) []byte {
 // bytes between are not empty; otherwise the whole key. So "emq:{q}:pending"
 // hashes "q", "foo{}{bar}" hashes all of itself (the first pair is empty),
 // and "foo{{bar}}zap" hashes "{bar".
-func Hashtag(key string) string {
-	for i := 0; i < len(key); i++ {
-		if key[i] != '{' {
-			continue
-		}
-		for j := i + 1; j < len(key); j++ {
-			if key[j] == '}' {
-				if j == i+1 {
-					return key
-				}
-				return key[i+1 : j]
-			}
-		}
-		return key
-	}
-	return key
-}
+func Hashtag(key string) string { return keyslot.Hashtag(key) }
 
 // SlotCount is the number of cluster hash slots.
-const SlotCount = 16384
+const SlotCount = keyslot.Count
 
 // Slot returns the cluster slot of key: CRC16-XMODEM of [Hashtag](key),
 // mod [SlotCount]. Slot("123456789") == 12739.
-func Slot(key string) uint16 {
-	tag := Hashtag(key)
-	var crc uint16
-	for i := 0; i < len(tag); i++ {
-		crc = crc<<8 ^ crc16tab[byte(crc>>8)^tag[i]]
-	}
-	return crc & (SlotCount - 1)
-}
-
-// crc16tab is the CRC16-XMODEM table: polynomial 0x1021, initial value 0,
-// no reflection, no final xor.
-var crc16tab = func() (t [256]uint16) {
-	for i := range t {
-		crc := uint16(i) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-		t[i] = crc
-	}
-	return t
-}()
+func Slot(key string) uint16 { return keyslot.Of(key) }
