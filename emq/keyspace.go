@@ -3,6 +3,7 @@ package emq
 import (
 	"errors"
 	"fmt"
+
 	keyslot "github.com/echomq/echomq-go/internal/slot"
 )
 

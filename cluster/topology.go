@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/slot"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// topology is one view of the cluster: which primary serves each slot.
+// It is replaced whole, never changed in place, so readers need no lock.
+type topology struct {
+	owner [slot.Count]int32 // index in addrs, or -1 when unassigned
+	addrs []string          // the primaries' addresses
+}
+
+// newTopology returns a topology with no slot assigned.
+func newTopology() *topology {
+	t := &topology{}
+	for i := range t.owner {
+		t.owner[i] = -1
+	}
+	return t
+}
+
+// addr returns the address of slot's primary, or "".
+func (t *topology) addr(s uint16) string {
+	if i := t.owner[s]; i >= 0 {
+		return t.addrs[i]
+	}
+	return ""
+}
+
+// assign gives slots lo..hi to addr.
+func (t *topology) assign(lo, hi int, addr string) {
+	i := -1
+	for j, a := range t.addrs {
+		if a == addr {
+			i = j
+		}
+	}
+	if i < 0 {
+		i = len(t.addrs)
+		t.addrs = append(t.addrs, addr)
+	}
+	for s := max(lo, 0); s <= hi && s < slot.Count; s++ {
+		t.owner[s] = int32(i)
+	}
+}
+
+// moved returns a copy of t with slot s served by addr.
+func (t *topology) moved(s uint16, addr string) *topology {
+	c := *t
+	c.addrs = append([]string(nil), t.addrs...)
+	c.assign(int(s), int(s), addr)
+	return &c
+}
+
+// covered reports whether every slot has a primary.
+func (t *topology) covered() bool {
+	for _, o := range t.owner {
+		if o < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// readTopology asks one node: CLUSTER SHARDS (7.0+), else CLUSTER SLOTS.
+// host is the address the node was reached at, for nodes that announce
+// no address of their own.
+func readTopology(ctx context.Context, s conn.Sender, host string) (*topology, error) {
+	v, err := s.Do(ctx, "CLUSTER", "SHARDS")
+	if err == nil {
+		return parseShards(v, host)
+	}
+	if !resp.IsCode(err, resp.CodeErr) {
+		return nil, fmt.Errorf("cluster: CLUSTER SHARDS: %w", err)
+	}
+	v, err = s.Do(ctx, "CLUSTER", "SLOTS")
+	if err != nil {
+		return nil, fmt.Errorf("cluster: CLUSTER SLOTS: %w", err)
+	}
+	return parseSlots(v, host)
+}
+
+// parseShards reads CLUSTER SHARDS: per shard its slot ranges and its
+// nodes; the online primary serves the ranges.
+func parseShards(v resp.Value, host string) (*topology, error) {
+	t := newTopology()
+	for _, shard := range v.Elems {
+		slots := field(shard, "slots")
+		var primary string
+		for _, n := range field(shard, "nodes").Elems {
+			if field(n, "role").Text() != "master" || field(n, "health").Text() != "online" {
+				continue
+			}
+			ip := field(n, "endpoint").Text()
+			if ip == "" || ip == "?" {
+				ip = field(n, "ip").Text()
+			}
+			port := fieldInt(n, "port")
+			if port == 0 {
+				port = fieldInt(n, "tls-port")
+			}
+			primary = joinAddr(ip, port, host)
+		}
+		if primary == "" {
+			continue // a shard without a healthy primary: its slots stay unassigned
+		}
+		for i := 0; i+1 < len(slots.Elems); i += 2 {
+			t.assign(int(slots.Elems[i].Int), int(slots.Elems[i+1].Int), primary)
+		}
+	}
+	if len(t.addrs) == 0 {
+		return nil, fmt.Errorf("cluster: CLUSTER SHARDS lists no primary serving slots")
+	}
+	return t, nil
+}
+
+// parseSlots reads CLUSTER SLOTS: [start, end, [ip, port, id], replicas…].
+func parseSlots(v resp.Value, host string) (*topology, error) {
+	t := newTopology()
+	for _, r := range v.Elems {
+		if r.Len() < 3 || r.Elems[2].Len() < 2 {
+			continue
+		}
+		p := r.Elems[2]
+		t.assign(int(r.Elems[0].Int), int(r.Elems[1].Int), joinAddr(p.Elems[0].Text(), int(p.Elems[1].Int), host))
+	}
+	if len(t.addrs) == 0 {
+		return nil, fmt.Errorf("cluster: CLUSTER SLOTS lists no slots")
+	}
+	return t, nil
+}
+
+// joinAddr makes host:port, taking the host the node was reached at
+// when the node announces none.
+func joinAddr(ip string, port int, reached string) string {
+	if ip == "" || ip == "?" {
+		ip, _, _ = net.SplitHostPort(reached)
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
+}
+
+// parseRedirect reads "MOVED <slot> <addr>" or "ASK <slot> <addr>".
+func parseRedirect(msg string) (s uint16, addr string, ok bool) {
+	f := strings.Fields(msg)
+	if len(f) < 3 {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil || n < 0 || n >= slot.Count {
+		return 0, "", false
+	}
+	addr = f[2]
+	if strings.HasPrefix(addr, ":") { // an announced empty host: same as reached
+		addr = "127.0.0.1" + addr
+	}
+	return uint16(n), addr, true
+}
