@@ -30,10 +30,10 @@ var ErrNoServer = errors.New("servertest: no redis-server/valkey-server on PATH"
 var ErrNoTLS = errors.New("server binary built without TLS")
 
 const (
-	readyTimeout = 10 * time.Second // Start and Restart wait this long for PING
+	readyTimeout = 30 * time.Second // Start and Restart wait this long for PING: only against a hang
 	stopGrace    = 3 * time.Second  // SIGTERM, then SIGKILL after this
 	startTries   = 5                // fresh ports tried when a bind fails
-	rebindWindow = 3 * time.Second  // Restart retries the same ports this long
+	rebindWindow = 30 * time.Second // Restart retries the same ports this long
 )
 
 // Options configures a server started by Start.
@@ -169,7 +169,7 @@ func (s *Server) Kill() {
 }
 
 // Restart stops the server if it still runs, then starts it again on the
-// same port(s) with the same options, retrying the bind for a few seconds.
+// same port(s) with the same options, retrying the bind for up to 30 s.
 func (s *Server) Restart() error {
 	if s.Dir == "" {
 		return errors.New("servertest: Restart after Stop")

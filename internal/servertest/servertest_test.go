@@ -322,14 +322,20 @@ func TestBadArgsReportsLog(t *testing.T) {
 func TestRestartRetriesBusyPort(t *testing.T) {
 	s := start(t, Options{})
 	s.Kill()
-	// Squat the port briefly; Restart must wait it out.
+	// Squat the port until a start has failed on it (the server logs
+	// why); Restart must try again.
 	l, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		time.Sleep(700 * time.Millisecond)
-		l.Close()
+		defer l.Close()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			if b, _ := os.ReadFile(s.logPath); strings.Contains(string(b), "ddress already in use") {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
