@@ -19,11 +19,12 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// srv is the package's server: plain TCP, a unix socket and a TLS port.
+// srv is the package's server: plain TCP, a unix socket, a TLS port and
+// the DEBUG command.
 var srv *servertest.Server
 
 func TestMain(m *testing.M) {
-	os.Exit(servertest.Main(m, &srv, servertest.Options{Unix: true, TLS: true}))
+	os.Exit(servertest.Main(m, &srv, servertest.Options{Unix: true, TLS: true, Debug: true}))
 }
 
 // waitLong bounds anything a test waits for that should end on its own:
