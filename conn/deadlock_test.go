@@ -43,7 +43,9 @@ func syncPeer(t *testing.T) string {
 // it reads: the replies must be read while the batch is still being
 // written.
 func TestLargeBatchToSynchronousPeer(t *testing.T) {
-	c := dial(t, conn.Options{Addr: syncPeer(t), WriteTimeout: 3 * time.Second, ReadTimeout: 3 * time.Second})
+	// The timeouts turn a deadlock into an error instead of a hang: they
+	// fire only after waitLong without progress, never on a slow machine.
+	c := dial(t, conn.Options{Addr: syncPeer(t), WriteTimeout: waitLong, ReadTimeout: waitLong})
 	value := strings.Repeat("v", 64<<10)
 	var b pipeline.Batch
 	const n = 200 // 12.5 MiB each way

@@ -185,10 +185,7 @@ func TestHandshakeClientName(t *testing.T) {
 }
 
 func TestHandshakeTLS(t *testing.T) {
-	servertest.Need(t, srv)
-	if srv.TLSAddr == "" {
-		t.Fatal("the package server has no TLS port")
-	}
+	servertest.NeedTLS(t, srv)
 	c := setup(t, conn.Options{Addr: srv.TLSAddr, TLS: &tls.Config{RootCAs: srv.CACertPool}, ClientName: "tls"})
 	if c.Protocol() != 3 {
 		t.Fatalf("Protocol() = %d over TLS", c.Protocol())

@@ -3,7 +3,9 @@ package conn_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,14 +61,34 @@ func TestBackpressureSmallWindow(t *testing.T) {
 	}
 }
 
-// With the window held full by a stalled server, a Send waiting for room
-// returns its ctx's error, and h is never called; the held calls complete
-// once the stall ends, and the connection goes on.
+// With the window held full by a server that holds its replies, a Send
+// waiting for room returns its ctx's error, and h is never called; the
+// held calls complete once the server answers, and the connection goes
+// on. The peer holds the replies until the test releases them, so the
+// window is full for as long as the test needs, however slow the machine.
 func TestBackpressureWaitHonoursContext(t *testing.T) {
-	p := newProxy(t, srvAddr(t))
-	c := setup(t, conn.Options{Addr: p.Addr(), MaxPending: 4, ReadTimeout: -1})
-	p.Set(faultproxy.Mode{Stall: time.Second})
-	held := make(chan error, 4)
+	haveFour, release := make(chan struct{}), make(chan struct{})
+	answer := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(answer) // runs before the peer's cleanup, which waits for it
+	var held []string // the peer's replies not yet written
+	released := false
+	addr := peer(t, func(args []string, w io.Writer) error {
+		held = append(held, bulk(args[1]))
+		if !released {
+			if len(held) < 4 {
+				return nil
+			}
+			close(haveFour)
+			<-release
+			released = true
+		}
+		out := strings.Join(held, "")
+		held = held[:0]
+		_, err := io.WriteString(w, out)
+		return err
+	})
+	c := dial(t, conn.Options{Addr: addr, MaxPending: 4, ReadTimeout: -1})
+	heldErrs := make(chan error, 4)
 	for i := range 4 {
 		go func() {
 			want := "held-" + strconv.Itoa(i)
@@ -74,13 +96,15 @@ func TestBackpressureWaitHonoursContext(t *testing.T) {
 			if err == nil && got != want {
 				err = errors.New("wrong reply " + got)
 			}
-			held <- err
+			heldErrs <- err
 		}()
 	}
-	// Wait until the four hold the window: a fifth Send must then wait.
-	deadline := time.Now().Add(waitLong)
-	for p.BytesUp() < int64(4*len(resp.AppendCommand(nil, "ECHO", "held-0"))) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	// The peer has the four commands: they hold the window, a fifth Send
+	// must wait.
+	select {
+	case <-haveFour:
+	case <-time.After(waitLong):
+		t.Fatal("the peer never got the four commands")
 	}
 	var bad atomic.Int64
 	pr := newProbe([]string{"never"}, &bad)
@@ -91,12 +115,13 @@ func TestBackpressureWaitHonoursContext(t *testing.T) {
 		t.Fatalf("Send into a full window: %v, want DeadlineExceeded", err)
 	}
 	select {
-	case <-held:
-		t.Log("a held call completed before the fifth Send gave up (a very slow machine)")
+	case err := <-heldErrs:
+		t.Fatalf("a held call ended before the server answered: %v", err)
 	default:
 	}
+	answer()
 	for range 4 {
-		if err := <-held; err != nil {
+		if err := <-heldErrs; err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,10 +14,12 @@ import (
 )
 
 // A stall longer than ReadTimeout while replies are owed fails every
-// owed call with ErrTimeout (and ErrBroken), and the connection.
+// owed call with ErrTimeout (and ErrBroken), and the connection. (The
+// PING before the stall must come back within ReadTimeout: 500 ms is far
+// above a loaded machine's local round trip.)
 func TestLivenessStallTimesOut(t *testing.T) {
 	p := newProxy(t, srvAddr(t))
-	c := setup(t, conn.Options{Addr: p.Addr(), ReadTimeout: 150 * time.Millisecond})
+	c := setup(t, conn.Options{Addr: p.Addr(), ReadTimeout: 500 * time.Millisecond})
 	if v := mustDo(t, c, "PING"); v.Text() != "PONG" {
 		t.Fatal(v)
 	}
@@ -47,11 +49,12 @@ func TestLivenessStallTimesOut(t *testing.T) {
 }
 
 // An idle connection owes nothing and must not time out, however long it
-// idles.
+// idles. (The PING after the idling must come back within ReadTimeout:
+// 200 ms is far above a loaded machine's local round trip.)
 func TestLivenessIdle(t *testing.T) {
 	p := newProxy(t, srvAddr(t))
-	c := setup(t, conn.Options{Addr: p.Addr(), ReadTimeout: 40 * time.Millisecond})
-	time.Sleep(400 * time.Millisecond) // ten timeouts' worth of idling
+	c := setup(t, conn.Options{Addr: p.Addr(), ReadTimeout: 200 * time.Millisecond})
+	time.Sleep(time.Second) // five timeouts' worth of idling
 	if err := c.Err(); err != nil {
 		t.Fatalf("idle connection failed: %v", err)
 	}
@@ -61,7 +64,8 @@ func TestLivenessIdle(t *testing.T) {
 }
 
 // A reply that trickles in one byte every 20 ms, taking far longer than
-// ReadTimeout in total, is progress, not a stall.
+// ReadTimeout in total, is progress, not a stall. (Each 20 ms gap must
+// stay under ReadTimeout: 400 ms leaves a loaded machine room.)
 func TestLivenessTrickleIsProgress(t *testing.T) {
 	addr := peer(t, func(args []string, w io.Writer) error {
 		for _, b := range []byte(bulk(args[1])) {
@@ -72,13 +76,17 @@ func TestLivenessTrickleIsProgress(t *testing.T) {
 		}
 		return nil
 	})
-	c := dial(t, conn.Options{Addr: addr, ReadTimeout: 200 * time.Millisecond})
+	const readTimeout = 400 * time.Millisecond
+	c := dial(t, conn.Options{Addr: addr, ReadTimeout: readTimeout})
 	want := "thirty-bytes-of-trickled-text"
 	start := time.Now()
 	if got, err := echo(testCtx(t), c, want); err != nil || got != want {
 		t.Fatalf("trickled ECHO = %q, %v", got, err)
 	}
-	t.Logf("a %d-byte reply took %v at ReadTimeout 200ms", len(bulk(want)), time.Since(start).Round(time.Millisecond))
+	// 36 bytes 20 ms apart: the reply took longer than ReadTimeout.
+	if d := time.Since(start); d <= readTimeout {
+		t.Fatalf("the reply took %v, not longer than ReadTimeout %v: the test tested nothing", d, readTimeout)
+	}
 	if err := c.Err(); err != nil {
 		t.Fatalf("connection failed: %v", err)
 	}

@@ -19,15 +19,17 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// srv is the package's server: plain TCP, a unix socket and a TLS port.
+// srv is the package's server: plain TCP, a unix socket, a TLS port and
+// the DEBUG command.
 var srv *servertest.Server
 
 func TestMain(m *testing.M) {
-	os.Exit(servertest.Main(m, &srv, servertest.Options{Unix: true, TLS: true}))
+	os.Exit(servertest.Main(m, &srv, servertest.Options{Unix: true, TLS: true, Debug: true}))
 }
 
-// waitLong bounds anything a test waits for that should end on its own.
-const waitLong = 20 * time.Second
+// waitLong bounds anything a test waits for that should end on its own:
+// only a hang should reach it, however loaded the machine.
+const waitLong = 30 * time.Second
 
 // testCtx returns a context that ends after waitLong or at test cleanup.
 func testCtx(t testing.TB) context.Context {

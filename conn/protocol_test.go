@@ -21,8 +21,15 @@ import (
 // strayPeer answers HELLO, then each ECHO with its argument followed, for
 // the ECHO of "stray", by an extra reply no command asked for: in the
 // same write (same) or after a pause (late). With onHello it also sends
-// a stray reply right after HELLO's.
-func strayPeer(t *testing.T, late, onHello bool) string {
+// a stray reply right after HELLO's. It closes landed once the stray
+// reply has reached the client's socket.
+func strayPeer(t *testing.T, late, onHello bool) (addr string, landed <-chan struct{}) {
+	ch := make(chan struct{})
+	strayed := func(c net.Conn) {
+		if waitDelivered(c) {
+			close(ch)
+		}
+	}
 	return scriptpeer.Listen(t, func(c net.Conn) {
 		r := bufio.NewReader(c)
 		for {
@@ -31,23 +38,30 @@ func strayPeer(t *testing.T, late, onHello bool) string {
 				return
 			}
 			out := bulk(args[len(args)-1])
+			stray := false
 			if strings.EqualFold(args[0], "HELLO") {
 				out = helloMap
 				if onHello {
 					out += ":42\r\n"
+					stray = true
 				}
 			} else if args[1] == "stray" && !late {
 				out += ":42\r\n"
+				stray = true
 			}
 			if _, err := io.WriteString(c, out); err != nil {
 				return
 			}
 			if len(args) > 1 && args[1] == "stray" && late {
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond) // a write of its own, once the client idles
 				io.WriteString(c, ":42\r\n")
+				stray = true
+			}
+			if stray {
+				strayed(c)
 			}
 		}
-	})
+	}), ch
 }
 
 // A reply with no command waiting for it breaks the connection with
@@ -66,7 +80,8 @@ func TestUnsolicitedReply(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := conn.Options{Addr: strayPeer(t, tc.late, tc.onHello)}
+			addr, landed := strayPeer(t, tc.late, tc.onHello)
+			opts := conn.Options{Addr: addr}
 			if tc.onPush {
 				opts.OnPush = func(resp.Value) {}
 			}
@@ -77,9 +92,18 @@ func TestUnsolicitedReply(t *testing.T) {
 					t.Fatalf("ECHO stray = %q, %v", got, err)
 				}
 			}
-			// The stray reply is on its way or arrived; give it time to
-			// land while the connection is idle, then call again.
-			time.Sleep(200 * time.Millisecond)
+			// Wait until the stray reply has landed in the client's
+			// socket while the connection is idle, then call again.
+			// With OnPush a reader goroutine always reads: wait until it
+			// has read the stray reply, which must break the connection.
+			select {
+			case <-landed:
+			case <-time.After(waitLong):
+				t.Fatal("the stray reply never reached the client")
+			}
+			if tc.onPush {
+				waitDone(t, c)
+			}
 			for i := range 3 {
 				v, err := c.Do(ctx, "ECHO", "next")
 				if err == nil && v.Text() == "next" {
@@ -108,7 +132,7 @@ func TestUnsolicitedReply(t *testing.T) {
 // A stray reply while a submission waits for room (MaxPending) fails that
 // submission too.
 func TestUnsolicitedFailsWaitingSenders(t *testing.T) {
-	release := make(chan struct{})
+	release, haveBatch := make(chan struct{}), make(chan struct{})
 	addr := scriptpeer.Listen(t, func(c net.Conn) {
 		r := bufio.NewReader(c)
 		if _, err := scriptpeer.ReadCommand(r); err != nil { // HELLO
@@ -123,6 +147,7 @@ func TestUnsolicitedFailsWaitingSenders(t *testing.T) {
 			}
 			out += bulk(args[1])
 		}
+		close(haveBatch)
 		<-release
 		io.WriteString(c, out+":42\r\n")
 		io.Copy(io.Discard, c)
@@ -134,13 +159,22 @@ func TestUnsolicitedFailsWaitingSenders(t *testing.T) {
 	b.Add("ECHO", "b")
 	batchErr := make(chan error, 1)
 	go func() { batchErr <- b.Exec(ctx, c) }()
+	select {
+	case <-haveBatch: // the batch holds the room
+	case <-ctx.Done():
+		close(release)
+		t.Fatal("the peer never got the batch")
+	}
 	waiting := make(chan error, 1)
 	go func() {
-		time.Sleep(50 * time.Millisecond) // after the batch took the room
 		_, err := echo(ctx, c, "c")
 		waiting <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Nothing tells when the call has started to wait for room; this
+	// only makes it likely. Were it later, it would meet a broken
+	// connection and fail all the same, unless it came in the moment
+	// between the batch's replies and the stray one, read together.
+	time.Sleep(50 * time.Millisecond)
 	close(release)
 	if err := <-batchErr; err != nil {
 		t.Fatalf("batch: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -201,7 +202,7 @@ func TestServerKilledClientReconnects(t *testing.T) {
 func TestClientCloseEndsBlockingCall(t *testing.T) {
 	needServer(t)
 	srv.Flush(t)
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, ClientName: "blocked-blpop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,15 @@ func TestClientCloseEndsBlockingCall(t *testing.T) {
 			return err
 		})
 	}()
-	time.Sleep(100 * time.Millisecond) // BLPOP is blocking on the server
+	waitFor(t, "BLPOP blocking on the server", func() bool {
+		list, _ := srv.Do("CLIENT", "LIST")
+		for line := range strings.Lines(list) {
+			if strings.Contains(line, " name=blocked-blpop ") && strings.Contains(line, " cmd=blpop ") {
+				return true
+			}
+		}
+		return false
+	})
 	closed := make(chan error, 1)
 	go func() { closed <- cl.Close() }()
 	select {
@@ -220,7 +229,7 @@ func TestClientCloseEndsBlockingCall(t *testing.T) {
 		if !errors.Is(err, conn.ErrClosed) && !errors.Is(err, conn.ErrBroken) {
 			t.Fatalf("blocked call ended with %v, want ErrClosed", err)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(waitLong):
 		srv.Do("LPUSH", "never-pushed", "x") // unblock it, so the test ends
 		<-ended
 		<-closed
@@ -274,13 +283,17 @@ func TestIdleConnNoticesServerGone(t *testing.T) {
 		c := dial(t, opts)
 		mustDo(t, c, "PING")
 		s.Kill()
+		wait := 2 * time.Second // without OnPush: a chance to notice, which it need not take
+		if onPush {
+			wait = waitLong // with OnPush it must notice: only a hang gets here
+		}
 		select {
 		case <-c.Done():
 			if !errors.Is(c.Err(), conn.ErrBroken) {
 				t.Fatalf("OnPush=%v: Err() = %v", onPush, c.Err())
 			}
 			continue
-		case <-time.After(2 * time.Second):
+		case <-time.After(wait):
 		}
 		if onPush {
 			t.Fatal("OnPush set: the connection did not notice the server had gone")

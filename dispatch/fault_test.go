@@ -72,7 +72,7 @@ func TestLoadBreaks(t *testing.T) {
 	go func() { wg.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("callers hang after the connection broke during a load")
 	}
 	for i, err := range errs {
@@ -199,14 +199,18 @@ func TestWaiterGivesUp(t *testing.T) {
 
 // TestBatchAbandoned: a batch whose ctx ends while its replies are owed
 // returns at once; reused at once, it gets its own new replies, never the
-// late ones of the abandoned run.
+// late ones of the abandoned run. The peer holds the slow replies until
+// the abandoned run has returned, however long that takes.
 func TestBatchAbandoned(t *testing.T) {
+	abandoned := make(chan struct{})
+	answerSlow := sync.OnceFunc(func() { close(abandoned) })
 	p := startPeer(t, func(args []string) string {
 		if args[len(args)-1] == "slow" {
-			time.Sleep(200 * time.Millisecond)
+			<-abandoned
 		}
 		return bulkReply(args[len(args)-1])
 	})
+	t.Cleanup(answerSlow) // runs before the peer's cleanup, which waits for it
 	x := dispatch.NewScripted(dialPeer(t, p.addr))
 	var b dispatch.Batch
 	var a dispatch.Args
@@ -221,6 +225,7 @@ func TestBatchAbandoned(t *testing.T) {
 	if b.Replies() != nil {
 		t.Fatalf("replies after an abandoned run: %v", b.Replies())
 	}
+	answerSlow()
 	b.Reset()
 	for _, s := range []string{"a", "b", "c"} {
 		a.Reset()

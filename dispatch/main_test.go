@@ -44,7 +44,7 @@ func ready(t testing.TB) *conn.Conn {
 
 func dial(t testing.TB, addr string) *conn.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // only against a hang
 	defer cancel()
 	c, err := conn.Dial(ctx, conn.Options{Addr: addr})
 	if err != nil {

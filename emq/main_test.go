@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 // dial connects to srv, closed at the test's end.
 func dial(t testing.TB) *conn.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // only against a hang
 	defer cancel()
 	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr})
 	if err != nil {
@@ -45,9 +45,9 @@ func fresh(t testing.TB, name string, opts ...Option) *Queue {
 	return q
 }
 
-// tctx is a context bounded for one test step.
+// tctx is a context for one test, bounded only against hangs.
 func tctx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }

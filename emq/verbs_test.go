@@ -260,9 +260,9 @@ func TestPromoteByServerTime(t *testing.T) {
 	if row(t, q, later)["state"] != "delayed" {
 		t.Fatal("future job promoted")
 	}
-	// A due time one ms in the server's future is not due yet; in its
-	// past, it is.
-	do(t, "ZADD", q.keys.Delayed, strconv.FormatInt(serverMillis(t)+5000, 10), later)
+	// A due time in the server's future (an hour: no machine is slow
+	// enough to reach it) is not due yet; in its past, it is.
+	do(t, "ZADD", q.keys.Delayed, strconv.FormatInt(serverMillis(t)+3600000, 10), later)
 	if n, _ := q.Promote(ctx, 100); n != 0 {
 		t.Fatalf("Promote moved %d", n)
 	}
@@ -280,9 +280,14 @@ func TestReapExpiredLease(t *testing.T) {
 	q := fresh(t, "orders")
 	ctx := tctx(t)
 	id, _ := q.Enqueue(ctx, []byte("x"))
-	job, _, _ := q.Claim(ctx, 50*time.Millisecond)
+	// A lease far longer than the test: reaping before its deadline is
+	// then not a matter of how fast the machine is.
+	job, _, _ := q.Claim(ctx, time.Hour)
 	if n, _ := q.Reap(ctx, 10, 5); n != 0 {
 		t.Fatalf("reaped %d before the deadline", n)
+	}
+	if err := q.Extend(ctx, id, job.Token, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
 	}
 	time.Sleep(80 * time.Millisecond)
 	if n, err := q.Reap(ctx, 10, 5); n != 1 || err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,9 +15,17 @@ import (
 	"github.com/echomq/echomq-go/conn"
 )
 
-// waitFor polls cond every 5 ms until it holds or d passes.
+// hangGuard bounds a wait for something that must happen: only a hang
+// should reach it. A loaded machine can be slow, so a wait is never a
+// bound on how fast the code under test is.
+const hangGuard = 30 * time.Second
+
+// waitFor polls cond every 5 ms until it holds, and fails the test after
+// d or hangGuard, whichever is longer: d is how long the wait should
+// take, never a bound the test's pass depends on.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	d = max(d, hangGuard)
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -210,25 +219,46 @@ func TestWorkerPanicSkipRetryAbandon(t *testing.T) {
 	}
 }
 
+// A handler that runs past its first lease, with the reaper running every
+// 20 ms, keeps the job: the worker extends the lease. The handler is held
+// until the server's clock has passed the first deadline and the lease
+// has been extended beyond it, so the test does not depend on how fast
+// the machine is (only the extender must keep within a lease of 1 s).
 func TestWorkerExtendsLease(t *testing.T) {
 	q := fresh(t, "work")
 	id, _ := q.Enqueue(tctx(t), nil)
 	var done atomic.Bool
 	var token atomic.Int64
+	running, release := make(chan struct{}, 1), make(chan struct{})
 	startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
 		token.Store(j.Token)
 		select {
-		case <-time.After(time.Second):
+		case running <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
 		return nil
-	}), WorkerConfig{Lease: 300 * time.Millisecond, ReapInterval: 20 * time.Millisecond, OnEvent: func(e Event) {
+	}), WorkerConfig{Lease: time.Second, ReapInterval: 20 * time.Millisecond, OnEvent: func(e Event) {
 		if e.Kind == EventCompleted {
 			done.Store(true)
 		}
 	}})
-	waitFor(t, 5*time.Second, "completed", done.Load)
+	select {
+	case <-running:
+	case <-time.After(hangGuard):
+		t.Fatal("the handler never ran")
+	}
+	first := scoreInt(t, q.keys.Active, id) // the first lease's deadline
+	waitFor(t, hangGuard, "the first lease to run out and the lease to be extended past it", func() bool {
+		s, err := strconv.ParseFloat(score(t, q.keys.Active, id), 64)
+		return err == nil && int64(s) > first && serverMillis(t) > first+100
+	})
+	close(release)
+	waitFor(t, hangGuard, "completed", done.Load)
 	if token.Load() != 1 || do(t, "EXISTS", q.keys.Job(id)) != "0" {
 		t.Fatalf("token %d: the lease was not kept", token.Load())
 	}
@@ -264,7 +294,7 @@ func TestWorkerLeaseLostCancelsHandler(t *testing.T) {
 		if !errors.Is(err, ErrLeaseLost) {
 			t.Fatalf("cause %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatal("handler not cancelled")
 	}
 	waitFor(t, time.Second, "lease-lost event", lost.Load)
@@ -295,14 +325,12 @@ func TestWorkerShutdown(t *testing.T) {
 	w.Start()
 	<-running
 	<-running
+	// Shutdown gives up when its ctx ends although the stuck handler has
+	// not returned (it cannot: release is still open).
 	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	if err := w.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown = %v", err)
-	}
-	if el := time.Since(start); el > time.Second {
-		t.Fatalf("Shutdown took %v", el)
 	}
 	waitFor(t, time.Second, "handler cancelled", func() bool { return cause.Load() != nil })
 	if c := cause.Load().(error); !errors.Is(c, ErrShutdown) {
@@ -326,19 +354,43 @@ func TestWorkerShutdown(t *testing.T) {
 	}
 }
 
+// Run polls an idle queue with a wait that doubles from PollMin to
+// PollMax: each claim after the first comes after one more wait, so the
+// claims in a run of a given length are at most what the waits allow. A
+// slow machine makes fewer claims, never more.
 func TestWorkerRunAndPollBackoff(t *testing.T) {
 	q := fresh(t, "idle")
-	srv.ResetStats(t)
+	const pollMin, pollMax = time.Millisecond, 50 * time.Millisecond
 	w, _ := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }),
-		WorkerConfig{PollMin: time.Millisecond, PollMax: 50 * time.Millisecond, PromoteInterval: -1, ReapInterval: -1})
-	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+		WorkerConfig{PollMin: pollMin, PollMax: pollMax, PromoteInterval: -1, ReapInterval: -1})
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := w.Run(ctx); err != nil {
-		t.Fatal(err)
+	start := time.Now()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	// Let it poll past the doubling (1+2+...+32 = 63 ms) into the steady
+	// 50 ms waits: at least 3 claims and 600 ms.
+	waitFor(t, hangGuard, "three claims", func() bool { return w.Stats().Claims >= 3 })
+	time.Sleep(600*time.Millisecond - time.Since(start))
+	cancel()
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("Run did not return after its ctx ended")
 	}
-	// 1+2+4+...+32 ms, then every 50 ms: about 17 claims in 600 ms.
-	if n := srv.CommandCalls(t, "evalsha"); n > 25 || n < 3 {
-		t.Fatalf("%d claims in 600 ms of an idle queue", n)
+	elapsed := time.Since(start)
+	// The most claims the waits leave room for in elapsed: about 17 in
+	// 600 ms, where polling every PollMin would make hundreds.
+	maxClaims, waited := uint64(1), time.Duration(0)
+	for poll := pollMin; waited+poll <= elapsed; poll = min(2*poll, pollMax) {
+		waited += poll
+		maxClaims++
+	}
+	if n := w.Stats().Claims; n > maxClaims {
+		t.Fatalf("%d claims in %v of an idle queue, want at most %d", n, elapsed, maxClaims)
 	}
 }
 

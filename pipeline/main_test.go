@@ -16,9 +16,10 @@ func TestMain(m *testing.M) {
 	os.Exit(servertest.Main(m, &srv, servertest.Options{}))
 }
 
-// testCtx returns a context that ends after 20 s or at test cleanup.
+// testCtx returns a context that ends after 30 s (only a hang gets there)
+// or at test cleanup.
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }

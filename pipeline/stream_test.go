@@ -148,7 +148,7 @@ func TestStreamEmptyCommand(t *testing.T) {
 	c := setup(t, conn.Options{})
 	o := &outcomes{check: func(seq int64, v resp.Value) bool { return v.Text() == "e"+strconv.FormatInt(seq, 10) }}
 	st := pipeline.NewStream(c, o.fn, pipeline.StreamOptions{Chunk: 4})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // only against a hang
 	defer cancel()
 	st.Add(ctx, "ECHO", "e0")
 	emptyErr := st.Add(ctx)

@@ -158,8 +158,10 @@ var hostileHeaders = []string{
 }
 
 // TestHostileHeadersCheap: a header claiming a huge body that never comes
-// returns quickly and allocates nothing near the claimed size, from Parse
-// and from a Reader.
+// returns at once and allocates nothing near the claimed size, from Parse
+// and from a Reader. (Work in proportion to the claim would show in the
+// allocations, or take long enough to be a hang: the time bound is only
+// a hang guard, far above any loaded machine's pause.)
 func TestHostileHeadersCheap(t *testing.T) {
 	for _, h := range hostileHeaders {
 		start := time.Now()
@@ -184,7 +186,7 @@ func TestHostileHeadersCheap(t *testing.T) {
 		if len(r.buf) != DefaultBufferSize || cap(r.arena) > 0 {
 			t.Errorf("%q: buffer %d, arena %d: sized by the claim", h, len(r.buf), cap(r.arena))
 		}
-		if elapsed > time.Second {
+		if elapsed > 30*time.Second {
 			t.Errorf("%q took %v", h, elapsed)
 		}
 		// Per call, Parse allocates at most its error message and the

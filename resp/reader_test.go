@@ -283,7 +283,7 @@ func TestReaderGrowthLinear(t *testing.T) {
 			if len(r.buf) > 2*len(tc.in) {
 				t.Errorf("%s, %s: buffer %d", tc.name, d.name, len(r.buf))
 			}
-			if elapsed > 2*time.Second {
+			if elapsed > 30*time.Second { // a hang guard: the allocations above are the test
 				t.Errorf("%s, %s: took %v", tc.name, d.name, elapsed)
 			}
 		}
@@ -374,18 +374,22 @@ func TestReaderManySmallFrames(t *testing.T) {
 // TestReaderLongLineTrickle: a long line arriving a byte at a time is
 // searched for its end once, not once per byte. (The fast path for simple
 // frames used to search the whole partial line again after every read:
-// quadratic, minutes for this 1 MiB line.)
+// quadratic, minutes for a 1 MiB line.) Nothing counts the bytes searched,
+// so time tells: 4 MiB take about a second under -race when linear, and
+// the quadratic search of 8 Ti bytes takes many minutes. The bound sits far
+// from both: a loaded machine does not reach it, the regression does.
 func TestReaderLongLineTrickle(t *testing.T) {
-	in := "+" + strings.Repeat("a", 1<<20) + "\r\n:1\r\n"
+	const n = 4 << 20
+	in := "+" + strings.Repeat("a", n) + "\r\n:1\r\n"
 	start := time.Now()
-	r := NewReaderLimits(iotest.OneByteReader(strings.NewReader(in)), Limits{MaxLine: 2 << 20}, 0)
-	if v, err := r.Next(); err != nil || v.Len() != 1<<20 {
+	r := NewReaderLimits(iotest.OneByteReader(strings.NewReader(in)), Limits{MaxLine: 2 * n}, 0)
+	if v, err := r.Next(); err != nil || v.Len() != n {
 		t.Fatalf("line: %d bytes, %v", v.Len(), err)
 	}
 	if v, err := r.Next(); err != nil || v.Int != 1 {
 		t.Fatalf("after the line: %s, %v", dump(v), err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > time.Minute {
 		t.Fatalf("took %v", d)
 	}
 }

@@ -174,7 +174,9 @@ func TestKeepLeavesKeys(t *testing.T) {
 
 func TestDurationBound(t *testing.T) {
 	r := jsonRun(t, "-duration", "300ms", "ping")
-	if r.Stopped != "duration" || r.Ops < 1 || r.ElapsedSec < 0.25 || r.ElapsedSec > 5 {
+	// Stopped by the duration, not after it by anything else: how much
+	// later it stopped depends on the machine's load, so is not bounded.
+	if r.Stopped != "duration" || r.Ops < 1 || r.ElapsedSec < 0.25 {
 		t.Errorf("-duration 300ms: stopped %q after %d ops in %vs", r.Stopped, r.Ops, r.ElapsedSec)
 	}
 }
@@ -223,7 +225,7 @@ func TestLocalServerStopped(t *testing.T) {
 		t.Fatalf("report does not name the local node:\n%s", out)
 	}
 	pid, _ := strconv.Atoi(m[2])
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // only a hang gets there
 	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("server pid %d still running after emqbench exited", pid)

@@ -78,7 +78,7 @@ func TestListenScript(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.SetDeadline(time.Now().Add(30 * time.Second)) // only against a hang
 		io.WriteString(c, "*2\r\n$9\r\nSUBSCRIBE\r\n$1\r\nc\r\n*1\r\n$3\r\nFOO\r\n")
 		want := ">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n" +
 			">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nhi\r\n-ERR scripted\r\n"

@@ -28,6 +28,22 @@
 // Without a server binary the tests are skipped with a clear message, except
 // when CI=true, where the package fails instead.
 //
+// # TLS
+//
+// With Options.TLS, Start fails with an error wrapping ErrNoTLS when the
+// binary was built without TLS: Redis up to 7.0 refuses the --tls-port
+// directive as unknown, Redis 7.2+ and Valkey find no TLS connection type.
+// Main then runs the package server without TLS and records the reason in
+// Server.NoTLS; a test that uses the TLS port calls NeedTLS, which skips it
+// with that reason ("server binary built without TLS: ..."), under CI=true
+// too: that is a property of the binary, not a missing server.
+//
+// # Redis and Valkey
+//
+// Options.Debug passes --enable-debug-command only to servers of major
+// version 7 or later (Redis 7.0+ and every Valkey), where DEBUG is off by
+// default; older servers have it on and would refuse the option.
+//
 // # Setup without the client under test
 //
 // Server.Do is a tiny RESP2 client of its own, so that tests can prepare and

@@ -28,8 +28,13 @@ func InCI() bool {
 // the tests anyway (Need skips those that need the server); under CI=true it
 // prints the reason and returns 1 instead. A binary that is present but
 // fails to start always returns 1.
+//
+// With Options.TLS and a binary built without TLS, Main starts the server
+// without TLS, sets its NoTLS to the reason and runs the tests: NeedTLS
+// skips those that use TLS, also under CI=true (a property of the binary,
+// not a missing server).
 func Main(m *testing.M, srv **Server, opts Options) int {
-	s, err := Start(opts)
+	s, err := startMain(opts)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrNoServer) && !InCI():
@@ -46,6 +51,40 @@ func Main(m *testing.M, srv **Server, opts Options) int {
 		fmt.Fprintf(os.Stderr, "servertest: stop: %v\n", err)
 	}
 	return code
+}
+
+// startMain is Start for Main: on ErrNoTLS it starts the server again
+// without TLS and records why in NoTLS.
+func startMain(opts Options) (*Server, error) {
+	s, err := Start(opts)
+	if !errors.Is(err, ErrNoTLS) {
+		return s, err
+	}
+	plain := opts
+	plain.TLS = false
+	s, err2 := Start(plain)
+	if err2 != nil {
+		return nil, err2
+	}
+	s.NoTLS = err.Error()
+	fmt.Fprintf(os.Stderr, "%s: tests that need TLS are skipped\n", s.NoTLS)
+	return s, nil
+}
+
+// NeedTLS is Need for a test that uses the server's TLS port. It also skips
+// the test, saying why, when Main found the binary built without TLS, and
+// does so under CI=true too. A server started without Options.TLS fails
+// the test: the test asks for a port its package never set up.
+func NeedTLS(t testing.TB, s *Server) {
+	t.Helper()
+	Need(t, s)
+	switch {
+	case s.TLSAddr != "":
+	case s.NoTLS != "":
+		t.Skip(s.NoTLS)
+	default:
+		t.Fatal("servertest: NeedTLS: the server was started without Options.TLS")
+	}
 }
 
 // Need skips the test when s is nil, that is when Main found no server;

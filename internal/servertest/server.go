@@ -23,11 +23,17 @@ import (
 // redis-server can be found.
 var ErrNoServer = errors.New("servertest: no redis-server/valkey-server on PATH")
 
+// ErrNoTLS is wrapped in the error Start returns when Options.TLS is set but
+// the server binary was built without TLS support; the error quotes what
+// the server said. Main then starts the package server without TLS and
+// NeedTLS skips the tests that need it.
+var ErrNoTLS = errors.New("server binary built without TLS")
+
 const (
-	readyTimeout = 10 * time.Second // Start and Restart wait this long for PING
+	readyTimeout = 30 * time.Second // Start and Restart wait this long for PING: only against a hang
 	stopGrace    = 3 * time.Second  // SIGTERM, then SIGKILL after this
 	startTries   = 5                // fresh ports tried when a bind fails
-	rebindWindow = 3 * time.Second  // Restart retries the same ports this long
+	rebindWindow = 30 * time.Second // Restart retries the same ports this long
 )
 
 // Options configures a server started by Start.
@@ -79,6 +85,10 @@ type Server struct {
 	Name string
 	// Dir is the server's temporary working directory.
 	Dir string
+	// NoTLS is set by Main when Options.TLS was asked for but the binary
+	// was built without TLS, so the server runs without a TLS port: it is
+	// the reason, "servertest: server binary built without TLS: ...".
+	NoTLS string
 
 	opts    Options
 	logPath string
@@ -166,7 +176,7 @@ func (s *Server) Kill() {
 }
 
 // Restart stops the server if it still runs, then starts it again on the
-// same port(s) with the same options, retrying the bind for a few seconds.
+// same port(s) with the same options, retrying the bind for up to 30 s.
 func (s *Server) Restart() error {
 	if s.Dir == "" {
 		return errors.New("servertest: Restart after Stop")
@@ -250,6 +260,12 @@ func (s *Server) launch() error {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		<-done
 		log := s.logSince(logStart)
+		if s.opts.TLS {
+			if why, ok := noTLSEvidence(log); ok {
+				return fmt.Errorf("servertest: %w: %s %s (%s) refused --tls-port: %s",
+					ErrNoTLS, s.Name, s.Version, s.Bin, why)
+			}
+		}
 		if strings.Contains(log, "ddress already in use") || strings.HasPrefix(err.Error(), "another") {
 			return fmt.Errorf("servertest: %s on port %d: %w", s.Name, s.Port, errAddrInUse)
 		}
@@ -279,7 +295,9 @@ func (s *Server) args() []string {
 			"--tls-ca-cert-file", filepath.Join(s.Dir, caCertFile),
 			"--tls-auth-clients", "no")
 	}
-	if s.opts.Debug {
+	if s.opts.Debug && s.major() >= 7 {
+		// DEBUG is off by default from Redis 7.0 and in every Valkey;
+		// older servers have it on and know no such option.
 		a = append(a, "--enable-debug-command", "yes")
 	}
 	if s.opts.Cluster {
@@ -292,6 +310,34 @@ func (s *Server) args() []string {
 			"--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
 	}
 	return append(a, s.opts.Args...)
+}
+
+// noTLSEvidence finds in a failed start's log the sign that the binary has
+// no TLS support, and returns that line. Redis up to 7.0 built without TLS
+// has no tls-* directives at all: a fatal config error quotes the tls- line
+// and calls it a bad directive. Redis 7.2+ and Valkey know the directives
+// but find no TLS connection type (TLS may also be a module not loaded).
+// Other TLS failures (an unreadable certificate) are not this.
+func noTLSEvidence(log string) (string, bool) {
+	lines := strings.Split(log, "\n")
+	for i, line := range lines {
+		line = strings.TrimSpace(line)
+		for _, sign := range []string{
+			"Missing implement of connection type tls",
+			"Failed finding TLS support",
+			"Failed finding connection listener of tls",
+		} {
+			if strings.Contains(line, sign) {
+				return line, true
+			}
+		}
+		if strings.HasPrefix(line, ">>> 'tls-") && i+1 < len(lines) {
+			if next := strings.TrimSpace(lines[i+1]); strings.HasPrefix(next, "Bad directive") {
+				return line + " " + next, true
+			}
+		}
+	}
+	return "", false
 }
 
 // waitReady polls with PING until any reply but LOADING comes back, the

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +27,9 @@ func start(t *testing.T, opts Options) *Server {
 	t.Helper()
 	Need(t, srv) // skips like everything else when no binary exists
 	s, err := Start(opts)
+	if errors.Is(err, ErrNoTLS) {
+		t.Skip(err) // a property of the binary, also under CI=true
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,22 +314,28 @@ func TestBadArgsReportsLog(t *testing.T) {
 		_ = s.Stop()
 		t.Fatal("Start with a bad option succeeded")
 	}
-	if !strings.Contains(err.Error(), "no-such-option") {
-		t.Fatalf("error does not carry the server's log: %v", err)
+	if !strings.Contains(err.Error(), "no-such-option") || errors.Is(err, ErrNoTLS) {
+		t.Fatalf("error does not carry the server's log, or blames TLS: %v", err)
 	}
 }
 
 func TestRestartRetriesBusyPort(t *testing.T) {
 	s := start(t, Options{})
 	s.Kill()
-	// Squat the port briefly; Restart must wait it out.
+	// Squat the port until a start has failed on it (the server logs
+	// why); Restart must try again.
 	l, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		time.Sleep(700 * time.Millisecond)
-		l.Close()
+		defer l.Close()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			if b, _ := os.ReadFile(s.logPath); strings.Contains(string(b), "ddress already in use") {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
@@ -395,5 +406,146 @@ func TestPortTakenByAnotherServer(t *testing.T) {
 	}
 	if s.Running() {
 		t.Fatal("process left running")
+	}
+}
+
+// fakeNoTLS puts on PATH, in a temp dir, a stand-in named name for the
+// server binary that behaves as a build without TLS: given --tls-port it
+// prints refusal, as such a server does, and exits 1; without it, it runs
+// the real binary. Start then finds only the stand-in.
+func fakeNoTLS(t *testing.T, name, refusal string) {
+	t.Helper()
+	Need(t, srv) // the stand-in runs the real binary
+	dir := t.TempDir()
+	script := "#!/bin/sh\n" +
+		"for a in \"$@\"; do\n" +
+		"\tif [ \"$a\" = --tls-port ]; then\n" +
+		"\t\tcat <<'EOF'\n" + refusal + "\nEOF\n" +
+		"\t\texit 1\n" +
+		"\tfi\n" +
+		"done\n" +
+		"exec '" + srv.Bin + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	names, dirs := binaryNames, binaryDirs
+	t.Cleanup(func() { binaryNames, binaryDirs = names, dirs })
+	binaryNames, binaryDirs = []string{name}, nil
+}
+
+// What servers built without TLS print when started with --tls-port.
+var noTLSRefusals = []struct {
+	name, bin, refusal, evidence string
+}{
+	{"redis 7.0", "redis-server", "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n" +
+		"Reading the configuration file, at line 7\n" +
+		">>> 'tls-port \"40001\"'\n" +
+		"Bad directive or wrong number of arguments",
+		`>>> 'tls-port "40001"' Bad directive or wrong number of arguments`},
+	{"valkey 8", "valkey-server", "4242:M 01 Jan 2026 00:00:00.000 # Missing implement of connection type tls\n" +
+		"4242:M 01 Jan 2026 00:00:00.000 # Failed finding TLS support.",
+		"Missing implement of connection type tls"},
+}
+
+// A binary built without TLS: Start with TLS says so (ErrNoTLS, with the
+// server's words); Main's start falls back to a server without TLS whose
+// NoTLS names the reason; NeedTLS skips on it, also under CI=true.
+func TestNoTLSBinary(t *testing.T) {
+	for _, c := range noTLSRefusals {
+		t.Run(c.name, func(t *testing.T) {
+			fakeNoTLS(t, c.bin, c.refusal)
+
+			_, err := Start(Options{TLS: true})
+			if !errors.Is(err, ErrNoTLS) || !strings.Contains(err.Error(), "server binary built without TLS: ") ||
+				!strings.Contains(err.Error(), c.evidence) {
+				t.Fatalf("Start with TLS on a binary without it: %v", err)
+			}
+
+			s, err := startMain(Options{TLS: true, Unix: true})
+			if err != nil {
+				t.Fatalf("Main's start: %v", err)
+			}
+			t.Cleanup(func() { _ = s.Stop() })
+			if s.TLSAddr != "" || s.CACertPool != nil || s.UnixPath == "" {
+				t.Fatalf("fallback server: TLSAddr %q, pool %v, unix %q", s.TLSAddr, s.CACertPool, s.UnixPath)
+			}
+			if !strings.HasPrefix(s.NoTLS, "servertest: server binary built without TLS: ") || !strings.Contains(s.NoTLS, c.evidence) {
+				t.Fatalf("NoTLS = %q", s.NoTLS)
+			}
+			if v, err := s.Do("PING"); err != nil || v != "PONG" {
+				t.Fatalf("PING the fallback server = %q, %v", v, err)
+			}
+			if err := s.Restart(); err != nil || s.TLSAddr != "" {
+				t.Fatalf("Restart of the fallback server: %v, TLSAddr %q", err, s.TLSAddr)
+			}
+
+			for _, ci := range []string{"", "true"} {
+				t.Setenv("CI", ci)
+				if f := runNeedTLS(s); !f.skipped || f.failed || f.msg != s.NoTLS {
+					t.Fatalf("NeedTLS with CI=%q: %+v, want a skip with NoTLS", ci, f)
+				}
+			}
+		})
+	}
+}
+
+func TestNeedTLS(t *testing.T) {
+	t.Setenv("CI", "")
+	if f := runNeedTLS(nil); !f.skipped || f.msg != SkipMessage {
+		t.Fatalf("NeedTLS(nil): %+v", f)
+	}
+	if f := runNeedTLS(&Server{TLSAddr: "127.0.0.1:1"}); f.skipped || f.failed {
+		t.Fatalf("NeedTLS(TLS server): %+v", f)
+	}
+	if f := runNeedTLS(&Server{}); !f.failed {
+		t.Fatalf("NeedTLS(server started without Options.TLS): %+v, want a failure", f)
+	}
+}
+
+// runNeedTLS calls NeedTLS on its own goroutine, as Goexit requires.
+func runNeedTLS(s *Server) *fakeTB {
+	f := &fakeTB{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		NeedTLS(f, s)
+	}()
+	<-done
+	return f
+}
+
+func TestNoTLSEvidence(t *testing.T) {
+	for _, c := range noTLSRefusals {
+		if got, ok := noTLSEvidence(c.refusal); !ok || !strings.Contains(got, c.evidence) {
+			t.Errorf("%s: noTLSEvidence = %q, %v", c.name, got, ok)
+		}
+	}
+	for _, log := range []string{
+		// Another bad directive, after the TLS ones were taken.
+		"*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line 9\n>>> 'no-such-option \"1\"'\nBad directive or wrong number of arguments",
+		// A TLS build with a certificate it cannot read.
+		"1:M # Failed to load certificate: /x/server.crt: error:80000002:system library::No such file or directory\n1:M # Failed to configure TLS. Check logs for more info.",
+		"1:M # Warning: Could not create server TCP listening socket 127.0.0.1:40001: bind: Address already in use",
+		"",
+	} {
+		if got, ok := noTLSEvidence(log); ok {
+			t.Errorf("noTLSEvidence(%q) = %q: not a build without TLS", log, got)
+		}
+	}
+}
+
+// With Options.Debug the DEBUG command works: on Redis 7.0+ and Valkey
+// through --enable-debug-command, which older servers must not be given.
+func TestDebugArgByVersion(t *testing.T) {
+	for v, want := range map[string]bool{"6.2.14": false, "7.0.15": true, "7.2.4": true, "8.0.1": true, "": false} {
+		s := &Server{Version: v, opts: Options{Debug: true}}
+		if got := slices.Contains(s.args(), "--enable-debug-command"); got != want {
+			t.Errorf("version %q: --enable-debug-command passed = %v, want %v", v, got, want)
+		}
+	}
+	s := &Server{Version: "8.0.1"}
+	if slices.Contains(s.args(), "--enable-debug-command") {
+		t.Error("--enable-debug-command without Options.Debug")
 	}
 }
