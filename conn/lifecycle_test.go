@@ -14,7 +14,6 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/faultproxy"
 	"github.com/echomq/echomq-go/pipeline"
-	"github.com/echomq/echomq-go/resp"
 )
 
 // MaxPending 4 with 32 goroutines: all complete with their own replies.
