@@ -219,10 +219,12 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		return false, err
 	}
 	at := c.progress.Load()
-	if c.reading == roleFree {
-		// Nobody has read while the connection idled: bytes already
-		// waiting in the socket answer nothing, and this submission's
-		// replies come after them.
+	if c.reading == roleFree || (c.opts.OnPush != nil && c.pending.Load() == 0) {
+		// Nothing is owed: bytes already waiting in the socket answer
+		// nothing, and this submission's replies come after them. With
+		// OnPush the reader goroutine may be reading at this moment;
+		// progress is loaded first, so a read in between only makes
+		// the count smaller, never larger than where the replies start.
 		at += uint64(c.idleBytes())
 	}
 	c.pending.Add(int64(n))

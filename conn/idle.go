@@ -18,8 +18,7 @@ func (c *Conn) watchIdle() {
 }
 
 // idleBytes returns how many bytes wait unread in the socket, or 0 when
-// that cannot be told. It is called with mu held, only while nobody holds
-// the reader role, so no read races with it.
+// that cannot be told. It is called with mu held, while nothing is owed.
 func (c *Conn) idleBytes() int {
 	if c.raw == nil {
 		return 0
