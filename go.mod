@@ -7,3 +7,8 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0
 	golang.org/x/sync v0.25.0
 )
+
+require (
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -35,8 +35,10 @@
 // padded to 11 digits. The alphabet is in ASCII order, so ids sort as their
 // snowflakes do, and a snowflake is its mint time (41 bits of ms since
 // 2024-01-01), a node (10 bits) and a sequence (12 bits). An [IDGenerator]
-// mints ids strictly increasing within a process; since pending scores are
-// all 0, that byte order is the order in which jobs are claimed.
+// mints ids strictly increasing; every [Queue] of a process mints with the
+// one [DefaultIDGenerator] unless given another, so a process never mints
+// an id twice. Since pending scores are all 0, that byte order is the
+// order in which jobs are claimed.
 //
 // # Scripts
 //

@@ -38,8 +38,10 @@ func DispatchScripts() []*dispatch.Script {
 }
 
 // ErrDuplicate is returned by Enqueue when the id it minted names a row
-// that already exists: another process minted the same id, which happens
-// only when two generators share a node (see [IDGenerator]).
+// that already exists: another generator minted the same id, which happens
+// only when two generators share a node (see [IDGenerator]): two processes
+// whose [DefaultNode]s collide, or a generator given with [WithIDGenerator]
+// on the node of another.
 var ErrDuplicate = errors.New("emq: duplicate job id: the row already exists")
 
 // Queue is one EchoMQ queue on one server: the verbs, each a thin typed
@@ -75,8 +77,11 @@ func WithExecutor(e dispatch.Executor) Option { return func(o *options) { o.exec
 // extensions go where the core transitions go.
 func WithExtensionExecutor(e dispatch.Executor) Option { return func(o *options) { o.ext = e } }
 
-// WithIDGenerator mints Enqueue's ids with g instead of a generator in the
-// JOB namespace on [DefaultNode]. g must mint in [JobNamespace].
+// WithIDGenerator mints Enqueue's ids with g instead of the process's
+// [DefaultIDGenerator]. g must mint in [JobNamespace]. Every generator
+// minting into one queue needs a node of its own: two generators on one
+// node mint the same ids, and the second enqueue of an id is
+// [ErrDuplicate].
 func WithIDGenerator(g *IDGenerator) Option { return func(o *options) { o.ids = g } }
 
 // Open validates the queue name, builds its keys, checks the wire fence
@@ -93,9 +98,7 @@ func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Que
 		opt(&o)
 	}
 	if o.ids == nil {
-		if o.ids, err = NewIDGenerator(JobNamespace, DefaultNode()); err != nil {
-			return nil, err
-		}
+		o.ids = DefaultIDGenerator()
 	} else if o.ids.Namespace() != JobNamespace {
 		return nil, &IDError{ID: o.ids.Namespace(), Reason: "the generator must mint in the JOB namespace"}
 	}
