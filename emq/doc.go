@@ -74,7 +74,7 @@
 // ([dispatch.NewScripted] over the connection unless [WithExecutor] names
 // another, such as [dispatch.NewNative]; [WithExtensionExecutor] routes the
 // extension transitions apart, for a native module that serves only the
-// core six):
+// core six; reap runs only as a script, by EVALSHA, whatever the executor):
 //
 //	Enqueue, EnqueueID           enqueue          pending; a duplicate id is false
 //	EnqueueIn, EnqueueAt         enqueue_at       delayed, due on the server's clock

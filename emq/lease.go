@@ -299,7 +299,9 @@ func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
 
 // Reap recovers up to limit active jobs whose lease has expired: to dead
 // when their attempts have reached maxAttempts, else back to pending. It
-// returns how many it recovered.
+// returns how many it recovered. The reaper runs only as a script: Reap
+// sends EVALSHA whatever executor the queue was opened with (see
+// [WithExecutor]), never a native EMQ.REAP.
 func (q *Queue) Reap(ctx context.Context, limit, maxAttempts int) (int, error) {
 	if limit < 0 || maxAttempts < 0 {
 		return 0, &ArgError{Arg: "limit or maxAttempts", Reason: "negative"}

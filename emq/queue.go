@@ -52,6 +52,7 @@ type Queue struct {
 	sender conn.Sender
 	exec   dispatch.Executor // the six core transitions
 	ext    dispatch.Executor // the extensions: batches, extend, enqueue_at
+	reaper dispatch.Executor // reap: always a script (a *dispatch.Scripted)
 	ids    *IDGenerator
 }
 
@@ -66,6 +67,11 @@ type options struct {
 // WithExecutor sends the transitions through e instead of the default
 // [dispatch.NewScripted] over the queue's sender: [dispatch.NewNative] for
 // a server with the native module, or one executor shared by many queues.
+//
+// Reap is the exception: the reaper runs only as a script, whatever the
+// executor. It goes through e or the extension executor when one of them
+// is a *[dispatch.Scripted], else through a [dispatch.NewScripted] over
+// the queue's sender.
 func WithExecutor(e dispatch.Executor) Option { return func(o *options) { o.exec = e } }
 
 // WithExtensionExecutor sends the extension transitions (claim_batch,
@@ -111,7 +117,7 @@ func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Que
 	if err := CheckFence(ctx, s); err != nil {
 		return nil, err
 	}
-	return &Queue{keys: keys, sender: s, exec: o.exec, ext: o.ext, ids: o.ids}, nil
+	return &Queue{keys: keys, sender: s, exec: o.exec, ext: o.ext, reaper: scriptedExecutor(s, o.exec, o.ext), ids: o.ids}, nil
 }
 
 // Name returns the queue's name.
@@ -216,12 +222,34 @@ func (o *op) readFlags(v resp.Value) error {
 // evalInt runs s with o's arguments and returns its integer reply.
 func (q *Queue) evalInt(ctx context.Context, s *dispatch.Script, o *op) (int64, error) {
 	o.n = 0
-	x := q.exec
-	if s == scriptExtend || s == scriptEnqueueAt {
-		x = q.ext
-	}
+	x := q.executorFor(s)
 	err := x.Eval(ctx, s, &o.args, o.intFn)
 	return o.n, wrapErr(s.Name(), err)
+}
+
+// executorFor returns the executor that runs s: the extension executor
+// for the extensions evalInt sends, the scripted reaper for reap, the
+// queue's executor for the rest.
+func (q *Queue) executorFor(s *dispatch.Script) dispatch.Executor {
+	switch s {
+	case scriptExtend, scriptEnqueueAt:
+		return q.ext
+	case scriptReap:
+		return q.reaper
+	}
+	return q.exec
+}
+
+// scriptedExecutor returns the first of xs that is a *dispatch.Scripted,
+// or a new one over s: the executor of the transitions that run only as
+// scripts, such as reap.
+func scriptedExecutor(s conn.Sender, xs ...dispatch.Executor) dispatch.Executor {
+	for _, x := range xs {
+		if sx, ok := x.(*dispatch.Scripted); ok {
+			return sx
+		}
+	}
+	return dispatch.NewScripted(s)
 }
 
 // millis converts d to whole milliseconds, rounding up, for an ARGV
