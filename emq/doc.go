@@ -64,7 +64,9 @@
 // Claim increments the row's attempts and returns the new value: that is
 // the fencing token. Complete, retry and extend act only while the row is
 // still active with that same attempts value, and answer 0 otherwise (the
-// lease was lost, to the reaper or to another claimant).
+// lease was lost, to the reaper or to another claimant). The token is
+// compared as exact decimal text, the canonical rendering of attempts: "1"
+// holds attempts 1, "01", "1.0", " 1" or "1e0" never do.
 //
 // # Queue
 //
