@@ -118,6 +118,7 @@
 // lease of a long-running handler every ExtendInterval and cancels its
 // context (cause [ErrLeaseLost]) when the lease was lost; a maintainer
 // promotes due jobs and reaps expired leases on jittered intervals.
+// Each job's context is its own and ends when its handler returns.
 // [Worker.Shutdown] stops claiming, waits for running handlers until its
 // context ends, then cancels the rest (cause [ErrShutdown]) and leaves
 // their jobs to the reaper; every goroutine the worker starts is stopped,

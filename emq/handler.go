@@ -13,10 +13,11 @@ import (
 //
 // ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost])
 // or when the worker's shutdown deadline passes ([ErrShutdown]); a handler
-// should then return promptly: its job is no longer its own. ctx is for
-// the call only: a worker reuses it for later jobs, so it must not be kept
-// after ProcessJob returns. The Job, its id and payload are the handler's
-// to keep.
+// should then return promptly: its job is no longer its own. ctx is the
+// job's own and is cancelled (context.Canceled) when ProcessJob returns,
+// as net/http cancels a request's context: work the handler leaves running
+// on ctx is told to stop. The Job, its id and payload are the handler's to
+// keep.
 type Handler interface {
 	ProcessJob(ctx context.Context, job *Job) error
 }

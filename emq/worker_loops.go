@@ -16,9 +16,8 @@ type slot struct {
 	busy   bool
 	gen    uint64 // bumped per job, so a late extend result is not misapplied
 	job    Job
-	since  time.Time // the claim, or the start of the last extend that held
-	ctx    context.Context
-	cancel context.CancelCauseFunc // ends ctx
+	since  time.Time               // the claim, or the start of the last extend that held
+	cancel context.CancelCauseFunc // ends the job's context
 	lost   bool                    // extend answered stale: the job is not ours any more
 }
 
@@ -99,14 +98,13 @@ func (w *Worker) process(s *slot, jobs <-chan claimed) {
 
 // runJob runs the handler on one job and acts on its outcome.
 func (w *Worker) runJob(s *slot, c claimed) {
-	// A slot's context serves job after job until it is cancelled (the
-	// lease lost, or the shutdown deadline): one context per job would
-	// cost more than a no-op handler.
+	// Each job has a context of its own, cancelled when its handler
+	// returns (as net/http's request context is): a context the handler
+	// leaked to a goroutine must not outlive the job, nor come back to
+	// life for the next one.
+	ctx, cancel := context.WithCancelCause(w.handlerCtx)
 	s.mu.Lock()
-	if s.ctx == nil || s.ctx.Err() != nil {
-		s.ctx, s.cancel = context.WithCancelCause(w.handlerCtx)
-	}
-	ctx := s.ctx
+	s.cancel = cancel
 	s.busy, s.job, s.since, s.lost = true, c.job, c.at, false
 	s.gen++
 	s.mu.Unlock()
@@ -114,10 +112,11 @@ func (w *Worker) runJob(s *slot, c claimed) {
 	job := new(Job)
 	*job = c.job
 	err := w.call(ctx, job)
+	cancel(nil) // the handler returned: its context ends (context.Canceled)
 
 	s.mu.Lock()
 	lost := s.lost
-	s.busy, s.job = false, Job{}
+	s.busy, s.job, s.cancel = false, Job{}, nil
 	s.mu.Unlock()
 
 	switch {
