@@ -120,7 +120,9 @@
 // promotes due jobs and reaps expired leases on jittered intervals.
 // Each job's context is its own and ends when its handler returns.
 // [Worker.Shutdown] stops claiming, waits for running handlers until its
-// context ends, then cancels the rest (cause [ErrShutdown]) and leaves
-// their jobs to the reaper; every goroutine the worker starts is stopped,
-// and [Worker.Done] reports when the last handler has returned.
+// context ends, then cancels the rest (cause [ErrShutdown]) and the
+// exchanges in flight, leaves their jobs to the reaper and reports the
+// completions it never sent as events; every goroutine the worker starts
+// is stopped, and [Worker.Done] reports when the last handler has
+// returned.
 package emq

@@ -13,11 +13,11 @@ import (
 //
 // ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost])
 // or when the worker's shutdown deadline passes ([ErrShutdown]); a handler
-// should then return promptly: its job is no longer its own. ctx is the
-// job's own and is cancelled (context.Canceled) when ProcessJob returns,
-// as net/http cancels a request's context: work the handler leaves running
-// on ctx is told to stop. The Job, its id and payload are the handler's to
-// keep.
+// should then return promptly:
+// its job is no longer its own. ctx is the job's own and is cancelled
+// (context.Canceled) when ProcessJob returns, as net/http cancels a
+// request's context: work the handler leaves running on ctx is told to
+// stop. The Job, its id and payload are the handler's to keep.
 type Handler interface {
 	ProcessJob(ctx context.Context, job *Job) error
 }
@@ -86,7 +86,7 @@ const (
 	EventStale                          // complete or retry answered stale: the lease had been lost
 	EventAbandoned                      // the handler returned ErrAbandon
 	EventLeaseLost                      // extend answered stale; the handler's ctx was cancelled
-	EventError                          // an exchange with the server failed (Err); Op names it
+	EventError                          // an exchange with the server failed (Err), or was never sent; Op names it
 )
 
 // String names the kind.
@@ -116,6 +116,9 @@ type Event struct {
 	Job  Job       // the job concerned; zero for a claim, promote or reap error
 	Op   string    // for EventError: "claim", "complete", "retry", "extend", "promote" or "reap"
 	// Err is the handler's error for EventRetried and EventDead, the
-	// exchange's for EventError.
+	// exchange's for EventError. A completion or retry the worker never
+	// sent because it gave up (the shutdown deadline passed) is an
+	// EventError whose Err is why, [ErrShutdown]; its job is left leased,
+	// for the reaper.
 	Err error
 }

@@ -171,6 +171,8 @@ type Worker struct {
 	tokens     chan struct{} // one per free handler slot
 	acks       chan Job      // jobs to complete
 	abandon    atomic.Bool   // set past the shutdown deadline: no more acks
+	giveUpOnce sync.Once
+	giveUpErr  error // why the worker gave up; written before abandon is set
 
 	claimDone, ackDone, bgDone chan struct{}
 	procWG                     sync.WaitGroup
@@ -241,13 +243,18 @@ func (w *Worker) Start() error {
 
 // Shutdown stops claiming, waits for the running handlers until ctx ends,
 // completes or retries what they return, then stops the extender, the
-// promoter and the reaper. It returns nil when every handler finished.
+// promoter and the reaper. It returns nil when every handler finished and
+// every outcome was sent within ctx.
 //
-// When ctx ends first, the handlers still running get their context
-// cancelled (cause [ErrShutdown]), their jobs are left leased for the
-// reaper (nothing more is completed or retried) and Shutdown returns
-// ctx.Err() once the worker's own goroutines have stopped; the handler
-// goroutines return when their handlers do ([Worker.Done]).
+// When ctx ends first, Shutdown gives up: exchanges with the server still
+// in flight are cancelled (a stalled server does not hold it), the
+// handlers still running get their context cancelled (cause
+// [ErrShutdown]), their jobs are left leased for the reaper, and
+// completions not yet sent are reported as [EventError] events with Op
+// "complete" and Err [ErrShutdown] (their jobs, too, go back to the
+// reaper). Shutdown then returns ctx.Err() once the worker's own
+// goroutines have stopped; the handler goroutines return when their
+// handlers do ([Worker.Done]).
 func (w *Worker) Shutdown(ctx context.Context) error {
 	w.mu.Lock()
 	if !w.started || w.stopped {
@@ -264,21 +271,27 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 	}
 	w.stopped = true
 	w.mu.Unlock()
+	return w.shutdown(ctx, ErrShutdown)
+}
 
+// shutdown is Shutdown once the worker is marked stopped: cause is what
+// the handlers' contexts and the unsent completions report if ctx ends
+// first.
+func (w *Worker) shutdown(ctx context.Context, cause error) error {
 	close(w.stop)
+	// From here on, ctx's end makes every wait below short: giveUp cancels
+	// the exchanges in flight, so a stalled server holds nothing.
+	stopGiveUp := context.AfterFunc(ctx, func() { w.giveUp(cause) })
+	defer stopGiveUp()
 	<-w.claimDone // a claim in flight finishes; its jobs are run
 	close(w.jobs)
 	procs := make(chan struct{})
 	go func() { w.procWG.Wait(); close(procs) }()
-	var err error
 	select {
 	case <-procs:
 		close(w.acks) // no processor sends any more
 	case <-ctx.Done():
-		err = ctx.Err()
-		w.abandon.Store(true)
-		w.endHandler(ErrShutdown)
-		close(w.ackQuit)
+		w.giveUp(cause)
 	}
 	<-w.ackDone
 	close(w.bgStop)
@@ -286,13 +299,28 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 	w.endLife()
 	go func() {
 		<-procs
-		w.endHandler(ErrShutdown)
+		w.endHandler(cause)
+		w.drainAcks() // completions a processor queued after the acker quit
 		close(w.done)
 	}()
-	if err == nil {
-		<-w.done
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return err
+	<-w.done
+	return nil
+}
+
+// giveUp abandons what is left, once: no more completions or retries are
+// sent, the exchanges in flight are cancelled and the handlers' contexts
+// end with cause.
+func (w *Worker) giveUp(cause error) {
+	w.giveUpOnce.Do(func() {
+		w.giveUpErr = cause
+		w.abandon.Store(true)
+		w.endHandler(cause)
+		close(w.ackQuit)
+		w.endLife()
+	})
 }
 
 // Done returns a channel closed when every goroutine of the worker,

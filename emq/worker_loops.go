@@ -120,9 +120,21 @@ func (w *Worker) runJob(s *slot, c claimed) {
 	s.mu.Unlock()
 
 	switch {
-	case w.abandon.Load(), lost:
-		// Past the shutdown deadline, or the lease is gone: the job is
-		// the reaper's (or another claimant's) now.
+	case lost:
+		// The lease is gone: the job is the reaper's (or another
+		// claimant's) now; EventLeaseLost told so.
+	case w.abandon.Load():
+		// Past the shutdown deadline: nothing more is sent, and the job
+		// is left to the reaper. An outcome that would have been sent is
+		// reported unsent.
+		switch {
+		case err == nil:
+			w.unsent(c.job, "complete")
+		case errors.Is(err, ErrAbandon):
+			w.emit(Event{Kind: EventAbandoned, Job: c.job})
+		default:
+			w.unsent(c.job, "retry")
+		}
 	case err == nil:
 		w.complete(c.job)
 	case errors.Is(err, ErrAbandon):
@@ -153,6 +165,30 @@ func (w *Worker) complete(job Job) {
 	select {
 	case w.acks <- job:
 	case <-w.ackQuit:
+		w.unsent(job, "complete")
+	}
+}
+
+// unsent reports a job whose outcome (op: "complete" or "retry") was never
+// sent because the worker gave up: an EventError whose Err is why
+// ([ErrShutdown]). The job stays leased, for the reaper.
+func (w *Worker) unsent(job Job, op string) {
+	w.emit(Event{Kind: EventError, Job: job, Op: op, Err: w.giveUpErr})
+}
+
+// drainAcks reports, unsent, every completion still queued for the acker.
+// It is called once the acker has quit, so nothing else receives.
+func (w *Worker) drainAcks() {
+	for {
+		select {
+		case j, ok := <-w.acks:
+			if !ok {
+				return
+			}
+			w.unsent(j, "complete")
+		default:
+			return
+		}
 	}
 }
 
@@ -183,7 +219,7 @@ func (w *Worker) retry(job Job, herr error) {
 // ackLoop completes the jobs the handler goroutines hand it, as many as
 // are waiting (up to AckBatch) in one complete_batch. It returns when acks
 // is closed and drained, or, past the shutdown deadline, when ackQuit is
-// closed.
+// closed, after reporting every completion still queued as unsent.
 func (w *Worker) ackLoop() {
 	defer close(w.ackDone)
 	batch := make([]Job, 0, w.cfg.AckBatch)
@@ -198,15 +234,15 @@ func (w *Worker) ackLoop() {
 				return
 			}
 		case <-w.ackQuit:
-			open = false
+			// Past the shutdown deadline: what is still queued is never
+			// sent, but each job is reported.
+			w.drainAcks()
+			return
 		}
-		batch = batch[:0]
-		if open {
-			batch = append(batch, j)
-			// Handlers finishing now join this batch: one round trip
-			// for all of them.
-			runtime.Gosched()
-		}
+		batch = append(batch[:0], j)
+		// Handlers finishing now join this batch: one round trip for all
+		// of them.
+		runtime.Gosched()
 	drain:
 		for len(batch) < w.cfg.AckBatch {
 			select {
@@ -232,6 +268,13 @@ func (w *Worker) ackLoop() {
 // reports each outcome. acks and done are scratch, returned for reuse.
 func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool) {
 	if len(batch) == 0 {
+		return acks, done
+	}
+	if w.abandon.Load() {
+		// Past the shutdown deadline: nothing more is sent.
+		for _, j := range batch {
+			w.unsent(j, "complete")
+		}
 		return acks, done
 	}
 	w.stats.ackBatches.Add(1)

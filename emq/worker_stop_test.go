@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/faultproxy"
+	"github.com/echomq/echomq-go/internal/servertest"
 )
 
 // safety bounds a wait that a broken implementation would make endless;
@@ -78,4 +82,113 @@ func TestWorkerJobContextEndsWithHandler(t *testing.T) {
 	require.ErrorIs(t, recv(t, causes, "the second job's ctx to end"), context.Canceled)
 	require.NotSame(t, first, second)
 	require.ErrorIs(t, first.Err(), context.Canceled, "the first job's ctx stays done")
+}
+
+// stalledQueue opens queue name over a faultproxy in front of srv, on a
+// connection without a liveness timeout, so that a stalled server stays
+// stalled.
+func stalledQueue(t *testing.T, name string) (*Queue, *faultproxy.Proxy) {
+	t.Helper()
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	p, err := faultproxy.New(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	c, err := conn.Dial(tctx(t), conn.Options{Addr: p.Addr(), ReadTimeout: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	q, err := Open(tctx(t), c, name)
+	require.NoError(t, err)
+	return q, p
+}
+
+// shutdownAsync runs w.Shutdown(ctx) and returns its error, failing the
+// test if it never returns.
+func shutdownAsync(t *testing.T, w *Worker, ctx context.Context) error {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- w.Shutdown(ctx) }()
+	return recv(t, errc, "Shutdown's return")
+}
+
+// TestWorkerShutdownStalledServer: with the server stalled (replies held
+// back by the proxy) while a claim and a completion are in flight,
+// Shutdown returns its ctx's error once its ctx has ended.
+func TestWorkerShutdownStalledServer(t *testing.T) {
+	q, p := stalledQueue(t, "stall")
+	_, err := q.Enqueue(tctx(t), []byte("x"))
+	require.NoError(t, err)
+	running, release := make(chan struct{}, 1), make(chan struct{})
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error {
+		running <- struct{}{}
+		<-release
+		return nil
+	}), WorkerConfig{Concurrency: 1, PollMax: 10 * time.Millisecond, ExtendInterval: -1, PromoteInterval: -1, ReapInterval: -1})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	recv(t, running, "the job running")
+
+	p.Set(faultproxy.Mode{Stall: time.Hour}) // every reply from now on is held back
+	close(release)                           // its completion goes out, and the next claim
+	waitFor(t, safety, "the completion in flight", func() bool { return w.Stats().AckBatches == 1 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = shutdownAsync(t, w, ctx)
+	require.Error(t, ctx.Err(), "Shutdown returned before its ctx ended")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	recv(t, w.Done(), "Done")
+}
+
+// TestWorkerShutdownReportsUnsentAcks: completions still queued for the
+// acker when Shutdown gives up are never sent, and each is reported as an
+// EventError (Op "complete", Err ErrShutdown); the one in flight is
+// reported with its cancelled exchange's error.
+func TestWorkerShutdownReportsUnsentAcks(t *testing.T) {
+	q, p := stalledQueue(t, "unsent")
+	ctx := tctx(t)
+	ids := make([]string, 3)
+	release := map[string]chan struct{}{}
+	for i := range ids {
+		id, err := q.Enqueue(ctx, []byte{byte('a' + i)})
+		require.NoError(t, err)
+		ids[i] = id
+		release[id] = make(chan struct{})
+	}
+	running := make(chan string, 3)
+	var ev events
+	w, err := NewWorker(q, HandlerFunc(func(_ context.Context, j *Job) error {
+		running <- j.ID
+		<-release[j.ID]
+		return nil
+	}), WorkerConfig{Concurrency: 3, ClaimBatch: 3, ExtendInterval: -1, PromoteInterval: -1, ReapInterval: -1, OnEvent: ev.add})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	for range ids {
+		recv(t, running, "the jobs running")
+	}
+
+	p.Set(faultproxy.Mode{Stall: time.Hour})
+	close(release[ids[0]]) // the acker sends this one alone, and waits for the stalled reply
+	waitFor(t, safety, "the first completion in flight", func() bool { return w.Stats().AckBatches == 1 })
+	close(release[ids[1]])
+	close(release[ids[2]])
+	waitFor(t, safety, "two completions queued", func() bool { return len(w.acks) == 2 })
+
+	sctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, shutdownAsync(t, w, sctx), context.DeadlineExceeded)
+	recv(t, w.Done(), "Done")
+	for i, id := range ids {
+		got := ev.of(id)
+		require.Len(t, got, 1, "job %d: events %v", i, got)
+		require.Equal(t, EventError, got[0].Kind)
+		require.Equal(t, "complete", got[0].Op)
+		if i == 0 {
+			require.ErrorIs(t, got[0].Err, context.Canceled, "the completion in flight was cancelled")
+		} else {
+			require.ErrorIs(t, got[0].Err, ErrShutdown, "a queued completion is reported unsent")
+		}
+	}
+	require.Zero(t, w.Stats().Completed)
 }
