@@ -118,7 +118,9 @@
 // lease of a long-running handler every ExtendInterval and cancels its
 // context (cause [ErrLeaseLost]) when the lease was lost; a maintainer
 // promotes due jobs and reaps expired leases on jittered intervals.
-// Each job's context is its own and ends when its handler returns.
+// Each job's context is its own and ends when its handler returns. A
+// completion that failed without being sent (conn.ErrNotConnected) is
+// sent again, up to three times; one that failed ambiguously never is.
 // [Worker.Shutdown] stops claiming, waits for running handlers until its
 // context ends, then cancels the rest (cause [ErrShutdown]) and the
 // exchanges in flight, leaves their jobs to the reaper and reports the

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/echomq/echomq-go/conn"
 )
 
 // slot is one handler goroutine's record of the job it runs, shared with
@@ -280,7 +282,11 @@ func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool)
 	w.stats.ackBatches.Add(1)
 	if len(batch) == 1 {
 		j := batch[0]
-		switch err := w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention); {
+		err := w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention)
+		for try := 0; try < ackResends && w.resendable(err, try); try++ {
+			err = w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention)
+		}
+		switch {
 		case err == nil:
 			w.emit(Event{Kind: EventCompleted, Job: j})
 		case errors.Is(err, ErrStale):
@@ -296,6 +302,9 @@ func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool)
 	}
 	var err error
 	done, err = w.q.AppendCompleteBatch(w.life, done[:0], acks, w.cfg.Retention)
+	for try := 0; try < ackResends && w.resendable(err, try); try++ {
+		done, err = w.q.AppendCompleteBatch(w.life, done[:0], acks, w.cfg.Retention)
+	}
 	for i, j := range batch {
 		switch {
 		case err != nil:
@@ -308,6 +317,34 @@ func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool)
 	}
 	clear(acks)
 	return acks, done
+}
+
+// Completions that failed without being sent are sent again, at most
+// ackResends times, after ackResendBackoff doubled per try.
+const (
+	ackResends       = 3
+	ackResendBackoff = 20 * time.Millisecond
+)
+
+// resendable reports whether a completion that failed with err may be sent
+// again, as try+1 of ackResends re-sends, and waits the backoff first. Only
+// a command that was certainly never sent qualifies: its error matches
+// conn.ErrNotConnected (a conn.Client had no connection to send it on).
+// Any other failure is ambiguous (the completion may have run) and is
+// never re-sent: the job's lease decides, through the reaper. It is false
+// when the worker gives up meanwhile.
+func (w *Worker) resendable(err error, try int) bool {
+	if err == nil || !errors.Is(err, conn.ErrNotConnected) || w.abandon.Load() {
+		return false
+	}
+	t := time.NewTimer(ackResendBackoff << try)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.life.Done():
+		return false
+	}
 }
 
 // background runs the extender and the maintainer until bgStop closes.

@@ -2,15 +2,20 @@ package emq
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/internal/faultproxy"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // safety bounds a wait that a broken implementation would make endless;
@@ -191,4 +196,111 @@ func TestWorkerShutdownReportsUnsentAcks(t *testing.T) {
 		}
 	}
 	require.Zero(t, w.Stats().Completed)
+}
+
+// flakyExec fails the first fail completions (complete, complete_batch)
+// with err without sending them, and counts every completion asked for.
+type flakyExec struct {
+	dispatch.Executor
+	err   error
+	fail  atomic.Int64
+	calls atomic.Int64
+}
+
+func (f *flakyExec) Eval(ctx context.Context, s *dispatch.Script, a *dispatch.Args, fn func(resp.Value) error) error {
+	if s == scriptComplete || s == scriptCompleteBatch {
+		f.calls.Add(1)
+		if f.fail.Add(-1) >= 0 {
+			return f.err
+		}
+	}
+	return f.Executor.Eval(ctx, s, a, fn)
+}
+
+// notConnected is the error of a conn.Client call made while it had no
+// connection: the command was never sent.
+var notConnected = fmt.Errorf("%w: %w", conn.ErrNotConnected, &conn.BrokenError{Cause: io.EOF})
+
+// TestWorkerResendsUnsentCompletion: a completion that failed without
+// being sent (conn.ErrNotConnected) is sent again, at most three times, so
+// that the job completes and does not run twice; one that failed
+// ambiguously (conn.ErrBroken: it may have run) is never sent again.
+func TestWorkerResendsUnsentCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		fail      int64
+		sends     int64
+		completed bool
+	}{
+		{"not connected twice", notConnected, 2, 3, true},
+		{"not connected for good", notConnected, 100, 4, false},
+		{"broken", &conn.BrokenError{Cause: io.EOF}, 1, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			servertest.Need(t, srv)
+			srv.Flush(t)
+			c := dial(t)
+			x := &flakyExec{Executor: dispatch.NewScripted(c), err: tc.err}
+			x.fail.Store(tc.fail)
+			q, err := Open(tctx(t), c, "resend", WithExecutor(x))
+			require.NoError(t, err)
+			id, err := q.Enqueue(tctx(t), []byte("x"))
+			require.NoError(t, err)
+			var runs atomic.Int64
+			outcome := make(chan Event, 1)
+			startWorker(t, q, HandlerFunc(func(context.Context, *Job) error {
+				runs.Add(1)
+				return nil
+			}), WorkerConfig{PollMax: 10 * time.Millisecond, OnEvent: func(e Event) {
+				if e.Job.ID == id {
+					outcome <- e
+				}
+			}})
+			e := recv(t, outcome, "the completion's outcome")
+			require.Equal(t, tc.sends, x.calls.Load(), "completions asked for")
+			require.EqualValues(t, 1, runs.Load(), "the handler ran once")
+			if tc.completed {
+				require.Equal(t, EventCompleted, e.Kind)
+				require.Equal(t, "0", do(t, "EXISTS", q.keys.Job(id)))
+			} else {
+				require.Equal(t, EventError, e.Kind)
+				require.Equal(t, "complete", e.Op)
+				require.ErrorIs(t, e.Err, tc.err)
+				require.Equal(t, "active", row(t, q, id)["state"], "left leased, for the reaper")
+			}
+		})
+	}
+}
+
+// TestFlushAcksResendsBatch: the complete_batch of several completions is
+// sent again, whole, when it failed without being sent.
+func TestFlushAcksResendsBatch(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	c := dial(t)
+	x := &flakyExec{Executor: dispatch.NewScripted(c), err: notConnected}
+	x.fail.Store(2)
+	q, err := Open(tctx(t), c, "resend-batch", WithExecutor(x))
+	require.NoError(t, err)
+	_, err = q.EnqueueBulk(tctx(t), [][]byte{[]byte("a"), []byte("b")})
+	require.NoError(t, err)
+	jobs, err := q.ClaimBatch(tctx(t), time.Minute, 2)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	var ev events
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{OnEvent: ev.add})
+	require.NoError(t, err)
+	w.life = tctx(t) // flushAcks alone, without starting the worker
+	w.flushAcks(jobs, nil, nil)
+	require.EqualValues(t, 3, x.calls.Load())
+	for _, j := range jobs {
+		got := ev.of(j.ID)
+		require.Len(t, got, 1)
+		require.Equal(t, EventCompleted, got[0].Kind)
+	}
+	n, err := q.PendingSize(tctx(t))
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Equal(t, "0", do(t, "ZCARD", q.keys.Active))
 }
