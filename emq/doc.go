@@ -126,5 +126,8 @@
 // exchanges in flight, leaves their jobs to the reaper and reports the
 // completions it never sent as events; every goroutine the worker starts
 // is stopped, and [Worker.Done] reports when the last handler has
-// returned.
+// returned. A worker whose connection is finished for good (a *conn.Conn
+// that failed or was closed) stops on its own: [Worker.Run] returns, and
+// [Worker.Err] holds, an error matching [ErrSenderDone] that wraps the
+// connection's.
 package emq

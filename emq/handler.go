@@ -11,9 +11,10 @@ import (
 // worker's MaxAttempts), [ErrSkipRetry] sends it to dead at once, and
 // [ErrAbandon] leaves it leased for the reaper.
 //
-// ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost])
-// or when the worker's shutdown deadline passes ([ErrShutdown]); a handler
-// should then return promptly:
+// ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost]),
+// when the worker's shutdown deadline passes ([ErrShutdown]), or when the
+// worker stops because its connection is finished (the worker's terminal
+// error, matching [ErrSenderDone]); a handler should then return promptly:
 // its job is no longer its own. ctx is the job's own and is cancelled
 // (context.Canceled) when ProcessJob returns, as net/http cancels a
 // request's context: work the handler leaves running on ctx is told to
@@ -117,8 +118,9 @@ type Event struct {
 	Op   string    // for EventError: "claim", "complete", "retry", "extend", "promote" or "reap"
 	// Err is the handler's error for EventRetried and EventDead, the
 	// exchange's for EventError. A completion or retry the worker never
-	// sent because it gave up (the shutdown deadline passed) is an
-	// EventError whose Err is why, [ErrShutdown]; its job is left leased,
-	// for the reaper.
+	// sent because it gave up (the shutdown deadline passed, or its
+	// connection is finished) is an EventError whose Err is why:
+	// [ErrShutdown], or the terminal error matching [ErrSenderDone]; its
+	// job is left leased, for the reaper.
 	Err error
 }

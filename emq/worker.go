@@ -3,6 +3,7 @@ package emq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -147,6 +148,14 @@ type workerCounters struct {
 // extends the lease of a long-running handler, and runs a promoter and a
 // reaper in the background. Every goroutine it starts is stopped by
 // Shutdown.
+//
+// A worker also stops on its own when its queue's connection is finished
+// for good: when the queue's [conn.Sender] has a Done() <-chan struct{}
+// method (a *conn.Conn does: it never recovers once it failed or was
+// closed) and that channel closes. It then gives up at once as a Shutdown
+// past its deadline does, [Worker.Err] returns the terminal error
+// (matching [ErrSenderDone] and wrapping the sender's Err(), such as
+// conn.ErrBroken or conn.ErrClosed), and [Worker.Run] returns it.
 type Worker struct {
 	q   *Queue
 	h   Handler
@@ -158,6 +167,7 @@ type Worker struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+	fatal   error // why the worker stopped on its own; guarded by mu
 
 	// Made by Start.
 	life       context.Context // the worker's exchanges; ends after Shutdown
@@ -172,7 +182,8 @@ type Worker struct {
 	acks       chan Job      // jobs to complete
 	abandon    atomic.Bool   // set past the shutdown deadline: no more acks
 	giveUpOnce sync.Once
-	giveUpErr  error // why the worker gave up; written before abandon is set
+	giveUpErr  error         // why the worker gave up; written before abandon is set
+	failed     chan struct{} // closed once a worker that stopped on its own has shut down
 
 	claimDone, ackDone, bgDone chan struct{}
 	procWG                     sync.WaitGroup
@@ -228,6 +239,7 @@ func (w *Worker) Start() error {
 	w.jobs, w.tokens = make(chan claimed, n), make(chan struct{}, n)
 	w.acks = make(chan Job, 4*w.cfg.AckBatch)
 	w.claimDone, w.ackDone, w.bgDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	w.failed = make(chan struct{})
 	for range n {
 		w.tokens <- struct{}{}
 	}
@@ -238,6 +250,9 @@ func (w *Worker) Start() error {
 	go w.claimLoop(w.jobs)
 	go w.ackLoop()
 	go w.background()
+	if d, ok := w.q.sender.(interface{ Done() <-chan struct{} }); ok {
+		go w.watchSender(d.Done())
+	}
 	return nil
 }
 
@@ -323,21 +338,80 @@ func (w *Worker) giveUp(cause error) {
 	})
 }
 
+// ErrSenderDone is matched by the terminal error of a worker that stopped
+// on its own because its queue's connection is finished for good (see
+// [Worker]). The error also wraps the connection's own, when it has an
+// Err() error method: conn.ErrBroken, conn.ErrClosed.
+var ErrSenderDone = errors.New("emq: the queue's connection is finished")
+
+// watchSender stops the worker, as a Shutdown past its deadline, once
+// done (the queue's sender's Done channel) closes; it returns when
+// Shutdown begins first.
+func (w *Worker) watchSender(done <-chan struct{}) {
+	select {
+	case <-w.stop:
+		return
+	case <-done:
+	}
+	err := ErrSenderDone
+	if e, ok := w.q.sender.(interface{ Err() error }); ok {
+		if serr := e.Err(); serr != nil {
+			err = fmt.Errorf("%w: %w", ErrSenderDone, serr)
+		}
+	}
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return // a Shutdown is under way
+	}
+	w.stopped, w.fatal = true, err
+	w.mu.Unlock()
+	// Nothing can reach the server any more: give up at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w.shutdown(ctx, err)
+	close(w.failed)
+}
+
+// Err returns the terminal error of a worker that stopped on its own, its
+// queue's connection being finished: it matches [ErrSenderDone] and wraps
+// the connection's error (conn.ErrBroken, conn.ErrClosed). It is nil
+// while the worker runs and after a Shutdown.
+func (w *Worker) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fatal
+}
+
 // Done returns a channel closed when every goroutine of the worker,
-// handlers included, has returned after Shutdown.
+// handlers included, has returned after Shutdown, or after the worker
+// stopped on its own ([Worker.Err]).
 func (w *Worker) Done() <-chan struct{} { return w.done }
 
-// Run starts the worker, runs until ctx ends, then shuts down within
-// ShutdownTimeout. It returns Shutdown's error: nil when every running
-// handler finished in time.
+// Run starts the worker and runs until ctx ends, then shuts down within
+// ShutdownTimeout and returns Shutdown's error: nil when every running
+// handler finished in time. When the worker stops on its own first (its
+// queue's connection is finished: see [Worker]), Run returns at once, once
+// the worker's own goroutines have stopped, with the terminal error
+// [Worker.Err].
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-w.failed:
+		return w.Err()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), w.cfg.ShutdownTimeout)
 	defer cancel()
-	return w.Shutdown(sctx)
+	err := w.Shutdown(sctx)
+	if ferr := w.Err(); ferr != nil {
+		// It stopped on its own meanwhile: Shutdown only waited for it.
+		<-w.failed
+		return ferr
+	}
+	return err
 }
 
 // emit counts an event and tells OnEvent.

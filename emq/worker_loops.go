@@ -173,7 +173,8 @@ func (w *Worker) complete(job Job) {
 
 // unsent reports a job whose outcome (op: "complete" or "retry") was never
 // sent because the worker gave up: an EventError whose Err is why
-// ([ErrShutdown]). The job stays leased, for the reaper.
+// ([ErrShutdown], or the terminal error of a worker whose connection is
+// finished). The job stays leased, for the reaper.
 func (w *Worker) unsent(job Job, op string) {
 	w.emit(Event{Kind: EventError, Job: job, Op: op, Err: w.giveUpErr})
 }

@@ -59,6 +59,58 @@ func (e *events) of(id string) []Event {
 	return out
 }
 
+// TestWorkerStopsWhenConnFinished: a worker over a bare *conn.Conn stops
+// on its own once the connection has died for good: Run, whose ctx never
+// ends, returns a terminal error that wraps the connection's own error.
+func TestWorkerStopsWhenConnFinished(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kill func(t *testing.T, c *conn.Conn)
+		want error
+	}{
+		{"killed by the server", func(t *testing.T, c *conn.Conn) {
+			id, err := conn.Do(tctx(t), c, "CLIENT", "ID")
+			require.NoError(t, err)
+			do(t, "CLIENT", "KILL", "ID", id.String())
+		}, conn.ErrBroken},
+		{"closed", func(t *testing.T, c *conn.Conn) { require.NoError(t, c.Close()) }, conn.ErrClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := fresh(t, "dies")
+			c := q.Sender().(*conn.Conn)
+			_, err := q.Enqueue(tctx(t), []byte("x"))
+			require.NoError(t, err)
+			handled := make(chan struct{}, 1)
+			w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error {
+				handled <- struct{}{}
+				return nil
+			}), WorkerConfig{PollMax: 10 * time.Millisecond})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			runErr := make(chan error, 1)
+			go func() { runErr <- w.Run(ctx) }()
+			recv(t, handled, "job handled")
+			select {
+			case err := <-runErr:
+				t.Fatalf("Run returned %v while the connection was healthy", err)
+			default:
+			}
+			require.NoError(t, w.Err())
+
+			tc.kill(t, c)
+			err = recv(t, runErr, "Run's return after the connection died")
+			require.NoError(t, ctx.Err(), "Run's ctx never ended: the connection's death stopped it")
+			require.ErrorIs(t, err, ErrSenderDone)
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, c.Err(), "the terminal error wraps the connection's")
+			require.Equal(t, err, w.Err())
+			recv(t, w.Done(), "Done")
+			require.NoError(t, w.Shutdown(tctx(t)), "Shutdown after the worker stopped")
+		})
+	}
+}
+
 // TestWorkerJobContextEndsWithHandler: a job's ctx, leaked by its handler
 // to a goroutine, is Done (context.Canceled) once the handler has
 // returned, and stays so while the worker runs later jobs.
