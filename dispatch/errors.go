@@ -56,11 +56,23 @@ func isNoScript(v resp.Value) bool {
 	return v.IsError() && hasCode(v.Str, resp.CodeNoScript)
 }
 
-// errIsNoScript reports whether err is the *resp.ServerError of a
-// NOSCRIPT reply, as conn.DoFunc returns it (unwrapped).
+// errIsNoScript reports whether err is, or wraps, the *resp.ServerError
+// of a NOSCRIPT reply. conn.DoFunc returns it bare; a Sender that wraps
+// its errors (fmt.Errorf("...: %w", err)) must not turn the reload off.
 func errIsNoScript(err error) bool {
-	se, ok := err.(*resp.ServerError)
+	se, ok := serverError(err)
 	return ok && hasCode(se.Msg, resp.CodeNoScript)
+}
+
+// serverError returns the *resp.ServerError that err is or wraps. The
+// direct assertion is the fast path for the bare error conn.DoFunc
+// returns; errors.AsType (errors.As without reflection) walks a wrapped
+// chain. Neither allocates unless an error in the chain has an As method.
+func serverError(err error) (*resp.ServerError, bool) {
+	if se, ok := err.(*resp.ServerError); ok || err == nil {
+		return se, ok
+	}
+	return errors.AsType[*resp.ServerError](err)
 }
 
 // hasCode reports whether msg's first word is code.

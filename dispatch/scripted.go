@@ -182,7 +182,7 @@ func (x *Scripted) ensureLoaded(ctx context.Context, s *Script, st *scriptState,
 // an ERR reply, as for a script that does not compile. Connection faults
 // and transient refusals (BUSY, LOADING, OOM, READONLY, …) are not.
 func permanent(err error) bool {
-	se, ok := err.(*resp.ServerError)
+	se, ok := serverError(err)
 	return ok && se.HasCode(resp.CodeErr)
 }
 

@@ -19,7 +19,9 @@ func TestAllocBudgets(t *testing.T) {
 	ctx := context.Background()
 	payload := []byte("a payload of a few bytes")
 	for range 100 { // warm the pools and the script cache
-		q.Enqueue(ctx, payload)
+		if _, err := q.Enqueue(ctx, payload); err != nil {
+			t.Fatal(err)
+		}
 	}
 	check := func(name string, budget float64, f func()) {
 		t.Helper()
@@ -39,12 +41,22 @@ func TestAllocBudgets(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	jobs, _ := q.ClaimBatch(ctx, time.Minute, 500)
+	// One job per Complete measured (AllocsPerRun calls f once more than
+	// its runs), so that each Complete completes.
+	if _, err := q.EnqueueBulk(ctx, make([][]byte, 300)); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := q.ClaimBatch(ctx, time.Minute, 500)
+	if err != nil || len(jobs) < 201 {
+		t.Fatalf("ClaimBatch: %d jobs, %v", len(jobs), err)
+	}
 	i := 0
 	check("Complete", 0, func() {
-		j := jobs[i%len(jobs)]
+		j := jobs[i]
 		i++
-		q.Complete(ctx, j.ID, j.Token, 0)
+		if err := q.Complete(ctx, j.ID, j.Token, 0); err != nil {
+			t.Fatal(err)
+		}
 	})
 	_ = job
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -93,8 +95,10 @@ func TestBulkAcrossChunks(t *testing.T) {
 func TestClaimBatchMatchesClaim(t *testing.T) {
 	q := fresh(t, "bulk")
 	ctx := tctx(t)
-	a, _ := q.Enqueue(ctx, []byte("a"))
-	b, _ := q.Enqueue(ctx, []byte("b"))
+	a, err := q.Enqueue(ctx, []byte("a"))
+	require.NoError(t, err)
+	b, err := q.Enqueue(ctx, []byte("b"))
+	require.NoError(t, err)
 	do(t, "HSET", q.keys.Job(a), "attempts", "3", "failures", "2")
 	do(t, "HDEL", q.keys.Job(b), "attempts")
 	jobs, err := q.ClaimBatch(ctx, time.Minute, 2)
@@ -135,7 +139,9 @@ func TestBatchScriptsDuplicatesAndGates(t *testing.T) {
 		t.Fatalf("odd ARGV: %v", err)
 	}
 
-	jobs, _ := q.ClaimBatch(ctx, time.Minute, 2)
+	jobs, err := q.ClaimBatch(ctx, time.Minute, 2)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
 	tok := strconv.FormatInt(jobs[0].Token, 10)
 	// complete_batch: an id twice completes once, as two completes would.
 	flags, err = evalFlags(t, q, scriptCompleteBatch, []string{q.keys.Active, q.keys.Base}, "60000", id1, tok, id1, tok)

@@ -241,7 +241,9 @@ func runWorker(b *testing.B, q *Queue, conc, n int, produce func()) {
 	}
 	b.ReportAllocs()
 	m := startMeter(b)
-	w.Start()
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
 	if produce != nil {
 		go produce()
 	}
@@ -253,7 +255,9 @@ func runWorker(b *testing.B, q *Queue, conc, n int, produce func()) {
 	m.report(b, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	w.Shutdown(ctx)
+	if err := w.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
 	st := w.Stats()
 	b.ReportMetric(float64(st.Claimed)/float64(max(st.Claims, 1)), "jobs/claim")
 	b.ReportMetric(float64(st.Completed)/float64(max(st.AckBatches, 1)), "jobs/ack")

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestChaosEveryJobCompletesOnce runs 10,000 jobs through 8 workers whose
@@ -86,7 +88,7 @@ func TestChaosEveryJobCompletesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		ws = append(ws, w)
-		w.Start()
+		require.NoError(t, w.Start())
 	}
 	start := time.Now()
 	select {
@@ -121,9 +123,9 @@ func TestChaosEveryJobCompletesOnce(t *testing.T) {
 	}
 	cctx := tctx(t) // ctx may have run out during a slow run
 	for _, s := range []State{StatePending, StateActive, StateDelayed, StateDead} {
-		if n, err := q.Count(cctx, s); err != nil || n != 0 {
-			t.Fatalf("%d ids left in %s (%v)", n, s, err)
-		}
+		n, err := q.Count(cctx, s)
+		require.NoError(t, err)
+		require.Zero(t, n, "ids left in %s", s)
 	}
 	if n := do(t, "DBSIZE"); n != "1" {
 		t.Fatalf("%s keys left, want only the fence", n)

@@ -35,8 +35,10 @@
 // padded to 11 digits. The alphabet is in ASCII order, so ids sort as their
 // snowflakes do, and a snowflake is its mint time (41 bits of ms since
 // 2024-01-01), a node (10 bits) and a sequence (12 bits). An [IDGenerator]
-// mints ids strictly increasing within a process; since pending scores are
-// all 0, that byte order is the order in which jobs are claimed.
+// mints ids strictly increasing; every [Queue] of a process mints with the
+// one [DefaultIDGenerator] unless given another, so a process never mints
+// an id twice. Since pending scores are all 0, that byte order is the
+// order in which jobs are claimed.
 //
 // # Scripts
 //
@@ -62,7 +64,9 @@
 // Claim increments the row's attempts and returns the new value: that is
 // the fencing token. Complete, retry and extend act only while the row is
 // still active with that same attempts value, and answer 0 otherwise (the
-// lease was lost, to the reaper or to another claimant).
+// lease was lost, to the reaper or to another claimant). The token is
+// compared as exact decimal text, the canonical rendering of attempts: "1"
+// holds attempts 1, "01", "1.0", " 1" or "1e0" never do.
 //
 // # Queue
 //
@@ -72,7 +76,7 @@
 // ([dispatch.NewScripted] over the connection unless [WithExecutor] names
 // another, such as [dispatch.NewNative]; [WithExtensionExecutor] routes the
 // extension transitions apart, for a native module that serves only the
-// core six):
+// core six; reap runs only as a script, by EVALSHA, whatever the executor):
 //
 //	Enqueue, EnqueueID           enqueue          pending; a duplicate id is false
 //	EnqueueIn, EnqueueAt         enqueue_at       delayed, due on the server's clock
@@ -114,8 +118,16 @@
 // lease of a long-running handler every ExtendInterval and cancels its
 // context (cause [ErrLeaseLost]) when the lease was lost; a maintainer
 // promotes due jobs and reaps expired leases on jittered intervals.
+// Each job's context is its own and ends when its handler returns. A
+// completion that failed without being sent (conn.ErrNotConnected) is
+// sent again, up to three times; one that failed ambiguously never is.
 // [Worker.Shutdown] stops claiming, waits for running handlers until its
-// context ends, then cancels the rest (cause [ErrShutdown]) and leaves
-// their jobs to the reaper; every goroutine the worker starts is stopped,
-// and [Worker.Done] reports when the last handler has returned.
+// context ends, then cancels the rest (cause [ErrShutdown]) and the
+// exchanges in flight, leaves their jobs to the reaper and reports the
+// completions it never sent as events; every goroutine the worker starts
+// is stopped, and [Worker.Done] reports when the last handler has
+// returned. A worker whose connection is finished for good (a *conn.Conn
+// that failed or was closed) stops on its own: [Worker.Run] returns, and
+// [Worker.Err] holds, an error matching [ErrSenderDone] that wraps the
+// connection's.
 package emq

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -54,10 +55,26 @@ func (e *ScriptError) Is(target error) bool {
 }
 
 // wrapErr turns a script's server error reply, as the executor returns
-// it (a bare *resp.ServerError), into a *ScriptError; other errors (I/O,
-// context, a failed load) pass unchanged.
+// it (a bare *resp.ServerError, or one an executor or sender wrapped),
+// into a *ScriptError; other errors (I/O, context, a failed load: a
+// *dispatch.LoadError, though it may wrap the server's refusal) pass
+// unchanged.
 func wrapErr(script string, err error) error {
 	if se, ok := err.(*resp.ServerError); ok {
+		return &ScriptError{Script: script, Err: se} // the fast path: a bare reply
+	}
+	if err == nil {
+		return nil
+	}
+	return wrapErrSlow(script, err)
+}
+
+// wrapErrSlow is wrapErr for an error that is not a bare reply.
+func wrapErrSlow(script string, err error) error {
+	if _, load := errors.AsType[*dispatch.LoadError](err); load {
+		return err
+	}
+	if se, ok := errors.AsType[*resp.ServerError](err); ok {
 		return &ScriptError{Script: script, Err: se}
 	}
 	return err

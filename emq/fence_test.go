@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -188,23 +190,34 @@ func TestWithExecutor(t *testing.T) {
 	}
 	// Extensions through their own executor.
 	y := &countingExec{Executor: dispatch.NewScripted(base.Sender())}
-	q, _ = Open(tctx(t), base.Sender(), "exec", WithExecutor(x), WithExtensionExecutor(y))
+	q, err = Open(tctx(t), base.Sender(), "exec", WithExecutor(x), WithExtensionExecutor(y))
+	require.NoError(t, err)
 	ctx := tctx(t)
-	q.Enqueue(ctx, nil)
-	q.EnqueueIn(ctx, 0, nil)
-	q.EnqueueBulk(ctx, [][]byte{nil})
-	jobs, _ := q.ClaimBatch(ctx, time.Minute, 1)
-	q.Extend(ctx, jobs[0].ID, jobs[0].Token, time.Minute)
-	q.CompleteBatch(ctx, []Ack{{jobs[0].ID, jobs[0].Token}}, 0)
-	q.Promote(ctx, 10)
+	_, err = q.Enqueue(ctx, nil)
+	require.NoError(t, err)
+	_, err = q.EnqueueIn(ctx, 0, nil)
+	require.NoError(t, err)
+	res, err := q.EnqueueBulk(ctx, [][]byte{nil})
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+	jobs, err := q.ClaimBatch(ctx, time.Minute, 1)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.NoError(t, q.Extend(ctx, jobs[0].ID, jobs[0].Token, time.Minute))
+	done, err := q.CompleteBatch(ctx, []Ack{{jobs[0].ID, jobs[0].Token}}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true}, done)
+	_, err = q.Promote(ctx, 10)
+	require.NoError(t, err)
 	if x.evals != 3 || y.evals != 4 || y.batches != 1 {
 		t.Fatalf("core evals %d, extension evals %d batches %d", x.evals, y.evals, y.batches)
 	}
 	// A native executor on a server without the module: the core verbs
 	// reach EMQ.* commands the server does not know, byte for byte; the
 	// extensions still run as scripts.
-	q, _ = Open(ctx, base.Sender(), "native", WithExecutor(dispatch.NewNative(base.Sender())),
+	q, err = Open(ctx, base.Sender(), "native", WithExecutor(dispatch.NewNative(base.Sender())),
 		WithExtensionExecutor(dispatch.NewScripted(base.Sender())))
+	require.NoError(t, err)
 	if _, err := q.Enqueue(ctx, nil); err == nil || !strings.Contains(err.Error(), "EMQ.ENQUEUE") || errors.Is(err, ErrKind) {
 		t.Fatalf("native Enqueue on a plain server: %v", err)
 	}
@@ -212,7 +225,8 @@ func TestWithExecutor(t *testing.T) {
 		t.Fatalf("EnqueueBulk through the scripted extension executor: %v %v", res, err)
 	}
 
-	gen, _ := NewIDGenerator("QTE", 1)
+	gen, err := NewIDGenerator("QTE", 1)
+	require.NoError(t, err)
 	if _, err := Open(tctx(t), base.Sender(), "exec", WithIDGenerator(gen)); !errors.Is(err, ErrInvalidID) {
 		t.Fatalf("Open with a QTE generator = %v", err)
 	}

@@ -11,12 +11,14 @@ import (
 // worker's MaxAttempts), [ErrSkipRetry] sends it to dead at once, and
 // [ErrAbandon] leaves it leased for the reaper.
 //
-// ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost])
-// or when the worker's shutdown deadline passes ([ErrShutdown]); a handler
-// should then return promptly: its job is no longer its own. ctx is for
-// the call only: a worker reuses it for later jobs, so it must not be kept
-// after ProcessJob returns. The Job, its id and payload are the handler's
-// to keep.
+// ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost]),
+// when the worker's shutdown deadline passes ([ErrShutdown]), or when the
+// worker stops because its connection is finished (the worker's terminal
+// error, matching [ErrSenderDone]); a handler should then return promptly:
+// its job is no longer its own. ctx is the job's own and is cancelled
+// (context.Canceled) when ProcessJob returns, as net/http cancels a
+// request's context: work the handler leaves running on ctx is told to
+// stop. The Job, its id and payload are the handler's to keep.
 type Handler interface {
 	ProcessJob(ctx context.Context, job *Job) error
 }
@@ -85,7 +87,7 @@ const (
 	EventStale                          // complete or retry answered stale: the lease had been lost
 	EventAbandoned                      // the handler returned ErrAbandon
 	EventLeaseLost                      // extend answered stale; the handler's ctx was cancelled
-	EventError                          // an exchange with the server failed (Err); Op names it
+	EventError                          // an exchange with the server failed (Err), or was never sent; Op names it
 )
 
 // String names the kind.
@@ -115,6 +117,10 @@ type Event struct {
 	Job  Job       // the job concerned; zero for a claim, promote or reap error
 	Op   string    // for EventError: "claim", "complete", "retry", "extend", "promote" or "reap"
 	// Err is the handler's error for EventRetried and EventDead, the
-	// exchange's for EventError.
+	// exchange's for EventError. A completion or retry the worker never
+	// sent because it gave up (the shutdown deadline passed, or its
+	// connection is finished) is an EventError whose Err is why:
+	// [ErrShutdown], or the terminal error matching [ErrSenderDone]; its
+	// job is left leased, for the reaper.
 	Err error
 }

@@ -22,8 +22,10 @@ import (
 // counting from there, carrying into the following millisecond when that
 // sequence runs out, until the clock catches up.
 //
-// Two generators with the same namespace and node, in two processes, can
-// mint the same id; give every process minting into one queue its own node.
+// Two generators with the same namespace and node, in one process or in
+// two, can mint the same id: within a process share one generator (the
+// queues [Open] makes share [DefaultIDGenerator]), and give every process
+// minting into one queue its own node.
 type IDGenerator struct {
 	// Set at construction, read only after.
 	ns   string
@@ -124,6 +126,21 @@ func (g *IDGenerator) waitPast(ms uint64) {
 		}
 	}
 }
+
+// DefaultIDGenerator returns the process's generator of job ids: one
+// [IDGenerator] in [JobNamespace] on [DefaultNode], made on first use and
+// shared by every [Queue] that [Open] makes without [WithIDGenerator].
+// Sharing it is what keeps the ids of one process unique and strictly
+// increasing: two generators on one node would mint the same ids.
+func DefaultIDGenerator() *IDGenerator { return defaultIDs() }
+
+var defaultIDs = sync.OnceValue(func() *IDGenerator {
+	g, err := NewIDGenerator(JobNamespace, DefaultNode())
+	if err != nil {
+		panic(err) // unreachable: JOB is a namespace and DefaultNode <= MaxNode
+	}
+	return g
+})
 
 // DefaultNode derives a node id from a hash (FNV-1a) of the host name and
 // the process id. It is stable for the life of a process and differs

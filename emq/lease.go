@@ -94,6 +94,9 @@ func appendJobs(dst []Job, script string, v resp.Value) ([]Job, error) {
 		if !isString(id) || !isString(p) || (att.Type != resp.Integer && !isString(att)) {
 			return dst, badReply(script, v, "an array of {id, payload, attempts} triples")
 		}
+		if _, ok := parseToken(att); !ok {
+			return dst, badReply(script, v, "attempts as a decimal integer >= 1")
+		}
 		ni += len(id.Str)
 		np += len(p.Str)
 	}
@@ -107,10 +110,7 @@ func appendJobs(dst []Job, script string, v resp.Value) ([]Job, error) {
 	var io, po int
 	for i := 0; i < len(v.Elems); i += 3 {
 		id, p := v.Elems[i].Str, v.Elems[i+1].Str
-		tok, err := v.Elems[i+2].AsInt()
-		if err != nil {
-			return dst, badReply(script, v, "an integer attempts")
-		}
+		tok, _ := parseToken(v.Elems[i+2]) // checked above
 		n := copy(slab[po:], p)
 		dst = append(dst, Job{ID: all[io : io+len(id)], Payload: slab[po : po+n : po+n], Token: tok})
 		io += len(id)
@@ -299,7 +299,9 @@ func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
 
 // Reap recovers up to limit active jobs whose lease has expired: to dead
 // when their attempts have reached maxAttempts, else back to pending. It
-// returns how many it recovered.
+// returns how many it recovered. The reaper runs only as a script: Reap
+// sends EVALSHA whatever executor the queue was opened with (see
+// [WithExecutor]), never a native EMQ.REAP.
 func (q *Queue) Reap(ctx context.Context, limit, maxAttempts int) (int, error) {
 	if limit < 0 || maxAttempts < 0 {
 		return 0, &ArgError{Arg: "limit or maxAttempts", Reason: "negative"}

@@ -38,8 +38,10 @@ func DispatchScripts() []*dispatch.Script {
 }
 
 // ErrDuplicate is returned by Enqueue when the id it minted names a row
-// that already exists: another process minted the same id, which happens
-// only when two generators share a node (see [IDGenerator]).
+// that already exists: another generator minted the same id, which happens
+// only when two generators share a node (see [IDGenerator]): two processes
+// whose [DefaultNode]s collide, or a generator given with [WithIDGenerator]
+// on the node of another.
 var ErrDuplicate = errors.New("emq: duplicate job id: the row already exists")
 
 // Queue is one EchoMQ queue on one server: the verbs, each a thin typed
@@ -50,6 +52,7 @@ type Queue struct {
 	sender conn.Sender
 	exec   dispatch.Executor // the six core transitions
 	ext    dispatch.Executor // the extensions: batches, extend, enqueue_at
+	reaper dispatch.Executor // reap: always a script (a *dispatch.Scripted)
 	ids    *IDGenerator
 }
 
@@ -64,6 +67,11 @@ type options struct {
 // WithExecutor sends the transitions through e instead of the default
 // [dispatch.NewScripted] over the queue's sender: [dispatch.NewNative] for
 // a server with the native module, or one executor shared by many queues.
+//
+// Reap is the exception: the reaper runs only as a script, whatever the
+// executor. It goes through e or the extension executor when one of them
+// is a *[dispatch.Scripted], else through a [dispatch.NewScripted] over
+// the queue's sender.
 func WithExecutor(e dispatch.Executor) Option { return func(o *options) { o.exec = e } }
 
 // WithExtensionExecutor sends the extension transitions (claim_batch,
@@ -75,8 +83,11 @@ func WithExecutor(e dispatch.Executor) Option { return func(o *options) { o.exec
 // extensions go where the core transitions go.
 func WithExtensionExecutor(e dispatch.Executor) Option { return func(o *options) { o.ext = e } }
 
-// WithIDGenerator mints Enqueue's ids with g instead of a generator in the
-// JOB namespace on [DefaultNode]. g must mint in [JobNamespace].
+// WithIDGenerator mints Enqueue's ids with g instead of the process's
+// [DefaultIDGenerator]. g must mint in [JobNamespace]. Every generator
+// minting into one queue needs a node of its own: two generators on one
+// node mint the same ids, and the second enqueue of an id is
+// [ErrDuplicate].
 func WithIDGenerator(g *IDGenerator) Option { return func(o *options) { o.ids = g } }
 
 // Open validates the queue name, builds its keys, checks the wire fence
@@ -93,9 +104,7 @@ func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Que
 		opt(&o)
 	}
 	if o.ids == nil {
-		if o.ids, err = NewIDGenerator(JobNamespace, DefaultNode()); err != nil {
-			return nil, err
-		}
+		o.ids = DefaultIDGenerator()
 	} else if o.ids.Namespace() != JobNamespace {
 		return nil, &IDError{ID: o.ids.Namespace(), Reason: "the generator must mint in the JOB namespace"}
 	}
@@ -108,7 +117,7 @@ func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Que
 	if err := CheckFence(ctx, s); err != nil {
 		return nil, err
 	}
-	return &Queue{keys: keys, sender: s, exec: o.exec, ext: o.ext, ids: o.ids}, nil
+	return &Queue{keys: keys, sender: s, exec: o.exec, ext: o.ext, reaper: scriptedExecutor(s, o.exec, o.ext), ids: o.ids}, nil
 }
 
 // Name returns the queue's name.
@@ -213,12 +222,34 @@ func (o *op) readFlags(v resp.Value) error {
 // evalInt runs s with o's arguments and returns its integer reply.
 func (q *Queue) evalInt(ctx context.Context, s *dispatch.Script, o *op) (int64, error) {
 	o.n = 0
-	x := q.exec
-	if s == scriptExtend || s == scriptEnqueueAt {
-		x = q.ext
-	}
+	x := q.executorFor(s)
 	err := x.Eval(ctx, s, &o.args, o.intFn)
 	return o.n, wrapErr(s.Name(), err)
+}
+
+// executorFor returns the executor that runs s: the extension executor
+// for the extensions evalInt sends, the scripted reaper for reap, the
+// queue's executor for the rest.
+func (q *Queue) executorFor(s *dispatch.Script) dispatch.Executor {
+	switch s {
+	case scriptExtend, scriptEnqueueAt:
+		return q.ext
+	case scriptReap:
+		return q.reaper
+	}
+	return q.exec
+}
+
+// scriptedExecutor returns the first of xs that is a *dispatch.Scripted,
+// or a new one over s: the executor of the transitions that run only as
+// scripts, such as reap.
+func scriptedExecutor(s conn.Sender, xs ...dispatch.Executor) dispatch.Executor {
+	for _, x := range xs {
+		if sx, ok := x.(*dispatch.Scripted); ok {
+			return sx
+		}
+	}
+	return dispatch.NewScripted(s)
 }
 
 // millis converts d to whole milliseconds, rounding up, for an ARGV

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -81,7 +83,8 @@ func TestEnqueueWrongNamespace(t *testing.T) {
 func TestClaimCompleteAndStale(t *testing.T) {
 	q := fresh(t, "orders")
 	ctx := tctx(t)
-	id, _ := q.Enqueue(ctx, []byte("p1"))
+	id, err := q.Enqueue(ctx, []byte("p1"))
+	require.NoError(t, err)
 	before := serverMillis(t)
 	job, ok, err := q.Claim(ctx, 30*time.Second)
 	if err != nil || !ok {
@@ -118,8 +121,11 @@ func TestClaimCompleteAndStale(t *testing.T) {
 	}
 
 	// With retention the row stays, completed, expiring.
-	id, _ = q.Enqueue(ctx, []byte("p2"))
-	job, _, _ = q.Claim(ctx, time.Minute)
+	id, err = q.Enqueue(ctx, []byte("p2"))
+	require.NoError(t, err)
+	job, ok, err = q.Claim(ctx, time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
 	if err := q.Complete(ctx, id, job.Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -147,16 +153,17 @@ func TestClaimEmptyGhostPaused(t *testing.T) {
 		t.Fatal("ghost claim minted a row or left an entry")
 	}
 
-	id, _ := q.Enqueue(ctx, []byte("x"))
+	id, err := q.Enqueue(ctx, []byte("x"))
+	require.NoError(t, err)
 	if err := q.Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if do(t, "HGET", q.keys.Meta, "paused") != "1" {
 		t.Fatal("meta paused not 1")
 	}
-	if p, _ := q.Paused(ctx); !p {
-		t.Fatal("Paused = false")
-	}
+	p, err := q.Paused(ctx)
+	require.NoError(t, err)
+	require.True(t, p, "Paused")
 	if _, ok, err := q.Claim(ctx, time.Second); ok || err != nil {
 		t.Fatalf("paused Claim = %v, %v", ok, err)
 	}
@@ -180,9 +187,12 @@ func TestClaimEmptyGhostPaused(t *testing.T) {
 func TestRetryPendingDelayedDead(t *testing.T) {
 	q := fresh(t, "orders")
 	ctx := tctx(t)
-	id, _ := q.Enqueue(ctx, []byte("x"))
+	id, err := q.Enqueue(ctx, []byte("x"))
+	require.NoError(t, err)
 
-	job, _, _ := q.Claim(ctx, time.Minute)
+	job, ok, err := q.Claim(ctx, time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
 	out, err := q.Retry(ctx, id, job.Token, 0, 3, "boom 1")
 	if err != nil || out != RetryRequeued {
 		t.Fatalf("Retry = %v, %v", out, err)
@@ -196,7 +206,9 @@ func TestRetryPendingDelayedDead(t *testing.T) {
 		t.Fatalf("stale Retry = %v", err)
 	}
 
-	job, _, _ = q.Claim(ctx, time.Minute)
+	job, ok, err = q.Claim(ctx, time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
 	before := serverMillis(t)
 	out, err = q.Retry(ctx, id, job.Token, 10*time.Second, 3, "boom 2")
 	if err != nil || out != RetryDelayed {
@@ -215,7 +227,9 @@ func TestRetryPendingDelayedDead(t *testing.T) {
 	if n, err := q.Promote(ctx, 10); n != 1 || err != nil {
 		t.Fatalf("Promote = %d, %v", n, err)
 	}
-	job, _, _ = q.Claim(ctx, time.Minute)
+	job, ok, err = q.Claim(ctx, time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
 	if job.Token != 3 {
 		t.Fatalf("token %d, want 3", job.Token)
 	}
@@ -242,8 +256,10 @@ func TestPromoteByServerTime(t *testing.T) {
 	q := fresh(t, "orders")
 	ctx := tctx(t)
 	now := serverMillis(t)
-	due, _ := q.EnqueueIn(ctx, 0, []byte("now"))
-	later, _ := q.EnqueueIn(ctx, time.Hour, []byte("later"))
+	due, err := q.EnqueueIn(ctx, 0, []byte("now"))
+	require.NoError(t, err)
+	later, err := q.EnqueueIn(ctx, time.Hour, []byte("later"))
+	require.NoError(t, err)
 	if r := row(t, q, later); r["state"] != "delayed" || r["attempts"] != "0" || r["payload"] != "later" {
 		t.Fatalf("scheduled row %v", r)
 	}
@@ -263,14 +279,15 @@ func TestPromoteByServerTime(t *testing.T) {
 	// A due time in the server's future (an hour: no machine is slow
 	// enough to reach it) is not due yet; in its past, it is.
 	do(t, "ZADD", q.keys.Delayed, strconv.FormatInt(serverMillis(t)+3600000, 10), later)
-	if n, _ := q.Promote(ctx, 100); n != 0 {
-		t.Fatalf("Promote moved %d", n)
-	}
+	n, err = q.Promote(ctx, 100)
+	require.NoError(t, err)
+	require.Zero(t, n, "Promote moved a job not yet due")
 	do(t, "ZADD", q.keys.Delayed, strconv.FormatInt(serverMillis(t)-1, 10), later)
-	if n, _ := q.Promote(ctx, 100); n != 1 {
-		t.Fatalf("Promote moved %d", n)
-	}
-	at, _ := q.EnqueueAt(ctx, time.Now().Add(-time.Second), []byte("past"))
+	n, err = q.Promote(ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "Promote moved the job now due")
+	at, err := q.EnqueueAt(ctx, time.Now().Add(-time.Second), []byte("past"))
+	require.NoError(t, err)
 	if row(t, q, at)["state"] != "delayed" {
 		t.Fatal("EnqueueAt in the past not delayed")
 	}
@@ -279,16 +296,17 @@ func TestPromoteByServerTime(t *testing.T) {
 func TestReapExpiredLease(t *testing.T) {
 	q := fresh(t, "orders")
 	ctx := tctx(t)
-	id, _ := q.Enqueue(ctx, []byte("x"))
+	id, err := q.Enqueue(ctx, []byte("x"))
+	require.NoError(t, err)
 	// A lease far longer than the test: reaping before its deadline is
 	// then not a matter of how fast the machine is.
-	job, _, _ := q.Claim(ctx, time.Hour)
-	if n, _ := q.Reap(ctx, 10, 5); n != 0 {
-		t.Fatalf("reaped %d before the deadline", n)
-	}
-	if err := q.Extend(ctx, id, job.Token, 50*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	job, ok, err := q.Claim(ctx, time.Hour)
+	require.NoError(t, err)
+	require.True(t, ok)
+	n, err := q.Reap(ctx, 10, 5)
+	require.NoError(t, err)
+	require.Zero(t, n, "reaped before the deadline")
+	require.NoError(t, q.Extend(ctx, id, job.Token, 50*time.Millisecond))
 	time.Sleep(80 * time.Millisecond)
 	if n, err := q.Reap(ctx, 10, 5); n != 1 || err != nil {
 		t.Fatalf("Reap = %d, %v", n, err)
@@ -299,15 +317,16 @@ func TestReapExpiredLease(t *testing.T) {
 	if err := q.Complete(ctx, id, job.Token, 0); !errors.Is(err, ErrStale) {
 		t.Fatalf("Complete after reap = %v", err)
 	}
-	job2, ok, _ := q.Claim(ctx, 50*time.Millisecond)
+	job2, ok, err := q.Claim(ctx, 50*time.Millisecond)
+	require.NoError(t, err)
 	if !ok || job2.ID != id || job2.Token != 2 {
 		t.Fatalf("second claim %+v", job2)
 	}
 	// Attempts at max: the reaper buries it.
 	time.Sleep(80 * time.Millisecond)
-	if n, _ := q.Reap(ctx, 10, 2); n != 1 {
-		t.Fatal("not reaped")
-	}
+	n, err = q.Reap(ctx, 10, 2)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "not reaped")
 	if r := row(t, q, id); r["state"] != "dead" || score(t, q.keys.Dead, id) == "" {
 		t.Fatalf("row %v", r)
 	}
@@ -316,8 +335,11 @@ func TestReapExpiredLease(t *testing.T) {
 func TestExtend(t *testing.T) {
 	q := fresh(t, "orders")
 	ctx := tctx(t)
-	id, _ := q.Enqueue(ctx, nil)
-	job, _, _ := q.Claim(ctx, time.Second)
+	id, err := q.Enqueue(ctx, nil)
+	require.NoError(t, err)
+	job, ok, err := q.Claim(ctx, time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
 	first := scoreInt(t, q.keys.Active, id)
 	if err := q.Extend(ctx, id, job.Token, time.Hour); err != nil {
 		t.Fatal(err)
@@ -328,7 +350,7 @@ func TestExtend(t *testing.T) {
 	if err := q.Extend(ctx, id, job.Token+1, time.Hour); !errors.Is(err, ErrStale) {
 		t.Fatalf("stale Extend = %v", err)
 	}
-	q.Complete(ctx, id, job.Token, 0)
+	require.NoError(t, q.Complete(ctx, id, job.Token, 0))
 	if err := q.Extend(ctx, id, job.Token, time.Hour); !errors.Is(err, ErrStale) {
 		t.Fatalf("Extend after complete = %v", err)
 	}
@@ -353,9 +375,9 @@ func TestEnqueueBatchClaimBatchCompleteBatch(t *testing.T) {
 			t.Fatalf("result %d = %+v", i, r)
 		}
 	}
-	if n, _ := q.PendingSize(ctx); n != 100 {
-		t.Fatalf("pending %d", n)
-	}
+	pending, err := q.PendingSize(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 100, pending)
 	// A ghost in the middle of pending is dropped and does not count.
 	ghost := res[2].ID
 	do(t, "DEL", q.keys.Job(ghost))
@@ -379,10 +401,11 @@ func TestEnqueueBatchClaimBatchCompleteBatch(t *testing.T) {
 	if do(t, "EXISTS", q.keys.Job(jobs[0].ID)) != "0" || row(t, q, jobs[1].ID)["state"] != "active" {
 		t.Fatal("complete_batch rows wrong")
 	}
-	if n, _ := q.Count(ctx, StateActive); n != 2 {
-		t.Fatalf("active %d, want 2", n)
-	}
-	rest, _ := q.ClaimBatch(ctx, time.Minute, 1000)
+	active, err := q.Count(ctx, StateActive)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, active)
+	rest, err := q.ClaimBatch(ctx, time.Minute, 1000)
+	require.NoError(t, err)
 	if len(rest) != 95 {
 		t.Fatalf("claimed %d of the rest, want 95", len(rest))
 	}
@@ -393,14 +416,26 @@ func TestBrowse(t *testing.T) {
 	ctx := tctx(t)
 	var ids []string
 	for i := range 5 {
-		id, _ := q.Enqueue(ctx, []byte{byte('a' + i)})
+		id, err := q.Enqueue(ctx, []byte{byte('a' + i)})
+		require.NoError(t, err)
 		ids = append(ids, id)
 	}
-	job, _, _ := q.Claim(ctx, time.Minute)
-	q.Retry(ctx, job.ID, job.Token, time.Hour, 5, "later")
-	job, _, _ = q.Claim(ctx, time.Minute)
-	q.Retry(ctx, job.ID, job.Token, 0, 1, "fatal")
-	job, _, _ = q.Claim(ctx, time.Minute)
+	claim := func() Job {
+		t.Helper()
+		job, ok, err := q.Claim(ctx, time.Minute)
+		require.NoError(t, err)
+		require.True(t, ok)
+		return job
+	}
+	job := claim()
+	out, err := q.Retry(ctx, job.ID, job.Token, time.Hour, 5, "later")
+	require.NoError(t, err)
+	require.Equal(t, RetryDelayed, out)
+	job = claim()
+	out, err = q.Retry(ctx, job.ID, job.Token, 0, 1, "fatal")
+	require.NoError(t, err)
+	require.Equal(t, RetryDead, out)
+	job = claim()
 
 	page, err := q.Browse(ctx, StatePending, 0, 10)
 	if err != nil || len(page) != 2 || page[0].ID != ids[3] || page[1].ID != ids[4] {
@@ -409,25 +444,30 @@ func TestBrowse(t *testing.T) {
 	if p := page[0]; !p.Exists || p.State != StatePending || p.Attempts != 0 || string(p.Payload) != "d" || p.Score != 0 {
 		t.Fatalf("pending entry %+v", p)
 	}
-	page, _ = q.Browse(ctx, StatePending, 1, 10)
+	page, err = q.Browse(ctx, StatePending, 1, 10)
+	require.NoError(t, err)
 	if len(page) != 1 || page[0].ID != ids[4] {
 		t.Fatalf("offset page %+v", page)
 	}
-	page, _ = q.Browse(ctx, StateActive, 0, 10)
+	page, err = q.Browse(ctx, StateActive, 0, 10)
+	require.NoError(t, err)
 	if len(page) != 1 || page[0].ID != job.ID || page[0].State != StateActive || page[0].Score < serverMillis(t) {
 		t.Fatalf("active page %+v", page)
 	}
-	page, _ = q.Browse(ctx, StateDelayed, 0, 10)
+	page, err = q.Browse(ctx, StateDelayed, 0, 10)
+	require.NoError(t, err)
 	if len(page) != 1 || page[0].ID != ids[0] || page[0].Error != "later" || page[0].Time().Before(time.Now()) {
 		t.Fatalf("delayed page %+v", page)
 	}
-	page, _ = q.Browse(ctx, StateDead, 0, 10)
+	page, err = q.Browse(ctx, StateDead, 0, 10)
+	require.NoError(t, err)
 	if len(page) != 1 || page[0].ID != ids[1] || page[0].State != StateDead || page[0].Error != "fatal" {
 		t.Fatalf("dead page %+v", page)
 	}
 	do(t, "ZADD", q.keys.Dead, "1", "JOB0KHTOWnGLuC")
 	do(t, "HSET", q.keys.Job(ids[1]), "lease_epoch", "7")
-	page, _ = q.Browse(ctx, StateDead, 0, 10)
+	page, err = q.Browse(ctx, StateDead, 0, 10)
+	require.NoError(t, err)
 	if len(page) != 2 || page[0].Exists || page[0].ID != "JOB0KHTOWnGLuC" || page[1].Extra["lease_epoch"] != "7" {
 		t.Fatalf("dead page with ghost %+v", page)
 	}

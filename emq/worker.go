@@ -3,6 +3,7 @@ package emq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -147,6 +148,14 @@ type workerCounters struct {
 // extends the lease of a long-running handler, and runs a promoter and a
 // reaper in the background. Every goroutine it starts is stopped by
 // Shutdown.
+//
+// A worker also stops on its own when its queue's connection is finished
+// for good: when the queue's [conn.Sender] has a Done() <-chan struct{}
+// method (a *conn.Conn does: it never recovers once it failed or was
+// closed) and that channel closes. It then gives up at once as a Shutdown
+// past its deadline does, [Worker.Err] returns the terminal error
+// (matching [ErrSenderDone] and wrapping the sender's Err(), such as
+// conn.ErrBroken or conn.ErrClosed), and [Worker.Run] returns it.
 type Worker struct {
 	q   *Queue
 	h   Handler
@@ -158,6 +167,7 @@ type Worker struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+	fatal   error // why the worker stopped on its own; guarded by mu
 
 	// Made by Start.
 	life       context.Context // the worker's exchanges; ends after Shutdown
@@ -171,6 +181,9 @@ type Worker struct {
 	tokens     chan struct{} // one per free handler slot
 	acks       chan Job      // jobs to complete
 	abandon    atomic.Bool   // set past the shutdown deadline: no more acks
+	giveUpOnce sync.Once
+	giveUpErr  error         // why the worker gave up; written before abandon is set
+	failed     chan struct{} // closed once a worker that stopped on its own has shut down
 
 	claimDone, ackDone, bgDone chan struct{}
 	procWG                     sync.WaitGroup
@@ -226,6 +239,7 @@ func (w *Worker) Start() error {
 	w.jobs, w.tokens = make(chan claimed, n), make(chan struct{}, n)
 	w.acks = make(chan Job, 4*w.cfg.AckBatch)
 	w.claimDone, w.ackDone, w.bgDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	w.failed = make(chan struct{})
 	for range n {
 		w.tokens <- struct{}{}
 	}
@@ -236,18 +250,26 @@ func (w *Worker) Start() error {
 	go w.claimLoop(w.jobs)
 	go w.ackLoop()
 	go w.background()
+	if d, ok := w.q.sender.(interface{ Done() <-chan struct{} }); ok {
+		go w.watchSender(d.Done())
+	}
 	return nil
 }
 
 // Shutdown stops claiming, waits for the running handlers until ctx ends,
 // completes or retries what they return, then stops the extender, the
-// promoter and the reaper. It returns nil when every handler finished.
+// promoter and the reaper. It returns nil when every handler finished and
+// every outcome was sent within ctx.
 //
-// When ctx ends first, the handlers still running get their context
-// cancelled (cause [ErrShutdown]), their jobs are left leased for the
-// reaper (nothing more is completed or retried) and Shutdown returns
-// ctx.Err() once the worker's own goroutines have stopped; the handler
-// goroutines return when their handlers do ([Worker.Done]).
+// When ctx ends first, Shutdown gives up: exchanges with the server still
+// in flight are cancelled (a stalled server does not hold it), the
+// handlers still running get their context cancelled (cause
+// [ErrShutdown]), their jobs are left leased for the reaper, and
+// completions not yet sent are reported as [EventError] events with Op
+// "complete" and Err [ErrShutdown] (their jobs, too, go back to the
+// reaper). Shutdown then returns ctx.Err() once the worker's own
+// goroutines have stopped; the handler goroutines return when their
+// handlers do ([Worker.Done]).
 func (w *Worker) Shutdown(ctx context.Context) error {
 	w.mu.Lock()
 	if !w.started || w.stopped {
@@ -264,21 +286,27 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 	}
 	w.stopped = true
 	w.mu.Unlock()
+	return w.shutdown(ctx, ErrShutdown)
+}
 
+// shutdown is Shutdown once the worker is marked stopped: cause is what
+// the handlers' contexts and the unsent completions report if ctx ends
+// first.
+func (w *Worker) shutdown(ctx context.Context, cause error) error {
 	close(w.stop)
+	// From here on, ctx's end makes every wait below short: giveUp cancels
+	// the exchanges in flight, so a stalled server holds nothing.
+	stopGiveUp := context.AfterFunc(ctx, func() { w.giveUp(cause) })
+	defer stopGiveUp()
 	<-w.claimDone // a claim in flight finishes; its jobs are run
 	close(w.jobs)
 	procs := make(chan struct{})
 	go func() { w.procWG.Wait(); close(procs) }()
-	var err error
 	select {
 	case <-procs:
 		close(w.acks) // no processor sends any more
 	case <-ctx.Done():
-		err = ctx.Err()
-		w.abandon.Store(true)
-		w.endHandler(ErrShutdown)
-		close(w.ackQuit)
+		w.giveUp(cause)
 	}
 	<-w.ackDone
 	close(w.bgStop)
@@ -286,30 +314,104 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 	w.endLife()
 	go func() {
 		<-procs
-		w.endHandler(ErrShutdown)
+		w.endHandler(cause)
+		w.drainAcks() // completions a processor queued after the acker quit
 		close(w.done)
 	}()
-	if err == nil {
-		<-w.done
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return err
+	<-w.done
+	return nil
+}
+
+// giveUp abandons what is left, once: no more completions or retries are
+// sent, the exchanges in flight are cancelled and the handlers' contexts
+// end with cause.
+func (w *Worker) giveUp(cause error) {
+	w.giveUpOnce.Do(func() {
+		w.giveUpErr = cause
+		w.abandon.Store(true)
+		w.endHandler(cause)
+		close(w.ackQuit)
+		w.endLife()
+	})
+}
+
+// ErrSenderDone is matched by the terminal error of a worker that stopped
+// on its own because its queue's connection is finished for good (see
+// [Worker]). The error also wraps the connection's own, when it has an
+// Err() error method: conn.ErrBroken, conn.ErrClosed.
+var ErrSenderDone = errors.New("emq: the queue's connection is finished")
+
+// watchSender stops the worker, as a Shutdown past its deadline, once
+// done (the queue's sender's Done channel) closes; it returns when
+// Shutdown begins first.
+func (w *Worker) watchSender(done <-chan struct{}) {
+	select {
+	case <-w.stop:
+		return
+	case <-done:
+	}
+	err := ErrSenderDone
+	if e, ok := w.q.sender.(interface{ Err() error }); ok {
+		if serr := e.Err(); serr != nil {
+			err = fmt.Errorf("%w: %w", ErrSenderDone, serr)
+		}
+	}
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return // a Shutdown is under way
+	}
+	w.stopped, w.fatal = true, err
+	w.mu.Unlock()
+	// Nothing can reach the server any more: give up at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w.shutdown(ctx, err)
+	close(w.failed)
+}
+
+// Err returns the terminal error of a worker that stopped on its own, its
+// queue's connection being finished: it matches [ErrSenderDone] and wraps
+// the connection's error (conn.ErrBroken, conn.ErrClosed). It is nil
+// while the worker runs and after a Shutdown.
+func (w *Worker) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fatal
 }
 
 // Done returns a channel closed when every goroutine of the worker,
-// handlers included, has returned after Shutdown.
+// handlers included, has returned after Shutdown, or after the worker
+// stopped on its own ([Worker.Err]).
 func (w *Worker) Done() <-chan struct{} { return w.done }
 
-// Run starts the worker, runs until ctx ends, then shuts down within
-// ShutdownTimeout. It returns Shutdown's error: nil when every running
-// handler finished in time.
+// Run starts the worker and runs until ctx ends, then shuts down within
+// ShutdownTimeout and returns Shutdown's error: nil when every running
+// handler finished in time. When the worker stops on its own first (its
+// queue's connection is finished: see [Worker]), Run returns at once, once
+// the worker's own goroutines have stopped, with the terminal error
+// [Worker.Err].
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-w.failed:
+		return w.Err()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), w.cfg.ShutdownTimeout)
 	defer cancel()
-	return w.Shutdown(sctx)
+	err := w.Shutdown(sctx)
+	if ferr := w.Err(); ferr != nil {
+		// It stopped on its own meanwhile: Shutdown only waited for it.
+		<-w.failed
+		return ferr
+	}
+	return err
 }
 
 // emit counts an event and tells OnEvent.

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/echomq/echomq-go/conn"
 )
 
 // slot is one handler goroutine's record of the job it runs, shared with
@@ -16,9 +18,8 @@ type slot struct {
 	busy   bool
 	gen    uint64 // bumped per job, so a late extend result is not misapplied
 	job    Job
-	since  time.Time // the claim, or the start of the last extend that held
-	ctx    context.Context
-	cancel context.CancelCauseFunc // ends ctx
+	since  time.Time               // the claim, or the start of the last extend that held
+	cancel context.CancelCauseFunc // ends the job's context
 	lost   bool                    // extend answered stale: the job is not ours any more
 }
 
@@ -99,14 +100,13 @@ func (w *Worker) process(s *slot, jobs <-chan claimed) {
 
 // runJob runs the handler on one job and acts on its outcome.
 func (w *Worker) runJob(s *slot, c claimed) {
-	// A slot's context serves job after job until it is cancelled (the
-	// lease lost, or the shutdown deadline): one context per job would
-	// cost more than a no-op handler.
+	// Each job has a context of its own, cancelled when its handler
+	// returns (as net/http's request context is): a context the handler
+	// leaked to a goroutine must not outlive the job, nor come back to
+	// life for the next one.
+	ctx, cancel := context.WithCancelCause(w.handlerCtx)
 	s.mu.Lock()
-	if s.ctx == nil || s.ctx.Err() != nil {
-		s.ctx, s.cancel = context.WithCancelCause(w.handlerCtx)
-	}
-	ctx := s.ctx
+	s.cancel = cancel
 	s.busy, s.job, s.since, s.lost = true, c.job, c.at, false
 	s.gen++
 	s.mu.Unlock()
@@ -114,16 +114,29 @@ func (w *Worker) runJob(s *slot, c claimed) {
 	job := new(Job)
 	*job = c.job
 	err := w.call(ctx, job)
+	cancel(nil) // the handler returned: its context ends (context.Canceled)
 
 	s.mu.Lock()
 	lost := s.lost
-	s.busy, s.job = false, Job{}
+	s.busy, s.job, s.cancel = false, Job{}, nil
 	s.mu.Unlock()
 
 	switch {
-	case w.abandon.Load(), lost:
-		// Past the shutdown deadline, or the lease is gone: the job is
-		// the reaper's (or another claimant's) now.
+	case lost:
+		// The lease is gone: the job is the reaper's (or another
+		// claimant's) now; EventLeaseLost told so.
+	case w.abandon.Load():
+		// Past the shutdown deadline: nothing more is sent, and the job
+		// is left to the reaper. An outcome that would have been sent is
+		// reported unsent.
+		switch {
+		case err == nil:
+			w.unsent(c.job, "complete")
+		case errors.Is(err, ErrAbandon):
+			w.emit(Event{Kind: EventAbandoned, Job: c.job})
+		default:
+			w.unsent(c.job, "retry")
+		}
 	case err == nil:
 		w.complete(c.job)
 	case errors.Is(err, ErrAbandon):
@@ -154,6 +167,31 @@ func (w *Worker) complete(job Job) {
 	select {
 	case w.acks <- job:
 	case <-w.ackQuit:
+		w.unsent(job, "complete")
+	}
+}
+
+// unsent reports a job whose outcome (op: "complete" or "retry") was never
+// sent because the worker gave up: an EventError whose Err is why
+// ([ErrShutdown], or the terminal error of a worker whose connection is
+// finished). The job stays leased, for the reaper.
+func (w *Worker) unsent(job Job, op string) {
+	w.emit(Event{Kind: EventError, Job: job, Op: op, Err: w.giveUpErr})
+}
+
+// drainAcks reports, unsent, every completion still queued for the acker.
+// It is called once the acker has quit, so nothing else receives.
+func (w *Worker) drainAcks() {
+	for {
+		select {
+		case j, ok := <-w.acks:
+			if !ok {
+				return
+			}
+			w.unsent(j, "complete")
+		default:
+			return
+		}
 	}
 }
 
@@ -184,7 +222,7 @@ func (w *Worker) retry(job Job, herr error) {
 // ackLoop completes the jobs the handler goroutines hand it, as many as
 // are waiting (up to AckBatch) in one complete_batch. It returns when acks
 // is closed and drained, or, past the shutdown deadline, when ackQuit is
-// closed.
+// closed, after reporting every completion still queued as unsent.
 func (w *Worker) ackLoop() {
 	defer close(w.ackDone)
 	batch := make([]Job, 0, w.cfg.AckBatch)
@@ -199,15 +237,15 @@ func (w *Worker) ackLoop() {
 				return
 			}
 		case <-w.ackQuit:
-			open = false
+			// Past the shutdown deadline: what is still queued is never
+			// sent, but each job is reported.
+			w.drainAcks()
+			return
 		}
-		batch = batch[:0]
-		if open {
-			batch = append(batch, j)
-			// Handlers finishing now join this batch: one round trip
-			// for all of them.
-			runtime.Gosched()
-		}
+		batch = append(batch[:0], j)
+		// Handlers finishing now join this batch: one round trip for all
+		// of them.
+		runtime.Gosched()
 	drain:
 		for len(batch) < w.cfg.AckBatch {
 			select {
@@ -235,10 +273,21 @@ func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool)
 	if len(batch) == 0 {
 		return acks, done
 	}
+	if w.abandon.Load() {
+		// Past the shutdown deadline: nothing more is sent.
+		for _, j := range batch {
+			w.unsent(j, "complete")
+		}
+		return acks, done
+	}
 	w.stats.ackBatches.Add(1)
 	if len(batch) == 1 {
 		j := batch[0]
-		switch err := w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention); {
+		err := w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention)
+		for try := 0; try < ackResends && w.resendable(err, try); try++ {
+			err = w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention)
+		}
+		switch {
 		case err == nil:
 			w.emit(Event{Kind: EventCompleted, Job: j})
 		case errors.Is(err, ErrStale):
@@ -254,6 +303,9 @@ func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool)
 	}
 	var err error
 	done, err = w.q.AppendCompleteBatch(w.life, done[:0], acks, w.cfg.Retention)
+	for try := 0; try < ackResends && w.resendable(err, try); try++ {
+		done, err = w.q.AppendCompleteBatch(w.life, done[:0], acks, w.cfg.Retention)
+	}
 	for i, j := range batch {
 		switch {
 		case err != nil:
@@ -266,6 +318,34 @@ func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool)
 	}
 	clear(acks)
 	return acks, done
+}
+
+// Completions that failed without being sent are sent again, at most
+// ackResends times, after ackResendBackoff doubled per try.
+const (
+	ackResends       = 3
+	ackResendBackoff = 20 * time.Millisecond
+)
+
+// resendable reports whether a completion that failed with err may be sent
+// again, as try+1 of ackResends re-sends, and waits the backoff first. Only
+// a command that was certainly never sent qualifies: its error matches
+// conn.ErrNotConnected (a conn.Client had no connection to send it on).
+// Any other failure is ambiguous (the completion may have run) and is
+// never re-sent: the job's lease decides, through the reaper. It is false
+// when the worker gives up meanwhile.
+func (w *Worker) resendable(err error, try int) bool {
+	if err == nil || !errors.Is(err, conn.ErrNotConnected) || w.abandon.Load() {
+		return false
+	}
+	t := time.NewTimer(ackResendBackoff << try)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.life.Done():
+		return false
+	}
 }
 
 // background runs the extender and the maintainer until bgStop closes.

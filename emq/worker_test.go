@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/echomq/echomq-go/conn"
 )
 
@@ -48,7 +50,9 @@ func startWorker(t *testing.T, q *Queue, h Handler, cfg WorkerConfig) *Worker {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		w.Shutdown(ctx)
+		if err := w.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown at cleanup: %v", err)
+		}
 	})
 	return w
 }
@@ -64,7 +68,7 @@ func TestChainOrder(t *testing.T) {
 		}
 	}
 	h := Chain(HandlerFunc(func(context.Context, *Job) error { trace = append(trace, "h"); return nil }), mw("a"), mw("b"))
-	h.ProcessJob(context.Background(), &Job{})
+	require.NoError(t, h.ProcessJob(context.Background(), &Job{}))
 	if got := strings.Join(trace, ","); got != "a,b,h" {
 		t.Fatalf("order %s", got)
 	}
@@ -137,7 +141,8 @@ func TestWorkerCompletes(t *testing.T) {
 func TestWorkerRetriesThenDead(t *testing.T) {
 	q := fresh(t, "work")
 	ctx := tctx(t)
-	id, _ := q.Enqueue(ctx, []byte("x"))
+	id, err := q.Enqueue(ctx, []byte("x"))
+	require.NoError(t, err)
 	var calls atomic.Int64
 	var dead atomic.Bool
 	startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
@@ -160,7 +165,8 @@ func TestWorkerRetriesThenDead(t *testing.T) {
 
 func TestWorkerBackoffDelays(t *testing.T) {
 	q := fresh(t, "work")
-	id, _ := q.Enqueue(tctx(t), nil)
+	id, err := q.Enqueue(tctx(t), nil)
+	require.NoError(t, err)
 	var retried atomic.Bool
 	startWorker(t, q, HandlerFunc(func(context.Context, *Job) error { return errors.New("no") }),
 		WorkerConfig{BackoffBase: time.Hour, BackoffMax: 2 * time.Hour, PromoteInterval: -1, OnEvent: func(e Event) {
@@ -177,9 +183,12 @@ func TestWorkerBackoffDelays(t *testing.T) {
 func TestWorkerPanicSkipRetryAbandon(t *testing.T) {
 	q := fresh(t, "work")
 	ctx := tctx(t)
-	panicky, _ := q.Enqueue(ctx, []byte("panic"))
-	skip, _ := q.Enqueue(ctx, []byte("skip"))
-	abandon, _ := q.Enqueue(ctx, []byte("abandon"))
+	panicky, err := q.Enqueue(ctx, []byte("panic"))
+	require.NoError(t, err)
+	skip, err := q.Enqueue(ctx, []byte("skip"))
+	require.NoError(t, err)
+	abandon, err := q.Enqueue(ctx, []byte("abandon"))
+	require.NoError(t, err)
 	var events sync.Map
 	w := startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
 		switch string(j.Payload) {
@@ -226,7 +235,8 @@ func TestWorkerPanicSkipRetryAbandon(t *testing.T) {
 // the machine is (only the extender must keep within a lease of 1 s).
 func TestWorkerExtendsLease(t *testing.T) {
 	q := fresh(t, "work")
-	id, _ := q.Enqueue(tctx(t), nil)
+	id, err := q.Enqueue(tctx(t), nil)
+	require.NoError(t, err)
 	var done atomic.Bool
 	var token atomic.Int64
 	running, release := make(chan struct{}, 1), make(chan struct{})
@@ -266,7 +276,8 @@ func TestWorkerExtendsLease(t *testing.T) {
 
 func TestWorkerLeaseLostCancelsHandler(t *testing.T) {
 	q := fresh(t, "work")
-	id, _ := q.Enqueue(tctx(t), nil)
+	id, err := q.Enqueue(tctx(t), nil)
+	require.NoError(t, err)
 	started := make(chan struct{})
 	cause := make(chan error, 1)
 	var lost atomic.Bool
@@ -286,9 +297,9 @@ func TestWorkerLeaseLostCancelsHandler(t *testing.T) {
 	<-started
 	// Steal the lease: expire it and reap, as another worker's reaper would.
 	do(t, "ZADD", q.keys.Active, "1", id)
-	if n, _ := q.Reap(tctx(t), 10, 5); n != 1 {
-		t.Fatal("not reaped")
-	}
+	n, err := q.Reap(tctx(t), 10, 5)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "not reaped")
 	select {
 	case err := <-cause:
 		if !errors.Is(err, ErrLeaseLost) {
@@ -306,12 +317,14 @@ func TestWorkerLeaseLostCancelsHandler(t *testing.T) {
 func TestWorkerShutdown(t *testing.T) {
 	q := fresh(t, "work")
 	ctx := tctx(t)
-	fast, _ := q.Enqueue(ctx, []byte("fast"))
-	stuck, _ := q.Enqueue(ctx, []byte("stuck"))
+	fast, err := q.Enqueue(ctx, []byte("fast"))
+	require.NoError(t, err)
+	stuck, err := q.Enqueue(ctx, []byte("stuck"))
+	require.NoError(t, err)
 	release := make(chan struct{})
 	running := make(chan string, 2)
 	var cause atomic.Value
-	w, _ := NewWorker(q, HandlerFunc(func(ctx context.Context, j *Job) error {
+	w, err := NewWorker(q, HandlerFunc(func(ctx context.Context, j *Job) error {
 		running <- string(j.Payload)
 		if string(j.Payload) == "fast" {
 			time.Sleep(50 * time.Millisecond)
@@ -322,7 +335,8 @@ func TestWorkerShutdown(t *testing.T) {
 		<-release
 		return nil
 	}), WorkerConfig{Concurrency: 2, ReapInterval: -1})
-	w.Start()
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
 	<-running
 	<-running
 	// Shutdown gives up when its ctx ends although the stuck handler has
@@ -361,8 +375,9 @@ func TestWorkerShutdown(t *testing.T) {
 func TestWorkerRunAndPollBackoff(t *testing.T) {
 	q := fresh(t, "idle")
 	const pollMin, pollMax = time.Millisecond, 50 * time.Millisecond
-	w, _ := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }),
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }),
 		WorkerConfig{PollMin: pollMin, PollMax: pollMax, PromoteInterval: -1, ReapInterval: -1})
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
@@ -396,7 +411,8 @@ func TestWorkerRunAndPollBackoff(t *testing.T) {
 
 func TestWorkerPromotesDelayed(t *testing.T) {
 	q := fresh(t, "work")
-	id, _ := q.EnqueueIn(tctx(t), 30*time.Millisecond, []byte("later"))
+	id, err := q.EnqueueIn(tctx(t), 30*time.Millisecond, []byte("later"))
+	require.NoError(t, err)
 	var got atomic.Value
 	startWorker(t, q, HandlerFunc(func(ctx context.Context, j *Job) error {
 		got.Store(j.ID)

@@ -40,12 +40,9 @@ func openQueues(ctx context.Context, nd *node, cfg config) (*queues, error) {
 		name = "emqbench-" + nd.runID
 	}
 	qq := &queues{name: name}
-	// One id generator for every connection's queue: two generators on
-	// one node would mint the same ids.
-	ids, err := emq.NewIDGenerator(emq.JobNamespace, emq.DefaultNode())
-	if err != nil {
-		return nil, err
-	}
+	// One id generator for every connection's queue, the process's own:
+	// two generators on one node would mint the same ids.
+	ids := emq.DefaultIDGenerator()
 	for _, c := range nd.conns {
 		x := dispatch.NewScripted(c)
 		q, err := emq.Open(ctx, c, name, emq.WithExecutor(x), emq.WithIDGenerator(ids))

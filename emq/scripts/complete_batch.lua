@@ -8,10 +8,19 @@
 -- ARGV[4], ARGV[5]       id2, token2, ... (pairs)
 -- Replies:
 --   {r1, r2, ...}  one integer per pair, in order: 1 completed, 0 stale
+--                  (as complete: the token is exact decimal text)
 --   error "EMQARG retention_ms must be an integer >= 0" or
 --         "EMQARG ids and tokens must come in pairs"; nothing written
 -- Cost: one HMGET per job; the ZREMs and (retention 0) the DELs go 1,000
 -- to a call.
+-- The token holds only as exact decimal text: byte for byte the canonical
+-- decimal rendering of the stored attempts ("1", never "01", "1.0", " 1"
+-- or "1e0").
+local function holds(attempts, token)
+  local a = tonumber(attempts)
+  return a ~= nil and a == math.floor(a) and math.abs(a) <= 9007199254740991
+    and string.format('%d', a) == token
+end
 local keep = tonumber(ARGV[1])
 if not keep or keep ~= math.floor(keep) or keep < 0 or keep > 9007199254740991 then
   return redis.error_reply('EMQARG retention_ms must be an integer >= 0')
@@ -27,7 +36,7 @@ for i = 2, #ARGV, 2 do
   local id = ARGV[i]
   local key = KEYS[2] .. 'job:' .. id
   local row = redis.call('HMGET', key, 'state', 'attempts')
-  if done[id] or row[1] ~= 'active' or tonumber(row[2]) ~= tonumber(ARGV[i + 1]) then
+  if done[id] or row[1] ~= 'active' or not holds(row[2], ARGV[i + 1]) then
     out[#out + 1] = 0
   else
     done[id] = true
