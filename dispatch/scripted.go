@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -108,6 +109,11 @@ func (x *Scripted) state(s *Script) *scriptState {
 // addState adds s to the copy-on-write map. Scripts with the same source
 // share one state, since the server knows them by SHA.
 func (x *Scripted) addState(s *Script) *scriptState {
+	if r, ok := x.s.(wire.ScriptRegistry); ok {
+		// A cluster client loads the script on a node that answers
+		// NOSCRIPT, there and only there.
+		r.RegisterScript(s.sha, s.src)
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	old := x.states.Load()

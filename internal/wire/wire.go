@@ -69,3 +69,10 @@ type Sender interface {
 	// called. cmds.B is copied: the caller may reuse it when Send returns.
 	Send(ctx context.Context, cmds Cmds, h Handler) error
 }
+
+// ScriptRegistry is implemented by senders that load scripts by
+// themselves where a node lacks one (the cluster client, per node):
+// dispatch's scripted executor registers every script it runs.
+type ScriptRegistry interface {
+	RegisterScript(sha, src string)
+}

@@ -1,0 +1,321 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Client routes commands over a Valkey or Redis Cluster: each command to
+// the primary that serves its keys' slot, over one pipelining conn.Client
+// per primary. It satisfies conn.Sender, so pipeline.Batch, dispatch's
+// executors and emq run over it unchanged. It is safe for concurrent use.
+type Client struct {
+	opts Options
+	cmds commandTable
+	topo atomic.Pointer[topology]
+
+	mu     sync.Mutex
+	nodes  map[string]*node // by address
+	closed bool
+
+	srcMu sync.RWMutex
+	srcs  map[string]string // script sources by SHA (RegisterScript)
+
+	refreshMu   sync.Mutex
+	refreshing  chan struct{} // closed when the refresh in flight ends
+	lastRefresh time.Time
+
+	stats counters
+	rr    atomic.Uint32 // round robin for keyless commands
+
+	life   context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+var _ conn.Sender = (*Client)(nil)
+
+// counters back Stats.
+type counters struct {
+	moved, ask, tryAgain, clusterDown, noScript, refreshes atomic.Uint64
+}
+
+// Stats counts what the Client did beyond sending commands.
+type Stats struct {
+	Moved       uint64 // commands sent again after MOVED
+	Ask         uint64 // commands sent again with ASKING after ASK
+	TryAgain    uint64 // commands sent again after TRYAGAIN
+	ClusterDown uint64 // commands sent again after CLUSTERDOWN
+	NoScript    uint64 // commands sent again after loading their script on their node
+	Refreshes   uint64 // topology reads
+	ScriptLoads uint64 // SCRIPT LOADs sent, every node summed
+}
+
+// Stats returns the counters.
+func (cl *Client) Stats() Stats {
+	s := Stats{
+		Moved: cl.stats.moved.Load(), Ask: cl.stats.ask.Load(), TryAgain: cl.stats.tryAgain.Load(),
+		ClusterDown: cl.stats.clusterDown.Load(), NoScript: cl.stats.noScript.Load(),
+		Refreshes: cl.stats.refreshes.Load(),
+	}
+	cl.mu.Lock()
+	for _, n := range cl.nodes {
+		s.ScriptLoads += n.loadsRun.Load()
+	}
+	cl.mu.Unlock()
+	return s
+}
+
+// NewClient reads the topology and the command table from the first seed
+// that answers, and returns a Client ready to route. Connections to the
+// primaries are dialed on first use.
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
+	opts = opts.withDefaults()
+	if len(opts.Seeds) == 0 {
+		return nil, errors.New("cluster: no seed address")
+	}
+	cl := &Client{opts: opts, nodes: map[string]*node{}, srcs: map[string]string{}}
+	cl.life, cl.cancel = context.WithCancel(context.Background())
+	var errs []error
+	for _, seed := range opts.Seeds {
+		n := cl.node(seed)
+		c, err := n.client(ctx, opts.Node)
+		if err == nil {
+			var t *topology
+			if t, err = readTopology(ctx, c, seed); err == nil {
+				if cl.cmds, err = loadCommands(ctx, c); err == nil {
+					cl.topo.Store(t)
+					cl.stats.refreshes.Add(1)
+					cl.lastRefresh = time.Now()
+					break
+				}
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", seed, err))
+	}
+	if cl.topo.Load() == nil {
+		cl.Close()
+		return nil, fmt.Errorf("cluster: no seed gave the topology: %w", errors.Join(errs...))
+	}
+	if opts.RefreshInterval > 0 {
+		cl.wg.Add(1)
+		go cl.refreshLoop()
+	}
+	return cl, nil
+}
+
+// node returns the node at addr, creating it.
+func (cl *Client) node(addr string) *node {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	n := cl.nodes[addr]
+	if n == nil {
+		n = &node{addr: addr}
+		if cl.closed {
+			n.closed = true
+		} else {
+			cl.nodes[addr] = n
+		}
+	}
+	return n
+}
+
+// RegisterScript records a script's source, so that a node answering
+// NOSCRIPT for it gets it loaded (once, however many commands met the
+// NOSCRIPT) and the command is sent again to that node. dispatch's
+// scripted executor registers every script it runs.
+func (cl *Client) RegisterScript(sha, src string) {
+	cl.srcMu.Lock()
+	cl.srcs[sha] = src
+	cl.srcMu.Unlock()
+}
+
+// source returns a registered script's source.
+func (cl *Client) source(sha []byte) (string, bool) {
+	cl.srcMu.RLock()
+	src, ok := cl.srcs[string(sha)]
+	cl.srcMu.RUnlock()
+	return src, ok
+}
+
+// Do sends a command given as strings to the node of its keys' slot and
+// waits for its reply (see conn.Conn.Do).
+func (cl *Client) Do(ctx context.Context, args ...string) (resp.Value, error) {
+	return wire.Do(ctx, cl, args...)
+}
+
+// DoFunc sends one command to the node of its keys' slot and waits for
+// its reply (see conn.Conn.DoFunc).
+func (cl *Client) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	return wire.DoFunc(ctx, cl, cmd, fn)
+}
+
+// DoInt sends a command whose reply is an integer.
+func (cl *Client) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
+	return wire.DoInt(ctx, cl, cmd)
+}
+
+// Refresh reads the topology again now.
+func (cl *Client) Refresh(ctx context.Context) error { return cl.refresh(ctx) }
+
+// refresh reads the topology from a known node, once however many ask at
+// the same time.
+func (cl *Client) refresh(ctx context.Context) error {
+	cl.refreshMu.Lock()
+	if ch := cl.refreshing; ch != nil {
+		cl.refreshMu.Unlock()
+		select {
+		case <-ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	ch := make(chan struct{})
+	cl.refreshing = ch
+	cl.refreshMu.Unlock()
+	err := cl.readAny(ctx)
+	cl.refreshMu.Lock()
+	cl.refreshing, cl.lastRefresh = nil, time.Now()
+	cl.refreshMu.Unlock()
+	close(ch)
+	return err
+}
+
+// readAny reads the topology from the known primaries and seeds, in
+// random order, until one answers; then closes the nodes it no longer
+// lists.
+func (cl *Client) readAny(ctx context.Context) error {
+	var addrs []string
+	if t := cl.topo.Load(); t != nil {
+		addrs = append(addrs, t.addrs...)
+	}
+	rand.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
+	addrs = append(addrs, cl.opts.Seeds...)
+	var errs []error
+	for _, a := range addrs {
+		c, err := cl.node(a).client(ctx, cl.opts.Node)
+		if err == nil {
+			var t *topology
+			if t, err = readTopology(ctx, c, a); err == nil {
+				cl.topo.Store(t)
+				cl.stats.refreshes.Add(1)
+				cl.retire(t)
+				return nil
+			}
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("cluster: no node gave the topology: %w", errors.Join(errs...))
+}
+
+// retire closes the nodes that are neither primaries in t nor seeds:
+// calls still in flight on them end with an error, never re-sent.
+func (cl *Client) retire(t *topology) {
+	keep := map[string]bool{}
+	for _, a := range t.addrs {
+		keep[a] = true
+	}
+	for _, a := range cl.opts.Seeds {
+		keep[a] = true
+	}
+	var old []*node
+	cl.mu.Lock()
+	for a, n := range cl.nodes {
+		if !keep[a] {
+			delete(cl.nodes, a)
+			old = append(old, n)
+		}
+	}
+	cl.mu.Unlock()
+	for _, n := range old {
+		n.close()
+	}
+}
+
+// refreshSoon starts a refresh in the background unless one ran in the
+// last 100 ms or is running.
+func (cl *Client) refreshSoon() {
+	cl.refreshMu.Lock()
+	busy := cl.refreshing != nil || time.Since(cl.lastRefresh) < 100*time.Millisecond
+	if !busy {
+		cl.lastRefresh = time.Now()
+	}
+	cl.refreshMu.Unlock()
+	cl.mu.Lock()
+	closed := cl.closed
+	if !busy && !closed {
+		cl.wg.Add(1)
+	}
+	cl.mu.Unlock()
+	if busy || closed {
+		return
+	}
+	go func() {
+		defer cl.wg.Done()
+		ctx, cancel := context.WithTimeout(cl.life, 10*time.Second)
+		defer cancel()
+		cl.refresh(ctx)
+	}()
+}
+
+// refreshLoop reads the topology every RefreshInterval ±20%.
+func (cl *Client) refreshLoop() {
+	defer cl.wg.Done()
+	for {
+		d := cl.opts.RefreshInterval
+		d += time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
+		select {
+		case <-cl.life.Done():
+			return
+		case <-time.After(d):
+		}
+		ctx, cancel := context.WithTimeout(cl.life, 10*time.Second)
+		cl.refresh(ctx)
+		cancel()
+	}
+}
+
+// Close closes every connection and stops the refreshes. Calls still
+// waiting end with an error matching conn.ErrClosed.
+func (cl *Client) Close() error {
+	cl.mu.Lock()
+	if cl.closed {
+		cl.mu.Unlock()
+		return nil
+	}
+	cl.closed = true
+	nodes := cl.nodes
+	cl.nodes = map[string]*node{}
+	cl.mu.Unlock()
+	cl.cancel()
+	var errs []error
+	for _, n := range nodes {
+		errs = append(errs, n.close())
+	}
+	cl.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Done is closed when the Client is closed.
+func (cl *Client) Done() <-chan struct{} { return cl.life.Done() }
+
+// Err returns conn.ErrClosed once the Client is closed, else nil.
+func (cl *Client) Err() error {
+	if cl.life.Err() != nil {
+		return conn.ErrClosed
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/slot"
+	"github.com/echomq/echomq-go/internal/wire"
+)
+
+// keyless marks a command with no key: any primary may run it.
+const keyless = -1
+
+// route returns the slot of the command in a (keyless when it has no
+// key), the command's entry, or a *CrossSlotError when its keys hash to
+// different slots.
+func (cl *Client) route(a *argv) (int, *cmdInfo, error) {
+	info := cl.cmds.lookup(a)
+	if info == nil {
+		return keyless, nil, nil // unknown here: the node will say
+	}
+	s, other := keyless, keyless
+	info.keys(a, func(i int) bool {
+		k := int(slot.Of(a.arg(i)))
+		if s == keyless {
+			s = k
+		} else if k != s {
+			other = k
+			return false
+		}
+		return true
+	})
+	if other != keyless {
+		return 0, nil, &CrossSlotError{Command: strings.ToUpper(string(a.arg(0))), Slots: [2]int{s, other}}
+	}
+	return s, info, nil
+}
+
+// target returns the node serving slot s (any primary when keyless),
+// reading the topology again once when no primary serves it.
+func (cl *Client) target(ctx context.Context, s int) (*node, error) {
+	t := cl.topo.Load()
+	if s == keyless {
+		i := int(cl.rr.Add(1)) % len(t.addrs)
+		return cl.node(t.addrs[i]), nil
+	}
+	addr := t.addr(uint16(s))
+	if addr == "" {
+		if err := cl.refresh(ctx); err != nil {
+			return nil, err
+		}
+		if addr = cl.topo.Load().addr(uint16(s)); addr == "" {
+			return nil, ErrNoNode
+		}
+	}
+	return cl.node(addr), nil
+}
+
+// Send routes a submission: every command to the primary serving its
+// keys' slot. A submission whose commands all go to one primary is sent
+// there as one pipeline, and its replies pass straight to h; one spread
+// over several primaries is split, sent to all of them at once, and its
+// replies are handed to h in the submission's order once every part is
+// in. Commands of one slot keep their relative order. A command refused
+// with MOVED, ASK, TRYAGAIN or CLUSTERDOWN (or NOSCRIPT for a registered
+// script) did not run, so it alone is sent again where the refusal says;
+// nothing else is ever sent twice.
+//
+// A keyless command goes with the keyed commands of its submission (so
+// MULTI … EXEC stays whole), or to any primary when there are none; a
+// keyless command whose server tips ask for every shard (FLUSHALL,
+// SCRIPT FLUSH, DBSIZE, …), or SCRIPT LOAD, goes to every primary when
+// it is sent alone.
+func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if w.N <= 0 || h == nil {
+		return errNoSubmission
+	}
+	s := getSub(cl, h, ctx, w)
+	if err := s.plan(); err != nil {
+		s.release()
+		return err
+	}
+	if w.N == 1 && s.slots[0] == keyless && s.info != nil && s.info.policy == policyAllShards {
+		return s.broadcast()
+	}
+	return s.dispatch()
+}
+
+// plan parses the submission, finds every command's slot and checks
+// that a transaction stays on one slot.
+func (s *sub) plan() error {
+	b := s.buf
+	first, multi := keyless, false
+	for i := range s.n {
+		var a argv
+		used, err := a.parse(b)
+		if err != nil {
+			return err
+		}
+		sl, info, err := s.cl.route(&a)
+		if err != nil {
+			return err
+		}
+		if s.n == 1 {
+			s.info = info
+			if isScriptLoad(&a) {
+				s.info = &scriptLoadInfo
+				s.cl.RegisterScript(sha1Hex(a.arg(2)), string(a.arg(2)))
+			}
+		}
+		if a.len() == 1 && strings.EqualFold(string(a.arg(0)), "multi") {
+			multi = true
+		}
+		if first == keyless {
+			first = sl
+		} else if multi && sl != keyless && sl != first {
+			return &CrossSlotError{Command: "MULTI … EXEC", Slots: [2]int{first, sl}}
+		}
+		s.slots[i] = sl
+		s.ends[i] = len(s.buf) - len(b) + used
+		b = b[used:]
+	}
+	// Keyless commands go with the submission's first keyed command.
+	for i := range s.slots {
+		if s.slots[i] == keyless {
+			s.slots[i] = first
+		}
+	}
+	return nil
+}
+
+// scriptLoadInfo makes SCRIPT LOAD go to every primary.
+var scriptLoadInfo = cmdInfo{policy: policyAllShards, agg: aggFirst}
+
+func isScriptLoad(a *argv) bool {
+	return a.len() == 3 && strings.EqualFold(string(a.arg(0)), "script") && strings.EqualFold(string(a.arg(1)), "load")
+}
+
+// dispatch sends the submission's parts, one per primary.
+func (s *sub) dispatch() error {
+	n0, err := s.cl.target(s.ctx, s.slots[0])
+	if err != nil {
+		s.release()
+		return err
+	}
+	same := true
+	t := s.cl.topo.Load()
+	for _, sl := range s.slots[1:] {
+		if sl != s.slots[0] && (sl == keyless || s.slots[0] == keyless || t.addr(uint16(sl)) != n0.addr) {
+			same = false
+			break
+		}
+	}
+	if same {
+		s.direct, s.pending = true, 1
+		return s.sendPart(n0, &s.whole, wire.Cmds{B: s.buf, N: s.n, Special: s.special}, true)
+	}
+	return s.split()
+}
+
+// sendPart sends one part to n. first: nothing of the submission was
+// sent yet, so an error is returned (and h never called) rather than
+// given to h.
+func (s *sub) sendPart(n *node, p *part, w wire.Cmds, first bool) error {
+	p.node = n
+	c, err := n.client(s.ctx, s.cl.opts.Node)
+	if err == nil {
+		p.sent = n.loadSeq.Load()
+		err = c.Send(s.ctx, w, p)
+	}
+	if err == nil {
+		return nil
+	}
+	if connectionError(err) {
+		s.cl.refreshSoon()
+	}
+	if first {
+		s.release()
+		return err
+	}
+	p.Done(err)
+	return nil
+}
+
+// errNoSubmission: a submission of no commands or no handler.
+var errNoSubmission = errors.New("cluster: submission of no commands or no handler")
+
+// connectionError reports whether err says a node's connection failed,
+// which may mean the topology changed (a failover).
+func connectionError(err error) bool {
+	return errors.Is(err, conn.ErrBroken) || errors.Is(err, conn.ErrNotConnected)
+}
+
+// sha1Hex is a script's SHA as the server names it.
+func sha1Hex(src []byte) string {
+	sum := sha1.Sum(src)
+	return hex.EncodeToString(sum[:])
+}
