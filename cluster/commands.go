@@ -40,8 +40,8 @@ type keySpec struct {
 type policy uint8
 
 const (
-	policyDefault policy = iota // by key, or any node when keyless
-	policyAllShards             // every primary (request_policy:all_shards or all_nodes)
+	policyDefault   policy = iota // by key, or any node when keyless
+	policyAllShards               // every primary (request_policy:all_shards or all_nodes)
 )
 
 // aggregate says how the replies of a command sent to every primary
