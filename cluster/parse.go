@@ -15,15 +15,14 @@ type span struct{ off, n int32 }
 // argv is one encoded command split into its arguments, without
 // copying: the spans view the submission's bytes.
 type argv struct {
-	b     []byte
-	args  []span
-	local [24]span
+	b    []byte
+	args []span // reused: parse appends to args[:0]
 }
 
 // parse splits the command at the start of b and returns its length.
 func (a *argv) parse(b []byte) (int, error) {
 	a.b = b
-	a.args = a.local[:0]
+	a.args = a.args[:0]
 	n, i, ok := readHeader(b, 0, '*')
 	if !ok || n == 0 {
 		return 0, errMalformed

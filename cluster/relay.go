@@ -28,6 +28,7 @@ type sub struct {
 	info    *cmdInfo // the command's entry, for a single command
 
 	buf   []byte // the commands, back to back
+	argv  argv   // scratch for parsing them
 	ends  []int  // command i is buf[ends[i-1]:ends[i]]
 	slots []int  // command i's slot (keyless: any primary)
 

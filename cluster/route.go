@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -98,24 +99,24 @@ func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 func (s *sub) plan() error {
 	b := s.buf
 	first, multi := keyless, false
+	a := &s.argv
 	for i := range s.n {
-		var a argv
 		used, err := a.parse(b)
 		if err != nil {
 			return err
 		}
-		sl, info, err := s.cl.route(&a)
+		sl, info, err := s.cl.route(a)
 		if err != nil {
 			return err
 		}
 		if s.n == 1 {
 			s.info = info
-			if isScriptLoad(&a) {
+			if isScriptLoad(a) {
 				s.info = &scriptLoadInfo
 				s.cl.RegisterScript(sha1Hex(a.arg(2)), string(a.arg(2)))
 			}
 		}
-		if a.len() == 1 && strings.EqualFold(string(a.arg(0)), "multi") {
+		if a.len() == 1 && bytes.EqualFold(a.arg(0), []byte("multi")) {
 			multi = true
 		}
 		if first == keyless {
