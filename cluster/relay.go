@@ -28,7 +28,8 @@ type sub struct {
 	info    *cmdInfo // the command's entry, for a single command
 
 	buf   []byte // the commands, back to back
-	argv  argv   // scratch for parsing them
+	argv  argv    // scratch for parsing them
+	last  lastCmd // the last command name looked up
 	ends  []int  // command i is buf[ends[i-1]:ends[i]]
 	slots []int  // command i's slot (keyless: any primary)
 
@@ -81,7 +82,7 @@ func (s *sub) release() {
 	s.arena.Reset()
 	clear(s.vals)
 	clear(s.parts)
-	s.cl, s.h, s.ctx, s.info = nil, nil, nil, nil
+	s.cl, s.h, s.ctx, s.info, s.last.info = nil, nil, nil, nil, nil
 	s.whole = part{}
 	s.vals, s.redo, s.parts, s.idx = s.vals[:0], s.redo[:0], s.parts[:0], s.idx[:0]
 	s.direct, s.keeping, s.next, s.pending, s.err, s.finished = false, false, 0, 0, nil, false

@@ -19,8 +19,8 @@ const keyless = -1
 // route returns the slot of the command in a (keyless when it has no
 // key), the command's entry, or a *CrossSlotError when its keys hash to
 // different slots.
-func (cl *Client) route(a *argv) (int, *cmdInfo, error) {
-	info := cl.cmds.lookup(a)
+func (cl *Client) route(a *argv, last *lastCmd) (int, *cmdInfo, error) {
+	info := last.lookup(cl.cmds, a)
 	if info == nil {
 		return keyless, nil, nil // unknown here: the node will say
 	}
@@ -39,6 +39,23 @@ func (cl *Client) route(a *argv) (int, *cmdInfo, error) {
 		return 0, nil, &CrossSlotError{Command: strings.ToUpper(string(a.arg(0))), Slots: [2]int{s, other}}
 	}
 	return s, info, nil
+}
+
+// lastCmd remembers the last command looked up: a batch repeats one
+// command name over and over.
+type lastCmd struct {
+	name []byte
+	info *cmdInfo
+}
+
+func (l *lastCmd) lookup(t commandTable, a *argv) *cmdInfo {
+	name := a.arg(0)
+	if l.info != nil && l.info.subs == nil && bytes.Equal(name, l.name) {
+		return l.info
+	}
+	info := t.lookup(a)
+	l.name, l.info = append(l.name[:0], name...), info
+	return info
 }
 
 // target returns the node serving slot s (any primary when keyless),
@@ -105,7 +122,7 @@ func (s *sub) plan() error {
 		if err != nil {
 			return err
 		}
-		sl, info, err := s.cl.route(a)
+		sl, info, err := s.cl.route(a, &s.last)
 		if err != nil {
 			return err
 		}
