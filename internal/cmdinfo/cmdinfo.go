@@ -77,22 +77,38 @@ var firstByte = func() (t [256]bool) {
 }()
 
 // Special reports whether a command of this name needs Inspect before a
-// pipelined connection sends it. It allocates nothing.
+// pipelined connection sends it. It allocates nothing, and most names
+// are told apart by their length and first letter alone.
 func Special[T string | []byte](name T) bool {
-	if len(name) < 4 || len(name) > maxName || !firstByte[name[0]] {
+	n := len(name)
+	if n < 4 || n > maxName || !firstByte[name[0]] || !lengths[n] {
 		return false
 	}
 	var up [maxName]byte
-	for i := 0; i < len(name); i++ {
+	for i := 0; i < n; i++ {
 		c := name[i]
 		if 'a' <= c && c <= 'z' {
 			c -= 'a' - 'A'
 		}
 		up[i] = c
 	}
-	_, ok := kinds[string(up[:len(name)])]
-	return ok
+	switch string(up[:n]) {
+	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE",
+		"MONITOR", "RESET", "QUIT", "HELLO", "SELECT", "AUTH", "SYNC", "PSYNC",
+		"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",
+		"WAIT", "WAITAOF", "MULTI", "EXEC", "DISCARD", "WATCH", "CLIENT", "XREAD", "XREADGROUP":
+		return true
+	}
+	return false
 }
+
+// lengths marks the lengths of the special names.
+var lengths = func() (t [maxName + 1]bool) {
+	for name := range kinds {
+		t[len(name)] = true
+	}
+	return t
+}()
 
 // ErrMalformed is returned by Inspect for bytes that are not one command
 // encoded as an array of bulk strings.

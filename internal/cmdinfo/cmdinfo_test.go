@@ -66,3 +66,26 @@ func TestSpecialAllocs(t *testing.T) {
 		t.Fatalf("Special allocates %v", n)
 	}
 }
+
+// Special and the kinds table name the same commands.
+func TestSpecialMatchesTable(t *testing.T) {
+	for _, name := range []string{
+		"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE",
+		"MONITOR", "RESET", "QUIT", "HELLO", "SELECT", "AUTH", "SYNC", "PSYNC",
+		"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",
+		"WAIT", "WAITAOF", "MULTI", "EXEC", "DISCARD", "WATCH", "CLIENT", "XREAD", "XREADGROUP",
+	} {
+		if !Special(name) {
+			t.Errorf("%s not special", name)
+		}
+		info, _, err := Inspect(resp.AppendCommand(nil, name, "x", "0"))
+		if err != nil || info.Name == "" {
+			t.Errorf("%s: %v %+v", name, err, info)
+		}
+	}
+	for _, name := range []string{"SETEX", "WAITX", "EXECS", "CLIENTS", "PINGS", "GETDEL", "BLPOPX"} {
+		if Special(name) {
+			t.Errorf("%s special", name)
+		}
+	}
+}
