@@ -20,7 +20,9 @@ type Cluster struct {
 }
 
 // Nodes returns every server, primaries first.
-func (c *Cluster) Nodes() []*Server { return append(append([]*Server(nil), c.Primaries...), c.Replicas...) }
+func (c *Cluster) Nodes() []*Server {
+	return append(append([]*Server(nil), c.Primaries...), c.Replicas...)
+}
 
 // Addrs returns every node's address, primaries first.
 func (c *Cluster) Addrs() []string {
