@@ -319,3 +319,16 @@ func (cl *Client) Err() error {
 	}
 	return nil
 }
+
+// Primaries returns the addresses of the primaries that serve slots, as
+// the Client last read the topology.
+func (cl *Client) Primaries() []string {
+	return append([]string(nil), cl.topo.Load().addrs...)
+}
+
+// Node returns the connection to the primary at addr (one of
+// Primaries), for commands about that node itself: INFO, CONFIG, SCAN,
+// SCRIPT. Commands sent on it are not routed and not redirected.
+func (cl *Client) Node(ctx context.Context, addr string) (*conn.Client, error) {
+	return cl.node(addr).client(ctx, cl.opts.Node)
+}
