@@ -85,7 +85,31 @@ func loadCommands(ctx context.Context, s conn.Sender) (commandTable, error) {
 	if len(t) == 0 {
 		return nil, fmt.Errorf("cluster: COMMAND returned no commands")
 	}
+	t.defaultPolicies()
 	return t, nil
+}
+
+// everyNode are the node-wide admin commands that go to every primary
+// when the server's table gives them no request policy (Redis 7.0 tags
+// SCRIPT FLUSH but not CONFIG RESETSTAT, for one).
+var everyNode = []string{
+	"config|resetstat", "config|set", "config|rewrite", "script|flush",
+	"flushall", "flushdb", "function|load", "function|delete", "function|flush", "function|restore",
+}
+
+// defaultPolicies gives the everyNode commands the all-shards policy
+// where the table has none.
+func (t commandTable) defaultPolicies() {
+	for _, name := range everyNode {
+		parent, sub, isSub := strings.Cut(name, "|")
+		c := t[parent]
+		if c != nil && isSub {
+			c = c.subs[sub]
+		}
+		if c != nil && c.policy == policyDefault {
+			c.policy, c.agg = policyAllShards, aggFirst
+		}
+	}
 }
 
 // parseCommand reads one entry of COMMAND's reply: name, arity, flags,

@@ -63,69 +63,109 @@ func hasCode(msg []byte, code string) bool {
 		(len(msg) == len(code) || msg[len(code)] == ' ')
 }
 
-// resolve sends every refused command again, in submission order, until
-// each has a reply that is not a refusal, then ends the submission. It
-// runs on a goroutine of its own (the Client's wait group owns it).
+// resolve sends every refused command again until each has a reply that
+// is not a refusal, then ends the submission. Each round sends the
+// commands still refused, grouped by where they go, one pipeline per
+// node, in submission order; a round waits once for TRYAGAIN and
+// CLUSTERDOWN. It runs on a goroutine of its own, which the Client's
+// wait group owns.
 func (s *sub) resolve() {
 	defer s.cl.wg.Done()
 	slices.SortFunc(s.redo, func(a, b redo) int { return a.i - b.i })
+	pending := append([]redo(nil), s.redo...)
 	var col wire.Collector
-	for _, r := range s.redo {
-		v, err := s.settle(&col, r)
-		if err != nil {
-			s.err = err
+	for round := 1; len(pending) > 0 && s.err == nil; round++ {
+		if round > s.cl.opts.MaxRedirects {
+			s.err = &RedirectError{Last: pending[0].msg, Hops: round}
 			break
 		}
-		s.setVal(r.i, v)
+		pending = s.round(&col, pending, round)
 	}
 	s.end()
 }
 
-// settle follows one command's refusals until it gets a real reply,
-// which it returns retained in the submission's arena.
-func (s *sub) settle(col *wire.Collector, r redo) (resp.Value, error) {
-	cl := s.cl
-	for hop := 1; ; hop++ {
-		if hop > cl.opts.MaxRedirects {
-			return resp.Value{}, &RedirectError{Last: r.msg, Hops: hop}
-		}
-		n, asking, err := s.hop(r, hop)
+// resend is one refused command's next send.
+type resend struct {
+	redo
+	node   *node
+	asking bool
+}
+
+// round sends each refused command once more and returns those refused
+// again.
+func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
+	sends := make([]resend, 0, len(pending))
+	waited := false
+	for _, r := range pending {
+		n, asking, err := s.hop(r, round, &waited)
 		if err != nil {
-			return resp.Value{}, err
+			s.err = err
+			return nil
 		}
 		if n == nil { // the script could not be loaded: NOSCRIPT stands
-			return s.arena.Retain(resp.Value{Type: resp.Error, Str: []byte(r.msg)}), nil
+			s.setVal(r.i, s.arena.Retain(resp.Value{Type: resp.Error, Str: []byte(r.msg)}))
+			continue
 		}
-		c, err := n.client(s.ctx, cl.opts.Node)
+		sends = append(sends, resend{redo: r, node: n, asking: asking})
+	}
+	var again []redo
+	for len(sends) > 0 {
+		// The first command's destination, and every later one going there.
+		n := sends[0].node
+		var w wire.Cmds
+		var group, rest []resend
+		for _, x := range sends {
+			if x.node != n {
+				rest = append(rest, x)
+				continue
+			}
+			group = append(group, x)
+			if x.asking {
+				w.B = append(w.B, askingCmd...)
+				w.N++
+			}
+			w.B = append(w.B, s.cmd(x.i)...)
+			w.N++
+		}
+		sends = rest
+		w.Special = s.special
+		c, err := n.client(s.ctx, s.cl.opts.Node)
 		if err != nil {
-			return resp.Value{}, err
-		}
-		w := wire.Cmds{B: s.cmd(r.i), N: 1, Special: s.special}
-		if asking {
-			w.B = append(append([]byte(nil), askingCmd...), w.B...)
-			w.N = 2
+			s.err = err
+			return nil
 		}
 		sent := n.loadSeq.Load()
 		col.Begin(w.N)
 		if err := col.Exchange(s.ctx, c, w, nil); err != nil {
 			if connectionError(err) {
-				cl.refreshSoon()
+				s.cl.refreshSoon()
 			}
-			return resp.Value{}, err
+			s.err = err
+			return nil
 		}
-		v := col.Replies()[w.N-1]
-		if !s.refused(r.i, v) {
-			return s.arena.Retain(v), nil
+		replies, k := col.Replies(), 0
+		for _, x := range group {
+			if x.asking {
+				k++ // ASKING's +OK
+			}
+			v := replies[k]
+			k++
+			if s.refused(x.i, v) {
+				again = append(again, redo{i: x.i, msg: string(v.Str), node: n, sent: sent})
+				continue
+			}
+			s.setVal(x.i, s.arena.Retain(v))
 		}
-		r = redo{i: r.i, msg: string(v.Str), node: n, sent: sent}
 	}
+	return again
 }
 
 var askingCmd = resp.AppendCommand(nil, "ASKING")
 
 // hop acts on refusal r and returns the node to send the command to,
 // whether it needs ASKING first, or nil for a script that would not load.
-func (s *sub) hop(r redo, hop int) (*node, bool, error) {
+// The round waits once for TRYAGAIN and CLUSTERDOWN (waited).
+func (s *sub) hop(r redo, hop int, waited *bool) (*node, bool, error) {
 	cl := s.cl
 	code, _, _ := strings.Cut(r.msg, " ")
 	switch code {
@@ -151,12 +191,15 @@ func (s *sub) hop(r redo, hop int) (*node, bool, error) {
 			cl.stats.clusterDown.Add(1)
 			cl.refreshSoon()
 		}
-		select {
-		case <-time.After(cl.retryWait(hop)):
-		case <-s.ctx.Done():
-			return nil, false, s.ctx.Err()
-		case <-cl.life.Done():
-			return nil, false, conn.ErrClosed
+		if !*waited {
+			*waited = true
+			select {
+			case <-time.After(cl.retryWait(hop)):
+			case <-s.ctx.Done():
+				return nil, false, s.ctx.Err()
+			case <-cl.life.Done():
+				return nil, false, conn.ErrClosed
+			}
 		}
 		n, err := cl.target(s.ctx, s.slots[r.i])
 		return n, false, err

@@ -79,6 +79,14 @@ func (cs *coldStart) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
 	return wire.DoInt(ctx, cs, cmd)
 }
 
+// RegisterScript passes a script's source on to a sender that loads
+// scripts by itself (a cluster client), so the barrier hides nothing.
+func (cs *coldStart) RegisterScript(sha, src string) {
+	if r, ok := cs.c.(wire.ScriptRegistry); ok {
+		r.RegisterScript(sha, src)
+	}
+}
+
 // together returns how many submissions went out together when the
 // barrier opened.
 func (cs *coldStart) together() int {

@@ -130,10 +130,10 @@ func (g *gate) queue(ctx context.Context, n int) (*emq.Queue, *dispatch.Scripted
 func (g *gate) cleanup() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n, err := deleteMatching(ctx, g.nd.conns[0], "emq:{"+globEscape(g.prefix)+"*")
+	n, err := deleteMatching(ctx, g.nd, "emq:{"+globEscape(g.prefix)+"*")
 	if err == nil {
 		var m int
-		m, err = deleteMatching(ctx, g.nd.conns[0], globEscape(g.incrKey()))
+		m, err = deleteMatching(ctx, g.nd, globEscape(g.incrKey()))
 		n += m
 	}
 	if err != nil {

@@ -22,7 +22,7 @@ func (g *gate) connect(ctx context.Context) (string, error) {
 	c := g.nd.conns[0]
 	var how string
 	switch {
-	case c.Protocol() == 3:
+	case g.nd.probe.Protocol() == 3:
 		how = "RESP3 via HELLO 3"
 	case g.nd.opts.Protocol == 2:
 		how = "RESP2 (protocol=2 asked for)"
@@ -70,45 +70,54 @@ func (g *gate) fence(ctx context.Context) (string, error) {
 	return joinDetail(detail, refusal), err
 }
 
-// foreignMajor sets the fence of a scratch database to echomq:5.0.0 and
-// checks that opening a queue there is refused, naming both versions.
+// foreignMajor sets a fence to echomq:5.0.0 and checks that opening a
+// queue there is refused, naming both versions: the fence of a scratch
+// database (9, or 8 when the run uses 9), or, on a cluster, which has one
+// database, the live fence key for a moment, put back at once.
 func (g *gate) foreignMajor(ctx context.Context) (string, error) {
 	const foreign = "echomq:5.0.0"
-	db := 9
-	if g.nd.opts.DB == db {
-		db = 8
+	var c conn.Sender
+	where := "the live fence (cluster: no scratch database)"
+	if g.nd.cluster {
+		c = g.nd.conns[0]
+	} else {
+		db := 9
+		if g.nd.opts.DB == db {
+			db = 8
+		}
+		o := g.nd.opts
+		o.DB = db
+		dc, err := conn.Dial(ctx, o)
+		if err != nil {
+			return "", fmt.Errorf("scratch db %d: %w", db, err)
+		}
+		defer dc.Close()
+		c, where = dc, fmt.Sprintf("db %d", db)
 	}
-	c, err := g.nd.dial(ctx, func(o *conn.Options) { o.DB = db })
+	// SET … GET swaps in the foreign fence and returns the old one in one step.
+	old, err := c.Do(ctx, "SET", emq.VersionKey, foreign, "GET")
 	if err != nil {
-		return "", fmt.Errorf("scratch db %d: %w", db, err)
-	}
-	defer c.Close()
-	old, had, err := getKey(ctx, c, emq.VersionKey)
-	if err != nil {
-		return "", err
-	}
-	if _, err := c.Do(ctx, "SET", emq.VersionKey, foreign); err != nil {
 		return "", err
 	}
 	_, openErr := emq.Open(ctx, c, g.prefix+"-2")
-	// Put the scratch fence back as it was, whatever the outcome.
-	if had {
-		_, err = c.Do(ctx, "SET", emq.VersionKey, old)
+	// Put the fence back as it was, whatever the outcome.
+	if !old.IsNull() {
+		_, err = c.Do(ctx, "SET", emq.VersionKey, old.Text())
 	} else {
 		_, err = c.Do(ctx, "DEL", emq.VersionKey)
 	}
 	if err != nil {
-		return "", fmt.Errorf("restoring %s in db %d: %w", emq.VersionKey, db, err)
+		return "", fmt.Errorf("restoring %s in %s: %w", emq.VersionKey, where, err)
 	}
 	switch {
 	case openErr == nil:
-		return "", fmt.Errorf("%s in db %d was accepted", foreign, db)
+		return "", fmt.Errorf("%s in %s was accepted", foreign, where)
 	case !errors.Is(openErr, emq.ErrFence):
-		return "", fmt.Errorf("open in db %d failed otherwise: %w", db, openErr)
+		return "", fmt.Errorf("open in %s failed otherwise: %w", where, openErr)
 	case !strings.Contains(openErr.Error(), foreign) || !strings.Contains(openErr.Error(), emq.Version):
 		return "", fmt.Errorf("the refusal does not name both versions: %q", openErr)
 	}
-	return fmt.Sprintf("%s in db %d refused: %q", foreign, db, openErr.Error()), nil
+	return fmt.Sprintf("%s in %s refused: %q", foreign, where, openErr.Error()), nil
 }
 
 // getKey returns the string at key, and whether it exists.
@@ -136,6 +145,7 @@ func (g *gate) scriptLoads(ctx context.Context) (string, error) {
 	if err := flushAndReset(ctx, g.nd.conns[0]); err != nil {
 		return "", err
 	}
+	loads0, noScripts0 := g.nd.routedLoads(), g.nd.routedNoScripts()
 	p := payload(16)
 	batch := make([][]byte, pipelined)
 	for i := range batch {
@@ -158,13 +168,14 @@ func (g *gate) scriptLoads(ctx context.Context) (string, error) {
 		}
 	}
 	st := x.Stats()
-	server, err := commandCalls(ctx, g.nd.conns[0], "script|load")
+	loads := st.Loads + g.nd.routedLoads() - loads0
+	server, err := g.nd.commandCallsAll(ctx, "script|load")
 	if err != nil {
 		return "", err
 	}
-	detail := fmt.Sprintf("script_loads = %d (executor %d, server cmdstat_script|load %d); %d callers + a %s-command pipeline sent cold as one submission (%d of %d callers held together), %s NOSCRIPT, all enqueued",
-		st.Loads, st.Loads, server, callers, group(pipelined), cold.together(), callers+1, group(int64(st.NoScripts)))
-	if st.Loads != 1 || server != 1 {
+	detail := fmt.Sprintf("script_loads = %d (%s, server cmdstat_script|load %d); %d callers + a %s-command pipeline sent cold as one submission (%d of %d callers held together), %s NOSCRIPT, all enqueued",
+		loads, g.nd.loadsBy(st.Loads), server, callers, group(pipelined), cold.together(), callers+1, group(int64(st.NoScripts)+int64(g.nd.routedNoScripts()-noScripts0)))
+	if loads != 1 || server != 1 {
 		return detail, errors.New("want exactly one SCRIPT LOAD")
 	}
 	return detail, nil
@@ -291,12 +302,12 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 	if _, err := g.nd.conns[0].Do(ctx, "CONFIG", "RESETSTAT"); err != nil {
 		return "", err
 	}
-	flusher, err := g.nd.dial(ctx, nil)
+	flusher, err := g.nd.dial(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer flusher.Close()
-	loads0 := x.Stats().Loads
+	loads0 := x.Stats().Loads + g.nd.routedLoads()
 	var done atomic.Int64
 	flushed := make(chan error, 1)
 	errs := make(chan error, workers)
@@ -329,14 +340,14 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 	if err := <-flushed; err != nil {
 		return "", fmt.Errorf("SCRIPT FLUSH: %w", err)
 	}
-	loads := x.Stats().Loads - loads0
-	server, err := commandCalls(ctx, g.nd.conns[0], "script|load")
+	loads := x.Stats().Loads + g.nd.routedLoads() - loads0
+	server, err := g.nd.commandCallsAll(ctx, "script|load")
 	if err != nil {
 		return "", err
 	}
 	cmds := 2*rounds*depth + 2*rounds*2
-	detail := fmt.Sprintf("SCRIPT FLUSH after %d of %d batches; %s commands all succeeded; reloads %d for 3 scripts (enqueue, claim_batch, complete_batch; server cmdstat_script|load %d)",
-		flushAt, workers*rounds, group(int64(cmds)), loads, server)
+	detail := fmt.Sprintf("SCRIPT FLUSH after %d of %d batches; %s commands all succeeded; reloads %d for 3 scripts (enqueue, claim_batch, complete_batch; %s; server cmdstat_script|load %d)",
+		flushAt, workers*rounds, group(int64(cmds)), loads, g.nd.loadsBy(x.Stats().Loads), server)
 	if loads != 3 || server != 3 {
 		return detail, errors.New("want one reload per script")
 	}

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -16,8 +18,10 @@ import (
 // -url, with the connections the run uses.
 type node struct {
 	opts    conn.Options
-	local   *localServer // nil with -url
-	conns   []*conn.Conn // cfg.conns pipelining connections
+	local   *localServer  // nil with -url
+	conns   []conn.Sender // cfg.conns pipelining connections (cluster clients on a cluster)
+	probe   *conn.Conn    // a connection to the node itself: HELLO, protocol
+	cluster bool          // the node is a cluster node: commands are routed by slot
 	server  string       // "redis 7.0.15", from HELLO or INFO
 	version string       // "7.0.15"
 	desc    string       // server plus where it is, for the report
@@ -43,8 +47,21 @@ func openNode(ctx context.Context, cfg config) (*node, error) {
 		nd.opts = conn.Options{Addr: s.addr}
 	}
 	nd.opts.ClientName = "emqbench"
-	for range cfg.conns {
-		c, err := conn.Dial(ctx, nd.opts)
+	probe, err := conn.Dial(ctx, nd.opts)
+	if err != nil {
+		nd.close()
+		return nil, fmt.Errorf("cannot reach %s: %v", where(nd.opts), err)
+	}
+	nd.probe = probe
+	if info, err := infoSection(ctx, probe, "cluster"); err == nil && infoField(info, "cluster_enabled") == "1" {
+		nd.cluster = true
+	}
+	for i := range cfg.conns {
+		if !nd.cluster && i == 0 {
+			nd.conns = append(nd.conns, probe)
+			continue
+		}
+		c, err := nd.dial(ctx)
 		if err != nil {
 			nd.close()
 			return nil, fmt.Errorf("cannot reach %s: %v", where(nd.opts), err)
@@ -53,6 +70,59 @@ func openNode(ctx context.Context, cfg config) (*node, error) {
 	}
 	nd.identify(ctx)
 	return nd, nil
+}
+
+// sender is a connection, or a cluster client, that the run closes.
+type sender interface {
+	conn.Sender
+	Close() error
+}
+
+// dial opens one more connection to the node with the run's options: on
+// a cluster, a cluster client that routes by slot.
+func (nd *node) dial(ctx context.Context) (sender, error) {
+	if nd.cluster {
+		o := cluster.Options{Seeds: []string{nd.opts.Addr}}
+		o.Node.Options = nd.opts
+		o.Node.DB = 0
+		return cluster.NewClient(ctx, o)
+	}
+	return conn.Dial(ctx, nd.opts)
+}
+
+// primaries returns a connection to every primary: the node itself, or
+// each primary of the cluster, for commands about a node (INFO, SCAN).
+func (nd *node) primaries(ctx context.Context) ([]conn.Sender, error) {
+	cl, ok := nd.conns[0].(*cluster.Client)
+	if !ok {
+		return []conn.Sender{nd.conns[0]}, nil
+	}
+	var out []conn.Sender
+	for _, addr := range cl.Primaries() {
+		c, err := cl.Node(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// commandCallsAll sums commandCalls over the primaries.
+func (nd *node) commandCallsAll(ctx context.Context, name string) (int64, error) {
+	ps, err := nd.primaries(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, p := range ps {
+		n, err := commandCalls(ctx, p, name)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // where names the node's address for messages, without any password.
@@ -69,7 +139,7 @@ func where(o conn.Options) string {
 // identify fills in the server's name and version: from HELLO under
 // RESP3, else from INFO server.
 func (nd *node) identify(ctx context.Context) {
-	c := nd.conns[0]
+	c := nd.probe
 	name, ver := "", ""
 	if h := c.Hello(); h.Type == resp.Map {
 		if v, ok := h.Lookup("server"); ok {
@@ -99,29 +169,27 @@ func (nd *node) identify(ctx context.Context) {
 	} else {
 		nd.desc = fmt.Sprintf("%s at %s", nd.server, where(nd.opts))
 	}
+	if nd.cluster {
+		nd.desc += " (cluster: commands routed by slot)"
+	}
 }
 
 // close closes the connections and stops the node emqbench started.
 func (nd *node) close() {
 	for _, c := range nd.conns {
-		c.Close()
+		if c, ok := c.(sender); ok && c != conn.Sender(nd.probe) {
+			c.Close()
+		}
 	}
-	nd.conns = nil
+	if nd.probe != nil {
+		nd.probe.Close()
+	}
+	nd.conns, nd.probe = nil, nil
 	nd.local.stop()
 }
 
-// dial opens one more connection to the node with the run's options,
-// changed by edit when it is non-nil.
-func (nd *node) dial(ctx context.Context, edit func(*conn.Options)) (*conn.Conn, error) {
-	o := nd.opts
-	if edit != nil {
-		edit(&o)
-	}
-	return conn.Dial(ctx, o)
-}
-
 // conn returns the connection goroutine g uses.
-func (nd *node) conn(g int) *conn.Conn { return nd.conns[g%len(nd.conns)] }
+func (nd *node) conn(g int) conn.Sender { return nd.conns[g%len(nd.conns)] }
 
 // newRunID returns a short id unique to this run (time and pid), safe in a
 // key and a queue name.
@@ -171,11 +239,30 @@ func commandCalls(ctx context.Context, s conn.Sender, name string) (int64, error
 }
 
 // deleteMatching removes every key matching the glob pattern (SCAN MATCH
-// then UNLINK, a page at a time) and returns how many it removed.
-func deleteMatching(ctx context.Context, s conn.Sender, pattern string) (int, error) {
+// on every primary, then UNLINK, a page at a time, routed key by key on a
+// cluster) and returns how many it removed.
+func deleteMatching(ctx context.Context, nd *node, pattern string) (int, error) {
+	ps, err := nd.primaries(ctx)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, p := range ps {
+		n, err := deleteOn(ctx, p, nd.conns[0], pattern)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
+
+// deleteOn scans one node and unlinks what matches through s.
+func deleteOn(ctx context.Context, node, s conn.Sender, pattern string) (int, error) {
 	cursor, removed := "0", 0
+	var b pipeline.Batch
 	for {
-		v, err := s.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+		v, err := node.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
 		if err != nil {
 			return removed, err
 		}
@@ -184,12 +271,11 @@ func deleteMatching(ctx context.Context, s conn.Sender, pattern string) (int, er
 		}
 		cursor = v.Elems[0].Text()
 		if keys := v.Elems[1].Elems; len(keys) > 0 {
-			args := make([]string, 0, len(keys)+1)
-			args = append(args, "UNLINK")
+			b.Reset()
 			for _, k := range keys {
-				args = append(args, k.Text())
+				b.Add("UNLINK", k.Text())
 			}
-			if _, err := s.Do(ctx, args...); err != nil {
+			if err := b.Exec(ctx, s); err != nil {
 				return removed, err
 			}
 			removed += len(keys)
@@ -211,4 +297,30 @@ func globEscape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// routedLoads returns the SCRIPT LOADs a cluster client sent by itself
+// (per node, on NOSCRIPT), 0 on a standalone node.
+func (nd *node) routedLoads() uint64 {
+	if cl, ok := nd.conns[0].(*cluster.Client); ok {
+		return cl.Stats().ScriptLoads
+	}
+	return 0
+}
+
+// routedNoScripts returns the NOSCRIPT replies a cluster client acted on.
+func (nd *node) routedNoScripts() uint64 {
+	if cl, ok := nd.conns[0].(*cluster.Client); ok {
+		return cl.Stats().NoScript
+	}
+	return 0
+}
+
+// loadsBy says who sent the loads: the executor, or on a cluster the
+// cluster client per node.
+func (nd *node) loadsBy(executor uint64) string {
+	if nd.cluster {
+		return fmt.Sprintf("executor %d, cluster client per node %d", executor, nd.routedLoads())
+	}
+	return fmt.Sprintf("executor %d", executor)
 }

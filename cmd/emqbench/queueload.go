@@ -86,7 +86,7 @@ func (qq *queues) loads() uint64 {
 // cleanup removes every key of the queue.
 func (qq *queues) cleanup(nd *node) func(ctx context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
-		return deleteMatching(ctx, nd.conns[0], "emq:{"+globEscape(qq.name)+"}:*")
+		return deleteMatching(ctx, nd, "emq:{"+globEscape(qq.name)+"}:*")
 	}
 }
 

@@ -135,7 +135,7 @@ func keyWorkload(nd *node, cfg config) *workload {
 		wl.prepare = func(ctx context.Context) error { return fillKeys(ctx, nd, prefix, cfg.keys, value) }
 	}
 	wl.cleanup = func(ctx context.Context) (int, error) {
-		return deleteMatching(ctx, nd.conns[0], globEscape(prefix)+"*")
+		return deleteMatching(ctx, nd, globEscape(prefix)+"*")
 	}
 	return wl
 }
@@ -281,7 +281,7 @@ func runWorkload(ctx context.Context, nd *node, cfg config, stdout, stderr io.Wr
 	}
 	code := exitOK
 	r := &report{
-		Workload: cfg.workload, Server: nd.desc, Protocol: nd.conns[0].Protocol(),
+		Workload: cfg.workload, Server: nd.desc, Protocol: nd.probe.Protocol(),
 		Conns: cfg.conns, Goroutines: cfg.goroutines, Depth: cfg.depth, Size: cfg.size,
 		Queue: wl.queue, Method: wl.method, Cleanup: "nothing to remove",
 	}
