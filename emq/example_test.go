@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/signal"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
@@ -77,63 +78,94 @@ func ExampleSlot() {
 	// foo{}{bar}
 }
 
-// A producer and a consumer, by hand. (It needs a server on
-// 127.0.0.1:6379, so it is compiled but not run.)
+// A producer and a consumer, by hand, over a redialing client. The
+// server is named by REDIS_URL (the tests point it at their own).
 func ExampleOpen() {
 	ctx := context.Background()
-	c, err := conn.Dial(ctx, conn.Options{Addr: "127.0.0.1:6379"})
+	opts, err := conn.ParseURL(os.Getenv("REDIS_URL")) // e.g. redis://127.0.0.1:6379
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	defer c.Close()
-	q, err := emq.Open(ctx, c, "emails") // checks the wire fence
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
+	}
+	defer cl.Close()
+	q, err := emq.Open(ctx, cl, "example-emails") // checks the wire fence
+	if err != nil {
+		log.Fatal(err)
 	}
 	id, err := q.Enqueue(ctx, []byte(`{"to":"ada@example.com"}`))
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	job, ok, err := q.Claim(ctx, 30*time.Second)
 	if err != nil || !ok {
-		panic("nothing claimed")
+		log.Fatal("nothing claimed: ", err)
 	}
-	fmt.Println(job.ID == id, job.Token) // the first claim's token is 1
-	if err := q.Complete(ctx, job.ID, job.Token, 0); errors.Is(err, emq.ErrStale) {
-		fmt.Println("the lease was lost: the job runs again elsewhere")
-	}
+	fmt.Println(job.ID == id, job.Token, string(job.Payload)) // the first claim's token is 1
+	fmt.Println(q.Complete(ctx, job.ID, job.Token, 0))
+	// Completing again with the spent token is stale: the lease is gone.
+	fmt.Println(errors.Is(q.Complete(ctx, job.ID, job.Token, 0), emq.ErrStale))
+	// Output:
+	// true 1 {"to":"ada@example.com"}
+	// <nil>
+	// true
 }
 
-// A worker with middleware, run until interrupted. (It needs a server, so
-// it is compiled but not run.)
+// A worker with middleware. Run would work until interrupted
+// (signal.NotifyContext); here it stops once three jobs are done.
 func ExampleWorker() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	c, err := conn.Dial(ctx, conn.Options{Addr: "127.0.0.1:6379"})
+	ctx := context.Background()
+	opts, err := conn.ParseURL(os.Getenv("REDIS_URL"))
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	defer c.Close()
-	q, err := emq.Open(ctx, c, "emails")
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	logging := func(next emq.Handler) emq.Handler {
+	defer cl.Close()
+	q, err := emq.Open(ctx, cl, "example-sms")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, to := range []string{"ada", "bob", "eve"} {
+		if _, err := q.Enqueue(ctx, []byte(to)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var sent []string
+	done := make(chan struct{})
+	counting := func(next emq.Handler) emq.Handler {
 		return emq.HandlerFunc(func(ctx context.Context, job *emq.Job) error {
 			err := next.ProcessJob(ctx, job)
-			log.Printf("job %s attempt %d: %v", job.ID, job.Token, err)
+			mu.Lock()
+			if sent = append(sent, string(job.Payload)); len(sent) == 3 {
+				close(done)
+			}
+			mu.Unlock()
 			return err
 		})
 	}
 	w, err := emq.NewWorker(q, emq.HandlerFunc(func(ctx context.Context, job *emq.Job) error {
-		return nil // send the email
-	}), emq.WorkerConfig{Concurrency: 16, Lease: time.Minute, Middleware: []emq.Middleware{logging}})
+		return nil // send the message
+	}), emq.WorkerConfig{Concurrency: 4, Lease: time.Minute, Middleware: []emq.Middleware{counting}})
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	if err := w.Run(ctx); err != nil {
-		log.Print(err)
-	}
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(runCtx) }()
+	<-done
+	stop()
+	fmt.Println(<-ran)
+	slices.Sort(sent)
+	fmt.Println(sent, w.Stats().Completed)
+	// Output:
+	// <nil>
+	// [ada bob eve] 3
 }
 
 func ExampleChain() {

@@ -22,7 +22,8 @@ func InCI() bool {
 
 // Main is the body of a package's TestMain: it starts one server with opts,
 // stores it in *srv, runs the tests, stops the server and returns the exit
-// code for os.Exit.
+// code for os.Exit. While the tests run, REDIS_URL names the server, so
+// runnable examples connect as a program would.
 //
 // Without a server binary it prints SkipMessage, leaves *srv nil and runs
 // the tests anyway (Need skips those that need the server); under CI=true it
@@ -46,6 +47,9 @@ func Main(m *testing.M, srv **Server, opts Options) int {
 		return 1
 	}
 	*srv = s
+	// Runnable examples connect the way a program is told its server:
+	// from REDIS_URL.
+	os.Setenv("REDIS_URL", "redis://"+s.Addr)
 	code := m.Run()
 	if err := s.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "servertest: stop: %v\n", err)
