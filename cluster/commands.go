@@ -244,9 +244,9 @@ func (t commandTable) lookup(a *argv) *cmdInfo {
 	return c
 }
 
-// keys calls fn with the index of every key of the command in a, as
-// the command's key specs find them, until fn returns false.
-func (c *cmdInfo) keys(a *argv, fn func(i int) bool) {
+// keys appends to dst the index of every key of the command in a, as
+// the command's key specs find them.
+func (c *cmdInfo) keys(a *argv, dst []int32) []int32 {
 	argc := a.len()
 	for _, s := range c.specs {
 		if !s.ok {
@@ -283,11 +283,10 @@ func (c *cmdInfo) keys(a *argv, fn func(i int) bool) {
 			}
 		}
 		for i := first; i <= last && i < argc; i += step {
-			if !fn(i) {
-				return
-			}
+			dst = append(dst, int32(i))
 		}
 	}
+	return dst
 }
 
 // findKeyword returns the index after the keyword, searching from

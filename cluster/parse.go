@@ -22,19 +22,34 @@ type argv struct {
 // parse splits the command at the start of b and returns its length.
 func (a *argv) parse(b []byte) (int, error) {
 	a.b = b
-	a.args = a.args[:0]
+	args := a.args[:0]
 	n, i, ok := readHeader(b, 0, '*')
 	if !ok || n == 0 {
 		return 0, errMalformed
 	}
-	for range n {
-		l, j, ok := readHeader(b, i, '$')
-		if !ok || l > len(b)-j-2 {
+	for ; n > 0; n-- {
+		if i >= len(b) || b[i] != '$' {
 			return 0, errMalformed
 		}
-		a.args = append(a.args, span{int32(j), int32(l)})
-		i = j + l + 2
+		i++
+		l, digits := 0, 0
+		for i < len(b) {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			l = l*10 + int(c)
+			i++
+			digits++
+		}
+		if digits == 0 || digits > 9 || i+1 >= len(b) || b[i] != '\r' || l > len(b)-i-4 {
+			return 0, errMalformed
+		}
+		i += 2
+		args = append(args, span{int32(i), int32(l)})
+		i += l + 2
 	}
+	a.args = args
 	return i, nil
 }
 

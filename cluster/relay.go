@@ -74,6 +74,7 @@ func getSub(cl *Client, h wire.Handler, ctx context.Context, w wire.Cmds) *sub {
 	s.ends = slices.Grow(s.ends[:0], w.N)[:w.N]
 	s.slots = slices.Grow(s.slots[:0], w.N)[:w.N]
 	s.whole = part{s: s}
+	s.last.slot = -1
 	return s
 }
 
@@ -82,7 +83,7 @@ func (s *sub) release() {
 	s.arena.Reset()
 	clear(s.vals)
 	clear(s.parts)
-	s.cl, s.h, s.ctx, s.info, s.last.info = nil, nil, nil, nil, nil
+	s.cl, s.h, s.ctx, s.info, s.last.info, s.last.tag = nil, nil, nil, nil, nil, s.last.tag[:0]
 	s.whole = part{}
 	s.vals, s.redo, s.parts, s.idx = s.vals[:0], s.redo[:0], s.parts[:0], s.idx[:0]
 	s.direct, s.keeping, s.next, s.pending, s.err, s.finished = false, false, 0, 0, nil, false

@@ -24,19 +24,15 @@ func (cl *Client) route(a *argv, last *lastCmd) (int, *cmdInfo, error) {
 	if info == nil {
 		return keyless, nil, nil // unknown here: the node will say
 	}
-	s, other := keyless, keyless
-	info.keys(a, func(i int) bool {
-		k := int(slot.Of(a.arg(i)))
+	last.keys = info.keys(a, last.keys[:0])
+	s := keyless
+	for _, i := range last.keys {
+		k := last.slotOf(a.arg(int(i)))
 		if s == keyless {
 			s = k
 		} else if k != s {
-			other = k
-			return false
+			return 0, nil, &CrossSlotError{Command: strings.ToUpper(string(a.arg(0))), Slots: [2]int{s, k}}
 		}
-		return true
-	})
-	if other != keyless {
-		return 0, nil, &CrossSlotError{Command: strings.ToUpper(string(a.arg(0))), Slots: [2]int{s, other}}
 	}
 	return s, info, nil
 }
@@ -46,6 +42,19 @@ func (cl *Client) route(a *argv, last *lastCmd) (int, *cmdInfo, error) {
 type lastCmd struct {
 	name []byte
 	info *cmdInfo
+	keys []int32 // scratch: the key positions of a command
+	tag  []byte  // the last hashtag hashed, and its slot
+	slot int     // -1: none yet
+}
+
+// slotOf returns key's slot, hashing only a hashtag it has not just seen.
+func (l *lastCmd) slotOf(key []byte) int {
+	tag := slot.Hashtag(key)
+	if l.slot >= 0 && bytes.Equal(tag, l.tag) {
+		return l.slot
+	}
+	l.tag, l.slot = append(l.tag[:0], tag...), int(slot.Of(tag))
+	return l.slot
 }
 
 func (l *lastCmd) lookup(t commandTable, a *argv) *cmdInfo {

@@ -1,0 +1,36 @@
+package cluster
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// BenchmarkPlan measures routing alone: parsing a 100-command EVALSHA
+// batch and finding every command's slot, with no network.
+func BenchmarkPlan(b *testing.B) {
+	cl := &Client{cmds: commandTable{}}
+	evalsha := &cmdInfo{specs: []keySpec{{ok: true, begin: beginSearch{index: 2},
+		find: findKeys{keynum: true, keyNumIdx: 0, firstKey: 1, kStep2: 1}}}}
+	cl.cmds["evalsha"] = evalsha
+	var cmds resp.Cmds
+	for i := range 100 {
+		cmds.Add("EVALSHA", "0123456789012345678901234567890123456789", "2",
+			"emq:{bench}:job:JOB"+strconv.Itoa(i), "emq:{bench}:pending", "JOB"+strconv.Itoa(i),
+			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	}
+	w, _ := wire.FromCmds(&cmds)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		s := getSub(cl, nil, context.Background(), w)
+		if err := s.plan(); err != nil {
+			b.Fatal(err)
+		}
+		s.release()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/cmd")
+}
