@@ -22,10 +22,10 @@ type node struct {
 	conns   []conn.Sender // cfg.conns pipelining connections (cluster clients on a cluster)
 	probe   *conn.Conn    // a connection to the node itself: HELLO, protocol
 	cluster bool          // the node is a cluster node: commands are routed by slot
-	server  string       // "redis 7.0.15", from HELLO or INFO
-	version string       // "7.0.15"
-	desc    string       // server plus where it is, for the report
-	runID   string       // unique to this run: names its keys and queue
+	server  string        // "redis 7.0.15", from HELLO or INFO
+	version string        // "7.0.15"
+	desc    string        // server plus where it is, for the report
+	runID   string        // unique to this run: names its keys and queue
 }
 
 // openNode starts or finds the node and opens cfg.conns connections. Its
