@@ -104,15 +104,24 @@ func (cl *Client) current() (*Conn, error) {
 func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	if cmds.Special && blocks(cmds.B) {
 		if !h.Waits() {
-			return &CommandError{Command: "blocking command", Reason: reasonNotWaiting}
+			return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
 		}
 		return cl.sendDedicated(ctx, cmds, h)
 	}
 	c, err := cl.current()
 	if err != nil {
-		return err
+		return cl.refused(cmds, err)
 	}
 	return c.Send(ctx, cmds, h)
+}
+
+// refused returns err, the refusal of a submission no connection saw,
+// after reporting it to the Observer, if any.
+func (cl *Client) refused(cmds wire.Cmds, err error) error {
+	if obs := cl.opts.Observer; obs != nil {
+		observeRefused(obs, cmds, err)
+	}
+	return err
 }
 
 // Done is closed when the Client is closed.
@@ -351,7 +360,7 @@ func (d *lent) abandon() {
 func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	c, err := cl.lend(ctx)
 	if err != nil {
-		return err
+		return cl.refused(cmds, err)
 	}
 	d := &lent{cl: cl, c: c, h: h}
 	if ctx.Done() != nil {
