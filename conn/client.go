@@ -324,7 +324,8 @@ type lent struct {
 	cl    *Client
 	c     *Conn
 	h     wire.Handler
-	state atomic.Int32 // 0 waiting, 1 done, 2 abandoned
+	ctx   context.Context // the caller's
+	state atomic.Int32    // 0 waiting, 1 done, 2 abandoned
 	stop  func() bool
 }
 
@@ -339,6 +340,11 @@ func (d *lent) Done(err error) {
 			d.stop()
 		}
 		d.cl.giveBack(d.c)
+	} else if err != nil && d.state.Load() == 2 {
+		// The connection failed because abandon closed it: the caller
+		// gave up, and that is the outcome it must see, not ErrClosed,
+		// whichever of the two its wait notices first.
+		err = d.ctx.Err()
 	}
 	d.h.Done(err)
 }
@@ -362,7 +368,7 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 	if err != nil {
 		return cl.refused(cmds, err)
 	}
-	d := &lent{cl: cl, c: c, h: h}
+	d := &lent{cl: cl, c: c, h: h, ctx: ctx}
 	if ctx.Done() != nil {
 		d.stop = context.AfterFunc(ctx, d.abandon)
 	}
