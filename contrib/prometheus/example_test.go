@@ -39,6 +39,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	go http.ListenAndServe(":9100", promhttp.Handler())
+	metrics := &http.Server{Addr: ":9100", Handler: promhttp.Handler()}
+	go metrics.ListenAndServe()
+	defer metrics.Shutdown(context.Background()) // stops the goroutine above
 	log.Print(w.Run(ctx))
 }
