@@ -5,29 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
 )
 
-// exampleQueue opens queue name, emptied, on the test server; close
-// closes its connection.
+// exampleQueue opens queue name, emptied, on the server REDIS_URL names
+// (the tests point it at their own); close closes the client.
 func exampleQueue(name string) (q *emq.Queue, close func()) {
 	ctx := context.Background()
-	c, err := conn.Dial(ctx, conn.Options{Addr: emq.ServerAddrForExamples()})
+	opts, err := conn.ParseURL(os.Getenv("REDIS_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
 	if err != nil {
 		log.Fatal(err)
 	}
 	k, _ := emq.NewKeys(name)
-	if _, err := c.Do(ctx, "DEL", k.Pending, k.Active, k.Delayed, k.Dead, k.Meta); err != nil {
+	if _, err := cl.Do(ctx, "DEL", k.Pending, k.Active, k.Delayed, k.Dead, k.Meta); err != nil {
 		log.Fatal(err)
 	}
-	q, err = emq.Open(ctx, c, name)
+	q, err = emq.Open(ctx, cl, name)
 	if err != nil {
 		log.Fatal(err)
 	}
-	return q, func() { c.Close() }
+	return q, func() { cl.Close() }
 }
 
 // fail claims the next job and fails it for good: it goes to dead.
