@@ -104,15 +104,24 @@ func (cl *Client) current() (*Conn, error) {
 func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	if cmds.Special && blocks(cmds.B) {
 		if !h.Waits() {
-			return &CommandError{Command: "blocking command", Reason: reasonNotWaiting}
+			return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
 		}
 		return cl.sendDedicated(ctx, cmds, h)
 	}
 	c, err := cl.current()
 	if err != nil {
-		return err
+		return cl.refused(cmds, err)
 	}
 	return c.Send(ctx, cmds, h)
+}
+
+// refused returns err, the refusal of a submission no connection saw,
+// after reporting it to the Observer, if any.
+func (cl *Client) refused(cmds wire.Cmds, err error) error {
+	if obs := cl.opts.Observer; obs != nil {
+		observeRefused(obs, cmds, err)
+	}
+	return err
 }
 
 // Done is closed when the Client is closed.
@@ -315,7 +324,8 @@ type lent struct {
 	cl    *Client
 	c     *Conn
 	h     wire.Handler
-	state atomic.Int32 // 0 waiting, 1 done, 2 abandoned
+	ctx   context.Context // the caller's
+	state atomic.Int32    // 0 waiting, 1 done, 2 abandoned
 	stop  func() bool
 }
 
@@ -330,6 +340,11 @@ func (d *lent) Done(err error) {
 			d.stop()
 		}
 		d.cl.giveBack(d.c)
+	} else if err != nil && d.state.Load() == 2 {
+		// The connection failed because abandon closed it: the caller
+		// gave up, and that is the outcome it must see, not ErrClosed,
+		// whichever of the two its wait notices first.
+		err = d.ctx.Err()
 	}
 	d.h.Done(err)
 }
@@ -351,9 +366,9 @@ func (d *lent) abandon() {
 func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	c, err := cl.lend(ctx)
 	if err != nil {
-		return err
+		return cl.refused(cmds, err)
 	}
-	d := &lent{cl: cl, c: c, h: h}
+	d := &lent{cl: cl, c: c, h: h, ctx: ctx}
 	if ctx.Done() != nil {
 		d.stop = context.AfterFunc(ctx, d.abandon)
 	}

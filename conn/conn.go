@@ -180,11 +180,29 @@ func (c *Conn) Err() error {
 // returns once h is done or ctx ends), else the reader goroutine. cmds.B
 // is copied. When Send returns an error, h is never called.
 func (c *Conn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	if c.opts.Observer != nil {
+		return c.sendObserved(ctx, cmds, h)
+	}
 	lead, err := c.submit(ctx, cmds, h)
 	if err == nil && lead {
 		c.lead(ctx, h)
 	}
 	return err
+}
+
+// sendObserved is Send with every command reported to Options.Observer.
+// After submit, o belongs to the connection (its Done recycles it).
+func (c *Conn) sendObserved(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	o := observe(c.opts.Observer, cmds, h)
+	lead, err := c.submit(ctx, cmds, o)
+	if err != nil {
+		o.fail(err)
+		return err
+	}
+	if lead {
+		c.lead(ctx, o)
+	}
+	return nil
 }
 
 // maxInline is the largest submission a caller writes, or reads the

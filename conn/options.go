@@ -52,6 +52,9 @@ type Options struct {
 	// OnPush receives RESP3 push frames on the reader goroutine, while the
 	// value is valid; it must not block. Without it pushes are dropped.
 	OnPush func(resp.Value)
+	// Observer, when set, is told of every command's start and end (see
+	// Observer). Without it nothing is observed and nothing is spent.
+	Observer Observer
 	// Limits bound what the reply decoder accepts.
 	Limits resp.Limits
 	// ReadBufferSize is the reader's starting buffer size (default 32 KiB).

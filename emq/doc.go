@@ -46,9 +46,10 @@
 // embedded here from scripts/*.lua: the six core transitions [EnqueueLua],
 // [ClaimLua], [CompleteLua], [RetryLua], [PromoteLua], [ReapLua], and the
 // extensions [ClaimBatchLua], [ExtendLua], [EnqueueAtLua],
-// [CompleteBatchLua], [EnqueueBatchLua] ([Scripts] lists them with their
-// KEYS counts). Each file's header names its KEYS, ARGV and replies. The
-// rules they keep:
+// [CompleteBatchLua], [EnqueueBatchLua], and the operations [RequeueLua],
+// [RequeueDeadLua], [DeleteLua], [TrimDeadLua], [StatsLua] ([Scripts] lists
+// them with their KEYS counts). Each file's header names its KEYS, ARGV
+// and replies. The rules they keep:
 //
 //   - Every key a script touches is in KEYS[] or derived from a declared
 //     base KEYS[n] ("emq:{q}:" .. "job:" .. id), never built from ARGV.
@@ -90,6 +91,22 @@
 //	Browse, Count, PendingSize   ZRANGE, HGETALL, ZCARD: plain reads
 //	Pause, Resume, Paused        HSET/HDEL/HGET meta paused
 //
+// # Operations
+//
+// The operator's verbs are extension scripts too, run only by EVALSHA
+// (as reap is), whatever the executor, each bounded so that a huge set
+// never holds the server:
+//
+//	Requeue, RequeueBatch        requeue          dead → pending by id; ErrNotDead
+//	RequeueDead(DeadFilter)      requeue_dead     by error prefix and time of death, 1,000 examined per call
+//	Delete, DeleteBatch          delete           any state, with the row; ErrNotFound
+//	TrimDead(maxAge, maxCount)   trim_dead        oldest dead first, 1,000 per call
+//	Stats                        stats            counts, due, expired leases, paused, lag: one atomic read
+//
+// A requeued job keeps its attempts, the fencing token, which never goes
+// back: should it fail again past the worker's MaxAttempts, it returns
+// to dead. A deleted active job's worker finds its lease lost.
+//
 // Invalid input never reaches the server: an invalid queue name is a
 // *[QueueError] ([ErrInvalidQueue]), an invalid id an *[IDError]
 // ([ErrInvalidID]), checked before any key is built; a malformed duration
@@ -117,7 +134,8 @@
 // panic is recovered as a *[PanicError] and retried. An extender renews the
 // lease of a long-running handler every ExtendInterval and cancels its
 // context (cause [ErrLeaseLost]) when the lease was lost; a maintainer
-// promotes due jobs and reaps expired leases on jittered intervals.
+// promotes due jobs and reaps expired leases on jittered intervals, and a
+// trimmer keeps the dead set within DeadMaxAge and DeadMaxCount.
 // Each job's context is its own and ends when its handler returns. A
 // completion that failed without being sent (conn.ErrNotConnected) is
 // sent again, up to three times; one that failed ambiguously never is.

@@ -17,6 +17,8 @@ type snapshot struct {
 	pending  []string         // pending in claim order
 	rowState map[string]string
 	attempts map[string]int64
+	errText  map[string]string // the row's error field
+	deadAt   map[string]int64  // each dead id's time of death
 }
 
 // model drives a random sequence of verbs and checks, after every step,
@@ -54,8 +56,12 @@ func TestRandomSequenceInvariant(t *testing.T) {
 	}
 	t.Logf("%d steps, %d ids, %.1f rows read per step, %d left in sets; outcomes %v", steps, len(m.known),
 		float64(m.reads)/float64(steps), len(m.snap.set), m.seen)
+	if testing.Short() {
+		return // too few steps to see every outcome every time
+	}
 	for _, o := range []string{"complete", "complete stale", "retry dead", "retry requeued", "retry delayed",
-		"retry stale", "reaped", "promoted", "revived", "duplicate", "extend", "extend stale", "claim empty"} {
+		"retry stale", "reaped", "promoted", "revived", "duplicate", "extend", "extend stale", "claim empty",
+		"requeued", "requeue not dead", "requeued by filter", "deleted", "delete not found", "trimmed", "stats"} {
 		if m.seen[o] == 0 {
 			t.Errorf("the sequence never saw %q", o)
 		}
@@ -72,7 +78,7 @@ func (m *model) read() {
 	states := []State{StatePending, StateActive, StateDelayed, StateDead}
 	for _, s := range states {
 		key, _ := q.setKey(s)
-		b.Add("ZRANGE", key, "0", "-1")
+		b.Add("ZRANGE", key, "0", "-1", "WITHSCORES")
 	}
 	ids := make([]string, 0, len(m.known))
 	for id := range m.known {
@@ -88,22 +94,28 @@ func (m *model) read() {
 	}
 	ids = ids[:n]
 	for _, id := range ids {
-		b.Add("HMGET", q.keys.Job(id), "state", "attempts")
+		b.Add("HMGET", q.keys.Job(id), "state", "attempts", "error")
 	}
 	if err := b.Exec(tctx(t), q.sender); err != nil {
 		t.Fatal(err)
 	}
-	snap := snapshot{set: map[string]State{}, rowState: map[string]string{}, attempts: map[string]int64{}}
+	snap := snapshot{set: map[string]State{}, rowState: map[string]string{}, attempts: map[string]int64{},
+		errText: map[string]string{}, deadAt: map[string]int64{}}
 	for i, id := range ids {
 		r := b.Reply(len(states) + i).Elems
 		snap.rowState[id] = string(r[0].Str)
 		if !r[1].IsNull() {
 			snap.attempts[id], _ = strconv.ParseInt(string(r[1].Str), 10, 64)
 		}
+		snap.errText[id] = string(r[2].Str)
 	}
 	for i, s := range states {
-		for _, e := range b.Reply(i).Elems {
-			id := string(e.Str)
+		scored, err := parseScored(b.Reply(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range scored {
+			id := e.ID
 			if prev, dup := snap.set[id]; dup {
 				t.Fatalf("%s is in both %s and %s", id, prev, s)
 			}
@@ -111,8 +123,11 @@ func (m *model) read() {
 				t.Fatalf("%s is in %s but is unknown or was seen finished", id, s)
 			}
 			snap.set[id] = s
-			if s == StatePending {
+			switch s {
+			case StatePending:
 				snap.pending = append(snap.pending, id)
+			case StateDead:
+				snap.deadAt[id] = e.Score
 			}
 		}
 	}
@@ -194,7 +209,7 @@ func (m *model) step(i int) {
 	t, q, r := m.t, m.q, m.rng
 	ctx := tctx(t)
 	lease := time.Duration(5+r.IntN(60)) * time.Millisecond
-	switch x := r.IntN(100); {
+	switch x := r.IntN(110); {
 	case x < 12:
 		id, err := q.Enqueue(ctx, []byte(strconv.Itoa(i)))
 		if err != nil {
@@ -344,7 +359,7 @@ func (m *model) step(i int) {
 			t.Fatal(err)
 		}
 		m.seen["reaped"] += n
-	default:
+	case x < 100:
 		var err error
 		if m.paused {
 			err = q.Resume(ctx)
@@ -355,5 +370,7 @@ func (m *model) step(i int) {
 			t.Fatal(err)
 		}
 		m.paused = !m.paused
+	default:
+		m.operate(x - 100)
 	}
 }

@@ -24,16 +24,22 @@ var (
 	scriptEnqueueAt     = dispatch.NewScript("enqueue_at", EnqueueAtLua)
 	scriptCompleteBatch = dispatch.NewScript("complete_batch", CompleteBatchLua)
 	scriptEnqueueBatch  = dispatch.NewScript("enqueue_batch", EnqueueBatchLua)
+	scriptRequeue       = dispatch.NewScript("requeue", RequeueLua)
+	scriptRequeueDead   = dispatch.NewScript("requeue_dead", RequeueDeadLua)
+	scriptDelete        = dispatch.NewScript("delete", DeleteLua)
+	scriptTrimDead      = dispatch.NewScript("trim_dead", TrimDeadLua)
+	scriptStats         = dispatch.NewScript("stats", StatsLua)
 )
 
-// DispatchScripts returns the eleven transitions as [dispatch.Script]s, in the
-// order of [Scripts]: the scripts this package sends. Preloading them, or
-// comparing SHAs, needs nothing else.
+// DispatchScripts returns every script this package sends as
+// [dispatch.Script]s, in the order of [Scripts]: the transitions, then the
+// operations. Preloading them, or comparing SHAs, needs nothing else.
 func DispatchScripts() []*dispatch.Script {
 	return []*dispatch.Script{
 		scriptEnqueue, scriptClaim, scriptComplete, scriptRetry, scriptPromote,
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
-		scriptEnqueueBatch,
+		scriptEnqueueBatch, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead,
+		scriptStats,
 	}
 }
 
@@ -228,13 +234,14 @@ func (q *Queue) evalInt(ctx context.Context, s *dispatch.Script, o *op) (int64, 
 }
 
 // executorFor returns the executor that runs s: the extension executor
-// for the extensions evalInt sends, the scripted reaper for reap, the
-// queue's executor for the rest.
+// for the extensions evalInt sends, the scripted reaper for reap and the
+// operations (requeue, delete, trim_dead, stats), the queue's executor
+// for the rest.
 func (q *Queue) executorFor(s *dispatch.Script) dispatch.Executor {
 	switch s {
 	case scriptExtend, scriptEnqueueAt:
 		return q.ext
-	case scriptReap:
+	case scriptReap, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead, scriptStats:
 		return q.reaper
 	}
 	return q.exec

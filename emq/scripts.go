@@ -34,6 +34,21 @@ var (
 	EnqueueBatchLua string // KEYS pending, base; ARGV id1, payload1, ... → {1|0, ...} | EMQKIND
 )
 
+// Operation scripts: extensions for the operator's verbs (requeue, delete,
+// trim, stats). They run only as scripts, whatever the queue's executor.
+var (
+	//go:embed scripts/requeue.lua
+	RequeueLua string // KEYS dead, pending, base; ARGV id1, id2, ... → {1|0, ...}
+	//go:embed scripts/requeue_dead.lua
+	RequeueDeadLua string // KEYS dead, pending, base; ARGV since_ms, before_ms, prefix, limit, scan, after_id, after_ms → {moved, examined, cursor_id, cursor_ms, more}
+	//go:embed scripts/delete.lua
+	DeleteLua string // KEYS pending, active, delayed, dead, base; ARGV id1, id2, ... → {state|'', ...}
+	//go:embed scripts/trim_dead.lua
+	TrimDeadLua string // KEYS dead, base; ARGV max_age_ms, max_count, limit → count
+	//go:embed scripts/stats.lua
+	StatsLua string // KEYS pending, active, delayed, dead, base → {now_ms, pending, active, delayed, dead, due, expired, paused, oldest}
+)
+
 // ScriptSource is one embedded transition script, described for a
 // dispatcher: its name, how many KEYS it declares (EVAL's numkeys) and its
 // source, whose SHA1 is what EVALSHA names.
@@ -59,5 +74,10 @@ func Scripts() []ScriptSource {
 		{"enqueue_at", 2, false, EnqueueAtLua},
 		{"complete_batch", 2, false, CompleteBatchLua},
 		{"enqueue_batch", 2, false, EnqueueBatchLua},
+		{"requeue", 3, false, RequeueLua},
+		{"requeue_dead", 3, false, RequeueDeadLua},
+		{"delete", 5, false, DeleteLua},
+		{"trim_dead", 2, false, TrimDeadLua},
+		{"stats", 5, false, StatsLua},
 	}
 }

@@ -80,3 +80,17 @@ func splitHeader(src string) (header, body string) {
 	}
 	return strings.Join(lines[:i], ""), strings.Join(lines[i:], "")
 }
+
+// TestDispatchScriptsMatch: DispatchScripts lists every embedded script,
+// in the order of Scripts, each with its own source.
+func TestDispatchScriptsMatch(t *testing.T) {
+	ds, ss := DispatchScripts(), Scripts()
+	if len(ds) != len(ss) {
+		t.Fatalf("DispatchScripts has %d scripts, Scripts %d", len(ds), len(ss))
+	}
+	for i, s := range ss {
+		if ds[i].Name() != s.Name || ds[i].Source() != s.Source {
+			t.Errorf("script %d: DispatchScripts has %s, Scripts %s", i, ds[i].Name(), s.Name)
+		}
+	}
+}

@@ -42,9 +42,19 @@ type WorkerConfig struct {
 	// delayed jobs to pending) and reaper (expired leases back to pending),
 	// each with ±20% jitter. Defaults 1 s and 5 s; negative disables.
 	PromoteInterval, ReapInterval time.Duration
-	// MaintainLimit is the most jobs one promote or reap call moves; a
-	// full call is followed by another at once. Default 1000.
+	// MaintainLimit is the most jobs one promote, reap or trim call
+	// moves; a full call is followed by another at once. Default 1000.
 	MaintainLimit int
+	// DeadMaxAge and DeadMaxCount are the dead set's retention: a trimmer
+	// removes the dead jobs, ids and rows, that died DeadMaxAge ago or
+	// more, and the oldest beyond the newest DeadMaxCount
+	// ([Queue.TrimDead]). Defaults 90 days and 10,000; a negative value
+	// is no bound of that kind.
+	DeadMaxAge   time.Duration
+	DeadMaxCount int
+	// TrimInterval paces the trimmer, with ±20% jitter. Default 1 min;
+	// negative disables it.
+	TrimInterval time.Duration
 	// ExtendInterval is how often a running handler's lease is extended
 	// (by Lease). Default Lease/3; negative disables.
 	ExtendInterval time.Duration
@@ -97,6 +107,11 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	if c.MaintainLimit <= 0 {
 		c.MaintainLimit = 1000
 	}
+	def(&c.DeadMaxAge, 90*24*time.Hour)
+	if c.DeadMaxCount == 0 {
+		c.DeadMaxCount = 10_000
+	}
+	def(&c.TrimInterval, time.Minute)
 	def(&c.ExtendInterval, c.Lease/3)
 	if c.ExtendInterval >= c.Lease {
 		return c, &ArgError{Arg: "ExtendInterval", Reason: "not shorter than Lease: the lease would run out first"}
@@ -134,20 +149,22 @@ type WorkerStats struct {
 	Claims, AckBatches                                  uint64 // claim_batch and complete calls
 	Claimed, Completed, Retried, Dead, Stale, Abandoned uint64 // jobs
 	Panics, LeaseLost, Errors, Promoted, Reaped         uint64 // events; jobs moved by promote and reap
+	Trimmed                                             uint64 // dead jobs removed by the trimmer
 }
 
 type workerCounters struct {
 	claims, ackBatches                                  atomic.Uint64
 	claimed, completed, retried, dead, stale, abandoned atomic.Uint64
 	panics, leaseLost, errors, promoted, reaped         atomic.Uint64
+	trimmed                                             atomic.Uint64
 }
 
 // Worker claims jobs from a queue and runs a handler on each, with
 // Concurrency handlers at once: it completes a job whose handler returns
 // nil, retries one that fails (with backoff; dead after MaxAttempts),
-// extends the lease of a long-running handler, and runs a promoter and a
-// reaper in the background. Every goroutine it starts is stopped by
-// Shutdown.
+// extends the lease of a long-running handler, and runs a promoter, a
+// reaper and a trimmer of the dead set in the background. Every goroutine
+// it starts is stopped by Shutdown.
 //
 // A worker also stops on its own when its queue's connection is finished
 // for good: when the queue's [conn.Sender] has a Done() <-chan struct{}
@@ -216,7 +233,7 @@ func (w *Worker) Stats() WorkerStats {
 		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
 		Dead: s.dead.Load(), Stale: s.stale.Load(), Abandoned: s.abandoned.Load(),
 		Panics: s.panics.Load(), LeaseLost: s.leaseLost.Load(), Errors: s.errors.Load(),
-		Promoted: s.promoted.Load(), Reaped: s.reaped.Load(),
+		Promoted: s.promoted.Load(), Reaped: s.reaped.Load(), Trimmed: s.trimmed.Load(),
 	}
 }
 

@@ -348,13 +348,15 @@ func (w *Worker) resendable(err error, try int) bool {
 	}
 }
 
-// background runs the extender and the maintainer until bgStop closes.
+// background runs the extender, the maintainer and the trimmer until
+// bgStop closes.
 func (w *Worker) background() {
 	defer close(w.bgDone)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); w.extendLoop() }()
 	go func() { defer wg.Done(); w.maintainLoop() }()
+	go func() { defer wg.Done(); w.trimLoop() }()
 	wg.Wait()
 }
 

@@ -1,0 +1,142 @@
+// Command emq is the operator's tool for EchoMQ queues: it reads a
+// queue's counts, browses its sets, requeues and deletes jobs, trims the
+// dead set, and pauses and resumes claims.
+//
+//	emq [flags] <command> [job ids]
+//
+// # Commands
+//
+//	stats     counts of every set, the delayed jobs due, the expired
+//	          leases, the paused flag and the lag (the oldest pending
+//	          job's age); -watch prints a line every -interval until
+//	          interrupted
+//	browse    a page of one set (-state, -offset, -count) with the rows
+//	requeue   dead jobs back to pending: the ids given, every one (-all),
+//	          or those a filter selects (-error-prefix, -since, -before),
+//	          at most -limit
+//	delete    the jobs given by id, whatever their state, with their rows
+//	trim      the oldest dead jobs, beyond -max-age or -max-count, or -all
+//	pause     stop claims on the queue; resume lets them run again
+//
+// Every command names its queue with -queue, and its server with -url
+// (redis://, rediss://, valkey://, valkeys:// or unix://, as
+// conn.ParseURL reads them), else $EMQ_URL, else redis://127.0.0.1:6379.
+// -json prints JSON, one object per line (stats -watch: one per
+// interval). The verbs are those of package emq: [emq.Queue.Stats],
+// [emq.Queue.Browse], [emq.Queue.RequeueBatch], [emq.Queue.RequeueDead],
+// [emq.Queue.DeleteBatch], [emq.Queue.TrimDead], [emq.Queue.Pause] and
+// [emq.Queue.Resume].
+//
+// # Exit status
+//
+// 0 on success, and for stats -watch when interrupted (SIGINT, SIGTERM),
+// its normal end; 1 when the operation failed, or some job given was not
+// found (delete) or not dead (requeue); 2 for bad flags or a server that
+// cannot be reached or opened; 130 when interrupted otherwise. Every
+// error is one line on stderr, and no message echoes an argument that
+// looks like a URL or holds an '@': it shows as "<not shown: it may hold
+// a password>".
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/cliredact"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// main runs the command with the process's arguments and exits with its
+// status.
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command, testable: it parses args, connects, runs the
+// command, writes its output to stdout and one-line errors to stderr,
+// and returns the exit status. SIGINT and SIGTERM end it.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(cliredact.Secrets(args)) > 0 {
+		stderr = cliredact.Writer{W: stderr, Args: args}
+	}
+	cfg, err := parseArgs(args, stdout)
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fail(stderr, "%v (see emq -h)", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	q, closeQueue, err := open(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			fail(stderr, "interrupted")
+			return exitInterrupted
+		}
+		fail(stderr, "%v", err)
+		return exitUsage
+	}
+	defer closeQueue()
+
+	out := &printer{w: stdout, json: cfg.json, queue: cfg.queue}
+	code := runCommand(ctx, q, cfg, out, stderr)
+	if ctx.Err() != nil && !(cfg.cmd.name == "stats" && cfg.watch) {
+		fail(stderr, "interrupted")
+		return exitInterrupted
+	}
+	return code
+}
+
+// open connects to the server with a conn.Client and opens the queue
+// (checking the wire fence). Its errors are one line and mean exit 2.
+func open(ctx context.Context, cfg config) (*emq.Queue, func(), error) {
+	opts, err := conn.ParseURL(cfg.url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-url: %v", err)
+	}
+	opts.ClientName = "emq"
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot reach %s: %w", where(opts), err)
+	}
+	q, err := emq.Open(ctx, cl, cfg.queue)
+	if err != nil {
+		cl.Close()
+		return nil, nil, fmt.Errorf("cannot open queue %q on %s: %w", cfg.queue, where(opts), err)
+	}
+	return q, func() { cl.Close() }, nil
+}
+
+// where names the server for messages, without any password.
+func where(o conn.Options) string {
+	if o.Network == "unix" {
+		return "unix:" + o.Addr
+	}
+	return o.Addr
+}
+
+// fail prints one line to stderr: "emq: " and the message with any line
+// breaks folded, so that an error is never more than one line.
+func fail(stderr io.Writer, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	msg = strings.Join(strings.Fields(msg), " ")
+	fmt.Fprintf(stderr, "emq: %s\n", msg)
+}

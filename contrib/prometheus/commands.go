@@ -1,0 +1,181 @@
+package emqprom
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/resp"
+)
+
+var _ conn.Observer = (*Collector)(nil)
+
+// CommandStart counts cmd in flight: the Collector is a [conn.Observer]
+// (set it in conn.Options.Observer).
+func (c *Collector) CommandStart(conn.CommandInfo) { c.commands.inFlight.Inc() }
+
+// CommandEnd counts cmd, its duration and its error, if any.
+func (c *Collector) CommandEnd(cmd conn.CommandInfo, took time.Duration, err error) {
+	m := &c.commands
+	m.inFlight.Dec()
+	s := m.series(cmd)
+	s.total.Inc()
+	s.duration.Observe(took.Seconds())
+	if err != nil {
+		m.errors.WithLabelValues(s.command, s.script, errorCode(err)).Inc()
+	}
+}
+
+// commandMetrics are the command metrics, with the series of each
+// command resolved once.
+type commandMetrics struct {
+	total    *prometheus.CounterVec
+	errors   *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+
+	mu   sync.RWMutex
+	byID map[conn.CommandInfo]*commandSeries
+}
+
+// commandSeries is one command's resolved series.
+type commandSeries struct {
+	command, script string
+	total           prometheus.Counter
+	duration        prometheus.Observer
+}
+
+func (m *commandMetrics) init(ns string, cl prometheus.Labels, buckets []float64) {
+	m.total = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "commands_total", ConstLabels: cl,
+		Help: "Commands ended, by command and, for EVALSHA, the EchoMQ script it names.",
+	}, []string{"command", "script"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: "command_errors_total", ConstLabels: cl,
+		Help: "Commands that ended in an error, by the server's error code or the kind of failure.",
+	}, []string{"command", "script", "code"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: ns, Name: "command_duration_seconds", ConstLabels: cl, Buckets: buckets,
+		Help: "From a command's queueing to its reply.",
+	}, []string{"command", "script"})
+	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: ns, Name: "commands_in_flight", ConstLabels: cl,
+		Help: "Commands started and not yet ended.",
+	})
+	m.byID = map[conn.CommandInfo]*commandSeries{}
+}
+
+func (m *commandMetrics) describe(ch chan<- *prometheus.Desc) {
+	m.total.Describe(ch)
+	m.errors.Describe(ch)
+	m.duration.Describe(ch)
+	m.inFlight.Describe(ch)
+}
+
+func (m *commandMetrics) collect(ch chan<- prometheus.Metric) {
+	m.total.Collect(ch)
+	m.errors.Collect(ch)
+	m.duration.Collect(ch)
+	m.inFlight.Collect(ch)
+}
+
+// maxSeries bounds the commands resolved one by one; beyond it every
+// other command counts as "other", so that a stream of odd names cannot
+// grow the series without bound.
+const maxSeries = 512
+
+// series returns cmd's series, resolving it on first sight.
+func (m *commandMetrics) series(cmd conn.CommandInfo) *commandSeries {
+	m.mu.RLock()
+	s, ok := m.byID[cmd]
+	m.mu.RUnlock()
+	if ok {
+		return s
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.byID[cmd]; ok {
+		return s
+	}
+	key := cmd
+	if len(m.byID) >= maxSeries {
+		key = conn.CommandInfo{Name: "other"}
+		if s, ok := m.byID[key]; ok {
+			return s
+		}
+	}
+	script := ""
+	if key.Script != "" {
+		script = scriptName(key.Script)
+	}
+	s = &commandSeries{command: key.Name, script: script}
+	s.total = m.total.WithLabelValues(s.command, s.script)
+	s.duration = m.duration.WithLabelValues(s.command, s.script)
+	m.byID[key] = s
+	return s
+}
+
+// scripts maps the SHA1 of every EchoMQ script to its name.
+var scripts = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range emq.DispatchScripts() {
+		m[s.SHA()] = s.Name()
+	}
+	return m
+}()
+
+// scriptName names the script of an EVALSHA: an EchoMQ script's name, or
+// "other".
+func scriptName(sha string) string {
+	if name, ok := scripts[sha]; ok {
+		return name
+	}
+	return "other"
+}
+
+// errorCode labels a command's error: the server's code (its first word,
+// when made of capital letters: NOSCRIPT, WRONGTYPE, EMQARG), or the kind
+// of failure.
+func errorCode(err error) string {
+	var se *resp.ServerError
+	switch {
+	case errors.As(err, &se):
+		if code := se.Code(); validCode(code) {
+			return code
+		}
+		return "ERR"
+	case errors.Is(err, conn.ErrNotConnected):
+		return "not_connected"
+	case errors.Is(err, conn.ErrClosed):
+		return "closed"
+	case errors.Is(err, conn.ErrTimeout):
+		return "timeout"
+	case errors.Is(err, conn.ErrBroken):
+		return "broken"
+	case errors.Is(err, conn.ErrCommandRefused):
+		return "refused"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	}
+	return "other"
+}
+
+// validCode reports whether code is 1 to 32 capital letters or
+// underscores, a server error code's shape: anything else would make a
+// label value of unbounded variety.
+func validCode(code string) bool {
+	if code == "" || len(code) > 32 {
+		return false
+	}
+	for i := range len(code) {
+		if b := code[i]; (b < 'A' || b > 'Z') && b != '_' {
+			return false
+		}
+	}
+	return true
+}
