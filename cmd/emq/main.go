@@ -48,6 +48,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
 	"github.com/echomq/echomq-go/internal/cliredact"
@@ -105,15 +106,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// open connects to the server with a conn.Client and opens the queue
-// (checking the wire fence). Its errors are one line and mean exit 2.
+// open connects to the server with a conn.Client, or a cluster.Client
+// when the node is part of a cluster (cluster_enabled:1), and opens the
+// queue (checking the wire fence). Its errors are one line and mean
+// exit 2.
 func open(ctx context.Context, cfg config) (*emq.Queue, func(), error) {
 	opts, err := conn.ParseURL(cfg.url)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-url: %v", err)
 	}
 	opts.ClientName = "emq"
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := dial(ctx, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot reach %s: %w", where(opts), err)
 	}
@@ -123,6 +126,29 @@ func open(ctx context.Context, cfg config) (*emq.Queue, func(), error) {
 		return nil, nil, fmt.Errorf("cannot open queue %q on %s: %w", cfg.queue, where(opts), err)
 	}
 	return q, func() { cl.Close() }, nil
+}
+
+// client is a conn.Client or a cluster.Client.
+type client interface {
+	conn.Sender
+	Close() error
+}
+
+// dial connects to the node, and through it to its cluster when it is
+// part of one: then every command is routed by slot.
+func dial(ctx context.Context, opts conn.Options) (client, error) {
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	v, err := cl.Do(ctx, "INFO", "cluster")
+	if err != nil || !strings.Contains(string(v.VerbatimText()), "cluster_enabled:1") {
+		return cl, nil
+	}
+	cl.Close()
+	o := cluster.Options{Seeds: []string{opts.Addr}}
+	o.Node.Options = opts
+	return cluster.NewClient(ctx, o)
 }
 
 // where names the server for messages, without any password.
