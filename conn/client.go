@@ -314,6 +314,7 @@ func blocks(b []byte) bool {
 type lent struct {
 	cl    *Client
 	c     *Conn
+	ctx   context.Context // the caller's
 	h     wire.Handler
 	state atomic.Int32 // 0 waiting, 1 done, 2 abandoned
 	stop  func() bool
@@ -324,12 +325,17 @@ func (d *lent) Waits() bool               { return true }
 
 // Done gives the connection back (or closes it, when abandoned) before
 // telling the caller, so a caller's next blocking call finds it free.
+// When the caller gave up, the connection's end is the caller's own
+// doing: the caller is told ctx's error, whichever of the two it sees
+// first.
 func (d *lent) Done(err error) {
 	if d.state.CompareAndSwap(0, 1) {
 		if d.stop != nil {
 			d.stop()
 		}
 		d.cl.giveBack(d.c)
+	} else if d.state.Load() == 2 && err != nil {
+		err = d.ctx.Err()
 	}
 	d.h.Done(err)
 }
@@ -353,7 +359,7 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 	if err != nil {
 		return err
 	}
-	d := &lent{cl: cl, c: c, h: h}
+	d := &lent{cl: cl, c: c, ctx: ctx, h: h}
 	if ctx.Done() != nil {
 		d.stop = context.AfterFunc(ctx, d.abandon)
 	}
