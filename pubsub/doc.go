@@ -64,6 +64,13 @@
 // cuts it off. Time spent stalled does not count against the health
 // check.
 //
+// Subscribe, Unsubscribe and the health check wait for replies that
+// come after the messages already on their way. While one waits, the
+// subscription reads on however full the buffer is, so a consumer that
+// changes the subscription itself, from the loop that receives, never
+// waits for its own reading: the buffer then holds more than Buffer, by
+// the messages the server sent before the reply.
+//
 // Messages are copied out of the read buffer into memory the receiver
 // owns; channel names are interned and small payloads share blocks of
 // memory, so receiving costs about one allocation per 32 KiB of

@@ -33,6 +33,7 @@ type link struct {
 	protocol int
 	wtimeout time.Duration
 	sink     func(l *link, v resp.Value) bool // takes a message; false: stop reading
+	kick     func()                           // wakes the reader if it waits for room
 
 	// Shared, guarded by mu.
 	wmu sync.Mutex // one write at a time, ops queued in write order
@@ -42,6 +43,7 @@ type link struct {
 
 	progress atomic.Uint64 // bytes read
 	stalled  atomic.Bool   // the reader waits for room in the queue
+	owing    atomic.Int32  // ops still owed replies (set under mu)
 
 	halt chan struct{}
 	done chan struct{}
@@ -75,7 +77,7 @@ func (c counter) Read(b []byte) (int, error) {
 }
 
 // dialLink connects and runs the handshake; start begins reading.
-func dialLink(ctx context.Context, o Options, sink func(*link, resp.Value) bool) (*link, error) {
+func dialLink(ctx context.Context, o Options, sink func(*link, resp.Value) bool, kick func()) (*link, error) {
 	cfg := dialConfig(o.Options)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -83,7 +85,7 @@ func dialLink(ctx context.Context, o Options, sink func(*link, resp.Value) bool)
 	if err != nil {
 		return nil, fmt.Errorf("pubsub: dial %s %s: %w", cfg.Network, cfg.Addr, err)
 	}
-	l := &link{nc: nc, wtimeout: o.WriteTimeout, sink: sink, halt: make(chan struct{}), done: make(chan struct{})}
+	l := &link{nc: nc, wtimeout: o.WriteTimeout, sink: sink, kick: kick, halt: make(chan struct{}), done: make(chan struct{})}
 	l.rd = resp.NewReaderLimits(counter{l}, o.Limits, o.ReadBufferSize)
 	res, err := dial.Handshake(ctx, nc, l.rd, cfg)
 	if err != nil {
@@ -107,7 +109,10 @@ func (l *link) start(o Options) {
 
 // send writes one command and queues what it owes: one confirmation per
 // name for (un)subscribe commands (confirm names the word), else one
-// reply. On error nothing more is owed to the caller.
+// reply. On error nothing more is owed to the caller. Until the replies
+// are in, the reader reads on even when the queue is full (see
+// mustRead), so a consumer that changes the subscription itself never
+// waits for its own reading.
 func (l *link) send(confirm string, args ...string) (*op, error) {
 	o := &op{confirm: confirm, owed: 1, done: make(chan error, 1)}
 	if confirm != "" {
@@ -123,7 +128,9 @@ func (l *link) send(confirm string, args ...string) (*op, error) {
 		return nil, err
 	}
 	l.ops = append(l.ops, o)
+	l.owing.Add(1)
 	l.mu.Unlock()
+	l.kick() // a reader waiting for room must read on, up to the reply
 	if l.wtimeout > 0 {
 		l.nc.SetWriteDeadline(time.Now().Add(l.wtimeout))
 	}
@@ -133,6 +140,10 @@ func (l *link) send(confirm string, args ...string) (*op, error) {
 	}
 	return o, nil
 }
+
+// mustRead reports whether replies are owed, which the reader must read
+// however full the queue is.
+func (l *link) mustRead() bool { return l.owing.Load() > 0 }
 
 // failure returns the fault that ended the link.
 func (l *link) failure() error {
@@ -199,6 +210,7 @@ func (l *link) answer(word string, err error) error {
 	if o.owed == 0 {
 		l.ops[0] = nil
 		l.ops = l.ops[1:]
+		l.owing.Add(-1)
 		o.done <- err
 	}
 	l.mu.Unlock()

@@ -107,6 +107,9 @@ func numsub(t testing.TB, s *servertest.Server, kind, channel string) string {
 	return out // "channel\ncount"
 }
 
+// goroutines returns the number of goroutines.
+func goroutines() int { return runtime.NumGoroutine() }
+
 // checkNoLeak waits until no more than before goroutines run.
 func checkNoLeak(t testing.TB, before int) {
 	t.Helper()
@@ -119,3 +122,6 @@ func checkNoLeak(t testing.TB, before int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// servertestOptions are the options of a private server.
+func servertestOptions() servertest.Options { return servertest.Options{} }

@@ -15,9 +15,12 @@ type item struct {
 
 // queue is the bounded buffer between the connection's reader (one
 // producer at a time) and the consumers. A full queue makes the producer
-// wait (backpressure): it never drops a message. Gaps do not count
-// against the bound, so the producer's owner can always report one; a
-// gap that follows another with no message between is merged into it.
+// wait (backpressure): it never drops a message. It lets the producer
+// overflow the bound while the producer says so (a command waits for its
+// reply, which comes after the messages the server sent before it). Gaps
+// do not count against the bound, so the producer's owner can always
+// report one; a gap that follows another with no message between is
+// merged into it.
 //
 // The ring holds items head..head+n-1 (mod len(ring)); it grows only
 // for gaps beyond the bound.
@@ -48,16 +51,17 @@ func newQueue(max int) *queue {
 	}
 }
 
-// pushMessage appends a message, waiting while the queue is full; onWait
-// is called with true when it starts waiting and false when it stops.
-// It reports false when the queue was closed or stop was closed first.
-func (q *queue) pushMessage(m Message, stop <-chan struct{}, onWait func(bool)) bool {
+// pushMessage appends a message, waiting while the queue is full, unless
+// overflow reports true (checked again after kick); onWait is called with
+// true when it starts waiting and false when it stops. It reports false
+// when the queue was closed or stop was closed first.
+func (q *queue) pushMessage(m Message, stop <-chan struct{}, overflow func() bool, onWait func(bool)) bool {
 	q.mu.Lock()
-	if q.msgs >= q.max && !q.closed {
+	if q.msgs >= q.max && !q.closed && !overflow() {
 		start := time.Now()
 		q.stalls.Add(1)
 		onWait(true)
-		for q.msgs >= q.max && !q.closed {
+		for q.msgs >= q.max && !q.closed && !overflow() {
 			q.starved = true
 			q.mu.Unlock()
 			select {
@@ -82,6 +86,9 @@ func (q *queue) pushMessage(m Message, stop <-chan struct{}, onWait func(bool)) 
 	q.mu.Unlock()
 	return true
 }
+
+// kick wakes a producer waiting for room, to check overflow again.
+func (q *queue) kick() { signal(q.room) }
 
 // pushGap appends a gap at once, merging it into a gap already last.
 func (q *queue) pushGap(g *GapError) {

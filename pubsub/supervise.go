@@ -13,7 +13,7 @@ import (
 // and makes it the current link. The set cannot change meanwhile
 // (opSem), so nothing is subscribed twice or missed.
 func (s *Subscription) connect(ctx context.Context) (*link, error) {
-	l, err := dialLink(ctx, s.opts, s.sink)
+	l, err := dialLink(ctx, s.opts, s.sink, s.q.kick)
 	if err != nil {
 		return nil, err
 	}
@@ -134,5 +134,5 @@ func (s *Subscription) sink(l *link, v resp.Value) bool {
 		m.Pattern = s.b.name(pattern)
 	}
 	s.received.Add(1)
-	return s.q.pushMessage(m, l.halt, l.stalled.Store)
+	return s.q.pushMessage(m, l.halt, l.mustRead, l.stalled.Store)
 }
