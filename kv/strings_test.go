@@ -116,7 +116,9 @@ func TestStrings(t *testing.T) {
 		}, want: int64(-5)},
 		{name: "Incr of text", setup: [][]string{{"SET", "n", "x"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.Incr(ctx, s, "n")
-		}, err: func(t *testing.T, err error) { require.EqualError(t, err, "ERR value is not an integer or out of range") }},
+		}, err: func(t *testing.T, err error) {
+			require.EqualError(t, err, "ERR value is not an integer or out of range")
+		}},
 		{name: "Del counts", setup: [][]string{{"MSET", "a", "1", "b", "2"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.Del(ctx, s, "a", "b", "c")
 		}, want: int64(2)},
