@@ -22,8 +22,8 @@ type coldStart struct {
 
 	mu      sync.Mutex
 	held    []heldSend
-	sent    int // submissions sent together when the barrier opened
-	cmds    wire.Cmds // the held commands, back to back
+	sent    int           // submissions sent together when the barrier opened
+	cmds    wire.Cmds     // the held commands, back to back
 	release chan struct{} // closed when the held submissions were sent
 	err     error         // the combined Send's error, for every holder
 	timer   *time.Timer
