@@ -21,9 +21,10 @@ type Options struct {
 	// MaxPending and OnPush do not apply.
 	conn.Options
 	// Buffer is how many messages wait for the consumer (Receive,
-	// Messages) at most. When it is full the subscription stops reading
-	// its connection until the consumer takes one: see "Slow consumers"
-	// in the package doc. Default 4096.
+	// Messages). When it is full the subscription stops reading its
+	// connection until the consumer takes one (except while a command
+	// of its own waits for its reply): see "Slow consumers" in the
+	// package doc. Default 4096.
 	Buffer int
 	// PingInterval is how long the connection may be silent before the
 	// subscription sends a PING to check it. Default 10 s.
