@@ -83,8 +83,12 @@ fi
 
 # port_free: nothing answers a connect on 127.0.0.1:$1.
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Below the kernel's ephemeral range (ip_local_port_range, 32768+ by
+# default), where an outgoing connection may hold a port that nothing
+# listens on, so that the server's bind does not fail.
+low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 port=
-for p in $(shuf -i 20000-60000 -n 100); do
+for p in $(shuf -i 10000-$((low - 1)) -n 100); do
 	if port_free "$p"; then port=$p; break; fi
 done
 [ -n "$port" ] || { echo "no free loopback port found" >&2; exit 1; }
