@@ -20,7 +20,8 @@
 #   N=<ops>             ops per run for every workload (default: sized per workload, ~1–3 s)
 #   WORKLOADS="..."     subset, space separated, each NAME:dDEPTH or NAME:gGOROUTINES
 #                       (default: ping:d1 ping:d10 ping:d100 ping:d1000 set:d1 set:d10
-#                        set:d100 set:d1000 enqueue:d100 enqueue:d1000 enqueue:g64 ping:g64)
+#                        set:d100 set:d1000 enqueue:d100 enqueue:d1000 enqueue:g64 ping:g64;
+#                        also get:… and pubsub:…, publish to receive, not in the default)
 #   CLIENTS="rueidis goredis redigo echomq"   Go clients, in rotation order
 #   REF=1               0 skips the C reference tool
 #   SIZE=64             value / payload bytes
@@ -49,6 +50,9 @@ default_n() {
 	enqueue:g*) echo 100000 ;;
 	enqueue:*) echo 200000 ;;
 	ping:g* | set:g* | get:g*) echo 150000 ;;
+	pubsub:d1) echo 50000 ;;
+	pubsub:g*) echo 150000 ;;
+	pubsub:*) echo 1000000 ;;
 	*) echo 200000 ;;
 	esac
 }
@@ -79,8 +83,12 @@ fi
 
 # port_free: nothing answers a connect on 127.0.0.1:$1.
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Below the kernel's ephemeral range (ip_local_port_range, 32768+ by
+# default), where an outgoing connection may hold a port that nothing
+# listens on, so that the server's bind does not fail.
+low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 port=
-for p in $(shuf -i 20000-60000 -n 100); do
+for p in $(shuf -i 10000-$((low - 1)) -n 100); do
 	if port_free "$p"; then port=$p; break; fi
 done
 [ -n "$port" ] || { echo "no free loopback port found" >&2; exit 1; }
@@ -173,7 +181,8 @@ for spec in $WORKLOADS; do
 			[ -n "${skip[$c]:-}" ] && continue
 			one "$c" "$spec" "$n"
 		done
-		[ "$REF" = 1 ] && one ref "$spec" "$n"
+		# The C tool has no subscriber: no reference for pubsub.
+		[ "$REF" = 1 ] && [ "${spec%%:*}" != pubsub ] && one ref "$spec" "$n"
 	done
 done
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/server.txt"

@@ -334,6 +334,9 @@ func (d *lent) Waits() bool               { return true }
 
 // Done gives the connection back (or closes it, when abandoned) before
 // telling the caller, so a caller's next blocking call finds it free.
+// When the caller gave up, the connection's end is the caller's own
+// doing: the caller is told ctx's error, whichever of the two it sees
+// first.
 func (d *lent) Done(err error) {
 	if d.state.CompareAndSwap(0, 1) {
 		if d.stop != nil {

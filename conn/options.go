@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/echomq-go/internal/dial"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -64,23 +65,13 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Network == "" {
-		o.Network = "tcp"
-	}
-	if o.Addr == "" && o.Network == "tcp" {
-		o.Addr = "127.0.0.1:6379"
-	}
-	if o.Protocol == 0 {
-		o.Protocol = 3
-	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = 5 * time.Second
-	}
+	d := o.dialConfig() // the connection's own defaults: network, address, protocol, dial timeout
+	o.Network, o.Addr, o.Protocol, o.DialTimeout = d.Network, d.Addr, d.Protocol, d.Timeout
 	if o.ReadTimeout == 0 {
-		o.ReadTimeout = 10 * time.Second
+		o.ReadTimeout = dial.DefaultReadTimeout
 	}
 	if o.WriteTimeout == 0 {
-		o.WriteTimeout = 10 * time.Second
+		o.WriteTimeout = dial.DefaultWriteTimeout
 	}
 	if o.MaxPending <= 0 {
 		o.MaxPending = 1 << 16

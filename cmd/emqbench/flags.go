@@ -16,7 +16,7 @@ import (
 )
 
 // workloads lists what emqbench can run, in the order the usage shows.
-var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "gate"}
+var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "pubsub", "gate"}
 
 // config is one run's settings, from the command line.
 type config struct {
@@ -46,6 +46,9 @@ Workloads:
   enqueue   the EchoMQ enqueue transition (EVALSHA), one job of -size bytes per op
   claim     claim + complete of jobs pre-filled into the queue (one op = both)
   worker    end-to-end jobs/s through emq.Worker (-goroutines = concurrency)
+  pubsub    -goroutines publishers PUBLISH numbered, timed messages of -size
+            bytes to one pubsub.Subscription; reports publish-to-receive
+            latency, lost (0 on a healthy run) and reconnects
   gate      the eight checks of the echomq:6.0.0 gate; ends with PASS n/8
 
 Without -url emqbench starts a private valkey-server (else redis-server)

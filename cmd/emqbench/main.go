@@ -23,8 +23,13 @@
 // pipeline of enqueue transitions, above); claim pre-fills the queue and
 // then claims and completes (Claim + Complete at depth 1; ClaimBatch +
 // CompleteBatch of -depth jobs above); worker measures end-to-end jobs/s
-// through emq.Worker. Every operation of a batch of -depth is sent at once;
-// -goroutines callers share -conns pipelining connections.
+// through emq.Worker; pubsub has -goroutines publishers send numbered,
+// timed messages (PUBLISH, -depth per pipeline) to one pubsub.Subscription
+// and reports the publish-to-receive latency per message, lost (messages
+// published but never received: 0 on a healthy run), duplicates, messages
+// out of their publisher's order, gaps and reconnects. Every operation of
+// a batch of -depth is sent at once; -goroutines callers share -conns
+// pipelining connections.
 //
 // Keys and jobs are made under a prefix and a queue name unique to the
 // run, and removed at the end unless -keep is given; nothing else on the

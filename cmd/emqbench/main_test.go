@@ -155,6 +155,35 @@ func TestWorkloadsJSON(t *testing.T) {
 	assertNoKeys(t, "emqbench:*")
 }
 
+// The pubsub workload: every message published is received, once, in
+// its publisher's order, with a latency each; at depth 1 and pipelined.
+func TestPubsubWorkload(t *testing.T) {
+	for _, args := range [][]string{
+		{"-n", "5000", "-goroutines", "4", "pubsub"},
+		{"-n", "5000", "-depth", "50", "-size", "200", "pubsub"},
+	} {
+		r := jsonRun(t, args...)
+		sane(t, r, 5000)
+		if r.Latency.Per != "message" || r.Latency.Samples != 5000 {
+			t.Errorf("%v: latency per %q, %d samples", args, r.Latency.Per, r.Latency.Samples)
+		}
+		b := r.Bus
+		if b == nil {
+			t.Fatalf("%v: no pubsub figures", args)
+		}
+		got := *b
+		got.Stalls = 0 // the subscriber may fall behind for a moment: not a fault
+		if got != (busReport{Published: 5000, Received: 5000}) {
+			t.Errorf("%v: delivery %+v, want 5000 published and received, nothing else", args, *b)
+		}
+	}
+	code, out, errs := emqbench(t, "-n", "2000", "pubsub")
+	if code != exitOK || errs != "" || !strings.Contains(out, "delivery     lost 0 of 2,000 published (0 unheard), 2,000 received") ||
+		!strings.Contains(out, "0 reconnects, 0 gaps reported") || !strings.Contains(out, "per message, publish to receive") {
+		t.Errorf("pubsub: exit %d, stderr %q\n%s", code, errs, out)
+	}
+}
+
 func TestKeepLeavesKeys(t *testing.T) {
 	srvFlush(t)
 	r := jsonRun(t, "-n", "10", "-keep", "-queue", "kept", "enqueue")

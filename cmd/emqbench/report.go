@@ -117,9 +117,26 @@ type report struct {
 	CPUPerMOps  float64       `json:"cpu_s_per_million_ops"`
 	AllocsPerOp float64       `json:"allocs_per_op"`
 	ScriptLoads *uint64       `json:"script_loads"` // null for workloads without scripts
-	Stopped     string        `json:"stopped"`      // why the run ended
+	Bus         *busReport    `json:"pubsub,omitempty"`
+	Stopped     string        `json:"stopped"` // why the run ended
 	Error       string        `json:"error,omitempty"`
 	Cleanup     string        `json:"cleanup"`
+}
+
+// busReport is what the pubsub workload delivered. Lost counts the
+// messages published (PUBLISH answered) that the subscriber never
+// received: 0 on a healthy run. Unheard are those PUBLISH counted no
+// subscriber for (during an outage), included in Lost.
+type busReport struct {
+	Published  int64  `json:"published"`
+	Received   int64  `json:"received"`
+	Lost       int64  `json:"lost"`
+	Unheard    int64  `json:"unheard"`
+	Duplicates int64  `json:"duplicates"`
+	Reordered  int64  `json:"reordered"`
+	Gaps       int64  `json:"gaps"`
+	Reconnects uint64 `json:"reconnects"`
+	Stalls     uint64 `json:"stalls"`
 }
 
 // fillLatency sets the latency percentiles from h.
@@ -171,11 +188,18 @@ func (r *report) write(w io.Writer, asJSON bool) {
 		what = fmt.Sprintf("per batch of %d operations, send to last reply", r.Depth)
 	case "job":
 		what = "per job, handler start to completion acknowledged"
+	case "message":
+		what = "per message, publish to receive"
 	}
 	fmt.Fprintf(w, "  latency      p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (%s; %s samples)\n",
 		fmtUS(l.P50), fmtUS(l.P90), fmtUS(l.P99), fmtUS(l.P999), fmtUS(l.Max), what, group(l.Samples))
 	fmt.Fprintf(w, "  client CPU   %.3f s per million ops (user+system, getrusage)\n", r.CPUPerMOps)
 	fmt.Fprintf(w, "  allocations  %.2f per op (heap, runtime.MemStats)\n", r.AllocsPerOp)
+	if b := r.Bus; b != nil {
+		fmt.Fprintf(w, "  delivery     lost %s of %s published (%s unheard), %s received; %s duplicates, %s out of order\n",
+			group(b.Lost), group(b.Published), group(b.Unheard), group(b.Received), group(b.Duplicates), group(b.Reordered))
+		fmt.Fprintf(w, "  connection   %d reconnects, %d gaps reported, %d backpressure stalls\n", b.Reconnects, b.Gaps, b.Stalls)
+	}
 	if r.ScriptLoads != nil {
 		fmt.Fprintf(w, "  script loads %d (SCRIPT LOAD sent by the executors)\n", *r.ScriptLoads)
 	} else {

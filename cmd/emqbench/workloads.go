@@ -38,6 +38,8 @@ type workload struct {
 	// (worker): it runs up to total operations until ctx ends, adding
 	// each to done and recording latencies into lat.
 	run func(ctx context.Context, total int64, done *atomic.Int64, lat *latencies) error
+	// finish adds the workload's own figures to the report; may be nil.
+	finish func(r *report)
 }
 
 // newWorkload builds cfg's workload on nd.
@@ -53,6 +55,8 @@ func newWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 		return claimWorkload(ctx, nd, cfg)
 	case "worker":
 		return workerWorkload(ctx, nd, cfg)
+	case "pubsub":
+		return busWorkload(ctx, nd, cfg)
 	}
 	return nil, fmt.Errorf("unknown workload %q", cfg.workload)
 }
@@ -321,6 +325,9 @@ func runWorkload(ctx context.Context, nd *node, cfg config, stdout, stderr io.Wr
 		if wl.loads != nil {
 			n := wl.loads() - loads0
 			r.ScriptLoads = &n
+		}
+		if wl.finish != nil {
+			wl.finish(r)
 		}
 		err = m.err
 	} else {

@@ -7,6 +7,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/pubsub"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -16,6 +17,7 @@ import (
 // conn.DoFunc (or dispatch.Scripted.Eval) from G goroutines on the one
 // connection, whose writer gathers them into shared writes.
 type echomqRunner struct {
+	addr   string
 	c      *conn.Conn
 	ex     *dispatch.Scripted
 	script *dispatch.Script
@@ -24,6 +26,9 @@ type echomqRunner struct {
 	sbatch dispatch.Batch
 	args   dispatch.Args
 	key    []byte
+
+	sub  *pubsub.Subscription // pubsub: the subscriber, started by the first run
+	done chan struct{}
 }
 
 func newEchomq(cfg config) (runner, error) {
@@ -32,29 +37,73 @@ func newEchomq(cfg config) (runner, error) {
 		return nil, err
 	}
 	return &echomqRunner{
+		addr:   cfg.addr,
 		c:      c,
 		ex:     dispatch.NewScripted(c),
 		script: dispatch.NewScript("enqueue", enqueueScript),
 	}, nil
 }
 
-func (r *echomqRunner) close() error { return r.c.Close() }
-
-// scratch is a goroutine-mode command buffer.
-type scratch struct {
-	cmd  []byte
-	key  []byte
-	args dispatch.Args
+func (r *echomqRunner) close() error {
+	if r.sub != nil {
+		r.sub.Close()
+		<-r.done
+	}
+	return r.c.Close()
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// subscribe starts the subscriber: a pubsub.Subscription (a connection
+// of its own), Receive in a loop.
+func (r *echomqRunner) subscribe(ctx context.Context, addr string, w *workload) error {
+	sub, err := pubsub.New(ctx, pubsub.Options{Options: conn.Options{Addr: addr}})
+	if err != nil {
+		return err
+	}
+	if err := sub.Subscribe(ctx, busChannel); err != nil {
+		sub.Close()
+		return err
+	}
+	r.sub, r.done = sub, make(chan struct{})
+	go func() {
+		defer close(r.done)
+		for {
+			m, err := sub.Receive(context.Background())
+			if err != nil {
+				return // Close
+			}
+			w.received(m.Payload)
+		}
+	}()
+	return nil
+}
+
+// scratch is a goroutine-mode command buffer, and the reply check of the
+// op it carries (a method value made once per scratch, so a call makes
+// no closure).
+type scratch struct {
+	cmd   []byte
+	key   []byte
+	args  dispatch.Args
+	r     *echomqRunner
+	w     *workload
+	seq   uint64
+	check func(resp.Value) error
+}
+
+func (s *scratch) checkReply(v resp.Value) error { s.r.check(s.w, s.seq, v); return nil }
+
+var scratchPool = sync.Pool{New: func() any {
+	s := new(scratch)
+	s.check = s.checkReply
+	return s
+}}
 
 // check verifies one reply.
 func (r *echomqRunner) check(w *workload, seq uint64, v resp.Value) {
 	switch {
 	case v.IsError():
 		w.fail(seq, v.String())
-	case w.name == wEnqueue:
+	case w.name == wEnqueue || w.name == wPubsub:
 		if v.Type != resp.Integer || v.Int != 1 {
 			w.fail(seq, v.String())
 		}
@@ -76,6 +125,8 @@ func command(buf []byte, w *workload) resp.Cmd {
 		return resp.Command(buf, "PING")
 	case wSet:
 		return resp.Command(buf, "SET", setKey, w.payload)
+	case wPubsub:
+		return resp.Command(buf, "PUBLISH", busChannel, w.payload)
 	default:
 		return resp.Command(buf, "GET", setKey)
 	}
@@ -93,6 +144,19 @@ func enqueueArgs(a *dispatch.Args, key []byte, w *workload, seq uint64) []byte {
 }
 
 func (r *echomqRunner) run(ctx context.Context, w *workload, n int) error {
+	if w.name == wPubsub {
+		if r.sub == nil {
+			if err := r.subscribe(ctx, r.addr, w); err != nil {
+				return err
+			}
+		}
+		return publishRun(ctx, w, n, func() error { return r.send(ctx, w, n) })
+	}
+	return r.send(ctx, w, n)
+}
+
+// send runs n ops of w.
+func (r *echomqRunner) send(ctx context.Context, w *workload, n int) error {
 	if w.goroutines > 1 || w.depth == 1 {
 		one := func(seq uint64) error { return r.one(ctx, w, seq) }
 		if w.goroutines > 1 {
@@ -124,6 +188,8 @@ func (r *echomqRunner) run(ctx context.Context, w *workload, n int) error {
 				r.batch.Add("PING")
 			case wSet:
 				r.batch.Add("SET", setKey, w.payload)
+			case wPubsub:
+				r.batch.Add("PUBLISH", busChannel, w.payload)
 			default:
 				r.batch.Add("GET", setKey)
 			}
@@ -142,7 +208,8 @@ func (r *echomqRunner) run(ctx context.Context, w *workload, n int) error {
 func (r *echomqRunner) one(ctx context.Context, w *workload, seq uint64) error {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	check := func(v resp.Value) error { r.check(w, seq, v); return nil }
+	s.r, s.w, s.seq = r, w, seq
+	check := s.check
 	var err error
 	if w.name == wEnqueue {
 		s.key = enqueueArgs(&s.args, s.key, w, seq)

@@ -13,6 +13,8 @@ import (
 type goredisRunner struct {
 	c    *redis.Client
 	pipe redis.Pipeliner
+	sub  *redis.PubSub // pubsub: the subscriber, started by the first run
+	done chan struct{} // closed when the subscriber's loop ends
 }
 
 func newGoredis(cfg config) (runner, error) {
@@ -24,7 +26,34 @@ func newGoredis(cfg config) (runner, error) {
 	return &goredisRunner{c: c, pipe: c.Pipeline()}, nil
 }
 
-func (r *goredisRunner) close() error { return r.c.Close() }
+func (r *goredisRunner) close() error {
+	if r.sub != nil {
+		r.sub.Close()
+		<-r.done
+	}
+	return r.c.Close()
+}
+
+// subscribe starts the subscriber: PubSub.ReceiveMessage in a loop, its
+// fastest receive path (Channel adds a goroutine and a channel hop).
+func (r *goredisRunner) subscribe(ctx context.Context, w *workload) error {
+	r.sub = r.c.Subscribe(ctx, busChannel)
+	if _, err := r.sub.Receive(ctx); err != nil { // the confirmation
+		return err
+	}
+	r.done = make(chan struct{})
+	go func() {
+		defer close(r.done)
+		for {
+			m, err := r.sub.ReceiveMessage(context.Background())
+			if err != nil {
+				return
+			}
+			w.received([]byte(m.Payload))
+		}
+	}()
+	return nil
+}
 
 // queue issues op seq of w on c (the client itself or the pipeline) and
 // returns the command to check later.
@@ -36,6 +65,8 @@ func (r *goredisRunner) queue(ctx context.Context, c redis.Cmdable, w *workload,
 		return c.Set(ctx, setKey, w.payload, 0)
 	case wGet:
 		return c.Get(ctx, setKey)
+	case wPubsub:
+		return c.Publish(ctx, busChannel, w.payload)
 	default:
 		key, id := w.jobKey(seq)
 		return c.EvalSha(ctx, w.sha, []string{key, pendingKey}, id, w.payload)
@@ -64,11 +95,28 @@ func (r *goredisRunner) check(w *workload, seq uint64, cmd redis.Cmder) error {
 		if v, err := c.Int64(); err != nil || v != 1 {
 			w.fail(seq, c.Val())
 		}
+	case *redis.IntCmd:
+		if c.Val() != 1 {
+			w.fail(seq, c.Val())
+		}
 	}
 	return nil
 }
 
 func (r *goredisRunner) run(ctx context.Context, w *workload, n int) error {
+	if w.name == wPubsub {
+		if r.sub == nil {
+			if err := r.subscribe(ctx, w); err != nil {
+				return err
+			}
+		}
+		return publishRun(ctx, w, n, func() error { return r.send(ctx, w, n) })
+	}
+	return r.send(ctx, w, n)
+}
+
+// send runs n ops of w.
+func (r *goredisRunner) send(ctx context.Context, w *workload, n int) error {
 	if w.goroutines > 1 || w.depth == 1 {
 		one := func(seq uint64) error { return r.check(w, seq, r.queue(ctx, r.c, w, seq)) }
 		if w.goroutines > 1 {

@@ -14,6 +14,9 @@ type redigoRunner struct {
 	addr string
 	conn redis.Conn  // depth mode
 	pool *redis.Pool // goroutine mode
+
+	sub  *redis.PubSubConn // pubsub: the subscriber, started by the first run
+	done chan struct{}
 }
 
 func newRedigo(cfg config) (runner, error) {
@@ -36,10 +39,43 @@ func newRedigo(cfg config) (runner, error) {
 }
 
 func (r *redigoRunner) close() error {
+	if r.sub != nil {
+		r.sub.Close()
+		<-r.done
+	}
 	if r.pool != nil {
 		return r.pool.Close()
 	}
 	return r.conn.Close()
+}
+
+// subscribe starts the subscriber: a PubSubConn of its own, Receive in
+// a loop.
+func (r *redigoRunner) subscribe(w *workload) error {
+	c, err := redis.Dial("tcp", r.addr)
+	if err != nil {
+		return err
+	}
+	r.sub = &redis.PubSubConn{Conn: c}
+	if err := r.sub.Subscribe(busChannel); err != nil {
+		return err
+	}
+	if v, ok := r.sub.Receive().(redis.Subscription); !ok || v.Count != 1 { // the confirmation
+		return errors.New("redigo: SUBSCRIBE not confirmed")
+	}
+	r.done = make(chan struct{})
+	go func() {
+		defer close(r.done)
+		for {
+			switch v := r.sub.Receive().(type) {
+			case redis.Message:
+				w.received(v.Data)
+			case error:
+				return
+			}
+		}
+	}()
+	return nil
 }
 
 // args returns the command name and arguments for op seq of w.
@@ -51,6 +87,8 @@ func (r *redigoRunner) args(w *workload, seq uint64) (string, []any) {
 		return "SET", []any{setKey, w.payload}
 	case wGet:
 		return "GET", []any{setKey}
+	case wPubsub:
+		return "PUBLISH", []any{busChannel, w.payload}
 	default:
 		key, id := w.jobKey(seq)
 		return "EVALSHA", []any{w.sha, 2, key, pendingKey, id, w.payload}
@@ -67,7 +105,7 @@ func (r *redigoRunner) check(w *workload, seq uint64, reply any, err error) erro
 		return nil
 	}
 	switch w.name {
-	case wEnqueue:
+	case wEnqueue, wPubsub:
 		if v, ok := reply.(int64); !ok || v != 1 {
 			w.fail(seq, reply)
 		}
@@ -84,6 +122,19 @@ func (r *redigoRunner) check(w *workload, seq uint64, reply any, err error) erro
 }
 
 func (r *redigoRunner) run(ctx context.Context, w *workload, n int) error {
+	if w.name == wPubsub {
+		if r.sub == nil {
+			if err := r.subscribe(w); err != nil {
+				return err
+			}
+		}
+		return publishRun(ctx, w, n, func() error { return r.send(ctx, w, n) })
+	}
+	return r.send(ctx, w, n)
+}
+
+// send runs n ops of w.
+func (r *redigoRunner) send(ctx context.Context, w *workload, n int) error {
 	if w.goroutines > 1 {
 		return fanOut(ctx, w, n, func(seq uint64) error {
 			c := r.pool.Get()

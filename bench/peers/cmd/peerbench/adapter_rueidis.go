@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -16,6 +17,9 @@ import (
 type rueidisRunner struct {
 	c    rueidis.Client
 	cmds rueidis.Commands // reused batch slice
+
+	stop context.CancelFunc // pubsub: ends the subscriber's Receive
+	done chan error
 }
 
 func newRueidis(cfg config) (runner, error) {
@@ -29,7 +33,40 @@ func newRueidis(cfg config) (runner, error) {
 	return &rueidisRunner{c: c, cmds: make(rueidis.Commands, 0, cfg.depth)}, nil
 }
 
-func (r *rueidisRunner) close() error { r.c.Close(); return nil }
+func (r *rueidisRunner) close() error {
+	if r.stop != nil {
+		r.stop()
+		<-r.done
+	}
+	r.c.Close()
+	return nil
+}
+
+// subscribe starts the subscriber: Client.Receive with a callback (on
+// rueidis's reading goroutine), and waits until the server counts it.
+func (r *rueidisRunner) subscribe(ctx context.Context, w *workload) error {
+	sctx, stop := context.WithCancel(context.Background())
+	r.stop, r.done = stop, make(chan error, 1)
+	go func() {
+		r.done <- r.c.Receive(sctx, r.c.B().Subscribe().Channel(busChannel).Build(), func(m rueidis.PubSubMessage) {
+			w.received([]byte(m.Message))
+		})
+	}()
+	for {
+		n, err := r.c.Do(ctx, r.c.B().PubsubNumsub().Channel(busChannel).Build()).AsIntMap()
+		if err != nil {
+			return err
+		}
+		if n[busChannel] == 1 {
+			return nil
+		}
+		select {
+		case err := <-r.done:
+			return err
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
 
 // build returns the command for op seq of w.
 func (r *rueidisRunner) build(w *workload, seq uint64) rueidis.Completed {
@@ -41,6 +78,8 @@ func (r *rueidisRunner) build(w *workload, seq uint64) rueidis.Completed {
 		return b.Set().Key(setKey).Value(w.payload).Build()
 	case wGet:
 		return b.Get().Key(setKey).Build()
+	case wPubsub:
+		return b.Publish().Channel(busChannel).Message(w.payload).Build()
 	default:
 		key, id := w.jobKey(seq)
 		return b.Evalsha().Sha1(w.sha).Numkeys(2).Key(key, pendingKey).Arg(id, w.payload).Build()
@@ -53,7 +92,7 @@ func (r *rueidisRunner) check(w *workload, seq uint64, res rueidis.RedisResult) 
 		return err
 	}
 	switch w.name {
-	case wEnqueue:
+	case wEnqueue, wPubsub:
 		if v, err := res.AsInt64(); err != nil || v != 1 {
 			w.fail(seq, res)
 		}
@@ -70,6 +109,19 @@ func (r *rueidisRunner) check(w *workload, seq uint64, res rueidis.RedisResult) 
 }
 
 func (r *rueidisRunner) run(ctx context.Context, w *workload, n int) error {
+	if w.name == wPubsub {
+		if r.stop == nil {
+			if err := r.subscribe(ctx, w); err != nil {
+				return err
+			}
+		}
+		return publishRun(ctx, w, n, func() error { return r.send(ctx, w, n) })
+	}
+	return r.send(ctx, w, n)
+}
+
+// send runs n ops of w.
+func (r *rueidisRunner) send(ctx context.Context, w *workload, n int) error {
 	if w.goroutines > 1 {
 		return fanOut(ctx, w, n, func(seq uint64) error {
 			return r.check(w, seq, r.c.Do(ctx, r.build(w, seq)))

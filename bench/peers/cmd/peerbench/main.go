@@ -57,7 +57,7 @@ type record struct {
 
 func main() {
 	client := flag.String("client", "", "rueidis|goredis|redigo|echomq|redis-benchmark|valkey-benchmark")
-	wl := flag.String("workload", wPing, "ping|set|enqueue|get")
+	wl := flag.String("workload", wPing, "ping|set|enqueue|get|pubsub")
 	depth := flag.Int("depth", 1, "pipeline depth: commands per batch from one goroutine")
 	gs := flag.Int("goroutines", 1, "G > 1: G goroutines, one command at a time each")
 	n := flag.Int("n", 100000, "timed ops")

@@ -40,6 +40,9 @@ func referenceArgs(w *workload, host, port string, n int) ([]string, string) {
 // runReference runs the C benchmark tool as a child on a freshly prepared
 // server: ops/s is the tool's own figure, CPU the child's rusage.
 func runReference(rec *record, w *workload, addr, bin string) error {
+	if w.name == wPubsub {
+		return fmt.Errorf("%s has no subscriber: run-peers.sh does not run it for pubsub", rec.Client)
+	}
 	if bin == "" {
 		p, err := exec.LookPath(rec.Client)
 		if err != nil {

@@ -39,6 +39,7 @@ const (
 	wSet     = "set"
 	wEnqueue = "enqueue"
 	wGet     = "get"
+	wPubsub  = "pubsub"
 )
 
 // workload is one benchmark's fixed shape plus its shared per-op state: the
@@ -56,13 +57,15 @@ type workload struct {
 	errs     atomic.Int64
 	errOnce  sync.Once
 	firstErr string
+
+	bus bus // pubsub: what the subscriber received
 }
 
 func newWorkload(name string, depth, goroutines, size int) (*workload, error) {
 	switch name {
-	case wPing, wSet, wEnqueue, wGet:
+	case wPing, wSet, wEnqueue, wGet, wPubsub:
 	default:
-		return nil, fmt.Errorf("unknown workload %q (want ping|set|enqueue|get)", name)
+		return nil, fmt.Errorf("unknown workload %q (want ping|set|enqueue|get|pubsub)", name)
 	}
 	if depth < 1 || goroutines < 1 || size < 0 {
 		return nil, fmt.Errorf("need depth >= 1, goroutines >= 1, size >= 0")
@@ -78,6 +81,7 @@ func newWorkload(name string, depth, goroutines, size int) (*workload, error) {
 		payload:    strings.Repeat("x", size),
 		sha:        scriptSHA,
 		idBase:     ms << 22, // snowflake layout: ms | node 0 | sequence
+		bus:        bus{reached: make(chan struct{}, 1)},
 	}, nil
 }
 

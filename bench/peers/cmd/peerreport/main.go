@@ -51,8 +51,11 @@ type shape struct {
 // title names the shape, with the value size where the workload has one.
 func (s shape) title(size int) string {
 	name := strings.ToUpper(s.workload)
-	if s.workload == "enqueue" {
+	switch s.workload {
+	case "enqueue":
 		name = "enqueue (EVALSHA)"
+	case "pubsub":
+		name = "pub/sub (PUBLISH to a subscriber of the same client, publish to receive)"
 	}
 	if s.workload != "ping" {
 		name += fmt.Sprintf(" %d B", size)

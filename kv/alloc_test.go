@@ -1,0 +1,68 @@
+package kv_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/kv"
+)
+
+// The hot helpers allocate nothing beyond the result asked for, on a
+// real server, counting every goroutine's allocations: Get and HGet the
+// returned string (one allocation), the rest nothing.
+func TestAllocsHelpers(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race (sync.Pool drops items)")
+	}
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := context.Background()
+	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var s conn.Sender = c
+	value := []byte("a value of some thirty-two bytes")
+	dst := make([]byte, 0, 64)
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range []struct {
+		name   string
+		budget float64
+		call   func()
+	}{
+		{"Set bytes", 0, func() { must(kv.Set(ctx, s, "k", value)) }},
+		{"Set string", 0, func() { must(kv.Set(ctx, s, "s", "text")) }},
+		{"Set int", 0, func() { must(kv.Set(ctx, s, "n", 12345)) }},
+		{"SetWith TTL", 0, func() { _, err := kv.SetWith(ctx, s, "t", value, kv.SetOptions{TTL: time.Minute}); must(err) }},
+		{"Get", 1, func() { _, _, err := kv.Get(ctx, s, "k"); must(err) }},
+		{"Get of a missing key", 0, func() { _, _, err := kv.Get(ctx, s, "missing"); must(err) }},
+		{"GetBytes", 0, func() { _, _, err := kv.GetBytes(ctx, s, "k", dst[:0]); must(err) }},
+		{"Incr", 0, func() { _, err := kv.Incr(ctx, s, "ctr"); must(err) }},
+		{"IncrBy", 0, func() { _, err := kv.IncrBy(ctx, s, "ctr", 5); must(err) }},
+		{"HSet", 0, func() { _, err := kv.HSet(ctx, s, "h", "f", value); must(err) }},
+		{"HGet", 1, func() { _, _, err := kv.HGet(ctx, s, "h", "f"); must(err) }},
+		{"HIncrBy", 0, func() { _, err := kv.HIncrBy(ctx, s, "h", "n", 1); must(err) }},
+		{"Del", 0, func() { _, err := kv.Del(ctx, s, "gone", "gone2"); must(err) }},
+		{"Exists", 0, func() { _, err := kv.Exists(ctx, s, "k"); must(err) }},
+		{"Expire", 0, func() { _, err := kv.Expire(ctx, s, "t", time.Hour); must(err) }},
+		{"TTL", 0, func() { _, _, err := kv.TTL(ctx, s, "t"); must(err) }},
+		{"ZScore", 0, func() { _, _, err := kv.ZScore(ctx, s, "z", "m"); must(err) }},
+		{"SIsMember", 0, func() { _, err := kv.SIsMember(ctx, s, "set", "m"); must(err) }},
+	} {
+		for range 100 { // warm up pools and buffers
+			b.call()
+		}
+		n := testing.AllocsPerRun(1000, b.call)
+		if n > b.budget {
+			t.Errorf("%s: %v allocations per call, budget %v", b.name, n, b.budget)
+		}
+	}
+}

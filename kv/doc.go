@@ -1,0 +1,63 @@
+// Package kv is typed helpers for the commands users reach for first:
+// strings, hashes, lists, sets, sorted sets, the SCAN family and streams.
+// Each is a function over a conn.Sender (a conn.Client, a conn.Conn, or
+// any client built on them), named after its command:
+//
+//	err := kv.Set(ctx, cl, "greeting", "hello")
+//	ok, err := kv.SetWith(ctx, cl, "lock", token, kv.SetOptions{TTL: 30 * time.Second, NX: true})
+//	v, ok, err := kv.Get(ctx, cl, "greeting")
+//	n, err := kv.Incr(ctx, cl, "visits")
+//	user, err := kv.HGetAll(ctx, cl, "user:42") // map[string]string
+//	for key, err := range kv.Scan(ctx, cl, kv.ScanOptions{Match: "user:*"}) { … }
+//
+// # Arguments
+//
+// Keys, fields and names are strings. Values (SET's, list elements, set
+// members, hash values, stream fields) are any of string, []byte, the
+// integer types and float64 (see Value): no strconv at the call site.
+// Durations are time.Duration, sent in the unit the command takes (EX in
+// seconds when whole, else PX in milliseconds; BLPOP's timeout with a
+// fraction when it has one). Options the server would refuse (NX with
+// XX, a negative TTL) are refused before sending, with an error matching
+// ErrInvalid.
+//
+// # Nil
+//
+// One convention, everywhere: a reply that can be nil (a missing key,
+// field or member, an empty list, a timeout) is returned with an ok
+// bool, false when the server said nil, like a map lookup:
+//
+//	v, ok, err := kv.Get(ctx, cl, "k")
+//	if err != nil { … }   // the call failed: err is never "not found"
+//	if !ok { … }          // no such key
+//
+// A reply that is a collection is returned empty for nil (HGetAll of a
+// missing key is an empty map, XReadGroup that timed out returns no
+// streams), and MGet returns a map that holds only the keys that exist.
+// Commands that report whether they did something return a bool for it
+// (SetWith with NX, Expire of a missing key, XGroupCreate of a group
+// that exists).
+//
+// # RESP2 and RESP3
+//
+// Replies read the same under both protocols: HGETALL is a map either
+// way, ZRANGE … WITHSCORES and ZPOPMIN give []Z, a score is a float64
+// whether it came as a RESP3 double or a RESP2 string, XREADGROUP gives
+// []XStream from a RESP3 map or a RESP2 array.
+//
+// # Cost
+//
+// A helper encodes its command into a pooled buffer and reads the reply
+// in place (conn.Sender's DoFunc path): the hot ones allocate nothing
+// beyond the result asked for. Set, Incr, IncrBy, HSet, HIncrBy, Del,
+// Exists, Expire, TTL and GetBytes (with room in dst) allocate nothing;
+// Get and HGet allocate the returned string. Their CPU cost over a raw
+// DoFunc is measured in BENCHMARKS.md.
+//
+// # Blocking commands
+//
+// BLPop and XReadGroup with Block are blocking commands: a conn.Client
+// sends each on a connection of its own, by itself, so it never holds up
+// other calls, and closes that connection when the caller's ctx ends
+// first, so the server never hands an element to nobody.
+package kv

@@ -1,0 +1,74 @@
+package kv
+
+import (
+	"context"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// HSet sets field of the hash at key to val (HSET) and returns true
+// when the field is new.
+func HSet[V Value](ctx context.Context, s conn.Sender, key, field string, val V) (bool, error) {
+	buf, b := command(4, "HSET")
+	n, err := runInt(ctx, s, buf, arg(b.Arg(key).Arg(field), val))
+	return n == 1, err
+}
+
+// HSetMap sets every field of m in the hash at key (HSET) and returns
+// how many were new.
+func HSetMap[V Value](ctx context.Context, s conn.Sender, key string, m map[string]V) (int64, error) {
+	if len(m) == 0 {
+		return 0, nil
+	}
+	buf, b := command(2+2*len(m), "HSET")
+	b = b.Arg(key)
+	for f, v := range m {
+		b = arg(b.Arg(f), v)
+	}
+	return runInt(ctx, s, buf, b)
+}
+
+// HGet returns the value of field in the hash at key (HGET); ok is false
+// when the field or the key does not exist.
+func HGet(ctx context.Context, s conn.Sender, key, field string) (val string, ok bool, err error) {
+	buf, b := command(3, "HGET")
+	err = run(ctx, s, buf, b.Arg(key).Arg(field), func(v resp.Value) (err error) {
+		val, ok, err = textOK(v)
+		return err
+	})
+	return val, ok, err
+}
+
+// HGetAll returns every field and value of the hash at key (HGETALL);
+// a missing key reads as an empty map. Under RESP2 and RESP3 alike.
+func HGetAll(ctx context.Context, s conn.Sender, key string) (map[string]string, error) {
+	buf, b := command(2, "HGETALL")
+	var m map[string]string
+	err := run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
+		m, err = strmap(v)
+		return err
+	})
+	return m, err
+}
+
+// HDel removes fields from the hash at key (HDEL) and returns how many
+// existed.
+func HDel(ctx context.Context, s conn.Sender, key string, fields ...string) (int64, error) {
+	if len(fields) == 0 {
+		return 0, nil
+	}
+	buf, b := command(2+len(fields), "HDEL")
+	b = b.Arg(key)
+	for _, f := range fields {
+		b = b.Arg(f)
+	}
+	return runInt(ctx, s, buf, b)
+}
+
+// HIncrBy adds n to the integer in field of the hash at key (HINCRBY;
+// a missing field counts as 0) and returns the result.
+func HIncrBy(ctx context.Context, s conn.Sender, key, field string, n int64) (int64, error) {
+	buf, b := command(4, "HINCRBY")
+	return runInt(ctx, s, buf, b.Arg(key).Arg(field).ArgInt(n))
+}

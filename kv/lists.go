@@ -1,0 +1,102 @@
+package kv
+
+import (
+	"context"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// LPush inserts vals at the head of the list at key (LPUSH; the last
+// one ends up first) and returns the list's length.
+func LPush[V Value](ctx context.Context, s conn.Sender, key string, vals ...V) (int64, error) {
+	return push(ctx, s, "LPUSH", key, vals)
+}
+
+// RPush appends vals to the list at key (RPUSH) and returns the list's
+// length.
+func RPush[V Value](ctx context.Context, s conn.Sender, key string, vals ...V) (int64, error) {
+	return push(ctx, s, "RPUSH", key, vals)
+}
+
+func push[V Value](ctx context.Context, s conn.Sender, name, key string, vals []V) (int64, error) {
+	if len(vals) == 0 {
+		return 0, invalid(name + " of no values")
+	}
+	buf, b := command(2+len(vals), name)
+	b = b.Arg(key)
+	for _, v := range vals {
+		b = arg(b, v)
+	}
+	return runInt(ctx, s, buf, b)
+}
+
+// LPop removes and returns the first element of the list at key (LPOP);
+// ok is false when the list is empty or does not exist.
+func LPop(ctx context.Context, s conn.Sender, key string) (string, bool, error) {
+	return pop(ctx, s, "LPOP", key)
+}
+
+// RPop removes and returns the last element of the list at key (RPOP);
+// ok is false when the list is empty or does not exist.
+func RPop(ctx context.Context, s conn.Sender, key string) (string, bool, error) {
+	return pop(ctx, s, "RPOP", key)
+}
+
+func pop(ctx context.Context, s conn.Sender, name, key string) (val string, ok bool, err error) {
+	buf, b := command(2, name)
+	err = run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
+		val, ok, err = textOK(v)
+		return err
+	})
+	return val, ok, err
+}
+
+// LRange returns the elements start to stop (inclusive; negative counts
+// from the end, -1 the last) of the list at key (LRANGE).
+func LRange(ctx context.Context, s conn.Sender, key string, start, stop int64) ([]string, error) {
+	buf, b := command(4, "LRANGE")
+	var out []string
+	err := run(ctx, s, buf, b.Arg(key).ArgInt(start).ArgInt(stop), func(v resp.Value) (err error) {
+		out, err = list(v)
+		return err
+	})
+	return out, err
+}
+
+// BLPop removes and returns the first element of the first non-empty
+// list of keys, waiting up to timeout for one (BLPOP; 0 waits for ever,
+// a fraction of a second is kept). key names the list it came from; ok
+// is false when the timeout passed. A conn.Client sends it on a
+// connection of its own, so it never holds up other calls; when ctx
+// ends first that connection is closed, so no element is popped for
+// nobody.
+func BLPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...string) (key, val string, ok bool, err error) {
+	if len(keys) == 0 {
+		return "", "", false, invalid("BLPOP of no keys")
+	}
+	if timeout < 0 {
+		return "", "", false, invalid("BLPOP with a negative timeout")
+	}
+	buf, b := command(2+len(keys), "BLPOP")
+	for _, k := range keys {
+		b = b.Arg(k)
+	}
+	err = run(ctx, s, buf, argSeconds(b, timeout), func(v resp.Value) error {
+		if v.IsNull() {
+			return nil
+		}
+		if v.Type != resp.Array || len(v.Elems) != 2 {
+			return &resp.TypeError{Want: "[key, element]", Got: v.Type}
+		}
+		var err error
+		if key, err = text(v.Elems[0]); err != nil {
+			return err
+		}
+		val, err = text(v.Elems[1])
+		ok = err == nil
+		return err
+	})
+	return key, val, ok, err
+}

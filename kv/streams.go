@@ -1,0 +1,332 @@
+package kv
+
+import (
+	"context"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Streams are the durable half of the bus: unlike pub/sub, the server
+// keeps every entry until it is trimmed, and a consumer group hands each
+// entry to one consumer and remembers it until acknowledged (XACK), so a
+// consumer that fails can have its entries claimed by another
+// (XAUTOCLAIM).
+
+// XEntry is one entry of a stream.
+type XEntry struct {
+	// ID is the entry's id, "<ms>-<seq>".
+	ID string
+	// Values are its fields and values. Nil for an entry deleted while
+	// it was pending in a group (XREADGROUP of history returns its id
+	// alone).
+	Values map[string]string
+}
+
+// XStream is the entries read from one stream.
+type XStream struct {
+	Stream  string
+	Entries []XEntry
+}
+
+// XAddOptions are XADD's options. The zero value adds an entry with an
+// id of the server's choosing, creating the stream if need be, and
+// trims nothing.
+type XAddOptions struct {
+	// ID is the new entry's id; "" lets the server choose ("*").
+	ID string
+	// MaxLen, when positive, trims the stream to about (Approx) or
+	// exactly this many entries (MAXLEN [~] n).
+	MaxLen int64
+	Approx bool
+	// NoMkStream adds nothing when the stream does not exist
+	// (NOMKSTREAM).
+	NoMkStream bool
+}
+
+// XAdd appends an entry of field-value pairs (field, value, field,
+// value, …) to stream, creating it if need be, and returns its id
+// (XADD stream * …).
+func XAdd[V Value](ctx context.Context, s conn.Sender, stream string, fieldValues ...V) (string, error) {
+	id, _, err := XAddWith(ctx, s, stream, XAddOptions{}, fieldValues...)
+	return id, err
+}
+
+// XAddWith is XAdd with options; ok is false when NoMkStream found no
+// stream, so nothing was added.
+func XAddWith[V Value](ctx context.Context, s conn.Sender, stream string, o XAddOptions, fieldValues ...V) (id string, ok bool, err error) {
+	if len(fieldValues) == 0 || len(fieldValues)%2 != 0 {
+		return "", false, invalid("XADD needs field-value pairs")
+	}
+	n := 3 + len(fieldValues)
+	if o.NoMkStream {
+		n++
+	}
+	if o.MaxLen > 0 {
+		n += 2
+		if o.Approx {
+			n++
+		}
+	}
+	buf, b := command(n, "XADD")
+	b = b.Arg(stream)
+	if o.NoMkStream {
+		b = b.Arg("NOMKSTREAM")
+	}
+	if o.MaxLen > 0 {
+		b = b.Arg("MAXLEN")
+		if o.Approx {
+			b = b.Arg("~")
+		}
+		b = b.ArgInt(o.MaxLen)
+	}
+	if o.ID == "" {
+		b = b.Arg("*")
+	} else {
+		b = b.Arg(o.ID)
+	}
+	for _, fv := range fieldValues {
+		b = arg(b, fv)
+	}
+	err = run(ctx, s, buf, b, func(v resp.Value) (err error) {
+		id, ok, err = textOK(v)
+		return err
+	})
+	return id, ok, err
+}
+
+// XLen returns the number of entries in stream (XLEN; 0 when it does
+// not exist).
+func XLen(ctx context.Context, s conn.Sender, stream string) (int64, error) {
+	buf, b := command(2, "XLEN")
+	return runInt(ctx, s, buf, b.Arg(stream))
+}
+
+// XGroupCreate creates consumer group on stream, creating an empty
+// stream if need be (XGROUP CREATE stream group start MKSTREAM). start
+// is the id after which the group begins reading: "$" for entries added
+// from now on, "0" for the whole stream. It returns false, and no
+// error, when the group exists already (BUSYGROUP), so it can be called
+// at every start-up.
+func XGroupCreate(ctx context.Context, s conn.Sender, stream, group, start string) (bool, error) {
+	buf, b := command(6, "XGROUP")
+	err := run(ctx, s, buf, b.Arg("CREATE").Arg(stream).Arg(group).Arg(start).Arg("MKSTREAM"), nil)
+	if resp.IsCode(err, "BUSYGROUP") {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// BlockForever makes XReadGroup wait for entries with no timeout
+// (BLOCK 0).
+const BlockForever time.Duration = -1
+
+// XReadGroupArgs are XREADGROUP's arguments.
+type XReadGroupArgs struct {
+	// Group and Consumer name the consumer group and this consumer.
+	Group, Consumer string
+	// Streams are the stream keys to read.
+	Streams []string
+	// IDs are where to read each stream from: ">" for entries never
+	// delivered to any consumer of the group (the default when IDs is
+	// nil), or an id for this consumer's own pending entries after it
+	// ("0" for all of them).
+	IDs []string
+	// Count, when positive, bounds the entries read per stream.
+	Count int64
+	// Block, when positive, waits up to this long for entries (BLOCK,
+	// in milliseconds); BlockForever waits with no timeout; 0 returns at
+	// once. A conn.Client sends a blocking read on a connection of its
+	// own, so it never holds up other calls; when ctx ends first that
+	// connection is closed, so no entry is delivered to nobody.
+	Block time.Duration
+	// NoAck delivers without adding the entries to the pending list
+	// (NOACK): they need no XACK, and are lost if this consumer fails.
+	NoAck bool
+}
+
+// XReadGroup reads entries as a consumer of a group (XREADGROUP). A
+// read that found nothing (a timeout) returns no streams; under RESP2
+// and RESP3 alike.
+func XReadGroup(ctx context.Context, s conn.Sender, a XReadGroupArgs) ([]XStream, error) {
+	if len(a.Streams) == 0 || a.IDs != nil && len(a.IDs) != len(a.Streams) {
+		return nil, invalid("XREADGROUP needs streams, and one id per stream")
+	}
+	n := 5 + 2*len(a.Streams)
+	if a.Count > 0 {
+		n += 2
+	}
+	if a.Block != 0 {
+		n += 2
+	}
+	if a.NoAck {
+		n++
+	}
+	buf, b := command(n, "XREADGROUP")
+	b = b.Arg("GROUP").Arg(a.Group).Arg(a.Consumer)
+	if a.Count > 0 {
+		b = b.Arg("COUNT").ArgInt(a.Count)
+	}
+	if a.Block > 0 {
+		b = argMillis(b.Arg("BLOCK"), a.Block)
+	} else if a.Block < 0 {
+		b = b.Arg("BLOCK").ArgInt(0)
+	}
+	if a.NoAck {
+		b = b.Arg("NOACK")
+	}
+	b = b.Arg("STREAMS")
+	for _, st := range a.Streams {
+		b = b.Arg(st)
+	}
+	for i := range a.Streams {
+		if a.IDs == nil {
+			b = b.Arg(">")
+		} else {
+			b = b.Arg(a.IDs[i])
+		}
+	}
+	var out []XStream
+	err := run(ctx, s, buf, b, func(v resp.Value) (err error) {
+		out, err = streams(v)
+		return err
+	})
+	return out, err
+}
+
+// XAck acknowledges entries of stream for group (XACK), removing them
+// from its pending list, and returns how many were pending.
+func XAck(ctx context.Context, s conn.Sender, stream, group string, ids ...string) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	buf, b := command(3+len(ids), "XACK")
+	b = b.Arg(stream).Arg(group)
+	for _, id := range ids {
+		b = b.Arg(id)
+	}
+	return runInt(ctx, s, buf, b)
+}
+
+// XAutoClaimArgs are XAUTOCLAIM's arguments.
+type XAutoClaimArgs struct {
+	// Stream, Group and Consumer: the consumer that takes the entries.
+	Stream, Group, Consumer string
+	// MinIdle: only entries pending longer than this are claimed.
+	MinIdle time.Duration
+	// Start is the id to scan the pending list from: "" for the start
+	// ("0-0"), else the Next of the previous call.
+	Start string
+	// Count, when positive, bounds the entries claimed (server default
+	// 100).
+	Count int64
+}
+
+// XAutoClaimResult is what XAutoClaim claimed.
+type XAutoClaimResult struct {
+	// Next is where the next call should start; "0-0" when the whole
+	// pending list was scanned.
+	Next string
+	// Entries are the entries now owned by the consumer.
+	Entries []XEntry
+	// Deleted are the ids of pending entries that no longer exist in
+	// the stream (Redis 7), removed from the pending list.
+	Deleted []string
+}
+
+// XAutoClaim transfers to a consumer the entries pending in its group
+// for longer than MinIdle (XAUTOCLAIM), so the entries of a consumer
+// that failed are processed by another.
+func XAutoClaim(ctx context.Context, s conn.Sender, a XAutoClaimArgs) (XAutoClaimResult, error) {
+	start := a.Start
+	if start == "" {
+		start = "0-0"
+	}
+	n := 6
+	if a.Count > 0 {
+		n += 2
+	}
+	buf, b := command(n, "XAUTOCLAIM")
+	b = b.Arg(a.Stream).Arg(a.Group).Arg(a.Consumer).ArgInt(max(a.MinIdle.Milliseconds(), 0)).Arg(start)
+	if a.Count > 0 {
+		b = b.Arg("COUNT").ArgInt(a.Count)
+	}
+	var r XAutoClaimResult
+	err := run(ctx, s, buf, b, func(v resp.Value) (err error) {
+		if v.Type != resp.Array || len(v.Elems) < 2 {
+			return &resp.TypeError{Want: "[next, entries, deleted]", Got: v.Type}
+		}
+		if r.Next, err = text(v.Elems[0]); err != nil {
+			return err
+		}
+		if r.Entries, err = entries(v.Elems[1]); err != nil {
+			return err
+		}
+		if len(v.Elems) > 2 {
+			r.Deleted, err = list(v.Elems[2])
+		}
+		return err
+	})
+	return r, err
+}
+
+// streams reads XREADGROUP's reply: a RESP3 map or a RESP2 array of
+// [stream, entries] pairs; nil when nothing was read.
+func streams(v resp.Value) ([]XStream, error) {
+	var out []XStream
+	add := func(k, e resp.Value) error {
+		name, err := text(k)
+		if err != nil {
+			return err
+		}
+		es, err := entries(e)
+		out = append(out, XStream{Stream: name, Entries: es})
+		return err
+	}
+	switch v.Type {
+	case resp.Null:
+		return nil, nil
+	case resp.Map:
+		return out, pairs(v, add)
+	case resp.Array:
+		for _, p := range v.Elems {
+			if p.Type != resp.Array || len(p.Elems) != 2 {
+				return nil, &resp.TypeError{Want: "[stream, entries]", Got: p.Type}
+			}
+			if err := add(p.Elems[0], p.Elems[1]); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, &resp.TypeError{Want: "streams", Got: v.Type}
+}
+
+// entries reads an array of [id, [field, value, …]] entries.
+func entries(v resp.Value) ([]XEntry, error) {
+	if v.IsNull() {
+		return nil, nil
+	}
+	if v.Type != resp.Array {
+		return nil, &resp.TypeError{Want: "entries", Got: v.Type}
+	}
+	out := make([]XEntry, len(v.Elems))
+	for i, e := range v.Elems {
+		if e.Type != resp.Array || len(e.Elems) != 2 {
+			return nil, &resp.TypeError{Want: "[id, fields]", Got: e.Type}
+		}
+		id, err := text(e.Elems[0])
+		if err != nil {
+			return nil, err
+		}
+		out[i].ID = id
+		if e.Elems[1].IsNull() {
+			continue // deleted while pending
+		}
+		if out[i].Values, err = strmap(e.Elems[1]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
