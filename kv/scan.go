@@ -40,13 +40,52 @@ type FieldValue struct {
 //		}
 //		…
 //	}
+//
+// Over a cluster client (one with Primaries and Node, as
+// cluster.Client has) it scans every primary in turn: each key once.
 func Scan(ctx context.Context, s conn.Sender, o ScanOptions) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		scan(ctx, s, "SCAN", "", o, 1, func(e []resp.Value) bool {
-			k, err := text(e[0])
-			return yield(k, err) && err == nil
-		}, func(err error) { yield("", err) })
+		nodes, err := scanNodes(ctx, s)
+		if err != nil {
+			yield("", err)
+			return
+		}
+		for _, node := range nodes {
+			stop := false
+			scan(ctx, node, "SCAN", "", o, 1, func(e []resp.Value) bool {
+				k, err := text(e[0])
+				stop = !yield(k, err) || err != nil
+				return !stop
+			}, func(err error) { stop = true; yield("", err) })
+			if stop {
+				return
+			}
+		}
 	}
+}
+
+// nodeLister is a sender spread over nodes: a cluster client.
+type nodeLister interface {
+	Primaries() []string
+	Node(ctx context.Context, addr string) (*conn.Client, error)
+}
+
+// scanNodes returns the senders a SCAN must visit: s itself, or each
+// primary of a cluster client.
+func scanNodes(ctx context.Context, s conn.Sender) ([]conn.Sender, error) {
+	nl, ok := s.(nodeLister)
+	if !ok {
+		return []conn.Sender{s}, nil
+	}
+	var out []conn.Sender
+	for _, addr := range nl.Primaries() {
+		c, err := nl.Node(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // SScan iterates over the members of the set at key (SSCAN), as Scan
