@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -25,7 +26,7 @@ func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Valu
 	buf := bufPool.Get().(*cmdBuf)
 	cmd := buildCall(buf.b, &s.nativeHead, a)
 	buf.b = cmd.Bytes()
-	err := x.s.DoFunc(ctx, cmd, fn)
+	err := wire.DoFunc(ctx, x.s, cmd, fn)
 	if cap(buf.b) <= 64<<10 {
 		bufPool.Put(buf)
 	}

@@ -77,7 +77,7 @@ func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Va
 	for sends := 1; ; sends++ {
 		gen := st.done.Load() // before the send: see ensureLoaded
 		x.evalSHAs.Add(1)
-		err = x.s.DoFunc(ctx, cmd, fn)
+		err = wire.DoFunc(ctx, x.s, cmd, fn)
 		if !errIsNoScript(err) {
 			break
 		}
@@ -197,7 +197,7 @@ func permanent(err error) bool {
 func (x *Scripted) load(s *Script, st *scriptState) {
 	x.loads.Add(1)
 	cmd := resp.Command(nil, "SCRIPT", "LOAD", s.src)
-	err := x.s.DoFunc(context.Background(), cmd, func(v resp.Value) error {
+	err := wire.DoFunc(context.Background(), x.s, cmd, func(v resp.Value) error {
 		if !bytes.EqualFold(v.Str, []byte(s.sha)) {
 			return fmt.Errorf("server returned SHA %q (a %s)", v.Str, v.Type)
 		}

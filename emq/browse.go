@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -85,7 +86,7 @@ func (q *Queue) Browse(ctx context.Context, set State, offset, count int) ([]Job
 	var page []JobInfo
 	var buf [128]byte
 	cmd := resp.Command(buf[:0], "ZRANGE", key, strconv.Itoa(offset), strconv.Itoa(offset+count-1), "WITHSCORES")
-	err = q.sender.DoFunc(ctx, cmd, func(v resp.Value) (err error) {
+	err = wire.DoFunc(ctx, q.sender, cmd, func(v resp.Value) (err error) {
 		page, err = parseScored(v)
 		return err
 	})
@@ -225,7 +226,7 @@ func (q *Queue) Resume(ctx context.Context) error {
 func (q *Queue) Paused(ctx context.Context) (bool, error) {
 	var buf [128]byte
 	var paused bool
-	err := q.sender.DoFunc(ctx, resp.Command(buf[:0], "HGET", q.keys.Meta, "paused"), func(v resp.Value) error {
+	err := wire.DoFunc(ctx, q.sender, resp.Command(buf[:0], "HGET", q.keys.Meta, "paused"), func(v resp.Value) error {
 		paused = v.Equal("1")
 		return nil
 	})

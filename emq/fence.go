@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -77,7 +78,7 @@ func getString(ctx context.Context, s conn.Sender, key string) (string, bool, er
 	var buf [64]byte
 	var val string
 	var found bool
-	err := s.DoFunc(ctx, resp.Command(buf[:0], "GET", key), func(v resp.Value) error {
+	err := wire.DoFunc(ctx, s, resp.Command(buf[:0], "GET", key), func(v resp.Value) error {
 		switch v.Type {
 		case resp.Null:
 		case resp.BulkString, resp.SimpleString, resp.Verbatim:
@@ -94,7 +95,7 @@ func getString(ctx context.Context, s conn.Sender, key string) (string, bool, er
 func setNX(ctx context.Context, s conn.Sender, key, val string) (bool, error) {
 	var buf [96]byte
 	var set bool
-	err := s.DoFunc(ctx, resp.Command(buf[:0], "SET", key, val, "NX"), func(v resp.Value) error {
+	err := wire.DoFunc(ctx, s, resp.Command(buf[:0], "SET", key, val, "NX"), func(v resp.Value) error {
 		switch {
 		case v.Type == resp.Null:
 		case v.Type == resp.SimpleString && v.Equal("OK"):
