@@ -153,6 +153,22 @@ func infoField(info, name string) string {
 	return ""
 }
 
+// serverCPU returns the server's CPU seconds so far, used_cpu_sys +
+// used_cpu_user from INFO cpu (every thread of the process), or -1 when
+// INFO cannot be read.
+func serverCPU(ctx context.Context, s conn.Sender) float64 {
+	info, err := infoSection(ctx, s, "cpu")
+	if err != nil {
+		return -1
+	}
+	sys, err1 := strconv.ParseFloat(infoField(info, "used_cpu_sys"), 64)
+	user, err2 := strconv.ParseFloat(infoField(info, "used_cpu_user"), 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return sys + user
+}
+
 // commandCalls returns the calls of a command from INFO commandstats, as
 // "cmdstat_<name>:calls=N,...": name is e.g. "script|load". A command never
 // called since the last CONFIG RESETSTAT counts 0.
