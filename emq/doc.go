@@ -46,8 +46,8 @@
 // embedded here from scripts/*.lua: the six core transitions [EnqueueLua],
 // [ClaimLua], [CompleteLua], [RetryLua], [PromoteLua], [ReapLua], and the
 // extensions [ClaimBatchLua], [ExtendLua], [EnqueueAtLua],
-// [CompleteBatchLua], [EnqueueBatchLua] ([Scripts] lists them with their
-// KEYS counts). Each file's header names its KEYS, ARGV and replies. The
+// [CompleteBatchLua], [EnqueueBatchLua], [SettleClaimLua] ([Scripts]
+// lists them with their KEYS counts). Each file's header names its KEYS, ARGV and replies. The
 // rules they keep:
 //
 //   - Every key a script touches is in KEYS[] or derived from a declared
@@ -84,6 +84,8 @@
 //	EnqueueBulk                  enqueue_batch    1,000 jobs per server call
 //	Claim, ClaimBatch            claim(_batch)    Job{ID, Payload, Token}
 //	Complete, CompleteBatch      complete(_batch) ErrStale when the lease was lost
+//	SettleClaim                  settle_claim     a worker's round: complete, retry
+//	                                              and release outcomes, then claim
 //	Retry                        retry            RetryRequeued, RetryDelayed, RetryDead
 //	Extend                       extend           ErrStale when the lease was lost
 //	Promote, Reap                promote, reap    counts moved

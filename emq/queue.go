@@ -24,16 +24,17 @@ var (
 	scriptEnqueueAt     = dispatch.NewScript("enqueue_at", EnqueueAtLua)
 	scriptCompleteBatch = dispatch.NewScript("complete_batch", CompleteBatchLua)
 	scriptEnqueueBatch  = dispatch.NewScript("enqueue_batch", EnqueueBatchLua)
+	scriptSettleClaim   = dispatch.NewScript("settle_claim", SettleClaimLua)
 )
 
-// DispatchScripts returns the eleven transitions as [dispatch.Script]s, in the
+// DispatchScripts returns the twelve transitions as [dispatch.Script]s, in the
 // order of [Scripts]: the scripts this package sends. Preloading them, or
 // comparing SHAs, needs nothing else.
 func DispatchScripts() []*dispatch.Script {
 	return []*dispatch.Script{
 		scriptEnqueue, scriptClaim, scriptComplete, scriptRetry, scriptPromote,
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
-		scriptEnqueueBatch,
+		scriptEnqueueBatch, scriptSettleClaim,
 	}
 }
 
@@ -150,6 +151,10 @@ type op struct {
 	jobsFn  func(resp.Value) error // reply is {id, payload, attempts, ...} → jobs
 	flagsFn func(resp.Value) error // reply is {0|1, ...} → flags
 	flags   []bool
+
+	settleFn func(resp.Value) error // reply is {settled, jobs} → settled, jobs
+	outcomes []Outcome              // what settleFn maps the results to
+	settled  []Settled
 }
 
 var opPool = sync.Pool{New: func() any {
@@ -157,6 +162,7 @@ var opPool = sync.Pool{New: func() any {
 	o.intFn = o.readInt
 	o.jobsFn = o.readJobs
 	o.flagsFn = o.readFlags
+	o.settleFn = o.readSettle
 	return o
 }}
 
@@ -174,6 +180,7 @@ func putOp(o *op, err error) {
 		return
 	}
 	o.jobs, o.flags, o.one[0] = nil, nil, Job{}
+	o.outcomes, o.settled = nil, nil
 	if cap(o.key) > 1<<12 {
 		o.key = nil
 	}

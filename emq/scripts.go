@@ -32,6 +32,8 @@ var (
 	CompleteBatchLua string // KEYS active, base; ARGV retention_ms, id1, token1, ... → {1|0, ...}
 	//go:embed scripts/enqueue_batch.lua
 	EnqueueBatchLua string // KEYS pending, base; ARGV id1, payload1, ... → {1|0, ...} | EMQKIND
+	//go:embed scripts/settle_claim.lua
+	SettleClaimLua string // KEYS pending, active, delayed, dead, base; ARGV lease_ms, n, retention_ms, nc, nr, nx, completions, retries, releases → {settled, jobs}
 )
 
 // ScriptSource is one embedded transition script, described for a
@@ -59,5 +61,6 @@ func Scripts() []ScriptSource {
 		{"enqueue_at", 2, false, EnqueueAtLua},
 		{"complete_batch", 2, false, CompleteBatchLua},
 		{"enqueue_batch", 2, false, EnqueueBatchLua},
+		{"settle_claim", 5, false, SettleClaimLua},
 	}
 }

@@ -1,0 +1,202 @@
+-- settle_claim (extension): settle a worker's outcomes and claim its next
+-- batch in one transition, so a worker makes one server call per round.
+-- In order: every completion exactly as complete would do it, then every
+-- retry exactly as retry, then every release (below), then the claim
+-- exactly as claim_batch. An id settled twice settles once, the second
+-- answering 0.
+-- KEYS[1]  pending       emq:{q}:pending
+-- KEYS[2]  active        emq:{q}:active
+-- KEYS[3]  delayed       emq:{q}:delayed
+-- KEYS[4]  dead          emq:{q}:dead
+-- KEYS[5]  base          emq:{q}:   declared root of meta and of job:<id>
+-- ARGV[1]  lease_ms      integer >= 1, for the claim
+-- ARGV[2]  n             integer >= 0: at most this many jobs claimed; 0 claims none
+-- ARGV[3]  retention_ms  integer >= 0, for the completions; 0 deletes the rows
+-- ARGV[4]  nc            integer >= 0: completions
+-- ARGV[5]  nr            integer >= 0: retries
+-- ARGV[6]  nx            integer >= 0: releases
+-- then nc completions    id, token
+-- then nr retries        id, token, delay_ms (integer >= 0),
+--                        max_attempts (integer >= 0), error text
+-- then nx releases       id, token
+-- A release gives back a job claimed but never started: when the token
+-- holds, the id leaves active and joins pending at score 0 with state
+-- pending; attempts keeps the claim's count (it never goes back, so a
+-- token is never reused).
+-- Replies:
+--   {settled, jobs}
+--     settled  one integer per settlement, completions then retries then
+--              releases, each in ARGV order: a completion 1 completed,
+--              0 stale; a retry 2 dead, 1 retried (pending when
+--              delay_ms = 0, else delayed), 0 stale; a release 1
+--              released, 0 stale. Stale: the row's state is not active
+--              or its attempts is not exactly the token's decimal text
+--              (the lease was lost); nothing written for it.
+--     jobs     {id1, payload1, attempts1, ...} as claim_batch answers:
+--              up to n jobs, oldest first; {} when n = 0, the queue is
+--              paused (meta paused = 1) or nothing is claimable
+--   error "EMQARG <what> must be an integer >= <min>" or
+--         "EMQARG settle_claim takes 6 + 2*nc + 5*nr + 2*nx arguments";
+--         nothing written
+-- Cost: one HMGET per settlement and two calls per claimed job (HMGET,
+-- HSET); the completions' ZREMs and DELs, and the claim's ZADD, go 1,000
+-- to a call.
+-- The token holds only as exact decimal text: byte for byte the canonical
+-- decimal rendering of the stored attempts ("1", never "01", "1.0", " 1"
+-- or "1e0").
+local function holds(attempts, token)
+  if attempts == token and #token < 16 and string.find(token, '^[1-9]%d*$') then
+    return true -- canonical text below 2^53: what the test below answers
+  end
+  local a = tonumber(attempts)
+  return a ~= nil and a == math.floor(a) and math.abs(a) <= 9007199254740991
+    and string.format('%d', a) == token
+end
+local function int(i, what, min)
+  local v = tonumber(ARGV[i])
+  if not v or v ~= math.floor(v) or v < min or v > 9007199254740991 then
+    return nil, redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min)
+  end
+  return v
+end
+local lease, err = int(1, 'lease_ms', 1)
+if not lease then return err end
+local n
+n, err = int(2, 'n', 0)
+if not n then return err end
+local keep
+keep, err = int(3, 'retention_ms', 0)
+if not keep then return err end
+local nc, nr, nx
+nc, err = int(4, 'nc', 0)
+if not nc then return err end
+nr, err = int(5, 'nr', 0)
+if not nr then return err end
+nx, err = int(6, 'nx', 0)
+if not nx then return err end
+if #ARGV ~= 6 + 2 * nc + 5 * nr + 2 * nx then
+  return redis.error_reply('EMQARG settle_claim takes 6 + 2*nc + 5*nr + 2*nx arguments')
+end
+local r0 = 7 + 2 * nc -- the first retry
+local x0 = r0 + 5 * nr -- the first release
+for i = r0, x0 - 1, 5 do
+  local d, e = int(i + 2, 'delay_ms', 0)
+  if not d then return e end
+  d, e = int(i + 3, 'max_attempts', 0)
+  if not d then return e end
+end
+
+local base = KEYS[5]
+local settled = {}
+local now
+local function clock()
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
+end
+
+-- Completions: as complete, the writes gathered.
+local done, ids, rows = {}, {}, {}
+for i = 7, r0 - 1, 2 do
+  local id = ARGV[i]
+  local key = base .. 'job:' .. id
+  local row = redis.call('HMGET', key, 'state', 'attempts')
+  if done[id] or row[1] ~= 'active' or not holds(row[2], ARGV[i + 1]) then
+    settled[#settled + 1] = 0
+  else
+    done[id] = true
+    ids[#ids + 1] = id
+    if keep == 0 then
+      rows[#rows + 1] = key
+    else
+      redis.call('HSET', key, 'state', 'completed')
+      redis.call('PEXPIRE', key, string.format('%d', keep))
+    end
+    settled[#settled + 1] = 1
+  end
+end
+for i = 1, #ids, 1000 do
+  redis.call('ZREM', KEYS[2], unpack(ids, i, math.min(i + 999, #ids)))
+end
+for i = 1, #rows, 1000 do
+  redis.call('DEL', unpack(rows, i, math.min(i + 999, #rows)))
+end
+
+-- Retries: as retry.
+for i = r0, x0 - 1, 5 do
+  local id = ARGV[i]
+  local key = base .. 'job:' .. id
+  local row = redis.call('HMGET', key, 'state', 'attempts')
+  if row[1] ~= 'active' or not holds(row[2], ARGV[i + 1]) then
+    settled[#settled + 1] = 0
+  else
+    local delay, max = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+    redis.call('ZREM', KEYS[2], id)
+    if tonumber(row[2]) >= max then
+      redis.call('HSET', key, 'error', ARGV[i + 4], 'state', 'dead')
+      redis.call('ZADD', KEYS[4], clock(), id)
+      settled[#settled + 1] = 2
+    elseif delay == 0 then
+      redis.call('HSET', key, 'error', ARGV[i + 4], 'state', 'pending')
+      redis.call('ZADD', KEYS[1], 0, id)
+      settled[#settled + 1] = 1
+    else
+      redis.call('HSET', key, 'error', ARGV[i + 4], 'state', 'delayed')
+      redis.call('ZADD', KEYS[3], clock() + delay, id)
+      settled[#settled + 1] = 1
+    end
+  end
+end
+
+-- Releases: back to pending, attempts kept.
+for i = x0, #ARGV, 2 do
+  local id = ARGV[i]
+  local key = base .. 'job:' .. id
+  local row = redis.call('HMGET', key, 'state', 'attempts')
+  if row[1] ~= 'active' or not holds(row[2], ARGV[i + 1]) then
+    settled[#settled + 1] = 0
+  else
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('HSET', key, 'state', 'pending')
+    redis.call('ZADD', KEYS[1], 0, id)
+    settled[#settled + 1] = 1
+  end
+end
+
+-- The claim: as claim_batch.
+local out = {}
+if n == 0 or redis.call('HGET', base .. 'meta', 'paused') == '1' then
+  return {settled, out}
+end
+local deadline = string.format('%d', clock() + lease)
+local leased = {}
+local got = 0
+while got < n do
+  local popped = redis.call('ZPOPMIN', KEYS[1], string.format('%d', n - got))
+  if #popped == 0 then
+    break
+  end
+  for i = 1, #popped, 2 do
+    local id = popped[i]
+    local key = base .. 'job:' .. id
+    local f = redis.call('HMGET', key, 'payload', 'attempts')
+    -- A row has a payload; only a row without one needs EXISTS to tell it
+    -- from a ghost.
+    if f[1] or redis.call('EXISTS', key) == 1 then
+      local attempts = (tonumber(f[2]) or 0) + 1
+      redis.call('HSET', key, 'attempts', string.format('%d', attempts), 'state', 'active')
+      leased[#leased + 1] = deadline
+      leased[#leased + 1] = id
+      out[#out + 1] = id
+      out[#out + 1] = f[1] or ''
+      out[#out + 1] = attempts
+      got = got + 1
+    end
+  end
+end
+for i = 1, #leased, 2000 do
+  redis.call('ZADD', KEYS[2], unpack(leased, i, math.min(i + 1999, #leased)))
+end
+return {settled, out}
