@@ -59,12 +59,12 @@ const (
 	// SettledStale: the token no longer held the lease (the job was
 	// reaped, and perhaps claimed again, or already settled); nothing
 	// was written. The verbs answer [ErrStale] for it.
-	SettledStale Settled = iota
-	SettledCompleted // completed
-	SettledRequeued  // retried into pending, claimable now
-	SettledDelayed   // retried into delayed, due after the delay
-	SettledDead      // retried, attempts used up: in dead
-	SettledReleased  // released into pending
+	SettledStale     Settled = iota
+	SettledCompleted         // completed
+	SettledRequeued          // retried into pending, claimable now
+	SettledDelayed           // retried into delayed, due after the delay
+	SettledDead              // retried, attempts used up: in dead
+	SettledReleased          // released into pending
 )
 
 // String names the result.
