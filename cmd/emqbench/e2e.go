@@ -331,7 +331,7 @@ func (r *e2eRun) shutdown() {
 	shutdownAll(r.workers)
 	for _, w := range r.workers {
 		st := w.Stats()
-		r.rep.WorkerCalls += st.Claims + st.AckBatches
+		r.rep.WorkerCalls += st.Rounds
 	}
 	r.workers = nil
 }
