@@ -88,9 +88,8 @@ type round struct {
 func (w *Worker) roundLoop() {
 	defer close(w.roundDone)
 	r := &round{poll: w.cfg.PollMin}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	armed := false // timer runs: claiming from an empty queue waits for it
+	poll := newIdleTimer() // runs while claiming waits on an empty queue
+	linger := newIdleTimer() // runs while outcomes wait for company
 	stopping := false
 	for {
 		if w.abandon.Load() {
@@ -108,23 +107,24 @@ func (w *Worker) roundLoop() {
 		}
 		w.collect(r)
 		n := 0
-		if !stopping && !armed {
-			n = min(w.cfg.Concurrency+r.prefetch-r.inHand, w.cfg.ClaimBatch)
+		if !stopping && !poll.on {
+			// The jobs this round settles leave the hand.
+			settling := min(len(r.pending), w.cfg.AckBatch)
+			n = min(w.cfg.Concurrency+r.prefetch-(r.inHand-settling), w.cfg.ClaimBatch)
 		}
-		if len(r.pending) > 0 || n > 0 {
+		if w.ready(r, n, stopping || linger.fired) {
+			linger.stop()
 			w.exchange(r, max(n, 0))
 			if r.empty && n > 0 {
-				timer.Reset(r.poll)
-				armed = true
+				poll.start(r.poll)
 			}
 			continue
 		}
 		if stopping && r.inHand == 0 {
 			return
 		}
-		var tick <-chan time.Time
-		if armed {
-			tick = timer.C
+		if len(r.pending) > 0 && !linger.on {
+			linger.start(r.linger())
 		}
 		stop := w.stop
 		if stopping {
@@ -133,11 +133,69 @@ func (w *Worker) roundLoop() {
 		select {
 		case <-stop:
 		case <-w.out.wake:
-		case <-tick:
-			armed = false
+		case <-poll.c():
+			poll.on = false
+		case <-linger.c():
+			linger.on, linger.fired = false, true
 		case <-w.quit:
 		}
 	}
+}
+
+// ready reports whether a round should go now, with n jobs to claim and
+// the pending outcomes: at once when there is nothing else to wait for
+// (no handler running, the worker stopping, the linger over), when the
+// handlers are about to run out of jobs (half the prefetch used: the next
+// round arrives about when the rest is), or when a round is full; else
+// the outcomes wait for the ones still running, so that a few handlers
+// still share round trips.
+func (w *Worker) ready(r *round, n int, now bool) bool {
+	if len(r.pending) == 0 && n <= 0 {
+		return false
+	}
+	buffered := len(w.jobs)
+	running := r.inHand - buffered - len(r.pending)
+	switch {
+	case now, running <= 0, len(r.pending) >= w.cfg.AckBatch:
+		return true
+	case n > 0 && buffered <= r.prefetch/2:
+		return true
+	}
+	return false
+}
+
+// linger is the longest outcomes wait for the handlers still running
+// before a round goes without them: about a round trip, 100 µs to 2 ms.
+func (r *round) linger() time.Duration {
+	return min(max(r.rtt, 100*time.Microsecond), 2*time.Millisecond)
+}
+
+// idleTimer is a timer that knows whether it runs and whether it fired.
+type idleTimer struct {
+	t     *time.Timer
+	on    bool // started and not yet received from
+	fired bool // received from since the last stop
+}
+
+func newIdleTimer() *idleTimer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &idleTimer{t: t}
+}
+
+func (t *idleTimer) start(d time.Duration) { t.t.Reset(d); t.on, t.fired = true, false }
+
+func (t *idleTimer) stop() {
+	t.t.Stop()
+	t.on, t.fired = false, false
+}
+
+// c is the timer's channel while it runs, else nil (never ready).
+func (t *idleTimer) c() <-chan time.Time {
+	if !t.on {
+		return nil
+	}
+	return t.t.C
 }
 
 // collect takes the outcomes from the outbox into r.pending; one with
