@@ -88,7 +88,7 @@ type round struct {
 func (w *Worker) roundLoop() {
 	defer close(w.roundDone)
 	r := &round{poll: w.cfg.PollMin}
-	poll := newIdleTimer() // runs while claiming waits on an empty queue
+	poll := newIdleTimer()   // runs while claiming waits on an empty queue
 	linger := newIdleTimer() // runs while outcomes wait for company
 	stopping := false
 	for {
