@@ -299,3 +299,29 @@ func TestSettleClaimMatchesCoreVerbs(t *testing.T) {
 	require.Equal(t, dump(q), dump(q2))
 	t.Log(dump(q2))
 }
+
+// TestSettleClaimCompletedThenClaimed: an id completed (its row kept) and,
+// the invariant broken by hand, also pending, is claimed again by the same
+// call and stays in active, as if it had left active first.
+func TestSettleClaimCompletedThenClaimed(t *testing.T) {
+	q := fresh(t, "settle")
+	ctx := tctx(t)
+	ids := enqueueN(t, q, 2)
+	_, jobs, err := q.SettleClaim(ctx, nil, 0, time.Minute, 2)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	do(t, "ZADD", q.keys.Pending, "0", ids[0])
+	settled, jobs, err := q.SettleClaim(ctx, []Outcome{
+		{Kind: OutcomeComplete, ID: ids[0], Token: 1},
+		{Kind: OutcomeComplete, ID: ids[1], Token: 1},
+	}, time.Hour, time.Minute, 5)
+	require.NoError(t, err)
+	require.Equal(t, []Settled{SettledCompleted, SettledCompleted}, settled)
+	require.Len(t, jobs, 1)
+	require.Equal(t, ids[0], jobs[0].ID)
+	require.EqualValues(t, 2, jobs[0].Token)
+	require.Equal(t, "active", row(t, q, ids[0])["state"])
+	require.NotEmpty(t, score(t, q.keys.Active, ids[0]), "claimed again: in active")
+	require.Empty(t, score(t, q.keys.Active, ids[1]))
+	require.Equal(t, "completed", row(t, q, ids[1])["state"])
+}

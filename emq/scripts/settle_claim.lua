@@ -105,6 +105,7 @@ end
 -- Completions: as complete, the writes gathered.
 local done, ids, rows = {}, {}, {}
 local nid, nrow = 0, 0
+local again = false -- a completed id was claimed again in this call
 for i = 7, r0 - 1, 2 do
   local id = ARGV[i]
   local key = jp .. id
@@ -125,9 +126,6 @@ for i = 7, r0 - 1, 2 do
     end
     settled[ns] = 1
   end
-end
-for i = 1, nid, 1000 do
-  call('ZREM', KEYS[2], unpack(ids, i, math.min(i + 999, nid)))
 end
 for i = 1, nrow, 1000 do
   call('DEL', unpack(rows, i, math.min(i + 999, nrow)))
@@ -176,9 +174,30 @@ for i = x0, #ARGV, 2 do
   end
 end
 
+-- The completed ids leave active after the claim's ids join it, so that
+-- a worker's active set does not empty and come back as a listpack (whose
+-- inserts cost a scan each) every round; an id claimed again in this call
+-- stays, as if it had left first.
+local function retire()
+  local keep, nk = ids, nid
+  if again then
+    keep, nk = {}, 0
+    for j = 1, nid do
+      if done[ids[j]] ~= 'again' then
+        nk = nk + 1
+        keep[nk] = ids[j]
+      end
+    end
+  end
+  for j = 1, nk, 1000 do
+    call('ZREM', KEYS[2], unpack(keep, j, math.min(j + 999, nk)))
+  end
+end
+
 -- The claim: as claim_batch.
 local out = {}
 if n == 0 or call('HGET', base .. 'meta', 'paused') == '1' then
+  retire()
   return {settled, out}
 end
 local deadline = string.format('%d', clock() + lease)
@@ -207,6 +226,9 @@ while nl < n do
       call('HSET', key, 'attempts', TEXT[attempts] or string.format('%d', attempts), 'state', 'active')
       nl = nl + 1
       leased[nl] = id
+      if done[id] then
+        done[id], again = 'again', true
+      end
       out[no + 1] = id
       out[no + 2] = f[1] or ''
       out[no + 3] = attempts
@@ -229,4 +251,5 @@ while i >= 1 do
   end
   call('ZADD', KEYS[2], unpack(z, 1, nz))
 end
+retire()
 return {settled, out}
