@@ -66,12 +66,13 @@ var kinds = map[string]Kind{
 	"CLIENT": Plain, "XREAD": Plain, "XREADGROUP": Plain,
 }
 
-// firstByte marks the upper-case first letters of the special names, so
-// most commands are told apart by one table look-up.
-var firstByte = func() (t [256]bool) {
+// shapes marks, by length, the first letters (either case) of the special
+// names, so that most commands (PING, GET, EVALSHA, ...) are told apart by
+// one table look-up, without the map.
+var shapes = func() (t [maxName + 1][256]bool) {
 	for name := range kinds {
-		t[name[0]] = true
-		t[name[0]+'a'-'A'] = true
+		t[len(name)][name[0]] = true
+		t[len(name)][name[0]+'a'-'A'] = true
 	}
 	return t
 }()
@@ -79,7 +80,7 @@ var firstByte = func() (t [256]bool) {
 // Special reports whether a command of this name needs Inspect before a
 // pipelined connection sends it. It allocates nothing.
 func Special[T string | []byte](name T) bool {
-	if len(name) < 4 || len(name) > maxName || !firstByte[name[0]] {
+	if len(name) < 4 || len(name) > maxName || !shapes[len(name)][name[0]] {
 		return false
 	}
 	var up [maxName]byte
