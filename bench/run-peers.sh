@@ -5,7 +5,7 @@
 # Builds bench/peers (peerbench, peerreport), starts a private redis-server
 # (valkey-server when on PATH) on a free loopback port, and for every
 # workload runs the clients interleaved, one process per run:
-#   round 1: rueidis goredis redigo echomq <ref>, round 2: ..., ROUNDS rounds.
+#   round 1: floor rueidis goredis redigo echomq <ref>, round 2: ..., ROUNDS rounds.
 # A client whose adapter is not wired yet (exit 3) is skipped with a note.
 # Every run FLUSHALLs first (peerbench does), so the server does the same work.
 #
@@ -22,7 +22,10 @@
 #                       (default: ping:d1 ping:d10 ping:d100 ping:d1000 set:d1 set:d10
 #                        set:d100 set:d1000 enqueue:d100 enqueue:d1000 enqueue:g64 ping:g64;
 #                        also get:… and pubsub:…, publish to receive, not in the default)
-#   CLIENTS="rueidis goredis redigo echomq"   Go clients, in rotation order
+#   CLIENTS="floor rueidis goredis redigo echomq"   Go clients, in rotation order;
+#                       floor is the reference loop with no library (pre-encoded
+#                       batches on a bare net.Conn, replies counted, not decoded):
+#                       tables.md gives every client's CPU per op as a multiple of it
 #   REF=1               0 skips the C reference tool
 #   SIZE=64             value / payload bytes
 #   BASE=<git rev>      also run echomq-go as it was at that revision, as client
@@ -35,7 +38,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ROUNDS=${ROUNDS:-5}
 SIZE=${SIZE:-64}
 REF=${REF:-1}
-CLIENTS=${CLIENTS:-"rueidis goredis redigo echomq"}
+CLIENTS=${CLIENTS:-"floor rueidis goredis redigo echomq"}
 WORKLOADS=${WORKLOADS:-"ping:d1 ping:d10 ping:d100 ping:d1000 set:d1 set:d10 set:d100 set:d1000 enqueue:d100 enqueue:d1000 enqueue:g64 ping:g64"}
 
 # default_n sizes a run to ~1–3 s on a 2-core machine shared with the server.

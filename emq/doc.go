@@ -46,10 +46,10 @@
 // embedded here from scripts/*.lua: the six core transitions [EnqueueLua],
 // [ClaimLua], [CompleteLua], [RetryLua], [PromoteLua], [ReapLua], and the
 // extensions [ClaimBatchLua], [ExtendLua], [EnqueueAtLua],
-// [CompleteBatchLua], [EnqueueBatchLua], and the operations [RequeueLua],
-// [RequeueDeadLua], [DeleteLua], [TrimDeadLua], [StatsLua] ([Scripts] lists
-// them with their KEYS counts). Each file's header names its KEYS, ARGV
-// and replies. The rules they keep:
+// [CompleteBatchLua], [EnqueueBatchLua], [SettleClaimLua], and the
+// operations [RequeueLua], [RequeueDeadLua], [DeleteLua], [TrimDeadLua],
+// [StatsLua] ([Scripts] lists them with their KEYS counts). Each file's
+// header names its KEYS, ARGV and replies. The rules they keep:
 //
 //   - Every key a script touches is in KEYS[] or derived from a declared
 //     base KEYS[n] ("emq:{q}:" .. "job:" .. id), never built from ARGV.
@@ -85,6 +85,8 @@
 //	EnqueueBulk                  enqueue_batch    1,000 jobs per server call
 //	Claim, ClaimBatch            claim(_batch)    Job{ID, Payload, Token}
 //	Complete, CompleteBatch      complete(_batch) ErrStale when the lease was lost
+//	SettleClaim                  settle_claim     a worker's round: complete, retry
+//	                                              and release outcomes, then claim
 //	Retry                        retry            RetryRequeued, RetryDelayed, RetryDead
 //	Extend                       extend           ErrStale when the lease was lost
 //	Promote, Reap                promote, reap    counts moved
@@ -125,25 +127,35 @@
 // # Worker
 //
 // A [Worker] runs a [Handler] ([HandlerFunc], wrapped in [Middleware] as
-// net/http handlers are) on Concurrency goroutines. One claimer leases as
-// many jobs as there are free handlers with claim_batch, backing off from
-// PollMin to PollMax while the queue is empty; a handler's nil completes
-// the job (an acker batches completions into complete_batch), an error
-// retries it with exponential backoff and jitter (dead after MaxAttempts;
-// [ErrSkipRetry] at once), [ErrAbandon] leaves it to the reaper, and a
-// panic is recovered as a *[PanicError] and retried. An extender renews the
-// lease of a long-running handler every ExtendInterval and cancels its
-// context (cause [ErrLeaseLost]) when the lease was lost; a maintainer
-// promotes due jobs and reaps expired leases on jittered intervals, and a
-// trimmer keeps the dead set within DeadMaxAge and DeadMaxCount.
-// Each job's context is its own and ends when its handler returns. A
-// completion that failed without being sent (conn.ErrNotConnected) is
-// sent again, up to three times; one that failed ambiguously never is.
-// [Worker.Shutdown] stops claiming, waits for running handlers until its
-// context ends, then cancels the rest (cause [ErrShutdown]) and the
-// exchanges in flight, leaves their jobs to the reaper and reports the
-// completions it never sent as events; every goroutine the worker starts
-// is stopped, and [Worker.Done] reports when the last handler has
+// net/http handlers are) on Concurrency goroutines. Its conversation with
+// the server is a loop of rounds, one in flight at a time: each round is
+// one settle_claim that settles the outcomes its handlers left since the
+// last (a handler's nil completes the job, an error retries it with
+// exponential backoff and jitter, dead after MaxAttempts, [ErrSkipRetry]
+// at once) and claims jobs for the handlers that will be free. Outcomes
+// that arrive while a round is out share the next, and a round waits
+// (about a round trip at most) for the handlers still running, so even a
+// few handlers share round trips; the worker also claims ahead of its
+// free handlers a prefetch sized to what they finish in about two round
+// trips (up to Prefetch; none for slow handlers), so that a handler that
+// finishes starts its next job at once. While the queue is empty it
+// backs off from PollMin to PollMax. [ErrAbandon] leaves a job to the
+// reaper, and a panic is recovered as a *[PanicError] and retried. An
+// extender renews the lease of a long-running handler every
+// ExtendInterval (a job claimed ahead that waited that long is extended
+// before it starts) and cancels its context (cause [ErrLeaseLost]) when
+// the lease was lost; a maintainer promotes due jobs and reaps expired
+// leases on jittered intervals, and a trimmer keeps the dead set within
+// DeadMaxAge and DeadMaxCount. Each job's context is its own and ends
+// when its handler returns. A round that failed without being sent
+// (conn.ErrNotConnected) is sent again, up to three times; one that failed
+// ambiguously never is. [Worker.Shutdown] stops claiming, releases the
+// jobs claimed ahead that no handler started (back to pending, their
+// attempts kept), waits for running handlers until its context ends, then
+// cancels the rest (cause [ErrShutdown]) and the exchanges in flight,
+// leaves their jobs to the reaper and reports the outcomes it never sent
+// as events; every goroutine the worker starts is stopped, and
+// [Worker.Done] reports when the last handler has
 // returned. A worker whose connection is finished for good (a *conn.Conn
 // that failed or was closed) stops on its own: [Worker.Run] returns, and
 // [Worker.Err] holds, an error matching [ErrSenderDone] that wraps the

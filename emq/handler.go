@@ -115,7 +115,7 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind EventKind // what happened
 	Job  Job       // the job concerned; zero for a claim, promote or reap error
-	Op   string    // for EventError: "claim", "complete", "retry", "extend", "promote", "reap" or "trim"
+	Op   string    // for EventError: "claim", "complete", "retry", "release", "extend", "promote", "reap" or "trim"
 	// Err is the handler's error for EventRetried and EventDead, the
 	// exchange's for EventError. A completion or retry the worker never
 	// sent because it gave up (the shutdown deadline passed, or its

@@ -61,7 +61,9 @@ func TestRandomSequenceInvariant(t *testing.T) {
 	}
 	for _, o := range []string{"complete", "complete stale", "retry dead", "retry requeued", "retry delayed",
 		"retry stale", "reaped", "promoted", "revived", "duplicate", "extend", "extend stale", "claim empty",
-		"requeued", "requeue not dead", "requeued by filter", "deleted", "delete not found", "trimmed", "stats"} {
+		"requeued", "requeue not dead", "requeued by filter", "deleted", "delete not found", "trimmed", "stats",
+		"settle completed", "settle requeued", "settle delayed", "settle dead", "settle released", "settle stale",
+		"settle claimed"} {
 		if m.seen[o] == 0 {
 			t.Errorf("the sequence never saw %q", o)
 		}
@@ -185,14 +187,18 @@ func (m *model) holds(id string, token int64) bool {
 	return m.snap.set[id] == StateActive && m.snap.attempts[id] == token
 }
 
-func (m *model) claimed(jobs []Job) {
+func (m *model) claimed(jobs []Job) { m.claimedFrom(jobs, m.snap.pending) }
+
+// claimedFrom checks jobs claimed from pending (in claim order): the
+// oldest first, each token one more than the attempts read before.
+func (m *model) claimedFrom(jobs []Job, pending []string) {
 	for _, j := range jobs {
 		if want := m.snap.attempts[j.ID] + 1; j.Token != want {
 			m.t.Fatalf("claimed %s with token %d, want %d", j.ID, j.Token, want)
 		}
 		m.tokens[j.ID] = j.Token
 	}
-	want := m.snap.pending[:min(len(jobs), len(m.snap.pending))]
+	want := pending[:min(len(jobs), len(pending))]
 	if m.paused {
 		want = nil
 	}
@@ -282,7 +288,7 @@ func (m *model) step(i int) {
 			t.Fatal(err)
 		}
 		m.claimed(jobs)
-	case x < 66:
+	case x < 58:
 		id := m.held()
 		if id == "" {
 			return
@@ -301,6 +307,8 @@ func (m *model) step(i int) {
 			m.seen["complete"]++
 		}
 		delete(m.tokens, id)
+	case x < 66:
+		m.settleClaim(i, lease)
 	case x < 76:
 		id := m.held()
 		if id == "" {
@@ -373,4 +381,79 @@ func (m *model) step(i int) {
 	default:
 		m.operate(x - 100)
 	}
+}
+
+// settleClaim settles a few held jobs (some tokens stale, one id now and
+// then completed twice) and claims a few, in one settle_claim, and checks
+// every result against the snapshot: what each outcome must have done,
+// and that the claim took the oldest pending after the settlements.
+func (m *model) settleClaim(step int, lease time.Duration) {
+	t, q, r := m.t, m.q, m.rng
+	held := make([]string, 0, len(m.tokens))
+	for id := range m.tokens {
+		held = append(held, id)
+	}
+	slices.Sort(held)
+	r.Shuffle(len(held), func(i, j int) { held[i], held[j] = held[j], held[i] })
+	held = held[:min(len(held), r.IntN(5))]
+	var outcomes []Outcome
+	for _, id := range held {
+		c := Outcome{Kind: OutcomeKind(1 + r.IntN(3)), ID: id, Token: m.tokens[id]}
+		if r.IntN(8) == 0 {
+			c.Token += int64(1 + r.IntN(2))
+		}
+		if c.Kind == OutcomeRetry {
+			c.MaxAttempts = 1 + r.IntN(4)
+			c.Delay = time.Duration(r.IntN(2)*r.IntN(30)) * time.Millisecond
+			c.Error = "failed at step " + strconv.Itoa(step)
+		}
+		outcomes = append(outcomes, c)
+	}
+	twice := ""
+	if len(outcomes) > 0 && outcomes[0].Kind == OutcomeComplete && r.IntN(4) == 0 {
+		twice = outcomes[0].ID
+		outcomes = append(outcomes, outcomes[0])
+	}
+	n := r.IntN(4)
+	settled, jobs, err := q.SettleClaim(tctx(t), outcomes, time.Duration(r.IntN(2))*time.Minute, lease, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := slices.Clone(m.snap.pending)
+	for i, c := range outcomes {
+		want := SettledStale
+		holds := m.holds(c.ID, c.Token) && !(c.ID == twice && i > 0)
+		switch {
+		case !holds:
+		case c.Kind == OutcomeComplete:
+			want = SettledCompleted
+		case c.Kind == OutcomeRelease:
+			want = SettledReleased
+			pending = append(pending, c.ID)
+		case c.Token >= int64(c.MaxAttempts):
+			want = SettledDead
+		case c.Delay > 0:
+			want = SettledDelayed
+		default:
+			want = SettledRequeued
+			pending = append(pending, c.ID)
+		}
+		if settled[i] != want {
+			t.Fatalf("settle_claim %v: outcome %d (%+v) settled %v, want %v", outcomes, i, c, settled[i], want)
+		}
+		m.seen["settle "+settled[i].String()]++
+		delete(m.tokens, c.ID)
+	}
+	slices.Sort(pending) // score 0: byte order
+	if n == 0 {
+		pending = nil
+	}
+	m.claimedFrom(jobs, pending)
+	if n > 0 && len(jobs) < min(n, len(pending)) && !m.paused {
+		t.Fatalf("settle_claim claimed %d of %d asked, with %d pending", len(jobs), n, len(pending))
+	}
+	if len(jobs) > n {
+		t.Fatalf("settle_claim claimed %d, asked for %d", len(jobs), n)
+	}
+	m.seen["settle claimed"] += len(jobs)
 }

@@ -24,6 +24,7 @@ var (
 	scriptEnqueueAt     = dispatch.NewScript("enqueue_at", EnqueueAtLua)
 	scriptCompleteBatch = dispatch.NewScript("complete_batch", CompleteBatchLua)
 	scriptEnqueueBatch  = dispatch.NewScript("enqueue_batch", EnqueueBatchLua)
+	scriptSettleClaim   = dispatch.NewScript("settle_claim", SettleClaimLua)
 	scriptRequeue       = dispatch.NewScript("requeue", RequeueLua)
 	scriptRequeueDead   = dispatch.NewScript("requeue_dead", RequeueDeadLua)
 	scriptDelete        = dispatch.NewScript("delete", DeleteLua)
@@ -38,7 +39,7 @@ func DispatchScripts() []*dispatch.Script {
 	return []*dispatch.Script{
 		scriptEnqueue, scriptClaim, scriptComplete, scriptRetry, scriptPromote,
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
-		scriptEnqueueBatch, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead,
+		scriptEnqueueBatch, scriptSettleClaim, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead,
 		scriptStats,
 	}
 }
@@ -156,6 +157,10 @@ type op struct {
 	jobsFn  func(resp.Value) error // reply is {id, payload, attempts, ...} → jobs
 	flagsFn func(resp.Value) error // reply is {0|1, ...} → flags
 	flags   []bool
+
+	settleFn func(resp.Value) error // reply is {settled, jobs} → settled, jobs
+	outcomes []Outcome              // what settleFn maps the results to
+	settled  []Settled
 }
 
 var opPool = sync.Pool{New: func() any {
@@ -163,6 +168,7 @@ var opPool = sync.Pool{New: func() any {
 	o.intFn = o.readInt
 	o.jobsFn = o.readJobs
 	o.flagsFn = o.readFlags
+	o.settleFn = o.readSettle
 	return o
 }}
 
@@ -180,6 +186,7 @@ func putOp(o *op, err error) {
 		return
 	}
 	o.jobs, o.flags, o.one[0] = nil, nil, Job{}
+	o.outcomes, o.settled = nil, nil
 	if cap(o.key) > 1<<12 {
 		o.key = nil
 	}

@@ -32,6 +32,8 @@ var (
 	CompleteBatchLua string // KEYS active, base; ARGV retention_ms, id1, token1, ... → {1|0, ...}
 	//go:embed scripts/enqueue_batch.lua
 	EnqueueBatchLua string // KEYS pending, base; ARGV id1, payload1, ... → {1|0, ...} | EMQKIND
+	//go:embed scripts/settle_claim.lua
+	SettleClaimLua string // KEYS pending, active, delayed, dead, base; ARGV lease_ms, n, retention_ms, nc, nr, nx, completions, retries, releases → {settled, jobs}
 )
 
 // Operation scripts: extensions for the operator's verbs (requeue, delete,
@@ -74,6 +76,7 @@ func Scripts() []ScriptSource {
 		{"enqueue_at", 2, false, EnqueueAtLua},
 		{"complete_batch", 2, false, CompleteBatchLua},
 		{"enqueue_batch", 2, false, EnqueueBatchLua},
+		{"settle_claim", 5, false, SettleClaimLua},
 		{"requeue", 3, false, RequeueLua},
 		{"requeue_dead", 3, false, RequeueDeadLua},
 		{"delete", 5, false, DeleteLua},

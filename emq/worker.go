@@ -31,9 +31,18 @@ type WorkerConfig struct {
 	// Retention keeps a completed job's row (state completed) this long;
 	// 0 deletes it at once.
 	Retention time.Duration
-	// ClaimBatch is the most jobs one claim asks for; a claim asks for no
-	// more than the free handler slots. Default Concurrency.
+	// ClaimBatch is the most jobs one round claims; a round claims no more
+	// than its free handlers and its prefetch. Default Concurrency +
+	// Prefetch.
 	ClaimBatch int
+	// Prefetch is the most jobs the worker claims ahead of its free
+	// handlers, so that a handler that finishes starts its next job at
+	// once and few handlers still fill big rounds. The worker sizes it to
+	// what its handlers finish in about two round trips (nothing for
+	// handlers that are slow next to a round trip), up to this. The jobs
+	// still waiting when the worker stops are released: given back to
+	// pending, their attempts kept. Default 256; negative disables.
+	Prefetch int
 	// PollMin and PollMax bound the wait after a claim that found nothing:
 	// it starts at PollMin and doubles to PollMax while the queue stays
 	// empty. Defaults 5 ms and 1 s.
@@ -58,8 +67,9 @@ type WorkerConfig struct {
 	// ExtendInterval is how often a running handler's lease is extended
 	// (by Lease). Default Lease/3; negative disables.
 	ExtendInterval time.Duration
-	// AckBatch is the most completions sent in one complete_batch. Default
-	// 256; 1 completes each job with complete.
+	// AckBatch is the most outcomes (completions, retries, releases) one
+	// round settles; more wait for the next round, sent at once. Default
+	// 1000.
 	AckBatch int
 	// ShutdownTimeout bounds Run's wait for running handlers. Default 10 s.
 	ShutdownTimeout time.Duration
@@ -95,8 +105,12 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	if c.Retention < 0 {
 		return c, &ArgError{Arg: "Retention", Reason: "negative"}
 	}
+	if c.Prefetch == 0 {
+		c.Prefetch = 256
+	}
+	c.Prefetch = max(c.Prefetch, 0)
 	if c.ClaimBatch <= 0 {
-		c.ClaimBatch = c.Concurrency
+		c.ClaimBatch = c.Concurrency + c.Prefetch
 	}
 	def(&c.PollMin, 5*time.Millisecond)
 	def(&c.PollMax, time.Second)
@@ -117,7 +131,7 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 		return c, &ArgError{Arg: "ExtendInterval", Reason: "not shorter than Lease: the lease would run out first"}
 	}
 	if c.AckBatch <= 0 {
-		c.AckBatch = 256
+		c.AckBatch = 1000
 	}
 	def(&c.ShutdownTimeout, 10*time.Second)
 	return c, nil
@@ -146,17 +160,19 @@ func jitter(d time.Duration) time.Duration {
 
 // WorkerStats counts a worker's outcomes since it was made.
 type WorkerStats struct {
-	Claims, AckBatches                                  uint64 // claim_batch and complete calls
-	Claimed, Completed, Retried, Dead, Stale, Abandoned uint64 // jobs
-	Panics, LeaseLost, Errors, Promoted, Reaped         uint64 // events; jobs moved by promote and reap
-	Trimmed                                             uint64 // dead jobs removed by the trimmer
+	// Rounds counts the settle_claim calls; Claims those that claimed,
+	// AckBatches those that settled outcomes (a round may do both).
+	Rounds, Claims, AckBatches                                    uint64
+	Claimed, Completed, Retried, Dead, Stale, Abandoned, Released uint64 // jobs
+	Panics, LeaseLost, Errors, Promoted, Reaped                   uint64 // events; jobs moved by promote and reap
+	Trimmed                                                       uint64 // dead jobs removed by the trimmer
 }
 
 type workerCounters struct {
-	claims, ackBatches                                  atomic.Uint64
-	claimed, completed, retried, dead, stale, abandoned atomic.Uint64
-	panics, leaseLost, errors, promoted, reaped         atomic.Uint64
-	trimmed                                             atomic.Uint64
+	rounds, claims, ackBatches                                    atomic.Uint64
+	claimed, completed, retried, dead, stale, abandoned, released atomic.Uint64
+	panics, leaseLost, errors, promoted, reaped                   atomic.Uint64
+	trimmed                                                       atomic.Uint64
 }
 
 // Worker claims jobs from a queue and runs a handler on each, with
@@ -189,22 +205,19 @@ type Worker struct {
 	// Made by Start.
 	life       context.Context // the worker's exchanges; ends after Shutdown
 	endLife    context.CancelFunc
-	handlerCtx context.Context // parent of every handler's context
-	endHandler context.CancelCauseFunc
 	stop       chan struct{} // closed by Shutdown: stop claiming
 	bgStop     chan struct{} // closed by Shutdown: stop extender and maintainer
-	ackQuit    chan struct{} // closed when acks are given up on
-	jobs       chan claimed  // claimed jobs for the handler goroutines
-	tokens     chan struct{} // one per free handler slot
-	acks       chan Job      // jobs to complete
-	abandon    atomic.Bool   // set past the shutdown deadline: no more acks
+	quit       chan struct{} // closed when the worker gives up
+	jobs       chan claimed  // claimed jobs for the handler goroutines; closed by the round loop
+	out        *outbox       // the handlers' outcomes for the round loop
+	abandon    atomic.Bool   // set when the worker gives up: nothing more is sent
 	giveUpOnce sync.Once
 	giveUpErr  error         // why the worker gave up; written before abandon is set
 	failed     chan struct{} // closed once a worker that stopped on its own has shut down
 
-	claimDone, ackDone, bgDone chan struct{}
-	procWG                     sync.WaitGroup
-	done                       chan struct{} // closed when every goroutine has returned
+	roundDone, bgDone chan struct{}
+	procWG            sync.WaitGroup
+	done              chan struct{} // closed when every goroutine has returned
 }
 
 // NewWorker returns a worker running h, wrapped in cfg.Middleware, on jobs
@@ -229,9 +242,9 @@ func NewWorker(q *Queue, h Handler, cfg WorkerConfig) (*Worker, error) {
 func (w *Worker) Stats() WorkerStats {
 	s := &w.stats
 	return WorkerStats{
-		Claims: s.claims.Load(), AckBatches: s.ackBatches.Load(),
+		Rounds: s.rounds.Load(), Claims: s.claims.Load(), AckBatches: s.ackBatches.Load(),
 		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
-		Dead: s.dead.Load(), Stale: s.stale.Load(), Abandoned: s.abandoned.Load(),
+		Dead: s.dead.Load(), Stale: s.stale.Load(), Abandoned: s.abandoned.Load(), Released: s.released.Load(),
 		Panics: s.panics.Load(), LeaseLost: s.leaseLost.Load(), Errors: s.errors.Load(),
 		Promoted: s.promoted.Load(), Reaped: s.reaped.Load(), Trimmed: s.trimmed.Load(),
 	}
@@ -251,21 +264,18 @@ func (w *Worker) Start() error {
 	w.started = true
 	n := w.cfg.Concurrency
 	w.life, w.endLife = context.WithCancel(context.Background())
-	w.handlerCtx, w.endHandler = context.WithCancelCause(context.Background())
-	w.stop, w.bgStop, w.ackQuit = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	w.jobs, w.tokens = make(chan claimed, n), make(chan struct{}, n)
-	w.acks = make(chan Job, 4*w.cfg.AckBatch)
-	w.claimDone, w.ackDone, w.bgDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	w.stop, w.bgStop, w.quit = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	// Room for every job in hand: the round loop never waits to hand one
+	// over.
+	w.jobs = make(chan claimed, n+w.cfg.Prefetch)
+	w.out = newOutbox()
+	w.roundDone, w.bgDone = make(chan struct{}), make(chan struct{})
 	w.failed = make(chan struct{})
-	for range n {
-		w.tokens <- struct{}{}
-	}
 	w.procWG.Add(n)
 	for _, s := range w.slots {
 		go w.process(s, w.jobs)
 	}
-	go w.claimLoop(w.jobs)
-	go w.ackLoop()
+	go w.roundLoop()
 	go w.background()
 	if d, ok := w.q.sender.(interface{ Done() <-chan struct{} }); ok {
 		go w.watchSender(d.Done())
@@ -273,18 +283,19 @@ func (w *Worker) Start() error {
 	return nil
 }
 
-// Shutdown stops claiming, waits for the running handlers until ctx ends,
-// completes or retries what they return, then stops the extender, the
-// promoter and the reaper. It returns nil when every handler finished and
-// every outcome was sent within ctx.
+// Shutdown stops claiming, releases the jobs claimed ahead that no
+// handler has started (back to pending, claimable at once), waits for the
+// running handlers until ctx ends, completes or retries what they return,
+// then stops the extender, the promoter and the reaper. It returns nil
+// when every handler finished and every outcome was sent within ctx.
 //
 // When ctx ends first, Shutdown gives up: exchanges with the server still
 // in flight are cancelled (a stalled server does not hold it), the
 // handlers still running get their context cancelled (cause
 // [ErrShutdown]), their jobs are left leased for the reaper, and
 // completions not yet sent are reported as [EventError] events with Op
-// "complete" and Err [ErrShutdown] (their jobs, too, go back to the
-// reaper). Shutdown then returns ctx.Err() once the worker's own
+// "complete" (or "retry", "release") and Err [ErrShutdown] (their jobs,
+// too, go back to the reaper). Shutdown then returns ctx.Err() once the worker's own
 // goroutines have stopped; the handler goroutines return when their
 // handlers do ([Worker.Done]).
 func (w *Worker) Shutdown(ctx context.Context) error {
@@ -315,24 +326,15 @@ func (w *Worker) shutdown(ctx context.Context, cause error) error {
 	// the exchanges in flight, so a stalled server holds nothing.
 	stopGiveUp := context.AfterFunc(ctx, func() { w.giveUp(cause) })
 	defer stopGiveUp()
-	<-w.claimDone // a claim in flight finishes; its jobs are run
-	close(w.jobs)
-	procs := make(chan struct{})
-	go func() { w.procWG.Wait(); close(procs) }()
-	select {
-	case <-procs:
-		close(w.acks) // no processor sends any more
-	case <-ctx.Done():
-		w.giveUp(cause)
-	}
-	<-w.ackDone
+	// The round loop settles every job in hand (the round in flight
+	// finishes; the jobs it claims are released), or gives up.
+	<-w.roundDone
 	close(w.bgStop)
 	<-w.bgDone
 	w.endLife()
 	go func() {
-		<-procs
-		w.endHandler(cause)
-		w.drainAcks() // completions a processor queued after the acker quit
+		w.procWG.Wait()
+		w.drainOutbox() // outcomes a handler left after the loop gave up
 		close(w.done)
 	}()
 	if err := ctx.Err(); err != nil {
@@ -342,15 +344,21 @@ func (w *Worker) shutdown(ctx context.Context, cause error) error {
 	return nil
 }
 
-// giveUp abandons what is left, once: no more completions or retries are
-// sent, the exchanges in flight are cancelled and the handlers' contexts
-// end with cause.
+// giveUp abandons what is left, once: no more outcomes are sent, the
+// exchanges in flight are cancelled and the running handlers' contexts
+// end with cause (a handler that starts later finds its context ended).
 func (w *Worker) giveUp(cause error) {
 	w.giveUpOnce.Do(func() {
 		w.giveUpErr = cause
 		w.abandon.Store(true)
-		w.endHandler(cause)
-		close(w.ackQuit)
+		for _, s := range w.slots {
+			s.mu.Lock()
+			if s.busy && s.cancel != nil {
+				s.cancel(cause)
+			}
+			s.mu.Unlock()
+		}
+		close(w.quit)
 		w.endLife()
 	})
 }

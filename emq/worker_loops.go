@@ -3,7 +3,6 @@ package emq
 import (
 	"context"
 	"errors"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -23,127 +22,112 @@ type slot struct {
 	lost   bool                    // extend answered stale: the job is not ours any more
 }
 
-// claimed is a job on its way from the claimer to a handler goroutine.
+// claimed is a job on its way from the round loop to a handler goroutine.
 type claimed struct {
-	job Job
+	job *Job      // the handler's to keep
 	at  time.Time // when the claim returned
 }
 
 // maxErrorText bounds the failure text a retry stores in the row.
 const maxErrorText = 4 << 10
 
-// claimLoop claims up to the free slots' worth of jobs, hands them to the
-// handler goroutines, and waits, doubling from PollMin to PollMax, while
-// claims find nothing. It stops when Shutdown closes stop.
-func (w *Worker) claimLoop(jobs chan<- claimed) {
-	defer close(w.claimDone)
-	poll := w.cfg.PollMin
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var buf []Job
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-w.tokens:
-		}
-		k := 1
-		runtime.Gosched() // slots freed now join this claim
-	more:
-		for k < w.cfg.ClaimBatch {
-			select {
-			case <-w.tokens:
-				k++
-			default:
-				break more
-			}
-		}
-		var err error
-		buf, err = w.q.AppendClaimBatch(w.life, buf[:0], w.cfg.Lease, k)
-		at := time.Now()
-		w.stats.claims.Add(1)
-		w.stats.claimed.Add(uint64(len(buf)))
-		for _, j := range buf {
-			jobs <- claimed{job: j, at: at}
-		}
-		for range k - len(buf) {
-			w.tokens <- struct{}{}
-		}
-		if err != nil {
-			w.emit(Event{Kind: EventError, Op: "claim", Err: err})
-		}
-		if len(buf) > 0 && err == nil {
-			clear(buf)
-			poll = w.cfg.PollMin
-			continue
-		}
-		timer.Reset(poll)
-		select {
-		case <-w.stop:
-			timer.Stop()
-			return
-		case <-timer.C:
-		}
-		poll = min(2*poll, w.cfg.PollMax)
-	}
-}
-
 // process is one handler goroutine: it runs the jobs it is handed until
-// Shutdown closes the channel.
+// the round loop closes the channel.
 func (w *Worker) process(s *slot, jobs <-chan claimed) {
 	defer w.procWG.Done()
 	for c := range jobs {
 		w.runJob(s, c)
-		w.tokens <- struct{}{}
 	}
 }
 
-// runJob runs the handler on one job and acts on its outcome.
+// runJob runs the handler on one job and leaves its outcome for the round
+// loop.
 func (w *Worker) runJob(s *slot, c claimed) {
+	job := *c.job // as claimed: the handler may change its own copy
+	if !w.holdLease(s, job, c.at) {
+		w.out.put(done{job: job}) // frees the slot; the event is out
+		return
+	}
 	// Each job has a context of its own, cancelled when its handler
 	// returns (as net/http's request context is): a context the handler
 	// leaked to a goroutine must not outlive the job, nor come back to
-	// life for the next one.
-	ctx, cancel := context.WithCancelCause(w.handlerCtx)
+	// life for the next one. Its parent is no context: the worker cancels
+	// it itself (lease lost, giving up), and no parent's lock is shared
+	// by every handler.
+	ctx, cancel := context.WithCancelCause(context.Background())
 	s.mu.Lock()
 	s.cancel = cancel
-	s.busy, s.job, s.since, s.lost = true, c.job, c.at, false
+	s.busy, s.job, s.lost = true, job, false
+	if s.since.Before(c.at) {
+		s.since = c.at
+	}
 	s.gen++
 	s.mu.Unlock()
+	if w.abandon.Load() {
+		cancel(w.giveUpErr) // the worker gave up before this job started
+	}
 
-	job := new(Job)
-	*job = c.job
-	err := w.call(ctx, job)
+	err := w.call(ctx, c.job)
 	cancel(nil) // the handler returned: its context ends (context.Canceled)
 
 	s.mu.Lock()
 	lost := s.lost
-	s.busy, s.job, s.cancel = false, Job{}, nil
+	s.busy, s.job, s.cancel, s.since = false, Job{}, nil, time.Time{}
 	s.mu.Unlock()
 
+	d := done{job: job}
 	switch {
 	case lost:
 		// The lease is gone: the job is the reaper's (or another
 		// claimant's) now; EventLeaseLost told so.
+	case errors.Is(err, ErrAbandon):
+		w.emit(Event{Kind: EventAbandoned, Job: job})
 	case w.abandon.Load():
-		// Past the shutdown deadline: nothing more is sent, and the job
-		// is left to the reaper. An outcome that would have been sent is
+		// The worker gave up: nothing more is sent, and the job is left
+		// to the reaper. An outcome that would have been sent is
 		// reported unsent.
-		switch {
-		case err == nil:
-			w.unsent(c.job, "complete")
-		case errors.Is(err, ErrAbandon):
-			w.emit(Event{Kind: EventAbandoned, Job: c.job})
-		default:
-			w.unsent(c.job, "retry")
+		if err == nil {
+			w.unsent(job, "complete")
+		} else {
+			w.unsent(job, "retry")
 		}
 	case err == nil:
-		w.complete(c.job)
-	case errors.Is(err, ErrAbandon):
-		w.emit(Event{Kind: EventAbandoned, Job: c.job})
+		d.kind = OutcomeComplete
 	default:
-		w.retry(c.job, err)
+		d.kind, d.err, d.max = OutcomeRetry, err, w.cfg.MaxAttempts
+		if errors.Is(err, ErrSkipRetry) {
+			d.max = 0
+		}
+		d.delay = w.cfg.backoff(job.Token, err)
 	}
+	w.out.put(d)
+}
+
+// holdLease makes sure a job claimed ahead still holds its lease before
+// its handler starts: one that waited ExtendInterval since its claim is
+// extended first, and one whose lease was lost meanwhile is not run
+// (EventLeaseLost). s.since records the extension.
+func (w *Worker) holdLease(s *slot, job Job, at time.Time) bool {
+	if w.cfg.ExtendInterval < 0 {
+		return true
+	}
+	start := time.Now()
+	if start.Sub(at) < w.cfg.ExtendInterval {
+		return true
+	}
+	err := w.q.Extend(w.life, job.ID, job.Token, w.cfg.Lease)
+	switch {
+	case errors.Is(err, ErrStale):
+		w.emit(Event{Kind: EventLeaseLost, Job: job})
+		return false
+	case err != nil:
+		w.emit(Event{Kind: EventError, Job: job, Op: "extend", Err: err})
+	default:
+		s.mu.Lock()
+		s.since = start
+		s.mu.Unlock()
+	}
+	return true
 }
 
 // call runs the handler, turning a panic into a *PanicError.
@@ -157,167 +141,12 @@ func (w *Worker) call(ctx context.Context, job *Job) (err error) {
 	return w.h.ProcessJob(ctx, job)
 }
 
-// complete acknowledges a job whose handler succeeded: through the acker's
-// batches, or at once when AckBatch is 1.
-func (w *Worker) complete(job Job) {
-	if w.cfg.AckBatch == 1 {
-		w.flushAcks([]Job{job}, nil, nil)
-		return
-	}
-	select {
-	case w.acks <- job:
-	case <-w.ackQuit:
-		w.unsent(job, "complete")
-	}
-}
-
-// unsent reports a job whose outcome (op: "complete" or "retry") was never
-// sent because the worker gave up: an EventError whose Err is why
-// ([ErrShutdown], or the terminal error of a worker whose connection is
-// finished). The job stays leased, for the reaper.
+// unsent reports a job whose outcome (op: "complete", "retry" or
+// "release") was never sent because the worker gave up: an EventError
+// whose Err is why ([ErrShutdown], or the terminal error of a worker whose
+// connection is finished). The job stays leased, for the reaper.
 func (w *Worker) unsent(job Job, op string) {
 	w.emit(Event{Kind: EventError, Job: job, Op: op, Err: w.giveUpErr})
-}
-
-// drainAcks reports, unsent, every completion still queued for the acker.
-// It is called once the acker has quit, so nothing else receives.
-func (w *Worker) drainAcks() {
-	for {
-		select {
-		case j, ok := <-w.acks:
-			if !ok {
-				return
-			}
-			w.unsent(j, "complete")
-		default:
-			return
-		}
-	}
-}
-
-// retry gives back a job whose handler failed.
-func (w *Worker) retry(job Job, herr error) {
-	maxAttempts := w.cfg.MaxAttempts
-	if errors.Is(herr, ErrSkipRetry) {
-		maxAttempts = 0
-	}
-	text := herr.Error()
-	if len(text) > maxErrorText {
-		text = text[:maxErrorText]
-	}
-	delay := w.cfg.backoff(job.Token, herr)
-	out, err := w.q.Retry(w.life, job.ID, job.Token, delay, maxAttempts, text)
-	switch {
-	case errors.Is(err, ErrStale):
-		w.emit(Event{Kind: EventStale, Job: job, Err: herr})
-	case err != nil:
-		w.emit(Event{Kind: EventError, Job: job, Op: "retry", Err: err})
-	case out == RetryDead:
-		w.emit(Event{Kind: EventDead, Job: job, Err: herr})
-	default:
-		w.emit(Event{Kind: EventRetried, Job: job, Err: herr})
-	}
-}
-
-// ackLoop completes the jobs the handler goroutines hand it, as many as
-// are waiting (up to AckBatch) in one complete_batch. It returns when acks
-// is closed and drained, or, past the shutdown deadline, when ackQuit is
-// closed, after reporting every completion still queued as unsent.
-func (w *Worker) ackLoop() {
-	defer close(w.ackDone)
-	batch := make([]Job, 0, w.cfg.AckBatch)
-	var acks []Ack
-	var done []bool
-	for {
-		var open bool
-		var j Job
-		select {
-		case j, open = <-w.acks:
-			if !open {
-				return
-			}
-		case <-w.ackQuit:
-			// Past the shutdown deadline: what is still queued is never
-			// sent, but each job is reported.
-			w.drainAcks()
-			return
-		}
-		batch = append(batch[:0], j)
-		// Handlers finishing now join this batch: one round trip for all
-		// of them.
-		runtime.Gosched()
-	drain:
-		for len(batch) < w.cfg.AckBatch {
-			select {
-			case j, ok := <-w.acks:
-				if !ok {
-					open = false
-					break drain
-				}
-				batch = append(batch, j)
-			default:
-				break drain
-			}
-		}
-		acks, done = w.flushAcks(batch, acks, done)
-		clear(batch)
-		if !open {
-			return
-		}
-	}
-}
-
-// flushAcks completes batch, one complete_batch for several jobs, and
-// reports each outcome. acks and done are scratch, returned for reuse.
-func (w *Worker) flushAcks(batch []Job, acks []Ack, done []bool) ([]Ack, []bool) {
-	if len(batch) == 0 {
-		return acks, done
-	}
-	if w.abandon.Load() {
-		// Past the shutdown deadline: nothing more is sent.
-		for _, j := range batch {
-			w.unsent(j, "complete")
-		}
-		return acks, done
-	}
-	w.stats.ackBatches.Add(1)
-	if len(batch) == 1 {
-		j := batch[0]
-		err := w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention)
-		for try := 0; try < ackResends && w.resendable(err, try); try++ {
-			err = w.q.Complete(w.life, j.ID, j.Token, w.cfg.Retention)
-		}
-		switch {
-		case err == nil:
-			w.emit(Event{Kind: EventCompleted, Job: j})
-		case errors.Is(err, ErrStale):
-			w.emit(Event{Kind: EventStale, Job: j})
-		default:
-			w.emit(Event{Kind: EventError, Job: j, Op: "complete", Err: err})
-		}
-		return acks, done
-	}
-	acks = acks[:0]
-	for _, j := range batch {
-		acks = append(acks, Ack{ID: j.ID, Token: j.Token})
-	}
-	var err error
-	done, err = w.q.AppendCompleteBatch(w.life, done[:0], acks, w.cfg.Retention)
-	for try := 0; try < ackResends && w.resendable(err, try); try++ {
-		done, err = w.q.AppendCompleteBatch(w.life, done[:0], acks, w.cfg.Retention)
-	}
-	for i, j := range batch {
-		switch {
-		case err != nil:
-			w.emit(Event{Kind: EventError, Job: j, Op: "complete", Err: err})
-		case done[i]:
-			w.emit(Event{Kind: EventCompleted, Job: j})
-		default:
-			w.emit(Event{Kind: EventStale, Job: j})
-		}
-	}
-	clear(acks)
-	return acks, done
 }
 
 // Completions that failed without being sent are sent again, at most

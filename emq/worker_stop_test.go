@@ -197,9 +197,9 @@ func TestWorkerShutdownStalledServer(t *testing.T) {
 	recv(t, w.Done(), "Done")
 }
 
-// TestWorkerShutdownReportsUnsentAcks: completions still queued for the
-// acker when Shutdown gives up are never sent, and each is reported as an
-// EventError (Op "complete", Err ErrShutdown); the one in flight is
+// TestWorkerShutdownReportsUnsentAcks: completions still waiting for the
+// next round when Shutdown gives up are never sent, and each is reported
+// as an EventError (Op "complete", Err ErrShutdown); the one in flight is
 // reported with its cancelled exchange's error.
 func TestWorkerShutdownReportsUnsentAcks(t *testing.T) {
 	q, p := stalledQueue(t, "unsent")
@@ -226,11 +226,11 @@ func TestWorkerShutdownReportsUnsentAcks(t *testing.T) {
 	}
 
 	p.Set(faultproxy.Mode{Stall: time.Hour})
-	close(release[ids[0]]) // the acker sends this one alone, and waits for the stalled reply
+	close(release[ids[0]]) // a round sends this one alone, and waits for the stalled reply
 	waitFor(t, safety, "the first completion in flight", func() bool { return w.Stats().AckBatches == 1 })
 	close(release[ids[1]])
 	close(release[ids[2]])
-	waitFor(t, safety, "two completions queued", func() bool { return len(w.acks) == 2 })
+	waitFor(t, safety, "two completions waiting", func() bool { return w.out.len() == 2 })
 
 	sctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -250,8 +250,9 @@ func TestWorkerShutdownReportsUnsentAcks(t *testing.T) {
 	require.Zero(t, w.Stats().Completed)
 }
 
-// flakyExec fails the first fail completions (complete, complete_batch)
-// with err without sending them, and counts every completion asked for.
+// flakyExec fails the first fail rounds that settle outcomes (a
+// settle_claim with more than its six counts and numbers) with err without
+// sending them, and counts every such round asked for.
 type flakyExec struct {
 	dispatch.Executor
 	err   error
@@ -260,7 +261,7 @@ type flakyExec struct {
 }
 
 func (f *flakyExec) Eval(ctx context.Context, s *dispatch.Script, a *dispatch.Args, fn func(resp.Value) error) error {
-	if s == scriptComplete || s == scriptCompleteBatch {
+	if s == scriptSettleClaim && a.NumArgs() > 6 {
 		f.calls.Add(1)
 		if f.fail.Add(-1) >= 0 {
 			return f.err
@@ -325,9 +326,9 @@ func TestWorkerResendsUnsentCompletion(t *testing.T) {
 	}
 }
 
-// TestFlushAcksResendsBatch: the complete_batch of several completions is
-// sent again, whole, when it failed without being sent.
-func TestFlushAcksResendsBatch(t *testing.T) {
+// TestRoundResendsBatch: a round settling several completions is sent
+// again, whole, when it failed without being sent.
+func TestRoundResendsBatch(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
 	c := dial(t)
@@ -343,9 +344,15 @@ func TestFlushAcksResendsBatch(t *testing.T) {
 	var ev events
 	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{OnEvent: ev.add})
 	require.NoError(t, err)
-	w.life = tctx(t) // flushAcks alone, without starting the worker
-	w.flushAcks(jobs, nil, nil)
+	w.life = tctx(t) // one round alone, without starting the worker
+	r := &round{inHand: len(jobs)}
+	for _, j := range jobs {
+		r.pending = append(r.pending, done{job: j, kind: OutcomeComplete})
+	}
+	w.exchange(r, 0)
 	require.EqualValues(t, 3, x.calls.Load())
+	require.Zero(t, r.inHand)
+	require.Empty(t, r.pending)
 	for _, j := range jobs {
 		got := ev.of(j.ID)
 		require.Len(t, got, 1)

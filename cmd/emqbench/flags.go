@@ -16,7 +16,7 @@ import (
 )
 
 // workloads lists what emqbench can run, in the order the usage shows.
-var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "pubsub", "gate"}
+var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "e2e", "pubsub", "gate"}
 
 // config is one run's settings, from the command line.
 type config struct {
@@ -34,6 +34,12 @@ type config struct {
 	keys       int           // key space of set/get
 	keep       bool          // leave the keys of the run behind
 	json       bool          // one JSON object instead of the text report
+
+	// e2e only.
+	producers int     // enqueuing goroutines, each on a connection of its own
+	rate      float64 // jobs/s all producers together; 0: as fast as they can
+	fail      float64 // fraction of jobs whose handler fails its first attempt
+	enqueue   string  // "bulk" (EnqueueBulk) or "batch" (EnqueueBatch)
 }
 
 // usageText is printed by -h; usageError formats the one-line errors.
@@ -45,7 +51,11 @@ Workloads:
   get       GET of -keys keys, pre-filled with -size byte values
   enqueue   the EchoMQ enqueue transition (EVALSHA), one job of -size bytes per op
   claim     claim + complete of jobs pre-filled into the queue (one op = both)
-  worker    end-to-end jobs/s through emq.Worker (-goroutines = concurrency)
+  worker    jobs/s through emq.Worker draining a pre-filled queue (-goroutines = concurrency)
+  e2e       producers enqueue (-producers, -rate) while an emq.Worker (-goroutines
+            handlers) claims and completes, on one queue: jobs/s, enqueue-to-start
+            and enqueue-to-done latency, lost and duplicate jobs (-depth: jobs per
+            enqueue call, default 100)
   pubsub    -goroutines publishers PUBLISH numbered, timed messages of -size
             bytes to one pubsub.Subscription; reports publish-to-receive
             latency, lost (0 on a healthy run) and reconnects
@@ -78,6 +88,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.keys, "keys", 10_000, "key space of set and get")
 	fs.BoolVar(&c.keep, "keep", false, "keep the keys and jobs the run created")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of the text report")
+	fs.IntVar(&c.producers, "producers", 1, "e2e: producer goroutines, each on its own connection")
+	fs.Float64Var(&c.rate, "rate", 0, "e2e: jobs/s enqueued by all producers together (0: as fast as they can)")
+	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
+	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
 	fs.Usage = func() {}
 
 	all := args
@@ -139,6 +153,14 @@ func (c *config) validate() error {
 		return fmt.Errorf("-duration %v: want a positive duration", c.duration)
 	case c.keys < 1:
 		return fmt.Errorf("-keys %d: want at least 1", c.keys)
+	case c.producers < 1 || c.producers > 1024:
+		return fmt.Errorf("-producers %d: want 1 to 1024", c.producers)
+	case c.rate < 0 || math.IsNaN(c.rate) || math.IsInf(c.rate, 0):
+		return fmt.Errorf("-rate %v: want 0 (unbounded) or a positive jobs/s", c.rate)
+	case !(c.fail >= 0 && c.fail <= 1):
+		return fmt.Errorf("-fail %v: want a fraction from 0 to 1", c.fail)
+	case c.enqueue != "bulk" && c.enqueue != "batch":
+		return fmt.Errorf("-enqueue %s: want bulk or batch", quoteArg(c.enqueue))
 	}
 	if c.queueSet {
 		if strings.Contains(c.queue, "://") {

@@ -23,13 +23,17 @@
 // pipeline of enqueue transitions, above); claim pre-fills the queue and
 // then claims and completes (Claim + Complete at depth 1; ClaimBatch +
 // CompleteBatch of -depth jobs above); worker measures end-to-end jobs/s
-// through emq.Worker; pubsub has -goroutines publishers send numbered,
-// timed messages (PUBLISH, -depth per pipeline) to one pubsub.Subscription
-// and reports the publish-to-receive latency per message, lost (messages
-// published but never received: 0 on a healthy run), duplicates, messages
-// out of their publisher's order, gaps and reconnects. Every operation of
-// a batch of -depth is sent at once; -goroutines callers share -conns
-// pipelining connections.
+// through emq.Worker draining a pre-filled queue; e2e runs -producers
+// producers (EnqueueBulk, or EnqueueBatch with -enqueue batch, -depth jobs
+// per call, paced by -rate) and a worker (-goroutines handlers) at once on
+// one queue until -n jobs have completed or -duration has run out and
+// what was enqueued has drained; pubsub has -goroutines publishers send
+// numbered, timed messages (PUBLISH, -depth per pipeline) to one
+// pubsub.Subscription and reports the publish-to-receive latency per
+// message, lost (messages published but never received: 0 on a healthy
+// run), duplicates, messages out of their publisher's order, gaps and
+// reconnects. Every operation of a batch of -depth is sent at once;
+// -goroutines callers share -conns pipelining connections.
 //
 // Keys and jobs are made under a prefix and a queue name unique to the
 // run, and removed at the end unless -keep is given; nothing else on the
@@ -42,9 +46,19 @@
 // terminal and omitted otherwise. The report gives ops/s; latency
 // percentiles (p50, p90, p99, p99.9, max) from an HDR histogram, per
 // operation at depth 1 and per pipelined batch (send to last reply)
-// above; client CPU seconds per million operations (getrusage); heap
-// allocations per operation (runtime.MemStats); and the SCRIPT LOADs the
-// executors sent. -json prints the same as one JSON object.
+// above; client CPU seconds per million operations (getrusage); the
+// server's CPU in µs per operation (the INFO cpu delta of used_cpu_sys +
+// used_cpu_user over the measured phase: with -url it counts whatever
+// else the node did meanwhile); heap allocations per operation
+// (runtime.MemStats); and the SCRIPT LOADs the executors sent. e2e adds
+// the latency from a job's enqueue to its first handler start and to its
+// completion (each job's payload carries its index and the time its
+// enqueue call began), the jobs enqueued, completed, lost (enqueued and
+// never seen completed: expected 0) and completed twice (duplicates,
+// expected 0), and the worker's server calls per job; a lost or duplicated
+// job fails the run (exit 1). -fail makes the handler fail the first
+// attempt of that fraction of the jobs (retried at once). -json prints the
+// same as one JSON object.
 //
 // # Gate
 //

@@ -78,6 +78,7 @@ func TestPingReport(t *testing.T) {
 	for _, want := range []string{
 		"throughput", "ops/s", "2,000 ops", "stopped: n", "p50", "p99.9", "max",
 		"per batch of 10 operations", "per million ops", "per op", "script loads -",
+		"server CPU", "µs per op",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -115,6 +116,8 @@ func sane(t *testing.T, r report, ops int64) {
 		t.Errorf("%s: latency not ordered: %+v", r.Workload, l)
 	case r.CPUPerMOps <= 0 || r.AllocsPerOp < 0:
 		t.Errorf("%s: cpu %v s/Mops, allocs %v/op", r.Workload, r.CPUPerMOps, r.AllocsPerOp)
+	case r.ServerCPUPerOp == nil || *r.ServerCPUPerOp < 0:
+		t.Errorf("%s: server cpu %v µs/op", r.Workload, r.ServerCPUPerOp)
 	case r.Error != "":
 		t.Errorf("%s: error %q", r.Workload, r.Error)
 	}
@@ -134,6 +137,7 @@ func TestWorkloadsJSON(t *testing.T) {
 		{[]string{"-n", "300", "claim"}, "op", true},
 		{[]string{"-n", "300", "-depth", "32", "claim"}, "batch", true},
 		{[]string{"-n", "300", "-goroutines", "4", "worker"}, "job", true},
+		{[]string{"-n", "300", "-goroutines", "4", "-producers", "2", "-depth", "7", "e2e"}, "e2e", true},
 	} {
 		r := jsonRun(t, tc.args...)
 		sane(t, r, r.Ops)
@@ -184,6 +188,56 @@ func TestPubsubWorkload(t *testing.T) {
 	}
 }
 
+// TestE2EReport: the e2e text report names jobs/s, both latencies, lost
+// and duplicates, and the server's CPU per job.
+func TestE2EReport(t *testing.T) {
+	code, out, errs := emqbench(t, "-n", "3000", "-producers", "2", "e2e")
+	if code != exitOK || errs != "" {
+		t.Fatalf("e2e: exit %d, stderr %q\n%s", code, errs, out)
+	}
+	for _, want := range []string{
+		"jobs/s", "3,000 jobs", "to start", "enqueue to its first handler start",
+		"enqueue to completion acknowledged", "lost 0", "duplicates 0", "server CPU", "worker calls",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	assertNoKeys(t, "emq:{emqbench-*")
+}
+
+// TestE2EFailOnceNoneLost runs 200,000 jobs end to end (20,000 with
+// -short or -race) through two producers and a worker whose handler fails
+// the first attempt of 5% of the jobs: every job enqueued completes
+// exactly once (the failing ones after their retry), none is lost, and the
+// handler runs no job more often than that.
+func TestE2EFailOnceNoneLost(t *testing.T) {
+	n := int64(200_000)
+	if testing.Short() || raceEnabled {
+		n = 20_000
+	}
+	r := jsonRun(t, "-n", strconv.FormatInt(n, 10), "-producers", "2", "-fail", "0.05", "e2e")
+	sane(t, r, n)
+	x := r.E2E
+	if x == nil {
+		t.Fatal("no e2e section in the report")
+	}
+	t.Logf("%d jobs in %.2fs: %.0f jobs/s, %d failed once and retried, %.1f jobs per worker call, server %.2f µs/job",
+		n, r.ElapsedSec, r.OpsPerSec, x.Failed, x.JobsPerCall, *r.ServerCPUPerOp)
+	if x.Enqueued != n || x.Completed != n || x.Lost != 0 || x.Duplicates != 0 || x.ExtraRuns != 0 {
+		t.Errorf("enqueued %d, completed %d, lost %d, duplicates %d, extra runs %d; want %d, %d, 0, 0, 0",
+			x.Enqueued, x.Completed, x.Lost, x.Duplicates, x.ExtraRuns, n, n)
+	}
+	// About 5% fail: the choice is a fixed hash of the index.
+	if x.Failed != x.Retried || x.Failed < n/25 || x.Failed > n*6/100 {
+		t.Errorf("%d injected failures, %d retries; want equal, about %d", x.Failed, x.Retried, n/20)
+	}
+	if x.ToStart.Samples != n || x.ToDone.Samples != n {
+		t.Errorf("latency samples %d to start, %d to done; want %d", x.ToStart.Samples, x.ToDone.Samples, n)
+	}
+	assertNoKeys(t, "emq:{emqbench-*")
+}
+
 func TestKeepLeavesKeys(t *testing.T) {
 	srvFlush(t)
 	r := jsonRun(t, "-n", "10", "-keep", "-queue", "kept", "enqueue")
@@ -220,6 +274,10 @@ func TestBadFlagsExit2(t *testing.T) {
 		{"ping", "set"},
 		{"-queue", "a{b}", "enqueue"},
 		{"-url", "ftp://127.0.0.1", "ping"},
+		{"-producers", "0", "e2e"},
+		{"-fail", "1.5", "e2e"},
+		{"-rate", "-1", "e2e"},
+		{"-enqueue", "single", "e2e"},
 	} {
 		code, out, errs := runArgs(args...)
 		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "emqbench: ") {

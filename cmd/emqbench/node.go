@@ -221,6 +221,30 @@ func infoField(info, name string) string {
 	return ""
 }
 
+// serverCPU returns the server's CPU seconds so far, used_cpu_sys +
+// used_cpu_user from INFO cpu (every thread of the process), summed over
+// the primaries of a cluster, or -1 when INFO cannot be read.
+func serverCPU(ctx context.Context, nd *node) float64 {
+	ps, err := nd.primaries(ctx)
+	if err != nil {
+		return -1
+	}
+	total := 0.0
+	for _, p := range ps {
+		info, err := infoSection(ctx, p, "cpu")
+		if err != nil {
+			return -1
+		}
+		sys, err1 := strconv.ParseFloat(infoField(info, "used_cpu_sys"), 64)
+		user, err2 := strconv.ParseFloat(infoField(info, "used_cpu_user"), 64)
+		if err1 != nil || err2 != nil {
+			return -1
+		}
+		total += sys + user
+	}
+	return total
+}
+
 // commandCalls returns the calls of a command from INFO commandstats, as
 // "cmdstat_<name>:calls=N,...": name is e.g. "script|load". A command never
 // called since the last CONFIG RESETSTAT counts 0.

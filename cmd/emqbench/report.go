@@ -101,26 +101,32 @@ type latencyReport struct {
 
 // report is the outcome of one workload run; -json prints it as is.
 type report struct {
-	Workload    string        `json:"workload"`
-	Server      string        `json:"server"`
-	Protocol    int           `json:"protocol"`
-	Conns       int           `json:"conns"`
-	Goroutines  int           `json:"goroutines"`
-	Depth       int           `json:"depth"`
-	Size        int           `json:"size"`
-	Queue       string        `json:"queue,omitempty"`
-	Method      string        `json:"method"` // what one operation sends
-	Ops         int64         `json:"ops"`
-	ElapsedSec  float64       `json:"elapsed_s"`
-	OpsPerSec   float64       `json:"ops_per_sec"`
-	Latency     latencyReport `json:"latency"`
-	CPUPerMOps  float64       `json:"cpu_s_per_million_ops"`
-	AllocsPerOp float64       `json:"allocs_per_op"`
-	ScriptLoads *uint64       `json:"script_loads"` // null for workloads without scripts
-	Bus         *busReport    `json:"pubsub,omitempty"`
-	Stopped     string        `json:"stopped"` // why the run ended
-	Error       string        `json:"error,omitempty"`
-	Cleanup     string        `json:"cleanup"`
+	Workload   string        `json:"workload"`
+	Server     string        `json:"server"`
+	Protocol   int           `json:"protocol"`
+	Conns      int           `json:"conns"`
+	Goroutines int           `json:"goroutines"`
+	Depth      int           `json:"depth"`
+	Size       int           `json:"size"`
+	Queue      string        `json:"queue,omitempty"`
+	Method     string        `json:"method"` // what one operation sends
+	Ops        int64         `json:"ops"`
+	ElapsedSec float64       `json:"elapsed_s"`
+	OpsPerSec  float64       `json:"ops_per_sec"`
+	Latency    latencyReport `json:"latency"`
+	CPUPerMOps float64       `json:"cpu_s_per_million_ops"`
+	// ServerCPUPerOp is the server's CPU (INFO cpu: used_cpu_sys +
+	// used_cpu_user, every thread of the process) over the measured
+	// phase, in µs per operation; null when INFO cpu could not be read.
+	// It counts whatever else the server did meanwhile.
+	ServerCPUPerOp *float64   `json:"server_cpu_us_per_op"`
+	AllocsPerOp    float64    `json:"allocs_per_op"`
+	E2E            *e2eReport `json:"e2e,omitempty"`
+	ScriptLoads    *uint64    `json:"script_loads"` // null for workloads without scripts
+	Bus            *busReport `json:"pubsub,omitempty"`
+	Stopped        string     `json:"stopped"` // why the run ended
+	Error          string     `json:"error,omitempty"`
+	Cleanup        string     `json:"cleanup"`
 }
 
 // busReport is what the pubsub workload delivered. Lost counts the
@@ -157,6 +163,16 @@ func (r *report) fillLatency(h *hdrhistogram.Histogram, per string) {
 	}
 }
 
+// fillServerCPU sets the server's CPU per operation from two INFO cpu
+// readings, in seconds; a negative reading (INFO failed) leaves it null.
+func (r *report) fillServerCPU(before, after float64) {
+	if r.Ops == 0 || before < 0 || after < 0 {
+		return
+	}
+	us := (after - before) / float64(r.Ops) * 1e6
+	r.ServerCPUPerOp = &us
+}
+
 // fillUsage sets the CPU and allocation figures from two snapshots.
 func (r *report) fillUsage(before, after usage) {
 	if r.Ops == 0 {
@@ -179,8 +195,12 @@ func (r *report) write(w io.Writer, asJSON bool) {
 		fmt.Fprintf(w, ", queue %q", r.Queue)
 	}
 	fmt.Fprintf(w, "\n  operation    %s\n", r.Method)
-	fmt.Fprintf(w, "  throughput   %s ops/s (%s ops in %.2fs; stopped: %s)\n",
-		group(int64(r.OpsPerSec+0.5)), group(r.Ops), r.ElapsedSec, r.Stopped)
+	unit := "ops"
+	if r.E2E != nil {
+		unit = "jobs"
+	}
+	fmt.Fprintf(w, "  throughput   %s %s/s (%s %s in %.2fs; stopped: %s)\n",
+		group(int64(r.OpsPerSec+0.5)), unit, group(r.Ops), unit, r.ElapsedSec, r.Stopped)
 	l := r.Latency
 	what := "per operation"
 	switch l.Per {
@@ -190,10 +210,27 @@ func (r *report) write(w io.Writer, asJSON bool) {
 		what = "per job, handler start to completion acknowledged"
 	case "message":
 		what = "per message, publish to receive"
+	case "e2e":
+		what = "per job, enqueue to completion acknowledged"
+	}
+	if x := r.E2E; x != nil {
+		s := x.ToStart
+		fmt.Fprintf(w, "  to start     p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (per job, enqueue to its first handler start; %s samples)\n",
+			fmtUS(s.P50), fmtUS(s.P90), fmtUS(s.P99), fmtUS(s.P999), fmtUS(s.Max), group(s.Samples))
 	}
 	fmt.Fprintf(w, "  latency      p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (%s; %s samples)\n",
 		fmtUS(l.P50), fmtUS(l.P90), fmtUS(l.P99), fmtUS(l.P999), fmtUS(l.Max), what, group(l.Samples))
-	fmt.Fprintf(w, "  client CPU   %.3f s per million ops (user+system, getrusage)\n", r.CPUPerMOps)
+	if x := r.E2E; x != nil {
+		fmt.Fprintf(w, "  jobs         enqueued %s  completed %s  lost %d  duplicates %d  extra runs %d  failed %d  retried %d\n",
+			group(x.Enqueued), group(x.Completed), x.Lost, x.Duplicates, x.ExtraRuns, x.Failed, x.Retried)
+		fmt.Fprintf(w, "  worker calls %s (%.1f jobs per call)\n", group(int64(x.WorkerCalls)), x.JobsPerCall)
+	}
+	fmt.Fprintf(w, "  client CPU   %.3f s per million ops = µs per op (user+system, getrusage)\n", r.CPUPerMOps)
+	if r.ServerCPUPerOp != nil {
+		fmt.Fprintf(w, "  server CPU   %.3f µs per op (INFO cpu: used_cpu_sys + used_cpu_user delta)\n", *r.ServerCPUPerOp)
+	} else {
+		fmt.Fprintf(w, "  server CPU   - (INFO cpu not readable)\n")
+	}
 	fmt.Fprintf(w, "  allocations  %.2f per op (heap, runtime.MemStats)\n", r.AllocsPerOp)
 	if b := r.Bus; b != nil {
 		fmt.Fprintf(w, "  delivery     lost %s of %s published (%s unheard), %s received; %s duplicates, %s out of order\n",

@@ -34,6 +34,9 @@ type workload struct {
 	loads     func() uint64                          // SCRIPT LOADs sent so far; nil without scripts
 	cleanup   func(ctx context.Context) (int, error) // removes what the run made; keys removed
 	close     func()                                 // releases what the workload holds; may be nil
+	// report, when set, adds the workload's own figures to the report
+	// once the run is measured; its error fails the run.
+	report func(r *report) error
 	// run replaces the batch loop for workloads that drive themselves
 	// (worker): it runs up to total operations until ctx ends, adding
 	// each to done and recording latencies into lat.
@@ -57,6 +60,8 @@ func newWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 		return workerWorkload(ctx, nd, cfg)
 	case "pubsub":
 		return busWorkload(ctx, nd, cfg)
+	case "e2e":
+		return e2eWorkload(ctx, nd, cfg)
 	}
 	return nil, fmt.Errorf("unknown workload %q", cfg.workload)
 }
@@ -306,9 +311,11 @@ func runWorkload(ctx context.Context, nd *node, cfg config, stdout, stderr io.Wr
 		if wl.loads != nil {
 			loads0 = wl.loads()
 		}
+		srv0 := serverCPU(ctx, nd)
 		before := takeUsage()
 		m := measure(ctx, cfg, wl, stdout)
 		after := takeUsage()
+		srv1 := serverCPU(ctx, nd)
 		r.Ops, r.ElapsedSec, r.Stopped = m.ops, m.elapsed.Seconds(), m.stopped
 		if m.elapsed > 0 {
 			r.OpsPerSec = float64(m.ops) / m.elapsed.Seconds()
@@ -322,6 +329,7 @@ func runWorkload(ctx context.Context, nd *node, cfg config, stdout, stderr io.Wr
 		}
 		r.fillLatency(m.lat.merged(), per)
 		r.fillUsage(before, after)
+		r.fillServerCPU(srv0, srv1)
 		if wl.loads != nil {
 			n := wl.loads() - loads0
 			r.ScriptLoads = &n
@@ -330,6 +338,11 @@ func runWorkload(ctx context.Context, nd *node, cfg config, stdout, stderr io.Wr
 			wl.finish(r)
 		}
 		err = m.err
+		if wl.report != nil {
+			if rerr := wl.report(r); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
 	} else {
 		r.Stopped, err = "error", fmt.Errorf("setup: %w", err)
 	}

@@ -66,12 +66,13 @@ var kinds = map[string]Kind{
 	"CLIENT": Plain, "XREAD": Plain, "XREADGROUP": Plain,
 }
 
-// firstByte marks the upper-case first letters of the special names, so
-// most commands are told apart by one table look-up.
-var firstByte = func() (t [256]bool) {
+// shapes marks, by length, the first letters (either case) of the special
+// names, so that most commands (PING, GET, EVALSHA, ...) are told apart by
+// one table look-up, without the map.
+var shapes = func() (t [maxName + 1][256]bool) {
 	for name := range kinds {
-		t[name[0]] = true
-		t[name[0]+'a'-'A'] = true
+		t[len(name)][name[0]] = true
+		t[len(name)][name[0]+'a'-'A'] = true
 	}
 	return t
 }()
@@ -81,7 +82,7 @@ var firstByte = func() (t [256]bool) {
 // are told apart by their length and first letter alone.
 func Special[T string | []byte](name T) bool {
 	n := len(name)
-	if n < 4 || n > maxName || !firstByte[name[0]] || !lengths[n] {
+	if n < 4 || n > maxName || !shapes[n][name[0]] {
 		return false
 	}
 	var up [maxName]byte
@@ -101,14 +102,6 @@ func Special[T string | []byte](name T) bool {
 	}
 	return false
 }
-
-// lengths marks the lengths of the special names.
-var lengths = func() (t [maxName + 1]bool) {
-	for name := range kinds {
-		t[len(name)] = true
-	}
-	return t
-}()
 
 // ErrMalformed is returned by Inspect for bytes that are not one command
 // encoded as an array of bulk strings.

@@ -40,6 +40,7 @@ var adapters = map[string]func(config) (runner, error){
 	"goredis": newGoredis,
 	"redigo":  newRedigo,
 	"echomq":  newEchomq,
+	"floor":   newFloor,
 }
 
 func adapterNames() []string {

@@ -7,7 +7,8 @@
 // of the runs: ops/s with its min–max spread, client CPU seconds per
 // million ops, allocs/op and bytes/op, and ratios against the best Go peer
 // (rueidis, goredis, redigo): ops/s ÷ the peers' best median ops/s, and
-// CPU ÷ the peers' lowest median CPU.
+// CPU ÷ the peers' lowest median CPU; and every client's CPU as a multiple
+// of the floor's (the reference loop with no library, client "floor").
 package main
 
 import (
@@ -184,6 +185,16 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// floorCPU returns the floor client's median CPU, or 0 without one.
+func (t *table) floorCPU() float64 {
+	for _, s := range t.stats {
+		if s.client == "floor" && s.runs > 0 {
+			return median(s.cpu)
+		}
+	}
+	return 0
 }
 
 // bestPeer returns the peers' best median ops/s and lowest median CPU.

@@ -16,7 +16,9 @@ func markdown(tables []*table, header string) string {
 	b.WriteString("Medians over the interleaved runs. CPU is the client process's user+sys " +
 		"seconds per 1M ops (for the C reference, the child's rusage). " +
 		"\"vs best peer\": ops/s ÷ the best median of rueidis/goredis/redigo (higher is better), " +
-		"CPU ÷ their lowest median CPU (lower is better).\n\n")
+		"CPU ÷ their lowest median CPU (lower is better). \"CPU vs floor\": CPU ÷ the median CPU of " +
+		"floor, the reference loop with no library (pre-encoded batches on a bare net.Conn, replies " +
+		"counted, not decoded).\n\n")
 	for _, t := range tables {
 		writeTable(&b, t)
 	}
@@ -25,9 +27,10 @@ func markdown(tables []*table, header string) string {
 
 func writeTable(b *strings.Builder, t *table) {
 	fmt.Fprintf(b, "## %s\n\n", t.shape.title(t.size))
-	b.WriteString("| client | runs | median ops/s | min – max | CPU s / 1M ops | allocs/op | B/op | ops/s vs best peer | CPU vs best peer |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| client | runs | median ops/s | min – max | CPU s / 1M ops | allocs/op | B/op | ops/s vs best peer | CPU vs best peer | CPU vs floor |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	bestOps, bestCPU := t.bestPeer()
+	floorCPU := t.floorCPU()
 	var notes []string
 	for _, s := range t.stats {
 		if s.runs == 0 {
@@ -46,9 +49,9 @@ func writeTable(b *strings.Builder, t *table) {
 		if s.version != "" {
 			name += " " + strings.TrimPrefix(s.version, s.client+" ")
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s – %s | %.2f | %s | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %s | %d | %s | %s – %s | %.2f | %s | %s | %s | %s | %s |\n",
 			name, s.runs, thousands(ops), thousands(slices.Min(s.ops)), thousands(slices.Max(s.ops)),
-			cpu, allocs, bytes, ratio(ops, bestOps), ratio(cpu, bestCPU))
+			cpu, allocs, bytes, ratio(ops, bestOps), ratio(cpu, bestCPU), ratio(cpu, floorCPU))
 		if s.errors > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d WRONG REPLIES", s.client, s.errors))
 		}

@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/echomq-go/emq"
+)
+
+// The e2e workload: producers enqueue while a worker claims, runs and
+// completes, on one queue. Every job carries its index and the time its
+// enqueue call started in the first e2eHeader bytes of its payload, so the
+// handler and the completion event can tell which job they see and how
+// long it has waited.
+const (
+	e2eChunk    = 100              // jobs per enqueue call without -depth
+	e2eHeader   = 16               // payload bytes: index, then enqueue stamp (Unix ns)
+	e2eLease    = 30 * time.Second // no lease runs out in a run that is not lost
+	e2eStall    = 10 * time.Second // no completion this long, producers done: the rest is lost
+	e2ePageBits = 16
+	e2ePageSize = 1 << e2ePageBits
+	e2eMaxPages = 1 << 14 // 2^30 jobs
+)
+
+// errInjected is the failure -fail makes a handler return on a job's first
+// attempt.
+var errInjected = errors.New("emqbench: injected failure")
+
+// e2eJob is what the run learns of one job, by index.
+type e2eJob struct {
+	id     string       // the id its enqueue returned (written by the producer)
+	doneID string       // the id of its first completion (written by that event)
+	runs   atomic.Int32 // handler starts
+	done   atomic.Int32 // completions reported
+	failed atomic.Int32 // failures injected
+}
+
+type e2ePage [e2ePageSize]e2eJob
+
+// e2eTable holds the run's jobs by index, a page at a time, so that a run
+// bounded by -duration needs no size up front.
+type e2eTable struct {
+	mu    sync.Mutex // serialises page allocation
+	pages [e2eMaxPages]atomic.Pointer[e2ePage]
+}
+
+// reserve makes room for the indices below end.
+func (t *e2eTable) reserve(end int64) error {
+	last := (end - 1) >> e2ePageBits
+	if last >= e2eMaxPages {
+		return fmt.Errorf("more than %d jobs in one run", int64(e2eMaxPages)*e2ePageSize)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p := last; p >= 0 && t.pages[p].Load() == nil; p-- {
+		t.pages[p].Store(new(e2ePage))
+	}
+	return nil
+}
+
+// at returns job i, or nil when i was never reserved.
+func (t *e2eTable) at(i int64) *e2eJob {
+	if i < 0 || i>>e2ePageBits >= e2eMaxPages {
+		return nil
+	}
+	p := t.pages[i>>e2ePageBits].Load()
+	if p == nil {
+		return nil
+	}
+	return &p[i&(e2ePageSize-1)]
+}
+
+// e2eReport is the e2e part of a report.
+type e2eReport struct {
+	Producers int     `json:"producers"`
+	Enqueue   string  `json:"enqueue"`               // the verb the producers call
+	Chunk     int     `json:"jobs_per_enqueue_call"` // payloads per call
+	Rate      float64 `json:"rate_limit"`            // jobs/s; 0 unbounded
+	Handlers  int     `json:"handlers"`
+
+	Enqueued   int64 `json:"enqueued"`
+	Completed  int64 `json:"completed"`   // distinct jobs seen completed
+	Lost       int64 `json:"lost"`        // enqueued, never seen completed
+	Duplicates int64 `json:"duplicates"`  // completions beyond a job's first
+	ExtraRuns  int64 `json:"extra_runs"`  // handler runs beyond one per job and one per injected failure
+	Failed     int64 `json:"failed_runs"` // injected failures
+	Retried    int64 `json:"retried"`     // retry events
+
+	WorkerCalls uint64  `json:"worker_calls"`  // the worker's server calls
+	JobsPerCall float64 `json:"jobs_per_call"` // completed jobs per worker call
+
+	ToStart latencyReport `json:"enqueue_to_start"` // first attempt's handler start
+	ToDone  latencyReport `json:"enqueue_to_done"`  // completion acknowledged
+}
+
+// e2eRun is one e2e run's shared state.
+type e2eRun struct {
+	cfg    config
+	qq     *queues  // the workers' queues, one per connection
+	pconns []sender // one per producer
+	pqs    []*emq.Queue
+	chunk  int
+	size   int
+
+	jobs     e2eTable
+	next     atomic.Int64 // next index to enqueue
+	enqueued atomic.Int64 // jobs whose enqueue answered
+	prodDone atomic.Int32 // producers finished
+
+	completed, duplicates, retried atomic.Int64
+	lastDone                       atomic.Int64 // Unix ns of the last first completion
+	toStart                        *latencies
+
+	start   time.Time
+	workers []*emq.Worker
+	rep     e2eReport
+}
+
+// e2eWorkload measures producers and a worker at once on one queue.
+func e2eWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
+	qq, err := openQueues(ctx, nd, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &e2eRun{cfg: cfg, qq: qq, chunk: e2eChunk, size: max(cfg.size, e2eHeader), toStart: newLatencies()}
+	if cfg.depthSet {
+		r.chunk = cfg.depth
+	}
+	wl := &workload{
+		method: r.method(),
+		latPer: "e2e",
+		queue:  qq.name,
+		loads:  qq.loads,
+		close:  r.close,
+		run: func(ctx context.Context, total int64, done *atomic.Int64, lat *latencies) error {
+			return r.run(ctx, total, done, lat)
+		},
+		report:  r.fill,
+		cleanup: qq.cleanup(nd),
+	}
+	for range cfg.producers {
+		c, err := nd.dial(ctx)
+		if err != nil {
+			r.close()
+			return nil, fmt.Errorf("producer connection: %w", err)
+		}
+		r.pconns = append(r.pconns, c)
+		q, err := emq.Open(ctx, c, qq.name, emq.WithIDGenerator(emq.DefaultIDGenerator()))
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.pqs = append(r.pqs, q)
+	}
+	return wl, nil
+}
+
+// method describes what the run does, for the report.
+func (r *e2eRun) method() string {
+	verb := "EnqueueBulk (enqueue_batch)"
+	if r.cfg.enqueue == "batch" {
+		verb = "EnqueueBatch (pipelined enqueue)"
+	}
+	rate := "unbounded"
+	if r.cfg.rate > 0 {
+		rate = fmt.Sprintf("%.0f jobs/s", r.cfg.rate)
+	}
+	m := fmt.Sprintf("%d producer(s) %s of %d jobs, rate %s; emq.Worker of %d handlers (no-op", r.cfg.producers, verb, r.chunk, rate, r.cfg.goroutines)
+	if r.cfg.fail > 0 {
+		m += fmt.Sprintf(", %.3g of jobs fail their first attempt", r.cfg.fail)
+	}
+	return m + "), poll 1-5 ms"
+}
+
+// close closes the producers' connections.
+func (r *e2eRun) close() {
+	for _, c := range r.pconns {
+		c.Close()
+	}
+	r.pconns = nil
+}
+
+// failing reports whether job i's first attempt fails: a fixed pseudo-
+// random choice of cfg.fail of the jobs.
+func (r *e2eRun) failing(i int64) bool {
+	if r.cfg.fail <= 0 {
+		return false
+	}
+	x := uint64(i) + 0x9e3779b97f4a7c15 // splitmix64
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11)/(1<<53) < r.cfg.fail
+}
+
+// decode reads a job's index and enqueue stamp from its payload.
+func (r *e2eRun) decode(p []byte) (*e2eJob, int64, int64) {
+	if len(p) < e2eHeader {
+		return nil, 0, 0
+	}
+	i := int64(binary.BigEndian.Uint64(p))
+	return r.jobs.at(i), i, int64(binary.BigEndian.Uint64(p[8:]))
+}
+
+// run starts the workers, then the producers, and waits until every job
+// enqueued has completed: total jobs, or as many as the producers
+// enqueued before -duration ran out.
+func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *latencies) error {
+	failed := make(chan error, 1)
+	failWith := func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+	}
+	if err := r.startWorkers(done, lat, failWith); err != nil {
+		return err
+	}
+	defer r.shutdown()
+
+	r.start = time.Now()
+	r.lastDone.Store(r.start.UnixNano())
+	pctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for p := range r.cfg.producers {
+		wg.Go(func() {
+			if err := r.produce(pctx, p, total); err != nil {
+				failWith(err)
+			}
+			r.prodDone.Add(1)
+		})
+	}
+	defer wg.Wait()
+	defer stop()
+
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-failed:
+			return err
+		case <-tick.C:
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return ctx.Err() // interrupted
+		}
+		if int(r.prodDone.Load()) < r.cfg.producers {
+			continue
+		}
+		if r.completed.Load() >= r.enqueued.Load() {
+			return nil
+		}
+		if time.Since(time.Unix(0, r.lastDone.Load())) > e2eStall {
+			return nil // the rest is lost: fill reports it
+		}
+	}
+}
+
+// startWorkers starts one worker per connection of the run.
+func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(error)) error {
+	handler := emq.HandlerFunc(func(_ context.Context, j *emq.Job) error {
+		now := time.Now().UnixNano()
+		e, i, stamp := r.decode(j.Payload)
+		if e == nil {
+			return fmt.Errorf("job %s of no index", j.ID)
+		}
+		e.runs.Add(1)
+		if j.Token == 1 {
+			r.toStart.record(int(i), time.Duration(now-stamp))
+			if r.failing(i) {
+				e.failed.Add(1)
+				return errInjected
+			}
+		}
+		return nil
+	})
+	onEvent := func(ev emq.Event) {
+		switch ev.Kind {
+		case emq.EventCompleted:
+			now := time.Now().UnixNano()
+			e, i, stamp := r.decode(ev.Job.Payload)
+			if e == nil {
+				failWith(fmt.Errorf("completed job %s of no index", ev.Job.ID))
+				return
+			}
+			if e.done.Add(1) > 1 {
+				r.duplicates.Add(1)
+				return
+			}
+			e.doneID = ev.Job.ID
+			lat.record(int(i), time.Duration(now-stamp))
+			r.lastDone.Store(now)
+			r.completed.Add(1)
+			done.Add(1)
+		case emq.EventRetried:
+			if !errors.Is(ev.Err, errInjected) {
+				failWith(fmt.Errorf("worker: job %s retried: %v", ev.Job.ID, ev.Err))
+			}
+			r.retried.Add(1)
+		case emq.EventError, emq.EventDead, emq.EventStale, emq.EventLeaseLost, emq.EventAbandoned:
+			failWith(fmt.Errorf("worker: %s %s %s: %v", ev.Kind, ev.Op, ev.Job.ID, ev.Err))
+		}
+	}
+	per := (r.cfg.goroutines + len(r.qq.qs) - 1) / len(r.qq.qs)
+	for _, q := range r.qq.qs {
+		w, err := emq.NewWorker(q, handler, emq.WorkerConfig{
+			Concurrency: per, Lease: e2eLease, OnEvent: onEvent,
+			PollMin: time.Millisecond, PollMax: 5 * time.Millisecond,
+			Backoff: func(int64, error) time.Duration { return 0 },
+		})
+		if err == nil {
+			err = w.Start()
+		}
+		if err != nil {
+			r.shutdown()
+			return err
+		}
+		r.workers = append(r.workers, w)
+	}
+	return nil
+}
+
+// shutdown stops the workers, waiting up to ten seconds in all.
+func (r *e2eRun) shutdown() {
+	shutdownAll(r.workers)
+	for _, w := range r.workers {
+		st := w.Stats()
+		r.rep.WorkerCalls += st.Rounds
+	}
+	r.workers = nil
+}
+
+// produce is producer p: it enqueues chunks of jobs until total are
+// enqueued, -duration has run out (ctx's deadline) or ctx is cancelled.
+// Calls are made with a context that the deadline does not cancel: a call
+// cut off halfway would leave jobs enqueued that the run never heard of.
+func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
+	q := r.pqs[p]
+	call := context.WithoutCancel(ctx)
+	slab := make([]byte, r.chunk*r.size)
+	payloads := make([][]byte, r.chunk)
+	for i := range payloads {
+		payloads[i] = slab[i*r.size : (i+1)*r.size : (i+1)*r.size]
+		copy(payloads[i][e2eHeader:], payload(r.size)[e2eHeader:])
+	}
+	for ctx.Err() == nil {
+		first := r.next.Add(int64(r.chunk)) - int64(r.chunk)
+		if first >= total || first < 0 {
+			return nil
+		}
+		k := int(min(int64(r.chunk), total-first))
+		if err := r.jobs.reserve(first + int64(k)); err != nil {
+			return err
+		}
+		if r.cfg.rate > 0 {
+			due := r.start.Add(time.Duration(float64(first) / r.cfg.rate * float64(time.Second)))
+			if d := time.Until(due); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+		stamp := uint64(time.Now().UnixNano())
+		for i := range k {
+			binary.BigEndian.PutUint64(payloads[i], uint64(first)+uint64(i))
+			binary.BigEndian.PutUint64(payloads[i][8:], stamp)
+		}
+		var res []emq.EnqueueResult
+		var err error
+		if r.cfg.enqueue == "batch" {
+			res, err = q.EnqueueBatch(call, payloads[:k])
+		} else {
+			res, err = q.EnqueueBulk(call, payloads[:k])
+		}
+		if err != nil {
+			return fmt.Errorf("producer %d: %w", p, err)
+		}
+		for i, x := range res {
+			if x.Err != nil {
+				return fmt.Errorf("producer %d: enqueue: %w", p, x.Err)
+			}
+			r.jobs.at(first + int64(i)).id = x.ID
+		}
+		r.enqueued.Add(int64(k))
+	}
+	return nil
+}
+
+// fill completes the report: the run's own wall time (first enqueue to
+// last completion), and what became of every job enqueued. Lost or
+// duplicated jobs fail the run.
+func (r *e2eRun) fill(rep *report) error {
+	x := &r.rep
+	x.Producers, x.Chunk, x.Rate, x.Handlers = r.cfg.producers, r.chunk, r.cfg.rate, r.cfg.goroutines
+	x.Enqueue = "EnqueueBulk"
+	if r.cfg.enqueue == "batch" {
+		x.Enqueue = "EnqueueBatch"
+	}
+	x.Enqueued, x.Completed = r.enqueued.Load(), r.completed.Load()
+	x.Duplicates, x.Retried = r.duplicates.Load(), r.retried.Load()
+	var mismatch int64
+	for i := range x.Enqueued {
+		e := r.jobs.at(i)
+		switch {
+		case e == nil || e.done.Load() == 0:
+			x.Lost++
+			continue
+		case e.doneID != e.id:
+			mismatch++
+		}
+		x.Failed += int64(e.failed.Load())
+		x.ExtraRuns += int64(e.runs.Load()) - 1 - int64(e.failed.Load())
+	}
+	if x.WorkerCalls > 0 {
+		x.JobsPerCall = float64(x.Completed) / float64(x.WorkerCalls)
+	}
+	x.ToDone = rep.Latency
+	h := r.toStart.merged()
+	var tmp report
+	tmp.fillLatency(h, "job")
+	x.ToStart = tmp.Latency
+	if end := time.Unix(0, r.lastDone.Load()); x.Completed > 0 && end.After(r.start) {
+		rep.ElapsedSec = end.Sub(r.start).Seconds()
+		rep.OpsPerSec = float64(x.Completed) / rep.ElapsedSec
+	}
+	rep.E2E = x
+	switch {
+	case x.Lost > 0 || x.Duplicates > 0:
+		return fmt.Errorf("%d of %d jobs lost, %d duplicate completions", x.Lost, x.Enqueued, x.Duplicates)
+	case mismatch > 0:
+		return fmt.Errorf("%d jobs completed under another id than their enqueue returned", mismatch)
+	}
+	return nil
+}

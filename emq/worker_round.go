@@ -1,0 +1,384 @@
+package emq
+
+import (
+	"sync"
+	"time"
+)
+
+// The round loop is the worker's one conversation with the server: each
+// round is one settle_claim that settles the outcomes its handlers left
+// since the last round and claims jobs for the handlers that will be free.
+// One round is in flight at a time, so the outcomes that arrive during a
+// round share the next: the busier the worker, the bigger its rounds.
+//
+// The worker holds jobs in hand: running, or claimed and waiting in the
+// jobs channel. It aims to hold Concurrency plus a prefetch that covers
+// what its handlers finish in about two rounds (the rate at which outcomes
+// come back times the round trip, doubled, at most Prefetch): handlers
+// that finish pick their next job at once instead of waiting for a round
+// trip, and a few handlers still fill big rounds. Slow handlers get no
+// prefetch: no job waits in the worker while another worker could run it.
+
+// done is one job's outcome, from a handler goroutine to the round loop.
+type done struct {
+	job  Job         // as claimed: its id and token settle it
+	kind OutcomeKind // 0: nothing to send (abandoned, lease lost); it frees its slot
+	err  error       // the handler's error, for a retry
+	// For a retry: the delay and the attempts after which it is dead.
+	delay time.Duration
+	max   int
+}
+
+// outbox is where handler goroutines leave outcomes for the round loop.
+type outbox struct {
+	mu    sync.Mutex
+	items []done        // guarded by mu
+	wake  chan struct{} // one token: items became non-empty
+}
+
+func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }
+
+// put leaves an outcome, waking the round loop if it may be waiting.
+func (b *outbox) put(d done) {
+	b.mu.Lock()
+	b.items = append(b.items, d)
+	first := len(b.items) == 1
+	b.mu.Unlock()
+	if first {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take appends every outcome left to dst, emptying the box.
+func (b *outbox) take(dst []done) []done {
+	b.mu.Lock()
+	dst = append(dst, b.items...)
+	clear(b.items)
+	b.items = b.items[:0]
+	b.mu.Unlock()
+	return dst
+}
+
+// len returns the outcomes waiting.
+func (b *outbox) len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.items)
+}
+
+// round is the round loop's state and scratch, owned by that goroutine.
+type round struct {
+	inHand   int           // jobs claimed whose outcome the loop has not sent (or reported)
+	pending  []done        // outcomes taken from the outbox, not yet sent
+	outcomes []Outcome     // the current round's, for AppendSettleClaim
+	settled  []Settled     // their results
+	prefetch int           // jobs to hold beyond Concurrency
+	rtt      time.Duration // round-trip time, moving average
+	rate     float64       // outcomes per second, moving average
+	last     time.Time     // start of the previous round
+	empty    bool          // the last claim found the queue empty (or failed)
+	poll     time.Duration // the wait before claiming again from an empty queue
+}
+
+// roundLoop runs rounds until Shutdown has been called and every job in
+// hand is settled, or the worker gives up.
+func (w *Worker) roundLoop() {
+	defer close(w.roundDone)
+	r := &round{poll: w.cfg.PollMin}
+	poll := newIdleTimer()   // runs while claiming waits on an empty queue
+	linger := newIdleTimer() // runs while outcomes wait for company
+	stopping := false
+	for {
+		if w.abandon.Load() {
+			if !stopping {
+				w.releaseBuffered(r)
+				close(w.jobs)
+			}
+			w.unsentAll(r)
+			return
+		}
+		if !stopping && isClosed(w.stop) {
+			stopping = true
+			w.releaseBuffered(r)
+			close(w.jobs) // the handlers return once their jobs are done
+		}
+		w.collect(r)
+		n := 0
+		if !stopping && !poll.on {
+			// The jobs this round settles leave the hand.
+			settling := min(len(r.pending), w.cfg.AckBatch)
+			n = min(w.cfg.Concurrency+r.prefetch-(r.inHand-settling), w.cfg.ClaimBatch)
+		}
+		if w.ready(r, n, stopping || linger.fired) {
+			linger.stop()
+			w.exchange(r, max(n, 0))
+			if r.empty && n > 0 {
+				poll.start(r.poll)
+			}
+			continue
+		}
+		if stopping && r.inHand == 0 {
+			return
+		}
+		if len(r.pending) > 0 && !linger.on {
+			linger.start(r.linger())
+		}
+		stop := w.stop
+		if stopping {
+			stop = nil
+		}
+		select {
+		case <-stop:
+		case <-w.out.wake:
+		case <-poll.c():
+			poll.on = false
+		case <-linger.c():
+			linger.on, linger.fired = false, true
+		case <-w.quit:
+		}
+	}
+}
+
+// ready reports whether a round should go now, with n jobs to claim and
+// the pending outcomes: at once when there is nothing else to wait for
+// (no handler running, the worker stopping, the linger over), when the
+// handlers are about to run out of jobs (half the prefetch used: the next
+// round arrives about when the rest is), or when a round is full; else
+// the outcomes wait for the ones still running, so that a few handlers
+// still share round trips.
+func (w *Worker) ready(r *round, n int, now bool) bool {
+	if len(r.pending) == 0 && n <= 0 {
+		return false
+	}
+	buffered := len(w.jobs)
+	running := r.inHand - buffered - len(r.pending)
+	switch {
+	case now, running <= 0, len(r.pending) >= w.cfg.AckBatch:
+		return true
+	case n > 0 && buffered <= r.prefetch/2:
+		return true
+	}
+	return false
+}
+
+// linger is the longest outcomes wait for the handlers still running
+// before a round goes without them: about a round trip, 100 µs to 2 ms.
+func (r *round) linger() time.Duration {
+	return min(max(r.rtt, 100*time.Microsecond), 2*time.Millisecond)
+}
+
+// idleTimer is a timer that knows whether it runs and whether it fired.
+type idleTimer struct {
+	t     *time.Timer
+	on    bool // started and not yet received from
+	fired bool // received from since the last stop
+}
+
+func newIdleTimer() *idleTimer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &idleTimer{t: t}
+}
+
+func (t *idleTimer) start(d time.Duration) { t.t.Reset(d); t.on, t.fired = true, false }
+
+func (t *idleTimer) stop() {
+	t.t.Stop()
+	t.on, t.fired = false, false
+}
+
+// c is the timer's channel while it runs, else nil (never ready).
+func (t *idleTimer) c() <-chan time.Time {
+	if !t.on {
+		return nil
+	}
+	return t.t.C
+}
+
+// collect takes the outcomes from the outbox into r.pending; one with
+// nothing to send only frees its slot.
+func (w *Worker) collect(r *round) {
+	from := len(r.pending)
+	r.pending = w.out.take(r.pending)
+	keep := r.pending[:from]
+	for _, d := range r.pending[from:] {
+		if d.kind == 0 {
+			r.inHand--
+			continue
+		}
+		keep = append(keep, d)
+	}
+	clear(r.pending[len(keep):])
+	r.pending = keep
+}
+
+// exchange runs one round: up to AckBatch of the pending outcomes settled
+// and n jobs claimed, in one settle_claim; then it reports each outcome,
+// hands the jobs to the handlers and adapts the prefetch.
+func (w *Worker) exchange(r *round, n int) {
+	batch := r.pending[:min(len(r.pending), w.cfg.AckBatch)]
+	r.outcomes = r.outcomes[:0]
+	for i := range batch {
+		d := &batch[i]
+		c := Outcome{Kind: d.kind, ID: d.job.ID, Token: d.job.Token}
+		if d.kind == OutcomeRetry {
+			c.Delay, c.MaxAttempts, c.Error = d.delay, d.max, errorText(d.err)
+		}
+		r.outcomes = append(r.outcomes, c)
+	}
+	if n > 0 {
+		w.stats.claims.Add(1)
+	}
+	if len(batch) > 0 {
+		w.stats.ackBatches.Add(1)
+	}
+	w.stats.rounds.Add(1)
+	var jobs []Job
+	if n > 0 {
+		jobs = make([]Job, 0, n) // the handlers keep pointers into it
+	}
+	start := time.Now()
+	settled, jobs, err := w.q.AppendSettleClaim(w.life, r.settled[:0], jobs, r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
+	for try := 0; len(batch) > 0 && try < ackResends && w.resendable(err, try); try++ {
+		settled, jobs, err = w.q.AppendSettleClaim(w.life, r.settled[:0], jobs[:0], r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
+	}
+	at := time.Now()
+	r.settled = settled
+	w.report(batch, settled, err)
+	r.inHand -= len(batch)
+	clear(batch)
+	r.pending = append(r.pending[:0], r.pending[len(batch):]...)
+	clear(r.outcomes)
+	if err != nil {
+		if n > 0 {
+			w.emit(Event{Kind: EventError, Op: "claim", Err: err})
+			r.empty, r.poll = true, min(2*r.poll, w.cfg.PollMax)
+		}
+		return
+	}
+	w.stats.claimed.Add(uint64(len(jobs)))
+	r.inHand += len(jobs)
+	for i := range jobs {
+		w.jobs <- claimed{job: &jobs[i], at: at}
+	}
+	if n > 0 {
+		switch {
+		case len(jobs) == n:
+			r.empty, r.poll = false, w.cfg.PollMin
+		case len(jobs) > 0:
+			r.empty, r.poll = true, w.cfg.PollMin
+		case r.empty:
+			r.poll = min(2*r.poll, w.cfg.PollMax)
+		default:
+			r.empty = true
+		}
+	}
+	r.adapt(w, start, at, len(batch))
+}
+
+// adapt updates the moving averages of the round trip and of the outcome
+// rate after a round that started at start, returned at end and settled
+// k outcomes, and sizes the prefetch from them.
+func (r *round) adapt(w *Worker, start, end time.Time, k int) {
+	if w.cfg.Prefetch <= 0 {
+		return
+	}
+	rtt := end.Sub(start)
+	if r.rtt == 0 {
+		r.rtt = rtt
+	} else {
+		r.rtt += (rtt - r.rtt) / 4
+	}
+	if !r.last.IsZero() {
+		if dt := start.Sub(r.last).Seconds(); dt > 0 {
+			r.rate += (float64(k)/dt - r.rate) / 4
+		}
+	}
+	r.last = start
+	r.prefetch = min(int(2*r.rate*r.rtt.Seconds()+0.5), w.cfg.Prefetch)
+}
+
+// report emits each outcome's event: the settled results of a round that
+// went through, or its error.
+func (w *Worker) report(batch []done, settled []Settled, err error) {
+	for i := range batch {
+		d := &batch[i]
+		if err != nil {
+			w.emit(Event{Kind: EventError, Job: d.job, Op: d.kind.String(), Err: err})
+			continue
+		}
+		switch settled[i] {
+		case SettledCompleted:
+			w.emit(Event{Kind: EventCompleted, Job: d.job})
+		case SettledRequeued, SettledDelayed:
+			w.emit(Event{Kind: EventRetried, Job: d.job, Err: d.err})
+		case SettledDead:
+			w.emit(Event{Kind: EventDead, Job: d.job, Err: d.err})
+		case SettledReleased:
+			w.stats.released.Add(1)
+		default:
+			w.emit(Event{Kind: EventStale, Job: d.job, Err: d.err})
+		}
+	}
+}
+
+// releaseBuffered takes back the jobs claimed ahead that no handler has
+// started, to be released: given back to pending, claimable at once.
+func (w *Worker) releaseBuffered(r *round) {
+	for {
+		select {
+		case c := <-w.jobs:
+			r.pending = append(r.pending, done{job: *c.job, kind: OutcomeRelease})
+		default:
+			return
+		}
+	}
+}
+
+// unsentAll reports, unsent, every outcome the loop holds or the outbox
+// has, once the worker has given up: their jobs stay leased, for the
+// reaper.
+func (w *Worker) unsentAll(r *round) {
+	w.collect(r)
+	for _, d := range r.pending {
+		w.unsent(d.job, d.kind.String())
+	}
+	clear(r.pending)
+	r.pending = r.pending[:0]
+}
+
+// drainOutbox reports, unsent, what handlers left in the outbox after the
+// round loop gave up and returned.
+func (w *Worker) drainOutbox() {
+	for _, d := range w.out.take(nil) {
+		if d.kind != 0 {
+			w.unsent(d.job, d.kind.String())
+		}
+	}
+}
+
+// errorText is the failure text a retry keeps in the row, at most
+// maxErrorText bytes.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	text := err.Error()
+	if len(text) > maxErrorText {
+		text = text[:maxErrorText]
+	}
+	return text
+}
+
+// isClosed reports whether ch is closed (it is never sent on).
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

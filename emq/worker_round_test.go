@@ -1,0 +1,199 @@
+package emq
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestWorkerFewHandlersShareRounds: eight no-op handlers drain 5,000 jobs
+// in rounds that carry more jobs than there are handlers (the prefetch),
+// each round settling and claiming in one server call.
+func TestWorkerFewHandlersShareRounds(t *testing.T) {
+	q := fresh(t, "rounds")
+	const n, conc = 5000, 8
+	_, err := q.EnqueueBulk(tctx(t), make([][]byte, n))
+	require.NoError(t, err)
+	var completed atomic.Int64
+	w := startWorker(t, q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{
+		Concurrency: conc, PollMax: 10 * time.Millisecond,
+		OnEvent: func(e Event) {
+			if e.Kind == EventCompleted {
+				completed.Add(1)
+			}
+		},
+	})
+	waitFor(t, hangGuard, "every job completed", func() bool { return completed.Load() == n })
+	st := w.Stats()
+	t.Logf("%d jobs in %d rounds (%d claiming, %d settling): %.1f jobs per round",
+		n, st.Rounds, st.Claims, st.AckBatches, float64(n)/float64(st.Rounds))
+	require.EqualValues(t, n, st.Claimed)
+	require.Less(t, st.Rounds, uint64(n/conc), "rounds no bigger than the handlers")
+	require.Zero(t, st.Errors)
+}
+
+// TestWorkerShutdownReleasesPrefetched: jobs claimed ahead and never
+// started when Shutdown comes are released, back in pending with their
+// attempts kept, and every job is accounted for: completed, or pending.
+func TestWorkerShutdownReleasesPrefetched(t *testing.T) {
+	q := fresh(t, "release")
+	ctx := tctx(t)
+	payloads := make([][]byte, 2500)
+	for i := range payloads {
+		payloads[i] = []byte(strconv.Itoa(i))
+	}
+	payloads[2000] = []byte("block")
+	_, err := q.EnqueueBulk(ctx, payloads)
+	require.NoError(t, err)
+	blocked, unblock := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	completed := map[string]bool{}
+	w := startWorker(t, q, HandlerFunc(func(_ context.Context, j *Job) error {
+		if string(j.Payload) == "block" {
+			close(blocked)
+			<-unblock
+		}
+		return nil
+	}), WorkerConfig{Concurrency: 1, PollMax: 10 * time.Millisecond, OnEvent: func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Kind == EventCompleted {
+			completed[e.Job.ID] = true
+		}
+	}})
+	recv(t, blocked, "the blocking job")
+	held := len(w.jobs)
+	done := make(chan error, 1)
+	go func() { done <- w.Shutdown(context.Background()) }()
+	// The handler is held: what it was handed ahead is released (a round
+	// in flight when Shutdown came may add to it).
+	waitFor(t, hangGuard, "the prefetched jobs released", func() bool { return w.Stats().Released >= uint64(held) })
+	close(unblock)
+	require.NoError(t, recv(t, done, "Shutdown"))
+
+	st := w.Stats()
+	t.Logf("%d completed, %d released", st.Completed, st.Released)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, completed, int(st.Completed))
+	pending, err := q.Browse(ctx, StatePending, 0, len(payloads))
+	require.NoError(t, err)
+	require.Len(t, pending, len(payloads)-len(completed), "every job completed or pending")
+	for i, j := range pending {
+		require.False(t, completed[j.ID])
+		claimed := uint64(i) < st.Released // the released are the oldest pending
+		want := int64(0)
+		if claimed {
+			want = 1 // the claim counted, the release kept it
+		}
+		require.Equal(t, StatePending, j.State)
+		require.Equal(t, want, j.Attempts, "job %d of the pending", i)
+	}
+	require.Equal(t, "0", do(t, "EXISTS", q.keys.Active))
+}
+
+// TestReleaseBuffered: a round releases the jobs left in the jobs channel:
+// each back in pending, its attempts kept, and counted as released.
+func TestReleaseBuffered(t *testing.T) {
+	q := fresh(t, "release")
+	ids := enqueueN(t, q, 3)
+	jobs, err := q.ClaimBatch(tctx(t), time.Minute, 3)
+	require.NoError(t, err)
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{})
+	require.NoError(t, err)
+	w.life = tctx(t) // one round alone, without starting the worker
+	w.jobs = make(chan claimed, 3)
+	for i := range jobs {
+		w.jobs <- claimed{job: &jobs[i], at: time.Now()}
+	}
+	r := &round{inHand: 3}
+	w.releaseBuffered(r)
+	require.Len(t, r.pending, 3)
+	w.exchange(r, 0)
+	require.EqualValues(t, 3, w.Stats().Released)
+	require.Zero(t, r.inHand)
+	for _, id := range ids {
+		require.Equal(t, map[string]string{"state": "pending", "attempts": "1", "payload": row(t, q, id)["payload"]}, row(t, q, id))
+		require.Equal(t, "0", score(t, q.keys.Pending, id))
+	}
+	require.Equal(t, "0", do(t, "EXISTS", q.keys.Active))
+}
+
+// TestHoldLease: a job claimed ahead that waited ExtendInterval before its
+// handler starts is extended first; one whose lease was lost meanwhile is
+// not run (EventLeaseLost).
+func TestHoldLease(t *testing.T) {
+	q := fresh(t, "hold")
+	enqueueN(t, q, 2)
+	jobs, err := q.ClaimBatch(tctx(t), time.Minute, 2)
+	require.NoError(t, err)
+	var ev events
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{
+		Lease: time.Minute, ExtendInterval: time.Second, OnEvent: ev.add,
+	})
+	require.NoError(t, err)
+	w.life = tctx(t)
+	s := new(slot)
+
+	// Claimed just now: nothing to do.
+	before := scoreInt(t, q.keys.Active, jobs[0].ID)
+	require.True(t, w.holdLease(s, jobs[0], time.Now()))
+	require.Equal(t, before, scoreInt(t, q.keys.Active, jobs[0].ID))
+
+	// Claimed long ago (as far as the worker knows): extended.
+	do(t, "ZADD", q.keys.Active, "XX", "1000", jobs[0].ID)
+	require.True(t, w.holdLease(s, jobs[0], time.Now().Add(-2*time.Second)))
+	require.Greater(t, scoreInt(t, q.keys.Active, jobs[0].ID), serverMillis(t)+50000)
+	require.False(t, s.since.IsZero())
+
+	// Its lease lost (reaped) while it waited: not run.
+	do(t, "ZADD", q.keys.Active, "XX", "1", jobs[1].ID)
+	n, err := q.Reap(tctx(t), 10, 5)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.False(t, w.holdLease(s, jobs[1], time.Now().Add(-2*time.Second)))
+	got := ev.of(jobs[1].ID)
+	require.Len(t, got, 1)
+	require.Equal(t, EventLeaseLost, got[0].Kind)
+	require.Equal(t, "pending", row(t, q, jobs[1].ID)["state"])
+}
+
+// TestAllocWorkerPerJob holds the worker to its allocation budget per job,
+// draining a pre-filled queue with a no-op handler: the job's context (2)
+// and, per round, the claimed jobs' slab, ids and payloads.
+func TestAllocWorkerPerJob(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race or -short")
+	}
+	q := fresh(t, "allocs")
+	const n = 20000
+	_, err := q.EnqueueBulk(tctx(t), make([][]byte, n))
+	require.NoError(t, err)
+	var completed atomic.Int64
+	all := make(chan struct{})
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{
+		Concurrency: 8, OnEvent: func(e Event) {
+			if e.Kind == EventCompleted && completed.Add(1) == n {
+				close(all)
+			}
+		},
+	})
+	require.NoError(t, err)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	require.NoError(t, w.Start())
+	recv(t, all, "every job completed")
+	runtime.ReadMemStats(&m1)
+	require.NoError(t, w.Shutdown(tctx(t)))
+	per := float64(m1.Mallocs-m0.Mallocs) / n
+	t.Logf("%.2f allocations per job (%d rounds)", per, w.Stats().Rounds)
+	if per > 2.5 {
+		t.Errorf("%.2f allocations per job, budget 2.5", per)
+	}
+}
