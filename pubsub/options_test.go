@@ -30,6 +30,7 @@ func TestDialConfigCoversOptions(t *testing.T) {
 		"ReadBufferSize": "the reader",
 		"MaxPending":     "does not apply: a subscription sends few commands",
 		"OnPush":         "does not apply: pushes are the messages",
+		"Observer":       "not yet: a subscription's own commands are (un)subscribes; PUBLISH goes through a conn.Sender, whose Observer sees it",
 	}
 	typ := reflect.TypeFor[conn.Options]()
 	for i := range typ.NumField() {
