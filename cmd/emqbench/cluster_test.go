@@ -46,3 +46,17 @@ func TestGateOnCluster(t *testing.T) {
 		}
 	}
 }
+
+// -shards spreads the queue over member queues: every job enqueued on
+// some member completes once, and the cleanup removes every member.
+func TestE2ESharded(t *testing.T) {
+	r := jsonRun(t, "-n", "6000", "-shards", "3", "-goroutines", "12", "e2e")
+	sane(t, r, 6000)
+	if x := r.E2E; x == nil || x.Lost != 0 || x.Duplicates != 0 || x.Completed != 6000 {
+		t.Fatalf("sharded e2e: %+v", r.E2E)
+	}
+	if !strings.Contains(r.Method, "sharded over 3 member queues") {
+		t.Errorf("method %q does not say it is sharded", r.Method)
+	}
+	assertNoKeys(t, "emq:{emqbench-*")
+}

@@ -103,7 +103,7 @@ type e2eRun struct {
 	cfg    config
 	qq     *queues  // the workers' queues, one per connection
 	pconns []sender // one per producer
-	pqs    []*emq.Queue
+	pqs    [][]*emq.Queue // per producer, every member queue
 	chunk  int
 	size   int
 
@@ -150,12 +150,16 @@ func e2eWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 			return nil, fmt.Errorf("producer connection: %w", err)
 		}
 		r.pconns = append(r.pconns, c)
-		q, err := emq.Open(ctx, c, qq.name, emq.WithIDGenerator(emq.DefaultIDGenerator()))
-		if err != nil {
-			r.close()
-			return nil, err
+		var members []*emq.Queue
+		for _, m := range qq.members {
+			q, err := emq.Open(ctx, c, m, emq.WithIDGenerator(emq.DefaultIDGenerator()))
+			if err != nil {
+				r.close()
+				return nil, err
+			}
+			members = append(members, q)
 		}
-		r.pqs = append(r.pqs, q)
+		r.pqs = append(r.pqs, members)
 	}
 	return wl, nil
 }
@@ -174,7 +178,11 @@ func (r *e2eRun) method() string {
 	if r.cfg.fail > 0 {
 		m += fmt.Sprintf(", %.3g of jobs fail their first attempt", r.cfg.fail)
 	}
-	return m + "), poll 1-5 ms"
+	m += "), poll 1-5 ms"
+	if n := len(r.qq.members); n > 1 {
+		m += fmt.Sprintf("; sharded over %d member queues (a worker each, every producer call to the next member)", n)
+	}
+	return m
 }
 
 // close closes the producers' connections.
@@ -340,7 +348,7 @@ func (r *e2eRun) shutdown() {
 // Calls are made with a context that the deadline does not cancel: a call
 // cut off halfway would leave jobs enqueued that the run never heard of.
 func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
-	q := r.pqs[p]
+	members := r.pqs[p]
 	call := context.WithoutCancel(ctx)
 	slab := make([]byte, r.chunk*r.size)
 	payloads := make([][]byte, r.chunk)
@@ -372,6 +380,8 @@ func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 			binary.BigEndian.PutUint64(payloads[i], uint64(first)+uint64(i))
 			binary.BigEndian.PutUint64(payloads[i][8:], stamp)
 		}
+		// Each call's jobs go to one member queue, round robin by call.
+		q := members[int(first/int64(r.chunk))%len(members)]
 		var res []emq.EnqueueResult
 		var err error
 		if r.cfg.enqueue == "batch" {

@@ -26,9 +26,10 @@ const (
 // queues is one emq.Queue per connection, each with its own scripted
 // executor, so the report can sum their SCRIPT LOADs.
 type queues struct {
-	name  string
-	qs    []*emq.Queue
-	execs []*dispatch.Scripted
+	name    string
+	members []string // the member queues' names: name alone unless -shards
+	qs      []*emq.Queue
+	execs   []*dispatch.Scripted
 }
 
 // openQueues opens the run's queue on every connection. An explicit
@@ -39,17 +40,27 @@ func openQueues(ctx context.Context, nd *node, cfg config) (*queues, error) {
 	if !cfg.queueSet {
 		name = "emqbench-" + nd.runID
 	}
-	qq := &queues{name: name}
+	qq := &queues{name: name, members: []string{name}}
+	if cfg.shards > 1 {
+		names, err := emq.ShardNames(name, cfg.shards)
+		if err != nil {
+			return nil, usageErr{err}
+		}
+		qq.members = names
+	}
 	// One id generator for every connection's queue, the process's own:
-	// two generators on one node would mint the same ids.
+	// two generators on one node would mint the same ids. With -shards,
+	// every connection opens every member (qs: connection-major).
 	ids := emq.DefaultIDGenerator()
 	for _, c := range nd.conns {
 		x := dispatch.NewScripted(c)
-		q, err := emq.Open(ctx, c, name, emq.WithExecutor(x), emq.WithIDGenerator(ids))
-		if err != nil {
-			return nil, err
+		for _, m := range qq.members {
+			q, err := emq.Open(ctx, c, m, emq.WithExecutor(x), emq.WithIDGenerator(ids))
+			if err != nil {
+				return nil, err
+			}
+			qq.qs = append(qq.qs, q)
 		}
-		qq.qs = append(qq.qs, q)
 		qq.execs = append(qq.execs, x)
 	}
 	if cfg.queueSet && !cfg.keep {
@@ -86,7 +97,15 @@ func (qq *queues) loads() uint64 {
 // cleanup removes every key of the queue.
 func (qq *queues) cleanup(nd *node) func(ctx context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
-		return deleteMatching(ctx, nd, "emq:{"+globEscape(qq.name)+"}:*")
+		total := 0
+		for _, m := range qq.members {
+			n, err := deleteMatching(ctx, nd, "emq:{"+globEscape(m)+"}:*")
+			total += n
+			if err != nil {
+				return total, err
+			}
+		}
+		return total, nil
 	}
 }
 
