@@ -187,9 +187,10 @@ func TestScrape(t *testing.T) {
 
 	// Commands: the worker's scripts by name, the server's errors by code.
 	cmd := func(c, s string) map[string]string { return map[string]string{"command": c, "script": s} }
-	require.Positive(t, value(t, fams, "emq_commands_total", cmd("EVALSHA", "claim_batch")))
+	// The worker's rounds are settle_claim calls: one script settles and claims.
+	require.Positive(t, value(t, fams, "emq_commands_total", cmd("EVALSHA", "settle_claim")))
 	require.Positive(t, value(t, fams, "emq_commands_total", cmd("EVALSHA", "stats")))
-	require.Positive(t, value(t, fams, "emq_command_duration_seconds", cmd("EVALSHA", "complete_batch")))
+	require.Positive(t, value(t, fams, "emq_command_duration_seconds", cmd("EVALSHA", "settle_claim")))
 	require.Equal(t, 1.0, value(t, fams, "emq_command_errors_total", map[string]string{"command": "HGET", "code": "WRONGTYPE"}))
 	require.Positive(t, value(t, fams, "emq_command_errors_total", map[string]string{"command": "EVALSHA", "code": "NOSCRIPT"}),
 		"the flushed server's first EVALSHA of each script")
