@@ -8,7 +8,8 @@ import (
 
 // TestAllocBudgets holds the hot verbs to their allocation budgets, in
 // steady state, against the real server: Enqueue allocates the id string;
-// Claim the job's id and payload; Complete nothing.
+// Claim the job's id and payload; Complete nothing; a SettleClaim round
+// nothing to settle and two to claim (the ids, the payloads).
 func TestAllocBudgets(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race or -short")
@@ -59,4 +60,30 @@ func TestAllocBudgets(t *testing.T) {
 		}
 	})
 	_ = job
+
+	// A worker's round: settling costs nothing; claiming costs the claimed
+	// ids' one string and their payloads' one slab, into a reused slice.
+	if _, err := q.EnqueueBulk(ctx, make([][]byte, 600)); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err = q.ClaimBatch(ctx, time.Minute, 250)
+	if err != nil || len(jobs) < 201 {
+		t.Fatalf("ClaimBatch: %d jobs, %v", len(jobs), err)
+	}
+	outcomes := make([]Outcome, 1)
+	var settled []Settled
+	var got []Job
+	i = 0
+	check("SettleClaim, settling", 0, func() {
+		outcomes[0] = Outcome{Kind: OutcomeComplete, ID: jobs[i].ID, Token: jobs[i].Token}
+		i++
+		if settled, got, err = q.AppendSettleClaim(ctx, settled[:0], got[:0], outcomes, 0, time.Minute, 0); err != nil || settled[0] != SettledCompleted {
+			t.Fatal(settled, err)
+		}
+	})
+	check("SettleClaim, claiming one", 2, func() {
+		if settled, got, err = q.AppendSettleClaim(ctx, settled[:0], got[:0], nil, 0, time.Minute, 1); err != nil || len(got) != 1 {
+			t.Fatal(got, err)
+		}
+	})
 }

@@ -238,6 +238,28 @@ func TestE2EFailOnceNoneLost(t *testing.T) {
 	assertNoKeys(t, "emq:{emqbench-*")
 }
 
+// TestE2EDuration: bounded by -duration, and paced by -rate, the
+// producers stop at the deadline and the run ends once what they enqueued
+// has drained: every job enqueued is completed, none lost.
+func TestE2EDuration(t *testing.T) {
+	r := jsonRun(t, "-duration", "500ms", "-rate", "4000", "-producers", "2", "-depth", "50", "e2e")
+	x := r.E2E
+	if x == nil {
+		t.Fatal("no e2e section in the report")
+	}
+	if r.Stopped != "duration" || r.Error != "" {
+		t.Errorf("stopped %q, error %q; want duration and none", r.Stopped, r.Error)
+	}
+	// The rate bounds the jobs from above; how many the producers reach
+	// in 500 ms depends on the machine, so only that some were made.
+	if x.Enqueued < 50 || x.Enqueued > 2100 || x.Completed != x.Enqueued || x.Lost != 0 || x.Duplicates != 0 {
+		t.Errorf("enqueued %d, completed %d, lost %d, duplicates %d", x.Enqueued, x.Completed, x.Lost, x.Duplicates)
+	}
+	if r.Ops != x.Completed || x.Rate != 4000 || x.Producers != 2 || x.Chunk != 50 {
+		t.Errorf("ops %d, rate %v, producers %d, chunk %d", r.Ops, x.Rate, x.Producers, x.Chunk)
+	}
+}
+
 func TestKeepLeavesKeys(t *testing.T) {
 	srvFlush(t)
 	r := jsonRun(t, "-n", "10", "-keep", "-queue", "kept", "enqueue")

@@ -286,7 +286,7 @@ func workerWorkload(ctx context.Context, nd *node, cfg config) (*workload, error
 	total := fillTotal(cfg)
 	size := max(cfg.size, 8) // the first 8 bytes carry the job's index
 	starts := make([]atomic.Int64, total)
-	method := "emq.Worker: claim_batch, handler (no-op), complete_batch"
+	method := "emq.Worker: settle_claim rounds, handler (no-op)"
 	if cfg.depthSet {
 		method += fmt.Sprintf("; claim and ack batches of %d", cfg.depth)
 	}

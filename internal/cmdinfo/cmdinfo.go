@@ -79,12 +79,17 @@ var shapes = func() (t [maxName + 1][256]bool) {
 
 // Special reports whether a command of this name needs Inspect before a
 // pipelined connection sends it. It allocates nothing, and most names
-// are told apart by their length and first letter alone.
+// (PING, GET, SET, EVALSHA, …) are told apart by their length and first
+// letter alone, in a check small enough to inline.
 func Special[T string | []byte](name T) bool {
 	n := len(name)
-	if n < 4 || n > maxName || !shapes[n][name[0]] {
-		return false
-	}
+	return n >= 4 && n <= maxName && shapes[n][name[0]] && special(name)
+}
+
+// special compares a name that passed the quick check with the special
+// names, in upper case.
+func special[T string | []byte](name T) bool {
+	n := len(name)
 	var up [maxName]byte
 	for i := 0; i < n; i++ {
 		c := name[i]
