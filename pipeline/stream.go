@@ -113,7 +113,7 @@ func (st *Stream) Add(ctx context.Context, args ...string) error {
 	if len(args) == 0 {
 		return ErrEmptyCommand
 	}
-	if cmdinfo.Special(args[0]) {
+	if cmdinfo.Maybe(args[0]) && cmdinfo.Special(args[0]) {
 		return st.AddCmd(ctx, resp.Command(nil, args...))
 	}
 	st.cmds.Add(args...)

@@ -48,7 +48,7 @@ func Command(buf []byte, args ...string) Cmd {
 		return Cmd{err: ErrEmptyCommand}
 	}
 	b := AppendCommand(buf[:0], args...)
-	return Cmd{b: b, special: cmdinfo.Special(args[0])}
+	return Cmd{b: b, special: (cmdinfo.Maybe(args[0]) && cmdinfo.Special(args[0]))}
 }
 
 // CommandBytes encodes a command whose arguments are byte slices into
@@ -58,7 +58,7 @@ func CommandBytes(buf []byte, args ...[]byte) Cmd {
 		return Cmd{err: ErrEmptyCommand}
 	}
 	b := AppendCommandBytes(buf[:0], args...)
-	return Cmd{b: b, special: cmdinfo.Special(args[0])}
+	return Cmd{b: b, special: (cmdinfo.MaybeBytes(args[0]) && cmdinfo.SpecialBytes(args[0]))}
 }
 
 // Bytes returns the encoded command. The caller must not modify it.
@@ -101,7 +101,7 @@ func BuildCommand(buf []byte, nargs int) CmdBuilder {
 // Arg appends a string argument.
 func (b CmdBuilder) Arg(s string) CmdBuilder {
 	if b.got == 0 {
-		b.special = cmdinfo.Special(s)
+		b.special = (cmdinfo.Maybe(s) && cmdinfo.Special(s))
 	}
 	b.b = AppendBulkString(b.b, s)
 	b.got++
@@ -111,7 +111,7 @@ func (b CmdBuilder) Arg(s string) CmdBuilder {
 // ArgBytes appends a byte-slice argument.
 func (b CmdBuilder) ArgBytes(p []byte) CmdBuilder {
 	if b.got == 0 {
-		b.special = cmdinfo.Special(p)
+		b.special = (cmdinfo.MaybeBytes(p) && cmdinfo.SpecialBytes(p))
 	}
 	b.b = AppendBulk(b.b, p)
 	b.got++
@@ -187,5 +187,5 @@ func (a *Args) firstSpecial() bool {
 	if i+l > len(a.b) {
 		return false
 	}
-	return cmdinfo.Special(a.b[i : i+l])
+	return (cmdinfo.MaybeBytes(a.b[i:i+l]) && cmdinfo.SpecialBytes(a.b[i:i+l]))
 }

@@ -29,7 +29,9 @@ func (c *Cmds) Add(args ...string) {
 		c.fail(ErrEmptyCommand)
 		return
 	}
-	c.special = c.special || cmdinfo.Special(args[0])
+	if !c.special && cmdinfo.Maybe(args[0]) {
+		c.special = cmdinfo.Special(args[0])
+	}
 	c.b = AppendCommand(c.b, args...)
 	c.n++
 }
@@ -41,7 +43,9 @@ func (c *Cmds) AddBytes(args ...[]byte) {
 		c.fail(ErrEmptyCommand)
 		return
 	}
-	c.special = c.special || cmdinfo.Special(args[0])
+	if !c.special && cmdinfo.MaybeBytes(args[0]) {
+		c.special = cmdinfo.SpecialBytes(args[0])
+	}
 	c.b = AppendCommandBytes(c.b, args...)
 	c.n++
 }
@@ -75,7 +79,7 @@ func (c *Cmds) Begin(nargs int) {
 // Arg appends a string argument to the command begun with Begin.
 func (c *Cmds) Arg(s string) {
 	if c.got == 0 {
-		c.special = c.special || cmdinfo.Special(s)
+		c.special = c.special || (cmdinfo.Maybe(s) && cmdinfo.Special(s))
 	}
 	c.b = AppendBulkString(c.b, s)
 	c.got++
@@ -84,7 +88,7 @@ func (c *Cmds) Arg(s string) {
 // ArgBytes appends a byte-slice argument to the command begun with Begin.
 func (c *Cmds) ArgBytes(p []byte) {
 	if c.got == 0 {
-		c.special = c.special || cmdinfo.Special(p)
+		c.special = c.special || (cmdinfo.MaybeBytes(p) && cmdinfo.SpecialBytes(p))
 	}
 	c.b = AppendBulk(c.b, p)
 	c.got++
@@ -108,8 +112,14 @@ func (c *Cmds) Args(a *Args) {
 // end checks the argument count of the command begun with Begin.
 func (c *Cmds) end() {
 	if c.got != c.want {
-		c.fail(&argCountError{want: c.want, got: c.got})
+		c.miscounted()
 	}
+}
+
+// miscounted records that the command begun with Begin got another
+// number of arguments, and starts the count afresh.
+func (c *Cmds) miscounted() {
+	c.fail(&argCountError{want: c.want, got: c.got})
 	c.want, c.got = 0, 0
 }
 

@@ -66,13 +66,14 @@ var kinds = map[string]Kind{
 	"CLIENT": Plain, "XREAD": Plain, "XREADGROUP": Plain,
 }
 
-// shapes marks, by length, the first letters (either case) of the special
-// names, so that most commands (PING, GET, EVALSHA, ...) are told apart by
-// one table look-up, without the map.
-var shapes = func() (t [maxName + 1][256]bool) {
+// shapes has, for each first letter (either case), bit n set when a
+// special name of length n starts with it: most commands (PING, GET,
+// EVALSHA, ...) are told apart by one table look-up, without comparing
+// names.
+var shapes = func() (t [256]uint16) {
 	for name := range kinds {
-		t[len(name)][name[0]] = true
-		t[len(name)][name[0]+'a'-'A'] = true
+		t[name[0]] |= 1 << len(name)
+		t[name[0]+'a'-'A'] |= 1 << len(name)
 	}
 	return t
 }()
@@ -81,14 +82,33 @@ var shapes = func() (t [maxName + 1][256]bool) {
 // pipelined connection sends it. It allocates nothing, and most names
 // (PING, GET, SET, EVALSHA, …) are told apart by their length and first
 // letter alone, in a check small enough to inline.
-func Special[T string | []byte](name T) bool {
-	n := len(name)
-	return n >= 4 && n <= maxName && shapes[n][name[0]] && special(name)
+func Special(name string) bool {
+	n := uint(len(name))
+	return n != 0 && n <= maxName && shapes[name[0]]>>n&1 != 0 && special(name)
+}
+
+// Maybe is Special's first look, small enough to inline at a call site:
+// false means the name is not special; true, that Special must look.
+func Maybe(name string) bool {
+	n := uint(len(name))
+	return n != 0 && n <= maxName && shapes[name[0]]>>n&1 != 0
+}
+
+// MaybeBytes is Maybe for a name given as bytes.
+func MaybeBytes(name []byte) bool {
+	n := uint(len(name))
+	return n != 0 && n <= maxName && shapes[name[0]]>>n&1 != 0
+}
+
+// SpecialBytes is Special for a name given as bytes.
+func SpecialBytes(name []byte) bool {
+	n := uint(len(name))
+	return n != 0 && n <= maxName && shapes[name[0]]>>n&1 != 0 && special(string(name))
 }
 
 // special compares a name that passed the quick check with the special
 // names, in upper case.
-func special[T string | []byte](name T) bool {
+func special(name string) bool {
 	n := len(name)
 	var up [maxName]byte
 	for i := 0; i < n; i++ {

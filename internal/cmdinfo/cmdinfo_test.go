@@ -60,7 +60,9 @@ func TestSpecialAllocs(t *testing.T) {
 	names := [][]byte{[]byte("GET"), []byte("evalsha"), []byte("subscribe"), []byte("PING")}
 	if n := testing.AllocsPerRun(100, func() {
 		for _, name := range names {
-			Special(name)
+			if SpecialBytes(name) != Special(string(name)) {
+				panic("Special and SpecialBytes disagree")
+			}
 		}
 	}); n != 0 {
 		t.Fatalf("Special allocates %v", n)
