@@ -128,7 +128,7 @@ func (b CmdBuilder) ArgInt(i int64) CmdBuilder {
 // Args appends every argument of a.
 func (b CmdBuilder) Args(a *Args) CmdBuilder {
 	if b.got == 0 && a.n > 0 {
-		b.special = a.firstSpecial()
+		b.special = a.special
 	}
 	b.b = append(b.b, a.b...)
 	b.got += a.n
@@ -150,21 +150,46 @@ func (b CmdBuilder) Cmd() Cmd {
 // share arguments encoded once (a script's KEYS and ARGV, a fixed command
 // head). The zero Args is empty and ready; Reset keeps its memory.
 type Args struct {
-	b []byte
-	n int
+	b       []byte
+	n       int
+	special bool // the first argument is a special command name
 }
 
 // Add appends a string argument.
-func (a *Args) Add(s string) { a.b = AppendBulkString(a.b, s); a.n++ }
+func (a *Args) Add(s string) {
+	if a.n == 0 {
+		a.special = cmdinfo.Maybe(s) && cmdinfo.Special(s)
+	}
+	a.b = AppendBulkString(a.b, s)
+	a.n++
+}
 
 // AddBytes appends a byte-slice argument; the bytes are copied.
-func (a *Args) AddBytes(p []byte) { a.b = AppendBulk(a.b, p); a.n++ }
+func (a *Args) AddBytes(p []byte) {
+	if a.n == 0 {
+		a.special = cmdinfo.MaybeBytes(p) && cmdinfo.SpecialBytes(p)
+	}
+	a.b = AppendBulk(a.b, p)
+	a.n++
+}
 
 // AddInt appends an integer argument, in decimal.
-func (a *Args) AddInt(i int64) { a.b = AppendBulkInt(a.b, i); a.n++ }
+func (a *Args) AddInt(i int64) {
+	if a.n == 0 {
+		a.special = false
+	}
+	a.b = AppendBulkInt(a.b, i)
+	a.n++
+}
 
 // AddArgs appends every argument of o.
-func (a *Args) AddArgs(o *Args) { a.b = append(a.b, o.b...); a.n += o.n }
+func (a *Args) AddArgs(o *Args) {
+	if a.n == 0 {
+		a.special = o.special
+	}
+	a.b = append(a.b, o.b...)
+	a.n += o.n
+}
 
 // Len returns the number of arguments.
 func (a *Args) Len() int { return a.n }
@@ -173,19 +198,4 @@ func (a *Args) Len() int { return a.n }
 func (a *Args) Size() int { return len(a.b) }
 
 // Reset removes every argument, keeping the memory.
-func (a *Args) Reset() { a.b, a.n = a.b[:0], 0 }
-
-// firstSpecial reports whether the first argument is a special name.
-func (a *Args) firstSpecial() bool {
-	// "$<len>\r\n<name>\r\n"
-	i := 1
-	l := 0
-	for ; i < len(a.b) && a.b[i] != '\r'; i++ {
-		l = l*10 + int(a.b[i]-'0')
-	}
-	i += 2
-	if i+l > len(a.b) {
-		return false
-	}
-	return (cmdinfo.MaybeBytes(a.b[i:i+l]) && cmdinfo.SpecialBytes(a.b[i:i+l]))
-}
+func (a *Args) Reset() { a.b, a.n, a.special = a.b[:0], 0, false }

@@ -103,7 +103,7 @@ func (c *Cmds) ArgInt(i int64) {
 // Args appends every argument of a to the command begun with Begin.
 func (c *Cmds) Args(a *Args) {
 	if c.got == 0 && a.n > 0 {
-		c.special = c.special || a.firstSpecial()
+		c.special = c.special || a.special
 	}
 	c.b = append(c.b, a.b...)
 	c.got += a.n
