@@ -101,8 +101,8 @@ type e2eReport struct {
 // e2eRun is one e2e run's shared state.
 type e2eRun struct {
 	cfg    config
-	qq     *queues  // the workers' queues, one per connection
-	pconns []sender // one per producer
+	qq     *queues        // the workers' queues, one per connection
+	pconns []sender       // one per producer
 	pqs    [][]*emq.Queue // per producer, every member queue
 	chunk  int
 	size   int

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/cliredact"
 )
 
 // workloads lists what emqbench can run, in the order the usage shows.
@@ -105,7 +104,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 				return c, errHelp
 			}
 			// The flag package quotes the value it could not parse.
-			return c, errors.New(redactArgs(err.Error(), all))
+			return c, errors.New(cliredact.Redact(err.Error(), all))
 		}
 		if fs.NArg() == 0 {
 			break
@@ -123,11 +122,11 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	case len(positional) > 1:
 		shown := make([]string, len(positional))
 		for i, p := range positional {
-			shown[i] = quoteArg(p)
+			shown[i] = cliredact.Quote(p)
 		}
-		return c, fmt.Errorf("one workload at a time, got %s%s", strings.Join(shown, " "), urlHint(positional...))
+		return c, fmt.Errorf("one workload at a time, got %s%s", strings.Join(shown, " "), cliredact.URLHint(positional...))
 	case len(positional) == 1 && c.workload != "" && c.workload != positional[0]:
-		return c, fmt.Errorf("-workload %s and argument %s disagree%s", quoteArg(c.workload), quoteArg(positional[0]), urlHint(c.workload, positional[0]))
+		return c, fmt.Errorf("-workload %s and argument %s disagree%s", cliredact.Quote(c.workload), cliredact.Quote(positional[0]), cliredact.URLHint(c.workload, positional[0]))
 	case len(positional) == 1:
 		c.workload = positional[0]
 	}
@@ -140,7 +139,7 @@ func (c *config) validate() error {
 	case c.workload == "":
 		return fmt.Errorf("no workload given (one of %s)", strings.Join(workloads, ", "))
 	case !slices.Contains(workloads, c.workload):
-		return fmt.Errorf("unknown workload %s (one of %s)%s", quoteArg(c.workload), strings.Join(workloads, ", "), urlHint(c.workload))
+		return fmt.Errorf("unknown workload %s (one of %s)%s", cliredact.Quote(c.workload), strings.Join(workloads, ", "), cliredact.URLHint(c.workload))
 	case c.conns < 1 || c.conns > 1024:
 		return fmt.Errorf("-conns %d: want 1 to 1024", c.conns)
 	case c.goroutines < 1 || c.goroutines > 100_000:
@@ -164,102 +163,24 @@ func (c *config) validate() error {
 	case !(c.fail >= 0 && c.fail <= 1):
 		return fmt.Errorf("-fail %v: want a fraction from 0 to 1", c.fail)
 	case c.enqueue != "bulk" && c.enqueue != "batch":
-		return fmt.Errorf("-enqueue %s: want bulk or batch", quoteArg(c.enqueue))
+		return fmt.Errorf("-enqueue %s: want bulk or batch", cliredact.Quote(c.enqueue))
 	}
 	if c.queueSet {
 		if strings.Contains(c.queue, "://") {
 			// It would name keys on the node and show in the report.
-			return fmt.Errorf("-queue %s: a URL is not a queue name%s", quoteArg(c.queue), urlHint(c.queue))
+			return fmt.Errorf("-queue %s: a URL is not a queue name%s", cliredact.Quote(c.queue), cliredact.URLHint(c.queue))
 		}
 		if err := emq.ValidQueue(c.queue); err != nil {
 			var qe *emq.QueueError
-			if looksSecret(c.queue) && errors.As(err, &qe) {
+			if cliredact.LooksSecret(c.queue) && errors.As(err, &qe) {
 				// QueueError quotes the name, clipped: redactArgs would
 				// miss the clipped form.
-				return fmt.Errorf("-queue %s: %s", quoteArg(c.queue), qe.Reason)
+				return fmt.Errorf("-queue %s: %s", cliredact.Quote(c.queue), qe.Reason)
 			}
 			return fmt.Errorf("-queue: %v", err)
 		}
 	}
 	return nil
-}
-
-// notShown stands for an argument that may hold a password.
-const notShown = "<not shown: it may hold a password>"
-
-// looksSecret reports whether a command-line argument may be a server URL
-// or hold a password (it has "://" or an '@'), so that no message echoes
-// it: "emqbench redis://:pw@host" is a URL given where the workload goes.
-func looksSecret(arg string) bool {
-	return strings.Contains(arg, "://") || strings.Contains(arg, "@")
-}
-
-// quoteArg quotes arg for a message, or names it notShown when it looks
-// secret.
-func quoteArg(arg string) string {
-	if looksSecret(arg) {
-		return notShown
-	}
-	return strconv.Quote(arg)
-}
-
-// urlHint is the advice added to a message about args when one of them
-// looks like a URL.
-func urlHint(args ...string) string {
-	for _, a := range args {
-		if looksSecret(a) {
-			return "; a server URL goes in -url"
-		}
-	}
-	return ""
-}
-
-// redactArgs replaces in msg every argument of args that looks secret
-// (and the value of each -flag=value that does), quoted or not, with
-// notShown. It is the last line of defence for messages that quote
-// arguments: the flag package's, and any error run prints.
-func redactArgs(msg string, args []string) string {
-	for _, s := range secretArgs(args) {
-		msg = strings.ReplaceAll(msg, strconv.Quote(s), notShown)
-		msg = strings.ReplaceAll(msg, s, notShown)
-	}
-	return msg
-}
-
-// secretArgs lists the arguments that look secret, longest first (so
-// that a value is not replaced inside the -flag=value that holds it
-// before the whole is): each whole argument, the value of a -flag=value,
-// and the password of one that parses as a URL with user info, when it
-// is long enough (6 bytes) not to be replaced by chance inside other
-// words of a message.
-func secretArgs(args []string) []string {
-	var out []string
-	add := func(s string, min int) {
-		if len(s) >= min && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	for _, a := range args {
-		if !looksSecret(a) {
-			continue
-		}
-		add(a, 1)
-		if strings.HasPrefix(a, "-") {
-			if _, v, ok := strings.Cut(a, "="); ok && looksSecret(v) {
-				add(v, 1)
-				a = v
-			}
-		}
-		if u, err := url.Parse(a); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok {
-				add(pw, 6)
-			} else {
-				add(u.User.Username(), 6) // redis://password@host
-			}
-		}
-	}
-	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
-	return out
 }
 
 // printUsage writes the usage text and every flag with its default.

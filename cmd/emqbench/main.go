@@ -83,6 +83,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/echomq/echomq-go/internal/cliredact"
 )
 
 // Exit statuses.
@@ -104,8 +106,8 @@ func main() {
 // returns the exit status. Ctrl-C and SIGTERM end the run early; the node
 // it started is stopped either way.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(secretArgs(args)) > 0 {
-		stderr = redactWriter{stderr, args}
+	if len(cliredact.Secrets(args)) > 0 {
+		stderr = cliredact.Writer{W: stderr, Args: args}
 	}
 	cfg, err := parseArgs(args, stdout)
 	if errors.Is(err, errHelp) {
@@ -148,22 +150,6 @@ func fail(stderr io.Writer, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	msg = strings.Join(strings.Fields(msg), " ")
 	fmt.Fprintf(stderr, "emqbench: %s\n", msg)
-}
-
-// redactWriter writes to w with every argument of args that looks like a
-// URL (and its password) replaced, as redactArgs does: run prints its
-// errors through it, so that none echoes a URL from the command line.
-type redactWriter struct {
-	w    io.Writer
-	args []string
-}
-
-// Write writes p, redacted, to w; it reports len(p) written on success.
-func (r redactWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, redactArgs(string(p), r.args)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // isTerminal reports whether w is a terminal (a character device), where

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/echomq-go/internal/cliredact"
 	"github.com/echomq/echomq-go/internal/servertest"
 )
 
@@ -437,13 +438,13 @@ func TestSecretArgsNotEchoed(t *testing.T) {
 func TestRedactArgs(t *testing.T) {
 	args := []string{"-url=redis://bob:s3cret-pw@h:1", "-n", "5", "ping", "rediss://:tiny@h", "x@y"}
 	for _, c := range []struct{ in, want string }{
-		{`bad "-url=redis://bob:s3cret-pw@h:1"`, "bad " + notShown},
-		{"value redis://bob:s3cret-pw@h:1 here", "value " + notShown + " here"},
-		{"the password s3cret-pw alone", "the password " + notShown + " alone"},
-		{`got "x@y" and "rediss://:tiny@h"`, "got " + notShown + " and " + notShown},
+		{`bad "-url=redis://bob:s3cret-pw@h:1"`, "bad " + cliredact.NotShown},
+		{"value redis://bob:s3cret-pw@h:1 here", "value " + cliredact.NotShown + " here"},
+		{"the password s3cret-pw alone", "the password " + cliredact.NotShown + " alone"},
+		{`got "x@y" and "rediss://:tiny@h"`, "got " + cliredact.NotShown + " and " + cliredact.NotShown},
 		{"tiny passwords stay: tiny, and so does 5 or ping", "tiny passwords stay: tiny, and so does 5 or ping"},
 	} {
-		if got := redactArgs(c.in, args); got != c.want {
+		if got := cliredact.Redact(c.in, args); got != c.want {
 			t.Errorf("redactArgs(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
