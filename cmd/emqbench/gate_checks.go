@@ -174,7 +174,7 @@ func (g *gate) scriptLoads(ctx context.Context) (string, error) {
 		return "", err
 	}
 	detail := fmt.Sprintf("script_loads = %d (%s, server cmdstat_script|load %d); %d callers + a %s-command pipeline sent cold as one submission (%d of %d callers held together), %s NOSCRIPT, all enqueued",
-		loads, g.nd.loadsBy(st.Loads), server, callers, group(pipelined), cold.together(), callers+1, group(int64(st.NoScripts)+int64(g.nd.routedNoScripts()-noScripts0)))
+		loads, g.nd.loadsBy(st.Loads, g.nd.routedLoads()-loads0), server, callers, group(pipelined), cold.together(), callers+1, group(int64(st.NoScripts)+int64(g.nd.routedNoScripts()-noScripts0)))
 	if loads != 1 || server != 1 {
 		return detail, errors.New("want exactly one SCRIPT LOAD")
 	}
@@ -307,7 +307,8 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer flusher.Close()
-	loads0 := x.Stats().Loads + g.nd.routedLoads()
+	exec0, routed0 := x.Stats().Loads, g.nd.routedLoads()
+	loads0 := exec0 + routed0
 	var done atomic.Int64
 	flushed := make(chan error, 1)
 	errs := make(chan error, workers)
@@ -347,7 +348,7 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 	}
 	cmds := 2*rounds*depth + 2*rounds*2
 	detail := fmt.Sprintf("SCRIPT FLUSH after %d of %d batches; %s commands all succeeded; reloads %d for 3 scripts (enqueue, claim_batch, complete_batch; %s; server cmdstat_script|load %d)",
-		flushAt, workers*rounds, group(int64(cmds)), loads, g.nd.loadsBy(x.Stats().Loads), server)
+		flushAt, workers*rounds, group(int64(cmds)), loads, g.nd.loadsBy(x.Stats().Loads-exec0, g.nd.routedLoads()-routed0), server)
 	if loads != 3 || server != 3 {
 		return detail, errors.New("want one reload per script")
 	}

@@ -340,11 +340,11 @@ func (nd *node) routedNoScripts() uint64 {
 	return 0
 }
 
-// loadsBy says who sent the loads: the executor, or on a cluster the
-// cluster client per node.
-func (nd *node) loadsBy(executor uint64) string {
+// loadsBy says who sent the loads of a check: the executor, and on a
+// cluster the cluster client per node.
+func (nd *node) loadsBy(executor, routed uint64) string {
 	if nd.cluster {
-		return fmt.Sprintf("executor %d, cluster client per node %d", executor, nd.routedLoads())
+		return fmt.Sprintf("executor %d, cluster client per node %d", executor, routed)
 	}
 	return fmt.Sprintf("executor %d", executor)
 }
