@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -331,4 +332,13 @@ func (cl *Client) Primaries() []string {
 // SCRIPT. Commands sent on it are not routed and not redirected.
 func (cl *Client) Node(ctx context.Context, addr string) (*conn.Client, error) {
 	return cl.node(addr).client(ctx, cl.opts.Node)
+}
+
+// Owner returns the address of the primary that serves key's slot, as
+// the Client last read the topology, or "" when none does. A sharded
+// pub/sub subscription (SSUBSCRIBE) must be made there: give the address
+// to pubsub.New. Plain SUBSCRIBE and PSUBSCRIBE work on any node, since a
+// cluster relays PUBLISH to every node.
+func (cl *Client) Owner(key string) string {
+	return cl.topo.Load().addr(slot.Of(key))
 }

@@ -51,6 +51,15 @@
 // a call that fails because a connection broke may or may not have run
 // and fails with an error matching conn.ErrBroken.
 //
+// # Pub/sub
+//
+// PUBLISH and SPUBLISH are ordinary commands: SPUBLISH is routed by its
+// channel's slot. A subscription has a connection of its own (package
+// pubsub): SUBSCRIBE and PSUBSCRIBE work on any node, since a cluster
+// relays PUBLISH to every node; SSUBSCRIBE must be made at the channel's
+// owner, which Owner names. A sharded subscription does not follow its
+// channel when the slot moves.
+//
 // # Scripts
 //
 // Every primary has its own script cache. dispatch's scripted executor
