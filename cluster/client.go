@@ -342,3 +342,19 @@ func (cl *Client) Node(ctx context.Context, addr string) (*conn.Client, error) {
 func (cl *Client) Owner(key string) string {
 	return cl.topo.Load().addr(slot.Of(key))
 }
+
+// Dedicated lends fn a connection of its own to the primary that serves
+// key's slot (see conn.Client.Dedicated): for WATCH and a transaction
+// sent over several calls on keys of that slot. Commands on it are not
+// routed: a MOVED there is the caller's to handle (the slot moved).
+func (cl *Client) Dedicated(ctx context.Context, key string, fn func(c *conn.Conn) error) error {
+	n, err := cl.target(ctx, int(slot.Of(key)))
+	if err != nil {
+		return err
+	}
+	c, err := n.client(ctx, cl.opts.Node)
+	if err != nil {
+		return err
+	}
+	return c.Dedicated(ctx, fn)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/echomq/echomq-go/cluster"
+	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/pipeline"
 )
@@ -122,4 +123,35 @@ func TestBatchSplitInOrder(t *testing.T) {
 	v, err = cl.Do(ctx, "DBSIZE")
 	require.NoError(t, err)
 	require.EqualValues(t, 97, v.Int, "DBSIZE summed over the primaries")
+}
+
+// WATCH and a transaction over several calls run on a connection lent at
+// the key's primary.
+func TestDedicatedTransaction(t *testing.T) {
+	c := needCluster(t)
+	cl := newClient(t, c)
+	ctx := testCtx(t)
+	_, err := cl.Do(ctx, "SET", "{acct}balance", "10")
+	require.NoError(t, err)
+	err = cl.Dedicated(ctx, "{acct}balance", func(d *conn.Conn) error {
+		if _, err := d.Do(ctx, "WATCH", "{acct}balance"); err != nil {
+			return err
+		}
+		v, err := d.Do(ctx, "GET", "{acct}balance")
+		if err != nil {
+			return err
+		}
+		if _, err := d.Do(ctx, "MULTI"); err != nil {
+			return err
+		}
+		if _, err := d.Do(ctx, "SET", "{acct}balance", v.Text()+"0"); err != nil {
+			return err
+		}
+		_, err = d.Do(ctx, "EXEC")
+		return err
+	})
+	require.NoError(t, err)
+	v, err := cl.Do(ctx, "GET", "{acct}balance")
+	require.NoError(t, err)
+	require.Equal(t, "100", v.Text())
 }
