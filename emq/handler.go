@@ -12,7 +12,9 @@ import (
 // [ErrAbandon] leaves it leased for the reaper.
 //
 // ctx ends when the job's lease is lost (context.Cause is [ErrLeaseLost]),
-// when the worker's shutdown deadline passes ([ErrShutdown]), or when the
+// when the job's timeout passes (a cause matching [ErrJobTimeout]: the
+// job is retried, see [WorkerConfig].Timeout), when the worker's shutdown
+// deadline passes ([ErrShutdown]), or when the
 // worker stops because its connection is finished (the worker's terminal
 // error, matching [ErrSenderDone]); a handler should then return promptly:
 // its job is no longer its own. ctx is the job's own and is cancelled
@@ -58,6 +60,11 @@ var (
 	// ErrShutdown is the cause of a handler's context when the worker's
 	// shutdown deadline passed; the job is left to the reaper.
 	ErrShutdown = errors.New("emq: worker shut down before the job finished")
+	// ErrJobTimeout is matched by the cause of a handler's context when
+	// the job's timeout passed ([WorkerConfig].Timeout), and by the
+	// failure its retry reports (EventRetried, EventDead): "emq: job
+	// timed out after 30m0s", the text the row's error field keeps.
+	ErrJobTimeout = errors.New("emq: job timed out")
 )
 
 // PanicError is the failure of a handler that panicked: the worker
@@ -88,6 +95,7 @@ const (
 	EventAbandoned                      // the handler returned ErrAbandon
 	EventLeaseLost                      // extend answered stale; the handler's ctx was cancelled
 	EventError                          // an exchange with the server failed (Err), or was never sent; Op names it
+	EventTimedOut                       // the handler ran past its timeout (Err matches ErrJobTimeout); the job is retried
 )
 
 // String names the kind.
@@ -107,6 +115,8 @@ func (k EventKind) String() string {
 		return "lease-lost"
 	case EventError:
 		return "error"
+	case EventTimedOut:
+		return "timed-out"
 	}
 	return "EventKind(?)"
 }
@@ -116,8 +126,9 @@ type Event struct {
 	Kind EventKind // what happened
 	Job  Job       // the job concerned; zero for a claim, promote or reap error
 	Op   string    // for EventError: "claim", "complete", "retry", "release", "extend", "promote", "reap" or "trim"
-	// Err is the handler's error for EventRetried and EventDead, the
-	// exchange's for EventError. A completion or retry the worker never
+	// Err is the handler's error for EventRetried and EventDead (for a
+	// job that timed out, an error matching [ErrJobTimeout]), the
+	// timeout for EventTimedOut, the exchange's for EventError. A completion or retry the worker never
 	// sent because it gave up (the shutdown deadline passed, or its
 	// connection is finished) is an EventError whose Err is why:
 	// [ErrShutdown], or the terminal error matching [ErrSenderDone]; its

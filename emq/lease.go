@@ -70,7 +70,7 @@ func (q *Queue) AppendClaimBatch(ctx context.Context, dst []Job, lease time.Dura
 	o.args.Key(q.keys.Active)
 	o.args.Key(q.keys.Base)
 	o.args.ArgInt(ms)
-	o.args.ArgInt(int64(n))
+	o.args.ArgInt(scriptInt(n))
 	o.jobs = dst
 	err = wrapErr("claim_batch", q.ext.Eval(ctx, scriptClaimBatch, &o.args, o.jobsFn))
 	dst = o.jobs
@@ -251,7 +251,7 @@ func (q *Queue) Retry(ctx context.Context, id string, token int64, delay time.Du
 	o.args.Arg(id)
 	o.args.ArgInt(token)
 	o.args.ArgInt(ms)
-	o.args.ArgInt(int64(maxAttempts))
+	o.args.ArgInt(scriptInt(maxAttempts))
 	o.args.Arg(errText)
 	n, err := q.evalInt(ctx, scriptRetry, o)
 	putOp(o, err)
@@ -291,7 +291,7 @@ func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
 	o.args.Key(q.keys.Delayed)
 	o.args.Key(q.keys.Pending)
 	o.args.Key(q.keys.Base)
-	o.args.ArgInt(int64(limit))
+	o.args.ArgInt(scriptInt(limit))
 	n, err := q.evalInt(ctx, scriptPromote, o)
 	putOp(o, err)
 	return int(n), err
@@ -311,8 +311,8 @@ func (q *Queue) Reap(ctx context.Context, limit, maxAttempts int) (int, error) {
 	o.args.Key(q.keys.Pending)
 	o.args.Key(q.keys.Dead)
 	o.args.Key(q.keys.Base)
-	o.args.ArgInt(int64(limit))
-	o.args.ArgInt(int64(maxAttempts))
+	o.args.ArgInt(scriptInt(limit))
+	o.args.ArgInt(scriptInt(maxAttempts))
 	n, err := q.evalInt(ctx, scriptReap, o)
 	putOp(o, err)
 	return int(n), err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/dispatch"
@@ -264,24 +263,4 @@ func scriptedExecutor(s conn.Sender, xs ...dispatch.Executor) dispatch.Executor 
 		}
 	}
 	return dispatch.NewScripted(s)
-}
-
-// millis converts d to whole milliseconds, rounding up, for an ARGV
-// integer; a negative d is an *ArgError unless clamp is set, when it is 0.
-func millis(arg string, d time.Duration, clamp bool) (int64, error) {
-	if d < 0 {
-		if clamp {
-			return 0, nil
-		}
-		return 0, &ArgError{Arg: arg, Reason: "negative duration " + d.String()}
-	}
-	return int64((d + time.Millisecond - 1) / time.Millisecond), nil
-}
-
-// leaseMillis converts a lease to whole milliseconds, at least 1.
-func leaseMillis(d time.Duration) (int64, error) {
-	if d < time.Millisecond {
-		return 0, &ArgError{Arg: "lease", Reason: d.String() + " is under a millisecond"}
-	}
-	return millis("lease", d, false)
 }

@@ -157,7 +157,7 @@ func (q *Queue) settleArgs(outcomes []Outcome, retention, lease time.Duration, n
 	o.args.Key(k.Dead)
 	o.args.Key(k.Base)
 	o.args.ArgInt(ms)
-	o.args.ArgInt(int64(n))
+	o.args.ArgInt(scriptInt(n))
 	o.args.ArgInt(keep)
 	for _, kind := range settleKinds {
 		o.args.ArgInt(count[kind])
@@ -173,7 +173,7 @@ func (q *Queue) settleArgs(outcomes []Outcome, retention, lease time.Duration, n
 			if kind == OutcomeRetry {
 				d, _ := millis("delay", c.Delay, true)
 				o.args.ArgInt(d)
-				o.args.ArgInt(int64(c.MaxAttempts))
+				o.args.ArgInt(scriptInt(c.MaxAttempts))
 				o.args.Arg(c.Error)
 			}
 		}

@@ -37,7 +37,10 @@ func (q *Queue) trimDead(ctx context.Context, maxAge time.Duration, maxCount, li
 	if maxAge >= 0 {
 		age, _ = millis("maxAge", maxAge, false)
 	}
-	count := int64(max(maxCount, -1))
+	count := int64(-1)
+	if maxCount >= 0 {
+		count = scriptInt(maxCount)
+	}
 	if age < 0 && count < 0 {
 		return 0, nil
 	}
@@ -46,7 +49,7 @@ func (q *Queue) trimDead(ctx context.Context, maxAge time.Duration, maxCount, li
 	o.args.Key(q.keys.Base)
 	o.args.ArgInt(age)
 	o.args.ArgInt(count)
-	o.args.ArgInt(int64(limit))
+	o.args.ArgInt(scriptInt(limit))
 	n, err := q.evalInt(ctx, scriptTrimDead, o)
 	putOp(o, err)
 	return int(n), err

@@ -16,8 +16,32 @@ type WorkerConfig struct {
 	// Concurrency is how many handlers run at once. Default 8.
 	Concurrency int
 	// Lease is how long a claim holds a job before the reaper may take it
-	// back; a running handler's lease is extended. Default 30 s.
+	// back; a running handler's lease is extended, until its Timeout.
+	// Default 30 s.
 	Lease time.Duration
+	// Timeout is the longest a handler runs on one job. When it passes,
+	// the handler's context ends (its cause matches [ErrJobTimeout]), the
+	// lease is extended no more, and the job is retried as a failure
+	// whose error text says it timed out ("emq: job timed out after
+	// 30m0s"): with backoff, counted in its attempts, dead after
+	// MaxAttempts like any failure. A job's lease is thus extended in all
+	// at most Timeout, and held at most Timeout plus one Lease even when
+	// the retry cannot be sent (the reaper then takes the job back).
+	//
+	// A handler that ignores its context and runs on past its timeout
+	// loses its job all the same: the slot it ran in is given at once to
+	// a new handler goroutine, so Concurrency handlers still run; its
+	// result, when it returns, is dropped (the job was retried, and the
+	// fencing token would make it stale anyway); and until it returns it
+	// is counted in [WorkerStats].Hung. Every timeout is an
+	// [EventTimedOut]. Default 30 min; negative is an error: every job
+	// has a timeout, a long one if need be.
+	Timeout time.Duration
+	// TimeoutFor, when set, is the timeout of each job, called before its
+	// handler starts (from the handler's goroutine; it must not block): a
+	// job-by-job override of Timeout, by its payload say. A result of 0
+	// or less takes Timeout.
+	TimeoutFor func(job *Job) time.Duration
 	// MaxAttempts is the attempts after which a failing job goes to dead
 	// (retry and reap). Default 25.
 	MaxAttempts int
@@ -26,7 +50,9 @@ type WorkerConfig struct {
 	// fixed, half random). Defaults 1 s and 10 min.
 	BackoffBase, BackoffMax time.Duration
 	// Backoff, when set, replaces that rule: the delay before retrying a
-	// job whose attempt-th attempt failed with err. 0 requeues at once.
+	// job whose attempt-th attempt failed with err. 0 (or less) requeues
+	// at once; any longer delay is kept to the millisecond, rounded up,
+	// up to math.MaxInt64 (about 292 years, still a valid due time).
 	Backoff func(attempt int64, err error) time.Duration
 	// Retention keeps a completed job's row (state completed) this long;
 	// 0 deletes it at once.
@@ -100,6 +126,10 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	if c.MaxAttempts < 0 {
 		return c, &ArgError{Arg: "MaxAttempts", Reason: "negative"}
 	}
+	def(&c.Timeout, 30*time.Minute)
+	if c.Timeout < 0 {
+		return c, &ArgError{Arg: "Timeout", Reason: "negative: every job has a timeout"}
+	}
 	def(&c.BackoffBase, time.Second)
 	def(&c.BackoffMax, 10*time.Minute)
 	if c.Retention < 0 {
@@ -144,7 +174,7 @@ func (c *WorkerConfig) backoff(attempt int64, err error) time.Duration {
 	}
 	d := c.BackoffBase
 	for i := int64(1); i < attempt && d < c.BackoffMax; i++ {
-		d *= 2
+		d = twice(d, c.BackoffMax)
 	}
 	d = min(d, c.BackoffMax)
 	if half := int64(d / 2); half > 0 {
@@ -153,9 +183,10 @@ func (c *WorkerConfig) backoff(attempt int64, err error) time.Duration {
 	return d
 }
 
-// jitter returns d scaled by a random factor in [0.8, 1.2).
+// jitter returns d scaled by a random factor in [0.8, 1.2), at most the
+// longest duration.
 func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return scale(d, 0.8+0.4*rand.Float64())
 }
 
 // WorkerStats counts a worker's outcomes since it was made.
@@ -166,13 +197,19 @@ type WorkerStats struct {
 	Claimed, Completed, Retried, Dead, Stale, Abandoned, Released uint64 // jobs
 	Panics, LeaseLost, Errors, Promoted, Reaped                   uint64 // events; jobs moved by promote and reap
 	Trimmed                                                       uint64 // dead jobs removed by the trimmer
+	// TimedOut counts the jobs whose handler ran past its timeout
+	// ([WorkerConfig].Timeout). Hung is not a count since the worker was
+	// made but a gauge: the handlers still running now after their job
+	// timed out, their slots given to new goroutines.
+	TimedOut, Hung uint64
 }
 
 type workerCounters struct {
 	rounds, claims, ackBatches                                    atomic.Uint64
 	claimed, completed, retried, dead, stale, abandoned, released atomic.Uint64
 	panics, leaseLost, errors, promoted, reaped                   atomic.Uint64
-	trimmed                                                       atomic.Uint64
+	trimmed, timedOut                                             atomic.Uint64
+	hung                                                          atomic.Int64
 }
 
 // Worker claims jobs from a queue and runs a handler on each, with
@@ -233,7 +270,7 @@ func NewWorker(q *Queue, h Handler, cfg WorkerConfig) (*Worker, error) {
 	w := &Worker{q: q, h: Chain(h, cfg.Middleware...), cfg: cfg, done: make(chan struct{})}
 	w.slots = make([]*slot, cfg.Concurrency)
 	for i := range w.slots {
-		w.slots[i] = new(slot)
+		w.slots[i] = w.newSlot()
 	}
 	return w, nil
 }
@@ -247,6 +284,7 @@ func (w *Worker) Stats() WorkerStats {
 		Dead: s.dead.Load(), Stale: s.stale.Load(), Abandoned: s.abandoned.Load(), Released: s.released.Load(),
 		Panics: s.panics.Load(), LeaseLost: s.leaseLost.Load(), Errors: s.errors.Load(),
 		Promoted: s.promoted.Load(), Reaped: s.reaped.Load(), Trimmed: s.trimmed.Load(),
+		TimedOut: s.timedOut.Load(), Hung: uint64(max(s.hung.Load(), 0)),
 	}
 }
 
@@ -337,11 +375,14 @@ func (w *Worker) shutdown(ctx context.Context, cause error) error {
 		w.drainOutbox() // outcomes a handler left after the loop gave up
 		close(w.done)
 	}()
-	if err := ctx.Err(); err != nil {
-		return err
+	// A handler that ran past its timeout and ignores its context is
+	// waited for until ctx ends, no longer.
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	<-w.done
-	return nil
 }
 
 // giveUp abandons what is left, once: no more outcomes are sent, the
@@ -457,6 +498,8 @@ func (w *Worker) emit(e Event) {
 		s.leaseLost.Add(1)
 	case EventError:
 		s.errors.Add(1)
+	case EventTimedOut:
+		s.timedOut.Add(1)
 	}
 	if w.cfg.OnEvent != nil {
 		w.cfg.OnEvent(e)

@@ -11,15 +11,29 @@ import (
 )
 
 // slot is one handler goroutine's record of the job it runs, shared with
-// the extender.
+// the extender and the slot's timeout timer. When a job times out, the
+// slot passes to a new handler goroutine; the one whose handler hangs
+// finds, when it returns, that the slot's gen moved on, and goes.
 type slot struct {
 	mu     sync.Mutex
 	busy   bool
-	gen    uint64 // bumped per job, so a late extend result is not misapplied
+	gen    uint64 // bumped per job and at a timeout, so a late result is not misapplied
 	job    Job
 	since  time.Time               // the claim, or the start of the last extend that held
 	cancel context.CancelCauseFunc // ends the job's context
 	lost   bool                    // extend answered stale: the job is not ours any more
+
+	started time.Time     // when the handler started
+	timeout time.Duration // the job's timeout, from started
+	timer   *time.Timer   // fires w.timeout(s); reset per job
+}
+
+// newSlot returns a slot whose timer, stopped, runs its timeouts.
+func (w *Worker) newSlot() *slot {
+	s := new(slot)
+	s.timer = time.AfterFunc(time.Hour, func() { w.timeout(s) })
+	s.timer.Stop()
+	return s
 }
 
 // claimed is a job on its way from the round loop to a handler goroutine.
@@ -36,17 +50,26 @@ const maxErrorText = 4 << 10
 func (w *Worker) process(s *slot, jobs <-chan claimed) {
 	defer w.procWG.Done()
 	for c := range jobs {
-		w.runJob(s, c)
+		if !w.runJob(s, c) {
+			return // the job timed out: the slot is another goroutine's
+		}
 	}
 }
 
 // runJob runs the handler on one job and leaves its outcome for the round
-// loop.
-func (w *Worker) runJob(s *slot, c claimed) {
+// loop. It returns false when the job timed out while its handler ran:
+// the slot then belongs to another goroutine, and this one must go.
+func (w *Worker) runJob(s *slot, c claimed) bool {
 	job := *c.job // as claimed: the handler may change its own copy
 	if !w.holdLease(s, job, c.at) {
 		w.out.put(done{job: job}) // frees the slot; the event is out
-		return
+		return true
+	}
+	timeout := w.cfg.Timeout
+	if w.cfg.TimeoutFor != nil {
+		if d := w.cfg.TimeoutFor(c.job); d > 0 {
+			timeout = d
+		}
 	}
 	// Each job has a context of its own, cancelled when its handler
 	// returns (as net/http's request context is): a context the handler
@@ -62,6 +85,9 @@ func (w *Worker) runJob(s *slot, c claimed) {
 		s.since = c.at
 	}
 	s.gen++
+	gen := s.gen
+	s.started, s.timeout = time.Now(), timeout
+	s.timer.Reset(timeout)
 	s.mu.Unlock()
 	if w.abandon.Load() {
 		cancel(w.giveUpErr) // the worker gave up before this job started
@@ -71,10 +97,60 @@ func (w *Worker) runJob(s *slot, c claimed) {
 	cancel(nil) // the handler returned: its context ends (context.Canceled)
 
 	s.mu.Lock()
+	if s.gen != gen {
+		// It timed out: its outcome (a retry) was left then, and the
+		// slot given to another goroutine. This result is dropped.
+		s.mu.Unlock()
+		w.stats.hung.Add(-1)
+		return false
+	}
+	s.timer.Stop()
 	lost := s.lost
 	s.busy, s.job, s.cancel, s.since = false, Job{}, nil, time.Time{}
 	s.mu.Unlock()
+	w.out.put(w.outcome(job, err, lost))
+	return true
+}
 
+// timeout runs when s's timer fires: if the job s runs has been running
+// for its timeout, its handler's context ends, the job is retried (its
+// outcome left for the round loop now, the lease extended no more) and
+// the slot passes to a new handler goroutine, so that a handler that
+// ignores its context holds no slot. A timer that fired for a job since
+// finished finds the next job short of its timeout, and does nothing.
+func (w *Worker) timeout(s *slot) {
+	s.mu.Lock()
+	if !s.busy || time.Since(s.started) < s.timeout {
+		s.mu.Unlock()
+		return
+	}
+	job, cancel, lost, d := s.job, s.cancel, s.lost, s.timeout
+	s.gen++ // the extender's result and the handler's are stale now
+	s.busy, s.job, s.cancel, s.since, s.lost = false, Job{}, nil, time.Time{}, false
+	// The handler goroutine goes when its handler returns; until then it
+	// is counted hung, and it holds the worker's Done. Adding to procWG
+	// is safe: that goroutine has not called Done.
+	w.stats.hung.Add(1)
+	w.procWG.Add(1)
+	s.mu.Unlock()
+	go w.process(s, w.jobs)
+
+	err := &timeoutError{after: d}
+	cancel(err)
+	w.emit(Event{Kind: EventTimedOut, Job: job, Err: err})
+	w.out.put(w.outcome(job, err, lost))
+}
+
+// timeoutError is the failure of a job whose handler ran past its
+// timeout; it matches [ErrJobTimeout].
+type timeoutError struct{ after time.Duration }
+
+func (e *timeoutError) Error() string        { return "emq: job timed out after " + e.after.String() }
+func (e *timeoutError) Is(target error) bool { return target == ErrJobTimeout }
+
+// outcome is what becomes of job, whose handler returned err (or timed
+// out), for the round loop: kind 0 when nothing is to be sent.
+func (w *Worker) outcome(job Job, err error, lost bool) done {
 	d := done{job: job}
 	switch {
 	case lost:
@@ -100,7 +176,7 @@ func (w *Worker) runJob(s *slot, c claimed) {
 		}
 		d.delay = w.cfg.backoff(job.Token, err)
 	}
-	w.out.put(d)
+	return d
 }
 
 // holdLease makes sure a job claimed ahead still holds its lease before

@@ -255,13 +255,21 @@ func (w *Worker) exchange(r *round, n int) {
 	if err != nil {
 		if n > 0 {
 			w.emit(Event{Kind: EventError, Op: "claim", Err: err})
-			r.empty, r.poll = true, min(2*r.poll, w.cfg.PollMax)
+			r.empty, r.poll = true, twice(r.poll, w.cfg.PollMax)
 		}
 		return
 	}
 	w.stats.claimed.Add(uint64(len(jobs)))
-	r.inHand += len(jobs)
 	for i := range jobs {
+		if err := checkID(jobs[i].ID); err != nil {
+			// A row no transition of this package takes (another
+			// runtime's?): it is not run, for its outcome would refuse
+			// the whole round that carried it. Its lease runs out and
+			// the reaper takes it back, to dead after MaxAttempts.
+			w.emit(Event{Kind: EventError, Job: jobs[i], Op: "claim", Err: err})
+			continue
+		}
+		r.inHand++
 		w.jobs <- claimed{job: &jobs[i], at: at}
 	}
 	if n > 0 {
@@ -271,7 +279,7 @@ func (w *Worker) exchange(r *round, n int) {
 		case len(jobs) > 0:
 			r.empty, r.poll = true, w.cfg.PollMin
 		case r.empty:
-			r.poll = min(2*r.poll, w.cfg.PollMax)
+			r.poll = twice(r.poll, w.cfg.PollMax)
 		default:
 			r.empty = true
 		}
