@@ -112,7 +112,15 @@
 // Invalid input never reaches the server: an invalid queue name is a
 // *[QueueError] ([ErrInvalidQueue]), an invalid id an *[IDError]
 // ([ErrInvalidID]), checked before any key is built; a malformed duration
-// or count an *[ArgError] ([ErrArg]). A script's error reply is a
+// or count an *[ArgError] ([ErrArg]): a lease under a millisecond, a
+// negative retention or age. The scripts take integers up to 2^53 - 1
+// and refuse any other (one such argument would refuse a whole
+// settle_claim round), so every time.Duration is sent as its whole
+// milliseconds, rounded up without overflow: math.MaxInt64 ns, about 292
+// years, is 9,223,372,036,855 ms, valid as a lease, a delay, a retention
+// or an age, and the server's clock plus it an exact score. A negative
+// delay is due at once; a count or limit past 2^53 - 1 is sent as 2^53 -
+// 1, which means the same. A script's error reply is a
 // *[ScriptError] whose text is the server's byte for byte and which
 // matches [ErrKind] (EMQKIND) or [ErrArg] (EMQARG). The hot verbs reuse
 // pooled argument buffers: Enqueue allocates only the id it mints.
@@ -144,7 +152,19 @@
 // extender renews the lease of a long-running handler every
 // ExtendInterval (a job claimed ahead that waited that long is extended
 // before it starts) and cancels its context (cause [ErrLeaseLost]) when
-// the lease was lost; a maintainer promotes due jobs and reaps expired
+// the lease was lost. Every job has a timeout (Timeout, default 30 min;
+// TimeoutFor overrides it job by job): past it the handler's context ends
+// (a cause matching [ErrJobTimeout]), the lease is extended no more, and
+// the job is retried as a failure ("emq: job timed out after ..."),
+// counted in its attempts and dead after MaxAttempts; a lease is thus
+// extended for at most the timeout. A handler that ignores its context
+// and runs on holds no slot: a new goroutine takes its place at the
+// timeout, its late result is dropped (the job's token is stale anyway),
+// and until it returns it is counted in [WorkerStats].Hung
+// ([EventTimedOut] reports each timeout). A claimed job whose id is not a
+// branded id (a row another runtime wrote) is not run, as no transition
+// could settle it: an [EventError] with Op "claim", and the reaper takes
+// it back. A maintainer promotes due jobs and reaps expired
 // leases on jittered intervals, and a trimmer keeps the dead set within
 // DeadMaxAge and DeadMaxCount. Each job's context is its own and ends
 // when its handler returns. A round that failed without being sent

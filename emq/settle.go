@@ -43,9 +43,11 @@ type Outcome struct {
 	Kind  OutcomeKind
 	ID    string
 	Token int64
-	// For OutcomeRetry: the delay before the job is due again (0 requeues
-	// it at once), the attempts after which it is dead instead, and the
-	// failure text kept in the row's error field.
+	// For OutcomeRetry: the delay before the job is due again (0 or less
+	// requeues it at once; any longer one, up to math.MaxInt64, is kept
+	// to the millisecond, rounded up), the attempts after which it is
+	// dead instead (at least 0), and the failure text kept in the row's
+	// error field.
 	Delay       time.Duration
 	MaxAttempts int
 	Error       string
@@ -95,7 +97,10 @@ var settleKinds = [...]OutcomeKind{OutcomeComplete, OutcomeRetry, OutcomeRelease
 // of a job never started would do it, then the claim exactly as
 // ClaimBatch (no claim when n is 0). settled[i] is outcomes[i]'s result;
 // retention is the completions' (0 deletes their rows), lease the claimed
-// jobs'. Every id is checked before anything is sent.
+// jobs'. Every id and argument is checked before anything is sent: one
+// that is invalid refuses the call, host-side, and nothing is written;
+// any duration that passes is one the script takes, so the server never
+// refuses a round for one outcome's delay.
 //
 // This is a worker's round: the results of its handlers and the jobs for
 // its free ones in one server call.

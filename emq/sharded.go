@@ -229,6 +229,7 @@ func (sw *ShardedWorker) Stats() WorkerStats {
 	var s WorkerStats
 	for _, w := range sw.workers {
 		ws := w.Stats()
+		s.Rounds += ws.Rounds
 		s.Claims += ws.Claims
 		s.AckBatches += ws.AckBatches
 		s.Claimed += ws.Claimed
@@ -242,6 +243,10 @@ func (sw *ShardedWorker) Stats() WorkerStats {
 		s.Errors += ws.Errors
 		s.Promoted += ws.Promoted
 		s.Reaped += ws.Reaped
+		s.Released += ws.Released
+		s.Trimmed += ws.Trimmed
+		s.TimedOut += ws.TimedOut
+		s.Hung += ws.Hung
 	}
 	return s
 }

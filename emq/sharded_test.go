@@ -2,8 +2,10 @@ package emq
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,4 +84,31 @@ func TestShardedQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.EqualValues(t, len(res), sw.Stats().Completed)
+}
+
+// TestShardedWorkerStats: the sharded worker's Stats sums every counter
+// of its members' (and the Hung gauge).
+func TestShardedWorkerStats(t *testing.T) {
+	sw := &ShardedWorker{}
+	for i := range 2 {
+		w, err := NewWorker(&Queue{}, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{})
+		require.NoError(t, err)
+		s := &w.stats
+		for j, c := range []*atomic.Uint64{
+			&s.rounds, &s.claims, &s.ackBatches, &s.claimed, &s.completed, &s.retried, &s.dead, &s.stale,
+			&s.abandoned, &s.released, &s.panics, &s.leaseLost, &s.errors, &s.promoted, &s.reaped,
+			&s.trimmed, &s.timedOut,
+		} {
+			c.Add(uint64(1 + i + j))
+		}
+		s.hung.Add(int64(3 + i))
+		sw.workers = append(sw.workers, w)
+	}
+	sum := reflect.ValueOf(sw.Stats())
+	a, b := reflect.ValueOf(sw.workers[0].Stats()), reflect.ValueOf(sw.workers[1].Stats())
+	for i := range sum.NumField() {
+		name := sum.Type().Field(i).Name
+		require.NotZero(t, a.Field(i).Uint(), name)
+		require.Equal(t, a.Field(i).Uint()+b.Field(i).Uint(), sum.Field(i).Uint(), name)
+	}
 }

@@ -325,7 +325,9 @@ func (w *Worker) Start() error {
 // handler has started (back to pending, claimable at once), waits for the
 // running handlers until ctx ends, completes or retries what they return,
 // then stops the extender, the promoter and the reaper. It returns nil
-// when every handler finished and every outcome was sent within ctx.
+// when every handler finished and every outcome was sent within ctx; a
+// handler still running past its job's timeout (its job already retried:
+// see [WorkerConfig].Timeout) is waited for, too, until ctx ends.
 //
 // When ctx ends first, Shutdown gives up: exchanges with the server still
 // in flight are cancelled (a stalled server does not hold it), the

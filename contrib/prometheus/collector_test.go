@@ -220,3 +220,51 @@ func TestScrapeQueueDown(t *testing.T) {
 	require.False(t, ok, "no counts from a queue that could not be read")
 	require.Equal(t, 1.0, value(t, fams, "jobs_command_errors_total", map[string]string{"command": "EVALSHA", "script": "stats", "code": "closed"}))
 }
+
+// TestScrapeTimedOut: a handler that runs past its job's timeout is
+// counted as outcome timed_out, and its retry (here to dead) as usual.
+func TestScrapeTimedOut(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := context.Background()
+	col := emqprom.New(emqprom.Options{})
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(col))
+	hs := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	defer hs.Close()
+	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr})
+	require.NoError(t, err)
+	defer c.Close()
+	q, err := emq.Open(ctx, c, "timeouts")
+	require.NoError(t, err)
+	_, err = q.Enqueue(ctx, nil)
+	require.NoError(t, err)
+	dead := make(chan struct{})
+	cfg := emq.WorkerConfig{
+		Timeout: 20 * time.Millisecond, MaxAttempts: 1, PollMax: 5 * time.Millisecond,
+		OnEvent: func(e emq.Event) {
+			if e.Kind == emq.EventDead {
+				close(dead)
+			}
+		},
+	}
+	col.Instrument(&cfg, "timeouts")
+	w, err := emq.NewWorker(q, emq.HandlerFunc(func(ctx context.Context, _ *emq.Job) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}), cfg)
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	select {
+	case <-dead:
+	case <-time.After(30 * time.Second): // only a hang gets there
+		t.Fatal("no dead job")
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, w.Shutdown(sctx))
+	fams := scrape(t, hs.URL)
+	outcome := func(o string) map[string]string { return map[string]string{"queue": "timeouts", "outcome": o} }
+	require.Equal(t, 1.0, value(t, fams, "emq_worker_jobs_total", outcome("timed_out")))
+	require.Equal(t, 1.0, value(t, fams, "emq_worker_jobs_total", outcome("dead")))
+}

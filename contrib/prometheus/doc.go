@@ -32,7 +32,7 @@
 //	emq_queue_expired_leases{queue}            gauge      active jobs whose lease ran out
 //	emq_queue_paused{queue}                    gauge      1 while paused
 //	emq_queue_up{queue}                        gauge      1 when the last read of the queue succeeded
-//	emq_worker_jobs_total{queue,outcome}       counter    completed, retried, dead, stale, abandoned, lease_lost, error
+//	emq_worker_jobs_total{queue,outcome}       counter    completed, retried, dead, stale, abandoned, lease_lost, error, timed_out
 //	emq_handler_duration_seconds{queue,outcome} histogram ok, error, panic
 //	emq_commands_total{command,script}         counter    commands ended (script: the emq script an EVALSHA names)
 //	emq_command_errors_total{command,script,code} counter commands that ended in an error (code: the server's, or broken, closed, canceled, timeout, not_connected, refused, other)

@@ -14,7 +14,7 @@ import (
 var outcomes = map[emq.EventKind]string{
 	emq.EventCompleted: "completed", emq.EventRetried: "retried", emq.EventDead: "dead",
 	emq.EventStale: "stale", emq.EventAbandoned: "abandoned", emq.EventLeaseLost: "lease_lost",
-	emq.EventError: "error",
+	emq.EventError: "error", emq.EventTimedOut: "timed_out",
 }
 
 // OnEvent returns a function for [emq.WorkerConfig.OnEvent] that counts
