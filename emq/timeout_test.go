@@ -2,12 +2,17 @@ package emq
 
 import (
 	"context"
+	"io"
 	"math"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/internal/servertest"
 )
 
 // TestWorkerJobTimeout: a handler that runs past its job's timeout (here
@@ -214,7 +219,9 @@ func TestWorkerTimeoutConfig(t *testing.T) {
 
 // TestTimeoutRace: handlers that return just as their timeout passes
 // leave exactly one outcome per job, whichever wins: every job ends
-// completed or retried, none twice, and the worker's hand empties.
+// completed once (by its first attempt, or by its second after a timeout
+// and a retry), and the worker's hand empties. Half the first attempts
+// wait for their timeout; the other half race it.
 func TestTimeoutRace(t *testing.T) {
 	q := fresh(t, "timeout-race")
 	const n = 200
@@ -227,10 +234,14 @@ func TestTimeoutRace(t *testing.T) {
 		if j.Token > 1 {
 			return nil
 		}
+		var racing <-chan time.Time // the even jobs wait for their timeout
+		if j.Payload[len(j.Payload)-1]%2 == 1 {
+			racing = time.After(time.Millisecond) // the odd race it
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Millisecond):
+		case <-racing:
 			return nil
 		}
 	}), WorkerConfig{
@@ -269,6 +280,7 @@ func TestTimeoutRace(t *testing.T) {
 	st := w.Stats()
 	t.Logf("%d of %d jobs timed out; %d completed, %d retried", st.TimedOut, n, st.Completed, st.Retried)
 	require.Equal(t, st.TimedOut, st.Retried)
+	require.GreaterOrEqual(t, st.TimedOut, uint64(n/2), "at least the even jobs")
 	require.Zero(t, st.Hung)
 	require.Equal(t, "0", do(t, "EXISTS", q.keys.Active))
 }
@@ -284,4 +296,58 @@ func TestDurationHelpers(t *testing.T) {
 	require.Equal(t, 80*time.Millisecond, scale(100*time.Millisecond, 0.8))
 	require.Equal(t, int64(maxScriptInt), scriptInt(math.MaxInt))
 	require.Equal(t, int64(7), scriptInt(7))
+}
+
+// TestWorkerTimeoutLeaseRunsOut: the cap on extension holds even when the
+// retry at the timeout cannot be delivered: that round fails (ambiguously,
+// so it is never sent again), the hung handler's lease is extended no
+// more, it runs out, and the reaper gives the job back: its next attempt
+// completes it, while the first still hangs.
+func TestWorkerTimeoutLeaseRunsOut(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	c := dial(t)
+	x := &flakyExec{Executor: dispatch.NewScripted(c), err: &conn.BrokenError{Cause: io.EOF}}
+	x.fail.Store(1) // the round carrying the timeout's retry
+	q, err := Open(tctx(t), c, "runs-out", WithExecutor(x))
+	require.NoError(t, err)
+	id, err := q.Enqueue(tctx(t), []byte("x"))
+	require.NoError(t, err)
+	release := make(chan struct{})
+	defer close(release)
+	var ev events
+	completed := make(chan Event, 1)
+	w := startWorker(t, q, HandlerFunc(func(_ context.Context, j *Job) error {
+		if j.Token == 1 {
+			<-release // the context is ignored
+		}
+		return nil
+	}), WorkerConfig{
+		Lease: 200 * time.Millisecond, ExtendInterval: 20 * time.Millisecond, Timeout: 400 * time.Millisecond,
+		ReapInterval: 20 * time.Millisecond, PollMax: 10 * time.Millisecond,
+		OnEvent: func(e Event) {
+			ev.add(e)
+			if e.Kind == EventCompleted {
+				completed <- e
+			}
+		},
+	})
+	e := recv(t, completed, "the completion by attempt 2")
+	require.EqualValues(t, 2, e.Job.Token)
+	require.Empty(t, row(t, q, id))
+	var kinds []EventKind
+	var retry Event
+	for _, e := range ev.of(id) {
+		kinds = append(kinds, e.Kind)
+		if e.Kind == EventError {
+			retry = e
+		}
+	}
+	require.Equal(t, []EventKind{EventTimedOut, EventError, EventCompleted}, kinds, "no lease lost before the timeout")
+	require.Equal(t, "retry", retry.Op)
+	require.ErrorIs(t, retry.Err, conn.ErrBroken)
+	require.EqualValues(t, 2, x.calls.Load(), "the failed round and the completion's: the retry was never sent again")
+	st := w.Stats()
+	require.EqualValues(t, 1, st.Reaped)
+	require.EqualValues(t, 1, st.Hung)
 }
