@@ -320,3 +320,32 @@ func TestWorkerIntervalEdges(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, c.backoff(math.MaxInt64, nil), time.Duration(math.MaxInt64/2))
 }
+
+// TestRequeueDeadTimeEdges: the time bounds of a DeadFilter reach the
+// script within its range, whatever the times: one past the year 287,396
+// (2^53 ms) is no bound, one before 1970 is 0.
+func TestRequeueDeadTimeEdges(t *testing.T) {
+	q := fresh(t, "requeue-edges")
+	ctx := tctx(t)
+	ids := enqueueN(t, q, 2)
+	jobs, err := q.ClaimBatch(ctx, time.Minute, 2)
+	require.NoError(t, err)
+	for _, j := range jobs {
+		out, err := q.Retry(ctx, j.ID, j.Token, 0, 0, "boom")
+		require.NoError(t, err)
+		require.Equal(t, RetryDead, out)
+	}
+	far := time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC)
+	n, err := q.RequeueDead(ctx, DeadFilter{Since: far})
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing died after the year 300,000")
+	n, err = q.RequeueDead(ctx, DeadFilter{Since: time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC), Before: far, Limit: 1})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = q.RequeueDead(ctx, DeadFilter{Before: far, Limit: math.MaxInt})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	for _, id := range ids {
+		require.Equal(t, "pending", row(t, q, id)["state"])
+	}
+}

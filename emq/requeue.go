@@ -96,7 +96,8 @@ type DeadFilter struct {
 	// Since and Before bound the time of death, [Since, Before), as the
 	// dead set's scores hold it: Unix ms on the server's clock, so skew
 	// between this host and the server shifts the bounds. A zero time is
-	// no bound.
+	// no bound; a time before 1970 is 1970, one past 2^53 ms (the year
+	// 287,396) is 2^53 - 1 ms: the scores' range.
 	Since, Before time.Time
 	// Limit is the most jobs requeued; 0 is no limit.
 	Limit int
@@ -121,10 +122,10 @@ func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter) (int, error) {
 	}
 	since, before := int64(0), int64(maxScriptInt)
 	if !f.Since.IsZero() {
-		since = max(ceilMillis(f.Since), 0)
+		since = timeMillis(f.Since)
 	}
 	if !f.Before.IsZero() {
-		before = max(ceilMillis(f.Before), 0)
+		before = timeMillis(f.Before)
 	}
 	total := 0
 	var cur requeueCursor
@@ -172,6 +173,19 @@ func ceilMillis(t time.Time) int64 {
 		ms++
 	}
 	return ms
+}
+
+// timeMillis is ceilMillis within a script's range, [0, maxScriptInt]: a
+// time before 1970 is 0, one after the year 287,396 is maxScriptInt
+// (both mean the same to the dead set's scores).
+func timeMillis(t time.Time) int64 {
+	switch {
+	case t.Before(time.UnixMilli(0)):
+		return 0
+	case t.After(time.UnixMilli(maxScriptInt)):
+		return maxScriptInt
+	}
+	return ceilMillis(t)
 }
 
 // requeueCursor is where the next requeue_dead call starts: after id,
