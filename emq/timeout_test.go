@@ -133,6 +133,9 @@ func TestWorkerTimeoutIgnoredContext(t *testing.T) {
 	e := recv(t, completed, "the completion")
 	require.EqualValues(t, 2, e.Job.Token)
 	require.NoError(t, w.Shutdown(ctx))
+	for _, s := range w.slots {
+		require.False(t, s.timer.Stop(), "no timeout timer runs after Done")
+	}
 	require.Empty(t, row(t, q, id))
 	require.Empty(t, completed, "completed once")
 	require.EqualValues(t, 1, w.Stats().Completed)

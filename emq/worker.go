@@ -374,6 +374,7 @@ func (w *Worker) shutdown(ctx context.Context, cause error) error {
 	w.endLife()
 	go func() {
 		w.procWG.Wait()
+		w.stopTimers()
 		w.drainOutbox() // outcomes a handler left after the loop gave up
 		close(w.done)
 	}()
@@ -384,6 +385,17 @@ func (w *Worker) shutdown(ctx context.Context, cause error) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// stopTimers stops the slots' timeout timers, once every handler has
+// returned: none fires after Done.
+func (w *Worker) stopTimers() {
+	for _, s := range w.slots {
+		s.mu.Lock()
+		s.timer.Stop()
+		s.armed = false
+		s.mu.Unlock()
 	}
 }
 

@@ -25,7 +25,14 @@ type slot struct {
 
 	started time.Time     // when the handler started
 	timeout time.Duration // the job's timeout, from started
-	timer   *time.Timer   // fires w.timeout(s); reset per job
+	// The timer runs w.timeout(s). It is lazy: armed at a job's start
+	// only when it is not armed already for an earlier time, never
+	// stopped; when it fires early (for a job since finished) it arms
+	// itself for the running job's time left. So a job costs the timer
+	// nothing unless it has a shorter timeout than the one before.
+	timer   *time.Timer
+	armed   bool      // the timer will fire, at due
+	armedAt time.Time // when
 }
 
 // newSlot returns a slot whose timer, stopped, runs its timeouts.
@@ -86,8 +93,12 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	}
 	s.gen++
 	gen := s.gen
-	s.started, s.timeout = time.Now(), timeout
-	s.timer.Reset(timeout)
+	now := time.Now()
+	s.started, s.timeout = now, timeout
+	if due := now.Add(timeout); !s.armed || due.Before(s.armedAt) {
+		s.timer.Reset(timeout)
+		s.armed, s.armedAt = true, due
+	}
 	s.mu.Unlock()
 	if w.abandon.Load() {
 		cancel(w.giveUpErr) // the worker gave up before this job started
@@ -104,7 +115,6 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 		w.stats.hung.Add(-1)
 		return false
 	}
-	s.timer.Stop()
 	lost := s.lost
 	s.busy, s.job, s.cancel, s.since = false, Job{}, nil, time.Time{}
 	s.mu.Unlock()
@@ -117,10 +127,18 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 // outcome left for the round loop now, the lease extended no more) and
 // the slot passes to a new handler goroutine, so that a handler that
 // ignores its context holds no slot. A timer that fired for a job since
-// finished finds the next job short of its timeout, and does nothing.
+// finished arms itself for the running job's time left, or, the slot
+// idle, leaves the next job to arm it.
 func (w *Worker) timeout(s *slot) {
 	s.mu.Lock()
-	if !s.busy || time.Since(s.started) < s.timeout {
+	s.armed = false
+	if !s.busy {
+		s.mu.Unlock()
+		return
+	}
+	if left := s.timeout - time.Since(s.started); left > 0 {
+		s.timer.Reset(left)
+		s.armed, s.armedAt = true, time.Now().Add(left)
 		s.mu.Unlock()
 		return
 	}
