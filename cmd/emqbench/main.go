@@ -5,8 +5,9 @@
 //
 // # Target
 //
-// Without -url, emqbench starts a private node itself: valkey-server, else
-// redis-server, from PATH, on a free loopback port with persistence off
+// Without -url, emqbench starts a private node itself: $ECHOMQ_SERVER when
+// set, else valkey-server, else redis-server, from PATH, on a free loopback
+// port with persistence off
 // (--save "" --appendonly no) in a temporary directory. The node is stopped
 // when emqbench exits, after the report, on an error, or on Ctrl-C or
 // SIGTERM; should emqbench be killed outright, the kernel kills the node

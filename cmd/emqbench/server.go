@@ -42,7 +42,7 @@ const (
 
 // errNoServer is returned when neither valkey-server nor redis-server is
 // installed.
-var errNoServer = errors.New("no valkey-server or redis-server on PATH (install one, e.g. apt-get install redis-server, or give -url)")
+var errNoServer = errors.New("no valkey-server or redis-server on PATH (install one, e.g. apt-get install redis-server, name one with ECHOMQ_SERVER=/path/to/server, or give -url)")
 
 // findServer returns the path of $ECHOMQ_SERVER when set, else of
 // valkey-server, else redis-server.
