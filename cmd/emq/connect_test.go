@@ -140,15 +140,20 @@ func TestStatsQueueDoesNotExist(t *testing.T) {
 	require.True(t, *st.Exists)
 }
 
-// waitReplica waits until replica has caught up with every write made on
-// primary so far (WAIT: the primary counts the replicas that acknowledged
-// its offset).
-func waitReplica(t *testing.T, primary *servertest.Server) {
+// waitReplica waits until the replica has every write made on the
+// primary so far: c, a connection to the primary, writes a marker and
+// WAITs for one replica to acknowledge it (WAIT counts the replicas that
+// reached the offset of this connection's last write, which follows
+// every earlier write of any connection).
+func waitReplica(t *testing.T, c *conn.Conn) {
 	t.Helper()
+	ctx := context.Background()
+	_, err := c.Do(ctx, "SET", "emqtest:sync", "1")
+	require.NoError(t, err)
 	for range 10 { // WAIT's own timeout bounds each try: only against a hang
-		n, err := primary.Do("WAIT", "1", "5000")
+		n, err := c.Do(ctx, "WAIT", "1", "2000")
 		require.NoError(t, err)
-		if n == "1" {
+		if n.Int == 1 {
 			return
 		}
 	}
@@ -159,11 +164,13 @@ func waitReplica(t *testing.T, primary *servertest.Server) {
 // when no fence was ever written (opening would SET it); commands that
 // write fail there with the server's refusal.
 func TestReadOnlyReplica(t *testing.T) {
-	primary := startServer(t, servertest.Options{})
+	// No delay before the replica's first sync (5 s by default).
+	primary := startServer(t, servertest.Options{Args: []string{"--repl-diskless-sync-delay", "0"}})
 	replica := startServer(t, servertest.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)}})
-	_, err := primary.Do("FLUSHALL")
+	pc, err := conn.Dial(context.Background(), conn.Options{Addr: primary.Addr})
 	require.NoError(t, err)
-	waitReplica(t, primary)
+	t.Cleanup(func() { pc.Close() })
+	waitReplica(t, pc)
 	_, err = replica.Do("SET", "probe", "1")
 	require.ErrorContains(t, err, "READONLY", "the replica is read-only")
 	u := "redis://" + replica.Addr
@@ -181,15 +188,12 @@ func TestReadOnlyReplica(t *testing.T) {
 	require.Equal(t, "0", v)
 
 	// A queue written on the primary reads back on the replica.
-	pc, err := conn.Dial(context.Background(), conn.Options{Addr: primary.Addr})
-	require.NoError(t, err)
-	t.Cleanup(func() { pc.Close() })
 	q, err := emq.Open(context.Background(), pc, "ops")
 	require.NoError(t, err)
 	ids := dead(t, q, 1, "boom")
 	_, err = q.Enqueue(context.Background(), []byte("x"))
 	require.NoError(t, err)
-	waitReplica(t, primary)
+	waitReplica(t, pc)
 	code, out, errs := runArgs("-url", u, "-queue", "ops", "-json", "stats")
 	require.Equal(t, exitOK, code, errs)
 	var st statsJSON
