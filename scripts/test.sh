@@ -106,12 +106,18 @@ find_valkey() {
 	return 1
 }
 
-# path_without_valkey prints PATH less every directory holding valkey-server.
+# path_without_valkey prints PATH less every directory holding
+# valkey-server (valkey.sh's cache, a build of one's own), but for one that
+# also holds the toolchain (/usr/bin with Debian's valkey package): the
+# Redis run needs go and cc, and ECHOMQ_SERVER forces its binary anyway.
 path_without_valkey() {
 	local d out=()
 	local IFS=:
 	for d in $PATH; do
-		[[ -x $d/valkey-server ]] || out+=("$d")
+		if [[ -x $d/valkey-server && ! -x $d/go && ! -x $d/cc && ! -x $d/gcc ]]; then
+			continue
+		fi
+		out+=("$d")
 	done
 	echo "${out[*]}"
 }
