@@ -246,7 +246,7 @@ else
 			fi
 		done
 	done
-	echo "fuzz: $((SECONDS - t0)) s"
+	echo "(fuzz phase: $((SECONDS - t0)) s)"
 fi
 
 # --- allocation budgets (once) -----------------------------------------------------
@@ -270,7 +270,7 @@ if [[ $alloc_status -ne 0 ]]; then
 	fail "allocation budgets"
 	if [[ $alloc_failed -eq 0 ]]; then alloc_failed=1; fi
 fi
-echo "allocation budgets: $((SECONDS - t0)) s"
+echo "(allocation budgets: $((SECONDS - t0)) s)"
 
 # --- the conformance gate (once) -----------------------------------------------------
 # emqbench starts its own private node (Valkey when it ran) and runs
@@ -288,7 +288,7 @@ else
 		fail "emqbench gate"
 		gate_failed=1
 	fi
-	echo "gate: $((SECONDS - t0)) s"
+	echo "(gate: $((SECONDS - t0)) s)"
 fi
 
 # --- summary ---------------------------------------------------------------
