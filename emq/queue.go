@@ -68,6 +68,7 @@ type Option func(*options)
 type options struct {
 	exec, ext dispatch.Executor
 	ids       *IDGenerator
+	readOnly  bool // OpenReadOnly: the fence is read, never written
 }
 
 // WithExecutor sends the transitions through e instead of the default
@@ -120,7 +121,7 @@ func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Que
 	if o.ext == nil {
 		o.ext = o.exec
 	}
-	if err := CheckFence(ctx, s); err != nil {
+	if err := o.fence(ctx, s); err != nil {
 		return nil, err
 	}
 	return &Queue{keys: keys, sender: s, exec: o.exec, ext: o.ext, reaper: scriptedExecutor(s, o.exec, o.ext), ids: o.ids}, nil

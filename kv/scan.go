@@ -129,19 +129,21 @@ func ZScan(ctx context.Context, s conn.Sender, key string, o ScanOptions) iter.S
 	}
 }
 
-// scan runs the cursor loop of name over key (none for SCAN): each
-// batch's elements are handed to each, width at a time, on the caller's
+// scan runs the cursor loop of name over key (SCAN takes none; the
+// others take theirs, which may be "", a valid key): each batch's
+// elements are handed to each, width at a time, on the caller's
 // goroutine while the reply is valid; each returns false to stop. A
 // failure goes to fail.
 func scan(ctx context.Context, s conn.Sender, name, key string, o ScanOptions, width int, each func([]resp.Value) bool, fail func(error)) {
-	if o.Type != "" && key != "" {
+	hasKey := name != "SCAN"
+	if o.Type != "" && hasKey {
 		fail(invalid(name + " with a TYPE"))
 		return
 	}
 	cursor := []byte("0")
 	for {
 		n := 2
-		if key != "" {
+		if hasKey {
 			n++
 		}
 		if o.Match != "" {
@@ -154,7 +156,7 @@ func scan(ctx context.Context, s conn.Sender, name, key string, o ScanOptions, w
 			n += 2
 		}
 		buf, b := command(n, name)
-		if key != "" {
+		if hasKey {
 			b = b.Arg(key)
 		}
 		b = b.ArgBytes(cursor)

@@ -102,5 +102,22 @@ func TestScan(t *testing.T) {
 		{name: "SScan with a Type", call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return collect(kv.SScan(ctx, s, "s", kv.ScanOptions{Type: "set"}))
 		}, err: isInvalid},
+		// The empty key is a key like any other: HSCAN "" 0, never
+		// HSCAN 0 (which would scan the key "0", or be refused).
+		{name: "HScan of the empty key", setup: [][]string{{"HSET", "", "f", "v"}, {"HSET", "0", "g", "w"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
+			return collect(kv.HScan(ctx, s, "", kv.ScanOptions{}))
+		}, want: []kv.FieldValue{{Field: "f", Value: "v"}}},
+		{name: "SScan of the empty key", setup: [][]string{{"SADD", "", "m"}, {"SADD", "0", "n"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
+			return collect(kv.SScan(ctx, s, "", kv.ScanOptions{Match: "*"}))
+		}, want: []string{"m"}},
+		{name: "ZScan of the empty key", setup: [][]string{{"ZADD", "", "2", "m"}, {"ZADD", "0", "3", "n"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
+			return collect(kv.ZScan(ctx, s, "", kv.ScanOptions{Count: 5}))
+		}, want: []kv.Z{{Member: "m", Score: 2}}},
+		{name: "HScan of the empty key, missing", setup: [][]string{{"SET", "x", "1"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
+			return collect(kv.HScan(ctx, s, "", kv.ScanOptions{}))
+		}, want: []kv.FieldValue(nil)},
+		{name: "SScan of the empty key with a Type", setup: [][]string{{"SADD", "", "m"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
+			return collect(kv.SScan(ctx, s, "", kv.ScanOptions{Type: "set"}))
+		}, err: isInvalid},
 	})
 }

@@ -119,7 +119,7 @@ func XGroupCreate(ctx context.Context, s conn.Sender, stream, group, start strin
 }
 
 // BlockForever makes XReadGroup wait for entries with no timeout
-// (BLOCK 0).
+// (BLOCK 0). It is the only negative Block XReadGroup accepts.
 const BlockForever time.Duration = -1
 
 // XReadGroupArgs are XREADGROUP's arguments.
@@ -136,8 +136,10 @@ type XReadGroupArgs struct {
 	// Count, when positive, bounds the entries read per stream.
 	Count int64
 	// Block, when positive, waits up to this long for entries (BLOCK,
-	// in milliseconds); BlockForever waits with no timeout; 0 returns at
-	// once. A conn.Client sends a blocking read on a connection of its
+	// in milliseconds, at least 1); BlockForever waits with no timeout;
+	// 0 returns at once. Any other negative value is refused (ErrInvalid)
+	// before anything is sent: a computed timeout that went negative must
+	// not become a wait with no end. A conn.Client sends a blocking read on a connection of its
 	// own, so it never holds up other calls; when ctx ends first that
 	// connection is closed, so no entry is delivered to nobody.
 	Block time.Duration
@@ -152,6 +154,9 @@ type XReadGroupArgs struct {
 func XReadGroup(ctx context.Context, s conn.Sender, a XReadGroupArgs) ([]XStream, error) {
 	if len(a.Streams) == 0 || a.IDs != nil && len(a.IDs) != len(a.Streams) {
 		return nil, invalid("XREADGROUP needs streams, and one id per stream")
+	}
+	if a.Block < 0 && a.Block != BlockForever {
+		return nil, invalid("XREADGROUP with a negative Block (BlockForever waits with no timeout, 0 not at all)")
 	}
 	n := 5 + 2*len(a.Streams)
 	if a.Count > 0 {

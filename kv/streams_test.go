@@ -58,6 +58,15 @@ func TestStreams(t *testing.T) {
 		}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XReadGroup(ctx, s, kv.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st"}, IDs: []string{"0"}, NoAck: true})
 		}, want: []kv.XStream{{Stream: "st", Entries: []kv.XEntry{{ID: "1-1"}, {ID: "1-2", Values: map[string]string{"b": "2"}}}}}},
+		// A negative Block other than BlockForever (a deadline computed
+		// in the past, say) is refused before sending: BLOCK 0 would wait
+		// for ever. Nothing is read, so the entry stays undelivered.
+		{name: "XReadGroup with a negative Block", setup: [][]string{entry("1-1", "a", "1"), group}, call: func(ctx context.Context, s conn.Sender) (any, error) {
+			return kv.XReadGroup(ctx, s, kv.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st"}, Block: -time.Second})
+		}, err: isInvalid, after: [][2]string{{"XPENDING st g", "0\n\n\n"}}},
+		{name: "XReadGroup with a negative Block, nothing to read", setup: [][]string{group}, call: func(ctx context.Context, s conn.Sender) (any, error) {
+			return kv.XReadGroup(ctx, s, kv.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st"}, Block: -2 * time.Millisecond})
+		}, err: isInvalid},
 		{name: "XReadGroup without streams", call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XReadGroup(ctx, s, kv.XReadGroupArgs{Group: "g", Consumer: "c"})
 		}, err: isInvalid},

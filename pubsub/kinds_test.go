@@ -89,11 +89,34 @@ func TestSubscribeRefused(t *testing.T) {
 }
 
 // Subscribing to nothing is refused before anything is sent;
-// unsubscribing from nothing is a no-op.
+// unsubscribing from nothing succeeds, under both protocols and on both
+// servers (Valkey answers it -NOSUB, Redis with a confirmation): with no
+// subscription at all, after the last one was dropped, and of every
+// kind; the connection goes on unharmed.
 func TestSubscribeNothing(t *testing.T) {
-	ctx := testCtx(t)
-	sub := newSub(t, pubsub.Options{})
-	require.Error(t, sub.Subscribe(ctx))
-	require.NoError(t, sub.Unsubscribe(ctx))
-	require.NoError(t, sub.PUnsubscribe(ctx, "never"))
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx := testCtx(t)
+			sub := newSub(t, pubsub.Options{Options: conn.Options{Protocol: proto}})
+			require.Error(t, sub.Subscribe(ctx))
+			require.NoError(t, sub.Unsubscribe(ctx))
+			require.NoError(t, sub.PUnsubscribe(ctx, "never"))
+			require.NoError(t, sub.Unsubscribe(ctx, "never", "nor"))
+			require.NoError(t, sub.SUnsubscribe(ctx, "never"))
+
+			// Out of subscribed mode again after the last channel goes.
+			require.NoError(t, sub.Subscribe(ctx, "ch"))
+			require.NoError(t, sub.Unsubscribe(ctx, "ch"))
+			require.NoError(t, sub.Unsubscribe(ctx, "ch"))
+			require.NoError(t, sub.PUnsubscribe(ctx))
+
+			pub := newClient(t, srv.Addr)
+			require.NoError(t, sub.Subscribe(ctx, "ch2"))
+			n, err := pubsub.Publish(ctx, pub, "ch2", "after")
+			require.NoError(t, err)
+			require.EqualValues(t, 1, n)
+			require.Equal(t, pubsub.Message{Channel: "ch2", Payload: []byte("after")}, receive(t, sub))
+			require.Zero(t, sub.Stats().Reconnects)
+		})
+	}
 }

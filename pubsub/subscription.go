@@ -95,8 +95,10 @@ func (s *Subscription) SSubscribe(ctx context.Context, channel ...string) error 
 // Unsubscribe unsubscribes from channels, or from every channel when
 // none is named, and returns once the server has confirmed it. Messages
 // received before the confirmation stay in the buffer and are still
-// delivered; none published after it are. During an outage it returns
-// at once: the channels are not restored.
+// delivered; none published after it are. Unsubscribing from a
+// channel not subscribed to, or from anything when subscribed to
+// nothing, succeeds (on Redis and Valkey alike). During an outage it
+// returns at once: the channels are not restored.
 func (s *Subscription) Unsubscribe(ctx context.Context, channel ...string) error {
 	return s.unsubscribe(ctx, channels, channel)
 }
@@ -196,6 +198,11 @@ func (s *Subscription) unsubscribe(ctx context.Context, k kind, names []string) 
 		err = o.wait(ctx)
 	}
 	switch {
+	case resp.IsCode(err, "NOSUB"):
+		// Valkey refuses an unsubscribe on a connection subscribed to
+		// nothing ("-NOSUB … not in subscribed mode") where Redis
+		// confirms it: either way nothing is subscribed now.
+		return nil
 	case errors.Is(err, conn.ErrBroken):
 		return nil // the next connection does not restore them
 	case errors.Is(err, conn.ErrClosed):

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/kv"
 )
 
 // runCommand runs cfg's command on q and returns the exit status; the
@@ -26,7 +27,11 @@ func runCommand(ctx context.Context, q *emq.Queue, cfg config, out *printer, std
 		if err != nil {
 			return failed(err)
 		}
-		out.stats(st)
+		exists, err := queueExists(ctx, q, st)
+		if err != nil {
+			return failed(err)
+		}
+		out.stats(st, exists)
 	case "browse":
 		page, err := q.Browse(ctx, states[cfg.state], cfg.offset, cfg.count)
 		if err != nil {
@@ -54,12 +59,13 @@ func runCommand(ctx context.Context, q *emq.Queue, cfg config, out *printer, std
 				missed = append(missed, cfg.ids[i])
 			}
 		}
-		out.perID("requeued", cfg.ids, func(i int) string {
+		result := func(i int) string {
 			if done[i] {
 				return "requeued"
 			}
 			return "not dead"
-		})
+		}
+		out.perID(cfg.ids, result, result)
 		if len(missed) > 0 {
 			return failed(fmt.Errorf("%d of %d jobs not dead: %s", len(missed), len(cfg.ids), list(missed)))
 		}
@@ -74,12 +80,18 @@ func runCommand(ctx context.Context, q *emq.Queue, cfg config, out *printer, std
 				missed = append(missed, cfg.ids[i])
 			}
 		}
-		out.perID("was", cfg.ids, func(i int) string {
+		result := func(i int) string {
 			if was[i] == "" {
 				return "not found"
 			}
 			return string(was[i])
-		})
+		}
+		out.perID(cfg.ids, func(i int) string {
+			if was[i] == "" {
+				return "not found"
+			}
+			return "was " + string(was[i])
+		}, result)
 		if len(missed) > 0 {
 			return failed(fmt.Errorf("%d of %d jobs not found: %s", len(missed), len(cfg.ids), list(missed)))
 		}
@@ -106,6 +118,18 @@ func runCommand(ctx context.Context, q *emq.Queue, cfg config, out *printer, std
 		out.paused(name == "pause")
 	}
 	return exitOK
+}
+
+// queueExists reports whether any of the queue's sets or its meta hash
+// is on the server. Stats counts the sets, so only an all-zero reading
+// that is not paused needs the look.
+func queueExists(ctx context.Context, q *emq.Queue, st emq.QueueStats) (bool, error) {
+	if st.Pending+st.Active+st.Delayed+st.Dead > 0 || st.Paused {
+		return true, nil
+	}
+	k := q.Keys()
+	n, err := kv.Exists(ctx, q.Sender(), k.Pending, k.Active, k.Delayed, k.Dead, k.Meta)
+	return n > 0, err
 }
 
 // list joins ids for a message, the first five of them.

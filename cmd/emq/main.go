@@ -32,7 +32,15 @@
 // 0 on success, and for stats -watch when interrupted (SIGINT, SIGTERM),
 // its normal end; 1 when the operation failed, or some job given was not
 // found (delete) or not dead (requeue); 2 for bad flags or a server that
-// cannot be reached or opened; 130 when interrupted otherwise. Every
+// cannot be reached or opened (the message names the cause: no scheme in
+// the URL, authentication failed, no such database, not a Redis/Valkey
+// server); 130 when interrupted otherwise.
+//
+// stats and browse only read: they check the wire fence without writing
+// it ([emq.OpenReadOnly]), so they work on a read-only replica. stats on
+// a queue none of whose sets or flags is on the server says "queue … does
+// not exist" (JSON: "exists": false) and exits 0: on the server a queue
+// emptied of every job is the same as one never used. Every
 // error is one line on stderr, and no message echoes an argument that
 // looks like a URL or holds an '@': it shows as "<not shown: it may hold
 // a password>".
@@ -51,6 +59,7 @@ import (
 	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/cliconn"
 	"github.com/echomq/echomq-go/internal/cliredact"
 )
 
@@ -108,25 +117,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // open connects to the server with a conn.Client, or a cluster.Client
 // when the node is part of a cluster (cluster_enabled:1), and opens the
-// queue (checking the wire fence). Its errors are one line and mean
-// exit 2.
+// queue (checking the wire fence; the commands that only read, stats and
+// browse, read it and write nothing, so they work on a read-only
+// replica). Its errors are one line, naming the cause (a URL without a
+// scheme, a failed authentication, no such database, not a Redis/Valkey
+// server), and mean exit 2.
 func open(ctx context.Context, cfg config) (*emq.Queue, func(), error) {
-	opts, err := conn.ParseURL(cfg.url)
+	opts, err := cliconn.ParseURL(cfg.url)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-url: %v", err)
 	}
 	opts.ClientName = "emq"
 	cl, err := dial(ctx, opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot reach %s: %w", where(opts), err)
+		return nil, nil, cliconn.Explain(where(opts), opts, err)
 	}
-	q, err := emq.Open(ctx, cl, cfg.queue)
+	openQueue := emq.Open
+	if readOnly[cfg.cmd.name] {
+		openQueue = emq.OpenReadOnly
+	}
+	q, err := openQueue(ctx, cl, cfg.queue)
 	if err != nil {
 		cl.Close()
 		return nil, nil, fmt.Errorf("cannot open queue %q on %s: %w", cfg.queue, where(opts), err)
 	}
 	return q, func() { cl.Close() }, nil
 }
+
+// readOnly are the commands that write nothing, not even the fence.
+var readOnly = map[string]bool{"stats": true, "browse": true}
 
 // client is a conn.Client or a cluster.Client.
 type client interface {

@@ -115,8 +115,9 @@ func TestStats(t *testing.T) {
 	}
 	var st statsJSON
 	jsonLine(t, ok(t, "-json", "stats"), &st)
+	exists := true
 	require.Equal(t, statsJSON{Queue: "ops", Time: st.Time, Pending: 1, Delayed: 1, Dead: 2, Paused: true,
-		Oldest: st.Oldest, LagSeconds: st.LagSeconds}, st)
+		Oldest: st.Oldest, LagSeconds: st.LagSeconds, Exists: &exists}, st)
 	require.True(t, emq.ValidID(st.Oldest))
 	require.GreaterOrEqual(t, st.LagSeconds, 0.0)
 }
@@ -147,11 +148,18 @@ func TestRequeueByID(t *testing.T) {
 	q := queue(t)
 	ids := dead(t, q, 2, "boom")
 	out := ok(t, "requeue", ids[0])
-	require.Equal(t, ids[0]+" requeued requeued\n", out)
+	require.Equal(t, ids[0]+" requeued\n", out)
 	// One not dead any more: exit 1, one line naming it; the other is
-	// requeued all the same.
+	// requeued all the same. Each line reads: "<id> requeued", "<id> not
+	// dead".
 	out = failsWith(t, exitFailed, "1 of 2 jobs not dead: "+ids[0], "requeue", ids[0], ids[1])
-	require.Contains(t, out, ids[1]+" requeued requeued")
+	require.Equal(t, ids[0]+" not dead\n"+ids[1]+" requeued\n", out)
+	var res struct {
+		Results []struct{ ID, Result string }
+	}
+	out = failsWith(t, exitFailed, "1 of 1 jobs not dead", "requeue", "-json", ids[0])
+	jsonLine(t, out, &res)
+	require.Equal(t, "not dead", res.Results[0].Result)
 	n, err := q.PendingSize(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, int64(2), n)
@@ -179,6 +187,7 @@ func TestDelete(t *testing.T) {
 	id, err := q.EnqueueIn(ctx, time.Hour, nil)
 	require.NoError(t, err)
 	require.Equal(t, ids[0]+" was dead\n"+id+" was delayed\n", ok(t, "delete", ids[0], id))
+	require.Equal(t, id+" not found\n", failsWith(t, exitFailed, "1 of 1 jobs not found", "delete", id))
 	out := failsWith(t, exitFailed, "1 of 1 jobs not found: "+id, "delete", "-json", id)
 	var res struct {
 		Results []struct{ ID, Result string }

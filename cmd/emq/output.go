@@ -48,6 +48,9 @@ type statsJSON struct {
 	Paused     bool      `json:"paused"`
 	Oldest     string    `json:"oldest,omitempty"`
 	LagSeconds float64   `json:"lag_seconds"`
+	// Exists is false when none of the queue's sets or flags is on the
+	// server (stats without -watch; -watch leaves it out).
+	Exists *bool `json:"exists,omitempty"`
 }
 
 func (p *printer) statsJSON(st emq.QueueStats) statsJSON {
@@ -58,10 +61,16 @@ func (p *printer) statsJSON(st emq.QueueStats) statsJSON {
 	}
 }
 
-// stats prints one reading.
-func (p *printer) stats(st emq.QueueStats) {
+// stats prints one reading; a queue that does not exist is said so.
+func (p *printer) stats(st emq.QueueStats, exists bool) {
 	if p.json {
-		p.emit(p.statsJSON(st))
+		j := p.statsJSON(st)
+		j.Exists = &exists
+		p.emit(j)
+		return
+	}
+	if !exists {
+		fmt.Fprintf(p.w, "queue %s does not exist: none of its sets or flags is on the server\n", p.queue)
 		return
 	}
 	tw := p.table()
@@ -177,25 +186,27 @@ func (p *printer) count(verb string, n int) {
 	fmt.Fprintf(p.w, "%s %d\n", verb, n)
 }
 
-// perID prints the outcome of an operation on each of ids.
-func (p *printer) perID(op string, ids []string, outcome func(i int) string) {
+// perID prints the outcome of an operation on each of ids: text's
+// words after the id ("requeued", "not dead", "was dead"), or with -json
+// result's.
+func (p *printer) perID(ids []string, text, result func(i int) string) {
 	if p.json {
-		type result struct {
+		type outcome struct {
 			ID     string `json:"id"`
 			Result string `json:"result"`
 		}
-		res := make([]result, len(ids))
+		res := make([]outcome, len(ids))
 		for i, id := range ids {
-			res[i] = result{id, outcome(i)}
+			res[i] = outcome{id, result(i)}
 		}
 		p.emit(struct {
-			Queue   string   `json:"queue"`
-			Results []result `json:"results"`
+			Queue   string    `json:"queue"`
+			Results []outcome `json:"results"`
 		}{p.queue, res})
 		return
 	}
 	for i, id := range ids {
-		fmt.Fprintf(p.w, "%s %s %s\n", id, op, outcome(i))
+		fmt.Fprintf(p.w, "%s %s\n", id, text(i))
 	}
 }
 

@@ -62,7 +62,8 @@ Workloads:
   gate      the eight checks of the echomq:6.0.0 gate; ends with PASS n/8
 
 Without -url emqbench starts a private valkey-server (else redis-server)
-from PATH on a free loopback port, and stops it on exit.
+from PATH, or $ECHOMQ_SERVER when set, on a free loopback port, and stops
+it on exit.
 
 Flags:
 `

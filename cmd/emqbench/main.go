@@ -5,8 +5,9 @@
 //
 // # Target
 //
-// Without -url, emqbench starts a private node itself: valkey-server, else
-// redis-server, from PATH, on a free loopback port with persistence off
+// Without -url, emqbench starts a private node itself: $ECHOMQ_SERVER when
+// set, else valkey-server, else redis-server, from PATH, on a free loopback
+// port with persistence off
 // (--save "" --appendonly no) in a temporary directory. The node is stopped
 // when emqbench exits, after the report, on an error, or on Ctrl-C or
 // SIGTERM; should emqbench be killed outright, the kernel kills the node
@@ -46,7 +47,7 @@
 // terminal and omitted otherwise. The report gives ops/s; latency
 // percentiles (p50, p90, p99, p99.9, max) from an HDR histogram, per
 // operation at depth 1 and per pipelined batch (send to last reply)
-// above; client CPU seconds per million operations (getrusage); the
+// above; the client's CPU in µs per operation (getrusage); the
 // server's CPU in µs per operation (the INFO cpu delta of used_cpu_sys +
 // used_cpu_user over the measured phase: with -url it counts whatever
 // else the node did meanwhile); heap allocations per operation
@@ -71,7 +72,9 @@
 // # Exit status
 //
 // 0 on success; 1 when the run or a gate check failed; 2 for bad flags, a
-// node that cannot be started or reached; 130 when interrupted.
+// node that cannot be started or reached (the message names the cause: no
+// scheme in the URL, authentication failed, no such database, not a
+// Redis/Valkey server); 130 when interrupted.
 package main
 
 import (

@@ -78,12 +78,17 @@ func TestPingReport(t *testing.T) {
 	}
 	for _, want := range []string{
 		"throughput", "ops/s", "2,000 ops", "stopped: n", "p50", "p99.9", "max",
-		"per batch of 10 operations", "per million ops", "per op", "script loads -",
+		"per batch of 10 operations", "per op", "script loads -",
 		"server CPU", "µs per op",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+	// The client CPU line gives one unit, as the server CPU line does.
+	if !regexp.MustCompile(`(?m)^  client CPU   \d+\.\d{3} µs per op \(user\+system, getrusage\)$`).MatchString(out) ||
+		strings.Contains(out, "per million") {
+		t.Errorf("client CPU line:\n%s", out)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/cliconn"
 	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -33,7 +34,7 @@ type node struct {
 func openNode(ctx context.Context, cfg config) (*node, error) {
 	nd := &node{runID: newRunID()}
 	if cfg.url != "" {
-		o, err := conn.ParseURL(cfg.url)
+		o, err := cliconn.ParseURL(cfg.url)
 		if err != nil {
 			return nil, fmt.Errorf("-url: %v", err)
 		}
@@ -50,7 +51,7 @@ func openNode(ctx context.Context, cfg config) (*node, error) {
 	probe, err := conn.Dial(ctx, nd.opts)
 	if err != nil {
 		nd.close()
-		return nil, fmt.Errorf("cannot reach %s: %v", where(nd.opts), err)
+		return nil, cliconn.Explain(where(nd.opts), nd.opts, err)
 	}
 	nd.probe = probe
 	if info, err := infoSection(ctx, probe, "cluster"); err == nil && infoField(info, "cluster_enabled") == "1" {
@@ -64,7 +65,7 @@ func openNode(ctx context.Context, cfg config) (*node, error) {
 		c, err := nd.dial(ctx)
 		if err != nil {
 			nd.close()
-			return nil, fmt.Errorf("cannot reach %s: %v", where(nd.opts), err)
+			return nil, cliconn.Explain(where(nd.opts), nd.opts, err)
 		}
 		nd.conns = append(nd.conns, c)
 	}

@@ -114,7 +114,10 @@ type report struct {
 	ElapsedSec float64       `json:"elapsed_s"`
 	OpsPerSec  float64       `json:"ops_per_sec"`
 	Latency    latencyReport `json:"latency"`
-	CPUPerMOps float64       `json:"cpu_s_per_million_ops"`
+	// CPUPerMOps is the client's CPU (user+system) per operation, in
+	// seconds per million operations, which is µs per operation: the
+	// text report says µs per op; the JSON name stays as it was.
+	CPUPerMOps float64 `json:"cpu_s_per_million_ops"`
 	// ServerCPUPerOp is the server's CPU (INFO cpu: used_cpu_sys +
 	// used_cpu_user, every thread of the process) over the measured
 	// phase, in µs per operation; null when INFO cpu could not be read.
@@ -225,7 +228,7 @@ func (r *report) write(w io.Writer, asJSON bool) {
 			group(x.Enqueued), group(x.Completed), x.Lost, x.Duplicates, x.ExtraRuns, x.Failed, x.Retried)
 		fmt.Fprintf(w, "  worker calls %s (%.1f jobs per call)\n", group(int64(x.WorkerCalls)), x.JobsPerCall)
 	}
-	fmt.Fprintf(w, "  client CPU   %.3f s per million ops = µs per op (user+system, getrusage)\n", r.CPUPerMOps)
+	fmt.Fprintf(w, "  client CPU   %.3f µs per op (user+system, getrusage)\n", r.CPUPerMOps)
 	if r.ServerCPUPerOp != nil {
 		fmt.Fprintf(w, "  server CPU   %.3f µs per op (INFO cpu: used_cpu_sys + used_cpu_user delta)\n", *r.ServerCPUPerOp)
 	} else {

@@ -42,13 +42,17 @@ const (
 
 // errNoServer is returned when neither valkey-server nor redis-server is
 // installed.
-var errNoServer = errors.New("no valkey-server or redis-server on PATH (install one, e.g. apt-get install redis-server, or give -url)")
+var errNoServer = errors.New("no valkey-server or redis-server on PATH (install one, e.g. apt-get install redis-server, name one with ECHOMQ_SERVER=/path/to/server, or give -url)")
 
-// findServer returns the path of valkey-server, else redis-server.
+// findServer returns the path of $ECHOMQ_SERVER when set, else of
+// valkey-server, else redis-server.
 func findServer() (string, error) {
-	bin, err := serverbin.Find(serverbin.Names, serverbin.Dirs)
-	if err != nil {
+	bin, err := serverbin.Default()
+	switch {
+	case errors.Is(err, serverbin.ErrNotFound):
 		return "", errNoServer
+	case err != nil:
+		return "", err
 	}
 	return bin, nil
 }

@@ -25,6 +25,27 @@ var (
 // ErrNotFound is returned by Find when no binary of the names exists.
 var ErrNotFound = errors.New("no valkey-server or redis-server found")
 
+// Env names the environment variable that forces the server binary:
+// ECHOMQ_SERVER=/path/to/redis-server (or a name found on PATH) makes
+// [Default] return it, whatever else is installed. The test script sets
+// it to run the suite on Redis and on Valkey in turn.
+const Env = "ECHOMQ_SERVER"
+
+// Default returns the binary to start: $ECHOMQ_SERVER when set (an
+// error when it names no executable file: a forced binary that is
+// missing must not quietly become another), else Find(Names, Dirs).
+func Default() (string, error) {
+	v := os.Getenv(Env)
+	if v == "" {
+		return Find(Names, Dirs)
+	}
+	p, err := exec.LookPath(v)
+	if err != nil {
+		return "", fmt.Errorf("%s=%q: %w", Env, v, err)
+	}
+	return p, nil
+}
+
 // Find returns the path of the first of names found on PATH or in dirs.
 func Find(names, dirs []string) (string, error) {
 	for _, name := range names {

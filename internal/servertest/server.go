@@ -417,16 +417,25 @@ func (s *Server) pickPorts() error {
 }
 
 // Where findBinary looks, in order of preference; tests may change them.
-var (
-	binaryNames = serverbin.Names
-	binaryDirs  = serverbin.Dirs
-)
+// binaryNames and binaryDirs, when set (by tests), replace the default
+// search.
+var binaryNames, binaryDirs []string
 
-// findBinary returns valkey-server if it exists, else redis-server.
+// findBinary returns $ECHOMQ_SERVER when set, else valkey-server if it
+// exists, else redis-server (serverbin.Default).
 func findBinary() (string, error) {
-	bin, err := serverbin.Find(binaryNames, binaryDirs)
-	if err != nil {
+	var bin string
+	var err error
+	if binaryNames == nil {
+		bin, err = serverbin.Default()
+	} else {
+		bin, err = serverbin.Find(binaryNames, binaryDirs)
+	}
+	switch {
+	case errors.Is(err, serverbin.ErrNotFound):
 		return "", ErrNoServer
+	case err != nil:
+		return "", fmt.Errorf("servertest: %w", err)
 	}
 	return bin, nil
 }
