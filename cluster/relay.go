@@ -27,11 +27,11 @@ type sub struct {
 	special bool
 	info    *cmdInfo // the command's entry, for a single command
 
-	buf   []byte  // the commands, back to back
-	argv  argv    // scratch for parsing them
-	last  lastCmd // the last command name looked up
-	ends  []int   // command i is buf[ends[i-1]:ends[i]]
-	slots []int   // command i's slot (keyless: any primary)
+	buf   []byte   // the commands, back to back
+	argv  argv     // scratch for parsing them
+	last  lastCmd  // the last command name looked up
+	ends  []int    // command i is buf[ends[i-1]:ends[i]]
+	slots []int    // command i's slot (keyless: any primary)
 	txs   []txSpan // the transactions, in order
 	waits []int    // the WAITs outside transactions, in order
 
