@@ -79,6 +79,18 @@ func TestWaitCountsTheBatchWrites(t *testing.T) {
 	}
 	require.EqualValues(t, 1, wait(kb, "30000"), "b's replica acknowledged b's write")
 	require.EqualValues(t, 0, wait(ka, "200"), "a's replica is stopped: the WAIT counted a write not its batch's")
+	// A slot of b's moves to a behind the client's back: the SET is
+	// refused with MOVED and runs on a, and its WAIT is sent again after
+	// it there, on the same connection (on b it would count 1).
+	km := tagOn(c, b, "wm") + "k"
+	sm := strconv.Itoa(int(emq.Slot(km)))
+	for _, n := range []*servertest.Server{a, b} {
+		_, err := n.Do("CLUSTER", "SETSLOT", sm, "NODE", c.IDs[a.Addr])
+		require.NoError(t, err)
+	}
+	moved := cl.Stats().Moved
+	require.EqualValues(t, 0, wait(km, "200"), "the WAIT did not follow its write to a")
+	require.Greater(t, cl.Stats().Moved, moved, "the MOVED path was not taken")
 	resume()
 	require.EqualValues(t, 1, wait(ka, "30000"), "a's replica, resumed, acknowledged a's write")
 
@@ -264,7 +276,9 @@ func TestTransactionInMixedBatch(t *testing.T) {
 }
 
 // While a slot has no owner, calls on it fail with ErrNoNode and read the
-// topology at most once per minimum interval, not once per call.
+// topology at most once per minimum interval, not once per call; the
+// topology is still read, so the slot is served again once it has an
+// owner.
 func TestUnownedSlotRefreshBounded(t *testing.T) {
 	c := privateCluster(t, 1, 0)
 	p := c.Primaries[0]
@@ -276,16 +290,32 @@ func TestUnownedSlotRefreshBounded(t *testing.T) {
 	ctx := testCtx(t)
 	_, err = p.Do("CONFIG", "RESETSTAT")
 	require.NoError(t, err)
-	const n = 1000
+	// At least 1,000 calls, over at least a few minimum intervals.
+	n := 0
 	start := time.Now()
-	for range n {
+	for n < 1000 || time.Since(start) < 3*cluster.MinRefresh {
 		_, err := cl.Do(ctx, "GET", key)
 		require.ErrorIs(t, err, cluster.ErrNoNode)
+		n++
 	}
 	elapsed := time.Since(start)
 	reads := calls(t, p, "cluster|shards") + calls(t, p, "cluster|slots")
 	bound := int64(elapsed/cluster.MinRefresh) + 2
 	t.Logf("%d calls on an unowned slot in %v: %d topology reads (bound %d)", n, elapsed, reads, bound)
 	require.LessOrEqual(t, reads, bound, "the topology was read per call")
-	require.Less(t, reads, int64(n/10))
+	require.Positive(t, reads, "the topology was never read again")
+
+	// The slot gets an owner: a later call finds it.
+	_, err = p.Do("CLUSTER", "ADDSLOTS", s)
+	require.NoError(t, err)
+	deadline := time.Now().Add(waitLong)
+	for {
+		_, err := cl.Do(ctx, "SET", key, "v")
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, cluster.ErrNoNode)
+		require.True(t, time.Now().Before(deadline), "the slot's new owner was never found")
+		time.Sleep(time.Millisecond)
+	}
 }
