@@ -96,14 +96,17 @@ func (cl *Client) target(ctx context.Context, s int) (*node, error) {
 // replies are handed to h in the submission's order once every part is
 // in. Commands of one slot keep their relative order. A command refused
 // with MOVED, ASK, TRYAGAIN or CLUSTERDOWN (or NOSCRIPT for a registered
-// script) did not run, so it alone is sent again where the refusal says;
-// nothing else is ever sent twice.
+// script) did not run, so it alone is sent again where the refusal says,
+// or, inside a transaction, the whole transaction; nothing else is ever
+// sent twice (but a WAIT, sent again after its refused writes).
 //
-// A keyless command goes with the keyed commands of its submission (so
-// MULTI … EXEC stays whole), or to any primary when there are none; a
-// keyless command whose server tips ask for every shard (FLUSHALL,
-// SCRIPT FLUSH, DBSIZE, …), or SCRIPT LOAD, goes to every primary when
-// it is sent alone.
+// A transaction (MULTI … EXEC) goes whole to its slot's primary. A
+// keyless command goes with the first keyed command of its submission, or
+// to any primary when there are none; a WAIT with the keyed command
+// before it. A keyless command whose server tips ask for every shard
+// (FLUSHALL, SCRIPT FLUSH, DBSIZE, …), or SCRIPT LOAD, goes to every
+// primary when it is sent alone, and is refused (ErrUnroutable) in a
+// submission of several commands; so is a WAIT sent alone.
 func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 	if err := ctx.Err(); err != nil {
 		return err
