@@ -260,8 +260,13 @@ func (s *sub) dispatch() error {
 		}
 	}
 	if !same && len(s.waits) > 0 {
+		var a argv
+		name := "WAIT"
+		if _, err := a.parse(s.cmd(s.waits[0])); err == nil {
+			name = strings.ToUpper(string(a.arg(0)))
+		}
 		s.release()
-		return &RouteError{Command: "WAIT", Reason: reasonWaitSpread}
+		return &RouteError{Command: name, Reason: reasonWaitSpread}
 	}
 	if same {
 		s.direct, s.pending = true, 1
