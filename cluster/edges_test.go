@@ -49,10 +49,18 @@ func tagOn(c *servertest.Cluster, p *servertest.Server, prefix string) string {
 // before any write, it is refused with an error that says how.
 func TestWaitCountsTheBatchWrites(t *testing.T) {
 	c := privateCluster(t, 2, 1)
-	cl := newClient(t, c)
+	cl := newClient(t, c, func(o *cluster.Options) { o.RefreshInterval = -1 })
 	ctx := testCtx(t)
 	a, b := c.Primaries[0], c.Primaries[1]
 	ka, kb := tagOn(c, a, "wa")+"k", tagOn(c, b, "wb")+"k"
+	// A slot of b's moves to a after the client read the map (while every
+	// replica runs: Valkey replicates SETSLOT and waits for it).
+	km := tagOn(c, b, "wm") + "k"
+	sm := strconv.Itoa(int(emq.Slot(km)))
+	for _, n := range []*servertest.Server{a, b} {
+		_, err := n.Do("CLUSTER", "SETSLOT", sm, "NODE", c.IDs[a.Addr])
+		require.NoError(t, err)
+	}
 	// Replicas[i] replicates Primaries[i]: stop a's replica, so that no
 	// new write of a's is acknowledged while a WAIT on a connection
 	// without writes would still count it (its offset, 0, is acked).
@@ -79,15 +87,9 @@ func TestWaitCountsTheBatchWrites(t *testing.T) {
 	}
 	require.EqualValues(t, 1, wait(kb, "30000"), "b's replica acknowledged b's write")
 	require.EqualValues(t, 0, wait(ka, "200"), "a's replica is stopped: the WAIT counted a write not its batch's")
-	// A slot of b's moves to a behind the client's back: the SET is
+	// km's slot moved from b to a behind the client's back: the SET is
 	// refused with MOVED and runs on a, and its WAIT is sent again after
 	// it there, on the same connection (on b it would count 1).
-	km := tagOn(c, b, "wm") + "k"
-	sm := strconv.Itoa(int(emq.Slot(km)))
-	for _, n := range []*servertest.Server{a, b} {
-		_, err := n.Do("CLUSTER", "SETSLOT", sm, "NODE", c.IDs[a.Addr])
-		require.NoError(t, err)
-	}
 	moved := cl.Stats().Moved
 	require.EqualValues(t, 0, wait(km, "200"), "the WAIT did not follow its write to a")
 	require.Greater(t, cl.Stats().Moved, moved, "the MOVED path was not taken")
