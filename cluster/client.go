@@ -355,8 +355,9 @@ func (cl *Client) Owner(key string) string {
 
 // Dedicated lends fn a connection of its own to the primary that serves
 // key's slot (see conn.Client.Dedicated): for WATCH and a transaction
-// sent over several calls on keys of that slot. Commands on it are not
-// routed: a MOVED there is the caller's to handle (the slot moved).
+// sent over several calls on keys of that slot, or a WAIT that counts
+// writes made over several calls. Commands on it are not routed: a MOVED
+// there is the caller's to handle (the slot moved).
 func (cl *Client) Dedicated(ctx context.Context, key string, fn func(c *conn.Conn) error) error {
 	n, err := cl.target(ctx, int(slot.Of(key)))
 	if err != nil {
