@@ -165,12 +165,21 @@ func (cl *Client) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
 	return wire.DoInt(ctx, cl, cmd)
 }
 
-// Refresh reads the topology again now.
-func (cl *Client) Refresh(ctx context.Context) error { return cl.refresh(ctx) }
+// Refresh reads the topology again now (or waits for the read in
+// flight, when one is).
+func (cl *Client) Refresh(ctx context.Context) error { return cl.refresh(ctx, true) }
+
+// minRefresh is the least time between the end of one topology read and
+// the start of the next one asked for by calls (a MOVED, a slot no
+// primary serves, a connection fault): while a slot has no owner, every
+// call on it would otherwise read the topology again.
+const minRefresh = 100 * time.Millisecond
 
 // refresh reads the topology from a known node, once however many ask at
-// the same time.
-func (cl *Client) refresh(ctx context.Context) error {
+// the same time: a caller that finds a read in flight waits for it. Unless
+// forced, a read is not started within minRefresh of the last one's end:
+// the topology is as fresh as it gets, and refresh returns nil at once.
+func (cl *Client) refresh(ctx context.Context, force bool) error {
 	cl.refreshMu.Lock()
 	if ch := cl.refreshing; ch != nil {
 		cl.refreshMu.Unlock()
@@ -180,6 +189,10 @@ func (cl *Client) refresh(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	if !force && time.Since(cl.lastRefresh) < minRefresh {
+		cl.refreshMu.Unlock()
+		return nil
 	}
 	ch := make(chan struct{})
 	cl.refreshing = ch
@@ -246,14 +259,11 @@ func (cl *Client) retire(t *topology) {
 	}
 }
 
-// refreshSoon starts a refresh in the background unless one ran in the
-// last 100 ms or is running.
+// refreshSoon starts a refresh in the background unless one is running
+// or the last one ended within minRefresh.
 func (cl *Client) refreshSoon() {
 	cl.refreshMu.Lock()
-	busy := cl.refreshing != nil || time.Since(cl.lastRefresh) < 100*time.Millisecond
-	if !busy {
-		cl.lastRefresh = time.Now()
-	}
+	busy := cl.refreshing != nil || time.Since(cl.lastRefresh) < minRefresh
 	cl.refreshMu.Unlock()
 	cl.mu.Lock()
 	closed := cl.closed
@@ -268,7 +278,7 @@ func (cl *Client) refreshSoon() {
 		defer cl.wg.Done()
 		ctx, cancel := context.WithTimeout(cl.life, 10*time.Second)
 		defer cancel()
-		cl.refresh(ctx)
+		cl.refresh(ctx, false)
 	}()
 }
 
@@ -284,7 +294,7 @@ func (cl *Client) refreshLoop() {
 		case <-time.After(d):
 		}
 		ctx, cancel := context.WithTimeout(cl.life, 10*time.Second)
-		cl.refresh(ctx)
+		cl.refresh(ctx, true)
 		cancel()
 	}
 }
@@ -345,8 +355,9 @@ func (cl *Client) Owner(key string) string {
 
 // Dedicated lends fn a connection of its own to the primary that serves
 // key's slot (see conn.Client.Dedicated): for WATCH and a transaction
-// sent over several calls on keys of that slot. Commands on it are not
-// routed: a MOVED there is the caller's to handle (the slot moved).
+// sent over several calls on keys of that slot, or a WAIT that counts
+// writes made over several calls. Commands on it are not routed: a MOVED
+// there is the caller's to handle (the slot moved).
 func (cl *Client) Dedicated(ctx context.Context, key string, fn func(c *conn.Conn) error) error {
 	n, err := cl.target(ctx, int(slot.Of(key)))
 	if err != nil {

@@ -17,7 +17,10 @@
 // (it redials after faults and gives blocking commands connections of
 // their own). It reads the topology again after a MOVED, after a
 // connection fault, and every RefreshInterval with jitter; one read at a
-// time however many ask. Primaries no longer in the topology are closed.
+// time however many ask, and those that calls ask for (a MOVED, a fault,
+// a slot no primary serves) at most once per 100 ms: while a slot has no
+// owner its calls fail at once with ErrNoNode, and do not read the
+// topology each. Primaries no longer in the topology are closed.
 //
 // # Routing
 //
@@ -27,11 +30,30 @@
 // so EVAL/EVALSHA/FCALL numkeys, XREAD … STREAMS, MSET and commands a
 // later server adds are all routed right. A command whose keys hash to
 // different slots is refused before anything is sent (ErrCrossSlot); so
-// is a transaction (MULTI … EXEC in one batch) that spans slots. A keyless
-// command goes with the keyed commands of its batch, or to any primary;
-// one whose server tips ask for every shard (FLUSHALL, SCRIPT FLUSH,
-// CONFIG RESETSTAT, DBSIZE, KEYS …) and SCRIPT LOAD go to every primary,
-// and their replies are combined as the tips say (DBSIZE sums).
+// is a transaction (MULTI … EXEC in one batch) that spans slots. A
+// transaction in a batch is one unit: it goes whole, its MULTI and EXEC
+// too, to its slot's primary, and the batch's other commands route as
+// usual. A keyless command goes with the first keyed command of its
+// batch, or to any primary when sent alone; one whose server tips ask
+// for every shard (FLUSHALL, SCRIPT FLUSH, CONFIG RESETSTAT, DBSIZE, KEYS,
+// INFO …) and SCRIPT LOAD go to every primary when sent alone, and their
+// replies are combined as the tips say (DBSIZE sums). In a batch, where
+// they would reach one node only, such commands are refused before
+// anything is sent (a *RouteError matching ErrUnroutable), PING excepted.
+//
+// # WAIT
+//
+// WAIT (and WAITAOF) counts the replicas that acknowledged the writes made
+// earlier on the same connection, so it must run where the caller's
+// writes ran. In a batch it goes with the keyed command before it, and
+// the batch is sent whole to that primary on one connection (a blocking
+// command's own): SET k v; WAIT 1 100 returns how many of k's primary's
+// replicas have the SET. When a write before it is refused and runs
+// elsewhere (MOVED, ASK), the WAIT is sent again after it there. Sent
+// alone, before any write of its batch, or in a batch whose commands go
+// to several primaries, it is refused before anything is sent, with a
+// *RouteError that says how: a batch, or Dedicated, whose connection
+// carries both the writes and the WAIT.
 //
 // A batch whose commands all go to one primary is sent there as one
 // pipeline and its replies pass straight through; one spread over several
@@ -46,10 +68,22 @@
 // sent again: after MOVED to the new owner (the slot map is updated at
 // once and the topology read again), after ASK with ASKING to the
 // importing node (the map unchanged), after TRYAGAIN or CLUSTERDOWN to the
-// slot's owner after a bounded backoff. Past Options.MaxRedirects the
-// command fails with a *RedirectError. Nothing else is ever sent twice:
-// a call that fails because a connection broke may or may not have run
-// and fails with an error matching conn.ErrBroken.
+// slot's owner after a bounded backoff. A command refused inside a
+// transaction is never sent alone, outside it: the server discarded the
+// transaction (its EXEC answers EXECABORT, or is refused itself), so the
+// transaction is sent again whole, MULTI to EXEC, where the refusal says
+// (after ASK, ASKING before MULTI: the server keeps it for the whole
+// transaction); one whose EXEC ran or that was discarded is not sent
+// again, and the refusal is the refused command's reply. Past
+// Options.MaxRedirects the command fails with a *RedirectError. Nothing
+// else is ever sent twice: a call that fails because a connection broke
+// may or may not have run and fails with an error matching
+// conn.ErrBroken.
+//
+// # Printing
+//
+// Options and *Client print with the password redacted, in every fmt
+// verb, as conn's types do.
 //
 // # Pub/sub
 //

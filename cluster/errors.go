@@ -50,3 +50,41 @@ func (e *RedirectError) Is(target error) bool { return target == ErrRedirectLimi
 // ErrNoNode is matched by the error of a command whose slot no known
 // primary serves, even after reading the topology again.
 var ErrNoNode = errors.New("cluster: no primary serves the slot")
+
+// ErrUnroutable is matched by the error of a submission the Client will
+// not route as given, because no routing of it would do what it says:
+// WAIT or WAITAOF sent alone, or without the writes it counts before it
+// in its batch, or after writes to several primaries; a command that goes
+// to every primary (FLUSHALL, DBSIZE, KEYS, INFO, …) inside a batch.
+// Nothing was sent. The RouteError says how to send it instead.
+var ErrUnroutable = errors.New("cluster: cannot route the command as sent")
+
+// RouteError is the error of a submission refused with ErrUnroutable.
+type RouteError struct {
+	Command string // the command's name, upper case
+	Reason  string // why, and how to send it instead
+}
+
+// Error names the command and says why and what to do.
+func (e *RouteError) Error() string {
+	return "cluster: " + e.Command + ": " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrUnroutable) true.
+func (e *RouteError) Is(target error) bool { return target == ErrUnroutable }
+
+// The reasons of RouteError.
+const (
+	reasonWaitAlone = "WAIT counts the replicas that acknowledged the writes made earlier on the same " +
+		"connection, and a cluster client spreads its calls over connections to every primary: send it " +
+		"in one batch right after the writes it counts, all on one primary (pipeline.Batch: SET k v; WAIT 1 100), " +
+		"or on a connection lent at the key's primary (Client.Dedicated(ctx, k, …))"
+	reasonWaitFirst = "WAIT in a batch counts the writes before it on the same primary; this one has no " +
+		"keyed command before it: put it after the writes it counts (SET k v; WAIT 1 100)"
+	reasonWaitSpread = "WAIT in a batch counts the writes before it on one primary's connection, and this " +
+		"batch's commands go to several primaries: send the writes of each primary, each followed by its " +
+		"WAIT, in a batch of its own (or use Client.Dedicated at the key)"
+	reasonEveryShard = "it goes to every primary (its server tips say so), which a batch sent along with " +
+		"other commands cannot do: send it alone (Client.Do), where its replies are combined, or on one " +
+		"node (Client.Node)"
+)

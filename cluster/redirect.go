@@ -67,12 +67,15 @@ func hasCode(msg []byte, code string) bool {
 // is not a refusal, then ends the submission. Each round sends the
 // commands still refused, grouped by where they go, one pipeline per
 // node, in submission order; a round waits once for TRYAGAIN and
-// CLUSTERDOWN. It runs on a goroutine of its own, which the Client's
-// wait group owns.
+// CLUSTERDOWN. A command refused inside a transaction is not sent on its
+// own: the transaction is sent again whole, MULTI to EXEC (the server
+// discarded it: its EXEC answered EXECABORT or was refused itself). A WAIT
+// after a refused write is sent again after it, where it went. It runs on
+// a goroutine of its own, which the Client's wait group owns.
 func (s *sub) resolve() {
 	defer s.cl.wg.Done()
 	slices.SortFunc(s.redo, func(a, b redo) int { return a.i - b.i })
-	pending := append([]redo(nil), s.redo...)
+	pending := s.units(s.redo)
 	var col wire.Collector
 	for round := 1; len(pending) > 0 && s.err == nil; round++ {
 		if round > s.cl.opts.MaxRedirects {
@@ -84,6 +87,57 @@ func (s *sub) resolve() {
 	s.end()
 }
 
+// units turns the refused commands, in submission order, into what is
+// sent again: a command alone, or the whole transaction it is part of,
+// and after them the WAITs that follow one of them. A refused command of
+// a transaction that ran anyway (its EXEC replied with the results), was
+// discarded, or does not end in the submission, is not sent again: its
+// refusal is its reply.
+func (s *sub) units(rs []redo) []redo {
+	out := make([]redo, 0, len(rs)+len(s.waits))
+	for k, r := range rs {
+		r.end = r.i
+		if sp, ok := s.spanOf(r.i); ok {
+			if n := len(out); n > 0 && out[n-1].i == sp.start && !out[n-1].wait {
+				continue // the transaction is sent again already
+			}
+			if !sp.closed || s.ran(sp, rs[k:]) {
+				s.setVal(r.i, s.arena.Retain(resp.Value{Type: resp.Error, Str: []byte(r.msg)}))
+				continue
+			}
+			r.i, r.end = sp.start, sp.end
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 || len(s.waits) == 0 {
+		return out
+	}
+	// Every WAIT after the first redone command goes again.
+	for _, w := range s.waits {
+		if w > out[0].i {
+			out = append(out, redo{i: w, end: w, wait: true})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b redo) int { return a.i - b.i })
+	return out
+}
+
+// ran reports whether transaction sp ran or was discarded: its last
+// command, EXEC or DISCARD, was not refused (rest are the refusals from
+// sp's first on) and did not answer with an error.
+func (s *sub) ran(sp txSpan, rest []redo) bool {
+	for _, r := range rest {
+		if r.i == sp.end {
+			return false
+		}
+	}
+	return sp.end < len(s.vals) && s.vals[sp.end].Type != resp.Error
+}
+
+// errWaitSpread is the reply of a WAIT whose redone writes went to
+// several primaries: no one WAIT counts them.
+const errWaitSpread = "ERR cluster: WAIT not sent: the writes before it were redirected to several primaries, whose replicas no one WAIT counts"
+
 // resend is one refused command's next send.
 type resend struct {
 	redo
@@ -91,12 +145,30 @@ type resend struct {
 	asking bool
 }
 
-// round sends each refused command once more and returns those refused
-// again.
+// round sends each refused command (or transaction) once more and
+// returns those refused again.
 func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 	sends := make([]resend, 0, len(pending))
 	waited := false
 	for _, r := range pending {
+		if r.wait {
+			// After the writes before it, on their node.
+			var n *node
+			spread := false
+			for _, x := range sends {
+				if x.i < r.i && !x.wait {
+					spread = spread || (n != nil && x.node != n)
+					n = x.node
+				}
+			}
+			switch {
+			case spread:
+				s.setVal(r.i, s.arena.Retain(resp.Value{Type: resp.Error, Str: []byte(errWaitSpread)}))
+			case n != nil:
+				sends = append(sends, resend{redo: r, node: n})
+			}
+			continue
+		}
 		n, asking, err := s.hop(r, round, &waited)
 		if err != nil {
 			s.err = err
@@ -120,12 +192,14 @@ func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 				continue
 			}
 			group = append(group, x)
-			if x.asking {
+			if x.asking { // before MULTI: the server keeps it for the whole transaction
 				w.B = append(w.B, askingCmd...)
 				w.N++
 			}
-			w.B = append(w.B, s.cmd(x.i)...)
-			w.N++
+			for i := x.i; i <= x.end; i++ {
+				w.B = append(w.B, s.cmd(i)...)
+				w.N++
+			}
 		}
 		sends = rest
 		w.Special = s.special
@@ -144,19 +218,40 @@ func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 			return nil
 		}
 		replies, k := col.Replies(), 0
+		refusedHere := false // a command of this group was refused again
 		for _, x := range group {
 			if x.asking {
 				k++ // ASKING's +OK
 			}
-			v := replies[k]
-			k++
-			if s.refused(x.i, v) {
-				again = append(again, redo{i: x.i, msg: string(v.Str), node: n, sent: sent})
+			if x.wait {
+				if refusedHere {
+					again = append(again, x.redo)
+				} else {
+					s.setVal(x.i, s.arena.Retain(replies[k]))
+				}
+				k++
 				continue
 			}
-			s.setVal(x.i, s.arena.Retain(v))
+			vs := replies[k : k+x.end-x.i+1]
+			k += len(vs)
+			refusal := -1
+			for j, v := range vs {
+				if s.refused(x.i+j, v) {
+					refusal = j
+					break
+				}
+			}
+			if refusal >= 0 {
+				refusedHere = true
+				again = append(again, redo{i: x.i, end: x.end, msg: string(vs[refusal].Str), node: n, sent: sent})
+				continue
+			}
+			for j, v := range vs {
+				s.setVal(x.i+j, s.arena.Retain(v))
+			}
 		}
 	}
+	slices.SortStableFunc(again, func(a, b redo) int { return a.i - b.i })
 	return again
 }
 

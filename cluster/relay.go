@@ -27,11 +27,13 @@ type sub struct {
 	special bool
 	info    *cmdInfo // the command's entry, for a single command
 
-	buf   []byte  // the commands, back to back
-	argv  argv    // scratch for parsing them
-	last  lastCmd // the last command name looked up
-	ends  []int   // command i is buf[ends[i-1]:ends[i]]
-	slots []int   // command i's slot (keyless: any primary)
+	buf   []byte   // the commands, back to back
+	argv  argv     // scratch for parsing them
+	last  lastCmd  // the last command name looked up
+	ends  []int    // command i is buf[ends[i-1]:ends[i]]
+	slots []int    // command i's slot (keyless: any primary)
+	txs   []txSpan // the transactions, in order
+	waits []int    // the WAITs outside transactions, in order
 
 	whole part   // the direct part
 	parts []part // the split parts
@@ -57,12 +59,16 @@ type part struct {
 	sent uint64 // the node's script-load count when the part was sent
 }
 
-// redo is a command refused by a node: it runs nowhere yet.
+// redo is a command refused by a node: it runs nowhere yet. Once
+// resolve starts it may stand for a whole transaction, commands i to end,
+// or for a WAIT to send again after the redone writes before it (wait).
 type redo struct {
 	i    int
 	msg  string // the refusal, byte for byte
 	node *node  // the node that refused
 	sent uint64
+	end  int  // the last command sent with it (a transaction's EXEC), from resolve on
+	wait bool // a WAIT following redone writes, not a refused command
 }
 
 var subPool = sync.Pool{New: func() any { return new(sub) }}
@@ -86,6 +92,7 @@ func (s *sub) release() {
 	s.cl, s.h, s.ctx, s.info, s.last.info, s.last.tag = nil, nil, nil, nil, nil, s.last.tag[:0]
 	s.whole = part{}
 	s.vals, s.redo, s.parts, s.idx = s.vals[:0], s.redo[:0], s.parts[:0], s.idx[:0]
+	s.txs, s.waits = s.txs[:0], s.waits[:0]
 	s.direct, s.keeping, s.next, s.pending, s.err, s.finished = false, false, 0, 0, nil, false
 	if cap(s.buf) <= 64<<10 {
 		subPool.Put(s)

@@ -68,7 +68,9 @@ func (l *lastCmd) lookup(t commandTable, a *argv) *cmdInfo {
 }
 
 // target returns the node serving slot s (any primary when keyless),
-// reading the topology again once when no primary serves it.
+// reading the topology again first when no primary serves it (at most
+// once per minRefresh however many calls meet the slot: the others get
+// ErrNoNode from the topology last read).
 func (cl *Client) target(ctx context.Context, s int) (*node, error) {
 	t := cl.topo.Load()
 	if s == keyless {
@@ -77,7 +79,7 @@ func (cl *Client) target(ctx context.Context, s int) (*node, error) {
 	}
 	addr := t.addr(uint16(s))
 	if addr == "" {
-		if err := cl.refresh(ctx); err != nil {
+		if err := cl.refresh(ctx, false); err != nil {
 			return nil, err
 		}
 		if addr = cl.topo.Load().addr(uint16(s)); addr == "" {
@@ -94,14 +96,17 @@ func (cl *Client) target(ctx context.Context, s int) (*node, error) {
 // replies are handed to h in the submission's order once every part is
 // in. Commands of one slot keep their relative order. A command refused
 // with MOVED, ASK, TRYAGAIN or CLUSTERDOWN (or NOSCRIPT for a registered
-// script) did not run, so it alone is sent again where the refusal says;
-// nothing else is ever sent twice.
+// script) did not run, so it alone is sent again where the refusal says,
+// or, inside a transaction, the whole transaction; nothing else is ever
+// sent twice (but a WAIT, sent again after its refused writes).
 //
-// A keyless command goes with the keyed commands of its submission (so
-// MULTI … EXEC stays whole), or to any primary when there are none; a
-// keyless command whose server tips ask for every shard (FLUSHALL,
-// SCRIPT FLUSH, DBSIZE, …), or SCRIPT LOAD, goes to every primary when
-// it is sent alone.
+// A transaction (MULTI … EXEC) goes whole to its slot's primary. A
+// keyless command goes with the first keyed command of its submission, or
+// to any primary when there are none; a WAIT with the keyed command
+// before it. A keyless command whose server tips ask for every shard
+// (FLUSHALL, SCRIPT FLUSH, DBSIZE, …), or SCRIPT LOAD, goes to every
+// primary when it is sent alone, and is refused (ErrUnroutable) in a
+// submission of several commands; so is a WAIT sent alone.
 func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -121,10 +126,16 @@ func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 }
 
 // plan parses the submission, finds every command's slot and checks
-// that a transaction stays on one slot.
+// that it can be routed: a transaction (MULTI … EXEC or DISCARD) stays on
+// one slot, and its keyless commands (MULTI, EXEC, PING, …) go with its
+// keys; a WAIT (or WAITAOF) goes with the keyed command before it, whose
+// write it counts; a command that goes to every primary is sent alone.
+// Other keyless commands go with the submission's first keyed command.
 func (s *sub) plan() error {
 	b := s.buf
-	first, multi := keyless, false
+	first, prev := keyless, keyless // the first and the latest keyed command's slot
+	tx := -1                        // the open transaction's MULTI, or -1
+	txSlot := keyless
 	a := &s.argv
 	for i := range s.n {
 		used, err := a.parse(b)
@@ -135,32 +146,95 @@ func (s *sub) plan() error {
 		if err != nil {
 			return err
 		}
+		if isScriptLoad(a) {
+			s.cl.RegisterScript(sha1Hex(a.arg(2)), string(a.arg(2)))
+		}
 		if s.n == 1 {
 			s.info = info
 			if isScriptLoad(a) {
 				s.info = &scriptLoadInfo
-				s.cl.RegisterScript(sha1Hex(a.arg(2)), string(a.arg(2)))
 			}
 		}
-		if a.len() == 1 && bytes.EqualFold(a.arg(0), []byte("multi")) {
-			multi = true
+		name := a.arg(0)
+		if s.n > 1 && info != nil && info.policy == policyAllShards && !isWait(name) && !bytes.EqualFold(name, []byte("ping")) {
+			return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonEveryShard}
 		}
-		if first == keyless {
-			first = sl
-		} else if multi && sl != keyless && sl != first {
-			return &CrossSlotError{Command: "MULTI … EXEC", Slots: [2]int{first, sl}}
+		switch {
+		case tx < 0 && a.len() == 1 && bytes.EqualFold(name, []byte("multi")):
+			tx, txSlot = i, keyless
+		case tx >= 0 && a.len() == 1 && (bytes.EqualFold(name, []byte("exec")) || bytes.EqualFold(name, []byte("discard"))):
+			s.txs = append(s.txs, txSpan{start: tx, end: i, closed: true})
+			tx = -1
+		case tx >= 0:
+			if sl != keyless && txSlot != keyless && sl != txSlot {
+				return &CrossSlotError{Command: "MULTI … EXEC", Slots: [2]int{txSlot, sl}}
+			}
+			if sl != keyless {
+				txSlot = sl
+			}
+		case isWait(name):
+			if s.n == 1 {
+				return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonWaitAlone}
+			}
+			if prev == keyless {
+				return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonWaitFirst}
+			}
+			sl = prev
+			s.waits = append(s.waits, i)
+		}
+		if sl != keyless {
+			prev = sl
+			if first == keyless {
+				first = sl
+			}
 		}
 		s.slots[i] = sl
 		s.ends[i] = len(s.buf) - len(b) + used
 		b = b[used:]
 	}
-	// Keyless commands go with the submission's first keyed command.
+	if tx >= 0 { // a MULTI without its EXEC: the rest is its span
+		s.txs = append(s.txs, txSpan{start: tx, end: s.n - 1})
+	}
+	// A transaction's keyless commands go with its keys.
+	for _, sp := range s.txs {
+		sl := keyless
+		for i := sp.start; i <= sp.end && sl == keyless; i++ {
+			sl = s.slots[i]
+		}
+		for i := sp.start; i <= sp.end; i++ {
+			s.slots[i] = sl
+		}
+	}
+	// Other keyless commands go with the submission's first keyed command.
 	for i := range s.slots {
 		if s.slots[i] == keyless {
 			s.slots[i] = first
 		}
 	}
 	return nil
+}
+
+// txSpan is one transaction of a submission: MULTI is command start, its
+// EXEC (or DISCARD) command end; not closed: the submission ends first.
+type txSpan struct {
+	start, end int
+	closed     bool
+}
+
+// spanOf returns the transaction that command i is part of.
+func (s *sub) spanOf(i int) (txSpan, bool) {
+	for _, sp := range s.txs {
+		if sp.start <= i && i <= sp.end {
+			return sp, true
+		}
+	}
+	return txSpan{}, false
+}
+
+// isWait reports whether a command is WAIT or WAITAOF, which count the
+// replicas (or fsyncs) that acknowledged the connection's earlier writes.
+func isWait(name []byte) bool {
+	return bytes.EqualFold(name, []byte("wait")) || bytes.EqualFold(name, []byte("waitaof"))
 }
 
 // scriptLoadInfo makes SCRIPT LOAD go to every primary.
@@ -184,6 +258,15 @@ func (s *sub) dispatch() error {
 			same = false
 			break
 		}
+	}
+	if !same && len(s.waits) > 0 {
+		var a argv
+		name := "WAIT"
+		if _, err := a.parse(s.cmd(s.waits[0])); err == nil {
+			name = strings.ToUpper(string(a.arg(0)))
+		}
+		s.release()
+		return &RouteError{Command: name, Reason: reasonWaitSpread}
 	}
 	if same {
 		s.direct, s.pending = true, 1

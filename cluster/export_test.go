@@ -1,0 +1,4 @@
+package cluster
+
+// MinRefresh is the least time between topology reads asked for by calls.
+const MinRefresh = minRefresh
