@@ -14,6 +14,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -123,55 +124,134 @@ func TestClientBlockingServerRestart(t *testing.T) {
 // Issue 15, finding 2: a BLPOP whose ctx ends returns only once the
 // server no longer holds it, so an element pushed right after it returned
 // is never popped for nobody: each is either still in the list or was
-// returned to the caller.
+// returned to the caller. Under RESP2 too, where the lent connection's
+// CLIENT ID comes from CLIENT ID rather than HELLO.
 func TestClientCancelledBlockingPopLosesNothing(t *testing.T) {
+	for _, proto := range []int{3, 2} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			servertest.Need(t, srv)
+			srv.Flush(t)
+			before := goroutines()
+			cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Protocol: proto}})
+			require.NoError(t, err)
+			lost, returned := 0, 0
+			for i := range 20 {
+				elem := "e" + strconv.Itoa(i)
+				ctx, cancel := context.WithCancel(testCtx(t))
+				ended := make(chan error, 1)
+				var v resp.Value
+				go func() {
+					var err error
+					v, err = cl.Do(ctx, "BLPOP", "cancel-q", "0")
+					ended <- err
+				}()
+				waitBlocked(t, 1)
+				cancel()
+				err := <-ended
+				_, perr := srv.Do("RPUSH", "cancel-q", elem)
+				require.NoError(t, perr)
+				if err == nil {
+					// The reply won the race: it must be a real pop, returned.
+					require.Equal(t, elem, v.Elems[1].Text())
+					returned++
+					continue
+				}
+				require.ErrorIs(t, err, context.Canceled)
+				got, perr := srv.Do("LPOP", "cancel-q")
+				require.NoError(t, perr)
+				if got != elem {
+					lost++
+				}
+			}
+			t.Logf("20 cancelled BLPOPs: %d lost, %d returned to the caller", lost, returned)
+			require.Zero(t, lost, "elements popped for a caller that had gone")
+			n, err := srv.Do("LLEN", "cancel-q")
+			require.NoError(t, err)
+			require.Equal(t, "0", n)
+			_, err = srv.Do("RPUSH", "cancel-q", "last")
+			require.NoError(t, err)
+			v, err := cl.Do(testCtx(t), "BLPOP", "cancel-q", "0")
+			require.NoError(t, err)
+			require.Equal(t, "last", v.Elems[1].Text())
+			// The lent connection was unblocked, not closed: one
+			// connection served all 21 blocking calls.
+			list, err := srv.Do("CLIENT", "LIST")
+			require.NoError(t, err)
+			require.Equal(t, 1, strings.Count(list, " cmd=blpop "), "connections that ran BLPOP:\n%s", list)
+			require.NoError(t, cl.Close())
+			checkNoLeak(t, before, 0)
+		})
+	}
+}
+
+// A cancelled submission of two BLPOPs whose first popped at once: that
+// reply won the race, so the call returns both replies (the element and
+// the unblocked one's nil) rather than ctx's error.
+func TestClientCancelledBlockingBatchReturnsWhatWasPopped(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
-	before := goroutines()
 	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
 	require.NoError(t, err)
-	lost, returned := 0, 0
-	for i := range 20 {
-		elem := "e" + strconv.Itoa(i)
-		ctx, cancel := context.WithCancel(testCtx(t))
+	defer cl.Close()
+	_, err = srv.Do("RPUSH", "has", "popped")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	var b pipeline.Batch
+	b.Add("BLPOP", "has", "0")
+	b.Add("BLPOP", "empty", "0")
+	ended := make(chan error, 1)
+	go func() { ended <- b.Exec(ctx, cl) }()
+	waitBlocked(t, 1) // the second
+	cancel()
+	require.NoError(t, <-ended)
+	require.Equal(t, "popped", b.Reply(0).Elems[1].Text())
+	require.True(t, b.Reply(1).IsNull(), "the unblocked BLPOP: %v", b.Reply(1))
+	waitBlocked(t, 0)
+}
+
+// With the Client's shared connection killed (and no redial soon), a
+// cancelled BLPOP is unblocked through a connection of its own: still
+// nothing is popped for nobody.
+func TestClientCancelledBlockingPopSharedConnDown(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := testCtx(t)
+	lost := 0
+	for i := range 10 {
+		name := "shared-down-" + strconv.Itoa(i)
+		cl, err := conn.NewClient(ctx, conn.ClientOptions{
+			Options:    conn.Options{Addr: srv.Addr, ClientName: name},
+			MinBackoff: time.Hour, // no redial within the test
+		})
+		require.NoError(t, err)
+		bctx, cancel := context.WithCancel(ctx)
 		ended := make(chan error, 1)
-		var v resp.Value
 		go func() {
-			var err error
-			v, err = cl.Do(ctx, "BLPOP", "cancel-q", "0")
+			_, err := cl.Do(bctx, "BLPOP", "down-q", "0")
 			ended <- err
 		}()
 		waitBlocked(t, 1)
-		cancel()
-		err := <-ended
-		_, perr := srv.Do("RPUSH", "cancel-q", elem)
-		require.NoError(t, perr)
-		if err == nil {
-			// The reply won the race: it must be a real pop, returned.
-			require.Equal(t, elem, v.Elems[1].Text())
-			returned++
-			continue
+		list, err := srv.Do("CLIENT", "LIST")
+		require.NoError(t, err)
+		shared := ""
+		for line := range strings.Lines(list) {
+			if strings.Contains(line, " name="+name+" ") && !strings.Contains(line, " cmd=blpop ") {
+				shared, _, _ = strings.Cut(strings.TrimPrefix(line, "id="), " ")
+			}
 		}
-		require.ErrorIs(t, err, context.Canceled)
-		got, perr := srv.Do("LPOP", "cancel-q")
-		require.NoError(t, perr)
-		if got != elem {
+		require.NotEmpty(t, shared, "the shared connection in:\n%s", list)
+		_, err = srv.Do("CLIENT", "KILL", "ID", shared)
+		require.NoError(t, err)
+		cancel()
+		require.ErrorIs(t, <-ended, context.Canceled)
+		_, err = srv.Do("RPUSH", "down-q", "kept")
+		require.NoError(t, err)
+		if got, err := srv.Do("LPOP", "down-q"); err != nil || got != "kept" {
 			lost++
 		}
+		require.NoError(t, cl.Close())
 	}
-	t.Logf("20 cancelled BLPOPs: %d lost, %d returned to the caller", lost, returned)
 	require.Zero(t, lost, "elements popped for a caller that had gone")
-	n, err := srv.Do("LLEN", "cancel-q")
-	require.NoError(t, err)
-	require.Equal(t, "0", n)
-	// The lent connection was unblocked, not closed: it is reused.
-	_, err = srv.Do("RPUSH", "cancel-q", "last")
-	require.NoError(t, err)
-	v, err := cl.Do(testCtx(t), "BLPOP", "cancel-q", "0")
-	require.NoError(t, err)
-	require.Equal(t, "last", v.Elems[1].Text())
-	require.NoError(t, cl.Close())
-	checkNoLeak(t, before, 0)
 }
 
 // Issue 15, finding 3: WAIT counts the writes of the caller, made on the
@@ -208,6 +288,26 @@ func TestClientWaitCountsOwnWrites(t *testing.T) {
 	n, err = cl.DoInt(ctx, resp.Command(nil, "WAIT", "1", "10000"))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n, "WAIT once the replica runs again")
+}
+
+// A Client refuses WAIT and WAITAOF without a timeout: on its shared
+// connection they would hold up every call for ever. Nothing is sent.
+func TestClientRefusesWaitForever(t *testing.T) {
+	servertest.Need(t, srv)
+	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	require.NoError(t, err)
+	defer cl.Close()
+	srv.ResetStats(t)
+	_, err = cl.Do(testCtx(t), "WAIT", "1", "0")
+	var ce *conn.CommandError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "WAIT", ce.Command)
+	_, err = cl.Do(testCtx(t), "WAITAOF", "0", "1", "0")
+	require.ErrorIs(t, err, conn.ErrCommandRefused)
+	require.Zero(t, srv.CommandCalls(t, "wait"))
+	n, err := cl.DoInt(testCtx(t), resp.Command(nil, "WAIT", "0", "1"))
+	require.NoError(t, err)
+	require.Zero(t, n, "WAIT 0 1 on a server without replicas")
 }
 
 // Issue 15, finding 7: the server closing an idle connection (its
