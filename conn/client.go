@@ -21,7 +21,7 @@ type ClientOptions struct {
 	// after each failed attempt with full jitter. Defaults 50 ms and 5 s.
 	MinBackoff, MaxBackoff time.Duration
 	// BlockingConns is the most dedicated connections, lent to blocking
-	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, WAIT, …) and to
+	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, …) and to
 	// Dedicated. Default 4.
 	BlockingConns int
 }
@@ -36,8 +36,13 @@ type ClientOptions struct {
 // only the caller knows whether it is safe to repeat.
 //
 // Blocking commands must not stall the shared pipeline: the Client sends
-// each on a dedicated connection by itself. Dedicated lends a connection
-// for WATCH and transactions sent over several calls.
+// each on a dedicated connection by itself, and the call returns once the
+// server no longer holds it, having its reply, the connection's fault,
+// or, when ctx ends first, having had it unblocked (see the package doc).
+// WAIT and WAITAOF, which count the writes of their own connection, go on
+// the shared connection and hold it up for up to their timeout; without a
+// timeout they are refused. Dedicated lends a connection for WATCH and
+// transactions sent over several calls.
 type Client struct {
 	opts ClientOptions
 
@@ -261,7 +266,10 @@ func (cl *Client) redial() *Conn {
 // through Do, DoFunc and pipeline.Batch use them too), and Dedicated
 // waits for one, honouring ctx. The connection must not be used after fn
 // returns. One that fn leaves with calls in flight, broken, or after
-// WATCH or MULTI, is closed rather than reused.
+// WATCH or MULTI, is closed rather than reused. On it, blocking commands
+// are fn's own business: one whose ctx ends is left to the server until
+// the connection is closed, so an element may be popped for nobody
+// meanwhile; WAIT there counts only that connection's writes.
 func (cl *Client) Dedicated(ctx context.Context, fn func(c *Conn) error) error {
 	c, err := cl.lend(ctx)
 	if err != nil {
