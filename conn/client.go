@@ -389,7 +389,6 @@ func (cl *Client) Close() error {
 // routing is where a Client sends a submission with special commands.
 type routing struct {
 	blocking int    // blocking commands outside a transaction, WAIT and WAITAOF aside
-	waits    int    // WAIT and WAITAOF outside a transaction
 	forever  string // the name of a WAIT or WAITAOF without a timeout, if any
 }
 
@@ -403,7 +402,6 @@ func route(b []byte) routing {
 			switch {
 			case inMulti:
 			case info.Name == "WAIT" || info.Name == "WAITAOF":
-				r.waits++
 				if info.Timeout == 0 && r.forever == "" {
 					r.forever = info.Name
 				}
@@ -492,10 +490,11 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 // replies are timeouts: nothing was popped), nil when one answered
 // before it could be unblocked (the reply won the race and is the
 // caller's), or the connection's fault. When the server cannot be told
-// (no connection can be made, CLIENT UNBLOCK is refused, or the
-// unblocking does not end within DialTimeout), it closes c instead and
-// returns ctx.Err(): the server then ends the commands when it sees the
-// close, which it may not have seen yet.
+// (c's CLIENT ID is unknown, no connection can be made, CLIENT UNBLOCK is
+// refused, or the unblocking does not end within DialTimeout), it closes
+// c instead and returns ctx.Err(): the server then ends the commands when
+// it sees the close, which it may not have seen yet, and an element
+// popped meanwhile is lost.
 func (cl *Client) stopBlocked(ctx context.Context, c *Conn, d *lent, blocking int) error {
 	outcome := func(unblocked int) error {
 		switch {

@@ -93,8 +93,8 @@ type Conn struct {
 	spare     []byte
 	wdeadline time.Time // when the write deadline was last moved
 
-	// Idle check (under mu): the socket's unread byte count, for plain
-	// TCP and unix sockets.
+	// Idle check (under mu): the socket's unread byte count, and whether
+	// the peer closed it, for plain TCP and unix sockets.
 	raw       syscall.RawConn
 	inq       func(fd uintptr)
 	inqBytes  int
@@ -185,12 +185,13 @@ func (c *Conn) Err() error {
 // room, or when the connection had already failed, or the server had
 // closed it while it was idle (then the error is the connection's fault,
 // matching ErrBroken, or ErrClosed after Close; a Client sends the call
-// on its next connection instead). When the connection is idle and cmds is small (64 KiB at most)
-// the caller writes them itself, else the writer goroutine does. h
-// receives the replies in order on the goroutine holding the reader role:
-// the caller's own, when h.Waits() and nobody else reads (Send then
-// returns once h is done or ctx ends), else the reader goroutine. cmds.B
-// is copied. When Send returns an error, h is never called.
+// on its next connection instead). When the connection is idle and cmds
+// is small (64 KiB at most) the caller writes them itself, else the
+// writer goroutine does. h receives the replies in order on the goroutine
+// holding the reader role: the caller's own, when h.Waits() and nobody
+// else reads (Send then returns once h is done or ctx ends), else the
+// reader goroutine. cmds.B is copied. When Send returns an error, h is
+// never called.
 func (c *Conn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	if c.opts.Observer != nil {
 		return c.sendObserved(ctx, cmds, h)
