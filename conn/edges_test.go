@@ -345,6 +345,11 @@ func TestClientIdleConnClosedByServer(t *testing.T) {
 			got, err = echo(ctx, cl, "after")
 			require.NoError(t, err, "the first call after the server closed the idle connection")
 			require.Equal(t, "after", got)
+			err = cl.Dedicated(ctx, func(c *conn.Conn) error {
+				_, err := c.Do(ctx, "PING")
+				return err
+			})
+			require.NoError(t, err, "the first call on a Dedicated connection after the server closed the idle one")
 			v, err := cl.Do(ctx, "BLPOP", "nothing", "0.01")
 			require.NoError(t, err, "the first blocking call after the server closed the idle connection")
 			require.True(t, v.IsNull(), "BLPOP = %v", v)
