@@ -3,11 +3,10 @@ package conn
 import (
 	"context"
 	"errors"
-	"fmt"
 	"github.com/echomq/echomq-go/resp"
 	"math/rand/v2"
+	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/echomq/echomq-go/internal/cmdinfo"
@@ -22,7 +21,7 @@ type ClientOptions struct {
 	// after each failed attempt with full jitter. Defaults 50 ms and 5 s.
 	MinBackoff, MaxBackoff time.Duration
 	// BlockingConns is the most dedicated connections, lent to blocking
-	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, WAIT, …) and to
+	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, …) and to
 	// Dedicated. Default 4.
 	BlockingConns int
 }
@@ -37,17 +36,26 @@ type ClientOptions struct {
 // only the caller knows whether it is safe to repeat.
 //
 // Blocking commands must not stall the shared pipeline: the Client sends
-// each on a dedicated connection by itself. Dedicated lends a connection
-// for WATCH and transactions sent over several calls.
+// each on a dedicated connection by itself, and the call returns once the
+// server no longer holds it, having its reply, the connection's fault,
+// or, when ctx ends first, having had it unblocked (see the package doc).
+// WAIT and WAITAOF, which count the writes of their own connection, go on
+// the shared connection and hold it up for up to their timeout; without a
+// timeout they are refused. Dedicated lends a connection for WATCH and
+// transactions sent over several calls.
 type Client struct {
 	opts ClientOptions
 
 	mu      sync.Mutex
 	cur     *Conn // nil during an outage
 	lastErr error
+	failed  uint64        // dial attempts that failed
+	changed chan struct{} // closed, and replaced, when cur or failed changes
 	closed  bool
 	idle    []*Conn            // dedicated connections not in use
 	busy    map[*Conn]struct{} // dedicated connections in use
+
+	patience time.Duration // how long stopBlocked tries (DialTimeout)
 
 	slots  chan struct{}   // one token per dedicated connection allowed
 	done   chan struct{}   // closed at Close
@@ -73,10 +81,12 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	cl := &Client{
-		opts:  opts,
-		cur:   c,
-		slots: make(chan struct{}, opts.BlockingConns),
-		done:  make(chan struct{}),
+		opts:     opts,
+		cur:      c,
+		changed:  make(chan struct{}),
+		slots:    make(chan struct{}, opts.BlockingConns),
+		done:     make(chan struct{}),
+		patience: opts.withDefaults().DialTimeout,
 	}
 	cl.life, cl.cancel = context.WithCancel(context.Background())
 	cl.wg.Add(1)
@@ -93,24 +103,82 @@ func (cl *Client) current() (*Conn, error) {
 	case cl.closed:
 		return nil, ErrClosed
 	case cl.cur == nil:
-		return nil, fmt.Errorf("%w: %w", ErrNotConnected, cl.lastErr)
+		return nil, notConnected(cl.lastErr)
 	}
 	return cl.cur, nil
 }
 
-// Send sends on the current connection (see Conn.Send), or, when the
-// submission holds a blocking command, on a dedicated connection of its
-// own, which is closed if the caller gives up before the reply.
-func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if cmds.Special && blocks(cmds.B) {
-		if !h.Waits() {
-			return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
+// signal wakes the callers waiting in next; it is called with mu held.
+func (cl *Client) signal() {
+	close(cl.changed)
+	cl.changed = make(chan struct{})
+}
+
+// next waits for the connection that replaces old, which failed before a
+// call could be sent on it, until the supervisor's next dial attempt: it
+// returns the new connection, or an error matching ErrNotConnected when
+// that attempt failed, ctx.Err(), or ErrClosed.
+func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
+	cl.mu.Lock()
+	failed := cl.failed
+	for {
+		switch {
+		case cl.closed:
+			cl.mu.Unlock()
+			return nil, ErrClosed
+		case cl.cur != nil && cl.cur != old:
+			c := cl.cur
+			cl.mu.Unlock()
+			return c, nil
+		case cl.cur == nil && cl.failed != failed:
+			err := notConnected(cl.lastErr)
+			cl.mu.Unlock()
+			return nil, err
 		}
-		return cl.sendDedicated(ctx, cmds, h)
+		ch := cl.changed
+		cl.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		cl.mu.Lock()
+	}
+}
+
+// Send sends on the current connection (see Conn.Send), or, when the
+// submission holds a blocking command (WAIT and WAITAOF aside), on a
+// dedicated connection of its own, and then returns only once the
+// submission has ended (see Client).
+//
+// When the current connection turns out to have failed, or been closed
+// by the server while idle, before anything was sent, Send waits for the
+// supervisor's next dial attempt and sends on the new connection; when
+// that attempt fails the error matches ErrNotConnected.
+func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	if cmds.Special {
+		switch r := route(cmds.B); {
+		case r.blocking > 0:
+			if !h.Waits() {
+				return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
+			}
+			return cl.sendDedicated(ctx, cmds, h, r.blocking)
+		case r.forever != "":
+			return cl.refused(cmds, &CommandError{Command: r.forever, Reason: reasonWaitForever})
+		}
 	}
 	c, err := cl.current()
 	if err != nil {
 		return cl.refused(cmds, err)
+	}
+	err = c.Send(ctx, cmds, h)
+	var ns *notSentError
+	if err == nil || !errors.As(err, &ns) {
+		return err
+	}
+	// Nothing was sent on c: its replacement takes the submission.
+	if c, err = cl.next(ctx, c); err != nil {
+		return err
 	}
 	return c.Send(ctx, cmds, h)
 }
@@ -150,6 +218,7 @@ func (cl *Client) supervise(c *Conn) {
 		cl.mu.Lock()
 		if cl.cur == c {
 			cl.cur, cl.lastErr = nil, c.Err()
+			cl.signal()
 		}
 		cl.mu.Unlock()
 		if c = cl.redial(); c == nil {
@@ -177,11 +246,14 @@ func (cl *Client) redial() *Conn {
 				return nil
 			}
 			cl.cur = c
+			cl.signal()
 			cl.mu.Unlock()
 			return c
 		}
 		cl.mu.Lock()
 		cl.lastErr = err
+		cl.failed++
+		cl.signal()
 		cl.mu.Unlock()
 		backoff = min(2*backoff, cl.opts.MaxBackoff)
 	}
@@ -194,7 +266,10 @@ func (cl *Client) redial() *Conn {
 // through Do, DoFunc and pipeline.Batch use them too), and Dedicated
 // waits for one, honouring ctx. The connection must not be used after fn
 // returns. One that fn leaves with calls in flight, broken, or after
-// WATCH or MULTI, is closed rather than reused.
+// WATCH or MULTI, is closed rather than reused. On it, blocking commands
+// are fn's own business: one whose ctx ends is left to the server until
+// the connection is closed, so an element may be popped for nobody
+// meanwhile; WAIT there counts only that connection's writes.
 func (cl *Client) Dedicated(ctx context.Context, fn func(c *Conn) error) error {
 	c, err := cl.lend(ctx)
 	if err != nil {
@@ -258,15 +333,27 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 	for len(cl.idle) > 0 {
 		c := cl.idle[len(cl.idle)-1]
 		cl.idle = cl.idle[:len(cl.idle)-1]
-		if c.Err() == nil {
+		if !c.peerClosed() { // nor failed
 			cl.mu.Unlock()
 			return c, nil
 		}
+		cl.mu.Unlock()
 		c.Close()
+		cl.mu.Lock()
 	}
 	cl.mu.Unlock()
 	// The liveness check allows for each blocking command's own timeout.
-	return Dial(ctx, cl.opts.Options)
+	c, err := Dial(ctx, cl.opts.Options)
+	if err == nil && c.id == 0 {
+		// RESP2: HELLO did not tell the connection's CLIENT ID, which
+		// stopBlocked needs. Without it, a caller who gives up has the
+		// connection closed instead.
+		var buf [16]byte
+		if id, err := c.DoInt(ctx, resp.Command(buf[:0], "CLIENT", "ID")); err == nil {
+			c.id = id
+		}
+	}
+	return c, err
 }
 
 // Close closes the connections, dedicated ones in use included, stops
@@ -279,6 +366,7 @@ func (cl *Client) Close() error {
 		return nil
 	}
 	cl.closed = true
+	cl.signal()
 	close(cl.done)
 	cur, idle := cl.cur, cl.idle
 	for c := range cl.busy {
@@ -298,14 +386,28 @@ func (cl *Client) Close() error {
 	return errors.Join(errs...)
 }
 
-// blocks reports whether a submission holds a blocking command outside a
-// transaction.
-func blocks(b []byte) bool {
-	found, inMulti := false, false
+// routing is where a Client sends a submission with special commands.
+type routing struct {
+	blocking int    // blocking commands outside a transaction, WAIT and WAITAOF aside
+	forever  string // the name of a WAIT or WAITAOF without a timeout, if any
+}
+
+// route counts a submission's blocking commands outside transactions.
+func route(b []byte) routing {
+	var r routing
+	inMulti := false
 	cmdinfo.Each(b, func(info cmdinfo.Info) error {
 		switch info.Kind {
 		case cmdinfo.Blocking:
-			found = found || !inMulti
+			switch {
+			case inMulti:
+			case info.Name == "WAIT" || info.Name == "WAITAOF":
+				if info.Timeout == 0 && r.forever == "" {
+					r.forever = info.Name
+				}
+			default:
+				r.blocking++
+			}
 		case cmdinfo.Multi:
 			inMulti = true
 		case cmdinfo.EndTx:
@@ -313,76 +415,159 @@ func blocks(b []byte) bool {
 		}
 		return nil
 	})
-	return found
+	return r
 }
 
-// lent is the Handler of a blocking submission on a dedicated
-// connection: it gives the connection back when the replies are in, and
-// closes it when the caller gives up first, so the server never hands a
-// popped element to nobody.
+// lent is the Handler of a blocking submission on a lent connection.
+// Its Waits is false, so the connection's reader goroutine reads the
+// replies and the caller's goroutine stays free to end the blocking
+// commands when its ctx ends; and the caller's goroutine, never a
+// Handler, gives the connection back (Conn.Close must not be called from
+// a Handler).
 type lent struct {
-	cl    *Client
-	c     *Conn
-	h     wire.Handler
-	ctx   context.Context // the caller's
-	state atomic.Int32    // 0 waiting, 1 done, 2 abandoned
-	stop  func() bool
+	h    wire.Handler
+	done chan struct{} // closed by Done
+	err  error         // Done's, read after done is closed
 }
 
 func (d *lent) Reply(i int, v resp.Value) { d.h.Reply(i, v) }
-func (d *lent) Waits() bool               { return true }
+func (d *lent) Waits() bool               { return false }
+func (d *lent) Done(err error)            { d.err = err; close(d.done) }
 
-// Done gives the connection back (or closes it, when abandoned) before
-// telling the caller, so a caller's next blocking call finds it free.
-// When the caller gave up, the connection's end is the caller's own
-// doing: the caller is told ctx's error, whichever of the two it sees
-// first.
-func (d *lent) Done(err error) {
-	if d.state.CompareAndSwap(0, 1) {
-		if d.stop != nil {
-			d.stop()
+// sendDedicated sends a submission holding blocking commands on a lent
+// connection, and returns once it has ended: with its replies; with the
+// connection's fault; or, when ctx ends first, once the server no longer
+// holds its blocking commands (see stopBlocked). The connection is back
+// in the pool, or closed, before h is told.
+func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Handler, blocking int) error {
+	d := &lent{h: h, done: make(chan struct{})}
+	var c *Conn
+	for retried := false; ; retried = true {
+		var err error
+		if c, err = cl.lend(ctx); err != nil {
+			return cl.refused(cmds, err)
 		}
-		d.cl.giveBack(d.c)
-	} else if err != nil && d.state.Load() == 2 {
-		// The connection failed because abandon closed it: the caller
-		// gave up, and that is the outcome it must see, not ErrClosed,
-		// whichever of the two its wait notices first.
-		err = d.ctx.Err()
-	}
-	d.h.Done(err)
-}
-
-// abandon runs when the caller's ctx ends first: closing the connection
-// ends the blocking command on the server.
-func (d *lent) abandon() {
-	if d.state.CompareAndSwap(0, 2) {
-		d.cl.wg.Add(1)
-		go func() {
-			defer d.cl.wg.Done()
-			d.c.Close()
-			d.cl.giveBack(d.c)
-		}()
-	}
-}
-
-// sendDedicated sends a blocking submission on a lent connection.
-func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	c, err := cl.lend(ctx)
-	if err != nil {
-		return cl.refused(cmds, err)
-	}
-	d := &lent{cl: cl, c: c, h: h, ctx: ctx}
-	if ctx.Done() != nil {
-		d.stop = context.AfterFunc(ctx, d.abandon)
-	}
-	if err := c.Send(ctx, cmds, d); err != nil {
-		if d.state.CompareAndSwap(0, 1) {
-			if d.stop != nil {
-				d.stop()
-			}
-			cl.giveBack(c)
+		err = c.Send(ctx, cmds, d)
+		if err == nil {
+			break
 		}
-		return err
+		cl.giveBack(c)
+		var ns *notSentError
+		if !errors.As(err, &ns) {
+			return err
+		}
+		if retried {
+			return notConnected(ns.fault)
+		}
+		// The server had closed the idle lent connection: nothing was
+		// sent. Another connection takes it.
 	}
+	var err error
+	select {
+	case <-d.done:
+		err = d.err
+	case <-ctx.Done():
+		err = cl.stopBlocked(ctx, c, d, blocking)
+	}
+	cl.giveBack(c)
+	h.Done(err)
 	return nil
+}
+
+// stopBlocked ends the blocking commands of d, sent on c, after the
+// caller's ctx ended, and waits for d's replies: the server must no
+// longer hold them when the call returns, and nothing they popped may be
+// dropped. It sends CLIENT UNBLOCK with c's CLIENT ID on the Client's
+// shared connection (or, during an outage, on a connection of its own)
+// until every blocking command of the submission has been unblocked; a
+// command unblocked so replies as if its timeout had passed, popping
+// nothing. CLIENT UNBLOCK answering 0 means the command is not blocked
+// at that moment: not yet arrived, already answered (its reply is on its
+// way), or between commands of the submission; stopBlocked waits for the
+// replies a moment and asks again.
+//
+// It returns ctx.Err() when every blocking command was unblocked (the
+// replies are timeouts: nothing was popped), nil when one answered
+// before it could be unblocked (the reply won the race and is the
+// caller's), or the connection's fault. When the server cannot be told
+// (c's CLIENT ID is unknown, no connection can be made, CLIENT UNBLOCK is
+// refused, or the unblocking does not end within DialTimeout), it closes
+// c instead and returns ctx.Err(): the server then ends the commands when
+// it sees the close, which it may not have seen yet, and an element
+// popped meanwhile is lost.
+func (cl *Client) stopBlocked(ctx context.Context, c *Conn, d *lent, blocking int) error {
+	outcome := func(unblocked int) error {
+		switch {
+		case d.err != nil:
+			return d.err
+		case unblocked >= blocking:
+			return ctx.Err()
+		}
+		return nil
+	}
+	uctx, cancel := context.WithTimeout(cl.life, cl.patience)
+	defer cancel()
+	unblocked, pause := 0, time.Millisecond
+unblocking:
+	for c.id != 0 && uctx.Err() == nil {
+		select {
+		case <-d.done:
+			return outcome(unblocked)
+		default:
+		}
+		if unblocked >= blocking {
+			// All unblocked: their replies and the rest are coming.
+			select {
+			case <-d.done:
+				return outcome(unblocked)
+			case <-uctx.Done():
+				break unblocking
+			}
+		}
+		n, err := cl.unblock(uctx, c.id)
+		if err != nil {
+			break
+		}
+		if n == 1 {
+			unblocked++
+			pause = time.Millisecond
+			continue
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-d.done:
+			t.Stop()
+			return outcome(unblocked)
+		case <-t.C:
+		case <-uctx.Done():
+			t.Stop()
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+	c.Close()
+	<-d.done
+	if d.err == nil {
+		return outcome(unblocked) // the replies were all in before the close
+	}
+	return ctx.Err()
+}
+
+// unblock sends CLIENT UNBLOCK id on the shared connection, or on a
+// connection of its own when the shared one is down or fails.
+func (cl *Client) unblock(ctx context.Context, id int64) (int64, error) {
+	var buf [64]byte
+	cmd := resp.Command(buf[:0], "CLIENT", "UNBLOCK", strconv.FormatInt(id, 10))
+	if cur, err := cl.current(); err == nil {
+		n, err := cur.DoInt(ctx, cmd)
+		var se *resp.ServerError
+		if err == nil || errors.As(err, &se) || ctx.Err() != nil {
+			return n, err
+		}
+	}
+	c, err := Dial(ctx, cl.opts.Options)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	return c.DoInt(ctx, cmd)
 }

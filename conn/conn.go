@@ -65,6 +65,7 @@ type Conn struct {
 	opts     Options
 	protocol int
 	hello    resp.Value // HELLO's reply (owned), or Null under RESP2
+	id       int64      // the server's CLIENT ID for it, 0 when unknown
 	// exclusive: the Conn is lent to one caller (Client.Dedicated), who
 	// may use WATCH and MULTI across calls; set before it is lent.
 	exclusive atomic.Bool
@@ -92,11 +93,13 @@ type Conn struct {
 	spare     []byte
 	wdeadline time.Time // when the write deadline was last moved
 
-	// Idle check (under mu): the socket's unread byte count, for plain
-	// TCP and unix sockets.
-	raw      syscall.RawConn
-	inq      func(fd uintptr)
-	inqBytes int
+	// Idle check (under mu): the socket's unread byte count, and whether
+	// the peer closed it, for plain TCP and unix sockets.
+	raw       syscall.RawConn
+	inq       func(fd uintptr)
+	inqBytes  int
+	inqClosed bool    // the peer closed the socket, nothing left to read
+	peek      [1]byte // recv(MSG_PEEK)'s buffer
 
 	onCancel func() // interruptLeader, made once
 
@@ -178,13 +181,17 @@ func (c *Conn) Err() error {
 //
 // Nothing is sent when ctx is already done, when a command changes the
 // connection's reply model (a *CommandError matching ErrCommandRefused),
-// or when MaxPending commands are in flight and ctx ends before there is
-// room. When the connection is idle and cmds is small (64 KiB at most)
-// the caller writes them itself, else the writer goroutine does. h
-// receives the replies in order on the goroutine holding the reader role:
-// the caller's own, when h.Waits() and nobody else reads (Send then
-// returns once h is done or ctx ends), else the reader goroutine. cmds.B
-// is copied. When Send returns an error, h is never called.
+// when MaxPending commands are in flight and ctx ends before there is
+// room, or when the connection had already failed, or the server had
+// closed it while it was idle (then the error is the connection's fault,
+// matching ErrBroken, or ErrClosed after Close; a Client sends the call
+// on its next connection instead). When the connection is idle and cmds
+// is small (64 KiB at most) the caller writes them itself, else the
+// writer goroutine does. h receives the replies in order on the goroutine
+// holding the reader role: the caller's own, when h.Waits() and nobody
+// else reads (Send then returns once h is done or ctx ends), else the
+// reader goroutine. cmds.B is copied. When Send returns an error, h is
+// never called.
 func (c *Conn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	if c.opts.Observer != nil {
 		return c.sendObserved(ctx, cmds, h)
@@ -249,7 +256,15 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		// OnPush the reader goroutine may be reading at this moment;
 		// progress is loaded first, so a read in between only makes
 		// the count smaller, never larger than where the replies start.
-		at += uint64(c.idleBytes())
+		waiting, closed := c.idleBytes()
+		if closed {
+			// The server closed the idle connection (its timeout,
+			// CLIENT KILL): nothing is sent, and the caller is told so.
+			c.mu.Unlock()
+			c.fault(errPeerClosed)
+			return false, sentNothing(c.Err())
+		}
+		at += uint64(waiting)
 	}
 	c.pending.Add(int64(n))
 	c.wbuf = append(c.wbuf, cmds...)
@@ -306,7 +321,7 @@ func (c *Conn) waitRoom(ctx context.Context, n int) error {
 	}
 	if err := c.err; err != nil {
 		c.mu.Unlock()
-		return err
+		return sentNothing(err)
 	}
 	return nil
 }

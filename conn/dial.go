@@ -37,6 +37,9 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		return nil, fmt.Errorf("conn: handshake with %s: %w", opts.Addr, err)
 	}
 	c.protocol, c.hello = res.Protocol, res.Hello
+	if id, ok := res.Hello.Lookup("id"); ok && id.Type == resp.Integer {
+		c.id = id.Int
+	}
 	c.start()
 	return c, nil
 }

@@ -40,13 +40,32 @@
 //     transaction is sent whole (MULTI … EXEC in one pipeline.Batch) or
 //     on a connection lent by Client.Dedicated, where WATCH is allowed.
 //   - Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BRPOPLPUSH,
-//     BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, WAIT,
-//     WAITAOF) go to a dedicated connection of the Client's by
-//     themselves; a caller that gives up on one has that connection
-//     closed, so the server never pops an element for nobody. On a bare
-//     Conn they are sent in line, and the liveness check waits for the
-//     command's own timeout (for ever while a timeout of 0 is
-//     outstanding) instead of breaking the connection.
+//     BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK) go to
+//     a dedicated connection of the Client's by themselves, and the call
+//     returns only once it has ended: with its reply; with ErrBroken as
+//     soon as that connection breaks (its slot is given back); or, when
+//     its context ends first, once the server no longer holds it. The
+//     Client then sends CLIENT UNBLOCK with the lent connection's CLIENT
+//     ID on its shared connection, which makes the command reply as if
+//     its timeout had passed, popping nothing, and the call returns
+//     ctx.Err(); a reply that won the race is returned instead, so an
+//     element is either still on the server or the caller's. Only when
+//     the server cannot be told (no connection to it can be made, or
+//     CLIENT UNBLOCK is refused) does the Client close the lent
+//     connection and return ctx.Err() at once: the server ends the
+//     command when it sees the close, and an element it popped before
+//     then is lost.
+//   - WAIT and WAITAOF count the writes of the connection they run on,
+//     so a Client sends them on its shared connection, where the
+//     caller's writes went (in a submission with other blocking
+//     commands they go with those, after the submission's own writes).
+//     There they hold up the commands queued behind them for up to their
+//     timeout, and a Client refuses them without one (a *CommandError).
+//     After a redial, writes made on the connection that failed are not
+//     counted. On a bare Conn blocking commands are sent in line.
+//     Either way the liveness check waits for the command's own timeout
+//     (for ever while a timeout of 0 is outstanding) instead of
+//     breaking the connection.
 //   - A context already done sends nothing.
 //   - A reply's decoded size is bounded (resp.Limits.MaxReplyBytes), so
 //     memory stays in proportion to the wire.
@@ -59,9 +78,14 @@
 // queued and in-flight call with a *BrokenError (errors.Is ErrBroken,
 // and the cause), and the Conn is done; a Client dials a new one in the
 // background and fails calls made meanwhile at once with ErrNotConnected
-// (nothing was sent). A caller whose context ends returns ctx.Err() at
-// once; its command stays queued and its late reply is read and dropped,
-// so the connection stays in sync.
+// (nothing was sent; it never matches ErrBroken). A call on a Conn that
+// has already failed, or that the server closed while it was idle (its
+// timeout, CLIENT KILL: found before sending, on TCP and unix sockets
+// under Linux), sends nothing and gets the Conn's fault; a Client sends
+// such a call on the connection its supervisor dials next, or fails it
+// with ErrNotConnected when that dial fails. A caller whose context ends
+// returns ctx.Err() at once; its command stays queued and its late reply
+// is read and dropped, so the connection stays in sync.
 //
 // RESP3 push frames never take a caller's place: they go to
 // Options.OnPush (on the reading goroutine; with OnPush set, the reader

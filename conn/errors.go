@@ -1,6 +1,9 @@
 package conn
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrClosed is returned for calls on a connection or client that was closed
 // by its owner.
@@ -20,9 +23,53 @@ var ErrTimeout = errors.New("conn: no reply within the read timeout")
 // was waiting for: the stream cannot be trusted and the connection fails.
 var ErrUnsolicited = errors.New("conn: reply with no command waiting for it")
 
-// ErrNotConnected is returned by a Client's calls while it has no healthy
-// connection (during a redial after a fault).
+// ErrNotConnected is matched by the error of a Client's call made while
+// it has no healthy connection: during a redial after a fault, or when
+// the connection it was to go on turned out to have failed (or been
+// closed by the server while idle) and the redial failed. Nothing was
+// sent, so it is safe to repeat. It wraps the cause, but never matches
+// ErrBroken.
 var ErrNotConnected = errors.New("conn: not connected")
+
+// errPeerClosed is the fault of a connection found closed by the server
+// while it was idle.
+var errPeerClosed = errors.New("closed by the server while idle")
+
+// notSentError is the error of a call on a Conn that had already failed,
+// or was found closed by the server while idle, before the call could be
+// sent. To the Conn's callers it is the fault (it unwraps to the
+// *BrokenError); it tells a Client that nothing was sent, so the Client
+// sends the call on the next connection instead.
+type notSentError struct{ fault error }
+
+func (e *notSentError) Error() string { return e.fault.Error() }
+func (e *notSentError) Unwrap() error { return e.fault }
+
+// sentNothing wraps the fault of a call refused by a failed Conn.
+func sentNothing(fault error) error {
+	if fault == ErrClosed {
+		return ErrClosed
+	}
+	return &notSentError{fault}
+}
+
+// notConnected is a Client's error for a call not sent for want of a
+// healthy connection: it matches ErrNotConnected and wraps the fault's
+// cause (not the *BrokenError, which would say the call may have run),
+// or is ErrClosed.
+func notConnected(fault error) error {
+	switch {
+	case fault == nil:
+		return ErrNotConnected
+	case errors.Is(fault, ErrClosed):
+		return ErrClosed
+	}
+	var be *BrokenError
+	if errors.As(fault, &be) {
+		fault = be.Cause
+	}
+	return fmt.Errorf("%w: %w", ErrNotConnected, fault)
+}
 
 // BrokenError is the error every pending call gets when its connection
 // fails. It wraps the first fault, and matches ErrBroken.

@@ -19,7 +19,9 @@ import (
 //	             in the same submission
 //	WATCH        refused                        sent
 //
-// A Client sends blocking commands on a dedicated connection by itself.
+// A Client sends blocking commands on a dedicated connection by itself,
+// but WAIT and WAITAOF (which count the writes of the connection they run
+// on) on its shared connection, refusing them without a timeout there.
 
 // ErrCommandRefused is matched (errors.Is) by the error of a command a
 // connection will not send because it would break the connection for
@@ -56,6 +58,10 @@ const (
 		"be queued into it"
 	reasonWatch = "WATCH holds state for the connection's next EXEC, which other callers " +
 		"share; use Client.Dedicated"
+	reasonWaitForever = "a Client sends WAIT and WAITAOF on its shared connection, where the " +
+		"caller's writes went, and holds up the commands behind it until it returns: " +
+		"give it a timeout (on a Conn of Client.Dedicated it counts only that " +
+		"connection's writes)"
 	reasonNotWaiting = "a blocking command would hold up the commands queued behind it; send it " +
 		"with Do, DoFunc or pipeline.Batch, which give it a connection of its own"
 )

@@ -301,6 +301,6 @@ func TestIdleConnNoticesServerGone(t *testing.T) {
 		if _, err := echo(testCtx(t), c, "x"); !errors.Is(err, conn.ErrBroken) {
 			t.Fatalf("the next call on the dead idle connection: %v, want ErrBroken", err)
 		}
-		t.Log("KNOWN LIMIT: an idle connection without OnPush has no reader, so it learns of the server's death only from its next call, which fails; a Client redials only then")
+		t.Log("KNOWN LIMIT: an idle connection without OnPush has no reader, so it learns of the server's death only at its next call, which fails with the fault (on Linux before anything is sent, and a Client then sends the call on its next connection: TestClientIdleConnClosedByServer)")
 	}
 }
