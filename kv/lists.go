@@ -70,8 +70,10 @@ func LRange(ctx context.Context, s conn.Sender, key string, start, stop int64) (
 // a fraction of a second is kept). key names the list it came from; ok
 // is false when the timeout passed. A conn.Client sends it on a
 // connection of its own, so it never holds up other calls; when ctx
-// ends first that connection is closed, so no element is popped for
-// nobody.
+// ends first the Client unblocks it on the server (CLIENT UNBLOCK)
+// before BLPop returns, and an element that was popped meanwhile is
+// returned with a nil error rather than lost (see conn's doc, "The
+// guarantee", for the one case where the server cannot be told).
 func BLPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...string) (key, val string, ok bool, err error) {
 	if len(keys) == 0 {
 		return "", "", false, invalid("BLPOP of no keys")

@@ -139,9 +139,11 @@ type XReadGroupArgs struct {
 	// in milliseconds, at least 1); BlockForever waits with no timeout;
 	// 0 returns at once. Any other negative value is refused (ErrInvalid)
 	// before anything is sent: a computed timeout that went negative must
-	// not become a wait with no end. A conn.Client sends a blocking read on a connection of its
-	// own, so it never holds up other calls; when ctx ends first that
-	// connection is closed, so no entry is delivered to nobody.
+	// not become a wait with no end. A conn.Client sends a blocking
+	// read on a connection of its own, so it never holds up other
+	// calls; when ctx ends first the Client unblocks it on the server
+	// (CLIENT UNBLOCK) before the call returns, and entries delivered
+	// meanwhile are returned rather than lost.
 	Block time.Duration
 	// NoAck delivers without adding the entries to the pending list
 	// (NOACK): they need no XACK, and are lost if this consumer fails.
