@@ -41,7 +41,7 @@ type Limits struct {
 	// is found by buffering it whole.
 	MaxLine int
 	// MaxValues is the most values one reply may hold in all, nested ones
-	// included. Default 1<<22.
+	// included. Default 1<<22. A reply with more is skipped.
 	MaxValues int
 	// MaxReplyBytes is the most memory the decoded Values of one reply may
 	// take: every element of its aggregates, nested ones included, counts
@@ -56,7 +56,8 @@ type Limits struct {
 	// String bytes are not counted: a decoded string views the bytes it
 	// was read from, which MaxBulk and the bytes that actually arrived
 	// bound (a clone copies them once). Default 64 MiB: 932,067 elements
-	// on 64-bit platforms, fewer than the default MaxValues.
+	// on 64-bit platforms, fewer than the default MaxValues. A reply over
+	// it is skipped from the header that breaks it.
 	MaxReplyBytes int
 }
 
