@@ -138,6 +138,11 @@ func TestLimitsDefaults(t *testing.T) {
 	if got := (Limits{MaxBulk: -5}).withDefaults().MaxBulk; got != DefaultMaxBulk {
 		t.Fatalf("negative MaxBulk became %d", got)
 	}
+	// Past the hard bounds, MaxBulk and MaxAggregate are lowered to them.
+	if got := (Limits{MaxBulk: math.MaxInt, MaxAggregate: math.MaxInt}).withDefaults(); math.MaxInt > HardMaxBulk &&
+		(int64(got.MaxBulk) != HardMaxBulk || int64(got.MaxAggregate) != HardMaxAggregate) {
+		t.Fatalf("huge limits became %d, %d", got.MaxBulk, got.MaxAggregate)
+	}
 }
 
 // TestLimitsHuge: limits near math.MaxInt must not overflow the scanner's

@@ -291,9 +291,9 @@ func (s *scanner) scan(b []byte) (done bool, err error) {
 			return s.skip(b)
 		}
 		if count > 0 {
-			// Every element declared will take a Value: refuse them
-			// now, before they arrive. s.elems never exceeds maxElems,
-			// so the subtraction cannot overflow.
+			// Every element declared will take a Value: past the
+			// limit, skip them now, before they arrive. s.elems never
+			// exceeds maxElems, so the subtraction cannot overflow.
 			if maxElems := s.lim.maxElems(); count > int64(maxElems-s.elems) {
 				s.startSkip(end, typ, count, limitReplyBytes, s.lim.MaxReplyBytes, (int64(s.elems)+count)*int64(valueSize))
 				return s.skip(b)
