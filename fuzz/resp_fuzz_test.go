@@ -42,6 +42,12 @@ var decodeSeeds = []string{
 	// MaxReplyBytes: the sixth header declares element 20,484.
 	"*4\r\n*4096\r\n*4096\r\n*4096\r\n*4096\r\n*4096\r\n",
 	"%4\r\n|4096\r\n%4096\r\n~4096\r\n",
+	// Skipped whole, and the frame after them decoded: over MaxAggregate,
+	// over MaxDepth with an attribute and strings inside; and a push after
+	// an attribute, over MaxReplyBytes at its fifth header, incomplete.
+	"*4097\r\n" + strings.Repeat(":1\r\n", 4097) + "+next\r\n",
+	strings.Repeat("*1\r\n", 40) + "|1\r\n+a\r\n$3\r\nabc\r\n=5\r\ntxt:x\r\n+next\r\n",
+	"|1\r\n+k\r\n+v\r\n>5\r\n" + strings.Repeat("*4096\r\n", 5) + "+next\r\n",
 }
 
 // outcome is how a stream of frames ended.
