@@ -153,6 +153,18 @@ func TestOversizedReplyFailsAloneDefaultLimit(t *testing.T) {
 	if e.Bytes < n*5 {
 		t.Fatalf("%+v: fewer bytes skipped than the reply holds", e)
 	}
+	// In a batch, among other commands.
+	var b pipeline.Batch
+	b.Add("GET", "own:0")
+	b.Add("LRANGE", "big", "0", "-1")
+	b.Add("LLEN", "big")
+	if err := b.Exec(testCtx(t), cl); err != nil {
+		t.Fatal(err)
+	}
+	checkTooLargeErr(t, b.Err(1), "MaxReplyBytes")
+	if b.Reply(0).Text() != "value-0" || b.Reply(2).Int != n {
+		t.Fatalf("batch replies %v, %v", b.Reply(0), b.Reply(2))
+	}
 }
 
 // The same with a reduced MaxReplyBytes: a list of 5,000 elements over a
