@@ -56,7 +56,10 @@
 // connection is kept. Receive reports the drop as a *GapError in the
 // message's place, with Dropped counting it and Cause the
 // *resp.ReplyTooLargeError (errors.Is resp.ErrReplyTooLarge) that names
-// the limit to raise; Stats.Dropped counts them all.
+// the limit to raise; Stats.Dropped counts them all. (Keep MaxBulk above
+// the longest channel name: a confirmation of SUBSCRIBE over the limits
+// would be taken for a dropped message, and the Subscribe would wait for
+// its ctx.)
 //
 // # Slow consumers
 //

@@ -37,10 +37,10 @@
 //
 // A well-formed reply over MaxReplyBytes, MaxValues, MaxAggregate, MaxBulk
 // or MaxDepth is too large, not broken: the decoder skips the rest of it
-// on the wire, validating its lines but building no Values and buffering
-// none of its strings (the Reader's buffer does not grow for it, and a
-// skip keeps one count of the values still owed, however deep the
-// nesting), and returns a Value of type TooLarge in its place. Its Err is
+// on the wire, from the header that breaks the limit, validating its lines
+// but building no Values and buffering none of its strings (the Reader's
+// buffer does not grow for the rest, and a skip keeps one count of the
+// values still owed, however deep the nesting), and returns a Value of type TooLarge in its place. Its Err is
 // a *ReplyTooLargeError (errors.Is ErrReplyTooLarge) that names the limit,
 // its value, the size that broke it and how to raise it; the stream is in
 // sync and the next reply decodes. A push frame is skipped the same way
