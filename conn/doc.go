@@ -67,13 +67,21 @@
 //     (for ever while a timeout of 0 is outstanding) instead of
 //     breaking the connection.
 //   - A context already done sends nothing.
-//   - A reply's decoded size is bounded (resp.Limits.MaxReplyBytes), so
-//     memory stays in proportion to the wire.
+//   - A reply's decoded size is bounded (Options.Limits: resp.Limits,
+//     MaxReplyBytes 64 MiB by default), so memory stays in proportion to
+//     the wire. A well-formed reply over the limits is skipped on the
+//     wire in bounded memory and fails its own call alone with a
+//     *resp.ReplyTooLargeError (errors.Is resp.ErrReplyTooLarge; in a
+//     pipeline.Batch, that command's Err) naming the limit to raise; the
+//     connection and every other call go on. A push over the limits is
+//     skipped and given to OnPush as a resp.TooLarge value.
 //
 // # Faults and cancellation
 //
 // A server error reply is a value (a *resp.ServerError); the connection
-// lives on. An I/O error, a protocol error, the peer closing, or
+// lives on, as it does after a reply skipped for its size (a
+// *resp.ReplyTooLargeError). An I/O error, a protocol error (bytes that
+// are not RESP), the peer closing, or
 // ReadTimeout passing with replies owed and no byte arriving fail every
 // queued and in-flight call with a *BrokenError (errors.Is ErrBroken,
 // and the cause), and the Conn is done; a Client dials a new one in the

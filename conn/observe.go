@@ -22,8 +22,9 @@ type Observer interface {
 	CommandStart(cmd CommandInfo)
 	// CommandEnd is called once for each CommandStart, took after it:
 	// with err nil when the reply arrived, a *resp.ServerError when the
-	// reply was an error (NOSCRIPT included), and otherwise the error
-	// that ended the command without a reply: the connection's fault (a
+	// reply was an error (NOSCRIPT included), a *resp.ReplyTooLargeError
+	// when it was skipped for breaking Options.Limits, and otherwise the
+	// error that ended the command without a reply: the connection's fault (a
 	// *BrokenError, ErrClosed), or what kept it from being sent (a
 	// *CommandError, the caller's ctx.Err(), ErrNotConnected). A caller
 	// that stops waiting does not end its command: its reply still

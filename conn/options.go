@@ -51,12 +51,20 @@ type Options struct {
 	// room (honouring its context) beyond it. Default 1<<16.
 	MaxPending int
 	// OnPush receives RESP3 push frames on the reader goroutine, while the
-	// value is valid; it must not block. Without it pushes are dropped.
+	// value is valid; it must not block. Without it pushes are dropped. A
+	// push that breaks Limits is skipped and reaches OnPush as a Value of
+	// type resp.TooLarge, whose Err (a *resp.ReplyTooLargeError) names the
+	// limit.
 	OnPush func(resp.Value)
 	// Observer, when set, is told of every command's start and end (see
 	// Observer). Without it nothing is observed and nothing is spent.
 	Observer Observer
-	// Limits bound what the reply decoder accepts.
+	// Limits bound what the reply decoder accepts. A well-formed reply
+	// over them (MaxReplyBytes, MaxValues, MaxAggregate, MaxBulk,
+	// MaxDepth) is skipped on the wire in bounded memory and fails its
+	// own command alone with a *resp.ReplyTooLargeError (errors.Is
+	// resp.ErrReplyTooLarge); the connection lives on. Raise the limit
+	// here to receive such replies.
 	Limits resp.Limits
 	// ReadBufferSize is the reader's starting buffer size (default 32 KiB).
 	ReadBufferSize int

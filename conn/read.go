@@ -150,7 +150,9 @@ func (c *Conn) step() (wire.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.Type == resp.Push {
+	if v.Type == resp.Push || v.Type == resp.TooLarge && skippedPush(v) {
+		// A push over the Limits was skipped: OnPush is told, as a
+		// TooLarge value; it answers no command either way.
 		if c.opts.OnPush != nil {
 			c.opts.OnPush(v)
 		}
@@ -179,6 +181,13 @@ func (c *Conn) step() (wire.Handler, error) {
 	c.release(n)
 	h.Done(nil)
 	return h, nil
+}
+
+// skippedPush reports whether v, a TooLarge value, stands for a push
+// frame that the decoder skipped for breaking its Limits.
+func skippedPush(v resp.Value) bool {
+	var e *resp.ReplyTooLargeError
+	return errors.As(v.Err(), &e) && e.Type == resp.Push
 }
 
 // take swaps the reader's exhausted local list with the shared queue; the

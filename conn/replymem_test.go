@@ -33,9 +33,10 @@ func manyNullsReply() []byte {
 const replyMemHello = "%1\r\n$5\r\nproto\r\n:3\r\n"
 
 // TestReplyMemoryBounded: a reply whose decoded Values would take more than
-// Limits.MaxReplyBytes breaks the connection with a protocol error as soon
-// as its header arrives, and the call allocates in proportion to the bytes
-// read, not to the Values the reply declares.
+// Limits.MaxReplyBytes is skipped from its header on: the call fails alone
+// with resp.ErrReplyTooLarge, allocating next to nothing (not in
+// proportion to the Values the reply declares, nor to its bytes), and the
+// connection goes on with the next reply.
 func TestReplyMemoryBounded(t *testing.T) {
 	reply := manyNullsReply() // built before measuring: the peer runs in this process
 	addr := scriptpeer.Listen(t, func(c net.Conn) {
@@ -46,8 +47,11 @@ func TestReplyMemoryBounded(t *testing.T) {
 				return
 			}
 			out := reply
-			if len(args) > 0 && strings.EqualFold(args[0], "HELLO") {
+			switch {
+			case len(args) > 0 && strings.EqualFold(args[0], "HELLO"):
 				out = []byte(replyMemHello)
+			case len(args) > 0 && strings.EqualFold(args[0], "PING"):
+				out = []byte("+PONG\r\n")
 			}
 			if _, err := c.Write(out); err != nil {
 				return // the client hung up on the reply
@@ -87,10 +91,13 @@ func TestReplyMemoryBounded(t *testing.T) {
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("Do of a %d-byte reply of %d nulls: %v; TotalAlloc delta %.1f KiB", len(reply), manyNulls, err, float64(alloc)/(1<<10))
 
-	if !errors.Is(err, resp.ErrProtocol) || !errors.Is(err, conn.ErrBroken) {
-		t.Fatalf("Do = %v (%d elements), %v; want an error matching resp.ErrProtocol and conn.ErrBroken", v.Type, len(v.Elems), err)
+	if !errors.Is(err, resp.ErrReplyTooLarge) || errors.Is(err, resp.ErrProtocol) || errors.Is(err, conn.ErrBroken) {
+		t.Fatalf("Do = %v (%d elements), %v; want an error matching resp.ErrReplyTooLarge alone", v.Type, len(v.Elems), err)
 	}
-	if alloc > 200<<20 {
+	if alloc > 4<<20 {
 		t.Fatalf("Do allocated %.1f MiB for a %.1f MiB reply", float64(alloc)/(1<<20), float64(len(reply))/(1<<20))
+	}
+	if v, err := c.Do(ctx, "PING"); err != nil || v.Text() != "PONG" || c.Err() != nil {
+		t.Fatalf("PING after the skipped reply = %v, %v (Err %v)", v, err, c.Err())
 	}
 }

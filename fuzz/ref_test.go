@@ -5,13 +5,15 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/echomq/echomq-go/resp"
 )
 
 // ref is a reference decoder: slow, recursive, written from the RESP3
 // specification with strconv and nothing shared with package resp. It
-// checks what resp decodes; it has no limits but nesting depth.
+// checks what resp decodes; it has no limits but nesting depth, deep
+// enough for any reply resp skips for being nested too deep.
 type ref struct {
 	b   []byte
 	pos int
@@ -51,7 +53,7 @@ func length(s string, nullable bool) (int, bool) {
 }
 
 func (r *ref) value(depth int) (resp.Value, bool) {
-	if depth > 64 || r.pos >= len(r.b) {
+	if depth > refMaxDepth || r.pos >= len(r.b) {
 		return resp.Value{}, false
 	}
 	typ := resp.Type(r.b[r.pos])
@@ -144,6 +146,66 @@ func (r *ref) value(depth int) (resp.Value, bool) {
 		return v, false
 	}
 	return v, true
+}
+
+// refMaxDepth is the reference decoder's nesting bound: far past
+// limits.MaxDepth, so that it decodes what resp skips for its depth.
+const refMaxDepth = 1 << 16
+
+// refBreaks reports whether v, decoded by the reference decoder, breaks a
+// skippable limit of lim: then resp skips it (a TooLarge value), else it
+// decodes it. The counts follow the Limits' documentation: every value
+// counts against MaxValues, attributes and their pairs included; every
+// aggregate element (pairs for maps and attributes, which add one Value
+// of their own) against MaxReplyBytes; a non-empty aggregate or an
+// attribute is a level of MaxDepth.
+func refBreaks(v resp.Value, lim resp.Limits) bool {
+	st := refStats(v)
+	return st.values > lim.MaxValues || st.elems > lim.MaxReplyBytes/int(unsafe.Sizeof(resp.Value{})) ||
+		st.depth > lim.MaxDepth || st.bulk > lim.MaxBulk || st.agg > lim.MaxAggregate
+}
+
+type stats struct{ values, elems, depth, bulk, agg int }
+
+func refStats(v resp.Value) stats {
+	var st stats
+	own := stats{values: 1}
+	switch v.Type {
+	case resp.BulkString, resp.BulkError, resp.Verbatim:
+		own.bulk = len(v.Str)
+	case resp.Array, resp.Set, resp.Push, resp.Map, resp.Attribute:
+		own.elems = len(v.Elems)
+		own.agg = len(v.Elems)
+		if v.Type == resp.Map || v.Type == resp.Attribute {
+			own.agg /= 2
+		}
+		inner := 0
+		for _, e := range v.Elems {
+			es := refStats(e)
+			own.values += es.values
+			own.elems += es.elems
+			own.bulk = max(own.bulk, es.bulk)
+			own.agg = max(own.agg, es.agg)
+			inner = max(inner, es.depth)
+		}
+		if len(v.Elems) > 0 || v.Type == resp.Attribute {
+			own.depth = 1 + inner
+		}
+	}
+	st = own
+	// The attributes before v, nearest first: each holds its pairs and
+	// what follows it, one level deeper.
+	for a := v.Attr; a != nil; a = a.Attr {
+		bare := *a
+		bare.Attr = nil
+		as := refStats(bare) // its pairs, as a level of their own
+		st.values += as.values
+		st.elems += as.elems + 1
+		st.bulk = max(st.bulk, as.bulk)
+		st.agg = max(st.agg, as.agg)
+		st.depth = max(st.depth+1, as.depth)
+	}
+	return st
 }
 
 // refDouble parses a RESP3 double: a decimal float, inf, -inf or nan.

@@ -42,6 +42,12 @@ var decodeSeeds = []string{
 	// MaxReplyBytes: the sixth header declares element 20,484.
 	"*4\r\n*4096\r\n*4096\r\n*4096\r\n*4096\r\n*4096\r\n",
 	"%4\r\n|4096\r\n%4096\r\n~4096\r\n",
+	// Skipped whole, and the frame after them decoded: over MaxAggregate,
+	// over MaxDepth with an attribute and strings inside; and a push after
+	// an attribute, over MaxReplyBytes at its fifth header, incomplete.
+	"*4097\r\n" + strings.Repeat(":1\r\n", 4097) + "+next\r\n",
+	strings.Repeat("*1\r\n", 40) + "|1\r\n+a\r\n$3\r\nabc\r\n=5\r\ntxt:x\r\n+next\r\n",
+	"|1\r\n+k\r\n+v\r\n>5\r\n" + strings.Repeat("*4096\r\n", 5) + "+next\r\n",
 }
 
 // outcome is how a stream of frames ended.
@@ -85,6 +91,22 @@ func parseAll(t *testing.T, data []byte) decoded {
 		}
 		if n <= 0 || n > len(data)-off {
 			t.Fatalf("Parse took %d of %d bytes", n, len(data)-off)
+		}
+		if v.Type == resp.TooLarge {
+			// Skipped: the reference decoder takes the same bytes, finds
+			// a limit broken, and agrees on the reply's type.
+			var e *resp.ReplyTooLargeError
+			if !errors.As(v.Err(), &e) || !rok || rn != n || e.Bytes != int64(n) || !refBreaks(rv, limits) ||
+				e.Type != rv.Type && rv.Type != resp.Null {
+				t.Fatalf("Parse(%q) skipped %d bytes: %v; the reference decoder %d bytes, ok %v, type %v, over the limits %v",
+					data[off:], n, v.Err(), rn, rok, rv.Type, rok && refBreaks(rv, limits))
+			}
+			d.frames = append(d.frames, tooLargeFrame(v))
+			off += n
+			continue
+		}
+		if rok && refBreaks(rv, limits) {
+			t.Fatalf("Parse(%q) decoded a reply over the limits", data[off:])
 		}
 		if !rok || rn != n || !equal(v, rv) {
 			t.Fatalf("Parse(%q) took %d bytes; the reference decoder %d bytes, ok %v, same value %v",
@@ -131,8 +153,19 @@ func readAll(t *testing.T, data, chunks []byte) decoded {
 			}
 			return d
 		}
+		if v.Type == resp.TooLarge {
+			d.frames = append(d.frames, tooLargeFrame(v))
+			continue
+		}
 		d.frames = append(d.frames, reencode(t, v))
 	}
+}
+
+// tooLargeFrame stands for a skipped reply in a decoded stream: its error
+// text, which names the limit, the size that broke it, the reply's length
+// and type, so that Parse and a Reader must agree on all of them.
+func tooLargeFrame(v resp.Value) []byte {
+	return append([]byte("skipped: "), v.Text()...)
 }
 
 func protocolError(t *testing.T, err error) *resp.ProtocolError {

@@ -48,6 +48,19 @@
 // messages must not be lost, use a stream (package kv's XAdd and
 // XReadGroup), which the server keeps.
 //
+// # Messages over the limits
+//
+// A message that breaks the reply decoder's bounds (Options.Limits: a
+// payload longer than MaxBulk, by default 512 MiB, or over any other
+// resp.Limits field) is skipped on the wire in bounded memory, and the
+// connection is kept. Receive reports the drop as a *GapError in the
+// message's place, with Dropped counting it and Cause the
+// *resp.ReplyTooLargeError (errors.Is resp.ErrReplyTooLarge) that names
+// the limit to raise; Stats.Dropped counts them all. (Keep MaxBulk above
+// the longest channel name: a confirmation of SUBSCRIBE over the limits
+// would be taken for a dropped message, and the Subscribe would wait for
+// its ctx.)
+//
 // # Slow consumers
 //
 // The policy is backpressure: nothing is dropped by the client.

@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -170,6 +171,14 @@ func (l *link) readLoop() {
 
 // dispatch delivers one frame.
 func (l *link) dispatch(v resp.Value) error {
+	if v.Type == resp.TooLarge && l.skippedMessage(v) {
+		// A message over the Limits, skipped by the decoder: the sink
+		// reports its loss; the connection goes on.
+		if !l.sink(l, v) {
+			return conn.ErrClosed
+		}
+		return nil
+	}
 	switch f, word := classify(v, l.protocol); f {
 	case frameMessage:
 		if !l.sink(l, v) {
@@ -181,6 +190,17 @@ func (l *link) dispatch(v resp.Value) error {
 		return l.answer("", v.Err())
 	}
 	return nil
+}
+
+// skippedMessage reports whether v, a TooLarge value, stands for a
+// message: a push under RESP3, an array in subscriber mode under RESP2.
+// Anything else skipped was the reply to a command, which fails it.
+func (l *link) skippedMessage(v resp.Value) bool {
+	var e *resp.ReplyTooLargeError
+	if !errors.As(v.Err(), &e) {
+		return false
+	}
+	return e.Type == resp.Push || l.protocol == 2 && e.Type == resp.Array
 }
 
 // answer gives a confirmation (word) or a reply (err is its server

@@ -32,28 +32,46 @@ var ErrGap = errors.New("pubsub: messages may have been lost")
 // messages published from then until the subscriptions were restored on
 // a new connection never reached this subscriber: pub/sub delivers each
 // message at most once, to the subscribers connected when it is
-// published. Receive returns it in order: after every message received
-// before the loss and before every message received after it. It is not
-// the end of the subscription, which restores itself.
+// published. It also reports a message dropped because it broke the
+// reply Limits (Options.Limits): the decoder skipped it and the
+// connection was kept. Receive returns it in order: after every message
+// received before the loss and before every message received after it.
+// It is not the end of the subscription, which restores itself.
 type GapError struct {
 	// Since is when the loss was noticed.
 	Since time.Time
 	// Cause is the fault that ended the connection (a *conn.BrokenError,
 	// matching conn.ErrBroken, wrapping the I/O or protocol error, or
-	// conn.ErrTimeout when a health-check PING went unanswered).
+	// conn.ErrTimeout when a health-check PING went unanswered), or, for
+	// a dropped message, its *resp.ReplyTooLargeError (errors.Is
+	// resp.ErrReplyTooLarge), which names the limit. For a gap of several
+	// losses, the last one's.
 	Cause error
 	// Losses counts the connections lost since the last message
 	// delivered: losses in a row, with no message between them, are
 	// reported as one gap.
 	Losses int
+	// Dropped counts the messages dropped in the gap for breaking the
+	// reply Limits.
+	Dropped int
 }
 
 // Error describes the gap.
 func (e *GapError) Error() string {
-	s := "pubsub: connection lost at " + e.Since.Format(time.RFC3339Nano) +
-		"; messages published until the subscriptions were restored are lost"
-	if e.Losses > 1 {
-		s += " (" + strconv.Itoa(e.Losses) + " connections lost in a row)"
+	var s string
+	switch {
+	case e.Losses > 0:
+		s = "pubsub: connection lost at " + e.Since.Format(time.RFC3339Nano) +
+			"; messages published until the subscriptions were restored are lost"
+		if e.Losses > 1 {
+			s += " (" + strconv.Itoa(e.Losses) + " connections lost in a row)"
+		}
+		if e.Dropped > 0 {
+			s += "; " + strconv.Itoa(e.Dropped) + " messages over the reply limits dropped"
+		}
+	default:
+		s = "pubsub: " + strconv.Itoa(e.Dropped) + " message(s) over the reply limits dropped at " +
+			e.Since.Format(time.RFC3339Nano) + "; the subscription goes on"
 	}
 	if e.Cause != nil {
 		s += ": " + e.Cause.Error()

@@ -100,6 +100,7 @@ func (q *queue) pushGap(g *GapError) {
 	if q.n > 0 {
 		if last := &q.ring[(q.head+q.n-1)%len(q.ring)]; last.gap != nil {
 			last.gap.Losses += g.Losses
+			last.gap.Dropped += g.Dropped
 			last.gap.Cause = g.Cause
 			return
 		}

@@ -10,7 +10,8 @@ import (
 // Receive returns the next message, waiting for one until ctx ends. It
 // returns a *GapError (errors.Is ErrGap) in the stream's order when the
 // connection was lost and messages may have been missed: the
-// subscription goes on, and the next call returns the next message. It
+// subscription goes on, and the next call returns the next message; so
+// does a message over the reply Limits, which is dropped. It
 // returns ErrClosed once the subscription is closed, and ctx.Err() when
 // ctx ends first. Receive may be called from several goroutines; each
 // message goes to one of them.
@@ -64,6 +65,10 @@ type Stats struct {
 	Stalled time.Duration
 	// Reconnects counts the connections made after a fault.
 	Reconnects uint64
+	// Dropped counts the messages skipped for breaking the reply Limits
+	// (Options.Limits), each reported as a *GapError; the connection
+	// was kept.
+	Dropped uint64
 	// Connected is false during an outage; LastError is then the fault
 	// or the last failed redial's error.
 	Connected bool
@@ -81,6 +86,7 @@ func (s *Subscription) Stats() Stats {
 		Stalls:     s.q.stalls.Load(),
 		Stalled:    time.Duration(s.q.stallDur.Load()),
 		Reconnects: s.reconnects.Load(),
+		Dropped:    s.dropped.Load(),
 		Connected:  connected,
 		LastError:  lastErr,
 	}

@@ -35,6 +35,7 @@ type Subscription struct {
 
 	received   atomic.Uint64
 	reconnects atomic.Uint64
+	dropped    atomic.Uint64
 
 	life   context.Context // ends at Close
 	cancel context.CancelFunc

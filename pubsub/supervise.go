@@ -125,9 +125,16 @@ func (s *Subscription) redial() *link {
 }
 
 // sink turns a message frame into a Message and queues it, waiting for
-// room while the buffer is full. It runs on l's reader and reports false
-// when the subscription was closed.
+// room while the buffer is full. A message the decoder skipped for
+// breaking the Limits (a TooLarge value) is reported as a gap, in its
+// place. It runs on l's reader and reports false when the subscription
+// was closed.
 func (s *Subscription) sink(l *link, v resp.Value) bool {
+	if v.Type == resp.TooLarge {
+		s.dropped.Add(1)
+		s.q.pushGap(&GapError{Since: time.Now(), Cause: v.Err(), Dropped: 1})
+		return true
+	}
 	pattern, channel, payload, sharded := message(v)
 	m := Message{Channel: s.b.name(channel), Sharded: sharded, Payload: s.b.bytes(payload)}
 	if pattern != nil {

@@ -145,6 +145,12 @@ func AppendValue(dst []byte, v Value) []byte {
 		dst = append(dst, byte(v.Type))
 		dst = append(dst, v.Str...)
 		return append(dst, '\r', '\n')
+	case TooLarge:
+		// No wire type: the reply that was skipped is sent as the error
+		// that stands for it.
+		dst = append(dst, byte(Error))
+		dst = append(dst, v.Str...)
+		return append(dst, '\r', '\n')
 	case Double:
 		if len(v.Str) > 0 {
 			dst = append(dst, ',')

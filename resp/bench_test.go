@@ -73,3 +73,17 @@ func BenchmarkArenaRetain100(b *testing.B) {
 		a.Retain(v)
 	}
 }
+
+// BenchmarkSkipArray100x64 is the array of BenchmarkDecodeArray100x64
+// over MaxAggregate: skipped, not built, each time.
+func BenchmarkSkipArray100x64(b *testing.B) {
+	frame := bulks64(100)
+	r := NewReaderLimits(&replayReader{data: frame}, Limits{MaxAggregate: 10}, 0)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if v, err := r.Next(); err != nil || v.Type != TooLarge {
+			b.Fatal(v.Type, err)
+		}
+	}
+}

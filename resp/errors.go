@@ -56,9 +56,11 @@ var ErrProtocol = errors.New("resp: protocol error")
 // does: more bytes are needed. It is not a protocol error.
 var ErrIncomplete = errors.New("resp: incomplete frame, need more bytes")
 
-// ProtocolError reports a stream that is not valid RESP or breaks a
-// configured bound. The stream cannot be resynchronised after it: a
-// connection that sees one must be closed.
+// ProtocolError reports a stream that is not valid RESP, holds a line
+// longer than Limits.MaxLine, or a length above the hard bounds
+// (HardMaxBulk, HardMaxAggregate). The stream cannot be resynchronised
+// after it: a connection that sees one must be closed. (A well-formed
+// reply over the other Limits is skipped instead: see ReplyTooLargeError.)
 type ProtocolError struct {
 	// Msg says what was wrong.
 	Msg string

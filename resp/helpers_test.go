@@ -2,10 +2,12 @@ package resp
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Value constructors for the wire tables.
@@ -149,4 +151,26 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	copy(p, r.data[:n])
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// checkTooLarge checks that v stands for a skipped reply of n bytes on the
+// wire that broke limit: a TooLarge error value whose Err is a
+// *ReplyTooLargeError naming the limit, not a protocol error.
+func checkTooLarge(t *testing.T, who string, v Value, limit string, n int) *ReplyTooLargeError {
+	t.Helper()
+	if v.Type != TooLarge || !v.IsError() {
+		t.Fatalf("%s: got %v (%v), want a TooLarge value", who, v.Type, v)
+	}
+	err := v.Err()
+	var e *ReplyTooLargeError
+	if !errors.As(err, &e) || !errors.Is(err, ErrReplyTooLarge) || errors.Is(err, ErrProtocol) {
+		t.Fatalf("%s: Err %T %v, want a *ReplyTooLargeError", who, err, err)
+	}
+	if e.Limit != limit || n >= 0 && e.Bytes != int64(n) {
+		t.Fatalf("%s: %+v, want limit %s and %d bytes", who, e, limit, n)
+	}
+	if v.Text() != e.Error() || !strings.Contains(e.Error(), "resp.Limits."+limit) {
+		t.Fatalf("%s: text %q, error %q", who, v.Text(), e.Error())
+	}
+	return e
 }

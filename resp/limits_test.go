@@ -33,50 +33,55 @@ func ints(t Type, n int) string {
 }
 
 // TestLimitsEdges: each Limits field is enforced exactly at its edge: the
-// limit is accepted, the limit plus one refused.
+// limit is accepted, the limit plus one is not. MaxLine is a protocol
+// error; every other limit skips the reply, which Parse and a Reader
+// return as a TooLarge value naming the limit, the Reader then decoding
+// the next reply. A bad header alone is incomplete: the skip waits for
+// the rest.
 func TestLimitsEdges(t *testing.T) {
 	cases := []struct {
 		name    string
 		lim     Limits
 		ok, bad string
+		limit   string // the limit skipped, "" for a protocol error
 	}{
-		{"MaxBulk bulk", Limits{MaxBulk: 10}, "$10\r\n0123456789\r\n", "$11\r\n0123456789a\r\n"},
-		{"MaxBulk bulk error", Limits{MaxBulk: 10}, "!10\r\n0123456789\r\n", "!11\r\n0123456789a\r\n"},
-		{"MaxBulk verbatim", Limits{MaxBulk: 10}, "=10\r\ntxt:456789\r\n", "=11\r\ntxt:456789a\r\n"},
-		{"MaxBulk header only", Limits{MaxBulk: 10}, "", "$11\r\n"},
-		{"MaxAggregate array", Limits{MaxAggregate: 3}, ints(Array, 3), ints(Array, 4)},
-		{"MaxAggregate set", Limits{MaxAggregate: 3}, ints(Set, 3), ints(Set, 4)},
-		{"MaxAggregate push", Limits{MaxAggregate: 3}, ints(Push, 3), ints(Push, 4)},
-		{"MaxAggregate map pairs", Limits{MaxAggregate: 3}, ints(Map, 3), ints(Map, 4)},
-		{"MaxAggregate attribute pairs", Limits{MaxAggregate: 3}, ints(Attribute, 3), ints(Attribute, 4)},
-		{"MaxAggregate header only", Limits{MaxAggregate: 3}, "", "*4\r\n"},
-		{"MaxDepth 1", Limits{MaxDepth: 1}, nested(1), nested(2)},
-		{"MaxDepth 3", Limits{MaxDepth: 3}, nested(3), nested(4)},
-		{"MaxDepth 3 header only", Limits{MaxDepth: 3}, "", strings.Repeat("*1\r\n", 4)},
-		{"MaxDepth map", Limits{MaxDepth: 2}, "%1\r\n:1\r\n%1\r\n:2\r\n:3\r\n", "%1\r\n:1\r\n%1\r\n:2\r\n*1\r\n:3\r\n"},
+		{"MaxBulk bulk", Limits{MaxBulk: 10}, "$10\r\n0123456789\r\n", "$11\r\n0123456789a\r\n", "MaxBulk"},
+		{"MaxBulk bulk error", Limits{MaxBulk: 10}, "!10\r\n0123456789\r\n", "!11\r\n0123456789a\r\n", "MaxBulk"},
+		{"MaxBulk verbatim", Limits{MaxBulk: 10}, "=10\r\ntxt:456789\r\n", "=11\r\ntxt:456789a\r\n", "MaxBulk"},
+		{"MaxBulk header only", Limits{MaxBulk: 10}, "", "$11\r\n", "MaxBulk"},
+		{"MaxAggregate array", Limits{MaxAggregate: 3}, ints(Array, 3), ints(Array, 4), "MaxAggregate"},
+		{"MaxAggregate set", Limits{MaxAggregate: 3}, ints(Set, 3), ints(Set, 4), "MaxAggregate"},
+		{"MaxAggregate push", Limits{MaxAggregate: 3}, ints(Push, 3), ints(Push, 4), "MaxAggregate"},
+		{"MaxAggregate map pairs", Limits{MaxAggregate: 3}, ints(Map, 3), ints(Map, 4), "MaxAggregate"},
+		{"MaxAggregate attribute pairs", Limits{MaxAggregate: 3}, ints(Attribute, 3), ints(Attribute, 4), "MaxAggregate"},
+		{"MaxAggregate header only", Limits{MaxAggregate: 3}, "", "*4\r\n", "MaxAggregate"},
+		{"MaxDepth 1", Limits{MaxDepth: 1}, nested(1), nested(2), "MaxDepth"},
+		{"MaxDepth 3", Limits{MaxDepth: 3}, nested(3), nested(4), "MaxDepth"},
+		{"MaxDepth 3 header only", Limits{MaxDepth: 3}, "", strings.Repeat("*1\r\n", 4), "MaxDepth"},
+		{"MaxDepth map", Limits{MaxDepth: 2}, "%1\r\n:1\r\n%1\r\n:2\r\n:3\r\n", "%1\r\n:1\r\n%1\r\n:2\r\n*1\r\n:3\r\n", "MaxDepth"},
 		// An attribute holds its pairs and the value after it: one level.
-		{"MaxDepth attribute", Limits{MaxDepth: 2}, "*1\r\n|0\r\n:1\r\n", "*1\r\n*1\r\n|0\r\n:1\r\n"},
-		{"MaxDepth empty array holds nothing", Limits{MaxDepth: 1}, "*1\r\n*0\r\n", "*1\r\n*1\r\n*0\r\n"},
-		{"MaxLine simple", Limits{MaxLine: 5}, "+12345\r\n", "+123456\r\n"},
-		{"MaxLine error", Limits{MaxLine: 5}, "-ERR 1\r\n", "-ERR 12\r\n"},
-		{"MaxLine integer", Limits{MaxLine: 5}, ":12345\r\n", ":123456\r\n"},
-		{"MaxLine header", Limits{MaxLine: 2}, "$10\r\n0123456789\r\n", "$100\r\n"},
-		{"MaxLine no CRLF yet", Limits{MaxLine: 5}, "", "+1234567"},
-		{"MaxValues flat", Limits{MaxValues: 4}, ints(Array, 3), ints(Array, 4)},
-		{"MaxValues nested", Limits{MaxValues: 4}, "*1\r\n*1\r\n*1\r\n:1\r\n", "*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n"},
-		{"MaxValues attribute", Limits{MaxValues: 4}, "|1\r\n+a\r\n+b\r\n+v\r\n", "|1\r\n+a\r\n+b\r\n*1\r\n+v\r\n"},
+		{"MaxDepth attribute", Limits{MaxDepth: 2}, "*1\r\n|0\r\n:1\r\n", "*1\r\n*1\r\n|0\r\n:1\r\n", "MaxDepth"},
+		{"MaxDepth empty array holds nothing", Limits{MaxDepth: 1}, "*1\r\n*0\r\n", "*1\r\n*1\r\n*0\r\n", "MaxDepth"},
+		{"MaxLine simple", Limits{MaxLine: 5}, "+12345\r\n", "+123456\r\n", ""},
+		{"MaxLine error", Limits{MaxLine: 5}, "-ERR 1\r\n", "-ERR 12\r\n", ""},
+		{"MaxLine integer", Limits{MaxLine: 5}, ":12345\r\n", ":123456\r\n", ""},
+		{"MaxLine header", Limits{MaxLine: 2}, "$10\r\n0123456789\r\n", "$100\r\n", ""},
+		{"MaxLine no CRLF yet", Limits{MaxLine: 5}, "", "+1234567", ""},
+		{"MaxValues flat", Limits{MaxValues: 4}, ints(Array, 3), ints(Array, 4), "MaxValues"},
+		{"MaxValues nested", Limits{MaxValues: 4}, "*1\r\n*1\r\n*1\r\n:1\r\n", "*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", "MaxValues"},
+		{"MaxValues attribute", Limits{MaxValues: 4}, "|1\r\n+a\r\n+b\r\n+v\r\n", "|1\r\n+a\r\n+b\r\n*1\r\n+v\r\n", "MaxValues"},
 		// MaxReplyBytes counts every aggregate element at valueSize bytes.
-		{"MaxReplyBytes flat", Limits{MaxReplyBytes: 3 * valueSize}, ints(Array, 3), ints(Array, 4)},
-		{"MaxReplyBytes one byte short", Limits{MaxReplyBytes: 3*valueSize - 1}, ints(Array, 2), ints(Array, 3)},
-		{"MaxReplyBytes nulls", Limits{MaxReplyBytes: 3 * valueSize}, "*3\r\n_\r\n_\r\n_\r\n", "*4\r\n_\r\n_\r\n_\r\n_\r\n"},
-		{"MaxReplyBytes set", Limits{MaxReplyBytes: 3 * valueSize}, ints(Set, 3), ints(Set, 4)},
-		{"MaxReplyBytes push", Limits{MaxReplyBytes: 3 * valueSize}, ints(Push, 3), ints(Push, 4)},
-		{"MaxReplyBytes nested", Limits{MaxReplyBytes: 4 * valueSize}, "*2\r\n*2\r\n:1\r\n:2\r\n:3\r\n", "*2\r\n*3\r\n:1\r\n:2\r\n:3\r\n:4\r\n"},
-		{"MaxReplyBytes map", Limits{MaxReplyBytes: 4 * valueSize}, ints(Map, 2), "%2\r\n:0\r\n*1\r\n:1\r\n:2\r\n:3\r\n"},
+		{"MaxReplyBytes flat", Limits{MaxReplyBytes: 3 * valueSize}, ints(Array, 3), ints(Array, 4), "MaxReplyBytes"},
+		{"MaxReplyBytes one byte short", Limits{MaxReplyBytes: 3*valueSize - 1}, ints(Array, 2), ints(Array, 3), "MaxReplyBytes"},
+		{"MaxReplyBytes nulls", Limits{MaxReplyBytes: 3 * valueSize}, "*3\r\n_\r\n_\r\n_\r\n", "*4\r\n_\r\n_\r\n_\r\n_\r\n", "MaxReplyBytes"},
+		{"MaxReplyBytes set", Limits{MaxReplyBytes: 3 * valueSize}, ints(Set, 3), ints(Set, 4), "MaxReplyBytes"},
+		{"MaxReplyBytes push", Limits{MaxReplyBytes: 3 * valueSize}, ints(Push, 3), ints(Push, 4), "MaxReplyBytes"},
+		{"MaxReplyBytes nested", Limits{MaxReplyBytes: 4 * valueSize}, "*2\r\n*2\r\n:1\r\n:2\r\n:3\r\n", "*2\r\n*3\r\n:1\r\n:2\r\n:3\r\n:4\r\n", "MaxReplyBytes"},
+		{"MaxReplyBytes map", Limits{MaxReplyBytes: 4 * valueSize}, ints(Map, 2), "%2\r\n:0\r\n*1\r\n:1\r\n:2\r\n:3\r\n", "MaxReplyBytes"},
 		// An attribute counts its pairs and a Value of its own.
-		{"MaxReplyBytes attribute", Limits{MaxReplyBytes: 3 * valueSize}, "|1\r\n+a\r\n+b\r\n+v\r\n", "|1\r\n+a\r\n+b\r\n*1\r\n+v\r\n"},
-		{"MaxReplyBytes header only", Limits{MaxReplyBytes: 3 * valueSize}, "", "*4\r\n"},
-		{"MaxReplyBytes scalars free", Limits{MaxReplyBytes: 1}, "$5\r\nhello\r\n", "*1\r\n$5\r\nhello\r\n"},
+		{"MaxReplyBytes attribute", Limits{MaxReplyBytes: 3 * valueSize}, "|1\r\n+a\r\n+b\r\n+v\r\n", "|1\r\n+a\r\n+b\r\n*1\r\n+v\r\n", "MaxReplyBytes"},
+		{"MaxReplyBytes header only", Limits{MaxReplyBytes: 3 * valueSize}, "", "*4\r\n", "MaxReplyBytes"},
+		{"MaxReplyBytes scalars free", Limits{MaxReplyBytes: 1}, "$5\r\nhello\r\n", "*1\r\n$5\r\nhello\r\n", "MaxReplyBytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,11 +94,34 @@ func TestLimitsEdges(t *testing.T) {
 					t.Errorf("at the limit: Next(%q): %v", tc.ok, err)
 				}
 			}
-			_, _, err := Parse([]byte(tc.bad), tc.lim)
-			checkProtocolError(t, "Parse", tc.bad, err, -1)
-			r := NewReaderLimits(strings.NewReader(tc.bad), tc.lim, 16)
-			_, err = r.Next()
-			checkProtocolError(t, "Next", tc.bad, err, -1)
+			v, n, err := Parse([]byte(tc.bad), tc.lim)
+			r := NewReaderLimits(strings.NewReader(tc.bad+"+OK\r\n"), tc.lim, 16)
+			rv, rerr := r.Next()
+			switch {
+			case tc.limit == "":
+				checkProtocolError(t, "Parse", tc.bad, err, -1)
+				checkProtocolError(t, "Next", tc.bad, rerr, -1)
+				return
+			case strings.Contains(tc.name, "header only"):
+				if err != ErrIncomplete || rerr != nil && rerr != io.ErrUnexpectedEOF {
+					t.Fatalf("header only: Parse %v, Next %v", err, rerr)
+				}
+				return
+			}
+			if err != nil || n != len(tc.bad) {
+				t.Fatalf("Parse(%q) = %d, %v; want the whole reply skipped", tc.bad, n, err)
+			}
+			checkTooLarge(t, "Parse", v, tc.limit, len(tc.bad))
+			if rerr != nil {
+				t.Fatalf("Next(%q): %v", tc.bad, rerr)
+			}
+			checkTooLarge(t, "Next", rv, tc.limit, len(tc.bad))
+			if rv.Text() != v.Text() {
+				t.Errorf("Parse says %q, Next %q", v.Text(), rv.Text())
+			}
+			if next, err := r.Next(); err != nil || !next.Equal("OK") {
+				t.Fatalf("the reply after the skipped one: %v, %v", next, err)
+			}
 		})
 	}
 }
@@ -109,6 +137,11 @@ func TestLimitsDefaults(t *testing.T) {
 	}
 	if got := (Limits{MaxBulk: -5}).withDefaults().MaxBulk; got != DefaultMaxBulk {
 		t.Fatalf("negative MaxBulk became %d", got)
+	}
+	// Past the hard bounds, MaxBulk and MaxAggregate are lowered to them.
+	if got := (Limits{MaxBulk: math.MaxInt, MaxAggregate: math.MaxInt}).withDefaults(); math.MaxInt > HardMaxBulk &&
+		(int64(got.MaxBulk) != HardMaxBulk || int64(got.MaxAggregate) != HardMaxAggregate) {
+		t.Fatalf("huge limits became %d, %d", got.MaxBulk, got.MaxAggregate)
 	}
 }
 
@@ -217,18 +250,34 @@ func TestHostileHeaderTrickle(t *testing.T) {
 	}
 }
 
-// TestDeepNestingRefused: 10,000 nested arrays are refused at the default
-// depth, by Parse and by a Reader, without a deep recursion.
-func TestDeepNestingRefused(t *testing.T) {
+// TestDeepNestingSkipped: 10,000 nested arrays break the default depth:
+// Parse and a Reader skip the reply, without a deep recursion or a stack
+// as deep, and the Reader decodes the reply after it.
+func TestDeepNestingSkipped(t *testing.T) {
 	deep := nested(10000)
-	_, _, err := Parse([]byte(deep), Limits{})
-	checkProtocolError(t, "Parse", "nested(10000)", err, DefaultMaxDepth*4)
-	r := NewReader(strings.NewReader(deep))
-	_, err = r.Next()
-	checkProtocolError(t, "Next", "nested(10000)", err, DefaultMaxDepth*4)
+	v, n, err := Parse([]byte(deep), Limits{})
+	if err != nil || n != len(deep) {
+		t.Fatalf("Parse: %d, %v", n, err)
+	}
+	e := checkTooLarge(t, "Parse", v, "MaxDepth", len(deep))
+	if e.Size != DefaultMaxDepth+1 || e.Type != Array {
+		t.Errorf("Parse: %+v", e)
+	}
+	r := NewReader(strings.NewReader(deep + ":7\r\n"))
+	v, err = r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTooLarge(t, "Next", v, "MaxDepth", len(deep))
+	if cap(r.sc.stack) > DefaultMaxDepth+1 {
+		t.Errorf("scanner stack of %d for a skipped reply", cap(r.sc.stack))
+	}
+	if v, err := r.Next(); err != nil || v.Int != 7 {
+		t.Fatalf("next reply: %v, %v", v, err)
+	}
 
 	// At the default depth exactly it decodes.
-	v, _, err := Parse([]byte(nested(DefaultMaxDepth)), Limits{})
+	v, _, err = Parse([]byte(nested(DefaultMaxDepth)), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +287,8 @@ func TestDeepNestingRefused(t *testing.T) {
 	checkDecoded(t, "nested", v, integer(1))
 
 	// With the depth raised, 10,000 levels decode.
-	if _, _, err := Parse([]byte(deep), Limits{MaxDepth: 10000}); err != nil {
-		t.Fatal(err)
+	if v, _, err := Parse([]byte(deep), Limits{MaxDepth: 10000}); err != nil || v.Type != Array {
+		t.Fatal(v.Type, err)
 	}
 }
 

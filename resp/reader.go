@@ -38,6 +38,8 @@ type Reader struct {
 	sc    scanner
 	arena []Value
 	err   error
+	msg   []byte // a TooLarge value's text
+	tl    [4]Value
 }
 
 // NewReader returns a Reader over rd with the default limits and buffer.
@@ -70,6 +72,11 @@ func (r *Reader) Err() error { return r.err }
 // Next reads and decodes the next complete reply. The Value and everything
 // it views are valid until the next call to Next or Reset.
 //
+// A well-formed reply that breaks r's Limits is skipped on the wire (its
+// bytes pass through the buffer, which does not grow for them) and Next
+// returns in its place a Value of type TooLarge, with a nil error: its Err
+// is a *ReplyTooLargeError. The next call decodes the next reply.
+//
 // A protocol error is returned as a *ProtocolError; io.EOF is returned when
 // the stream ends cleanly between replies and io.ErrUnexpectedEOF when it
 // ends inside one.
@@ -95,7 +102,14 @@ func (r *Reader) Next() (Value, error) {
 				return Value{}, err
 			}
 			if done {
+				if r.sc.skipping {
+					return r.skipped(), nil
+				}
 				return r.take(), nil
+			}
+			if r.sc.skipping {
+				// What was skipped is dropped from the buffer.
+				r.r += r.sc.discard()
 			}
 		}
 		if err := r.fill(); err != nil {
@@ -104,7 +118,7 @@ func (r *Reader) Next() (Value, error) {
 				// far is kept, and the next call resumes it.
 				return Value{}, err
 			}
-			if err == io.EOF && r.w > r.r {
+			if err == io.EOF && (r.w > r.r || r.sc.skipping) {
 				err = io.ErrUnexpectedEOF
 			}
 			r.err = err
@@ -162,6 +176,18 @@ func (r *Reader) take() Value {
 	frame := r.buf[r.r : r.r+r.sc.pos]
 	v := build(frame, n, r.arena[:n])
 	r.consumed(r.sc.pos)
+	r.sc.reset()
+	return v
+}
+
+// skipped consumes the rest of a skipped frame and returns the TooLarge
+// Value that stands for it.
+func (r *Reader) skipped() Value {
+	n := r.sc.pos
+	e, k := r.sc.skipped(r.sc.sk.base + n)
+	var v Value
+	v, r.msg = tooLargeValue(&e, k, r.msg, r.tl[:])
+	r.consumed(n)
 	r.sc.reset()
 	return v
 }
@@ -224,8 +250,10 @@ func (r *Reader) fill() error {
 
 // Parse decodes one complete reply from the start of b and returns it with
 // the number of bytes it took. It returns ErrIncomplete when b ends before
-// the reply does, and a *ProtocolError when b is not valid RESP or breaks
-// lim. The Value views b; its elements are freshly allocated.
+// the reply does, and a *ProtocolError when b is not valid RESP. A
+// well-formed reply that breaks lim is returned as a Value of type
+// TooLarge (see Reader.Next), with the bytes it took. The Value views b;
+// its elements are freshly allocated.
 func Parse(b []byte, lim Limits) (Value, int, error) {
 	sc := scanner{lim: lim.withDefaults()}
 	done, err := sc.scan(b)
@@ -234,6 +262,11 @@ func Parse(b []byte, lim Limits) (Value, int, error) {
 	}
 	if !done {
 		return Value{}, 0, ErrIncomplete
+	}
+	if sc.skipping {
+		e, k := sc.skipped(sc.pos)
+		v, _ := tooLargeValue(&e, k, nil, make([]Value, 4))
+		return v, sc.pos, nil
 	}
 	return build(b[:sc.pos], sc.nvals, make([]Value, sc.nvals)), sc.pos, nil
 }

@@ -2,8 +2,6 @@ package resp
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,7 +17,7 @@ func nulls(n int) []byte {
 // TestMaxReplyBytesIsWhatCloneCopies: for every valid frame, the Values
 // that count against MaxReplyBytes are exactly the Values a Clone copies
 // (footprint's count), and the limit holds at that edge: a limit of exactly
-// that many Values accepts the frame, one byte less refuses it, from Parse
+// that many Values accepts the frame, one byte less skips it, from Parse
 // and from a Reader alike.
 func TestMaxReplyBytesIsWhatCloneCopies(t *testing.T) {
 	frames := []string{
@@ -51,38 +49,56 @@ func TestMaxReplyBytesIsWhatCloneCopies(t *testing.T) {
 		}
 
 		short := Limits{MaxReplyBytes: nv*valueSize - 1}
-		_, _, perr := Parse([]byte(wire), short)
-		checkProtocolError(t, "Parse", wire, perr, -1)
-		r = NewReaderLimits(strings.NewReader(wire), short, 16)
-		_, rerr := r.Next()
-		checkProtocolError(t, "Next", wire, rerr, -1)
-		var pp, rp *ProtocolError
-		errors.As(perr, &pp)
-		errors.As(rerr, &rp)
-		if *pp != *rp {
-			t.Errorf("%q: Parse %v, Reader %v", wire, perr, rerr)
+		pv, n, perr := Parse([]byte(wire), short)
+		if perr != nil || n != len(wire) {
+			t.Fatalf("Parse(%q) short of room: %d, %v", wire, n, perr)
 		}
-		if !strings.Contains(pp.Msg, "MaxReplyBytes") {
-			t.Errorf("%q: message %q does not name the limit", wire, pp.Msg)
+		pe := checkTooLarge(t, "Parse", pv, "MaxReplyBytes", len(wire))
+		r = NewReaderLimits(strings.NewReader(wire), short, 16)
+		rv, rerr := r.Next()
+		if rerr != nil {
+			t.Fatalf("Next(%q) short of room: %v", wire, rerr)
+		}
+		re := checkTooLarge(t, "Next", rv, "MaxReplyBytes", len(wire))
+		if *pe != *re || pe.Max != short.MaxReplyBytes || pe.Size <= int64(pe.Max) {
+			t.Errorf("%q: Parse %+v, Reader %+v", wire, pe, re)
+		}
+		if cap(r.arena) != 0 {
+			t.Errorf("%q: arena of %d Values for a skipped reply", wire, cap(r.arena))
 		}
 	}
 }
 
 // TestMaxReplyBytesEarly: the aggregate header that passes the limit is
-// refused as soon as it is read, at its own offset, though none of the
-// elements it declares has arrived (the Reader's stream then fails any
-// further read).
+// known as soon as it is read, though none of the elements it declares
+// has arrived: from then on nothing is built and nothing is counted but
+// the values still owed. The reply is skipped whole and the count starts
+// afresh with the next.
 func TestMaxReplyBytesEarly(t *testing.T) {
 	lim := Limits{MaxReplyBytes: 6 * valueSize}
-	// 2 elements, then 2 + 5 > 6 at the header "*5", offset 8.
+	// 2 elements, then 2 + 5 > 6 at the header "*5".
 	head := "*2\r\n:1\r\n*5\r\n"
-	_, _, err := Parse([]byte(head), lim)
-	checkProtocolError(t, "Parse", head, err, 8)
-	r := NewReaderLimits(io.MultiReader(strings.NewReader(head), pastHeaderReader{}), lim, 0)
-	_, err = r.Next()
-	checkProtocolError(t, "Next", head, err, 8)
+	if _, _, err := Parse([]byte(head), lim); err != ErrIncomplete {
+		t.Fatalf("Parse(%q): %v, want ErrIncomplete", head, err)
+	}
+	full := head + ":1\r\n:2\r\n:3\r\n:4\r\n:5\r\n"
+	v, n, err := Parse([]byte(full), lim)
+	if err != nil || n != len(full) {
+		t.Fatalf("Parse(%q): %d, %v", full, n, err)
+	}
+	if e := checkTooLarge(t, "Parse", v, "MaxReplyBytes", len(full)); e.Size != 7*int64(valueSize) {
+		t.Errorf("size %d, want the 7 Values declared so far", e.Size)
+	}
+	r := NewReaderLimits(strings.NewReader(full+full), lim, 0)
+	for i := range 2 {
+		v, err := r.Next()
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		checkTooLarge(t, "Next", v, "MaxReplyBytes", len(full))
+	}
 	if cap(r.arena) != 0 {
-		t.Errorf("arena of %d Values allocated for a refused reply", cap(r.arena))
+		t.Errorf("arena of %d Values allocated for a skipped reply", cap(r.arena))
 	}
 	// The same reply with one element fewer decodes.
 	ok := "*2\r\n:1\r\n*4\r\n:1\r\n:2\r\n:3\r\n:4\r\n"
@@ -90,27 +106,21 @@ func TestMaxReplyBytesEarly(t *testing.T) {
 		t.Errorf("Parse(%q): %v", ok, err)
 	}
 	// The count starts afresh with each reply.
-	r = NewReaderLimits(strings.NewReader(ok+ok+ok), lim, 0)
-	for i := range 3 {
-		if _, err := r.Next(); err != nil {
-			t.Fatalf("reply %d: %v", i, err)
+	r = NewReaderLimits(strings.NewReader(ok+full+ok+ok), lim, 0)
+	for i := range 4 {
+		v, err := r.Next()
+		if err != nil || (i == 1) != (v.Type == TooLarge) {
+			t.Fatalf("reply %d: %v, %v", i, v.Type, err)
 		}
 	}
-}
-
-// pastHeaderReader fails every read: a Reader that reads on past a header
-// it should have refused gets an error that is not a ProtocolError.
-type pastHeaderReader struct{}
-
-func (pastHeaderReader) Read([]byte) (int, error) {
-	return 0, errors.New("read past the refused header")
 }
 
 // TestMaxReplyBytesManyNulls is finding 8: an array of 4,194,303 nulls is
 // 12.6 MB on the wire and within the default MaxAggregate and MaxValues,
 // but its Values would take 288 MiB. With the default limits Parse and a
-// Reader refuse it at its header, alike, allocating nearly nothing; at the
-// default limit's edge a Reader's arena stays within it.
+// Reader skip it from its header on, alike, allocating nearly nothing: the
+// Reader's buffer does not grow for it. At the default limit's edge a
+// Reader's arena stays within it.
 func TestMaxReplyBytesManyNulls(t *testing.T) {
 	const n = 4194303
 	reply := nulls(n)
@@ -121,31 +131,31 @@ func TestMaxReplyBytesManyNulls(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, _, perr := Parse(reply, Limits{})
+	pv, _, perr := Parse(reply, Limits{})
 	r := NewReader(bytes.NewReader(reply))
-	_, rerr := r.Next()
+	rv, rerr := r.Next()
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("Parse and Reader.Next of %d nulls (%d bytes): TotalAlloc delta %d bytes", n, len(reply), alloc)
 
-	checkProtocolError(t, "Parse", "*4194303 nulls", perr, 0)
-	checkProtocolError(t, "Next", "*4194303 nulls", rerr, 0)
-	var pp, rp *ProtocolError
-	errors.As(perr, &pp)
-	errors.As(rerr, &rp)
-	if *pp != *rp {
-		t.Errorf("Parse: %v; Reader: %v", perr, rerr)
+	if perr != nil || rerr != nil {
+		t.Fatalf("Parse: %v; Reader: %v", perr, rerr)
 	}
-	if alloc > 128<<20 {
-		t.Errorf("refusing the reply allocated %d bytes", alloc)
+	pe := checkTooLarge(t, "Parse", pv, "MaxReplyBytes", len(reply))
+	re := checkTooLarge(t, "Next", rv, "MaxReplyBytes", len(reply))
+	if *pe != *re || pe.Size != n*int64(valueSize) {
+		t.Errorf("Parse: %+v; Reader: %+v", pe, re)
+	}
+	if alloc > 1<<20 {
+		t.Errorf("skipping the reply allocated %d bytes", alloc)
 	}
 	if cap(r.arena) != 0 || len(r.buf) != DefaultBufferSize {
-		t.Errorf("arena of %d Values, buffer of %d bytes for a refused reply", cap(r.arena), len(r.buf))
+		t.Errorf("arena of %d Values, buffer of %d bytes for a skipped reply", cap(r.arena), len(r.buf))
 	}
 
 	// At the default limit's edge: the most nulls it admits decode, and
 	// the Reader's arena holds them and the array, no more; one more null
-	// is refused.
+	// is skipped.
 	most := DefaultMaxReplyBytes / valueSize
 	r = NewReader(bytes.NewReader(append(nulls(most), nulls(most+1)...)))
 	v, err := r.Next()
@@ -155,6 +165,9 @@ func TestMaxReplyBytesManyNulls(t *testing.T) {
 	if got := cap(r.arena) * valueSize; got > DefaultMaxReplyBytes+valueSize {
 		t.Errorf("Reader arena of %d bytes for %d nulls, limit %d", got, most, DefaultMaxReplyBytes)
 	}
-	_, err = r.Next()
-	checkProtocolError(t, "Next", "one null too many", err, 0)
+	v, err = r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTooLarge(t, "Next", v, "MaxReplyBytes", len(nulls(most+1)))
 }

@@ -62,6 +62,8 @@ func (t Type) String() string {
 		return "attribute"
 	case Push:
 		return "push"
+	case TooLarge:
+		return "reply too large"
 	}
 	return "type(" + strconv.Quote(string(rune(t))) + ")"
 }
@@ -82,6 +84,7 @@ type Value struct {
 	Str []byte
 	// Elems holds the elements of an Array, Set or Push, and the keys and
 	// values of a Map or Attribute, interleaved: key0, value0, key1, ….
+	// (A TooLarge value keeps its error's numbers there: use Err.)
 	Elems []Value
 	// Attr is the RESP3 attribute that preceded this value, a Map-shaped
 	// value of type Attribute, or nil. When several attributes precede a
@@ -93,8 +96,9 @@ type Value struct {
 // IsNull reports whether v is a RESP3 null or a RESP2 null bulk or array.
 func (v Value) IsNull() bool { return v.Type == Null }
 
-// IsError reports whether v is a simple or bulk error reply.
-func (v Value) IsError() bool { return v.Type == Error || v.Type == BulkError }
+// IsError reports whether v is a simple or bulk error reply, or a reply
+// skipped for breaking the decoder's Limits (TooLarge).
+func (v Value) IsError() bool { return v.Type == Error || v.Type == BulkError || v.Type == TooLarge }
 
 // IsAggregate reports whether v holds elements (array, set, push, map or
 // attribute).
@@ -107,10 +111,14 @@ func (v Value) IsAggregate() bool {
 }
 
 // Err returns the server error that v carries, as a *ServerError, or nil
-// when v is not an error reply. The message is copied byte for byte.
+// when v is not an error reply. The message is copied byte for byte. For
+// a TooLarge value it returns a *ReplyTooLargeError.
 func (v Value) Err() error {
 	if !v.IsError() {
 		return nil
+	}
+	if v.Type == TooLarge {
+		return v.tooLargeErr()
 	}
 	return &ServerError{Msg: string(v.Str)}
 }
@@ -216,7 +224,7 @@ func appendDebug(dst []byte, v Value) []byte {
 		return append(dst, v.Str...)
 	case Verbatim:
 		return append(dst, v.VerbatimText()...)
-	case Error, BulkError:
+	case Error, BulkError, TooLarge:
 		dst = append(dst, "(error) "...)
 		return append(dst, v.Str...)
 	case Integer:

@@ -75,7 +75,13 @@ var invalidWire = []struct {
 	{"bulk trailing garbage", "$1x\r\na\r\n", 0},
 	{"bulk 20-digit length", "$12345678901234567890\r\n", 0},
 	{"bulk min int length", "$-9223372036854775808\r\n", 0},
-	{"bulk over default limit", "$536870913\r\n", 0},
+	// Past the hard bounds: no server sends these (below them, a length
+	// over the Limits is skipped, see limits_test.go).
+	{"bulk over the hard bound", "$1099511627777\r\n", 0},
+	{"bulk of issue 15", "$9999999999999\r\n", 0},
+	{"aggregate over the hard bound", "*4294967297\r\n", 0},
+	{"map over the hard bound", "%4294967297\r\n", 0},
+	{"nested bulk over the hard bound", "*2\r\n$1099511627777\r\n", 4},
 
 	// Aggregates.
 	{"array negative", "*-2\r\n", 0},

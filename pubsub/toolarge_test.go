@@ -1,0 +1,68 @@
+package pubsub_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/pubsub"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// A message over the reply limits (a payload longer than a reduced
+// MaxBulk) does not kill the subscription: it is dropped and reported in
+// its place as a gap naming the limit, the messages around it arrive in
+// order, and the connection is kept (no reconnect), under RESP3 (push
+// frames) and RESP2 (subscriber mode). Before the fix the decoder's
+// protocol error broke the connection: a reconnect, and every message
+// published meanwhile lost.
+func TestMessageOverLimitsDropped(t *testing.T) {
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			servertest.Need(t, srv)
+			ctx := testCtx(t)
+			lim := resp.Limits{MaxBulk: 1024}
+			sub := newSub(t, pubsub.Options{Options: conn.Options{Protocol: proto, Limits: lim}})
+			require.NoError(t, sub.Subscribe(ctx, "big"))
+			pub := newClient(t, srv.Addr)
+			big := strings.Repeat("x", 4096)
+			for _, p := range []string{"before", big, big, "between", big, "after"} {
+				n, err := pubsub.Publish(ctx, pub, "big", p)
+				require.NoError(t, err)
+				require.EqualValues(t, 1, n)
+			}
+			require.Equal(t, "before", string(receive(t, sub).Payload))
+			// Two drops in a row are one gap.
+			_, err := sub.Receive(ctx)
+			var gap *pubsub.GapError
+			require.ErrorAs(t, err, &gap)
+			require.ErrorIs(t, err, pubsub.ErrGap)
+			require.ErrorIs(t, err, resp.ErrReplyTooLarge)
+			require.False(t, errors.Is(err, conn.ErrBroken))
+			require.Equal(t, 2, gap.Dropped)
+			require.Zero(t, gap.Losses)
+			require.Contains(t, err.Error(), "MaxBulk")
+			require.Equal(t, "between", string(receive(t, sub).Payload))
+			_, err = sub.Receive(ctx)
+			require.ErrorAs(t, err, &gap)
+			require.Equal(t, 1, gap.Dropped)
+			require.Equal(t, "after", string(receive(t, sub).Payload))
+			st := sub.Stats()
+			require.EqualValues(t, 3, st.Dropped)
+			require.EqualValues(t, 3, st.Received)
+			require.Zero(t, st.Reconnects)
+			require.True(t, st.Connected)
+			// The subscription still changes and receives.
+			require.NoError(t, sub.Subscribe(ctx, "more"))
+			_, err = pubsub.Publish(ctx, pub, "more", "m")
+			require.NoError(t, err)
+			require.Equal(t, "m", string(receive(t, sub).Payload))
+			require.Zero(t, sub.Stats().Reconnects)
+		})
+	}
+}
