@@ -99,5 +99,7 @@ func (b *Batch) Reply(i int) resp.Value {
 	return r[i]
 }
 
-// Err returns the server error of command i of the last Exec, or nil.
+// Err returns the error reply of command i of the last Exec, or nil: a
+// *resp.ServerError, or a *resp.ReplyTooLargeError when the reply was over
+// the connection's resp.Limits and skipped (the other replies are kept).
 func (b *Batch) Err(i int) error { return b.Reply(i).Err() }
