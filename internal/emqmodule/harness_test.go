@@ -302,7 +302,7 @@ func diffDumps(a, b map[string]string) []string {
 		if vb, ok := b[k]; !ok {
 			out = append(out, fmt.Sprintf("%q only on the first: %s", k, va))
 		} else if va != vb {
-			out = append(out, fmt.Sprintf("%q:\n  %s\n  %s", k, va, vb))
+			out = append(out, fmt.Sprintf("%q: %s", k, tokenDiff(va, vb)))
 		}
 	}
 	for k, vb := range b {
@@ -312,4 +312,28 @@ func diffDumps(a, b map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// tokenDiff shows what two renderings do not share, token by token.
+func tokenDiff(a, b string) string {
+	if len(a)+len(b) < 400 {
+		return fmt.Sprintf("\n  %s\n  %s", a, b)
+	}
+	count := map[string]int{}
+	for _, f := range strings.Fields(a) {
+		count[f]++
+	}
+	for _, f := range strings.Fields(b) {
+		count[f]--
+	}
+	var only []string
+	for f, n := range count {
+		if n > 0 {
+			only = append(only, "first:"+f)
+		} else if n < 0 {
+			only = append(only, "second:"+f)
+		}
+	}
+	sort.Strings(only)
+	return strings.Join(only, " ")
 }

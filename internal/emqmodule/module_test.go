@@ -176,3 +176,27 @@ func TestModuleChecks(t *testing.T) {
 	require.Contains(t, run("settle_claim", []string{p, a, "emq:{x}:delayed", q.dead(), q.base()},
 		[]string{"1000", "1", "0", "0", "0", "0"}), "EMQKEYS KEYS[3]")
 }
+
+// TestSettleClaimAgain: an id completed in a settle_claim and claimed again
+// by the same call stays in active (as if it had left first), on both
+// executors. It needs an id in pending and active at once, which only a
+// hand-made dataset has.
+func TestSettleClaimAgain(t *testing.T) {
+	s, n := pair(t)
+	scr, nat := newSide(t, "script", s.Addr, false), newSide(t, "module", n.Addr, true)
+	q := qk("again")
+	p, a, d, x := q.sets()
+	id := "JOB0000000000A"
+	both(t, scr, nat, step{"enqueue", []string{q.row(id), p}, []string{id, "pa"}, "1"})
+	both(t, scr, nat, step{"enqueue", []string{q.row("JOB0000000000B"), p}, []string{"JOB0000000000B", "pb"}, "1"})
+	both(t, scr, nat, step{"claim_batch", []string{p, a, q.base()}, []string{"500000000", "2"},
+		`["JOB0000000000A" "pa" 1 "JOB0000000000B" "pb" 1]`})
+	for _, sd := range []*side{scr, nat} {
+		sd.must(t, "ZADD", p, "0", id)
+	}
+	both(t, scr, nat, step{"settle_claim", []string{p, a, d, x, q.base()},
+		[]string{"500000000", "5", "500000000", "2", "0", "0", id, "1", "JOB0000000000B", "1"},
+		`[[1 1] ["JOB0000000000A" "pa" 2]]`})
+	sameData(t, scr, nat)
+	require.Equal(t, "1", render(nat.must(t, "ZCARD", a)), "the id claimed again stays in active")
+}
