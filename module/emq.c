@@ -29,7 +29,12 @@
  * script's are: HSET/ZADD/ZREM/DEL/PEXPIREAT with the times this command
  * computed, so replicas and the AOF hold the primary's scores. A call's
  * effects go out in order, consecutive effects on one key folded into one
- * command; the server wraps them in MULTI/EXEC.
+ * command; the server wraps them in MULTI/EXEC. The effects are built only
+ * when the server could propagate them: with AOF on, or once the server
+ * has forked (every replica's first sync starts from a fork's snapshot),
+ * changed role, or had a replica or a backlog when the module loaded; a
+ * server that has never done any of these propagates nothing (the server
+ * itself drops what it is given then), and the module saves the work.
  *
  * Cluster: the module refuses to load on a cluster-enabled server: the
  * fence {emq}:version lives in another slot than a queue's keys.
@@ -56,6 +61,17 @@
 #define xrealloc(p, n) RedisModule_Realloc((p), (n))
 #define xfree(p) RedisModule_Free(p)
 #endif
+
+/* replicating: the server may propagate effects (see above); sticky. */
+static int replicating;
+
+static void on_event(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data) {
+    (void)ctx;
+    (void)eid;
+    (void)subevent;
+    (void)data;
+    replicating = 1; /* a fork or a role change: from now on, always */
+}
 
 /* Constant strings, made once at load. */
 static RedisModuleString *S_PENDING, *S_ACTIVE, *S_DELAYED, *S_DEAD, *S_COMPLETED;
@@ -145,7 +161,8 @@ typedef struct {
     svec own;    /* strings freed at the end of the call */
     char *buf;   /* scratch for derived keys */
     size_t bufcap;
-    mstime_t now; /* the server clock, read once */
+    int replicate; /* build the effects for propagation */
+    mstime_t now;  /* the server clock, read once */
     int have_now;
     /* The replication run: consecutive effects of one command on one key. */
     const char *rcmd;
@@ -181,6 +198,7 @@ static void rep_flush(call *c) {
  * (a NULL key: the arguments are keys, as DEL's). Every string must live
  * until the call ends (they are the call's own or its arguments). */
 static void rep(call *c, const char *cmd, RedisModuleString *key, int n, ...) {
+    if (!c->replicate) return;
     if (!c->rcmd || strcmp(c->rcmd, cmd) != 0 || c->rkey != key) {
         rep_flush(c);
         c->rcmd = cmd;
@@ -281,6 +299,7 @@ static int shape(call *c, RedisModuleCtx *ctx, RedisModuleString **argv, int arg
                  int minargs) {
     memset(c, 0, sizeof(*c));
     c->ctx = ctx;
+    c->replicate = replicating || (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_AOF);
     long long k;
     if (argc < 2) return RedisModule_WrongArity(ctx), -1;
     if (RedisModule_StringToLongLong(argv[1], &k) != REDISMODULE_OK || k != nk) {
@@ -478,7 +497,7 @@ static void e_zadd(call *c, RedisModuleKey *k, RedisModuleString *kn, double sco
                    RedisModuleString *m) {
     RedisModule_ZsetAdd(k, score, m, NULL);
     RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zadd", kn);
-    rep(c, "ZADD", kn, 2, sc ? sc : num_str(c, score), m);
+    if (c->replicate) rep(c, "ZADD", kn, 2, sc ? sc : num_str(c, score), m);
 }
 
 static void e_zrem(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *m) {
@@ -506,7 +525,7 @@ static void e_complete(call *c, RedisModuleKey *row, RedisModuleString *kn, doub
     double at = (double)now_ms(c) + keep;
     RedisModule_SetAbsExpire(row, (mstime_t)at);
     RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_GENERIC, "expire", kn);
-    rep(c, "PEXPIREAT", kn, 1, num_str(c, at));
+    if (c->replicate) rep(c, "PEXPIREAT", kn, 1, num_str(c, at));
 }
 
 /* row_fields reads state and attempts of an open row (either NULL). */
@@ -818,7 +837,7 @@ static int cmd_extend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         int fl = REDISMODULE_ZADD_XX;
         RedisModule_ZsetAdd(ak, d, c.args[0], &fl);
         RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", c.keys[0]);
-        rep(&c, "ZADD", c.keys[0], 3, S_XX, num_str(&c, d), c.args[0]);
+        if (c.replicate) rep(&c, "ZADD", c.keys[0], 3, S_XX, num_str(&c, d), c.args[0]);
         RedisModule_ReplyWithLongLong(ctx, 1);
     }
     RedisModule_CloseKey(ak);
@@ -1035,7 +1054,7 @@ static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisM
     RedisModule_ReplySetArrayLength(c->ctx, nl * 3);
     if (nl > 0) {
         deadline = (double)now_ms(c) + lease;
-        dl = num_str(c, deadline);
+        if (c->replicate) dl = num_str(c, deadline);
     }
     for (long i = nl - 1; i >= 0; i--) e_zadd(c, ak, an, deadline, dl, leased.v[i]);
     xfree(leased.v);
@@ -1311,6 +1330,25 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                         "emq: refusing a cluster-enabled server: the fence {emq}:version is in another slot than a "
                         "queue's keys; use the scripted executor on a cluster");
         return REDISMODULE_ERR;
+    }
+    /* Propagation: a fork (RDB, AOF rewrite, a replica's sync) or a role
+     * change turns it on for good; so does a replica, a backlog or
+     * another role than primary at load (MODULE LOAD at run time). */
+    RedisModuleEvent fork = {REDISMODULE_EVENT_FORK_CHILD, 1};
+    RedisModuleEvent role = {REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, 1};
+    if (RedisModule_SubscribeToServerEvent(ctx, fork, on_event) != REDISMODULE_OK ||
+        RedisModule_SubscribeToServerEvent(ctx, role, on_event) != REDISMODULE_OK)
+        replicating = 1;
+    RedisModuleServerInfoData *info = RedisModule_GetServerInfo(ctx, "replication");
+    if (!info) {
+        replicating = 1;
+    } else {
+        int e1 = 0, e2 = 0;
+        long long replicas = RedisModule_ServerInfoGetFieldSigned(info, "connected_slaves", &e1);
+        long long backlog = RedisModule_ServerInfoGetFieldSigned(info, "repl_backlog_active", &e2);
+        if (e1 || e2 || replicas > 0 || backlog > 0 || !(RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_MASTER))
+            replicating = 1;
+        RedisModule_FreeServerInfo(ctx, info);
     }
     S_PENDING = mk("pending");
     S_ACTIVE = mk("active");

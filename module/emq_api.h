@@ -19,6 +19,17 @@ typedef struct RedisModuleCtx RedisModuleCtx;
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCommand RedisModuleCommand;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
+
+/* A server event: its id and the version of the data it passes. */
+typedef struct {
+    uint64_t id;
+    uint64_t dataver;
+} RedisModuleEvent;
+typedef void (*RedisModuleEventCallback)(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data);
+
+#define REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED 0
+#define REDISMODULE_EVENT_FORK_CHILD 13
 typedef long long mstime_t;
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
@@ -38,7 +49,9 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_HASH_CFIELDS (1 << 2)
 
 #define REDISMODULE_POSTPONED_LEN -1
+#define REDISMODULE_CTX_FLAGS_MASTER (1 << 2)
 #define REDISMODULE_CTX_FLAGS_CLUSTER (1 << 5)
+#define REDISMODULE_CTX_FLAGS_AOF (1 << 6)
 
 #define REDISMODULE_NOTIFY_GENERIC (1 << 2)
 #define REDISMODULE_NOTIFY_HASH (1 << 6)
@@ -176,6 +189,12 @@ EMQ_EXTERN int (*RedisModule_Replicate)(RedisModuleCtx *ctx, const char *cmd, co
 EMQ_EXTERN int (*RedisModule_NotifyKeyspaceEvent)(RedisModuleCtx *ctx, int type, const char *event,
                                                   RedisModuleString *key);
 EMQ_EXTERN mstime_t (*RedisModule_Milliseconds)(void);
+EMQ_EXTERN RedisModuleServerInfoData *(*RedisModule_GetServerInfo)(RedisModuleCtx *ctx, const char *section);
+EMQ_EXTERN void (*RedisModule_FreeServerInfo)(RedisModuleCtx *ctx, RedisModuleServerInfoData *data);
+EMQ_EXTERN long long (*RedisModule_ServerInfoGetFieldSigned)(RedisModuleServerInfoData *data, const char *field,
+                                                             int *out_err);
+EMQ_EXTERN int (*RedisModule_SubscribeToServerEvent)(RedisModuleCtx *ctx, RedisModuleEvent event,
+                                                     RedisModuleEventCallback callback);
 
 /* emq_api_init fills every pointer above from ctx's GetApi and registers
  * the module's name; REDISMODULE_ERR when one is missing. */
@@ -225,6 +244,10 @@ static inline int emq_api_init(RedisModuleCtx *ctx, const char *name, int ver) {
     EMQ_GET(Replicate);
     EMQ_GET(NotifyKeyspaceEvent);
     EMQ_GET(Milliseconds);
+    EMQ_GET(GetServerInfo);
+    EMQ_GET(FreeServerInfo);
+    EMQ_GET(ServerInfoGetFieldSigned);
+    EMQ_GET(SubscribeToServerEvent);
 #undef EMQ_GET
     if (RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, REDISMODULE_APIVER_1);

@@ -31,9 +31,16 @@ return {redis.call('TIME'), out}
 `
 
 // fastDump is dump in one script call.
-func (s *side) fastDump(t testing.TB) map[string]string {
+func (s *side) fastDump(t testing.TB) map[string]string { return s.dumpWith(t, false) }
+
+// exactDump is fastDump with every score exact and expiries as absolute
+// times (PEXPIRETIME is not in Redis 7.0: the TTL, rounded to a minute):
+// for a replica, which holds the primary's very numbers.
+func (s *side) exactDump(t testing.TB) map[string]string { return s.dumpWith(t, true) }
+
+func (s *side) dumpWith(t testing.TB, exact bool) map[string]string {
 	t.Helper()
-	v := s.must(t, "EVAL", dumpLua, "0")
+	v := s.must(t, "EVAL_RO", dumpLua, "0")
 	var now int64
 	fmt.Sscan(v.Elems[0].Elems[0].Text(), &now)
 	var us int64
@@ -59,12 +66,18 @@ func (s *side) fastDump(t testing.TB) map[string]string {
 			// members of one class differently.
 			var ms []string
 			for i := 0; i+1 < len(c); i += 2 {
-				ms = append(ms, fmt.Sprintf("%q@%s", c[i].Str, scoreClass(c[i+1].Text(), now)))
+				sc := scoreClass(c[i+1].Text(), now)
+				if exact {
+					sc = c[i+1].Text()
+				}
+				ms = append(ms, fmt.Sprintf("%q@%s", c[i].Str, sc))
 			}
 			sort.Strings(ms)
 			b.WriteString(" " + strings.Join(ms, " "))
 		}
-		if ttl >= 0 {
+		if ttl >= 0 && exact {
+			fmt.Fprintf(&b, " expires~%d", (now+ttl)/60000)
+		} else if ttl >= 0 {
 			fmt.Fprintf(&b, " ttl~%s", timeClass(float64(ttl)))
 		}
 		out[key] = b.String()

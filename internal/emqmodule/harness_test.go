@@ -134,6 +134,17 @@ func newSide(t testing.TB, name, addr string, native bool) *side {
 	return s
 }
 
+// newSideNoFlush connects to addr and changes nothing (a replica).
+func newSideNoFlush(t testing.TB, name, addr string) *side {
+	t.Helper()
+	c, err := conn.Dial(tctx(t), conn.Options{Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &side{name: name, c: c, shas: map[string]string{}}
+}
+
 func (s *side) must(t testing.TB, args ...string) resp.Value {
 	t.Helper()
 	v, err := s.c.Do(context.Background(), args...)

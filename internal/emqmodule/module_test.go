@@ -1,8 +1,13 @@
 package emqmodule
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/internal/servertest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -199,4 +204,51 @@ func TestSettleClaimAgain(t *testing.T) {
 		`[[1 1] ["JOB0000000000A" "pa" 2]]`})
 	sameData(t, scr, nat)
 	require.Equal(t, "1", render(nat.must(t, "ZCARD", a)), "the id claimed again stays in active")
+}
+
+// TestReplication: a replica of a module server holds what the primary
+// holds, scores and expiries included: the effects are replicated, with
+// the primary's times. Writes made before the replica attached reach it in
+// the sync's snapshot, those after as effects (the module builds them once
+// the server has forked for the sync).
+func TestReplication(t *testing.T) {
+	so := Need(t, "")
+	prim := startServer(t, so, servertest.Options{})
+	p := newSide(t, "primary", prim.Addr, true)
+	q := qk("repl")
+	pend, act, del, dead := q.sets()
+	work := func(from int) {
+		var args []string
+		for i := from; i < from+20; i++ {
+			id := fmt.Sprintf("JOB%011d", i)
+			args = append(args, id, "payload "+id)
+		}
+		p.run(t, true, "enqueue_batch", []string{pend, q.base()}, args)
+		p.run(t, true, "enqueue_at", []string{q.row(fmt.Sprintf("JOB%011d", from+100)), del},
+			[]string{fmt.Sprintf("JOB%011d", from+100), "later", "500000000"})
+		v := p.run(t, true, "claim_batch", []string{pend, act, q.base()}, []string{"500000000", "6"})
+		require.Len(t, v.Elems, 18)
+		tok := func(i int) string { return strconv.FormatInt(v.Elems[3*i+2].Int, 10) }
+		id := func(i int) string { return v.Elems[3*i].Text() }
+		p.run(t, true, "complete", []string{act, q.row(id(0))}, []string{id(0), tok(0), "0"})
+		p.run(t, true, "complete", []string{act, q.row(id(1))}, []string{id(1), tok(1), "500000000"})
+		p.run(t, true, "retry", []string{act, q.row(id(2)), pend, del, dead}, []string{id(2), tok(2), "0", "1", "dead"})
+		p.run(t, true, "retry", []string{act, q.row(id(3)), pend, del, dead}, []string{id(3), tok(3), "500000000", "5", "later"})
+		p.run(t, true, "settle_claim", []string{pend, act, del, dead, q.base()},
+			[]string{"500000000", "3", "0", "1", "0", "1", id(4), tok(4), id(5), tok(5)})
+		p.run(t, true, "extend", []string{act, q.row(id(5))}, []string{id(5), "2", "400000000"})
+	}
+	work(0)
+	rep := startServer(t, "", servertest.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(prim.Port)}})
+	r := newSideNoFlush(t, "replica", rep.Addr)
+	require.Eventually(t, func() bool {
+		return strings.Contains(r.must(t, "INFO", "replication").Text(), "master_link_status:up")
+	}, time.Minute, 10*time.Millisecond)
+	work(1000)
+	require.Equal(t, int64(1), p.must(t, "WAIT", "1", "60000").Int)
+	a, b := p.exactDump(t), r.exactDump(t)
+	require.Greater(t, len(a), 40)
+	if d := diffDumps(a, b); len(d) > 0 {
+		t.Fatalf("replica differs from primary:\n%s", strings.Join(d, "\n"))
+	}
 }
