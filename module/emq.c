@@ -76,7 +76,7 @@ static void on_event(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subeven
 /* Constant strings, made once at load. */
 static RedisModuleString *S_PENDING, *S_ACTIVE, *S_DELAYED, *S_DEAD, *S_COMPLETED;
 static RedisModuleString *S_ZERO, *S_XX, *S_VERSION, *S_EMPTY;
-static RedisModuleString *F_STATE, *F_ATTEMPTS, *F_PAYLOAD, *F_ERROR;
+static RedisModuleString *F_STATE, *F_ATTEMPTS, *F_PAYLOAD, *F_ERROR, *F_PAUSED;
 
 /* ---------------------------------------------------------------------- */
 /* A growable vector of strings. */
@@ -462,7 +462,7 @@ static int paused(call *c) {
     int p = 0;
     if (k) {
         RedisModuleString *v = NULL;
-        RedisModule_HashGet(k, REDISMODULE_HASH_CFIELDS, "paused", &v, NULL);
+        RedisModule_HashGet(k, REDISMODULE_HASH_NONE, F_PAUSED, &v, NULL);
         p = eq_str(v, "1");
         if (v) RedisModule_FreeString(c->ctx, v);
     }
@@ -476,9 +476,9 @@ static int paused(call *c) {
 static void e_hset2(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *f1, RedisModuleString *v1,
                     RedisModuleString *f2, RedisModuleString *v2) {
     if (f2)
-        RedisModule_HashSet(k, REDISMODULE_HASH_CFIELDS, sp(f1, NULL), v1, sp(f2, NULL), v2, NULL);
+        RedisModule_HashSet(k, REDISMODULE_HASH_NONE, f1, v1, f2, v2, NULL);
     else
-        RedisModule_HashSet(k, REDISMODULE_HASH_CFIELDS, sp(f1, NULL), v1, NULL);
+        RedisModule_HashSet(k, REDISMODULE_HASH_NONE, f1, v1, NULL);
     RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_HASH, "hset", kn);
     if (f2)
         rep(c, "HSET", kn, 4, f1, v1, f2, v2);
@@ -488,7 +488,7 @@ static void e_hset2(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModu
 
 static void e_newrow(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *state,
                      RedisModuleString *payload) {
-    RedisModule_HashSet(k, REDISMODULE_HASH_CFIELDS, "state", state, "attempts", S_ZERO, "payload", payload, NULL);
+    RedisModule_HashSet(k, REDISMODULE_HASH_NONE, F_STATE, state, F_ATTEMPTS, S_ZERO, F_PAYLOAD, payload, NULL);
     RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_HASH, "hset", kn);
     rep(c, "HSET", kn, 6, F_STATE, state, F_ATTEMPTS, S_ZERO, F_PAYLOAD, payload);
 }
@@ -532,7 +532,7 @@ static void e_complete(call *c, RedisModuleKey *row, RedisModuleString *kn, doub
 static void row_fields(call *c, RedisModuleKey *k, RedisModuleString **state, RedisModuleString **attempts) {
     *state = *attempts = NULL;
     if (RedisModule_KeyType(k) != REDISMODULE_KEYTYPE_HASH) return;
-    RedisModule_HashGet(k, REDISMODULE_HASH_CFIELDS, "state", state, "attempts", attempts, NULL);
+    RedisModule_HashGet(k, REDISMODULE_HASH_NONE, F_STATE, state, F_ATTEMPTS, attempts, NULL);
     own(c, *state);
     own(c, *attempts);
 }
@@ -661,7 +661,7 @@ static int cmd_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     long long att = 0;
     RedisModuleString *payload = NULL, *a = NULL;
     if (rt == REDISMODULE_KEYTYPE_HASH) {
-        RedisModule_HashGet(rk, REDISMODULE_HASH_CFIELDS, "attempts", &a, "payload", &payload, NULL);
+        RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_ATTEMPTS, &a, F_PAYLOAD, &payload, NULL);
         own(&c, a);
         own(&c, payload);
         /* HINCRBY's rules: an integer field, no overflow. */
@@ -1032,7 +1032,7 @@ static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisM
         RedisModuleKey *rk = openw(c, row);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) {
             RedisModuleString *payload = NULL, *a = NULL;
-            RedisModule_HashGet(rk, REDISMODULE_HASH_CFIELDS, "payload", &payload, "attempts", &a, NULL);
+            RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_PAYLOAD, &payload, F_ATTEMPTS, &a, NULL);
             own(c, payload);
             own(c, a);
             double v = 0;
@@ -1363,6 +1363,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     F_ATTEMPTS = mk("attempts");
     F_PAYLOAD = mk("payload");
     F_ERROR = mk("error");
+    F_PAUSED = mk("paused");
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         const cmddef *d = &cmds[i];
         if (RedisModule_CreateCommand(ctx, d->name, d->fn, d->flags, 0, 0, 0) != REDISMODULE_OK)

@@ -46,6 +46,7 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_KEYTYPE_ZSET 5
 
 #define REDISMODULE_ZADD_XX (1 << 0)
+#define REDISMODULE_HASH_NONE 0
 #define REDISMODULE_HASH_CFIELDS (1 << 2)
 
 #define REDISMODULE_POSTPONED_LEN -1
