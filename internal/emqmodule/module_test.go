@@ -252,3 +252,44 @@ func TestReplication(t *testing.T) {
 		t.Fatalf("replica differs from primary:\n%s", strings.Join(d, "\n"))
 	}
 }
+
+// TestCommandKeys: the key specs declare numkeys and the keys after it, as
+// EVAL's, so COMMAND GETKEYS (and a cluster-aware client's routing) finds
+// exactly the declared keys, and COMMAND INFO shows the flags.
+func TestCommandKeys(t *testing.T) {
+	_, n := pair(t)
+	s := newSide(t, "module", n.Addr, true)
+	for _, c := range commands {
+		keys := make([]string, len(c.keys))
+		for i, k := range c.keys {
+			keys[i] = "emq:{ks}:" + k
+		}
+		args := append([]string{"COMMAND", "GETKEYS", "EMQ." + strings.ToUpper(c.name), strconv.Itoa(len(keys))}, keys...)
+		args = append(args, "JOB00000000001", "x", "1", "2", "3", "4", "5", "6")
+		v := s.must(t, args...)
+		var got []string
+		for _, e := range v.Elems {
+			got = append(got, e.Text())
+		}
+		require.Equal(t, keys, got, c.name)
+		info := render(s.must(t, "COMMAND", "INFO", "emq."+c.name))
+		require.Contains(t, info, `"write"`, c.name)
+		require.Contains(t, info, `"movablekeys"`, c.name)
+		require.Contains(t, info, fmt.Sprintf("[\"emq.%s\" -%d ", c.name, 2+len(c.keys)), c.name)
+	}
+}
+
+// TestRefusesCluster: the module does not load on a cluster-enabled
+// server (the fence {emq}:version is in another slot than a queue's keys,
+// and a call's keys would need a slot check of their own): the server
+// does not start, and says why.
+func TestRefusesCluster(t *testing.T) {
+	so := Need(t, "")
+	pair(t) // skips without a server binary
+	s, err := Start(so, servertest.Options{Cluster: true})
+	if err == nil {
+		s.Stop()
+		t.Fatal("a cluster-enabled server loaded the module")
+	}
+	require.Contains(t, err.Error(), "emq: refusing a cluster-enabled server")
+}
