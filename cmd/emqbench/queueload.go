@@ -133,9 +133,13 @@ func enqueueWorkload(ctx context.Context, nd *node, cfg config) (*workload, erro
 		return nil, err
 	}
 	p := payload(cfg.size)
-	method := "EVALSHA enqueue (emq.Queue.Enqueue)"
+	how := "EVALSHA enqueue"
+	if qq.native {
+		how = "EMQ.ENQUEUE (native)"
+	}
+	method := how + " (emq.Queue.Enqueue)"
 	if cfg.depth > 1 {
-		method = fmt.Sprintf("EVALSHA enqueue, %d pipelined per emq.Queue.EnqueueBatch", cfg.depth)
+		method = fmt.Sprintf("%s, %d pipelined per emq.Queue.EnqueueBatch", how, cfg.depth)
 	}
 	return &workload{
 		method: method,
