@@ -164,6 +164,9 @@ typedef struct {
     int replicate; /* build the effects for propagation */
     mstime_t now;  /* the server clock, read once */
     int have_now;
+    RedisModuleString **rowk; /* the row key of args[i], made once (row_at) */
+    svec walk, walkkey;        /* claim_check's walk of pending: ids, row keys */
+    sset walkset;              /* id -> index + 1 in walk */
     /* The replication run: consecutive effects of one command on one key. */
     const char *rcmd;
     RedisModuleString *rkey;
@@ -218,6 +221,10 @@ static void call_end(call *c) {
     xfree(c->own.v);
     xfree(c->rargs.v);
     xfree(c->buf);
+    xfree(c->rowk);
+    xfree(c->walk.v);
+    xfree(c->walkkey.v);
+    xfree(c->walkset.t);
 }
 
 static const char *sp(const RedisModuleString *s, size_t *len) { return RedisModule_StringPtrLen(s, len); }
@@ -424,6 +431,20 @@ static RedisModuleString *job_key(call *c, const char *id, size_t il) {
     RedisModuleString *s = RedisModule_CreateString(c->ctx, c->buf, need);
     own(c, s);
     return s;
+}
+
+/* row_at returns the row key of the id at args[i], made once per call. */
+static RedisModuleString *row_at(call *c, int i) {
+    if (!c->rowk) {
+        c->rowk = xrealloc(NULL, (size_t)(c->na + 1) * sizeof(*c->rowk));
+        memset(c->rowk, 0, (size_t)(c->na + 1) * sizeof(*c->rowk));
+    }
+    if (!c->rowk[i]) {
+        size_t il;
+        const char *ip = sp(c->args[i], &il);
+        c->rowk[i] = job_key(c, ip, il);
+    }
+    return c->rowk[i];
 }
 
 static RedisModuleString *meta_key(call *c) {
@@ -990,14 +1011,19 @@ static int claim_check(call *c, RedisModuleKey *pk, double n) {
     if (RedisModule_ZsetFirstInScoreRange(pk, -INFINITY, INFINITY, 0, 0) != REDISMODULE_OK) return 0;
     double real = 0;
     int bad = 0;
+    ss_init(&c->walkset, n < 1024 ? (size_t)n : 1024);
     while (!RedisModule_ZsetRangeEndReached(pk) && real < n) {
         RedisModuleString *e = RedisModule_ZsetRangeCurrentElement(pk, NULL);
         size_t il;
         const char *ip = sp(e, &il);
-        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, job_key(c, ip, il), REDISMODULE_READ);
+        RedisModuleString *row = job_key(c, ip, il);
+        own(c, e);
+        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, row, REDISMODULE_READ);
         int t = RedisModule_KeyType(rk);
         RedisModule_CloseKey(rk);
-        RedisModule_FreeString(c->ctx, e);
+        sv_push(&c->walk, e);
+        sv_push(&c->walkkey, row);
+        if (c->walkset.n * 2 < c->walkset.cap) ss_set(&c->walkset, ip, il, (int)c->walk.n);
         if (t == REDISMODULE_KEYTYPE_HASH)
             real++;
         else if (t != REDISMODULE_KEYTYPE_EMPTY) {
@@ -1016,19 +1042,33 @@ static int claim_check(call *c, RedisModuleKey *pk, double n) {
  * given, holds the ids completed in this call: one claimed again is tagged
  * 2. The caller has typed pending, active and the rows. */
 static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisModuleKey *ak, RedisModuleString *an,
-                      double lease, double n, sset *done) {
+                      double lease, double n, sset *done, int use_walk) {
     svec leased = {0};
     long nl = 0;
+    size_t w = 0;
     RedisModuleString *dl = NULL;
     double deadline = 0;
     RedisModule_ReplyWithArray(c->ctx, REDISMODULE_POSTPONED_LEN);
     while ((double)nl < n) {
-        RedisModuleString *id = zfirst(c, pk);
-        if (!id) break;
+        /* pending unchanged since claim_check (use_walk): its walk is the
+         * prefix to pop; else the head, one at a time. */
+        RedisModuleString *id, *row;
+        if (use_walk) {
+            if (w == c->walk.n) break;
+            id = c->walk.v[w];
+            row = c->walkkey.v[w++];
+        } else {
+            id = zfirst(c, pk);
+            if (!id) break;
+            row = NULL;
+        }
         e_zrem(c, pk, pn, id);
         size_t il;
         const char *ip = sp(id, &il);
-        RedisModuleString *row = job_key(c, ip, il);
+        if (!row) {
+            int at = ss_get(&c->walkset, ip, il);
+            row = at ? c->walkkey.v[at - 1] : job_key(c, ip, il);
+        }
         RedisModuleKey *rk = openw(c, row);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) {
             RedisModuleString *payload = NULL, *a = NULL;
@@ -1080,7 +1120,7 @@ static int cmd_claim_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET) || !type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
         wrongtype(&c);
     } else if (claim_check(&c, pk, n) == 0) {
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, NULL);
+        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, NULL, 1);
     }
     RedisModule_CloseKey(pk);
     RedisModule_CloseKey(ak);
@@ -1096,9 +1136,7 @@ done:
  * hash or absent; -1 (replied) otherwise. */
 static int rows_typed(call *c, int from, int to, int step) {
     for (int i = from; i < to; i += step) {
-        size_t il;
-        const char *ip = sp(c->args[i], &il);
-        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, job_key(c, ip, il), REDISMODULE_READ);
+        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, row_at(c, i), REDISMODULE_READ);
         int ok = type_ok(rk, REDISMODULE_KEYTYPE_HASH);
         RedisModule_CloseKey(rk);
         if (!ok) return wrongtype(c);
@@ -1137,7 +1175,7 @@ static int cmd_complete_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int
         const char *ip = sp(id, &il);
         out[j] = 0;
         if (ss_get(&done, ip, il)) continue;
-        RedisModuleString *row = job_key(&c, ip, il);
+        RedisModuleString *row = row_at(&c, 1 + 2 * j);
         RedisModuleKey *rk = openw(&c, row);
         RedisModuleString *st, *at;
         row_fields(&c, rk, &st, &at);
@@ -1210,7 +1248,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         const char *ip = sp(id, &il);
         settled[ns] = 0;
         if (!ss_get(&done, ip, il)) {
-            RedisModuleString *row = job_key(&c, ip, il);
+            RedisModuleString *row = row_at(&c, i);
             RedisModuleKey *rk = openw(&c, row);
             RedisModuleString *st, *at;
             row_fields(&c, rk, &st, &at);
@@ -1226,9 +1264,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     /* Retries: as retry. */
     for (int i = r0; i < x0; i += 5) {
         RedisModuleString *id = c.args[i];
-        size_t il;
-        const char *ip = sp(id, &il);
-        RedisModuleString *row = job_key(&c, ip, il);
+        RedisModuleString *row = row_at(&c, i);
         RedisModuleKey *rk = openw(&c, row);
         RedisModuleString *st, *at;
         row_fields(&c, rk, &st, &at);
@@ -1247,9 +1283,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     /* Releases: back to pending, attempts kept. */
     for (int i = x0; i < c.na; i += 2) {
         RedisModuleString *id = c.args[i];
-        size_t il;
-        const char *ip = sp(id, &il);
-        RedisModuleString *row = job_key(&c, ip, il);
+        RedisModuleString *row = row_at(&c, i);
         RedisModuleKey *rk = openw(&c, row);
         RedisModuleString *st, *at;
         row_fields(&c, rk, &st, &at);
@@ -1269,7 +1303,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (n == 0 || p)
         RedisModule_ReplyWithArray(ctx, 0);
     else
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, &done);
+        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, &done, 0);
     /* The completed ids leave active, but those claimed again. */
     for (int i = 6, j = 0; i < r0; i += 2, j++) {
         size_t il;
