@@ -73,11 +73,13 @@
 //
 // [Open] validates a queue name, builds its [Keys] once, checks the fence
 // and returns a [Queue], safe for concurrent use. Its verbs are thin typed
-// wrappers, one per transition, sent through a [dispatch.Executor]
-// ([dispatch.NewScripted] over the connection unless [WithExecutor] names
-// another, such as [dispatch.NewNative]; [WithExtensionExecutor] routes the
-// extension transitions apart, for a native module that serves only the
-// core six; reap runs only as a script, by EVALSHA, whatever the executor):
+// wrappers, one per transition, sent through a [dispatch.Executor]: by
+// default [dispatch.NewNative] when the server has the native module's
+// EMQ.* commands (module/ at the repository's root; Open asks COMMAND INFO),
+// else [dispatch.NewScripted] ([WithExecutorChoice] forces either;
+// [WithExecutor] names an executor of the caller's; [WithExtensionExecutor]
+// routes the extension transitions apart; reap and the operations run only
+// as scripts, by EVALSHA, whatever the executor):
 //
 //	Enqueue, EnqueueID           enqueue          pending; a duplicate id is false
 //	EnqueueIn, EnqueueAt         enqueue_at       delayed, due on the server's clock
