@@ -43,13 +43,13 @@
 // # Scripts
 //
 // Each transition is a Lua script run inside the server, atomically,
-// embedded here from scripts/*.lua: the six core transitions [EnqueueLua],
-// [ClaimLua], [CompleteLua], [RetryLua], [PromoteLua], [ReapLua], and the
-// extensions [ClaimBatchLua], [ExtendLua], [EnqueueAtLua],
-// [CompleteBatchLua], [EnqueueBatchLua], [SettleClaimLua], and the
-// operations [RequeueLua], [RequeueDeadLua], [DeleteLua], [TrimDeadLua],
-// [StatsLua] ([Scripts] lists them with their KEYS counts). Each file's
-// header names its KEYS, ARGV and replies. The rules they keep:
+// embedded here from scripts/*.lua into one table: the six core transitions
+// (enqueue, claim, complete, retry, promote, reap), the extensions
+// (claim_batch, extend, enqueue_at, complete_batch, enqueue_batch,
+// settle_claim) and the operations (requeue, requeue_dead, delete,
+// trim_dead, stats); [Scripts] returns a copy with their KEYS counts and
+// sources. Each file's header names its KEYS, ARGV and replies. The rules
+// they keep:
 //
 //   - Every key a script touches is in KEYS[] or derived from a declared
 //     base KEYS[n] ("emq:{q}:" .. "job:" .. id), never built from ARGV.
