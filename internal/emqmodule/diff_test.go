@@ -21,6 +21,7 @@ import (
 // server's clock).
 //
 // EMQ_DIFF_OPS sets the count (default 20,000; 100,000 for the full run),
+// EMQ_RESP=2 runs it over RESP2 (default RESP3),
 // EMQ_DIFF_SEED the seed, EMQ_DIFF_NATIVE_ADDR a module server started
 // elsewhere (under valgrind, say) in place of the package's own.
 //

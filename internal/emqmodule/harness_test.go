@@ -114,9 +114,14 @@ func tctx(t testing.TB) context.Context {
 // newSide connects to addr, flushes it, sets the fence and loads the
 // scripts.
 func newSide(t testing.TB, name, addr string, native bool) *side {
+	return newSideProto(t, name, addr, native, envInt("EMQ_RESP", 3))
+}
+
+// newSideProto is newSide speaking RESP proto (2 or 3).
+func newSideProto(t testing.TB, name, addr string, native bool, proto int) *side {
 	t.Helper()
 	ctx := tctx(t)
-	c, err := conn.Dial(ctx, conn.Options{Addr: addr})
+	c, err := conn.Dial(ctx, conn.Options{Addr: addr, Protocol: proto})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,8 +56,14 @@ func sameData(t *testing.T, scr, nat *side) {
 // TestCoreTransitions runs each core transition through its outcomes on
 // both executors: the same replies, byte for byte, and the same datasets.
 func TestCoreTransitions(t *testing.T) {
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) { coreTransitions(t, proto) })
+	}
+}
+
+func coreTransitions(t *testing.T, proto int) {
 	s, n := pair(t)
-	scr, nat := newSide(t, "script", s.Addr, false), newSide(t, "module", n.Addr, true)
+	scr, nat := newSideProto(t, "script", s.Addr, false, proto), newSideProto(t, "module", n.Addr, true, proto)
 	q := qk("core")
 	p, a, d, x := q.sets()
 	enq := func(id, payload, want string) step {
