@@ -43,13 +43,13 @@
 // # Scripts
 //
 // Each transition is a Lua script run inside the server, atomically,
-// embedded here from scripts/*.lua: the six core transitions [EnqueueLua],
-// [ClaimLua], [CompleteLua], [RetryLua], [PromoteLua], [ReapLua], and the
-// extensions [ClaimBatchLua], [ExtendLua], [EnqueueAtLua],
-// [CompleteBatchLua], [EnqueueBatchLua], [SettleClaimLua], and the
-// operations [RequeueLua], [RequeueDeadLua], [DeleteLua], [TrimDeadLua],
-// [StatsLua] ([Scripts] lists them with their KEYS counts). Each file's
-// header names its KEYS, ARGV and replies. The rules they keep:
+// embedded here from scripts/*.lua into one table: the six core transitions
+// (enqueue, claim, complete, retry, promote, reap), the extensions
+// (claim_batch, extend, enqueue_at, complete_batch, enqueue_batch,
+// settle_claim) and the operations (requeue, requeue_dead, delete,
+// trim_dead, stats); [Scripts] returns a copy with their KEYS counts and
+// sources. Each file's header names its KEYS, ARGV and replies. The rules
+// they keep:
 //
 //   - Every key a script touches is in KEYS[] or derived from a declared
 //     base KEYS[n] ("emq:{q}:" .. "job:" .. id), never built from ARGV.
@@ -73,11 +73,13 @@
 //
 // [Open] validates a queue name, builds its [Keys] once, checks the fence
 // and returns a [Queue], safe for concurrent use. Its verbs are thin typed
-// wrappers, one per transition, sent through a [dispatch.Executor]
-// ([dispatch.NewScripted] over the connection unless [WithExecutor] names
-// another, such as [dispatch.NewNative]; [WithExtensionExecutor] routes the
-// extension transitions apart, for a native module that serves only the
-// core six; reap runs only as a script, by EVALSHA, whatever the executor):
+// wrappers, one per transition, sent through a [dispatch.Executor]: by
+// default [dispatch.NewNative] when the server has the native module's
+// EMQ.* commands (module/ at the repository's root; Open asks COMMAND INFO),
+// else [dispatch.NewScripted] ([WithExecutorChoice] forces either;
+// [WithExecutor] names an executor of the caller's; [WithExtensionExecutor]
+// routes the extension transitions apart; reap and the operations run only
+// as scripts, by EVALSHA, whatever the executor):
 //
 //	Enqueue, EnqueueID           enqueue          pending; a duplicate id is false
 //	EnqueueIn, EnqueueAt         enqueue_at       delayed, due on the server's clock

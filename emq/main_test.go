@@ -17,7 +17,9 @@ import (
 var srv *servertest.Server
 
 func TestMain(m *testing.M) {
-	os.Exit(servertest.Main(m, &srv, servertest.Options{}))
+	code := servertest.Main(m, &srv, servertest.Options{})
+	stopModuleServer()
+	os.Exit(code)
 }
 
 // dial connects to srv, closed at the test's end.

@@ -12,23 +12,23 @@ import (
 
 // The transitions as the executor sends them: one SHA1 each, computed once.
 var (
-	scriptEnqueue       = dispatch.NewScript("enqueue", EnqueueLua)
-	scriptClaim         = dispatch.NewScript("claim", ClaimLua)
-	scriptComplete      = dispatch.NewScript("complete", CompleteLua)
-	scriptRetry         = dispatch.NewScript("retry", RetryLua)
-	scriptPromote       = dispatch.NewScript("promote", PromoteLua)
-	scriptReap          = dispatch.NewScript("reap", ReapLua)
-	scriptClaimBatch    = dispatch.NewScript("claim_batch", ClaimBatchLua)
-	scriptExtend        = dispatch.NewScript("extend", ExtendLua)
-	scriptEnqueueAt     = dispatch.NewScript("enqueue_at", EnqueueAtLua)
-	scriptCompleteBatch = dispatch.NewScript("complete_batch", CompleteBatchLua)
-	scriptEnqueueBatch  = dispatch.NewScript("enqueue_batch", EnqueueBatchLua)
-	scriptSettleClaim   = dispatch.NewScript("settle_claim", SettleClaimLua)
-	scriptRequeue       = dispatch.NewScript("requeue", RequeueLua)
-	scriptRequeueDead   = dispatch.NewScript("requeue_dead", RequeueDeadLua)
-	scriptDelete        = dispatch.NewScript("delete", DeleteLua)
-	scriptTrimDead      = dispatch.NewScript("trim_dead", TrimDeadLua)
-	scriptStats         = dispatch.NewScript("stats", StatsLua)
+	scriptEnqueue       = dispatch.NewScript("enqueue", source("enqueue"))
+	scriptClaim         = dispatch.NewScript("claim", source("claim"))
+	scriptComplete      = dispatch.NewScript("complete", source("complete"))
+	scriptRetry         = dispatch.NewScript("retry", source("retry"))
+	scriptPromote       = dispatch.NewScript("promote", source("promote"))
+	scriptReap          = dispatch.NewScript("reap", source("reap"))
+	scriptClaimBatch    = dispatch.NewScript("claim_batch", source("claim_batch"))
+	scriptExtend        = dispatch.NewScript("extend", source("extend"))
+	scriptEnqueueAt     = dispatch.NewScript("enqueue_at", source("enqueue_at"))
+	scriptCompleteBatch = dispatch.NewScript("complete_batch", source("complete_batch"))
+	scriptEnqueueBatch  = dispatch.NewScript("enqueue_batch", source("enqueue_batch"))
+	scriptSettleClaim   = dispatch.NewScript("settle_claim", source("settle_claim"))
+	scriptRequeue       = dispatch.NewScript("requeue", source("requeue"))
+	scriptRequeueDead   = dispatch.NewScript("requeue_dead", source("requeue_dead"))
+	scriptDelete        = dispatch.NewScript("delete", source("delete"))
+	scriptTrimDead      = dispatch.NewScript("trim_dead", source("trim_dead"))
+	scriptStats         = dispatch.NewScript("stats", source("stats"))
 )
 
 // DispatchScripts returns every script this package sends as
@@ -69,11 +69,13 @@ type options struct {
 	exec, ext dispatch.Executor
 	ids       *IDGenerator
 	readOnly  bool // OpenReadOnly: the fence is read, never written
+	choice    ExecutorChoice
 }
 
 // WithExecutor sends the transitions through e instead of the default
-// [dispatch.NewScripted] over the queue's sender: [dispatch.NewNative] for
-// a server with the native module, or one executor shared by many queues.
+// (see [WithExecutorChoice]: [dispatch.NewNative] over the queue's sender
+// when the server has the native module, else [dispatch.NewScripted]):
+// one executor shared by many queues, say.
 //
 // Reap is the exception: the reaper runs only as a script, whatever the
 // executor. It goes through e or the extension executor when one of them
@@ -98,9 +100,11 @@ func WithExtensionExecutor(e dispatch.Executor) Option { return func(o *options)
 func WithIDGenerator(g *IDGenerator) Option { return func(o *options) { o.ids = g } }
 
 // Open validates the queue name, builds its keys, checks the wire fence
-// ([CheckFence]) and returns the queue. An invalid name is a *[QueueError]
-// (matching [ErrInvalidQueue]) and nothing is sent; a server holding another
-// major wire is a *[FenceError] (matching [ErrFence]).
+// ([CheckFence]), picks the executor ([WithExecutorChoice]: unless told
+// otherwise, the native module's commands when the server has them) and
+// returns the queue. An invalid name is a *[QueueError] (matching
+// [ErrInvalidQueue]) and nothing is sent; a server holding another major
+// wire is a *[FenceError] (matching [ErrFence]).
 func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Queue, error) {
 	keys, err := NewKeys(name)
 	if err != nil {
@@ -115,14 +119,16 @@ func Open(ctx context.Context, s conn.Sender, name string, opts ...Option) (*Que
 	} else if o.ids.Namespace() != JobNamespace {
 		return nil, &IDError{ID: o.ids.Namespace(), Reason: "the generator must mint in the JOB namespace"}
 	}
+	if err := o.fence(ctx, s); err != nil {
+		return nil, err
+	}
 	if o.exec == nil {
-		o.exec = dispatch.NewScripted(s)
+		if o.exec, err = chooseExecutor(ctx, s, o.choice); err != nil {
+			return nil, err
+		}
 	}
 	if o.ext == nil {
 		o.ext = o.exec
-	}
-	if err := o.fence(ctx, s); err != nil {
-		return nil, err
 	}
 	return &Queue{keys: keys, sender: s, exec: o.exec, ext: o.ext, reaper: scriptedExecutor(s, o.exec, o.ext), ids: o.ids}, nil
 }

@@ -152,7 +152,7 @@ func e2eWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 		r.pconns = append(r.pconns, c)
 		var members []*emq.Queue
 		for _, m := range qq.members {
-			q, err := emq.Open(ctx, c, m, emq.WithIDGenerator(emq.DefaultIDGenerator()))
+			q, err := emq.Open(ctx, c, m, emq.WithIDGenerator(emq.DefaultIDGenerator()), emq.WithExecutorChoice(r.cfg.executor))
 			if err != nil {
 				r.close()
 				return nil, err
@@ -179,6 +179,11 @@ func (r *e2eRun) method() string {
 		m += fmt.Sprintf(", %.3g of jobs fail their first attempt", r.cfg.fail)
 	}
 	m += "), poll 1-5 ms"
+	if r.qq.native {
+		m += "; native executor (EMQ.* commands)"
+	} else {
+		m += "; scripted executor (EVALSHA)"
+	}
 	if n := len(r.qq.members); n > 1 {
 		m += fmt.Sprintf("; sharded over %d member queues (a worker each, every producer call to the next member)", n)
 	}

@@ -40,6 +40,9 @@ type config struct {
 	rate      float64 // jobs/s all producers together; 0: as fast as they can
 	fail      float64 // fraction of jobs whose handler fails its first attempt
 	enqueue   string  // "bulk" (EnqueueBulk) or "batch" (EnqueueBatch)
+
+	// enqueue, claim, worker, e2e: the queue's executor.
+	executor emq.ExecutorChoice
 }
 
 // usageText is printed by -h; usageError formats the one-line errors.
@@ -94,6 +97,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.rate, "rate", 0, "e2e: jobs/s enqueued by all producers together (0: as fast as they can)")
 	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
 	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
+	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server has the module)")
 	fs.Usage = func() {}
 
 	all := args
@@ -116,6 +120,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c.queueSet, c.depthSet = set["queue"], set["depth"]
+	var err error
+	if c.executor, err = emq.ParseExecutorChoice(*executor); err != nil {
+		return c, fmt.Errorf("-executor %s: want native, script or auto", cliredact.Quote(*executor))
+	}
 	if c.duration > 0 && !set["n"] {
 		c.n = math.MaxInt64
 	}

@@ -195,6 +195,7 @@ func (g *gate) throughput(ctx context.Context) (string, error) {
 	cfg := config{
 		workload: "enqueue", conns: len(g.nd.conns), goroutines: 4, depth: 100,
 		size: 16, n: 20_000, queue: g.prefix + "-4", queueSet: true, keep: true,
+		executor: emq.ExecutorScript, // the gate measures EVALSHA
 	}
 	wl, err := enqueueWorkload(ctx, g.nd, cfg)
 	if err != nil {

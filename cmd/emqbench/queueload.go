@@ -30,6 +30,7 @@ type queues struct {
 	members []string // the member queues' names: name alone unless -shards
 	qs      []*emq.Queue
 	execs   []*dispatch.Scripted
+	native  bool // the transitions go through dispatch.NewNative
 }
 
 // openQueues opens the run's queue on every connection. An explicit
@@ -54,8 +55,22 @@ func openQueues(ctx context.Context, nd *node, cfg config) (*queues, error) {
 	ids := emq.DefaultIDGenerator()
 	for _, c := range nd.conns {
 		x := dispatch.NewScripted(c)
+		var exec dispatch.Executor = x
+		if cfg.executor != emq.ExecutorScript {
+			native, err := emq.HasNative(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			if !native && cfg.executor == emq.ExecutorNative {
+				return nil, emq.ErrNoNative
+			}
+			if native {
+				exec = dispatch.NewNative(c)
+				qq.native = true
+			}
+		}
 		for _, m := range qq.members {
-			q, err := emq.Open(ctx, c, m, emq.WithExecutor(x), emq.WithIDGenerator(ids))
+			q, err := emq.Open(ctx, c, m, emq.WithExecutor(exec), emq.WithIDGenerator(ids))
 			if err != nil {
 				return nil, err
 			}
@@ -118,9 +133,13 @@ func enqueueWorkload(ctx context.Context, nd *node, cfg config) (*workload, erro
 		return nil, err
 	}
 	p := payload(cfg.size)
-	method := "EVALSHA enqueue (emq.Queue.Enqueue)"
+	how := "EVALSHA enqueue"
+	if qq.native {
+		how = "EMQ.ENQUEUE (native)"
+	}
+	method := how + " (emq.Queue.Enqueue)"
 	if cfg.depth > 1 {
-		method = fmt.Sprintf("EVALSHA enqueue, %d pipelined per emq.Queue.EnqueueBatch", cfg.depth)
+		method = fmt.Sprintf("%s, %d pipelined per emq.Queue.EnqueueBatch", how, cfg.depth)
 	}
 	return &workload{
 		method: method,

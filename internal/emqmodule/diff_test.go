@@ -1,0 +1,402 @@
+package emqmodule
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// The differential test: one random sequence of operations, run against
+// two servers, one through the scripts and one through the module (with a
+// share of its calls through the scripts, so that each executor works on
+// rows the other wrote; reap always by script, as the protocol has it).
+// Every reply must be equal, and the datasets equal at checkpoints and at
+// the end (every key's type, fields, members, and scores relative to each
+// server's clock).
+//
+// EMQ_DIFF_OPS sets the count (default 20,000; 100,000 for the full run),
+// EMQ_RESP=2 runs it over RESP2 (default RESP3),
+// EMQ_DIFF_SEED the seed, EMQ_DIFF_NATIVE_ADDR a module server started
+// elsewhere (under valgrind, say) in place of the package's own.
+//
+// Time is made deterministic: a "short" time (a lease, delay or retention
+// of 1 or 2 ms) has passed on both servers before the next operation (the
+// test sleeps 3 ms after sending one), and a "long" one (5e8 ms) never
+// passes during the run.
+
+const (
+	long = "500000000"
+)
+
+type diffRun struct {
+	t        *testing.T
+	rng      *rand.Rand
+	scr, nat *side
+	queues   []qk
+	ids      map[qk][]string
+	tokens   map[string][]string // by queue+id: the tokens claims answered
+	active   map[qk][]string     // ids a claim answered, most recent last
+	mint     int
+	short    bool // the op being built has a short time
+	wait     bool // an op sent had one: sleep before the next
+	log      []string
+	nOps     int
+	stats    map[string]int
+	native   int
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func TestDifferential(t *testing.T) {
+	ops := envInt("EMQ_DIFF_OPS", 20000)
+	if testing.Short() {
+		ops = 3000
+	}
+	seed := uint64(envInt("EMQ_DIFF_SEED", int(time.Now().UnixNano()%1_000_000_007)))
+	s, n := pair(t)
+	natAddr := n.Addr
+	if a := os.Getenv("EMQ_DIFF_NATIVE_ADDR"); a != "" {
+		natAddr = a
+	}
+	t.Logf("seed %d, %d operations, servers %s %s (script) and %s (module)", seed, ops, s.Name, s.Version, natAddr)
+	d := &diffRun{
+		t: t, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
+		scr: newSide(t, "script", s.Addr, false), nat: newSide(t, "module", natAddr, true),
+		queues: []qk{"diff", "d:2 ü"},
+		ids:    map[qk][]string{}, tokens: map[string][]string{}, active: map[qk][]string{},
+		stats: map[string]int{},
+	}
+	for i := 0; i < ops; i++ {
+		d.step()
+		if (i+1)%5000 == 0 {
+			d.compare(fmt.Sprintf("after %d ops", i+1))
+		}
+	}
+	d.compare("at the end")
+	t.Logf("ops by kind: %v; %d of the module server's calls native", d.stats, d.native)
+}
+
+func (d *diffRun) compare(when string) {
+	d.t.Helper()
+	d.pause()
+	d.pause()
+	a, b := d.scr.fastDump(d.t), d.nat.fastDump(d.t)
+	if diff := diffDumps(a, b); len(diff) > 0 {
+		if len(diff) > 20 {
+			diff = diff[:20]
+		}
+		d.t.Fatalf("datasets differ %s (%d keys vs %d):\n%s\nlast ops:\n%s", when, len(a), len(b),
+			strings.Join(diff, "\n"), d.tail())
+	}
+	if len(a) == 0 {
+		d.t.Fatalf("empty datasets %s: the run tested nothing", when)
+	}
+}
+
+func (d *diffRun) tail() string {
+	from := len(d.log) - 15
+	if from < 0 {
+		from = 0
+	}
+	return strings.Join(d.log[from:], "\n")
+}
+
+// pause lets every short time sent so far pass on both servers; sent
+// marks the op about to be sent.
+func (d *diffRun) pause() {
+	if d.wait {
+		time.Sleep(3 * time.Millisecond)
+	}
+	d.wait, d.short = d.short, false
+}
+
+// do runs one transition on both servers and compares the replies.
+func (d *diffRun) do(name string, keys, args []string) string {
+	d.t.Helper()
+	r, _ := d.doV(name, keys, args)
+	return r
+}
+
+// doV is do, also returning the script server's reply.
+func (d *diffRun) doV(name string, keys, args []string) (string, resp.Value) {
+	d.t.Helper()
+	d.pause()
+	d.nOps++
+	d.stats[name]++
+	native := name != "reap" && d.rng.IntN(5) != 0
+	if native {
+		d.native++
+	}
+	va := d.scr.run(d.t, false, name, keys, args)
+	a := render(va)
+	b := render(d.nat.run(d.t, native, name, keys, args))
+	entry := fmt.Sprintf("#%d %s %q %q -> %s", d.nOps, name, keys, args, a)
+	if len(entry) > 400 {
+		entry = entry[:400] + "…"
+	}
+	d.log = append(d.log, entry)
+	if len(d.log) > 100 {
+		d.log = d.log[50:]
+	}
+	if a != b {
+		d.t.Fatalf("replies differ at op %d, %s (module side native=%v):\nscript: %s\nmodule: %s\nlast ops:\n%s",
+			d.nOps, name, native, a, b, d.tail())
+	}
+	return a, va
+}
+
+// raw runs a plain command on both servers.
+func (d *diffRun) raw(args ...string) {
+	d.pause()
+	d.scr.must(d.t, args...)
+	d.nat.must(d.t, args...)
+	d.log = append(d.log, fmt.Sprintf("raw %q", args))
+}
+
+const b62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func (d *diffRun) newID() string {
+	d.mint++
+	n := d.mint
+	var b [11]byte
+	for i := 10; i >= 0; i-- {
+		b[i] = b62[n%62]
+		n /= 62
+	}
+	return "JOB" + string(b[:])
+}
+
+// id picks an id of q: fresh, known, or one the kind gate refuses.
+func (d *diffRun) id(q qk, fresh int) string {
+	r := d.rng.IntN(100)
+	switch {
+	case r < fresh || len(d.ids[q]) == 0:
+		id := d.newID()
+		d.ids[q] = append(d.ids[q], id)
+		if len(d.ids[q]) > 400 {
+			d.ids[q] = d.ids[q][200:]
+		}
+		return id
+	case r < fresh+3:
+		return []string{"XOB0000000000A", "", "job0000000000A", "JO"}[d.rng.IntN(4)]
+	case r < fresh+5:
+		return "JOB\x00\xff{}" // an odd id the gate admits
+	}
+	return d.ids[q][d.rng.IntN(len(d.ids[q]))]
+}
+
+// claimedID picks an id a claim answered, or any id.
+func (d *diffRun) claimedID(q qk) string {
+	if a := d.active[q]; len(a) > 0 && d.rng.IntN(10) < 8 {
+		if d.rng.IntN(2) == 0 {
+			return a[len(a)-1]
+		}
+		return a[d.rng.IntN(len(a))]
+	}
+	return d.id(q, 5)
+}
+
+func (d *diffRun) token(q qk, id string) string {
+	toks := d.tokens[string(q)+id]
+	if len(toks) == 0 {
+		return strconv.Itoa(d.rng.IntN(3))
+	}
+	last := toks[len(toks)-1]
+	switch r := d.rng.IntN(100); {
+	case r < 65:
+		return last
+	case r < 78:
+		return toks[d.rng.IntN(len(toks))] // perhaps spent
+	case r < 83:
+		n, _ := strconv.Atoi(last)
+		return strconv.Itoa(n + 1)
+	default:
+		return []string{"0" + last, last + ".0", " " + last, last + "\x00", "", "1e0", "-" + last}[d.rng.IntN(7)]
+	}
+}
+
+func (d *diffRun) payload() string {
+	switch r := d.rng.IntN(100); {
+	case r < 5:
+		return ""
+	case r < 7:
+		return strings.Repeat("x", 40_000+d.rng.IntN(1000))
+	case r < 15:
+		b := make([]byte, d.rng.IntN(40))
+		for i := range b {
+			b[i] = byte(d.rng.IntN(256))
+		}
+		return string(b)
+	}
+	return "p" + strconv.Itoa(d.rng.IntN(1_000_000))
+}
+
+// dur picks a time argument: short (then the run sleeps), long, zero when
+// allowed, a valid number in another spelling, or an invalid one.
+func (d *diffRun) dur(min int) string {
+	r := d.rng.IntN(100)
+	switch {
+	case r < 5:
+		return []string{"-1", "1.5", "abc", "", "nan", "inf", "9007199254740992", "1e300", "0x", " ", "-inf"}[d.rng.IntN(11)]
+	case r < 15:
+		d.short = true
+		return []string{"1", " 1", "1 ", "1.0", "0x1", "1e0", "1\x00z", "2", "2.000"}[d.rng.IntN(9)]
+	case r < 35 && min == 0:
+		return []string{"0", "-0", "0.0", "0x0"}[d.rng.IntN(4)]
+	case r < 40:
+		return []string{"5e8", "0x1DCD6500", " 500000000 "}[d.rng.IntN(3)]
+	}
+	return long
+}
+
+// count picks a count argument (limit, n, max_attempts).
+func (d *diffRun) count(min, max int) string {
+	r := d.rng.IntN(100)
+	switch {
+	case r < 4:
+		return []string{"-1", "1.5", "x", "", "1e300"}[d.rng.IntN(5)]
+	case r < 8:
+		return strconv.Itoa(min+d.rng.IntN(max-min+1)) + ".0"
+	}
+	return strconv.Itoa(min + d.rng.IntN(max-min+1))
+}
+
+// remember records the jobs a claim reply answered ({id, payload,
+// attempts, ...}).
+func (d *diffRun) remember(q qk, jobs resp.Value) {
+	if jobs.Type != resp.Array {
+		return
+	}
+	for i := 0; i+2 < len(jobs.Elems); i += 3 {
+		id := jobs.Elems[i].Text()
+		tok := strconv.FormatInt(jobs.Elems[i+2].Int, 10)
+		d.tokens[string(q)+id] = append(d.tokens[string(q)+id], tok)
+		d.active[q] = append(d.active[q], id)
+		if len(d.active[q]) > 200 {
+			d.active[q] = d.active[q][100:]
+		}
+	}
+}
+
+func (d *diffRun) step() {
+	q := d.queues[d.rng.IntN(len(d.queues))]
+	p, a, dl, x := q.sets()
+	switch r := d.rng.IntN(100); {
+	case r < 11:
+		id := d.id(q, 70)
+		d.do("enqueue", []string{q.row(id), p}, []string{id, d.payload()})
+	case r < 15:
+		id := d.id(q, 70)
+		d.do("enqueue_at", []string{q.row(id), dl}, []string{id, d.payload(), d.dur(0)})
+	case r < 21:
+		var args []string
+		for k := d.rng.IntN(9); k > 0; k-- {
+			args = append(args, d.id(q, 65), d.payload())
+		}
+		if d.rng.IntN(30) == 0 {
+			args = append(args, "JOB0000000000Z")
+		}
+		d.do("enqueue_batch", []string{p, q.base()}, args)
+	case r < 29:
+		d.claim(q, "claim", []string{p, a, q.base()}, []string{d.dur(1)})
+	case r < 35:
+		d.claim(q, "claim_batch", []string{p, a, q.base()}, []string{d.dur(1), d.count(1, 10)})
+	case r < 43:
+		id := d.claimedID(q)
+		d.do("complete", []string{a, q.row(id)}, []string{id, d.token(q, id), d.keep()})
+	case r < 48:
+		args := []string{d.keep()}
+		for k := d.rng.IntN(6); k > 0; k-- {
+			id := d.claimedID(q)
+			args = append(args, id, d.token(q, id))
+		}
+		if d.rng.IntN(30) == 0 {
+			args = args[:len(args)-1]
+		}
+		d.do("complete_batch", []string{a, q.base()}, args)
+	case r < 56:
+		id := d.claimedID(q)
+		args := []string{id, d.token(q, id), d.dur(0), d.count(0, 4)}
+		if d.rng.IntN(10) != 0 {
+			args = append(args, d.payload())
+		}
+		d.do("retry", []string{a, q.row(id), p, dl, x}, args)
+	case r < 60:
+		id := d.claimedID(q)
+		d.do("extend", []string{a, q.row(id)}, []string{id, d.token(q, id), d.dur(1)})
+	case r < 65:
+		d.do("promote", []string{dl, p, q.base()}, []string{d.count(0, 20)})
+	case r < 69:
+		d.do("reap", []string{a, p, x, q.base()}, []string{d.count(0, 20), d.count(0, 4)})
+	case r < 84:
+		d.settle(q)
+	case r < 86:
+		d.raw("HSET", q.meta(), "paused", []string{"1", "0", "0", "yes"}[d.rng.IntN(4)])
+	case r < 87:
+		if d.rng.IntN(2) == 0 {
+			d.raw("ZADD", []string{p, dl}[d.rng.IntN(2)], "0", d.newID()) // a ghost: an id without a row
+		} else {
+			d.raw("ZADD", p, "0", d.claimedID(q)) // an id in two sets, as no transition leaves it
+		}
+	case r < 88:
+		d.raw("HDEL", q.row(d.id(q, 0)), []string{"payload", "attempts", "state"}[d.rng.IntN(3)]) // a damaged row
+	default:
+		d.claim(q, "claim_batch", []string{p, a, q.base()}, []string{long, d.count(1, 5)})
+	}
+}
+
+func (d *diffRun) keep() string {
+	switch r := d.rng.IntN(100); {
+	case r < 50:
+		return "0"
+	case r < 55:
+		d.short = true
+		return "1"
+	case r < 58:
+		return "-1"
+	}
+	return long
+}
+
+// claim runs a claim-like transition and remembers what it answered.
+func (d *diffRun) claim(q qk, name string, keys, args []string) {
+	d.t.Helper()
+	_, v := d.doV(name, keys, args)
+	if name == "settle_claim" && v.Type == resp.Array && len(v.Elems) == 2 {
+		v = v.Elems[1]
+	}
+	d.remember(q, v)
+}
+
+func (d *diffRun) settle(q qk) {
+	p, a, dl, x := q.sets()
+	nc, nr, nx := d.rng.IntN(4), d.rng.IntN(3), d.rng.IntN(2)
+	args := []string{d.dur(1), d.count(0, 8), d.keep(), strconv.Itoa(nc), strconv.Itoa(nr), strconv.Itoa(nx)}
+	for ; nc > 0; nc-- {
+		id := d.claimedID(q)
+		args = append(args, id, d.token(q, id))
+	}
+	for ; nr > 0; nr-- {
+		id := d.claimedID(q)
+		args = append(args, id, d.token(q, id), d.dur(0), d.count(0, 4), d.payload())
+	}
+	for ; nx > 0; nx-- {
+		id := d.claimedID(q)
+		args = append(args, id, d.token(q, id))
+	}
+	if d.rng.IntN(40) == 0 {
+		args = args[:len(args)-1]
+	}
+	d.claim(q, "settle_claim", []string{p, a, dl, x, q.base()}, args)
+}

@@ -1,0 +1,1427 @@
+/*
+ * emq.c: the EchoMQ transitions (wire echomq:6.0.0) as native commands of a
+ * Valkey/Redis module: EMQ.ENQUEUE, EMQ.CLAIM, EMQ.COMPLETE, EMQ.RETRY,
+ * EMQ.PROMOTE (the core, reap stays a script) and the extensions
+ * EMQ.ENQUEUE_BATCH, EMQ.CLAIM_BATCH, EMQ.COMPLETE_BATCH, EMQ.SETTLE_CLAIM,
+ * EMQ.ENQUEUE_AT and EMQ.EXTEND.
+ *
+ * Each command is "EMQ.<NAME> numkeys key... arg...", the EVALSHA line of
+ * its script (emq/scripts/<name>.lua) with the command name in place of
+ * the SHA: the same KEYS, the same ARGV, the same writes, the same replies
+ * and error texts. The rows keep exactly the scripts' fields (state,
+ * attempts, payload, error), so rows written by either executor are the
+ * other's. Numbers are read as the scripts read them (Lua's tonumber, then
+ * the integer and range checks), tokens are compared as the scripts
+ * compare them, and time is the server's clock in milliseconds, read once
+ * per command as the scripts read TIME.
+ *
+ * What the module adds, all of it before the first write:
+ *   - shape: numkeys must be the script's key count;
+ *   - layout: every key must be emq:{q}:<its type> for one queue q (1-256
+ *     bytes, no brace, no NUL), a row key emq:{q}:job:<ARGV id>;
+ *   - fence: {emq}:version must hold echomq:6.x.y (EMQFENCE otherwise);
+ *   - types: every key the call writes is of its type or absent
+ *     (WRONGTYPE otherwise), so nothing is half-applied.
+ * Only the keys the call declares, rows derived from its declared base and
+ * the fence (read, never written) are touched.
+ *
+ * Replication: the effects are replicated (RedisModule_Replicate), as a
+ * script's are: HSET/ZADD/ZREM/DEL/PEXPIREAT with the times this command
+ * computed, so replicas and the AOF hold the primary's scores. A call's
+ * effects go out in order, consecutive effects on one key folded into one
+ * command; the server wraps them in MULTI/EXEC. The effects are built only
+ * when the server could propagate them: with AOF on, or once the server
+ * has forked (every replica's first sync starts from a fork's snapshot),
+ * changed role, or had a replica or a backlog when the module loaded; a
+ * server that has never done any of these propagates nothing (the server
+ * itself drops what it is given then), and the module saves the work.
+ *
+ * Cluster: the module refuses to load on a cluster-enabled server: the
+ * fence {emq}:version lives in another slot than a queue's keys.
+ */
+#define EMQ_API_DEFINE
+#include "emq_api.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EMQ_WIRE "echomq:6.0.0"
+#define MAXSAFE 9007199254740991.0 /* 2^53 - 1, the scripts' bound */
+
+/* Scratch memory: the server's allocator, or libc's in the sanitizer
+ * build, where ASan sees every byte. */
+#ifdef EMQ_LIBC_ALLOC
+#define xrealloc realloc
+#define xfree free
+#else
+#define xrealloc(p, n) RedisModule_Realloc((p), (n))
+#define xfree(p) RedisModule_Free(p)
+#endif
+
+/* replicating: the server may propagate effects (see above); sticky. */
+static int replicating;
+
+static void on_event(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data) {
+    (void)ctx;
+    (void)eid;
+    (void)subevent;
+    (void)data;
+    replicating = 1; /* a fork or a role change: from now on, always */
+}
+
+/* Constant strings, made once at load. */
+static RedisModuleString *S_PENDING, *S_ACTIVE, *S_DELAYED, *S_DEAD, *S_COMPLETED;
+static RedisModuleString *S_ZERO, *S_XX, *S_VERSION, *S_EMPTY;
+static RedisModuleString *F_STATE, *F_ATTEMPTS, *F_PAYLOAD, *F_ERROR, *F_PAUSED;
+
+/* ---------------------------------------------------------------------- */
+/* A growable vector of strings. */
+
+typedef struct {
+    RedisModuleString **v;
+    size_t n, cap;
+} svec;
+
+static void sv_push(svec *s, RedisModuleString *x) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+    }
+    s->v[s->n++] = x;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A set of byte strings (ids), open addressing; values are small tags. */
+
+typedef struct {
+    const char *p;
+    size_t len;
+    int tag; /* 0 empty slot, else the entry's tag */
+} sent;
+
+typedef struct {
+    sent *t;
+    size_t cap, n;
+} sset;
+
+static uint64_t hbytes(const char *p, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void ss_init(sset *s, size_t want) {
+    size_t cap = 16;
+    while (cap < want * 2) cap <<= 1;
+    s->t = xrealloc(NULL, cap * sizeof(sent));
+    memset(s->t, 0, cap * sizeof(sent));
+    s->cap = cap;
+    s->n = 0;
+}
+
+/* ss_slot returns the slot of p: its entry, or the empty slot it would take. */
+static sent *ss_slot(sset *s, const char *p, size_t len) {
+    size_t i = hbytes(p, len) & (s->cap - 1);
+    for (;;) {
+        sent *e = &s->t[i];
+        if (!e->tag || (e->len == len && memcmp(e->p, p, len) == 0)) return e;
+        i = (i + 1) & (s->cap - 1);
+    }
+}
+
+static int ss_get(sset *s, const char *p, size_t len) {
+    if (!s->t) return 0;
+    return ss_slot(s, p, len)->tag;
+}
+
+/* ss_set sets p's tag; p must live as long as the set. The set is sized
+ * by ss_init for every entry it will hold. */
+static void ss_set(sset *s, const char *p, size_t len, int tag) {
+    sent *e = ss_slot(s, p, len);
+    if (!e->tag) s->n++;
+    e->p = p;
+    e->len = len;
+    e->tag = tag;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One command call: its arguments, the strings it owns, its replication. */
+
+typedef struct {
+    RedisModuleCtx *ctx;
+    RedisModuleString **keys; /* KEYS[1..nk] is keys[0..nk-1] */
+    RedisModuleString **args; /* ARGV[1..na] is args[0..na-1] */
+    int nk, na;
+    const char *q; /* the queue name inside the keys */
+    size_t ql;
+    svec own;    /* strings freed at the end of the call */
+    char *buf;   /* scratch for derived keys */
+    size_t bufcap;
+    int replicate; /* build the effects for propagation */
+    mstime_t now;  /* the server clock, read once */
+    int have_now;
+    RedisModuleString **rowk; /* the row key of args[i], made once (row_at) */
+    svec walk, walkkey;        /* claim_check's walk of pending: ids, row keys */
+    sset walkset;              /* id -> index + 1 in walk */
+    /* The replication run: consecutive effects of one command on one key. */
+    const char *rcmd;
+    RedisModuleString *rkey;
+    svec rargs;
+} call;
+
+static void own(call *c, RedisModuleString *s) {
+    if (s) sv_push(&c->own, s);
+}
+
+static mstime_t now_ms(call *c) {
+    if (!c->have_now) {
+        c->now = RedisModule_Milliseconds();
+        c->have_now = 1;
+    }
+    return c->now;
+}
+
+static void rep_flush(call *c) {
+    if (!c->rcmd) return;
+    if (c->rkey)
+        RedisModule_Replicate(c->ctx, c->rcmd, "sv", c->rkey, c->rargs.v, c->rargs.n);
+    else
+        RedisModule_Replicate(c->ctx, c->rcmd, "v", c->rargs.v, c->rargs.n);
+    c->rcmd = NULL;
+    c->rkey = NULL;
+    c->rargs.n = 0;
+}
+
+/* rep appends an effect "cmd key a..." to the replication stream, folded
+ * into the run before it when that is the same command on the same key
+ * (a NULL key: the arguments are keys, as DEL's). Every string must live
+ * until the call ends (they are the call's own or its arguments). */
+static void rep(call *c, const char *cmd, RedisModuleString *key, int n, ...) {
+    if (!c->replicate) return;
+    if (!c->rcmd || strcmp(c->rcmd, cmd) != 0 || c->rkey != key) {
+        rep_flush(c);
+        c->rcmd = cmd;
+        c->rkey = key;
+    }
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) sv_push(&c->rargs, va_arg(ap, RedisModuleString *));
+    va_end(ap);
+    /* A very long run goes out as it is, to keep one command bounded. */
+    if (c->rargs.n >= 2000) rep_flush(c);
+}
+
+static void call_end(call *c) {
+    rep_flush(c);
+    for (size_t i = 0; i < c->own.n; i++) RedisModule_FreeString(c->ctx, c->own.v[i]);
+    xfree(c->own.v);
+    xfree(c->rargs.v);
+    xfree(c->buf);
+    xfree(c->rowk);
+    xfree(c->walk.v);
+    xfree(c->walkkey.v);
+    xfree(c->walkset.t);
+}
+
+static const char *sp(const RedisModuleString *s, size_t *len) { return RedisModule_StringPtrLen(s, len); }
+
+static RedisModuleString *num_str(call *c, double v) {
+    char b[64];
+    int n = snprintf(b, sizeof b, "%lld", (long long)v);
+    RedisModuleString *s = RedisModule_CreateString(c->ctx, b, (size_t)n);
+    own(c, s);
+    return s;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Numbers and tokens, read as the scripts read them. */
+
+/* lua_tonum is Lua 5.1's string-to-number conversion (luaO_str2d over the
+ * C string): strtod, a hexadecimal integer, trailing white space allowed. */
+static int lua_tonum(const char *s, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s) return 0;
+    if (*end == 'x' || *end == 'X') v = (double)strtoul(s, &end, 16);
+    while (*end != '\0' && isspace((unsigned char)*end)) end++;
+    if (*end != '\0') return 0;
+    *out = v;
+    return 1;
+}
+
+/* lua_long is the C conversion Lua's string.format('%d') and its integer
+ * replies make of a number, defined where x86 defines it (the integer
+ * indefinite value for what does not fit). */
+static long long lua_long(double v) {
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return (long long)(-9223372036854775807LL - 1);
+    return (long long)v;
+}
+
+/* holds: the row's attempts is a whole number within 2^53 whose decimal
+ * text is the token, byte for byte. */
+static int holds(RedisModuleString *attempts, RedisModuleString *token) {
+    if (!attempts || !token) return 0;
+    double a;
+    if (!lua_tonum(sp(attempts, NULL), &a)) return 0;
+    if (a != floor(a) || fabs(a) > MAXSAFE) return 0;
+    char b[32];
+    int n = snprintf(b, sizeof b, "%lld", (long long)a);
+    size_t tl;
+    const char *t = sp(token, &tl);
+    return (size_t)n == tl && memcmp(b, t, tl) == 0;
+}
+
+/* arg_int reads ARGV[i+1] as the scripts' integer checks do; on failure it
+ * replies their EMQARG error and returns -1. */
+static int arg_int(call *c, int i, const char *what, int min, double *out) {
+    double v;
+    if (i >= c->na || !lua_tonum(sp(c->args[i], NULL), &v) || v != floor(v) || v < min || v > MAXSAFE) {
+        char b[128];
+        snprintf(b, sizeof b, "EMQARG %s must be an integer >= %d", what, min);
+        RedisModule_ReplyWithError(c->ctx, b);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int eq_str(RedisModuleString *s, const char *lit) {
+    size_t l;
+    const char *p;
+    if (!s) return 0;
+    p = sp(s, &l);
+    return l == strlen(lit) && memcmp(p, lit, l) == 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Shape, layout, fence. */
+
+/* shape checks numkeys and that the keys and at least minargs ARGV are
+ * there; it fills c. Returns -1 after replying an error. */
+static int shape(call *c, RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const char *name, int nk,
+                 int minargs) {
+    memset(c, 0, sizeof(*c));
+    c->ctx = ctx;
+    c->replicate = replicating || (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_AOF);
+    long long k;
+    if (argc < 2) return RedisModule_WrongArity(ctx), -1;
+    if (RedisModule_StringToLongLong(argv[1], &k) != REDISMODULE_OK || k != nk) {
+        char b[96];
+        snprintf(b, sizeof b, "ERR %s takes numkeys %d", name, nk);
+        RedisModule_ReplyWithError(ctx, b);
+        return -1;
+    }
+    if (argc < 2 + nk + minargs) return RedisModule_WrongArity(ctx), -1;
+    c->nk = nk;
+    c->keys = argv + 2;
+    c->args = argv + 2 + nk;
+    c->na = argc - 2 - nk;
+    return 0;
+}
+
+/* layout_q reads the queue name from KEYS[i+1], which must be
+ * emq:{q}:<suffix>. */
+static int layout_q(call *c, int i, const char *suffix) {
+    size_t kl, sl = strlen(suffix);
+    const char *k = sp(c->keys[i], &kl);
+    if (kl < 5 || memcmp(k, "emq:{", 5) != 0) return -1;
+    const char *close = memchr(k + 5, '}', kl - 5);
+    if (!close) return -1;
+    size_t ql = (size_t)(close - (k + 5));
+    if (ql < 1 || ql > 256 || memchr(k + 5, '{', ql) || memchr(k + 5, '\0', ql)) return -1;
+    if (kl != 5 + ql + 2 + sl || close[1] != ':' || memcmp(close + 2, suffix, sl) != 0) return -1;
+    c->q = k + 5;
+    c->ql = ql;
+    return 0;
+}
+
+/* is_key: KEYS[i+1] is emq:{q}:<a><b>. */
+static int is_key(call *c, int i, const char *a, const char *b, size_t bl) {
+    size_t kl, al = strlen(a);
+    const char *k = sp(c->keys[i], &kl);
+    if (kl != 5 + c->ql + 2 + al + bl) return 0;
+    if (memcmp(k, "emq:{", 5) != 0 || memcmp(k + 5, c->q, c->ql) != 0 || k[5 + c->ql] != '}' ||
+        k[6 + c->ql] != ':')
+        return 0;
+    k += 7 + c->ql;
+    return memcmp(k, a, al) == 0 && memcmp(k + al, b, bl) == 0;
+}
+
+static int layout_err(call *c, int i, const char *what) {
+    char b[128];
+    snprintf(b, sizeof b, "EMQKEYS KEYS[%d] must be emq:{<queue>}:%s of the call's queue", i + 1, what);
+    RedisModule_ReplyWithError(c->ctx, b);
+    return -1;
+}
+
+/* layout checks KEYS against their suffixes; suffix "job:" is the row of
+ * ARGV[1]. The first key names the queue. */
+static int layout(call *c, const char *const *sfx) {
+    if (layout_q(c, 0, strcmp(sfx[0], "job:") == 0 ? "" : sfx[0]) != 0) {
+        /* A row first: find the queue in the first key that is no row. */
+        int j;
+        for (j = 1; j < c->nk && strcmp(sfx[j], "job:") == 0; j++) {
+        }
+        if (j == c->nk || layout_q(c, j, sfx[j]) != 0) return layout_err(c, j == c->nk ? 0 : j, sfx[j == c->nk ? 0 : j]);
+    }
+    for (int i = 0; i < c->nk; i++) {
+        if (strcmp(sfx[i], "job:") == 0) {
+            size_t il;
+            const char *id = sp(c->args[0], &il);
+            if (!is_key(c, i, "job:", id, il)) return layout_err(c, i, "job:<ARGV[1]>");
+        } else if (!is_key(c, i, sfx[i], "", 0)) {
+            return layout_err(c, i, sfx[i]);
+        }
+    }
+    return 0;
+}
+
+/* fence: {emq}:version holds echomq:6.<minor>.<patch>. */
+static int fence(call *c) {
+    RedisModuleKey *k = RedisModule_OpenKey(c->ctx, S_VERSION, REDISMODULE_READ);
+    int t = RedisModule_KeyType(k);
+    if (t != REDISMODULE_KEYTYPE_STRING) {
+        RedisModule_CloseKey(k);
+        RedisModule_ReplyWithError(c->ctx, t == REDISMODULE_KEYTYPE_EMPTY
+                                               ? "EMQFENCE {emq}:version is not set: the module speaks " EMQ_WIRE
+                                               : "EMQFENCE {emq}:version is not a string: the module speaks " EMQ_WIRE);
+        return -1;
+    }
+    size_t l;
+    const char *v = RedisModule_StringDMA(k, &l, REDISMODULE_READ);
+    int ok = l > 9 && memcmp(v, "echomq:6.", 9) == 0;
+    if (ok) { /* MINOR.PATCH: digits, one dot, digits */
+        size_t i = 9, d1 = 0, d2 = 0;
+        while (i < l && isdigit((unsigned char)v[i])) i++, d1++;
+        if (i < l && v[i] == '.') {
+            i++;
+            while (i < l && isdigit((unsigned char)v[i])) i++, d2++;
+        }
+        ok = d1 > 0 && d2 > 0 && i == l;
+    }
+    if (!ok) {
+        char b[400];
+        int n = (int)(l > 200 ? 200 : l);
+        snprintf(b, sizeof b, "EMQFENCE {emq}:version holds %.*s, the module speaks " EMQ_WIRE, n, v);
+        for (char *p = b; *p; p++)
+            if (*p == '\r' || *p == '\n') *p = ' ';
+        RedisModule_CloseKey(k);
+        RedisModule_ReplyWithError(c->ctx, b);
+        return -1;
+    }
+    RedisModule_CloseKey(k);
+    return 0;
+}
+
+/* job_key builds emq:{q}:job:<id>, the call's own string. */
+static RedisModuleString *job_key(call *c, const char *id, size_t il) {
+    size_t need = 7 + c->ql + 4 + il;
+    if (need > c->bufcap) {
+        c->bufcap = need * 2;
+        c->buf = xrealloc(c->buf, c->bufcap);
+    }
+    memcpy(c->buf, "emq:{", 5);
+    memcpy(c->buf + 5, c->q, c->ql);
+    memcpy(c->buf + 5 + c->ql, "}:job:", 6);
+    memcpy(c->buf + 11 + c->ql, id, il);
+    RedisModuleString *s = RedisModule_CreateString(c->ctx, c->buf, need);
+    own(c, s);
+    return s;
+}
+
+/* row_at returns the row key of the id at args[i], made once per call. */
+static RedisModuleString *row_at(call *c, int i) {
+    if (!c->rowk) {
+        c->rowk = xrealloc(NULL, (size_t)(c->na + 1) * sizeof(*c->rowk));
+        memset(c->rowk, 0, (size_t)(c->na + 1) * sizeof(*c->rowk));
+    }
+    if (!c->rowk[i]) {
+        size_t il;
+        const char *ip = sp(c->args[i], &il);
+        c->rowk[i] = job_key(c, ip, il);
+    }
+    return c->rowk[i];
+}
+
+static RedisModuleString *meta_key(call *c) {
+    size_t need = 7 + c->ql + 4;
+    char b[300];
+    memcpy(b, "emq:{", 5);
+    memcpy(b + 5, c->q, c->ql);
+    memcpy(b + 5 + c->ql, "}:meta", 6);
+    RedisModuleString *s = RedisModule_CreateString(c->ctx, b, need);
+    own(c, s);
+    return s;
+}
+
+static int wrongtype(call *c) {
+    RedisModule_ReplyWithError(c->ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    return -1;
+}
+
+static int type_ok(RedisModuleKey *k, int want) {
+    int t = RedisModule_KeyType(k);
+    return t == REDISMODULE_KEYTYPE_EMPTY || t == want;
+}
+
+static RedisModuleKey *openw(call *c, RedisModuleString *name) {
+    return RedisModule_OpenKey(c->ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
+}
+
+/* paused: meta's paused field is "1". -1 (replied) when meta is no hash. */
+static int paused(call *c) {
+    RedisModuleString *mk = meta_key(c);
+    RedisModuleKey *k = RedisModule_OpenKey(c->ctx, mk, REDISMODULE_READ);
+    if (!type_ok(k, REDISMODULE_KEYTYPE_HASH)) {
+        RedisModule_CloseKey(k);
+        return wrongtype(c);
+    }
+    int p = 0;
+    if (k) {
+        RedisModuleString *v = NULL;
+        RedisModule_HashGet(k, REDISMODULE_HASH_NONE, F_PAUSED, &v, NULL);
+        p = eq_str(v, "1");
+        if (v) RedisModule_FreeString(c->ctx, v);
+    }
+    RedisModule_CloseKey(k);
+    return p;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Effects: each is applied, notified and replicated. */
+
+static void e_hset2(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *f1, RedisModuleString *v1,
+                    RedisModuleString *f2, RedisModuleString *v2) {
+    if (f2)
+        RedisModule_HashSet(k, REDISMODULE_HASH_NONE, f1, v1, f2, v2, NULL);
+    else
+        RedisModule_HashSet(k, REDISMODULE_HASH_NONE, f1, v1, NULL);
+    RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_HASH, "hset", kn);
+    if (f2)
+        rep(c, "HSET", kn, 4, f1, v1, f2, v2);
+    else
+        rep(c, "HSET", kn, 2, f1, v1);
+}
+
+static void e_newrow(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *state,
+                     RedisModuleString *payload) {
+    RedisModule_HashSet(k, REDISMODULE_HASH_NONE, F_STATE, state, F_ATTEMPTS, S_ZERO, F_PAYLOAD, payload, NULL);
+    RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_HASH, "hset", kn);
+    rep(c, "HSET", kn, 6, F_STATE, state, F_ATTEMPTS, S_ZERO, F_PAYLOAD, payload);
+}
+
+static void e_zadd(call *c, RedisModuleKey *k, RedisModuleString *kn, double score, RedisModuleString *sc,
+                   RedisModuleString *m) {
+    RedisModule_ZsetAdd(k, score, m, NULL);
+    RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zadd", kn);
+    if (c->replicate) rep(c, "ZADD", kn, 2, sc ? sc : num_str(c, score), m);
+}
+
+static void e_zrem(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *m) {
+    int deleted = 0;
+    RedisModule_ZsetRem(k, m, &deleted);
+    if (deleted) {
+        RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zrem", kn);
+        rep(c, "ZREM", kn, 1, m);
+    }
+}
+
+static void e_del(call *c, RedisModuleKey *k, RedisModuleString *kn) {
+    RedisModule_DeleteKey(k);
+    RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_GENERIC, "del", kn);
+    rep(c, "DEL", NULL, 1, kn);
+}
+
+/* e_complete: state completed, expiring keep ms from now; or deleted. */
+static void e_complete(call *c, RedisModuleKey *row, RedisModuleString *kn, double keep) {
+    if (keep == 0) {
+        e_del(c, row, kn);
+        return;
+    }
+    e_hset2(c, row, kn, F_STATE, S_COMPLETED, NULL, NULL);
+    double at = (double)now_ms(c) + keep;
+    RedisModule_SetAbsExpire(row, (mstime_t)at);
+    RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_GENERIC, "expire", kn);
+    if (c->replicate) rep(c, "PEXPIREAT", kn, 1, num_str(c, at));
+}
+
+/* row_fields reads state and attempts of an open row (either NULL). */
+static void row_fields(call *c, RedisModuleKey *k, RedisModuleString **state, RedisModuleString **attempts) {
+    *state = *attempts = NULL;
+    if (RedisModule_KeyType(k) != REDISMODULE_KEYTYPE_HASH) return;
+    RedisModule_HashGet(k, REDISMODULE_HASH_NONE, F_STATE, state, F_ATTEMPTS, attempts, NULL);
+    own(c, *state);
+    own(c, *attempts);
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.ENQUEUE 2 row pending id payload */
+
+static int is_job(RedisModuleString *id) {
+    size_t l;
+    const char *p = sp(id, &l);
+    return l >= 3 && memcmp(p, "JOB", 3) == 0;
+}
+
+static int kind_err(call *c) {
+    RedisModule_ReplyWithError(c->ctx, "EMQKIND job id must be JOB-namespaced");
+    return -1;
+}
+
+/* enqueue_one writes a new row and its set entry, or answers 0 when the
+ * row exists: enqueue (delay < 0: pending at 0) and enqueue_at. */
+static int enqueue_one(call *c, RedisModuleString *row, RedisModuleString *set, RedisModuleString *id,
+                       RedisModuleString *payload, double delay) {
+    RedisModuleKey *rk = openw(c, row);
+    if (RedisModule_KeyType(rk) != REDISMODULE_KEYTYPE_EMPTY) {
+        RedisModule_CloseKey(rk);
+        return RedisModule_ReplyWithLongLong(c->ctx, 0);
+    }
+    RedisModuleKey *sk = openw(c, set);
+    if (!type_ok(sk, REDISMODULE_KEYTYPE_ZSET)) {
+        RedisModule_CloseKey(rk);
+        RedisModule_CloseKey(sk);
+        return wrongtype(c), REDISMODULE_OK;
+    }
+    if (delay < 0) {
+        e_newrow(c, rk, row, S_PENDING, payload);
+        e_zadd(c, sk, set, 0, S_ZERO, id);
+    } else {
+        double due = (double)now_ms(c) + delay;
+        e_newrow(c, rk, row, S_DELAYED, payload);
+        e_zadd(c, sk, set, due, NULL, id);
+    }
+    RedisModule_CloseKey(rk);
+    RedisModule_CloseKey(sk);
+    return RedisModule_ReplyWithLongLong(c->ctx, 1);
+}
+
+static int cmd_enqueue(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"job:", "pending"};
+    if (shape(&c, ctx, argv, argc, "EMQ.ENQUEUE", 2, 2) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) == 0 && fence(&c) == 0) {
+        if (!is_job(c.args[0]))
+            kind_err(&c);
+        else
+            enqueue_one(&c, c.keys[0], c.keys[1], c.args[0], c.args[1], -1);
+    }
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* EMQ.ENQUEUE_AT 2 row delayed id payload delay_ms */
+static int cmd_enqueue_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"job:", "delayed"};
+    double delay;
+    if (shape(&c, ctx, argv, argc, "EMQ.ENQUEUE_AT", 2, 2) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) == 0 && fence(&c) == 0) {
+        if (!is_job(c.args[0]))
+            kind_err(&c);
+        else if (arg_int(&c, 2, "delay_ms", 0, &delay) == 0)
+            enqueue_one(&c, c.keys[0], c.keys[1], c.args[0], c.args[1], delay);
+    }
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.CLAIM 3 pending active base lease_ms */
+
+/* zfirst returns the first member of an open zset, or NULL. */
+static RedisModuleString *zfirst(call *c, RedisModuleKey *z) {
+    if (RedisModule_KeyType(z) != REDISMODULE_KEYTYPE_ZSET) return NULL;
+    RedisModuleString *e = NULL;
+    if (RedisModule_ZsetFirstInScoreRange(z, -INFINITY, INFINITY, 0, 0) == REDISMODULE_OK) {
+        if (!RedisModule_ZsetRangeEndReached(z)) e = RedisModule_ZsetRangeCurrentElement(z, NULL);
+        RedisModule_ZsetRangeStop(z);
+    }
+    own(c, e);
+    return e;
+}
+
+static int cmd_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"pending", "active", ""};
+    double lease;
+    if (shape(&c, ctx, argv, argc, "EMQ.CLAIM", 3, 0) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 0, "lease_ms", 1, &lease) != 0) goto done;
+    int p = paused(&c);
+    if (p < 0) goto done;
+    if (p) {
+        RedisModule_ReplyWithArray(ctx, 0);
+        goto done;
+    }
+    RedisModuleKey *pk = openw(&c, c.keys[0]);
+    if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET)) {
+        RedisModule_CloseKey(pk);
+        wrongtype(&c);
+        goto done;
+    }
+    RedisModuleString *id = zfirst(&c, pk);
+    if (!id) {
+        RedisModule_CloseKey(pk);
+        RedisModule_ReplyWithArray(ctx, 0);
+        goto done;
+    }
+    size_t il;
+    const char *ip = sp(id, &il);
+    RedisModuleString *row = job_key(&c, ip, il);
+    RedisModuleKey *rk = openw(&c, row);
+    RedisModuleKey *ak = openw(&c, c.keys[1]);
+    int rt = RedisModule_KeyType(rk);
+    if ((rt != REDISMODULE_KEYTYPE_EMPTY && rt != REDISMODULE_KEYTYPE_HASH) || !type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+        goto close3;
+    }
+    long long att = 0;
+    RedisModuleString *payload = NULL, *a = NULL;
+    if (rt == REDISMODULE_KEYTYPE_HASH) {
+        RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_ATTEMPTS, &a, F_PAYLOAD, &payload, NULL);
+        own(&c, a);
+        own(&c, payload);
+        /* HINCRBY's rules: an integer field, no overflow. */
+        if (a && RedisModule_StringToLongLong(a, &att) != REDISMODULE_OK) {
+            RedisModule_ReplyWithError(ctx, "ERR hash value is not an integer");
+            goto close3;
+        }
+        if (att == 9223372036854775807LL) {
+            RedisModule_ReplyWithError(ctx, "ERR increment or decrement would overflow");
+            goto close3;
+        }
+    }
+    e_zrem(&c, pk, c.keys[0], id); /* the pop; a ghost (no row) is dropped */
+    if (rt == REDISMODULE_KEYTYPE_EMPTY) {
+        RedisModule_ReplyWithArray(ctx, 0);
+        goto close3;
+    }
+    att++;
+    RedisModuleString *as = num_str(&c, (double)att);
+    e_hset2(&c, rk, row, F_ATTEMPTS, as, F_STATE, S_ACTIVE);
+    e_zadd(&c, ak, c.keys[1], (double)now_ms(&c) + lease, NULL, id);
+    RedisModule_ReplyWithArray(ctx, 3);
+    RedisModule_ReplyWithString(ctx, id);
+    if (payload)
+        RedisModule_ReplyWithString(ctx, payload);
+    else
+        RedisModule_ReplyWithNull(ctx);
+    RedisModule_ReplyWithLongLong(ctx, att);
+close3:
+    RedisModule_CloseKey(rk);
+    RedisModule_CloseKey(ak);
+    RedisModule_CloseKey(pk);
+done:
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.COMPLETE 2 active row id token retention_ms */
+
+static int cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"active", "job:"};
+    double keep;
+    if (shape(&c, ctx, argv, argc, "EMQ.COMPLETE", 2, 2) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 2, "retention_ms", 0, &keep) != 0) goto done;
+    RedisModuleKey *rk = openw(&c, c.keys[1]);
+    if (!type_ok(rk, REDISMODULE_KEYTYPE_HASH)) {
+        RedisModule_CloseKey(rk);
+        wrongtype(&c);
+        goto done;
+    }
+    RedisModuleString *st, *at;
+    row_fields(&c, rk, &st, &at);
+    if (!eq_str(st, "active") || !holds(at, c.args[1])) {
+        RedisModule_CloseKey(rk);
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        goto done;
+    }
+    RedisModuleKey *ak = openw(&c, c.keys[0]);
+    if (!type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+    } else {
+        e_zrem(&c, ak, c.keys[0], c.args[0]);
+        e_complete(&c, rk, c.keys[1], keep);
+        RedisModule_ReplyWithLongLong(ctx, 1);
+    }
+    RedisModule_CloseKey(ak);
+    RedisModule_CloseKey(rk);
+done:
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.RETRY 5 active row pending delayed dead id token delay_ms max_attempts [error] */
+
+/* settle_retry: the retry of one job, its row open: ZREM active, then the
+ * error and the state, then the set. Returns the reply (2 or 1). */
+static int settle_retry(call *c, RedisModuleKey *rk, RedisModuleString *row, RedisModuleString *id, double attempts,
+                        double delay, double max, RedisModuleString *err, RedisModuleKey *ak, RedisModuleString *an,
+                        RedisModuleKey *pk, RedisModuleString *pn, RedisModuleKey *dk, RedisModuleString *dn,
+                        RedisModuleKey *xk, RedisModuleString *xn) {
+    e_zrem(c, ak, an, id);
+    if (attempts >= max) {
+        e_hset2(c, rk, row, F_ERROR, err, F_STATE, S_DEAD);
+        e_zadd(c, xk, xn, (double)now_ms(c), NULL, id);
+        return 2;
+    }
+    if (delay == 0) {
+        e_hset2(c, rk, row, F_ERROR, err, F_STATE, S_PENDING);
+        e_zadd(c, pk, pn, 0, S_ZERO, id);
+    } else {
+        e_hset2(c, rk, row, F_ERROR, err, F_STATE, S_DELAYED);
+        e_zadd(c, dk, dn, (double)now_ms(c) + delay, NULL, id);
+    }
+    return 1;
+}
+
+static int cmd_retry(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"active", "job:", "pending", "delayed", "dead"};
+    double delay, max;
+    if (shape(&c, ctx, argv, argc, "EMQ.RETRY", 5, 2) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 2, "delay_ms", 0, &delay) != 0 ||
+        arg_int(&c, 3, "max_attempts", 0, &max) != 0)
+        goto done;
+    RedisModuleString *err = c.na >= 5 ? c.args[4] : S_EMPTY;
+    RedisModuleKey *rk = openw(&c, c.keys[1]);
+    if (!type_ok(rk, REDISMODULE_KEYTYPE_HASH)) {
+        RedisModule_CloseKey(rk);
+        wrongtype(&c);
+        goto done;
+    }
+    RedisModuleString *st, *at;
+    row_fields(&c, rk, &st, &at);
+    if (!eq_str(st, "active") || !holds(at, c.args[1])) {
+        RedisModule_CloseKey(rk);
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        goto done;
+    }
+    double attempts = 0;
+    lua_tonum(sp(at, NULL), &attempts);
+    /* The sets this retry writes: active and its destination. */
+    int dest = attempts >= max ? 4 : delay == 0 ? 2 : 3;
+    RedisModuleKey *ak = openw(&c, c.keys[0]);
+    RedisModuleKey *tk = openw(&c, c.keys[dest]);
+    if (!type_ok(ak, REDISMODULE_KEYTYPE_ZSET) || !type_ok(tk, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+    } else {
+        int r = settle_retry(&c, rk, c.keys[1], c.args[0], attempts, delay, max, err, ak, c.keys[0], tk, c.keys[2],
+                             tk, c.keys[3], tk, c.keys[4]);
+        RedisModule_ReplyWithLongLong(ctx, r);
+    }
+    RedisModule_CloseKey(tk);
+    RedisModule_CloseKey(ak);
+    RedisModule_CloseKey(rk);
+done:
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.EXTEND 2 active row id token lease_ms */
+
+static int cmd_extend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"active", "job:"};
+    double lease, score;
+    if (shape(&c, ctx, argv, argc, "EMQ.EXTEND", 2, 2) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 2, "lease_ms", 1, &lease) != 0) goto done;
+    RedisModuleKey *rk = RedisModule_OpenKey(ctx, c.keys[1], REDISMODULE_READ);
+    if (!type_ok(rk, REDISMODULE_KEYTYPE_HASH)) {
+        RedisModule_CloseKey(rk);
+        wrongtype(&c);
+        goto done;
+    }
+    RedisModuleString *st, *at;
+    row_fields(&c, rk, &st, &at);
+    RedisModule_CloseKey(rk);
+    if (!eq_str(st, "active") || !holds(at, c.args[1])) {
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        goto done;
+    }
+    RedisModuleKey *ak = openw(&c, c.keys[0]);
+    if (!type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+    } else if (RedisModule_KeyType(ak) == REDISMODULE_KEYTYPE_EMPTY ||
+               RedisModule_ZsetScore(ak, c.args[0], &score) != REDISMODULE_OK) {
+        RedisModule_ReplyWithLongLong(ctx, 0);
+    } else {
+        double d = (double)now_ms(&c) + lease;
+        int fl = REDISMODULE_ZADD_XX;
+        RedisModule_ZsetAdd(ak, d, c.args[0], &fl);
+        RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", c.keys[0]);
+        if (c.replicate) rep(&c, "ZADD", c.keys[0], 3, S_XX, num_str(&c, d), c.args[0]);
+        RedisModule_ReplyWithLongLong(ctx, 1);
+    }
+    RedisModule_CloseKey(ak);
+done:
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.PROMOTE 3 delayed pending base limit */
+
+static int cmd_promote(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"delayed", "pending", ""};
+    double limit;
+    svec ids = {0};
+    if (shape(&c, ctx, argv, argc, "EMQ.PROMOTE", 3, 0) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 0, "limit", 0, &limit) != 0) goto done;
+    double now = (double)now_ms(&c);
+    RedisModuleKey *dk = openw(&c, c.keys[0]);
+    RedisModuleKey *pk = openw(&c, c.keys[1]);
+    if (!type_ok(dk, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+        goto close2;
+    }
+    if (RedisModule_KeyType(dk) == REDISMODULE_KEYTYPE_ZSET && limit > 0 &&
+        RedisModule_ZsetFirstInScoreRange(dk, -INFINITY, now, 0, 0) == REDISMODULE_OK) {
+        while (!RedisModule_ZsetRangeEndReached(dk) && (double)ids.n < limit) {
+            RedisModuleString *e = RedisModule_ZsetRangeCurrentElement(dk, NULL);
+            own(&c, e);
+            sv_push(&ids, e);
+            if (!RedisModule_ZsetRangeNext(dk)) break;
+        }
+        RedisModule_ZsetRangeStop(dk);
+    }
+    /* Every key written is typed before the first write. */
+    if (ids.n > 0 && !type_ok(pk, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+        goto close2;
+    }
+    for (size_t i = 0; i < ids.n; i++) {
+        size_t il;
+        const char *ip = sp(ids.v[i], &il);
+        RedisModuleKey *rk = RedisModule_OpenKey(ctx, job_key(&c, ip, il), REDISMODULE_READ);
+        int ok = type_ok(rk, REDISMODULE_KEYTYPE_HASH);
+        RedisModule_CloseKey(rk);
+        if (!ok) {
+            wrongtype(&c);
+            goto close2;
+        }
+    }
+    for (size_t i = 0; i < ids.n; i++) {
+        size_t il;
+        const char *ip = sp(ids.v[i], &il);
+        RedisModuleString *row = job_key(&c, ip, il);
+        e_zrem(&c, dk, c.keys[0], ids.v[i]);
+        RedisModuleKey *rk = openw(&c, row);
+        if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) e_hset2(&c, rk, row, F_STATE, S_PENDING, NULL, NULL);
+        RedisModule_CloseKey(rk);
+        e_zadd(&c, pk, c.keys[1], 0, S_ZERO, ids.v[i]);
+    }
+    RedisModule_ReplyWithLongLong(ctx, (long long)ids.n);
+close2:
+    RedisModule_CloseKey(dk);
+    RedisModule_CloseKey(pk);
+done:
+    xfree(ids.v);
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.ENQUEUE_BATCH 2 pending base id1 payload1 ... */
+
+static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"pending", ""};
+    sset seen = {0};
+    char *add = NULL;
+    if (shape(&c, ctx, argv, argc, "EMQ.ENQUEUE_BATCH", 2, 0) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0) goto done;
+    if (c.na % 2 != 0) {
+        RedisModule_ReplyWithError(ctx, "EMQARG ids and payloads must come in pairs");
+        goto done;
+    }
+    for (int i = 0; i < c.na; i += 2)
+        if (!is_job(c.args[i])) {
+            kind_err(&c);
+            goto done;
+        }
+    int m = c.na / 2;
+    RedisModuleKey *pk = openw(&c, c.keys[0]);
+    if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET)) {
+        /* Wrong only if a job would be added: find out without writing. */
+        ss_init(&seen, (size_t)m);
+        int any = 0;
+        for (int j = 0; j < m && !any; j++) {
+            size_t il;
+            const char *ip = sp(c.args[2 * j], &il);
+            if (ss_get(&seen, ip, il)) continue;
+            RedisModuleKey *rk = RedisModule_OpenKey(ctx, job_key(&c, ip, il), REDISMODULE_READ);
+            if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) any = 1;
+            RedisModule_CloseKey(rk);
+        }
+        RedisModule_CloseKey(pk);
+        if (any) {
+            wrongtype(&c);
+        } else {
+            RedisModule_ReplyWithArray(ctx, m);
+            for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, 0);
+        }
+        goto done;
+    }
+    ss_init(&seen, (size_t)m);
+    add = xrealloc(NULL, (size_t)m + 1);
+    for (int j = 0; j < m; j++) {
+        size_t il;
+        RedisModuleString *id = c.args[2 * j];
+        const char *ip = sp(id, &il);
+        add[j] = 0;
+        if (ss_get(&seen, ip, il)) continue;
+        RedisModuleString *row = job_key(&c, ip, il);
+        RedisModuleKey *rk = openw(&c, row);
+        if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) {
+            ss_set(&seen, ip, il, 1);
+            e_newrow(&c, rk, row, S_PENDING, c.args[2 * j + 1]);
+            add[j] = 1;
+        }
+        RedisModule_CloseKey(rk);
+    }
+    for (int j = m - 1; j >= 0; j--)
+        if (add[j]) e_zadd(&c, pk, c.keys[0], 0, S_ZERO, c.args[2 * j]);
+    RedisModule_CloseKey(pk);
+    RedisModule_ReplyWithArray(ctx, m);
+    for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, add[j]);
+done:
+    xfree(add);
+    xfree(seen.t);
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The claim of claim_batch and settle_claim. */
+
+/* claim_check types the rows the claim of up to n jobs may pop: the prefix
+ * of pending up to its n-th row. -1 (replied) on a row of another type. */
+static int claim_check(call *c, RedisModuleKey *pk, double n) {
+    if (RedisModule_KeyType(pk) != REDISMODULE_KEYTYPE_ZSET) return 0;
+    if (RedisModule_ZsetFirstInScoreRange(pk, -INFINITY, INFINITY, 0, 0) != REDISMODULE_OK) return 0;
+    double real = 0;
+    int bad = 0;
+    ss_init(&c->walkset, n < 1024 ? (size_t)n : 1024);
+    while (!RedisModule_ZsetRangeEndReached(pk) && real < n) {
+        RedisModuleString *e = RedisModule_ZsetRangeCurrentElement(pk, NULL);
+        size_t il;
+        const char *ip = sp(e, &il);
+        RedisModuleString *row = job_key(c, ip, il);
+        own(c, e);
+        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, row, REDISMODULE_READ);
+        int t = RedisModule_KeyType(rk);
+        RedisModule_CloseKey(rk);
+        sv_push(&c->walk, e);
+        sv_push(&c->walkkey, row);
+        if (c->walkset.n * 2 < c->walkset.cap) ss_set(&c->walkset, ip, il, (int)c->walk.n);
+        if (t == REDISMODULE_KEYTYPE_HASH)
+            real++;
+        else if (t != REDISMODULE_KEYTYPE_EMPTY) {
+            bad = 1;
+            break;
+        }
+        if (!RedisModule_ZsetRangeNext(pk)) break;
+    }
+    RedisModule_ZsetRangeStop(pk);
+    return bad ? wrongtype(c) : 0;
+}
+
+/* claim_run pops pending up to its n-th row, leases every row popped (as
+ * claim_batch: attempts + 1 from the row's attempts read as a number, state
+ * active, in active at now + lease) and replies the jobs array. done, when
+ * given, holds the ids completed in this call: one claimed again is tagged
+ * 2. The caller has typed pending, active and the rows. */
+static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisModuleKey *ak, RedisModuleString *an,
+                      double lease, double n, sset *done, int use_walk) {
+    svec leased = {0};
+    long nl = 0;
+    size_t w = 0;
+    RedisModuleString *dl = NULL;
+    double deadline = 0;
+    RedisModule_ReplyWithArray(c->ctx, REDISMODULE_POSTPONED_LEN);
+    while ((double)nl < n) {
+        /* pending unchanged since claim_check (use_walk): its walk is the
+         * prefix to pop; else the head, one at a time. */
+        RedisModuleString *id, *row;
+        if (use_walk) {
+            if (w == c->walk.n) break;
+            id = c->walk.v[w];
+            row = c->walkkey.v[w++];
+        } else {
+            id = zfirst(c, pk);
+            if (!id) break;
+            row = NULL;
+        }
+        e_zrem(c, pk, pn, id);
+        size_t il;
+        const char *ip = sp(id, &il);
+        if (!row) {
+            int at = ss_get(&c->walkset, ip, il);
+            row = at ? c->walkkey.v[at - 1] : job_key(c, ip, il);
+        }
+        RedisModuleKey *rk = openw(c, row);
+        if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) {
+            RedisModuleString *payload = NULL, *a = NULL;
+            RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_PAYLOAD, &payload, F_ATTEMPTS, &a, NULL);
+            own(c, payload);
+            own(c, a);
+            double v = 0;
+            if (!a || !lua_tonum(sp(a, NULL), &v)) v = 0;
+            long long att = lua_long(v + 1);
+            e_hset2(c, rk, row, F_ATTEMPTS, num_str(c, (double)att), F_STATE, S_ACTIVE);
+            if (done && ss_get(done, ip, il)) ss_set(done, ip, il, 2);
+            sv_push(&leased, id);
+            nl++;
+            RedisModule_ReplyWithString(c->ctx, id);
+            if (payload)
+                RedisModule_ReplyWithString(c->ctx, payload);
+            else
+                RedisModule_ReplyWithStringBuffer(c->ctx, "", 0);
+            RedisModule_ReplyWithLongLong(c->ctx, att);
+        }
+        RedisModule_CloseKey(rk);
+    }
+    RedisModule_ReplySetArrayLength(c->ctx, nl * 3);
+    if (nl > 0) {
+        deadline = (double)now_ms(c) + lease;
+        if (c->replicate) dl = num_str(c, deadline);
+    }
+    for (long i = nl - 1; i >= 0; i--) e_zadd(c, ak, an, deadline, dl, leased.v[i]);
+    xfree(leased.v);
+}
+
+/* EMQ.CLAIM_BATCH 3 pending active base lease_ms n */
+static int cmd_claim_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"pending", "active", ""};
+    double lease, n;
+    if (shape(&c, ctx, argv, argc, "EMQ.CLAIM_BATCH", 3, 0) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 0, "lease_ms", 1, &lease) != 0 ||
+        arg_int(&c, 1, "n", 1, &n) != 0)
+        goto done;
+    int p = paused(&c);
+    if (p < 0) goto done;
+    if (p) {
+        RedisModule_ReplyWithArray(ctx, 0);
+        goto done;
+    }
+    RedisModuleKey *pk = openw(&c, c.keys[0]);
+    RedisModuleKey *ak = openw(&c, c.keys[1]);
+    if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET) || !type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+    } else if (claim_check(&c, pk, n) == 0) {
+        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, NULL, 1);
+    }
+    RedisModule_CloseKey(pk);
+    RedisModule_CloseKey(ak);
+done:
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.COMPLETE_BATCH 2 active base retention_ms id1 token1 ... */
+
+/* rows_typed: the row of every id at args[from], args[from+step], ... is a
+ * hash or absent; -1 (replied) otherwise. */
+static int rows_typed(call *c, int from, int to, int step) {
+    for (int i = from; i < to; i += step) {
+        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, row_at(c, i), REDISMODULE_READ);
+        int ok = type_ok(rk, REDISMODULE_KEYTYPE_HASH);
+        RedisModule_CloseKey(rk);
+        if (!ok) return wrongtype(c);
+    }
+    return 0;
+}
+
+static int cmd_complete_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"active", ""};
+    double keep;
+    sset done = {0};
+    char *out = NULL;
+    if (shape(&c, ctx, argv, argc, "EMQ.COMPLETE_BATCH", 2, 0) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 0, "retention_ms", 0, &keep) != 0) goto done;
+    if (c.na % 2 != 1) {
+        RedisModule_ReplyWithError(ctx, "EMQARG ids and tokens must come in pairs");
+        goto done;
+    }
+    RedisModuleKey *ak = openw(&c, c.keys[0]);
+    if (!type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
+        RedisModule_CloseKey(ak);
+        wrongtype(&c);
+        goto done;
+    }
+    if (rows_typed(&c, 1, c.na, 2) != 0) {
+        RedisModule_CloseKey(ak);
+        goto done;
+    }
+    int m = c.na / 2;
+    ss_init(&done, (size_t)m);
+    out = xrealloc(NULL, (size_t)m + 1);
+    for (int j = 0; j < m; j++) {
+        RedisModuleString *id = c.args[1 + 2 * j];
+        size_t il;
+        const char *ip = sp(id, &il);
+        out[j] = 0;
+        if (ss_get(&done, ip, il)) continue;
+        RedisModuleString *row = row_at(&c, 1 + 2 * j);
+        RedisModuleKey *rk = openw(&c, row);
+        RedisModuleString *st, *at;
+        row_fields(&c, rk, &st, &at);
+        if (eq_str(st, "active") && holds(at, c.args[2 + 2 * j])) {
+            ss_set(&done, ip, il, 1);
+            e_complete(&c, rk, row, keep);
+            out[j] = 1;
+        }
+        RedisModule_CloseKey(rk);
+    }
+    for (int j = 0; j < m; j++)
+        if (out[j]) e_zrem(&c, ak, c.keys[0], c.args[1 + 2 * j]);
+    RedisModule_CloseKey(ak);
+    RedisModule_ReplyWithArray(ctx, m);
+    for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, out[j]);
+done:
+    xfree(out);
+    xfree(done.t);
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* EMQ.SETTLE_CLAIM 5 pending active delayed dead base
+ *   lease_ms n retention_ms nc nr nx completions retries releases */
+
+static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    call c;
+    static const char *const sfx[] = {"pending", "active", "delayed", "dead", ""};
+    double lease, n, keep, nc, nr, nx, d;
+    sset done = {0};
+    char *settled = NULL;
+    RedisModuleKey *pk = NULL, *ak = NULL, *dk = NULL, *xk = NULL;
+    if (shape(&c, ctx, argv, argc, "EMQ.SETTLE_CLAIM", 5, 0) != 0) return REDISMODULE_OK;
+    if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 0, "lease_ms", 1, &lease) != 0 ||
+        arg_int(&c, 1, "n", 0, &n) != 0 || arg_int(&c, 2, "retention_ms", 0, &keep) != 0 ||
+        arg_int(&c, 3, "nc", 0, &nc) != 0 || arg_int(&c, 4, "nr", 0, &nr) != 0 || arg_int(&c, 5, "nx", 0, &nx) != 0)
+        goto done;
+    if ((double)c.na != 6 + 2 * nc + 5 * nr + 2 * nx) {
+        RedisModule_ReplyWithError(ctx, "EMQARG settle_claim takes 6 + 2*nc + 5*nr + 2*nx arguments");
+        goto done;
+    }
+    int r0 = 6 + 2 * (int)nc; /* the first retry, 0-based */
+    int x0 = r0 + 5 * (int)nr; /* the first release */
+    for (int i = r0; i < x0; i += 5)
+        if (arg_int(&c, i + 2, "delay_ms", 0, &d) != 0 || arg_int(&c, i + 3, "max_attempts", 0, &d) != 0) goto done;
+
+    /* Every check before the first write: the sets, meta, the rows. */
+    int p = paused(&c);
+    if (p < 0) goto done;
+    pk = openw(&c, c.keys[0]);
+    ak = openw(&c, c.keys[1]);
+    dk = openw(&c, c.keys[2]);
+    xk = openw(&c, c.keys[3]);
+    if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET) || !type_ok(ak, REDISMODULE_KEYTYPE_ZSET) ||
+        !type_ok(dk, REDISMODULE_KEYTYPE_ZSET) || !type_ok(xk, REDISMODULE_KEYTYPE_ZSET)) {
+        wrongtype(&c);
+        goto done;
+    }
+    if (rows_typed(&c, 6, r0, 2) != 0 || rows_typed(&c, r0, x0, 5) != 0 || rows_typed(&c, x0, c.na, 2) != 0) goto done;
+    if (n > 0 && !p && claim_check(&c, pk, n) != 0) goto done;
+
+    int total = (int)(nc + nr + nx), ns = 0;
+    settled = xrealloc(NULL, (size_t)total + 1);
+    ss_init(&done, (size_t)nc);
+    /* Completions: as complete; the ids leave active after the claim. */
+    for (int i = 6; i < r0; i += 2) {
+        RedisModuleString *id = c.args[i];
+        size_t il;
+        const char *ip = sp(id, &il);
+        settled[ns] = 0;
+        if (!ss_get(&done, ip, il)) {
+            RedisModuleString *row = row_at(&c, i);
+            RedisModuleKey *rk = openw(&c, row);
+            RedisModuleString *st, *at;
+            row_fields(&c, rk, &st, &at);
+            if (eq_str(st, "active") && holds(at, c.args[i + 1])) {
+                ss_set(&done, ip, il, 1);
+                e_complete(&c, rk, row, keep);
+                settled[ns] = 1;
+            }
+            RedisModule_CloseKey(rk);
+        }
+        ns++;
+    }
+    /* Retries: as retry. */
+    for (int i = r0; i < x0; i += 5) {
+        RedisModuleString *id = c.args[i];
+        RedisModuleString *row = row_at(&c, i);
+        RedisModuleKey *rk = openw(&c, row);
+        RedisModuleString *st, *at;
+        row_fields(&c, rk, &st, &at);
+        settled[ns] = 0;
+        if (eq_str(st, "active") && holds(at, c.args[i + 1])) {
+            double delay = 0, max = 0, attempts = 0;
+            lua_tonum(sp(c.args[i + 2], NULL), &delay);
+            lua_tonum(sp(c.args[i + 3], NULL), &max);
+            lua_tonum(sp(at, NULL), &attempts);
+            settled[ns] = (char)settle_retry(&c, rk, row, id, attempts, delay, max, c.args[i + 4], ak, c.keys[1], pk,
+                                             c.keys[0], dk, c.keys[2], xk, c.keys[3]);
+        }
+        RedisModule_CloseKey(rk);
+        ns++;
+    }
+    /* Releases: back to pending, attempts kept. */
+    for (int i = x0; i < c.na; i += 2) {
+        RedisModuleString *id = c.args[i];
+        RedisModuleString *row = row_at(&c, i);
+        RedisModuleKey *rk = openw(&c, row);
+        RedisModuleString *st, *at;
+        row_fields(&c, rk, &st, &at);
+        settled[ns] = 0;
+        if (eq_str(st, "active") && holds(at, c.args[i + 1])) {
+            e_zrem(&c, ak, c.keys[1], id);
+            e_hset2(&c, rk, row, F_STATE, S_PENDING, NULL, NULL);
+            e_zadd(&c, pk, c.keys[0], 0, S_ZERO, id);
+            settled[ns] = 1;
+        }
+        RedisModule_CloseKey(rk);
+        ns++;
+    }
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithArray(ctx, ns);
+    for (int j = 0; j < ns; j++) RedisModule_ReplyWithLongLong(ctx, settled[j]);
+    if (n == 0 || p)
+        RedisModule_ReplyWithArray(ctx, 0);
+    else
+        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, &done, 0);
+    /* The completed ids leave active, but those claimed again. */
+    for (int i = 6, j = 0; i < r0; i += 2, j++) {
+        size_t il;
+        const char *ip = sp(c.args[i], &il);
+        if (settled[j] && ss_get(&done, ip, il) == 1) e_zrem(&c, ak, c.keys[1], c.args[i]);
+    }
+done:
+    RedisModule_CloseKey(pk);
+    RedisModule_CloseKey(ak);
+    RedisModule_CloseKey(dk);
+    RedisModule_CloseKey(xk);
+    xfree(settled);
+    xfree(done.t);
+    call_end(&c);
+    return REDISMODULE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Registration. */
+
+typedef struct {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+    int nk; /* the keys, after numkeys */
+    const char *summary;
+} cmddef;
+
+static const cmddef cmds[] = {
+    {"emq.enqueue", cmd_enqueue, "write deny-oom", 2, "enqueue: admit one job into pending"},
+    {"emq.claim", cmd_claim, "write", 3, "claim: lease the oldest pending job"},
+    {"emq.complete", cmd_complete, "write", 2, "complete: finish a claimed job"},
+    {"emq.retry", cmd_retry, "write", 5, "retry: give back a failed job"},
+    {"emq.promote", cmd_promote, "write", 3, "promote: move due delayed jobs to pending"},
+    {"emq.enqueue_at", cmd_enqueue_at, "write deny-oom", 2, "enqueue_at: admit one job into delayed"},
+    {"emq.enqueue_batch", cmd_enqueue_batch, "write deny-oom", 2, "enqueue_batch: admit several jobs"},
+    {"emq.claim_batch", cmd_claim_batch, "write", 3, "claim_batch: lease up to n pending jobs"},
+    {"emq.complete_batch", cmd_complete_batch, "write", 2, "complete_batch: complete several jobs"},
+    {"emq.settle_claim", cmd_settle_claim, "write deny-oom", 5, "settle_claim: settle outcomes, claim the next batch"},
+    {"emq.extend", cmd_extend, "write", 2, "extend: push a held lease's deadline"},
+};
+
+static RedisModuleString *mk(const char *s) { return RedisModule_CreateString(NULL, s, strlen(s)); }
+
+static const RedisModuleCommandInfoVersion info_version = {
+    .version = 1,
+    .sizeof_historyentry = sizeof(RedisModuleCommandHistoryEntry),
+    .sizeof_keyspec = sizeof(RedisModuleCommandKeySpec),
+    .sizeof_arg = sizeof(RedisModuleCommandArg),
+};
+
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    (void)argv;
+    (void)argc;
+    if (emq_api_init(ctx, "emq", 1) != REDISMODULE_OK) return REDISMODULE_ERR;
+    if (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_CLUSTER) {
+        RedisModule_Log(ctx, "warning",
+                        "emq: refusing a cluster-enabled server: the fence {emq}:version is in another slot than a "
+                        "queue's keys; use the scripted executor on a cluster");
+        return REDISMODULE_ERR;
+    }
+    /* Propagation: a fork (RDB, AOF rewrite, a replica's sync) or a role
+     * change turns it on for good; so does a replica, a backlog or
+     * another role than primary at load (MODULE LOAD at run time). */
+    RedisModuleEvent fork = {REDISMODULE_EVENT_FORK_CHILD, 1};
+    RedisModuleEvent role = {REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, 1};
+    if (RedisModule_SubscribeToServerEvent(ctx, fork, on_event) != REDISMODULE_OK ||
+        RedisModule_SubscribeToServerEvent(ctx, role, on_event) != REDISMODULE_OK)
+        replicating = 1;
+    RedisModuleServerInfoData *info = RedisModule_GetServerInfo(ctx, "replication");
+    if (!info) {
+        replicating = 1;
+    } else {
+        int e1 = 0, e2 = 0;
+        long long replicas = RedisModule_ServerInfoGetFieldSigned(info, "connected_slaves", &e1);
+        long long backlog = RedisModule_ServerInfoGetFieldSigned(info, "repl_backlog_active", &e2);
+        if (e1 || e2 || replicas > 0 || backlog > 0 || !(RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_MASTER))
+            replicating = 1;
+        RedisModule_FreeServerInfo(ctx, info);
+    }
+    S_PENDING = mk("pending");
+    S_ACTIVE = mk("active");
+    S_DELAYED = mk("delayed");
+    S_DEAD = mk("dead");
+    S_COMPLETED = mk("completed");
+    S_ZERO = mk("0");
+    S_XX = mk("XX");
+    S_VERSION = mk("{emq}:version");
+    S_EMPTY = mk("");
+    F_STATE = mk("state");
+    F_ATTEMPTS = mk("attempts");
+    F_PAYLOAD = mk("payload");
+    F_ERROR = mk("error");
+    F_PAUSED = mk("paused");
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        const cmddef *d = &cmds[i];
+        if (RedisModule_CreateCommand(ctx, d->name, d->fn, d->flags, 0, 0, 0) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+        RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, d->name);
+        if (!cmd) return REDISMODULE_ERR;
+        /* The keys as EVAL declares them: numkeys at argv[1], the keys after. */
+        RedisModuleCommandKeySpec specs[2];
+        memset(specs, 0, sizeof specs);
+        specs[0].flags = REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE;
+        specs[0].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
+        specs[0].bs.index.pos = 1;
+        specs[0].find_keys_type = REDISMODULE_KSPEC_FK_KEYNUM;
+        specs[0].fk.keynum.keynumidx = 0;
+        specs[0].fk.keynum.firstkey = 1;
+        specs[0].fk.keynum.keystep = 1;
+        RedisModuleCommandInfo info;
+        memset(&info, 0, sizeof info);
+        info.version = &info_version;
+        info.summary = d->summary;
+        info.since = "1.0.0";
+        info.arity = -(2 + d->nk);
+        info.key_specs = specs;
+        if (RedisModule_SetCommandInfo(cmd, &info) != REDISMODULE_OK) return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
