@@ -1,0 +1,469 @@
+package cmds
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Kind is what a command is, as a set of bits: taken from the server's
+// COMMAND INFO flags and from what the command does to its connection.
+type Kind uint16
+
+// The kinds. A command may have several (SET is Write; BLPOP is Write and
+// Blocking; SUBSCRIBE is ReplyModel, PubSub and NoKeys).
+const (
+	// ReadOnly commands only read data (COMMAND INFO flag readonly).
+	ReadOnly Kind = 1 << iota
+	// Write commands may change data (COMMAND INFO flag write).
+	Write
+	// Blocking commands may wait on the server before their reply, for
+	// Command.Timeout (0: for ever). A command that blocks only with an
+	// option (XREAD BLOCK) is Blocking only when built with it.
+	Blocking
+	// ReplyModel commands change how the server replies on the connection
+	// (subscriber mode, MONITOR's feed, CLIENT REPLY, a new protocol or
+	// database or user, the connection's end): a connection shared by
+	// callers cannot carry them.
+	ReplyModel
+	// NoKeys commands take no keys (no key specs).
+	NoKeys
+	// MovableKeys commands have keys whose positions depend on their
+	// arguments (COMMAND INFO flag movablekeys); Command.KeyPos has them
+	// all the same, known at build time.
+	MovableKeys
+	// Admin commands are administrative (COMMAND INFO flag admin).
+	Admin
+	// PubSub commands belong to publish/subscribe (COMMAND INFO flag
+	// pubsub).
+	PubSub
+	// TxMulti opens a transaction (MULTI).
+	TxMulti
+	// TxEnd ends a transaction (EXEC, DISCARD).
+	TxEnd
+	// TxWatch makes a later EXEC depend on keys (WATCH).
+	TxWatch
+)
+
+// Has reports whether k has every bit of o.
+func (k Kind) Has(o Kind) bool { return k&o == o }
+
+// Unit is how a duration argument is written.
+type Unit uint8
+
+// The units of duration arguments.
+const (
+	// NoUnit: the command has no duration argument of this role.
+	NoUnit Unit = iota
+	// Seconds: whole seconds, rounded up.
+	Seconds
+	// Milliseconds: whole milliseconds, rounded up.
+	Milliseconds
+	// DecimalSeconds: seconds with up to three decimals (milliseconds
+	// rounded up), as the blocking list and sorted-set commands take
+	// their timeout.
+	DecimalSeconds
+)
+
+// Info is what is known about a command before it is built: its name, its
+// kind, where its timeout is, what its reply is. It is generated from the
+// servers' command tables and never changes.
+type Info struct {
+	// Name is the command's name as the server lists it in COMMAND LIST:
+	// lower case, a subcommand after "|" ("client|kill").
+	Name string
+	// Words are the name as sent: "CLIENT", "KILL".
+	Words []string
+	// Kind is the command's static kind; Command.Kind refines it with
+	// the options a command was built with.
+	Kind Kind
+	// Timeout is the unit of the argument that bounds how long a
+	// Blocking command waits, NoUnit when it has none.
+	Timeout Unit
+	// Reply is the shape of the reply, from the reply table of cmdgen
+	// (ReplyUnknown when the table has no entry).
+	Reply Shape
+	// Servers lists the servers whose command table has the command,
+	// "redis-7.0.15" and "valkey-8.0.1".
+	Servers []string
+
+	slots    int      // argument slots, in the order they are sent
+	required uint64   // slots that must be set
+	multi    uint64   // slots that take one more run per call
+	dep      []int8   // slot → the slot that must be set with it, or -1
+	reqIf    []int8   // slot → the slot that needs it set, or -1
+	missing  []string // slot → the option name, for errors
+	timeout  int      // the timeout slot, or -1
+}
+
+// Errors of commands built without what they need. They are never sent.
+var (
+	// ErrMissing is matched (errors.Is) by the error of a command built
+	// without a required choice (XADD without an ID choice).
+	ErrMissing = errors.New("cmds: command built without a required argument")
+	// ErrAlone is matched by the error of a command built with an option
+	// but without the option it belongs to (XADD's LIMIT without MAXLEN).
+	ErrAlone = errors.New("cmds: option given without the option it belongs to")
+)
+
+type buildError struct {
+	kind error
+	cmd  string
+	opt  string
+}
+
+func (e *buildError) Error() string { return e.kind.Error() + ": " + e.cmd + ": " + e.opt }
+func (e *buildError) Unwrap() error { return e.kind }
+
+// arg is one argument: a static token or bytes in raw.
+type arg struct {
+	tok    string
+	off, n uint32
+	key    bool
+}
+
+// keyRef is where a key is: among the sent arguments and in args.
+type keyRef struct{ pos, arg int32 }
+
+// span is a run of arguments given for one slot.
+type span struct {
+	slot       int32 // -1: replaced
+	start, end uint32
+}
+
+// Builder builds commands into memory it reuses: once its buffers have
+// grown to the size of the commands built, building allocates nothing.
+// Each command's builder (b.Set(key, value), …) takes the Builder, its
+// options may be given in any order, and Build returns the Command,
+// encoded in the order the server wants.
+//
+// A Command views the Builder's memory: it is valid until the Builder
+// starts the next command. A Builder is not safe for concurrent use; the
+// zero Builder is ready.
+type Builder struct {
+	raw     []byte
+	args    []arg
+	spans   []span
+	out     []byte
+	keys    []keyRef
+	set     uint64
+	nargs   int
+	cur     int // index in spans of the open span, or -1
+	timeout time.Duration
+	bad     string // an argument given the zero value of a choice
+}
+
+// start begins a command.
+func (b *Builder) start() {
+	b.raw, b.args, b.spans, b.keys = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0]
+	b.set, b.nargs, b.cur, b.timeout, b.bad = 0, 0, -1, 0, ""
+}
+
+// enum writes the token of a choice; the zero choice (no token) is an
+// error of the command.
+func (b *Builder) enum(tok, what string) {
+	if tok == "" {
+		if b.bad == "" {
+			b.bad = what
+		}
+		return
+	}
+	b.tok(tok)
+}
+
+// open starts the arguments of slot; a slot that takes one value drops
+// what an earlier call gave it (the last call wins, as between NX and
+// XX).
+func (b *Builder) open(slot int, multi bool) {
+	b.close()
+	bit := uint64(1) << uint(slot)
+	if b.set&bit != 0 && !multi {
+		for i := range b.spans {
+			if b.spans[i].slot == int32(slot) {
+				b.nargs -= int(b.spans[i].end - b.spans[i].start)
+				b.spans[i].slot = -1
+			}
+		}
+	}
+	b.set |= bit
+	b.spans = append(b.spans, span{slot: int32(slot), start: uint32(len(b.args))})
+	b.cur = len(b.spans) - 1
+}
+
+func (b *Builder) close() {
+	if b.cur >= 0 {
+		s := &b.spans[b.cur]
+		s.end = uint32(len(b.args))
+		b.nargs += int(s.end - s.start)
+		b.cur = -1
+	}
+}
+
+func (b *Builder) tok(t string) { b.args = append(b.args, arg{tok: t}) }
+
+func (b *Builder) str(s string) {
+	off := len(b.raw)
+	b.raw = append(b.raw, s...)
+	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(s))})
+}
+
+func (b *Builder) key(s string) {
+	b.str(s)
+	b.args[len(b.args)-1].key = true
+}
+
+func (b *Builder) int(i int64) {
+	off := len(b.raw)
+	b.raw = strconv.AppendInt(b.raw, i, 10)
+	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(b.raw) - off)})
+}
+
+// float writes f the shortest way that reads back as f; infinities as
+// +inf and -inf, as the server reads them.
+func (b *Builder) float(f float64) {
+	off := len(b.raw)
+	switch {
+	case math.IsInf(f, 1):
+		b.raw = append(b.raw, "+inf"...)
+	case math.IsInf(f, -1):
+		b.raw = append(b.raw, "-inf"...)
+	default:
+		b.raw = strconv.AppendFloat(b.raw, f, 'f', -1, 64)
+	}
+	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(b.raw) - off)})
+}
+
+// dur writes a duration in unit u, rounding up, and keeps it as the
+// command's timeout when the slot is the timeout slot (the caller says).
+func (b *Builder) dur(d time.Duration, u Unit) {
+	switch u {
+	case Seconds:
+		b.int(ceilDiv(d, time.Second))
+	case Milliseconds:
+		b.int(ceilDiv(d, time.Millisecond))
+	case DecimalSeconds:
+		ms := ceilDiv(d, time.Millisecond)
+		off := len(b.raw)
+		if ms < 0 {
+			b.raw = append(b.raw, '-')
+			ms = -ms
+		}
+		b.raw = strconv.AppendInt(b.raw, ms/1000, 10)
+		if f := ms % 1000; f != 0 {
+			b.raw = append(b.raw, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+			for b.raw[len(b.raw)-1] == '0' {
+				b.raw = b.raw[:len(b.raw)-1]
+			}
+		}
+		b.args = append(b.args, arg{off: uint32(off), n: uint32(len(b.raw) - off)})
+	}
+}
+
+// timeoutDur writes the timeout of a Blocking command.
+func (b *Builder) timeoutDur(d time.Duration, u Unit) {
+	b.timeout = d
+	b.dur(d, u)
+}
+
+// unix writes a point in time in whole seconds (truncated, as
+// time.Time.Unix) or milliseconds (time.Time.UnixMilli).
+func (b *Builder) unix(t time.Time, milli bool) {
+	if milli {
+		b.int(t.UnixMilli())
+		return
+	}
+	b.int(t.Unix())
+}
+
+// ceilDiv divides d by unit, rounding away from zero for a positive d,
+// so that a positive duration is never written as 0.
+func ceilDiv(d, unit time.Duration) int64 {
+	q := d / unit
+	if d%unit > 0 {
+		q++
+	}
+	return int64(q)
+}
+
+// build encodes the command begun with start.
+func (b *Builder) build(info *Info) Command {
+	b.close()
+	c := Command{info: info, b: b, kind: info.Kind, timeout: b.timeout}
+	if err := b.check(info); err != nil {
+		c.err = err
+		return c
+	}
+	if info.timeout >= 0 && b.set&(1<<uint(info.timeout)) == 0 && info.Kind&Blocking != 0 && info.required&(1<<uint(info.timeout)) == 0 {
+		c.kind &^= Blocking // XREAD without BLOCK
+	}
+	cb := resp.BuildCommand(b.out[:0], b.nargs+len(info.Words))
+	for _, w := range info.Words {
+		cb = cb.Arg(w)
+	}
+	pos := int32(len(info.Words))
+	for slot := 0; slot < info.slots; slot++ {
+		if b.set&(1<<uint(slot)) == 0 {
+			continue
+		}
+		for _, s := range b.spans {
+			if s.slot != int32(slot) {
+				continue
+			}
+			for i := s.start; i < s.end; i++ {
+				a := b.args[i]
+				if a.tok != "" {
+					cb = cb.Arg(a.tok)
+				} else {
+					cb = cb.ArgBytes(b.raw[a.off : a.off+a.n])
+				}
+				if a.key {
+					b.keys = append(b.keys, keyRef{pos: pos, arg: int32(i)})
+				}
+				pos++
+			}
+		}
+	}
+	c.cmd = cb.Cmd()
+	if len(c.cmd.Bytes()) > 0 {
+		b.out = c.cmd.Bytes()[:0]
+	}
+	return c
+}
+
+func (b *Builder) check(info *Info) error {
+	if b.bad != "" {
+		return &buildError{kind: ErrMissing, cmd: info.Name, opt: b.bad + " (the zero choice)"}
+	}
+	if miss := info.required &^ b.set; miss != 0 {
+		for slot := 0; slot < info.slots; slot++ {
+			if miss&(1<<uint(slot)) != 0 {
+				return &buildError{kind: ErrMissing, cmd: info.Name, opt: info.missing[slot]}
+			}
+		}
+	}
+	for slot, p := range info.reqIf {
+		if p >= 0 && b.set&(1<<uint(p)) != 0 && b.set&(1<<uint(slot)) == 0 {
+			return &buildError{kind: ErrMissing, cmd: info.Name, opt: info.missing[slot]}
+		}
+	}
+	for slot, d := range info.dep {
+		if d >= 0 && b.set&(1<<uint(slot)) != 0 && b.set&(1<<uint(d)) == 0 {
+			return &buildError{kind: ErrAlone, cmd: info.Name, opt: info.missing[slot] + " without " + info.missing[d]}
+		}
+	}
+	return nil
+}
+
+// Command is a built command: its encoded form and what is known about it
+// (name, kind, timeout, key positions). It views the memory of the Builder
+// that built it and is valid until that Builder starts the next command.
+type Command struct {
+	cmd     resp.Cmd
+	info    *Info
+	b       *Builder
+	err     error
+	kind    Kind
+	timeout time.Duration
+}
+
+// Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
+// with an Err is the zero resp.Cmd, which a connection refuses.
+func (c Command) Cmd() resp.Cmd { return c.cmd }
+
+// Err returns why the command cannot be sent (an error matching
+// ErrMissing or ErrAlone), or nil.
+func (c Command) Err() error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.cmd.Err()
+}
+
+// Info returns what is known about the command before it is built.
+func (c Command) Info() *Info { return c.info }
+
+// Name returns the command's name as COMMAND LIST has it ("get",
+// "client|kill").
+func (c Command) Name() string { return c.info.Name }
+
+// Kind returns the command's kind, with the options it was built with
+// (XREAD is Blocking only with BLOCK).
+func (c Command) Kind() Kind { return c.kind }
+
+// Timeout returns how long a Blocking command may wait on the server, as
+// given to its builder; 0 means for ever (or not Blocking).
+func (c Command) Timeout() time.Duration { return c.timeout }
+
+// Keys returns the number of keys the command names.
+func (c Command) Keys() int {
+	if c.err != nil {
+		return 0
+	}
+	return len(c.b.keys)
+}
+
+// KeyPos returns the position of key i among the command's arguments
+// (the name's words first: in GET k, k is at 1), as COMMAND GETKEYS
+// finds it.
+func (c Command) KeyPos(i int) int { return int(c.b.keys[i].pos) }
+
+// Key returns key i, a view of the Builder's memory.
+func (c Command) Key(i int) []byte {
+	a := c.b.args[c.b.keys[i].arg]
+	return c.b.raw[a.off : a.off+a.n]
+}
+
+// AppendKeyPos appends the position of every key to dst.
+func (c Command) AppendKeyPos(dst []int) []int {
+	if c.err != nil {
+		return dst
+	}
+	for _, p := range c.b.keys {
+		dst = append(dst, int(p.pos))
+	}
+	return dst
+}
+
+// String returns the command as text, its arguments quoted, for logs and
+// tests.
+func (c Command) String() string {
+	if err := c.Err(); err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return string(appendText(nil, c.cmd.Bytes()))
+}
+
+// appendText renders an encoded command (an array of bulk strings) as its
+// arguments, quoted where they hold spaces or bytes that are not printable.
+func appendText(dst, b []byte) []byte {
+	v, _, err := resp.Parse(b, resp.Limits{})
+	if err != nil {
+		return append(dst, "(malformed)"...)
+	}
+	for i, e := range v.Elems {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		if plain(e.Str) {
+			dst = append(dst, e.Str...)
+		} else {
+			dst = strconv.AppendQuote(dst, string(e.Str))
+		}
+	}
+	return dst
+}
+
+func plain(p []byte) bool {
+	if len(p) == 0 {
+		return false
+	}
+	for _, c := range p {
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
