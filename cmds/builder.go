@@ -397,6 +397,14 @@ func (c Command) Kind() Kind { return c.kind }
 // given to its builder; 0 means for ever (or not Blocking).
 func (c Command) Timeout() time.Duration { return c.timeout }
 
+// Args returns the number of arguments after the name's words.
+func (c Command) Args() int {
+	if c.err != nil {
+		return 0
+	}
+	return c.b.nargs
+}
+
 // Keys returns the number of keys the command names.
 func (c Command) Keys() int {
 	if c.err != nil {

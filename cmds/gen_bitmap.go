@@ -28,6 +28,7 @@ func (b *Builder) Bitcount(key string) Bitcount {
 
 // Range adds [start [end [BYTE | BIT]]].
 // Arguments: start.
+// Only in valkey-8.0.1.
 func (c Bitcount) Range(start int64) Bitcount {
 	c.b.open(1, false)
 	c.b.open(2, false)
@@ -37,6 +38,7 @@ func (c Bitcount) Range(start int64) Bitcount {
 
 // RangeEndUnitBlock adds [end [BYTE | BIT]].
 // Arguments: end, unit (one of the BitUnit constants (0 for none)).
+// Only in valkey-8.0.1.
 func (c Bitcount) RangeEndUnitBlock(end int64, unit BitUnit) Bitcount {
 	c.b.open(3, false)
 	c.b.int(end)

@@ -479,6 +479,7 @@ func (b *Builder) ClusterMeet(ip string, port int64) ClusterMeet {
 
 // ClusterBusPort adds [cluster-bus-port].
 // Arguments: clusterBusPort.
+// Since server version 4.0.0.
 func (c ClusterMeet) ClusterBusPort(clusterBusPort int64) ClusterMeet {
 	c.b.open(2, false)
 	c.b.int(clusterBusPort)
@@ -770,6 +771,8 @@ func (c ClusterSetslot) Stable() ClusterSetslot {
 
 // Timeout adds [TIMEOUT timeout].
 // Arguments: timeout (a duration).
+// Since server version 8.0.0.
+// Only in valkey-8.0.1.
 func (c ClusterSetslot) Timeout(timeout time.Duration) ClusterSetslot {
 	c.b.open(2, false)
 	c.b.tok("TIMEOUT")

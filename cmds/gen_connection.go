@@ -27,6 +27,7 @@ func (b *Builder) Auth(password string) Auth {
 
 // Username adds [username].
 // Arguments: username.
+// Since server version 6.0.0.
 func (c Auth) Username(username string) Auth {
 	c.b.open(0, false)
 	c.b.str(username)
@@ -250,6 +251,7 @@ func (c ClientKill) OldFormat(oldFormat string) ClientKill {
 
 // Id sets filter: ID client-id.
 // Arguments: clientId.
+// Since server version 2.8.12.
 func (c ClientKill) Id(clientId int64) ClientKill {
 	c.b.open(0, true)
 	c.b.tok("ID")
@@ -259,6 +261,8 @@ func (c ClientKill) Id(clientId int64) ClientKill {
 
 // Type sets filter: TYPE <NORMAL | MASTER | PRIMARY | SLAVE | REPLICA | PUBSUB>.
 // Arguments: clientType (one of the ClientKillClientType constants).
+// Since server version 2.8.12.
+// Only in valkey-8.0.1.
 func (c ClientKill) Type(clientType ClientKillClientType) ClientKill {
 	c.b.open(0, true)
 	c.b.tok("TYPE")
@@ -286,6 +290,7 @@ func (c ClientKill) Addr(addr string) ClientKill {
 
 // Laddr sets filter: LADDR ip:port.
 // Arguments: laddr.
+// Since server version 6.2.0.
 func (c ClientKill) Laddr(laddr string) ClientKill {
 	c.b.open(0, true)
 	c.b.tok("LADDR")
@@ -295,6 +300,7 @@ func (c ClientKill) Laddr(laddr string) ClientKill {
 
 // Skipme sets filter: SKIPME <YES | NO>.
 // Arguments: skipme (one of the YesNo constants).
+// Only in valkey-8.0.1.
 func (c ClientKill) Skipme(skipme YesNo) ClientKill {
 	c.b.open(0, true)
 	c.b.tok("SKIPME")
@@ -304,6 +310,8 @@ func (c ClientKill) Skipme(skipme YesNo) ClientKill {
 
 // Maxage sets filter: MAXAGE maxage.
 // Arguments: maxage (a duration).
+// Since server version 8.0.0.
+// Only in valkey-8.0.1.
 func (c ClientKill) Maxage(maxage time.Duration) ClientKill {
 	c.b.open(0, true)
 	c.b.tok("MAXAGE")
@@ -339,6 +347,7 @@ func (b *Builder) ClientList() ClientList {
 }
 
 // TypeNormal sets TYPE: NORMAL.
+// Since server version 5.0.0.
 func (c ClientList) TypeNormal() ClientList {
 	c.b.open(0, false)
 	c.b.tok("TYPE")
@@ -347,6 +356,7 @@ func (c ClientList) TypeNormal() ClientList {
 }
 
 // TypeMaster sets TYPE: MASTER.
+// Since server version 5.0.0.
 func (c ClientList) TypeMaster() ClientList {
 	c.b.open(0, false)
 	c.b.tok("TYPE")
@@ -355,6 +365,7 @@ func (c ClientList) TypeMaster() ClientList {
 }
 
 // TypeReplica sets TYPE: REPLICA.
+// Since server version 5.0.0.
 func (c ClientList) TypeReplica() ClientList {
 	c.b.open(0, false)
 	c.b.tok("TYPE")
@@ -363,6 +374,7 @@ func (c ClientList) TypeReplica() ClientList {
 }
 
 // TypePubsub sets TYPE: PUBSUB.
+// Since server version 5.0.0.
 func (c ClientList) TypePubsub() ClientList {
 	c.b.open(0, false)
 	c.b.tok("TYPE")
@@ -372,6 +384,8 @@ func (c ClientList) TypePubsub() ClientList {
 
 // Id adds [ID client-id [client-id ...]].
 // Arguments: clientId.
+// Since server version 6.2.0.
+// Only in valkey-8.0.1.
 func (c ClientList) Id(clientId ...int64) ClientList {
 	c.b.open(1, false)
 	c.b.tok("ID")
@@ -467,6 +481,7 @@ func (b *Builder) ClientPause(timeout time.Duration) ClientPause {
 }
 
 // Write sets mode: WRITE.
+// Since server version 6.2.0.
 func (c ClientPause) Write() ClientPause {
 	c.b.open(1, false)
 	c.b.tok("WRITE")
@@ -474,6 +489,7 @@ func (c ClientPause) Write() ClientPause {
 }
 
 // All sets mode: ALL.
+// Since server version 6.2.0.
 func (c ClientPause) All() ClientPause {
 	c.b.open(1, false)
 	c.b.tok("ALL")

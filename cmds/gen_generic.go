@@ -168,6 +168,7 @@ func (b *Builder) Expire(key string, seconds time.Duration) Expire {
 }
 
 // Nx sets condition: NX.
+// Since server version 7.0.0.
 func (c Expire) Nx() Expire {
 	c.b.open(2, false)
 	c.b.tok("NX")
@@ -175,6 +176,7 @@ func (c Expire) Nx() Expire {
 }
 
 // Xx sets condition: XX.
+// Since server version 7.0.0.
 func (c Expire) Xx() Expire {
 	c.b.open(2, false)
 	c.b.tok("XX")
@@ -182,6 +184,7 @@ func (c Expire) Xx() Expire {
 }
 
 // Gt sets condition: GT.
+// Since server version 7.0.0.
 func (c Expire) Gt() Expire {
 	c.b.open(2, false)
 	c.b.tok("GT")
@@ -189,6 +192,7 @@ func (c Expire) Gt() Expire {
 }
 
 // Lt sets condition: LT.
+// Since server version 7.0.0.
 func (c Expire) Lt() Expire {
 	c.b.open(2, false)
 	c.b.tok("LT")
@@ -228,6 +232,7 @@ func (b *Builder) Expireat(key string, unixTimeSeconds time.Time) Expireat {
 }
 
 // Nx sets condition: NX.
+// Since server version 7.0.0.
 func (c Expireat) Nx() Expireat {
 	c.b.open(2, false)
 	c.b.tok("NX")
@@ -235,6 +240,7 @@ func (c Expireat) Nx() Expireat {
 }
 
 // Xx sets condition: XX.
+// Since server version 7.0.0.
 func (c Expireat) Xx() Expireat {
 	c.b.open(2, false)
 	c.b.tok("XX")
@@ -242,6 +248,7 @@ func (c Expireat) Xx() Expireat {
 }
 
 // Gt sets condition: GT.
+// Since server version 7.0.0.
 func (c Expireat) Gt() Expireat {
 	c.b.open(2, false)
 	c.b.tok("GT")
@@ -249,6 +256,7 @@ func (c Expireat) Gt() Expireat {
 }
 
 // Lt sets condition: LT.
+// Since server version 7.0.0.
 func (c Expireat) Lt() Expireat {
 	c.b.open(2, false)
 	c.b.tok("LT")
@@ -364,6 +372,7 @@ func (c Migrate) EmptyString() Migrate {
 }
 
 // Copy adds [COPY].
+// Since server version 3.0.0.
 func (c Migrate) Copy() Migrate {
 	c.b.open(5, false)
 	c.b.tok("COPY")
@@ -371,6 +380,7 @@ func (c Migrate) Copy() Migrate {
 }
 
 // Replace adds [REPLACE].
+// Since server version 3.0.0.
 func (c Migrate) Replace() Migrate {
 	c.b.open(6, false)
 	c.b.tok("REPLACE")
@@ -379,6 +389,7 @@ func (c Migrate) Replace() Migrate {
 
 // Auth sets authentication: AUTH password.
 // Arguments: auth.
+// Since server version 4.0.7.
 func (c Migrate) Auth(auth string) Migrate {
 	c.b.open(7, false)
 	c.b.tok("AUTH")
@@ -388,6 +399,7 @@ func (c Migrate) Auth(auth string) Migrate {
 
 // Auth2 sets authentication: AUTH2 username password.
 // Arguments: username, password.
+// Since server version 6.0.0.
 func (c Migrate) Auth2(username string, password string) Migrate {
 	c.b.open(7, false)
 	c.b.tok("AUTH2")
@@ -398,6 +410,7 @@ func (c Migrate) Auth2(username string, password string) Migrate {
 
 // Keys adds [KEYS key [key ...]].
 // Arguments: keys (a key).
+// Since server version 3.0.6.
 func (c Migrate) Keys(keys ...string) Migrate {
 	c.b.open(8, false)
 	c.b.tok("KEYS")
@@ -640,6 +653,7 @@ func (b *Builder) Pexpire(key string, milliseconds time.Duration) Pexpire {
 }
 
 // Nx sets condition: NX.
+// Since server version 7.0.0.
 func (c Pexpire) Nx() Pexpire {
 	c.b.open(2, false)
 	c.b.tok("NX")
@@ -647,6 +661,7 @@ func (c Pexpire) Nx() Pexpire {
 }
 
 // Xx sets condition: XX.
+// Since server version 7.0.0.
 func (c Pexpire) Xx() Pexpire {
 	c.b.open(2, false)
 	c.b.tok("XX")
@@ -654,6 +669,7 @@ func (c Pexpire) Xx() Pexpire {
 }
 
 // Gt sets condition: GT.
+// Since server version 7.0.0.
 func (c Pexpire) Gt() Pexpire {
 	c.b.open(2, false)
 	c.b.tok("GT")
@@ -661,6 +677,7 @@ func (c Pexpire) Gt() Pexpire {
 }
 
 // Lt sets condition: LT.
+// Since server version 7.0.0.
 func (c Pexpire) Lt() Pexpire {
 	c.b.open(2, false)
 	c.b.tok("LT")
@@ -700,6 +717,7 @@ func (b *Builder) Pexpireat(key string, unixTimeMilliseconds time.Time) Pexpirea
 }
 
 // Nx sets condition: NX.
+// Since server version 7.0.0.
 func (c Pexpireat) Nx() Pexpireat {
 	c.b.open(2, false)
 	c.b.tok("NX")
@@ -707,6 +725,7 @@ func (c Pexpireat) Nx() Pexpireat {
 }
 
 // Xx sets condition: XX.
+// Since server version 7.0.0.
 func (c Pexpireat) Xx() Pexpireat {
 	c.b.open(2, false)
 	c.b.tok("XX")
@@ -714,6 +733,7 @@ func (c Pexpireat) Xx() Pexpireat {
 }
 
 // Gt sets condition: GT.
+// Since server version 7.0.0.
 func (c Pexpireat) Gt() Pexpireat {
 	c.b.open(2, false)
 	c.b.tok("GT")
@@ -721,6 +741,7 @@ func (c Pexpireat) Gt() Pexpireat {
 }
 
 // Lt sets condition: LT.
+// Since server version 7.0.0.
 func (c Pexpireat) Lt() Pexpireat {
 	c.b.open(2, false)
 	c.b.tok("LT")
@@ -906,6 +927,7 @@ func (b *Builder) Restore(key string, ttl int64, serializedValue string) Restore
 }
 
 // Replace adds [REPLACE].
+// Since server version 3.0.0.
 func (c Restore) Replace() Restore {
 	c.b.open(3, false)
 	c.b.tok("REPLACE")
@@ -913,6 +935,7 @@ func (c Restore) Replace() Restore {
 }
 
 // Absttl adds [ABSTTL].
+// Since server version 5.0.0.
 func (c Restore) Absttl() Restore {
 	c.b.open(4, false)
 	c.b.tok("ABSTTL")
@@ -921,6 +944,7 @@ func (c Restore) Absttl() Restore {
 
 // Idletime adds [IDLETIME seconds].
 // Arguments: seconds (a duration).
+// Since server version 5.0.0.
 func (c Restore) Idletime(seconds time.Duration) Restore {
 	c.b.open(5, false)
 	c.b.tok("IDLETIME")
@@ -930,6 +954,7 @@ func (c Restore) Idletime(seconds time.Duration) Restore {
 
 // Freq adds [FREQ frequency].
 // Arguments: frequency.
+// Since server version 5.0.0.
 func (c Restore) Freq(frequency int64) Restore {
 	c.b.open(6, false)
 	c.b.tok("FREQ")
@@ -987,6 +1012,7 @@ func (c Scan) Count(count int64) Scan {
 
 // Type adds [TYPE type].
 // Arguments: typeArg.
+// Since server version 6.0.0.
 func (c Scan) Type(typeArg string) Scan {
 	c.b.open(3, false)
 	c.b.tok("TYPE")

@@ -33,6 +33,7 @@ func (b *Builder) Geoadd(key string, data ...LongitudeLatitudeMember) Geoadd {
 }
 
 // Nx sets condition: NX.
+// Since server version 6.2.0.
 func (c Geoadd) Nx() Geoadd {
 	c.b.open(1, false)
 	c.b.tok("NX")
@@ -40,6 +41,7 @@ func (c Geoadd) Nx() Geoadd {
 }
 
 // Xx sets condition: XX.
+// Since server version 6.2.0.
 func (c Geoadd) Xx() Geoadd {
 	c.b.open(1, false)
 	c.b.tok("XX")
@@ -47,6 +49,7 @@ func (c Geoadd) Xx() Geoadd {
 }
 
 // Ch adds [CH].
+// Since server version 6.2.0.
 func (c Geoadd) Ch() Geoadd {
 	c.b.open(2, false)
 	c.b.tok("CH")

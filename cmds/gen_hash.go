@@ -405,6 +405,7 @@ func (c Hscan) Count(count int64) Hscan {
 }
 
 // Novalues adds [NOVALUES].
+// Only in valkey-8.0.1.
 func (c Hscan) Novalues() Hscan {
 	c.b.open(4, false)
 	c.b.tok("NOVALUES")

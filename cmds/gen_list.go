@@ -384,6 +384,7 @@ func (b *Builder) Lpop(key string) Lpop {
 
 // Count adds [count].
 // Arguments: count.
+// Since server version 6.2.0.
 func (c Lpop) Count(count int64) Lpop {
 	c.b.open(1, false)
 	c.b.int(count)
@@ -679,6 +680,7 @@ func (b *Builder) Rpop(key string) Rpop {
 
 // Count adds [count].
 // Arguments: count.
+// Since server version 6.2.0.
 func (c Rpop) Count(count int64) Rpop {
 	c.b.open(1, false)
 	c.b.int(count)

@@ -640,6 +640,7 @@ func (b *Builder) ScriptFlush() ScriptFlush {
 }
 
 // Async sets flush-type: ASYNC.
+// Since server version 6.2.0.
 func (c ScriptFlush) Async() ScriptFlush {
 	c.b.open(0, false)
 	c.b.tok("ASYNC")
@@ -647,6 +648,7 @@ func (c ScriptFlush) Async() ScriptFlush {
 }
 
 // Sync sets flush-type: SYNC.
+// Since server version 6.2.0.
 func (c ScriptFlush) Sync() ScriptFlush {
 	c.b.open(0, false)
 	c.b.tok("SYNC")

@@ -438,6 +438,7 @@ func (b *Builder) Bgsave() Bgsave {
 }
 
 // Schedule adds [SCHEDULE].
+// Since server version 3.2.2.
 func (c Bgsave) Schedule() Bgsave {
 	c.b.open(0, false)
 	c.b.tok("SCHEDULE")
@@ -535,6 +536,7 @@ func (b *Builder) CommandGetkeys(command string) CommandGetkeys {
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
+// Only in valkey-8.0.1.
 func (c CommandGetkeys) Arg(arg ...string) CommandGetkeys {
 	c.b.open(1, false)
 	for _, x := range arg {
@@ -574,6 +576,7 @@ func (b *Builder) CommandGetkeysandflags(command string) CommandGetkeysandflags 
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
+// Only in valkey-8.0.1.
 func (c CommandGetkeysandflags) Arg(arg ...string) CommandGetkeysandflags {
 	c.b.open(1, false)
 	for _, x := range arg {
@@ -941,6 +944,7 @@ func (b *Builder) Flushall() Flushall {
 }
 
 // Async sets flush-type: ASYNC.
+// Since server version 4.0.0.
 func (c Flushall) Async() Flushall {
 	c.b.open(0, false)
 	c.b.tok("ASYNC")
@@ -948,6 +952,7 @@ func (c Flushall) Async() Flushall {
 }
 
 // Sync sets flush-type: SYNC.
+// Since server version 6.2.0.
 func (c Flushall) Sync() Flushall {
 	c.b.open(0, false)
 	c.b.tok("SYNC")
@@ -982,6 +987,7 @@ func (b *Builder) Flushdb() Flushdb {
 }
 
 // Async sets flush-type: ASYNC.
+// Since server version 4.0.0.
 func (c Flushdb) Async() Flushdb {
 	c.b.open(0, false)
 	c.b.tok("ASYNC")
@@ -989,6 +995,7 @@ func (c Flushdb) Async() Flushdb {
 }
 
 // Sync sets flush-type: SYNC.
+// Since server version 6.2.0.
 func (c Flushdb) Sync() Flushdb {
 	c.b.open(0, false)
 	c.b.tok("SYNC")
@@ -1581,6 +1588,7 @@ func (c ModuleLoadex) Config(configs ...NameValue) ModuleLoadex {
 
 // Args adds [ARGS args [args ...]].
 // Arguments: args.
+// Only in valkey-8.0.1.
 func (c ModuleLoadex) Args(args ...string) ModuleLoadex {
 	c.b.open(2, false)
 	c.b.tok("ARGS")
@@ -1719,6 +1727,7 @@ func (b *Builder) RestoreAsking(key string, ttl int64, serializedValue string) R
 }
 
 // Replace adds [REPLACE].
+// Since server version 3.0.0.
 func (c RestoreAsking) Replace() RestoreAsking {
 	c.b.open(3, false)
 	c.b.tok("REPLACE")
@@ -1726,6 +1735,7 @@ func (c RestoreAsking) Replace() RestoreAsking {
 }
 
 // Absttl adds [ABSTTL].
+// Since server version 5.0.0.
 func (c RestoreAsking) Absttl() RestoreAsking {
 	c.b.open(4, false)
 	c.b.tok("ABSTTL")
@@ -1734,6 +1744,7 @@ func (c RestoreAsking) Absttl() RestoreAsking {
 
 // Idletime adds [IDLETIME seconds].
 // Arguments: seconds (a duration).
+// Since server version 5.0.0.
 func (c RestoreAsking) Idletime(seconds time.Duration) RestoreAsking {
 	c.b.open(5, false)
 	c.b.tok("IDLETIME")
@@ -1743,6 +1754,7 @@ func (c RestoreAsking) Idletime(seconds time.Duration) RestoreAsking {
 
 // Freq adds [FREQ frequency].
 // Arguments: frequency.
+// Since server version 5.0.0.
 func (c RestoreAsking) Freq(frequency int64) RestoreAsking {
 	c.b.open(6, false)
 	c.b.tok("FREQ")
@@ -1826,6 +1838,7 @@ func (b *Builder) Shutdown() Shutdown {
 
 // SaveSelectorBlock sets abort-selector: [NOSAVE | SAVE] [NOW] [FORCE].
 // Arguments: saveSelector (one of the ShutdownSaveSelector constants (0 for none)), now (adds NOW), force (adds FORCE).
+// Only in valkey-8.0.1.
 func (c Shutdown) SaveSelectorBlock(saveSelector ShutdownSaveSelector, now bool, force bool) Shutdown {
 	c.b.open(0, false)
 	if saveSelector != 0 {
@@ -1841,6 +1854,7 @@ func (c Shutdown) SaveSelectorBlock(saveSelector ShutdownSaveSelector, now bool,
 }
 
 // Abort sets abort-selector: ABORT.
+// Since server version 7.0.0.
 func (c Shutdown) Abort() Shutdown {
 	c.b.open(0, false)
 	c.b.tok("ABORT")

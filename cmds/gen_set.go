@@ -386,6 +386,7 @@ func (b *Builder) Spop(key string) Spop {
 
 // Count adds [count].
 // Arguments: count.
+// Since server version 3.2.0.
 func (c Spop) Count(count int64) Spop {
 	c.b.open(1, false)
 	c.b.int(count)
@@ -424,6 +425,7 @@ func (b *Builder) Srandmember(key string) Srandmember {
 
 // Count adds [count].
 // Arguments: count.
+// Since server version 2.6.0.
 func (c Srandmember) Count(count int64) Srandmember {
 	c.b.open(1, false)
 	c.b.int(count)

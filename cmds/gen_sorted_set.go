@@ -141,6 +141,7 @@ func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
 }
 
 // Nx sets condition: NX.
+// Since server version 3.0.2.
 func (c Zadd) Nx() Zadd {
 	c.b.open(1, false)
 	c.b.tok("NX")
@@ -148,6 +149,7 @@ func (c Zadd) Nx() Zadd {
 }
 
 // Xx sets condition: XX.
+// Since server version 3.0.2.
 func (c Zadd) Xx() Zadd {
 	c.b.open(1, false)
 	c.b.tok("XX")
@@ -155,6 +157,7 @@ func (c Zadd) Xx() Zadd {
 }
 
 // Gt sets comparison: GT.
+// Since server version 6.2.0.
 func (c Zadd) Gt() Zadd {
 	c.b.open(2, false)
 	c.b.tok("GT")
@@ -162,6 +165,7 @@ func (c Zadd) Gt() Zadd {
 }
 
 // Lt sets comparison: LT.
+// Since server version 6.2.0.
 func (c Zadd) Lt() Zadd {
 	c.b.open(2, false)
 	c.b.tok("LT")
@@ -169,6 +173,7 @@ func (c Zadd) Lt() Zadd {
 }
 
 // Ch adds [CH].
+// Since server version 3.0.2.
 func (c Zadd) Ch() Zadd {
 	c.b.open(3, false)
 	c.b.tok("CH")
@@ -176,6 +181,7 @@ func (c Zadd) Ch() Zadd {
 }
 
 // Incr adds [INCR].
+// Since server version 3.0.2.
 func (c Zadd) Incr() Zadd {
 	c.b.open(4, false)
 	c.b.tok("INCR")
@@ -799,6 +805,7 @@ func (b *Builder) Zrange(key string, start string, stop string) Zrange {
 }
 
 // Byscore sets sortby: BYSCORE.
+// Since server version 6.2.0.
 func (c Zrange) Byscore() Zrange {
 	c.b.open(3, false)
 	c.b.tok("BYSCORE")
@@ -806,6 +813,7 @@ func (c Zrange) Byscore() Zrange {
 }
 
 // Bylex sets sortby: BYLEX.
+// Since server version 6.2.0.
 func (c Zrange) Bylex() Zrange {
 	c.b.open(3, false)
 	c.b.tok("BYLEX")
@@ -813,6 +821,7 @@ func (c Zrange) Bylex() Zrange {
 }
 
 // Rev adds [REV].
+// Since server version 6.2.0.
 func (c Zrange) Rev() Zrange {
 	c.b.open(4, false)
 	c.b.tok("REV")
@@ -821,6 +830,7 @@ func (c Zrange) Rev() Zrange {
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
+// Since server version 6.2.0.
 func (c Zrange) Limit(offset int64, count int64) Zrange {
 	c.b.open(5, false)
 	c.b.tok("LIMIT")
@@ -919,6 +929,7 @@ func (b *Builder) Zrangebyscore(key string, min string, max string) Zrangebyscor
 }
 
 // Withscores adds [WITHSCORES].
+// Since server version 2.0.0.
 func (c Zrangebyscore) Withscores() Zrangebyscore {
 	c.b.open(3, false)
 	c.b.tok("WITHSCORES")
@@ -1035,6 +1046,7 @@ func (b *Builder) Zrank(key string, member string) Zrank {
 }
 
 // Withscore adds [WITHSCORE].
+// Only in valkey-8.0.1.
 func (c Zrank) Withscore() Zrank {
 	c.b.open(2, false)
 	c.b.tok("WITHSCORE")
@@ -1348,6 +1360,7 @@ func (b *Builder) Zrevrank(key string, member string) Zrevrank {
 }
 
 // Withscore adds [WITHSCORE].
+// Only in valkey-8.0.1.
 func (c Zrevrank) Withscore() Zrevrank {
 	c.b.open(2, false)
 	c.b.tok("WITHSCORE")
@@ -1405,6 +1418,7 @@ func (c Zscan) Count(count int64) Zscan {
 }
 
 // Noscores adds [NOSCORES].
+// Only in valkey-8.0.1.
 func (c Zscan) Noscores() Zscan {
 	c.b.open(4, false)
 	c.b.tok("NOSCORES")

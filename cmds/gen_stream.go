@@ -67,6 +67,7 @@ func (b *Builder) Xadd(key string, data ...FieldValue) Xadd {
 }
 
 // Nomkstream adds [NOMKSTREAM].
+// Since server version 6.2.0.
 func (c Xadd) Nomkstream() Xadd {
 	c.b.open(1, false)
 	c.b.tok("NOMKSTREAM")
@@ -100,6 +101,7 @@ func (c Xadd) TrimApproximately() Xadd {
 
 // TrimLimit adds [LIMIT count].
 // Arguments: count.
+// Since server version 6.2.0.
 func (c Xadd) TrimLimit(count int64) Xadd {
 	c.b.open(6, false)
 	c.b.tok("LIMIT")
@@ -651,6 +653,7 @@ func (b *Builder) XinfoStream(key string) XinfoStream {
 }
 
 // Full adds [FULL [COUNT count]].
+// Only in valkey-8.0.1.
 func (c XinfoStream) Full() XinfoStream {
 	c.b.open(1, false)
 	c.b.open(2, false)
@@ -660,6 +663,7 @@ func (c XinfoStream) Full() XinfoStream {
 
 // FullBlockCount adds [COUNT count].
 // Arguments: count.
+// Only in valkey-8.0.1.
 func (c XinfoStream) FullBlockCount(count int64) XinfoStream {
 	c.b.open(3, false)
 	c.b.tok("COUNT")
@@ -744,6 +748,7 @@ func (c Xpending) Idle(start string, end string, count int64) Xpending {
 
 // FiltersIdle adds [IDLE min-idle-time].
 // Arguments: minIdleTime (a duration).
+// Since server version 6.2.0.
 func (c Xpending) FiltersIdle(minIdleTime time.Duration) Xpending {
 	c.b.open(3, false)
 	c.b.tok("IDLE")
@@ -998,6 +1003,7 @@ func (b *Builder) Xsetid(key string, lastId string) Xsetid {
 
 // Entriesadded adds [ENTRIESADDED entries-added].
 // Arguments: entriesAdded.
+// Since server version 7.0.0.
 func (c Xsetid) Entriesadded(entriesAdded int64) Xsetid {
 	c.b.open(2, false)
 	c.b.tok("ENTRIESADDED")
@@ -1007,6 +1013,7 @@ func (c Xsetid) Entriesadded(entriesAdded int64) Xsetid {
 
 // Maxdeletedid adds [MAXDELETEDID max-deleted-id].
 // Arguments: maxDeletedId.
+// Since server version 7.0.0.
 func (c Xsetid) Maxdeletedid(maxDeletedId string) Xsetid {
 	c.b.open(3, false)
 	c.b.tok("MAXDELETEDID")
@@ -1065,6 +1072,7 @@ func (c Xtrim) TrimApproximately() Xtrim {
 
 // TrimLimit adds [LIMIT count].
 // Arguments: count.
+// Since server version 6.2.0.
 func (c Xtrim) TrimLimit(count int64) Xtrim {
 	c.b.open(5, false)
 	c.b.tok("LIMIT")

@@ -599,6 +599,7 @@ func (b *Builder) Set(key string, value string) Set {
 }
 
 // Nx sets condition: NX.
+// Since server version 2.6.12.
 func (c Set) Nx() Set {
 	c.b.open(2, false)
 	c.b.tok("NX")
@@ -606,6 +607,7 @@ func (c Set) Nx() Set {
 }
 
 // Xx sets condition: XX.
+// Since server version 2.6.12.
 func (c Set) Xx() Set {
 	c.b.open(2, false)
 	c.b.tok("XX")
@@ -613,6 +615,7 @@ func (c Set) Xx() Set {
 }
 
 // Get adds [GET].
+// Since server version 6.2.0.
 func (c Set) Get() Set {
 	c.b.open(3, false)
 	c.b.tok("GET")
@@ -621,6 +624,7 @@ func (c Set) Get() Set {
 
 // Ex sets expiration: EX seconds.
 // Arguments: seconds (a duration).
+// Since server version 2.6.12.
 func (c Set) Ex(seconds time.Duration) Set {
 	c.b.open(4, false)
 	c.b.tok("EX")
@@ -630,6 +634,7 @@ func (c Set) Ex(seconds time.Duration) Set {
 
 // Px sets expiration: PX milliseconds.
 // Arguments: milliseconds (a duration).
+// Since server version 2.6.12.
 func (c Set) Px(milliseconds time.Duration) Set {
 	c.b.open(4, false)
 	c.b.tok("PX")
@@ -639,6 +644,7 @@ func (c Set) Px(milliseconds time.Duration) Set {
 
 // Exat sets expiration: EXAT unix-time-seconds.
 // Arguments: unixTimeSeconds (a point in time).
+// Since server version 6.2.0.
 func (c Set) Exat(unixTimeSeconds time.Time) Set {
 	c.b.open(4, false)
 	c.b.tok("EXAT")
@@ -648,6 +654,7 @@ func (c Set) Exat(unixTimeSeconds time.Time) Set {
 
 // Pxat sets expiration: PXAT unix-time-milliseconds.
 // Arguments: unixTimeMilliseconds (a point in time).
+// Since server version 6.2.0.
 func (c Set) Pxat(unixTimeMilliseconds time.Time) Set {
 	c.b.open(4, false)
 	c.b.tok("PXAT")
@@ -656,6 +663,7 @@ func (c Set) Pxat(unixTimeMilliseconds time.Time) Set {
 }
 
 // Keepttl sets expiration: KEEPTTL.
+// Since server version 6.0.0.
 func (c Set) Keepttl() Set {
 	c.b.open(4, false)
 	c.b.tok("KEEPTTL")

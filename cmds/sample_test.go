@@ -6,7 +6,9 @@ import "time"
 type sample struct {
 	name string
 	min  func(b *Builder) Command // required arguments only
-	max  func(b *Builder) Command // every option, the first of each choice
+	// max: every option the server has (has reports whether the server
+	// is one of the tables named), the first of each choice
+	max func(b *Builder, has func(servers ...string) bool) Command
 }
 
 var sampleTime = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -21,8 +21,12 @@ type method struct {
 	Doc    []string
 	Params []param
 	Code   []string // body; "B" stands for the Builder
-	// Sample is a call of the method with sample arguments, for the tests.
-	Sample string
+	// Since is the server version that added the argument, when the
+	// docs say.
+	Since string
+	// Servers are the tables whose docs have the argument, when not all
+	// the command's tables do.
+	Servers []string
 }
 
 // enumType is a generated type for a choice among tokens.
@@ -62,6 +66,37 @@ type cmdOut struct {
 	Syntax   string
 	Shape    string
 	methods  names
+	paths    map[string]map[string]bool // table → argument paths its docs have
+}
+
+// serversOf returns the tables whose docs have an argument of a's shape
+// (its types and tokens: the docs of the servers name arguments
+// differently), nil when all of the command's tables do.
+func (o *cmdOut) serversOf(a *argument) []string {
+	sig := shapeSig(a)
+	var in []string
+	for _, f := range o.C.Servers {
+		if o.paths[f][sig] {
+			in = append(in, f)
+		}
+	}
+	if len(in) == len(o.C.Servers) {
+		return nil
+	}
+	return in
+}
+
+// shapeSig is an argument's types and tokens, without names and flags.
+func shapeSig(a *argument) string {
+	s := a.Type + ":" + a.Token
+	if len(a.Arguments) > 0 {
+		var parts []string
+		for _, c := range a.Arguments {
+			parts = append(parts, shapeSig(c))
+		}
+		s += "(" + strings.Join(parts, ",") + ")"
+	}
+	return s
 }
 
 type gen struct {
@@ -114,7 +149,23 @@ func (g *gen) command(c *command) (out *cmdOut, err error) {
 	o.InfoName = "info" + o.GoName
 	o.Ctor = method{Name: o.GoName}
 	ctorNames := names{}
-	o.place(g, c.Doc.Arguments, -1, "", &o.Ctor, ctorNames, true)
+	o.paths = map[string]map[string]bool{}
+	for _, f := range c.Servers {
+		d := c.Doc
+		if od := c.Other[f]; od != nil {
+			d = od
+		}
+		o.paths[f] = map[string]bool{}
+		var walk func(string, []*argument)
+		walk = func(p string, args []*argument) {
+			for _, a := range args {
+				o.paths[f][shapeSig(a)] = true
+				walk(p+"/"+a.Name, a.Arguments)
+			}
+		}
+		walk("", d.Arguments)
+	}
+	o.place(g, c.Doc.Arguments, -1, "", &o.Ctor, ctorNames, true, "", "")
 	o.Syntax = strings.Join(c.Words, " ")
 	if s := syntax(c.Doc.Arguments); s != "" {
 		o.Syntax += " " + s
@@ -146,9 +197,11 @@ func (o *cmdOut) slot(name string, dep int) int {
 // place lays out args at one level: required arguments that one call can
 // encode go to head (the constructor, or the method of the block they are
 // in), the others to methods of their own.
-func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *method, hn names, top bool) {
+func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *method, hn names, top bool, since, path string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		apath := path + "/" + a.Name
+		_ = apath
 		if isNumkeys(args, i) {
 			continue // written from the length of the keys that follow
 		}
@@ -195,6 +248,8 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 				}
 				m.Code = append(m.Code, v.code...)
 				m.Doc = append(m.Doc, fmt.Sprintf("%s sets %s: %s.", m.Name, argLabel(a), syntax([]*argument{alt})))
+				m.Since = maxSince(since, a.Since, alt.Since)
+				m.Servers = o.serversOf(alt)
 				o.Methods = append(o.Methods, m)
 				o.noteTimeout(g, alt, s)
 			}
@@ -213,6 +268,8 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			}
 			m.Code = append(m.Code, v.code...)
 			m.Doc = append(m.Doc, fmt.Sprintf("%s adds %s.", m.Name, syntax([]*argument{a})))
+			m.Since = maxSince(since, a.Since)
+			m.Servers = o.serversOf(a)
 			o.Methods = append(o.Methods, m)
 			o.noteTimeout(g, a, s)
 		case a.Type == "block" && !a.multiple():
@@ -222,6 +279,8 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			if a.optional() {
 				m := method{Name: o.methods.take(prefix + optName(a))}
 				m.Doc = append(m.Doc, fmt.Sprintf("%s adds %s.", m.Name, syntax([]*argument{a})))
+				m.Since = maxSince(since, a.Since)
+				m.Servers = o.serversOf(a)
 				o.Methods = append(o.Methods, m)
 				h = &o.Methods[len(o.Methods)-1]
 				hnames = names{}
@@ -240,10 +299,16 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 				cp := o.Methods[idx]
 				h = &cp
 			}
-			o.place(g, a.Arguments, s, prefix+camel(a.Name), h, hnames, top && !a.optional())
+			o.place(g, a.Arguments, s, prefix+camel(a.Name), h, hnames, top && !a.optional(), maxSince(since, a.Since), apath)
 			if idx >= 0 {
 				// Methods placed meanwhile come after; the head keeps its index.
 				o.Methods[idx].Params, o.Methods[idx].Code = h.Params, h.Code
+				// An option of the block is only where the block is.
+				for k := idx + 1; k < len(o.Methods); k++ {
+					if o.Methods[k].Servers == nil {
+						o.Methods[k].Servers = o.Methods[idx].Servers
+					}
+				}
 			}
 		default:
 			fail("argument %q (%s) has a shape the generator does not handle", a.Name, syntax([]*argument{a}))
@@ -750,4 +815,33 @@ func generate(cs []*command) (*gen, []*cmdOut, []excluded) {
 	}
 	sort.Slice(ex, func(i, j int) bool { return ex[i].Name < ex[j].Name })
 	return g, outs, ex
+}
+
+// maxSince returns the latest of versions ("6.2.0"), "" for none.
+func maxSince(vs ...string) string {
+	best := ""
+	for _, v := range vs {
+		if v != "" && (best == "" || versionLess(best, v)) {
+			best = v
+		}
+	}
+	return best
+}
+
+// versionLess compares dotted versions numerically.
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) || i < len(pb); i++ {
+		var x, y int
+		if i < len(pa) {
+			fmt.Sscan(pa[i], &x)
+		}
+		if i < len(pb) {
+			fmt.Sscan(pb[i], &y)
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
 }

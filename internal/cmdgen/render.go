@@ -178,6 +178,12 @@ func renderCommand(b *bytes.Buffer, o *cmdOut) {
 		if len(m.Params) > 0 {
 			fmt.Fprintf(b, "// Arguments: %s.\n", paramDoc(m.Params))
 		}
+		if m.Since != "" {
+			fmt.Fprintf(b, "// Since server version %s.\n", m.Since)
+		}
+		if m.Servers != nil {
+			fmt.Fprintf(b, "// Only in %s.\n", orNone(m.Servers))
+		}
 		fmt.Fprintf(b, "func (c %s) %s(%s) %s {\n", o.TypeName, m.Name, sig(m.Params), o.TypeName)
 		b.WriteString(code(m.Code, "c.b"))
 		b.WriteString("\treturn c\n}\n\n")
@@ -299,11 +305,11 @@ func renderTypes(b *bytes.Buffer, g *gen, outs []*cmdOut, ex []excluded, ts []*t
 }
 
 func renderSamples(b *bytes.Buffer, outs []*cmdOut) {
-	b.WriteString("// samples build every generated command with sample arguments: with its\n// required arguments only, and with every option (the first of each choice).\nvar samples = []sample{\n")
+	b.WriteString("// samples build every generated command with sample arguments: with its\n// required arguments only, and with every option the server has (the first\n// of each choice).\nvar samples = []sample{\n")
 	for _, o := range outs {
 		ctor := fmt.Sprintf("b.%s(%s)", o.GoName, sampleArgs(o.Ctor.Params))
 		var all strings.Builder
-		all.WriteString(ctor)
+		all.WriteString("c := " + ctor + "\n")
 		var first strings.Builder
 		first.WriteString(ctor)
 		seen := map[string]bool{}
@@ -317,16 +323,35 @@ func renderSamples(b *bytes.Buffer, outs []*cmdOut) {
 			}
 			call := fmt.Sprintf(".%s(%s)", m.Name, sampleArgs(m.Params))
 			if !seen[slot] {
-				all.WriteString(call)
+				if m.Servers != nil {
+					fmt.Fprintf(&all, "if has(%s) {\nc = c%s\n}\n", quoteAll(m.Servers), call)
+				} else {
+					fmt.Fprintf(&all, "c = c%s\n", call)
+				}
 				if o.Required&(1<<slotOf(slot)) != 0 {
 					first.WriteString(call)
 				}
 			}
 			seen[slot] = true
 		}
-		fmt.Fprintf(b, "\t{%q, func(b *Builder) Command { return %s.Build() }, func(b *Builder) Command { return %s.Build() }},\n", o.C.Name, first.String(), all.String())
+		fmt.Fprintf(b, "\t{%q, func(b *Builder) Command { return %s.Build() }, func(b *Builder, has func(servers ...string) bool) Command {\n%sreturn c.Build()\n}},\n", o.C.Name, first.String(), all.String())
 	}
 	b.WriteString("}\n")
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none of the captured servers' docs (a doc of one server lacks it, the other lists it elsewhere)"
+	}
+	return strings.Join(s, ", ")
+}
+
+func quoteAll(s []string) string {
+	var q []string
+	for _, x := range s {
+		q = append(q, fmt.Sprintf("%q", x))
+	}
+	return strings.Join(q, ", ")
 }
 
 func slotOf(open string) uint {

@@ -133,6 +133,10 @@ func sampleOf(typ string, a *argument, i int) string {
 			return fmt.Sprintf("%q", fmt.Sprintf("{k}%s%d", a.Name, i))
 		case a.Name == "id" || strings.HasSuffix(a.Name, "-id") || a.Name == "start" || a.Name == "end" || a.Name == "lastid":
 			return `"0-1"`
+		case a.Name == "rule":
+			return `"on"`
+		case a.Name == "command":
+			return `"PING"`
 		case a.Name == "min" || a.Name == "max":
 			return `"1"`
 		case a.Name == "stop":

@@ -1,0 +1,203 @@
+package cmds
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// notRun are the commands the server tests do not send, and why.
+var notRun = map[string]string{
+	"shutdown": "stops the shared test server",
+}
+
+// conflicting are the commands whose sample with every option holds
+// options the server refuses together (the docs list them all as
+// options), and why; their sample of required arguments still runs.
+var conflicting = map[string]string{
+	"failover":       "TO and ABORT do not go together",
+	"restore":        "IDLETIME and FREQ do not go together",
+	"restore-asking": "IDLETIME and FREQ do not go together",
+	"client|list":    "TYPE and ID do not go together on Redis 7.0",
+}
+
+// refusals are the error texts that mean the server did not accept a
+// command's shape: what a builder must never produce.
+var refusals = []string{"syntax error", "wrong number of arguments", "unknown subcommand", "unknown command"}
+
+// serverCommands returns the arity of every command the running server
+// has (COMMAND INFO), by name.
+func serverCommands(t *testing.T) map[string]int {
+	t.Helper()
+	r := dialRaw(t, 2)
+	v, err := r.do(resp.AppendCommand(nil, "COMMAND", "INFO"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := map[string]int{}
+	var add func(v resp.Value)
+	add = func(v resp.Value) {
+		n, _ := v.Elems[1].AsInt()
+		has[v.Elems[0].Text()] = int(n)
+		if len(v.Elems) > 9 {
+			for _, s := range v.Elems[9].Elems {
+				add(s)
+			}
+		}
+	}
+	for _, e := range v.Elems {
+		add(e)
+	}
+	return has
+}
+
+// tooFew reports whether a command has fewer arguments than the server's
+// arity asks: Redis 7.0 wants one argument more than its docs and
+// Valkey's require after COMMAND GETKEYS's command (arity -4, Valkey -3).
+func tooFew(arity int, cmd Command) bool {
+	n := len(cmd.Info().Words) + cmd.Args()
+	return arity < 0 && n < -arity
+}
+
+// TestAcceptedByServer sends every generated command, built with sample
+// arguments (required ones only, and every option), to the real server
+// under RESP2 and RESP3: none may be refused for its shape. Errors about
+// the sample values (WRONGTYPE, no such key, cluster support disabled)
+// are fine: the server parsed the command.
+func TestAcceptedByServer(t *testing.T) {
+	servertest.Need(t, srv)
+	has := serverCommands(t)
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			srv.Flush(t)
+			var b Builder
+			sent := 0
+			for _, s := range samples {
+				if why, ok := notRun[s.name]; ok {
+					t.Logf("%s: not run: %s", s.name, why)
+					continue
+				}
+				arity, ok := has[s.name]
+				if !ok {
+					t.Logf("%s: not run: %s %s has no such command", s.name, srv.Name, srv.Version)
+					continue
+				}
+				for i, build := range builds(s) {
+					if i == 1 && conflicting[s.name] != "" {
+						t.Logf("%s: every option: not run: %s", s.name, conflicting[s.name])
+						continue
+					}
+					cmd := build(&b)
+					if err := cmd.Err(); err != nil {
+						t.Errorf("%s sample %d: %v", s.name, i, err)
+						continue
+					}
+					text := cmd.String()
+					if tooFew(arity, cmd) {
+						t.Logf("%s: not run: %s %s wants at least %d arguments", text, srv.Name, srv.Version, -arity)
+						continue
+					}
+					r := dialRaw(t, proto)
+					v, err := r.do(cmd.Cmd().Bytes())
+					if err != nil {
+						t.Errorf("%s: %v", text, err)
+						continue
+					}
+					sent++
+					if v.IsError() {
+						msg := strings.ToLower(v.Text())
+						for _, bad := range refusals {
+							if strings.Contains(msg, bad) {
+								t.Errorf("%s: refused: %s", text, v.Text())
+							}
+						}
+						t.Logf("%s: %s", text, v.Text())
+					}
+					if s.name == "replicaof" || s.name == "slaveof" {
+						if _, err := srv.Do("REPLICAOF", "NO", "ONE"); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			t.Logf("%d commands sent", sent)
+		})
+	}
+}
+
+// TestKeysAsServerFinds compares the keys every generated command names
+// (from its builder) with what the server's COMMAND GETKEYS finds in the
+// same command.
+func TestKeysAsServerFinds(t *testing.T) {
+	servertest.Need(t, srv)
+	has := serverCommands(t)
+	r := dialRaw(t, 2)
+	var b Builder
+	compared := 0
+	for _, s := range samples {
+		if _, ok := has[s.name]; !ok {
+			continue
+		}
+		for i, build := range builds(s) {
+			cmd := build(&b)
+			if cmd.Err() != nil {
+				continue
+			}
+			var ours []string
+			for k := 0; k < cmd.Keys(); k++ {
+				ours = append(ours, string(cmd.Key(k)))
+				a := args(t, cmd.Cmd())
+				if p := cmd.KeyPos(k); p >= len(a) || a[p] != ours[k] {
+					t.Errorf("%s: key %d at %d is not %q", cmd, k, p, ours[k])
+				}
+			}
+			get := append([]string{"COMMAND", "GETKEYS"}, args(t, cmd.Cmd())...)
+			v, err := r.do(resp.AppendCommand(nil, get...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.IsError() {
+				msg := v.Text()
+				if strings.Contains(msg, "no key arguments") || strings.Contains(msg, "key arguments") && len(ours) == 0 {
+					if len(ours) != 0 {
+						t.Errorf("%s (sample %d): ours %q, the server finds none", cmd, i, ours)
+					}
+					continue
+				}
+				t.Logf("%s (sample %d): GETKEYS: %s (ours %q)", cmd, i, msg, ours)
+				continue
+			}
+			var theirs []string
+			for _, e := range v.Elems {
+				theirs = append(theirs, e.Text())
+			}
+			compared++
+			if !slices.Equal(ours, theirs) {
+				t.Errorf("%s (sample %d): keys %q, the server finds %q", cmd, i, ours, theirs)
+			}
+		}
+	}
+	t.Logf("%d commands compared", compared)
+}
+
+// running is the name of the running server's table, "valkey-8.0.1".
+func running() string { return srv.Name + "-" + srv.Version }
+
+// has reports whether the running server is one of the tables named; a
+// server of another version than the tables' is taken to have every
+// option.
+func has(servers ...string) bool {
+	if _, known := serverLists[running()]; !known {
+		return true
+	}
+	return slices.Contains(servers, running())
+}
+
+// builds returns a sample's two builds.
+func builds(s sample) []func(*Builder) Command {
+	return []func(*Builder) Command{s.min, func(b *Builder) Command { return s.max(b, has) }}
+}
