@@ -985,10 +985,10 @@ type Scan struct{ b *Builder }
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/scan/
-func (b *Builder) Scan(cursor int64) Scan {
+func (b *Builder) Scan(cursor string) Scan {
 	b.start()
 	b.open(0, false)
-	b.int(cursor)
+	b.str(cursor)
 	return Scan{b}
 }
 

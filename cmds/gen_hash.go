@@ -377,12 +377,12 @@ type Hscan struct{ b *Builder }
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hscan/
-func (b *Builder) Hscan(key string, cursor int64) Hscan {
+func (b *Builder) Hscan(key string, cursor string) Hscan {
 	b.start()
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
-	b.int(cursor)
+	b.str(cursor)
 	return Hscan{b}
 }
 

@@ -737,8 +737,8 @@ var samples = []sample{
 		c = c.Options(1, true)
 		return c.Build()
 	}},
-	{"hscan", func(b *Builder) Command { return b.Hscan("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
-		c := b.Hscan("{k}key1", 1)
+	{"hscan", func(b *Builder) Command { return b.Hscan("{k}key1", "0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hscan("{k}key1", "0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
 		if has("valkey-8.0.1") {
@@ -1168,8 +1168,8 @@ var samples = []sample{
 		c := b.Save()
 		return c.Build()
 	}},
-	{"scan", func(b *Builder) Command { return b.Scan(1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
-		c := b.Scan(1)
+	{"scan", func(b *Builder) Command { return b.Scan("0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Scan("0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
 		c = c.Type("vtype")
@@ -1338,8 +1338,8 @@ var samples = []sample{
 		c := b.Srem("{k}key1", []string{"vmember"}...)
 		return c.Build()
 	}},
-	{"sscan", func(b *Builder) Command { return b.Sscan("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
-		c := b.Sscan("{k}key1", 1)
+	{"sscan", func(b *Builder) Command { return b.Sscan("{k}key1", "0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sscan("{k}key1", "0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
 		return c.Build()
@@ -1514,7 +1514,7 @@ var samples = []sample{
 	}},
 	{"xpending", func(b *Builder) Command { return b.Xpending("{k}key1", "vgroup").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xpending("{k}key1", "vgroup")
-		c = c.Idle("0-1", "0-1", 1)
+		c = c.Filters("0-1", "0-1", 1)
 		c = c.FiltersIdle(10 * time.Millisecond)
 		c = c.FiltersConsumer("vconsumer")
 		return c.Build()
@@ -1583,8 +1583,8 @@ var samples = []sample{
 		c := b.Zdiffstore("{k}destination1", []string{"{k}key2"}...)
 		return c.Build()
 	}},
-	{"zincrby", func(b *Builder) Command { return b.Zincrby("{k}key1", 1, "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
-		c := b.Zincrby("{k}key1", 1, "vmember")
+	{"zincrby", func(b *Builder) Command { return b.Zincrby("{k}key1", 1.5, "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zincrby("{k}key1", 1.5, "vmember")
 		return c.Build()
 	}},
 	{"zinter", func(b *Builder) Command { return b.Zinter([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
@@ -1705,8 +1705,8 @@ var samples = []sample{
 		}
 		return c.Build()
 	}},
-	{"zscan", func(b *Builder) Command { return b.Zscan("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
-		c := b.Zscan("{k}key1", 1)
+	{"zscan", func(b *Builder) Command { return b.Zscan("{k}key1", "0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zscan("{k}key1", "0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
 		if has("valkey-8.0.1") {

@@ -488,12 +488,12 @@ type Sscan struct{ b *Builder }
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sscan/
-func (b *Builder) Sscan(key string, cursor int64) Sscan {
+func (b *Builder) Sscan(key string, cursor string) Sscan {
 	b.start()
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
-	b.int(cursor)
+	b.str(cursor)
 	return Sscan{b}
 }
 

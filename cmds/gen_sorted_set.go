@@ -346,12 +346,12 @@ type Zincrby struct{ b *Builder }
 // Reply: Float (a float64).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zincrby/
-func (b *Builder) Zincrby(key string, increment int64, member string) Zincrby {
+func (b *Builder) Zincrby(key string, increment float64, member string) Zincrby {
 	b.start()
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
-	b.int(increment)
+	b.float(increment)
 	b.open(2, false)
 	b.str(member)
 	return Zincrby{b}
@@ -1390,12 +1390,12 @@ type Zscan struct{ b *Builder }
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zscan/
-func (b *Builder) Zscan(key string, cursor int64) Zscan {
+func (b *Builder) Zscan(key string, cursor string) Zscan {
 	b.start()
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
-	b.int(cursor)
+	b.str(cursor)
 	return Zscan{b}
 }
 

@@ -719,7 +719,7 @@ type Xpending struct{ b *Builder }
 //	XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
 //
 // Arguments: key (a key), group.
-// Options: Idle, FiltersIdle, FiltersConsumer.
+// Options: Filters, FiltersIdle, FiltersConsumer.
 // Kind: ReadOnly.
 // Reply: PendingSummary, or PendingEntries with a range.
 //
@@ -733,9 +733,9 @@ func (b *Builder) Xpending(key string, group string) Xpending {
 	return Xpending{b}
 }
 
-// Idle adds [[IDLE min-idle-time] start end count [consumer]].
+// Filters adds [[IDLE min-idle-time] start end count [consumer]].
 // Arguments: start, end, count.
-func (c Xpending) Idle(start string, end string, count int64) Xpending {
+func (c Xpending) Filters(start string, end string, count int64) Xpending {
 	c.b.open(2, false)
 	c.b.open(4, false)
 	c.b.str(start)

@@ -140,6 +140,7 @@ func (g *gen) command(c *command) (out *cmdOut, err error) {
 		}
 	}()
 	g.cmd = c
+	fixTypes(c)
 	o := &cmdOut{C: c, GoName: camel(c.Name), Timeout: -1, methods: names{"Build": true}}
 	o.TypeName = o.GoName
 	if g.types[o.TypeName] {
@@ -345,7 +346,7 @@ func optName(a *argument) string {
 	if n := tokenName(a.Token); n != "" {
 		return n
 	}
-	if a.Token == "" && a.Type == "block" && len(a.Arguments) > 0 {
+	if a.Token == "" && a.Type == "block" && len(a.Arguments) > 0 && !a.Arguments[0].optional() {
 		if n := tokenName(a.Arguments[0].Token); n != "" {
 			return n
 		}

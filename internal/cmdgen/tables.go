@@ -133,6 +133,8 @@ func sampleOf(typ string, a *argument, i int) string {
 			return fmt.Sprintf("%q", fmt.Sprintf("{k}%s%d", a.Name, i))
 		case a.Name == "id" || strings.HasSuffix(a.Name, "-id") || a.Name == "start" || a.Name == "end" || a.Name == "lastid":
 			return `"0-1"`
+		case a.Name == "cursor":
+			return `"0"`
 		case a.Name == "rule":
 			return `"on"`
 		case a.Name == "command":
@@ -155,4 +157,24 @@ func sampleOf(typ string, a *argument, i int) string {
 		return "true"
 	}
 	return "0"
+}
+
+// typeFixes correct argument types the servers' docs get wrong: ZINCRBY's
+// increment is documented as an integer but is a double (the server
+// parses it with strtod, and the reply is the new score); the SCAN
+// family's cursor is documented as an integer but is an unsigned 64-bit
+// number (above int64), passed back as the text the server sent
+// (ScanPage.Cursor).
+var typeFixes = map[string]string{
+	"zincrby/increment": "double",
+	"scan/cursor":       "string", "hscan/cursor": "string", "sscan/cursor": "string", "zscan/cursor": "string",
+}
+
+// fixTypes applies typeFixes to a command's arguments.
+func fixTypes(c *command) {
+	for _, a := range c.Doc.Arguments {
+		if t, ok := typeFixes[c.Name+"/"+a.Name]; ok {
+			a.Type = t
+		}
+	}
 }
