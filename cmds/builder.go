@@ -3,8 +3,10 @@ package cmds
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/echomq/echomq-go/resp"
 )
@@ -90,13 +92,32 @@ type Info struct {
 	// "redis-7.0.15" and "valkey-8.0.1".
 	Servers []string
 
-	slots    int      // argument slots, in the order they are sent
-	required uint64   // slots that must be set
-	multi    uint64   // slots that take one more run per call
-	dep      []int8   // slot → the slot that must be set with it, or -1
-	reqIf    []int8   // slot → the slot that needs it set, or -1
-	missing  []string // slot → the option name, for errors
-	timeout  int      // the timeout slot, or -1
+	words    resp.Args // Words, encoded once
+	slots    int       // argument slots, in the order they are sent
+	required uint64    // slots that must be set
+	multi    uint64    // slots that take one more run per call
+	dep      []int8    // slot → the slot that must be set with it, or -1
+	reqIf    []int8    // slot → the slot that needs it set, or -1
+	missing  []string  // slot → the option name, for errors
+	timeout  int       // the timeout slot, or -1
+}
+
+// Encode the names once.
+func init() {
+	for _, in := range commands {
+		for _, w := range in.Words {
+			in.words.Add(w)
+		}
+	}
+}
+
+// headerLen is the length of a bulk string header for n bytes ("$n\r\n").
+func headerLen(n int) int {
+	l := 4
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
 }
 
 // Errors of commands built without what they need. They are never sent.
@@ -118,15 +139,20 @@ type buildError struct {
 func (e *buildError) Error() string { return e.kind.Error() + ": " + e.cmd + ": " + e.opt }
 func (e *buildError) Unwrap() error { return e.kind }
 
-// arg is one argument: a static token or bytes in raw.
+// arg is one argument of a command built out of order: a static token or
+// bytes in raw.
 type arg struct {
 	tok    string
 	off, n uint32
 	key    bool
 }
 
-// keyRef is where a key is: among the sent arguments and in args.
-type keyRef struct{ pos, arg int32 }
+// keyRef is a key: its index among the arguments, its position among
+// those sent (filled by build), and its bytes in raw.
+type keyRef struct {
+	arg, pos int32
+	off, n   uint32
+}
 
 // span is a run of arguments given for one slot.
 type span struct {
@@ -144,22 +170,42 @@ type span struct {
 // starts the next command. A Builder is not safe for concurrent use; the
 // zero Builder is ready.
 type Builder struct {
-	raw     []byte
-	args    []arg
+	// While the options come in the order of the syntax (the common
+	// case), the arguments are encoded as they come, in ra. The first
+	// option out of order (or a choice made again) spills them into raw
+	// and args, from which build writes them in slot order.
+	ordered bool
+	ra      resp.Args
+	raw     []byte // the keys' bytes; out of order, every argument's
+	args    []arg  // out of order: the arguments
 	spans   []span
-	out     []byte
 	keys    []keyRef
 	set     uint64
 	nargs   int
 	cur     int // index in spans of the open span, or -1
+	last    int // the slot opened last
 	timeout time.Duration
 	bad     string // an argument given the zero value of a choice
+	out     []byte
+	tmp     []byte
+	argv    []string
+	num     [40]byte
 }
 
 // start begins a command.
 func (b *Builder) start() {
+	b.ra.Reset()
 	b.raw, b.args, b.spans, b.keys = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0]
-	b.set, b.nargs, b.cur, b.timeout, b.bad = 0, 0, -1, 0, ""
+	b.set, b.nargs, b.cur, b.last, b.timeout, b.bad = 0, 0, -1, -1, 0, ""
+	b.ordered = true
+}
+
+// count returns the number of arguments given so far.
+func (b *Builder) count() int {
+	if b.ordered {
+		return b.ra.Len()
+	}
+	return len(b.args)
 }
 
 // enum writes the token of a choice; the zero choice (no token) is an
@@ -176,11 +222,16 @@ func (b *Builder) enum(tok, what string) {
 
 // open starts the arguments of slot; a slot that takes one value drops
 // what an earlier call gave it (the last call wins, as between NX and
-// XX).
+// XX), a repeated one (multi) adds to it.
 func (b *Builder) open(slot int, multi bool) {
 	b.close()
 	bit := uint64(1) << uint(slot)
-	if b.set&bit != 0 && !multi {
+	replace := b.set&bit != 0 && !multi
+	if b.ordered && (slot < b.last || replace) {
+		b.spill()
+	}
+	b.last = slot
+	if replace {
 		for i := range b.spans {
 			if b.spans[i].slot == int32(slot) {
 				b.nargs -= int(b.spans[i].end - b.spans[i].start)
@@ -189,55 +240,117 @@ func (b *Builder) open(slot int, multi bool) {
 		}
 	}
 	b.set |= bit
-	b.spans = append(b.spans, span{slot: int32(slot), start: uint32(len(b.args))})
+	n := uint32(b.count())
+	b.spans = append(b.spans, span{slot: int32(slot), start: n, end: n})
 	b.cur = len(b.spans) - 1
 }
 
 func (b *Builder) close() {
 	if b.cur >= 0 {
 		s := &b.spans[b.cur]
-		s.end = uint32(len(b.args))
+		s.end = uint32(b.count())
 		b.nargs += int(s.end - s.start)
 		b.cur = -1
 	}
 }
 
-func (b *Builder) tok(t string) { b.args = append(b.args, arg{tok: t}) }
+// spill turns the arguments encoded in order into raw and args.
+func (b *Builder) spill() {
+	b.ordered = false
+	if b.ra.Len() == 0 {
+		return
+	}
+	cmd := resp.BuildCommand(b.tmp[:0], b.ra.Len()).Args(&b.ra).Cmd()
+	enc := cmd.Bytes()
+	b.tmp = enc[:0]
+	i := 0
+	for enc[i] != '\n' { // the array header
+		i++
+	}
+	i++
+	for i < len(enc) {
+		i++ // '$'
+		n := 0
+		for ; enc[i] != '\r'; i++ {
+			n = n*10 + int(enc[i]-'0')
+		}
+		i += 2
+		off := len(b.raw)
+		b.raw = append(b.raw, enc[i:i+n]...)
+		b.args = append(b.args, arg{off: uint32(off), n: uint32(n)})
+		i += n + 2
+	}
+	for _, k := range b.keys {
+		b.args[k.arg].key = true
+	}
+	b.keys = b.keys[:0]
+	b.ra.Reset()
+}
+
+func (b *Builder) tok(t string) {
+	if b.ordered {
+		b.ra.Add(t)
+		return
+	}
+	b.args = append(b.args, arg{tok: t})
+}
 
 func (b *Builder) str(s string) {
+	if b.ordered {
+		b.ra.Add(s)
+		return
+	}
 	off := len(b.raw)
 	b.raw = append(b.raw, s...)
 	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(s))})
 }
 
 func (b *Builder) key(s string) {
+	if b.ordered {
+		// Where the key's bytes will be in the encoded arguments: after
+		// its bulk header. build moves off into the command's bytes.
+		off := b.ra.Size() + headerLen(len(s))
+		b.keys = append(b.keys, keyRef{arg: int32(b.ra.Len()), off: uint32(off), n: uint32(len(s))})
+		b.ra.Add(s)
+		return
+	}
 	b.str(s)
 	b.args[len(b.args)-1].key = true
 }
 
-func (b *Builder) int(i int64) {
+// bytes writes a formatted number.
+func (b *Builder) bytes(p []byte) {
+	if b.ordered {
+		b.ra.AddBytes(p)
+		return
+	}
 	off := len(b.raw)
-	b.raw = strconv.AppendInt(b.raw, i, 10)
-	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(b.raw) - off)})
+	b.raw = append(b.raw, p...)
+	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(p))})
+}
+
+func (b *Builder) int(i int64) {
+	if b.ordered {
+		b.ra.AddInt(i)
+		return
+	}
+	b.bytes(strconv.AppendInt(b.num[:0], i, 10))
 }
 
 // float writes f the shortest way that reads back as f; infinities as
 // +inf and -inf, as the server reads them.
 func (b *Builder) float(f float64) {
-	off := len(b.raw)
 	switch {
 	case math.IsInf(f, 1):
-		b.raw = append(b.raw, "+inf"...)
+		b.tok("+inf")
 	case math.IsInf(f, -1):
-		b.raw = append(b.raw, "-inf"...)
+		b.tok("-inf")
 	default:
-		b.raw = strconv.AppendFloat(b.raw, f, 'f', -1, 64)
+		b.bytes(strconv.AppendFloat(b.num[:0], f, 'f', -1, 64))
 	}
-	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(b.raw) - off)})
 }
 
-// dur writes a duration in unit u, rounding up, and keeps it as the
-// command's timeout when the slot is the timeout slot (the caller says).
+// dur writes a duration in unit u, rounding up.
 func (b *Builder) dur(d time.Duration, u Unit) {
 	switch u {
 	case Seconds:
@@ -246,19 +359,19 @@ func (b *Builder) dur(d time.Duration, u Unit) {
 		b.int(ceilDiv(d, time.Millisecond))
 	case DecimalSeconds:
 		ms := ceilDiv(d, time.Millisecond)
-		off := len(b.raw)
+		n := b.num[:0]
 		if ms < 0 {
-			b.raw = append(b.raw, '-')
+			n = append(n, '-')
 			ms = -ms
 		}
-		b.raw = strconv.AppendInt(b.raw, ms/1000, 10)
+		n = strconv.AppendInt(n, ms/1000, 10)
 		if f := ms % 1000; f != 0 {
-			b.raw = append(b.raw, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
-			for b.raw[len(b.raw)-1] == '0' {
-				b.raw = b.raw[:len(b.raw)-1]
+			n = append(n, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+			for n[len(n)-1] == '0' {
+				n = n[:len(n)-1]
 			}
 		}
-		b.args = append(b.args, arg{off: uint32(off), n: uint32(len(b.raw) - off)})
+		b.bytes(n)
 	}
 }
 
@@ -299,38 +412,57 @@ func (b *Builder) build(info *Info) Command {
 	if info.timeout >= 0 && b.set&(1<<uint(info.timeout)) == 0 && info.Kind&Blocking != 0 && info.required&(1<<uint(info.timeout)) == 0 {
 		c.kind &^= Blocking // XREAD without BLOCK
 	}
-	cb := resp.BuildCommand(b.out[:0], b.nargs+len(info.Words))
-	for _, w := range info.Words {
-		cb = cb.Arg(w)
-	}
-	pos := int32(len(info.Words))
-	for slot := 0; slot < info.slots; slot++ {
-		if b.set&(1<<uint(slot)) == 0 {
-			continue
+	if b.ordered {
+		n := len(info.Words) + b.ra.Len()
+		c.cmd = resp.BuildCommand(b.out[:0], n).Args(&info.words).Args(&b.ra).Cmd()
+		if len(b.keys) > 0 {
+			// The keys are views of the command's bytes.
+			at := uint32(1 + len(strconv.Itoa(n)) + 2 + info.words.Size())
+			for i := range b.keys {
+				b.keys[i].pos = b.keys[i].arg + int32(len(info.Words))
+				b.keys[i].off += at
+			}
 		}
-		for _, s := range b.spans {
-			if s.slot != int32(slot) {
+	} else {
+		// The arguments, as views of raw and of the tokens, in slot
+		// order: raw does not change until the next command starts.
+		argv := append(b.argv[:0], info.Words...)
+		for slot := 0; slot < info.slots; slot++ {
+			if b.set&(1<<uint(slot)) == 0 {
 				continue
 			}
-			for i := s.start; i < s.end; i++ {
-				a := b.args[i]
-				if a.tok != "" {
-					cb = cb.Arg(a.tok)
-				} else {
-					cb = cb.ArgBytes(b.raw[a.off : a.off+a.n])
+			for _, s := range b.spans {
+				if s.slot == int32(slot) {
+					argv = b.emit(argv, s)
 				}
-				if a.key {
-					b.keys = append(b.keys, keyRef{pos: pos, arg: int32(i)})
-				}
-				pos++
 			}
 		}
+		b.argv = argv
+		c.cmd = resp.Command(b.out[:0], argv...)
 	}
-	c.cmd = cb.Cmd()
 	if len(c.cmd.Bytes()) > 0 {
 		b.out = c.cmd.Bytes()[:0]
 	}
 	return c
+}
+
+// emit appends the arguments of span s to argv, noting the keys.
+func (b *Builder) emit(argv []string, s span) []string {
+	for i := s.start; i < s.end; i++ {
+		a := &b.args[i]
+		switch {
+		case a.tok != "":
+			argv = append(argv, a.tok)
+		case a.n > 0:
+			argv = append(argv, unsafe.String(&b.raw[a.off], a.n))
+		default:
+			argv = append(argv, "")
+		}
+		if a.key {
+			b.keys = append(b.keys, keyRef{arg: int32(i), pos: int32(len(argv) - 1), off: a.off, n: a.n})
+		}
+	}
+	return argv
 }
 
 func (b *Builder) check(info *Info) error {
@@ -338,11 +470,7 @@ func (b *Builder) check(info *Info) error {
 		return &buildError{kind: ErrMissing, cmd: info.Name, opt: b.bad + " (the zero choice)"}
 	}
 	if miss := info.required &^ b.set; miss != 0 {
-		for slot := 0; slot < info.slots; slot++ {
-			if miss&(1<<uint(slot)) != 0 {
-				return &buildError{kind: ErrMissing, cmd: info.Name, opt: info.missing[slot]}
-			}
-		}
+		return &buildError{kind: ErrMissing, cmd: info.Name, opt: info.missing[bits.TrailingZeros64(miss)]}
 	}
 	for slot, p := range info.reqIf {
 		if p >= 0 && b.set&(1<<uint(p)) != 0 && b.set&(1<<uint(slot)) == 0 {
@@ -420,8 +548,11 @@ func (c Command) KeyPos(i int) int { return int(c.b.keys[i].pos) }
 
 // Key returns key i, a view of the Builder's memory.
 func (c Command) Key(i int) []byte {
-	a := c.b.args[c.b.keys[i].arg]
-	return c.b.raw[a.off : a.off+a.n]
+	k := c.b.keys[i]
+	if c.b.ordered {
+		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
+	}
+	return c.b.raw[k.off : k.off+k.n : k.off+k.n]
 }
 
 // AppendKeyPos appends the position of every key to dst.

@@ -47,7 +47,7 @@ var ErrShape = errors.New("cmds: reply of another shape")
 
 type shapeError struct{ want string }
 
-func (e *shapeError) Error() string { return ErrShape.Error() + ": want " + e.want }
+func (e *shapeError) Error() string        { return ErrShape.Error() + ": want " + e.want }
 func (e *shapeError) Is(target error) bool { return target == ErrShape }
 
 func isText(v resp.Value) bool {
