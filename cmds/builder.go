@@ -102,14 +102,23 @@ type Info struct {
 	timeout  int       // the timeout slot, or -1
 }
 
-// Encode the names once.
+// byName finds an Info by its name.
+var byName = make(map[string]*Info, len(commands))
+
+// Encode the names once; index them.
 func init() {
 	for _, in := range commands {
 		for _, w := range in.Words {
 			in.words.Add(w)
 		}
+		byName[in.Name] = in
 	}
 }
+
+// Lookup returns the Info of a generated command by its COMMAND LIST
+// name, in lower case with its subcommand after "|" ("get",
+// "client|kill"), or nil.
+func Lookup(name string) *Info { return byName[name] }
 
 // headerLen is the length of a bulk string header for n bytes ("$n\r\n").
 func headerLen(n int) int {

@@ -69,16 +69,26 @@
 // Of the 373 commands and subcommands of Valkey 8.0.1's COMMAND LIST and
 // the 366 of Redis 7.0.15's, these have no builder:
 //
-//   - the 20 container names (ACL, CLIENT, CLUSTER, COMMAND, CONFIG,
-//     FUNCTION, MEMORY, OBJECT, PUBSUB, SCRIPT, XGROUP, XINFO, …), which
-//     are not commands of their own: each of their subcommands has one;
+//   - the 15 container names (ACL, CLIENT, CLUSTER, COMMAND, CONFIG,
+//     FUNCTION, LATENCY, MEMORY, MODULE, OBJECT, PUBSUB, SCRIPT, SLOWLOG,
+//     XGROUP, XINFO), which are not commands of their own: each of their
+//     subcommands has a builder;
 //   - DEBUG and REPLCONF: the servers document none of their arguments;
 //   - SYNC and PSYNC: internal to replication, the connection becomes a
 //     replication stream;
 //   - CLUSTER SLOT-STATS (Valkey only): its ORDERBY choice holds options
 //     of its own, a shape the generator does not handle yet.
 //
-// TestCoverage counts them from the servers' lists.
+// That is 362 of Redis's 366 entries (98.9%) and 368 of Valkey's 373
+// (98.7%), the containers counted through their subcommands; of the
+// commands and subcommands alone, 347 of 351 (98.9%) and 353 of 358
+// (98.6%). TestCoverage counts them from the servers' lists.
+//
+// Where the two servers' docs differ, the builder follows Valkey 8.0.1's
+// and says so on the options Redis 7.0.15 lacks ("Only in
+// valkey-8.0.1"). Two documented types are corrected: ZINCRBY's
+// increment is a float64 (the docs say integer), and the SCAN family's
+// cursor a string (an unsigned 64-bit number, passed back as received).
 package cmds
 
 //go:generate go run ../internal/cmdgen -in ../internal/cmdgen/testdata -out .
