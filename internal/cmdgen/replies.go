@@ -64,7 +64,7 @@ var replies = map[string]string{
 	// scripting, pub/sub, connection, server
 	"publish": "ShapeInt", "spublish": "ShapeInt", "pubsub|channels": "ShapeStrings", "pubsub|numpat": "ShapeInt",
 	"pubsub|shardchannels": "ShapeStrings",
-	"script|load": "ShapeString", "script|exists": "ShapeBools", "script|flush": "ShapeOK", "function|delete": "ShapeOK",
+	"script|load":          "ShapeString", "script|exists": "ShapeBools", "script|flush": "ShapeOK", "function|delete": "ShapeOK",
 	"ping": "ShapeStatus", "echo": "ShapeString", "select": "ShapeOK", "swapdb": "ShapeOK",
 	"dbsize": "ShapeInt", "flushdb": "ShapeOK", "flushall": "ShapeOK", "lastsave": "ShapeInt",
 	"info": "ShapeString", "time": "ShapeStrings", "client|id": "ShapeInt", "client|getname": "ShapeString",
