@@ -33,9 +33,11 @@ type raw struct {
 	rd *resp.Reader
 }
 
-func dialRaw(t testing.TB, proto int) *raw {
+func dialRaw(t testing.TB, proto int) *raw { t.Helper(); return dialRawAt(t, srv.Addr, proto) }
+
+func dialRawAt(t testing.TB, addr string, proto int) *raw {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", srv.Addr, waitLong)
+	c, err := net.DialTimeout("tcp", addr, waitLong)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,9 +31,11 @@ var refusals = []string{"syntax error", "wrong number of arguments", "unknown su
 
 // serverCommands returns the arity of every command the running server
 // has (COMMAND INFO), by name.
-func serverCommands(t *testing.T) map[string]int {
+func serverCommands(t *testing.T) map[string]int { t.Helper(); return serverCommandsAt(t, srv.Addr) }
+
+func serverCommandsAt(t *testing.T, addr string) map[string]int {
 	t.Helper()
-	r := dialRaw(t, 2)
+	r := dialRawAt(t, addr, 2)
 	v, err := r.do(resp.AppendCommand(nil, "COMMAND", "INFO"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,38 +72,64 @@ func tooFew(arity int, cmd Command) bool {
 // are fine: the server parsed the command.
 func TestAcceptedByServer(t *testing.T) {
 	servertest.Need(t, srv)
-	has := serverCommands(t)
+	accepted(t, srv, func(string) bool { return true })
+}
+
+// clusterOnly are the commands that a server outside cluster mode refuses
+// before it parses them ("cluster support disabled").
+func clusterOnly(name string) bool {
+	return strings.HasPrefix(name, "cluster|") || name == "asking" || name == "readonly" || name == "readwrite"
+}
+
+// TestAcceptedByClusterNode sends the cluster commands to a server of
+// their own in cluster mode, where they are parsed.
+func TestAcceptedByClusterNode(t *testing.T) {
+	servertest.Need(t, srv)
+	node, err := servertest.Start(servertest.Options{Cluster: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Stop()
+	accepted(t, node, clusterOnly)
+}
+
+// accepted sends the samples that pick chooses to s.
+func accepted(t *testing.T, s *servertest.Server, pick func(string) bool) {
+	has := serverCommandsAt(t, s.Addr)
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			srv.Flush(t)
+			s.Flush(t)
 			var b Builder
 			sent := 0
-			for _, s := range samples {
-				if why, ok := notRun[s.name]; ok {
-					t.Logf("%s: not run: %s", s.name, why)
+			for _, sm := range samples {
+				if !pick(sm.name) {
 					continue
 				}
-				arity, ok := has[s.name]
+				if why, ok := notRun[sm.name]; ok {
+					t.Logf("%s: not run: %s", sm.name, why)
+					continue
+				}
+				arity, ok := has[sm.name]
 				if !ok {
-					t.Logf("%s: not run: %s %s has no such command", s.name, srv.Name, srv.Version)
+					t.Logf("%s: not run: %s %s has no such command", sm.name, s.Name, s.Version)
 					continue
 				}
-				for i, build := range builds(s) {
-					if i == 1 && conflicting[s.name] != "" {
-						t.Logf("%s: every option: not run: %s", s.name, conflicting[s.name])
+				for i, build := range builds(sm) {
+					if i == 1 && conflicting[sm.name] != "" {
+						t.Logf("%s: every option: not run: %s", sm.name, conflicting[sm.name])
 						continue
 					}
 					cmd := build(&b)
 					if err := cmd.Err(); err != nil {
-						t.Errorf("%s sample %d: %v", s.name, i, err)
+						t.Errorf("%s sample %d: %v", sm.name, i, err)
 						continue
 					}
 					text := cmd.String()
 					if tooFew(arity, cmd) {
-						t.Logf("%s: not run: %s %s wants at least %d arguments", text, srv.Name, srv.Version, -arity)
+						t.Logf("%s: not run: %s %s wants at least %d arguments", text, s.Name, s.Version, -arity)
 						continue
 					}
-					r := dialRaw(t, proto)
+					r := dialRawAt(t, s.Addr, proto)
 					v, err := r.do(cmd.Cmd().Bytes())
 					if err != nil {
 						t.Errorf("%s: %v", text, err)
@@ -117,8 +145,8 @@ func TestAcceptedByServer(t *testing.T) {
 						}
 						t.Logf("%s: %s", text, v.Text())
 					}
-					if s.name == "replicaof" || s.name == "slaveof" {
-						if _, err := srv.Do("REPLICAOF", "NO", "ONE"); err != nil {
+					if sm.name == "replicaof" || sm.name == "slaveof" {
+						if _, err := s.Do("REPLICAOF", "NO", "ONE"); err != nil {
 							t.Fatal(err)
 						}
 					}
