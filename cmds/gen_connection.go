@@ -811,7 +811,7 @@ type Hello struct{ b *Builder }
 //
 //	HELLO [protover [AUTH username password] [SETNAME clientname]]
 //
-// Options: Arguments, ArgumentsAuth, ArgumentsSetname.
+// Options: Protocol, ProtocolAuth, ProtocolSetname.
 // Kind: ReplyModel, NoKeys.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hello/
@@ -820,18 +820,18 @@ func (b *Builder) Hello() Hello {
 	return Hello{b}
 }
 
-// Arguments adds [protover [AUTH username password] [SETNAME clientname]].
+// Protocol adds [protover [AUTH username password] [SETNAME clientname]].
 // Arguments: protover.
-func (c Hello) Arguments(protover int64) Hello {
+func (c Hello) Protocol(protover int64) Hello {
 	c.b.open(0, false)
 	c.b.open(1, false)
 	c.b.int(protover)
 	return c
 }
 
-// ArgumentsAuth adds [AUTH username password].
+// ProtocolAuth adds [AUTH username password].
 // Arguments: username, password.
-func (c Hello) ArgumentsAuth(username string, password string) Hello {
+func (c Hello) ProtocolAuth(username string, password string) Hello {
 	c.b.open(2, false)
 	c.b.tok("AUTH")
 	c.b.str(username)
@@ -839,9 +839,9 @@ func (c Hello) ArgumentsAuth(username string, password string) Hello {
 	return c
 }
 
-// ArgumentsSetname adds [SETNAME clientname].
+// ProtocolSetname adds [SETNAME clientname].
 // Arguments: clientname.
-func (c Hello) ArgumentsSetname(clientname string) Hello {
+func (c Hello) ProtocolSetname(clientname string) Hello {
 	c.b.open(3, false)
 	c.b.tok("SETNAME")
 	c.b.str(clientname)

@@ -411,7 +411,7 @@ type Lpos struct{ b *Builder }
 // Arguments: key (a key), element.
 // Options: Rank, Count, Maxlen.
 // Kind: ReadOnly.
-// Reply: IntOrNil (an int64, ok false for nil).
+// Reply: IntOrNil without COUNT (ok false when not found); with COUNT, an array of positions (resp.Value).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpos/
 func (b *Builder) Lpos(key string, element string) Lpos {

@@ -689,9 +689,9 @@ var samples = []sample{
 	}},
 	{"hello", func(b *Builder) Command { return b.Hello().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Hello()
-		c = c.Arguments(1)
-		c = c.ArgumentsAuth("vusername", "vpassword")
-		c = c.ArgumentsSetname("vclientname")
+		c = c.Protocol(1)
+		c = c.ProtocolAuth("vusername", "vpassword")
+		c = c.ProtocolSetname("vclientname")
 		return c.Build()
 	}},
 	{"hexists", func(b *Builder) Command { return b.Hexists("{k}key1", "vfield").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
@@ -1589,7 +1589,9 @@ var samples = []sample{
 	}},
 	{"zinter", func(b *Builder) Command { return b.Zinter([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zinter([]string{"{k}key1"}...)
-		c = c.Weights([]int64{1}...)
+		if has("valkey-8.0.1") {
+			c = c.Weights([]float64{1.5}...)
+		}
 		c = c.AggregateSum()
 		c = c.Withscores()
 		return c.Build()
@@ -1601,7 +1603,9 @@ var samples = []sample{
 	}},
 	{"zinterstore", func(b *Builder) Command { return b.Zinterstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zinterstore("{k}destination1", []string{"{k}key2"}...)
-		c = c.Weights([]int64{1}...)
+		if has("valkey-8.0.1") {
+			c = c.Weights([]float64{1.5}...)
+		}
 		c = c.AggregateSum()
 		return c.Build()
 	}},
@@ -1720,14 +1724,18 @@ var samples = []sample{
 	}},
 	{"zunion", func(b *Builder) Command { return b.Zunion([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zunion([]string{"{k}key1"}...)
-		c = c.Weights([]int64{1}...)
+		if has("valkey-8.0.1") {
+			c = c.Weights([]float64{1.5}...)
+		}
 		c = c.AggregateSum()
 		c = c.Withscores()
 		return c.Build()
 	}},
 	{"zunionstore", func(b *Builder) Command { return b.Zunionstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zunionstore("{k}destination1", []string{"{k}key2"}...)
-		c = c.Weights([]int64{1}...)
+		if has("valkey-8.0.1") {
+			c = c.Weights([]float64{1.5}...)
+		}
 		c = c.AggregateSum()
 		return c.Build()
 	}},

@@ -125,7 +125,7 @@ type Zadd struct{ b *Builder }
 // Arguments: key (a key), data (one or more ScoreMember).
 // Options: Nx, Xx, Gt, Lt, Ch, Incr.
 // Kind: Write.
-// Reply: Int (an int64).
+// Reply: Int (the members added, or changed with CH); with INCR, FloatOrNil (the new score, ok false when a condition refused it).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zadd/
 func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
@@ -392,11 +392,12 @@ func (b *Builder) Zinter(key ...string) Zinter {
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
-func (c Zinter) Weights(weight ...int64) Zinter {
+// Only in valkey-8.0.1.
+func (c Zinter) Weights(weight ...float64) Zinter {
 	c.b.open(1, false)
 	c.b.tok("WEIGHTS")
 	for _, x := range weight {
-		c.b.int(x)
+		c.b.float(x)
 	}
 	return c
 }
@@ -511,11 +512,12 @@ func (b *Builder) Zinterstore(destination string, key ...string) Zinterstore {
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
-func (c Zinterstore) Weights(weight ...int64) Zinterstore {
+// Only in valkey-8.0.1.
+func (c Zinterstore) Weights(weight ...float64) Zinterstore {
 	c.b.open(2, false)
 	c.b.tok("WEIGHTS")
 	for _, x := range weight {
-		c.b.int(x)
+		c.b.float(x)
 	}
 	return c
 }
@@ -1033,7 +1035,7 @@ type Zrank struct{ b *Builder }
 // Arguments: key (a key), member.
 // Options: Withscore.
 // Kind: ReadOnly.
-// Reply: IntOrNil (an int64, ok false for nil).
+// Reply: IntOrNil (the rank, ok false for a missing member; with WITHSCORE it reads the rank of the pair).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrank/
 func (b *Builder) Zrank(key string, member string) Zrank {
@@ -1347,7 +1349,7 @@ type Zrevrank struct{ b *Builder }
 // Arguments: key (a key), member.
 // Options: Withscore.
 // Kind: ReadOnly.
-// Reply: IntOrNil (an int64, ok false for nil).
+// Reply: IntOrNil (the rank, ok false for a missing member; with WITHSCORE it reads the rank of the pair).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrank/
 func (b *Builder) Zrevrank(key string, member string) Zrevrank {
@@ -1491,11 +1493,12 @@ func (b *Builder) Zunion(key ...string) Zunion {
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
-func (c Zunion) Weights(weight ...int64) Zunion {
+// Only in valkey-8.0.1.
+func (c Zunion) Weights(weight ...float64) Zunion {
 	c.b.open(1, false)
 	c.b.tok("WEIGHTS")
 	for _, x := range weight {
-		c.b.int(x)
+		c.b.float(x)
 	}
 	return c
 }
@@ -1568,11 +1571,12 @@ func (b *Builder) Zunionstore(destination string, key ...string) Zunionstore {
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
-func (c Zunionstore) Weights(weight ...int64) Zunionstore {
+// Only in valkey-8.0.1.
+func (c Zunionstore) Weights(weight ...float64) Zunionstore {
 	c.b.open(2, false)
 	c.b.tok("WEIGHTS")
 	for _, x := range weight {
-		c.b.int(x)
+		c.b.float(x)
 	}
 	return c
 }

@@ -165,7 +165,7 @@ type Getex struct{ b *Builder }
 // Arguments: key (a key).
 // Options: Ex, Px, Exat, Pxat, Persist.
 // Kind: Write.
-// Reply: String (the string, ok false for nil).
+// Reply: String (the value, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getex/
 func (b *Builder) Getex(key string) Getex {

@@ -277,8 +277,13 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			s := o.slot(a.Name, dep)
 			h := head
 			hnames := hn
+			blockPrefix := prefix + camel(a.Name)
 			if a.optional() {
-				m := method{Name: o.methods.take(prefix + optName(a))}
+				name := optName(a)
+				if fix, ok := nameFixes[g.cmd.Name+"/"+a.Name]; ok {
+					name, blockPrefix = fix, prefix+fix
+				}
+				m := method{Name: o.methods.take(prefix + name)}
 				m.Doc = append(m.Doc, fmt.Sprintf("%s adds %s.", m.Name, syntax([]*argument{a})))
 				m.Since = maxSince(since, a.Since)
 				m.Servers = o.serversOf(a)
@@ -300,7 +305,7 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 				cp := o.Methods[idx]
 				h = &cp
 			}
-			o.place(g, a.Arguments, s, prefix+camel(a.Name), h, hnames, top && !a.optional(), maxSince(since, a.Since), apath)
+			o.place(g, a.Arguments, s, blockPrefix, h, hnames, top && !a.optional(), maxSince(since, a.Since), apath)
 			if idx >= 0 {
 				// Methods placed meanwhile come after; the head keeps its index.
 				o.Methods[idx].Params, o.Methods[idx].Code = h.Params, h.Code

@@ -157,7 +157,9 @@ func renderCommand(b *bytes.Buffer, o *cmdOut) {
 		}
 		b.WriteString("\n")
 	}
-	if d, ok := shapeDoc[o.Shape]; ok {
+	if d, ok := replyDocs[c.Name]; ok {
+		fmt.Fprintf(b, "// Reply: %s.\n", d)
+	} else if d, ok := shapeDoc[o.Shape]; ok {
 		fmt.Fprintf(b, "// Reply: %s.\n", d)
 	}
 	if c.Doc.Deprecated != "" {

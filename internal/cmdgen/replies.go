@@ -81,3 +81,13 @@ func replyShape(name string) string {
 	}
 	return "ShapeUnknown"
 }
+
+// replyDocs describe replies whose form an option changes, where the
+// shape's own words do not say it.
+var replyDocs = map[string]string{
+	"zadd":     "Int (the members added, or changed with CH); with INCR, FloatOrNil (the new score, ok false when a condition refused it)",
+	"zrank":    "IntOrNil (the rank, ok false for a missing member; with WITHSCORE it reads the rank of the pair)",
+	"zrevrank": "IntOrNil (the rank, ok false for a missing member; with WITHSCORE it reads the rank of the pair)",
+	"getex":    "String (the value, ok false for nil)",
+	"lpos":     "IntOrNil without COUNT (ok false when not found); with COUNT, an array of positions (resp.Value)",
+}

@@ -165,8 +165,12 @@ func sampleOf(typ string, a *argument, i int) string {
 // family's cursor is documented as an integer but is an unsigned 64-bit
 // number (above int64), passed back as the text the server sent
 // (ScanPage.Cursor).
+//
+// The weights of ZINTER, ZINTERSTORE, ZUNION and ZUNIONSTORE are
+// documented as integers but are doubles too.
 var typeFixes = map[string]string{
 	"zincrby/increment": "double",
+	"zinter/weight":     "double", "zinterstore/weight": "double", "zunion/weight": "double", "zunionstore/weight": "double",
 	"scan/cursor":       "string", "hscan/cursor": "string", "sscan/cursor": "string", "zscan/cursor": "string",
 }
 
@@ -177,4 +181,11 @@ func fixTypes(c *command) {
 			a.Type = t
 		}
 	}
+}
+
+// nameFixes rename the method of an optional block whose server name
+// says nothing (HELLO's "arguments" is the protocol version and its
+// options).
+var nameFixes = map[string]string{
+	"hello/arguments": "Protocol",
 }
