@@ -171,7 +171,7 @@ func sampleOf(typ string, a *argument, i int) string {
 var typeFixes = map[string]string{
 	"zincrby/increment": "double",
 	"zinter/weight":     "double", "zinterstore/weight": "double", "zunion/weight": "double", "zunionstore/weight": "double",
-	"scan/cursor":       "string", "hscan/cursor": "string", "sscan/cursor": "string", "zscan/cursor": "string",
+	"scan/cursor": "string", "hscan/cursor": "string", "sscan/cursor": "string", "zscan/cursor": "string",
 }
 
 // fixTypes applies typeFixes to a command's arguments.
