@@ -194,7 +194,7 @@ type Builder struct {
 	cur     int // index in spans of the open span, or -1
 	last    int // the slot opened last
 	timeout time.Duration
-	bad     string // an argument given the zero value of a choice
+	bad     string // why an argument is missing: the zero choice, or none of many
 	out     []byte
 	tmp     []byte
 	argv    []string
@@ -222,11 +222,19 @@ func (b *Builder) count() int {
 func (b *Builder) enum(tok, what string) {
 	if tok == "" {
 		if b.bad == "" {
-			b.bad = what
+			b.bad = what + " (the zero choice)"
 		}
 		return
 	}
 	b.tok(tok)
+}
+
+// none records that a required argument that takes one or more values
+// was given none (DEL with no key).
+func (b *Builder) none(what string) {
+	if b.bad == "" {
+		b.bad = what + " (none given)"
+	}
 }
 
 // open starts the arguments of slot; a slot that takes one value drops
@@ -476,7 +484,7 @@ func (b *Builder) emit(argv []string, s span) []string {
 
 func (b *Builder) check(info *Info) error {
 	if b.bad != "" {
-		return &buildError{kind: ErrMissing, cmd: info.Name, opt: b.bad + " (the zero choice)"}
+		return &buildError{kind: ErrMissing, cmd: info.Name, opt: b.bad}
 	}
 	if miss := info.required &^ b.set; miss != 0 {
 		return &buildError{kind: ErrMissing, cmd: info.Name, opt: info.missing[bits.TrailingZeros64(miss)]}

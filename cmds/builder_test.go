@@ -120,7 +120,11 @@ func TestRefused(t *testing.T) {
 	}{
 		{func() Command { return b.Xadd("s", FieldValue{"f", "v"}).Build() }, ErrMissing},                     // no ID choice
 		{func() Command { return b.Xadd("s", FieldValue{"f", "v"}).AutoId().TrimLimit(5).Build() }, ErrAlone}, // LIMIT without MAXLEN/MINID
-		{func() Command { return b.Lmove("a", "b", 0, Right).Build() }, ErrMissing},                           // the zero choice
+		{func() Command { return b.Lmove("a", "b", 0, Right).Build() }, ErrMissing},
+		{func() Command { return b.Del().Build() }, ErrMissing},      // no key
+		{func() Command { return b.Xread(nil).Build() }, ErrMissing}, // no stream
+		{func() Command { return b.Hset("h").Build() }, ErrMissing},  // no field
+		{func() Command { return b.Eval("return 1").Build() }, nil},  // no key is fine                           // the zero choice
 		{func() Command {
 			return b.Xadd("s", FieldValue{"f", "v"}).AutoId().Trim(MaxLen, "1").TrimLimit(5).Build()
 		}, nil},

@@ -189,6 +189,9 @@ func (b *Builder) Bitop(operation BitOperation, destkey string, key ...string) B
 	b.open(1, false)
 	b.key(destkey)
 	b.open(2, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}

@@ -44,6 +44,9 @@ type ClusterAddslots struct{ b *Builder }
 func (b *Builder) ClusterAddslots(slot ...int64) ClusterAddslots {
 	b.start()
 	b.open(0, false)
+	if len(slot) == 0 {
+		b.none("slot")
+	}
 	for _, x := range slot {
 		b.int(x)
 	}
@@ -74,6 +77,9 @@ type ClusterAddslotsrange struct{ b *Builder }
 func (b *Builder) ClusterAddslotsrange(rangeArg ...StartSlotEndSlot) ClusterAddslotsrange {
 	b.start()
 	b.open(0, false)
+	if len(rangeArg) == 0 {
+		b.none("range")
+	}
 	for _, x := range rangeArg {
 		b.int(x.StartSlot)
 		b.int(x.EndSlot)
@@ -187,6 +193,9 @@ type ClusterDelslots struct{ b *Builder }
 func (b *Builder) ClusterDelslots(slot ...int64) ClusterDelslots {
 	b.start()
 	b.open(0, false)
+	if len(slot) == 0 {
+		b.none("slot")
+	}
 	for _, x := range slot {
 		b.int(x)
 	}
@@ -217,6 +226,9 @@ type ClusterDelslotsrange struct{ b *Builder }
 func (b *Builder) ClusterDelslotsrange(rangeArg ...StartSlotEndSlot) ClusterDelslotsrange {
 	b.start()
 	b.open(0, false)
+	if len(rangeArg) == 0 {
+		b.none("range")
+	}
 	for _, x := range rangeArg {
 		b.int(x.StartSlot)
 		b.int(x.EndSlot)

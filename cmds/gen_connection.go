@@ -86,6 +86,9 @@ type ClientCapa struct{ b *Builder }
 func (b *Builder) ClientCapa(capability ...string) ClientCapa {
 	b.start()
 	b.open(0, false)
+	if len(capability) == 0 {
+		b.none("capability")
+	}
 	for _, x := range capability {
 		b.str(x)
 	}

@@ -69,6 +69,9 @@ type Del struct{ b *Builder }
 func (b *Builder) Del(key ...string) Del {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -129,6 +132,9 @@ type Exists struct{ b *Builder }
 func (b *Builder) Exists(key ...string) Exists {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -1216,6 +1222,9 @@ type Touch struct{ b *Builder }
 func (b *Builder) Touch(key ...string) Touch {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -1305,6 +1314,9 @@ type Unlink struct{ b *Builder }
 func (b *Builder) Unlink(key ...string) Unlink {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}

@@ -24,6 +24,9 @@ func (b *Builder) Geoadd(key string, data ...LongitudeLatitudeMember) Geoadd {
 	b.open(0, false)
 	b.key(key)
 	b.open(3, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.float(x.Longitude)
 		b.float(x.Latitude)

@@ -23,6 +23,9 @@ func (b *Builder) Hdel(key string, field ...string) Hdel {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(field) == 0 {
+		b.none("field")
+	}
 	for _, x := range field {
 		b.str(x)
 	}
@@ -271,6 +274,9 @@ func (b *Builder) Hmget(key string, field ...string) Hmget {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(field) == 0 {
+		b.none("field")
+	}
 	for _, x := range field {
 		b.str(x)
 	}
@@ -306,6 +312,9 @@ func (b *Builder) Hmset(key string, data ...FieldValue) Hmset {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.str(x.Field)
 		b.str(x.Value)
@@ -439,6 +448,9 @@ func (b *Builder) Hset(key string, data ...FieldValue) Hset {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.str(x.Field)
 		b.str(x.Value)

@@ -61,6 +61,9 @@ type Pfcount struct{ b *Builder }
 func (b *Builder) Pfcount(key ...string) Pfcount {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}

@@ -103,6 +103,9 @@ type Blpop struct{ b *Builder }
 func (b *Builder) Blpop(key []string, timeout time.Duration) Blpop {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -136,6 +139,9 @@ type Brpop struct{ b *Builder }
 func (b *Builder) Brpop(key []string, timeout time.Duration) Brpop {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -477,6 +483,9 @@ func (b *Builder) Lpush(key string, element ...string) Lpush {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(element) == 0 {
+		b.none("element")
+	}
 	for _, x := range element {
 		b.str(x)
 	}
@@ -510,6 +519,9 @@ func (b *Builder) Lpushx(key string, element ...string) Lpushx {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(element) == 0 {
+		b.none("element")
+	}
 	for _, x := range element {
 		b.str(x)
 	}
@@ -747,6 +759,9 @@ func (b *Builder) Rpush(key string, element ...string) Rpush {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(element) == 0 {
+		b.none("element")
+	}
 	for _, x := range element {
 		b.str(x)
 	}
@@ -780,6 +795,9 @@ func (b *Builder) Rpushx(key string, element ...string) Rpushx {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(element) == 0 {
+		b.none("element")
+	}
 	for _, x := range element {
 		b.str(x)
 	}

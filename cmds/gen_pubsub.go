@@ -20,6 +20,9 @@ type Psubscribe struct{ b *Builder }
 func (b *Builder) Psubscribe(pattern ...string) Psubscribe {
 	b.start()
 	b.open(0, false)
+	if len(pattern) == 0 {
+		b.none("pattern")
+	}
 	for _, x := range pattern {
 		b.str(x)
 	}
@@ -339,6 +342,9 @@ type Ssubscribe struct{ b *Builder }
 func (b *Builder) Ssubscribe(shardchannel ...string) Ssubscribe {
 	b.start()
 	b.open(0, false)
+	if len(shardchannel) == 0 {
+		b.none("shardchannel")
+	}
 	for _, x := range shardchannel {
 		b.str(x)
 	}
@@ -369,6 +375,9 @@ type Subscribe struct{ b *Builder }
 func (b *Builder) Subscribe(channel ...string) Subscribe {
 	b.start()
 	b.open(0, false)
+	if len(channel) == 0 {
+		b.none("channel")
+	}
 	for _, x := range channel {
 		b.str(x)
 	}

@@ -606,6 +606,9 @@ type ScriptExists struct{ b *Builder }
 func (b *Builder) ScriptExists(sha1 ...string) ScriptExists {
 	b.start()
 	b.open(0, false)
+	if len(sha1) == 0 {
+		b.none("sha1")
+	}
 	for _, x := range sha1 {
 		b.str(x)
 	}

@@ -54,6 +54,9 @@ type AclDeluser struct{ b *Builder }
 func (b *Builder) AclDeluser(username ...string) AclDeluser {
 	b.start()
 	b.open(0, false)
+	if len(username) == 0 {
+		b.none("username")
+	}
 	for _, x := range username {
 		b.str(x)
 	}
@@ -726,6 +729,9 @@ type ConfigGet struct{ b *Builder }
 func (b *Builder) ConfigGet(parameter ...string) ConfigGet {
 	b.start()
 	b.open(0, false)
+	if len(parameter) == 0 {
+		b.none("parameter")
+	}
 	for _, x := range parameter {
 		b.str(x)
 	}
@@ -829,6 +835,9 @@ type ConfigSet struct{ b *Builder }
 func (b *Builder) ConfigSet(data ...ParameterValue) ConfigSet {
 	b.start()
 	b.open(0, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.str(x.Parameter)
 		b.str(x.Value)

@@ -23,6 +23,9 @@ func (b *Builder) Sadd(key string, member ...string) Sadd {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(member) == 0 {
+		b.none("member")
+	}
 	for _, x := range member {
 		b.str(x)
 	}
@@ -83,6 +86,9 @@ type Sdiff struct{ b *Builder }
 func (b *Builder) Sdiff(key ...string) Sdiff {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -116,6 +122,9 @@ func (b *Builder) Sdiffstore(destination string, key ...string) Sdiffstore {
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -147,6 +156,9 @@ type Sinter struct{ b *Builder }
 func (b *Builder) Sinter(key ...string) Sinter {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -222,6 +234,9 @@ func (b *Builder) Sinterstore(destination string, key ...string) Sinterstore {
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -315,6 +330,9 @@ func (b *Builder) Smismember(key string, member ...string) Smismember {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(member) == 0 {
+		b.none("member")
+	}
 	for _, x := range member {
 		b.str(x)
 	}
@@ -459,6 +477,9 @@ func (b *Builder) Srem(key string, member ...string) Srem {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(member) == 0 {
+		b.none("member")
+	}
 	for _, x := range member {
 		b.str(x)
 	}
@@ -540,6 +561,9 @@ type Sunion struct{ b *Builder }
 func (b *Builder) Sunion(key ...string) Sunion {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -573,6 +597,9 @@ func (b *Builder) Sunionstore(destination string, key ...string) Sunionstore {
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}

@@ -65,6 +65,9 @@ type Bzpopmax struct{ b *Builder }
 func (b *Builder) Bzpopmax(key []string, timeout time.Duration) Bzpopmax {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -97,6 +100,9 @@ type Bzpopmin struct{ b *Builder }
 func (b *Builder) Bzpopmin(key []string, timeout time.Duration) Bzpopmin {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -133,6 +139,9 @@ func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
 	b.open(0, false)
 	b.key(key)
 	b.open(5, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.float(x.Score)
 		b.str(x.Member)
@@ -649,6 +658,9 @@ func (b *Builder) Zmscore(key string, member ...string) Zmscore {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(member) == 0 {
+		b.none("member")
+	}
 	for _, x := range member {
 		b.str(x)
 	}
@@ -1082,6 +1094,9 @@ func (b *Builder) Zrem(key string, member ...string) Zrem {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(member) == 0 {
+		b.none("member")
+	}
 	for _, x := range member {
 		b.str(x)
 	}

@@ -25,6 +25,9 @@ func (b *Builder) Xack(key string, group string, id ...string) Xack {
 	b.open(1, false)
 	b.str(group)
 	b.open(2, false)
+	if len(id) == 0 {
+		b.none("id")
+	}
 	for _, x := range id {
 		b.str(x)
 	}
@@ -59,6 +62,9 @@ func (b *Builder) Xadd(key string, data ...FieldValue) Xadd {
 	b.open(0, false)
 	b.key(key)
 	b.open(8, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.str(x.Field)
 		b.str(x.Value)
@@ -212,6 +218,9 @@ func (b *Builder) Xclaim(key string, group string, consumer string, minIdleTime 
 	b.open(3, false)
 	b.dur(minIdleTime, Milliseconds)
 	b.open(4, false)
+	if len(id) == 0 {
+		b.none("id")
+	}
 	for _, x := range id {
 		b.str(x)
 	}
@@ -295,6 +304,9 @@ func (b *Builder) Xdel(key string, id ...string) Xdel {
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
+	if len(id) == 0 {
+		b.none("id")
+	}
 	for _, x := range id {
 		b.str(x)
 	}
@@ -835,8 +847,14 @@ func (b *Builder) Xread(key []string, id ...string) Xread {
 	b.start()
 	b.open(2, false)
 	b.tok("STREAMS")
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
+	}
+	if len(id) == 0 {
+		b.none("id")
 	}
 	for _, x := range id {
 		b.str(x)
@@ -893,8 +911,14 @@ func (b *Builder) Xreadgroup(group string, consumer string, key []string, id ...
 	b.str(consumer)
 	b.open(4, false)
 	b.tok("STREAMS")
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
+	}
+	if len(id) == 0 {
+		b.none("id")
 	}
 	for _, x := range id {
 		b.str(x)

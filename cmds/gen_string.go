@@ -461,6 +461,9 @@ type Mget struct{ b *Builder }
 func (b *Builder) Mget(key ...string) Mget {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}
@@ -492,6 +495,9 @@ type Mset struct{ b *Builder }
 func (b *Builder) Mset(data ...KeyValue) Mset {
 	b.start()
 	b.open(0, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.key(x.Key)
 		b.str(x.Value)
@@ -524,6 +530,9 @@ type Msetnx struct{ b *Builder }
 func (b *Builder) Msetnx(data ...KeyValue) Msetnx {
 	b.start()
 	b.open(0, false)
+	if len(data) == 0 {
+		b.none("data")
+	}
 	for _, x := range data {
 		b.key(x.Key)
 		b.str(x.Value)

@@ -120,6 +120,9 @@ type Watch struct{ b *Builder }
 func (b *Builder) Watch(key ...string) Watch {
 	b.start()
 	b.open(0, false)
+	if len(key) == 0 {
+		b.none("key")
+	}
 	for _, x := range key {
 		b.key(x)
 	}

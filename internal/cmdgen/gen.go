@@ -217,9 +217,10 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			if top {
 				o.Required |= 1 << s
 			}
-			v := g.value(a, hn, true)
+			v := g.value(a, hn, !auto)
 			head.Params = append(head.Params, v.params...)
 			head.Code = append(head.Code, fmt.Sprintf("B.open(%d, false)", s))
+
 			if auto {
 				head.Code = append(head.Code, fmt.Sprintf("B.int(int64(len(%s)))", v.params[0].Name))
 			}
@@ -508,6 +509,11 @@ func (g *gen) value(a *argument, hn names, required bool) value {
 		if a.multiple() {
 			p.Type = "[]" + typ
 			p.Sample = p.Type + "{" + p.Sample + "}"
+			if required && !a.optional() {
+				// One or more: none is an error, not a command the
+				// server refuses.
+				v.code = append(v.code, fmt.Sprintf("if len(%s) == 0 {", p.Name), fmt.Sprintf("B.none(%q)", a.Name), "}")
+			}
 			if a.Token != "" && !a.multipleToken() {
 				v.code = append(v.code, tokCode(a.Token))
 			}
@@ -545,6 +551,9 @@ func (g *gen) value(a *argument, hn names, required bool) value {
 	case a.Type == "block" && a.multiple():
 		st := g.structOf(a)
 		p := param{Name: hn.take(lowerCamel(a.Name)), Type: "[]" + st.Name, Doc: "one or more " + st.Name, Sample: "[]" + st.Name + "{" + st.sample + "}"}
+		if required && !a.optional() {
+			v.code = append(v.code, fmt.Sprintf("if len(%s) == 0 {", p.Name), fmt.Sprintf("B.none(%q)", a.Name), "}")
+		}
 		if a.Token != "" && !a.multipleToken() {
 			v.code = append(v.code, tokCode(a.Token))
 		}
