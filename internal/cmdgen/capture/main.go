@@ -100,6 +100,7 @@ func run(addr, out string) error {
 		if !ok || len(a) == 0 {
 			continue
 		}
+		sortSubcommands(a)
 		t.Info[a[0].(string)] = a
 	}
 	b, err := json.MarshalIndent(t, "", " ")
@@ -112,6 +113,35 @@ func run(addr, out string) error {
 		return err
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// sortSubcommands orders the subcommands of a COMMAND INFO entry by
+// name: the server lists them in the order of its hash table, which
+// changes from one process to the next.
+func sortSubcommands(a []any) {
+	if len(a) < 10 {
+		return
+	}
+	subs, ok := a[9].([]any)
+	if !ok {
+		return
+	}
+	for _, s := range subs {
+		if sa, ok := s.([]any); ok {
+			sortSubcommands(sa)
+		}
+	}
+	sort.SliceStable(subs, func(i, j int) bool {
+		return name(subs[i]) < name(subs[j])
+	})
+}
+
+func name(v any) string {
+	if a, ok := v.([]any); ok && len(a) > 0 {
+		s, _ := a[0].(string)
+		return s
+	}
+	return ""
 }
 
 // decode turns a reply into plain Go values for encoding/json.
