@@ -7,89 +7,188 @@ import "time"
 var _ = time.Second
 
 // samples build every generated command with sample arguments: with its
-// required arguments only, and with every option the server has (the first
-// of each choice).
+// required arguments only, with every option the server has (the first
+// of each choice), and once more with each other choice.
 var samples = []sample{
-	{"acl|cat", func(b *Builder) Command { return b.AclCat().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	{"acl|cat", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.AclCat()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.AclCat()
 		c = c.Category("vcategory")
 		return c.Build()
-	}},
-	{"acl|deluser", func(b *Builder) Command { return b.AclDeluser([]string{"vusername"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|deluser", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclDeluser([]string{"vusername"}...)
 		return c.Build()
-	}},
-	{"acl|dryrun", func(b *Builder) Command { return b.AclDryrun("vusername", "PING").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclDeluser([]string{"vusername"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|dryrun", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.AclDryrun("vusername", "PING")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.AclDryrun("vusername", "PING")
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"acl|genpass", func(b *Builder) Command { return b.AclGenpass().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|genpass", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.AclGenpass()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.AclGenpass()
 		c = c.Bits(1)
 		return c.Build()
-	}},
-	{"acl|getuser", func(b *Builder) Command { return b.AclGetuser("vusername").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|getuser", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclGetuser("vusername")
 		return c.Build()
-	}},
-	{"acl|help", func(b *Builder) Command { return b.AclHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclGetuser("vusername")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclHelp()
 		return c.Build()
-	}},
-	{"acl|list", func(b *Builder) Command { return b.AclList().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|list", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclList()
 		return c.Build()
-	}},
-	{"acl|load", func(b *Builder) Command { return b.AclLoad().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclList()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|load", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclLoad()
 		return c.Build()
-	}},
-	{"acl|log", func(b *Builder) Command { return b.AclLog().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclLoad()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|log", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.AclLog()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.AclLog()
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"acl|save", func(b *Builder) Command { return b.AclSave().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclLog()
+		c = c.Reset()
+		return c.Build()
+	}}},
+	{"acl|save", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclSave()
 		return c.Build()
-	}},
-	{"acl|setuser", func(b *Builder) Command { return b.AclSetuser("vusername").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclSave()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|setuser", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.AclSetuser("vusername")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.AclSetuser("vusername")
 		c = c.Rule([]string{"on"}...)
 		return c.Build()
-	}},
-	{"acl|users", func(b *Builder) Command { return b.AclUsers().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|users", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclUsers()
 		return c.Build()
-	}},
-	{"acl|whoami", func(b *Builder) Command { return b.AclWhoami().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclUsers()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"acl|whoami", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.AclWhoami()
 		return c.Build()
-	}},
-	{"append", func(b *Builder) Command { return b.Append("{k}key1", "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.AclWhoami()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"append", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Append("{k}key1", "vvalue")
 		return c.Build()
-	}},
-	{"asking", func(b *Builder) Command { return b.Asking().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Append("{k}key1", "vvalue")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"asking", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Asking()
 		return c.Build()
-	}},
-	{"auth", func(b *Builder) Command { return b.Auth("vpassword").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Asking()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"auth", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Auth("vpassword")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Auth("vpassword")
 		c = c.Username("vusername")
 		return c.Build()
-	}},
-	{"bgrewriteaof", func(b *Builder) Command { return b.Bgrewriteaof().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bgrewriteaof", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Bgrewriteaof()
 		return c.Build()
-	}},
-	{"bgsave", func(b *Builder) Command { return b.Bgsave().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Bgrewriteaof()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bgsave", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Bgsave()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Bgsave()
 		c = c.Schedule()
 		return c.Build()
-	}},
-	{"bitcount", func(b *Builder) Command { return b.Bitcount("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bitcount", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Bitcount("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Bitcount("{k}key1")
 		if has("valkey-8.0.1") {
 			c = c.Range(1)
@@ -98,133 +197,347 @@ var samples = []sample{
 			c = c.RangeEndUnitBlock(1, Byte)
 		}
 		return c.Build()
-	}},
-	{"bitfield", func(b *Builder) Command { return b.Bitfield("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bitfield", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Bitfield("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Bitfield("{k}key1")
 		c = c.Get("vencoding", 1)
 		return c.Build()
-	}},
-	{"bitfield_ro", func(b *Builder) Command { return b.BitfieldRo("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Bitfield("{k}key1")
+		c = c.Overflow(Wrap)
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Bitfield("{k}key1")
+			c = c.Set("vencoding", 1, 1)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Bitfield("{k}key1")
+			c = c.Incrby("vencoding", 1, 1)
+			return c.Build()
+		}}},
+	{"bitfield_ro", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.BitfieldRo("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.BitfieldRo("{k}key1")
 		c = c.Get([]EncodingOffset{EncodingOffset{Encoding: "vencoding", Offset: 1}}...)
 		return c.Build()
-	}},
-	{"bitop", func(b *Builder) Command { return b.Bitop(And, "{k}destkey2", []string{"{k}key3"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bitop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Bitop(And, "{k}destkey2", []string{"{k}key3"}...)
 		return c.Build()
-	}},
-	{"bitpos", func(b *Builder) Command { return b.Bitpos("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Bitop(And, "{k}destkey2", []string{"{k}key3"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bitpos", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Bitpos("{k}key1", 1)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Bitpos("{k}key1", 1)
 		c = c.Range(1)
 		c = c.RangeEndUnitBlock(1, Byte)
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"blmove", func(b *Builder) Command {
-		return b.Blmove("{k}source1", "{k}destination2", Left, Left, 10*time.Millisecond).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Blmove("{k}source1", "{k}destination2", Left, Left, 10*time.Millisecond)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Blmove("{k}source1", "{k}destination2", Left, Left, 10*time.Millisecond)
 		return c.Build()
-	}},
-	{"blmpop", func(b *Builder) Command { return b.Blmpop(10*time.Millisecond, []string{"{k}key2"}, Left).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"blmpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Blmpop(10*time.Millisecond, []string{"{k}key2"}, Left)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Blmpop(10*time.Millisecond, []string{"{k}key2"}, Left)
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"blpop", func(b *Builder) Command { return b.Blpop([]string{"{k}key1"}, 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"blpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Blpop([]string{"{k}key1"}, 10*time.Millisecond)
 		return c.Build()
-	}},
-	{"brpop", func(b *Builder) Command { return b.Brpop([]string{"{k}key1"}, 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Blpop([]string{"{k}key1"}, 10*time.Millisecond)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"brpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Brpop([]string{"{k}key1"}, 10*time.Millisecond)
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Brpop([]string{"{k}key1"}, 10*time.Millisecond)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"brpoplpush", func(b *Builder) Command {
-		return b.Brpoplpush("{k}source1", "{k}destination2", 10*time.Millisecond).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Brpoplpush("{k}source1", "{k}destination2", 10*time.Millisecond)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Brpoplpush("{k}source1", "{k}destination2", 10*time.Millisecond)
 		return c.Build()
-	}},
-	{"bzmpop", func(b *Builder) Command { return b.Bzmpop(10*time.Millisecond, []string{"{k}key2"}, Min).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bzmpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Bzmpop(10*time.Millisecond, []string{"{k}key2"}, Min)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Bzmpop(10*time.Millisecond, []string{"{k}key2"}, Min)
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"bzpopmax", func(b *Builder) Command { return b.Bzpopmax([]string{"{k}key1"}, 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bzpopmax", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Bzpopmax([]string{"{k}key1"}, 10*time.Millisecond)
 		return c.Build()
-	}},
-	{"bzpopmin", func(b *Builder) Command { return b.Bzpopmin([]string{"{k}key1"}, 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Bzpopmax([]string{"{k}key1"}, 10*time.Millisecond)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"bzpopmin", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Bzpopmin([]string{"{k}key1"}, 10*time.Millisecond)
 		return c.Build()
-	}},
-	{"client|caching", func(b *Builder) Command { return b.ClientCaching(Yes).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Bzpopmin([]string{"{k}key1"}, 10*time.Millisecond)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|caching", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientCaching(Yes)
 		return c.Build()
-	}},
-	{"client|capa", func(b *Builder) Command { return b.ClientCapa([]string{"vcapability"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientCaching(Yes)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|capa", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientCapa([]string{"vcapability"}...)
 		return c.Build()
-	}},
-	{"client|getname", func(b *Builder) Command { return b.ClientGetname().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientCapa([]string{"vcapability"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|getname", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientGetname()
 		return c.Build()
-	}},
-	{"client|getredir", func(b *Builder) Command { return b.ClientGetredir().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientGetname()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|getredir", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientGetredir()
 		return c.Build()
-	}},
-	{"client|help", func(b *Builder) Command { return b.ClientHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientGetredir()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientHelp()
 		return c.Build()
-	}},
-	{"client|id", func(b *Builder) Command { return b.ClientId().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|id", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientId()
 		return c.Build()
-	}},
-	{"client|info", func(b *Builder) Command { return b.ClientInfo().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientId()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|info", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientInfo()
 		return c.Build()
-	}},
-	{"client|kill", func(b *Builder) Command { return b.ClientKill().OldFormat("vold-format").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientInfo()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|kill", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientKill()
 		c = c.OldFormat("vold-format")
 		return c.Build()
-	}},
-	{"client|list", func(b *Builder) Command { return b.ClientList().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientKill()
+		c = c.OldFormat("vold-format")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientKill()
+		c = c.Id(1)
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientKill()
+			if has("valkey-8.0.1") {
+				c = c.Type(ClientKillClientTypeNormal)
+			}
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientKill()
+			c = c.User("vusername")
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientKill()
+			c = c.Addr("vaddr")
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientKill()
+			c = c.Laddr("vladdr")
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientKill()
+			if has("valkey-8.0.1") {
+				c = c.Skipme(Yes)
+			}
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientKill()
+			if has("valkey-8.0.1") {
+				c = c.Maxage(10 * time.Millisecond)
+			}
+			return c.Build()
+		}}},
+	{"client|list", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClientList()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClientList()
 		c = c.TypeNormal()
 		if has("valkey-8.0.1") {
 			c = c.Id([]int64{1}...)
 		}
 		return c.Build()
-	}},
-	{"client|no-evict", func(b *Builder) Command { return b.ClientNoEvict(On).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientList()
+		c = c.TypeMaster()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientList()
+			c = c.TypeReplica()
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClientList()
+			c = c.TypePubsub()
+			return c.Build()
+		}}},
+	{"client|no-evict", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientNoEvict(On)
 		return c.Build()
-	}},
-	{"client|no-touch", func(b *Builder) Command { return b.ClientNoTouch(On).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientNoEvict(On)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|no-touch", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientNoTouch(On)
 		return c.Build()
-	}},
-	{"client|pause", func(b *Builder) Command { return b.ClientPause(10 * time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientNoTouch(On)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|pause", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClientPause(10 * time.Millisecond)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClientPause(10 * time.Millisecond)
 		c = c.Write()
 		return c.Build()
-	}},
-	{"client|reply", func(b *Builder) Command { return b.ClientReply(ReplyOn).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientPause(10 * time.Millisecond)
+		c = c.All()
+		return c.Build()
+	}}},
+	{"client|reply", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientReply(ReplyOn)
 		return c.Build()
-	}},
-	{"client|setinfo", func(b *Builder) Command { return b.ClientSetinfo().LibName("vlibname").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientReply(ReplyOn)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|setinfo", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientSetinfo()
 		c = c.LibName("vlibname")
 		return c.Build()
-	}},
-	{"client|setname", func(b *Builder) Command { return b.ClientSetname("vconnection-name").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientSetinfo()
+		c = c.LibName("vlibname")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientSetinfo()
+		c = c.LibVer("vlibver")
+		return c.Build()
+	}}},
+	{"client|setname", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientSetname("vconnection-name")
 		return c.Build()
-	}},
-	{"client|tracking", func(b *Builder) Command { return b.ClientTracking(On).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientSetname("vconnection-name")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|tracking", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClientTracking(On)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClientTracking(On)
 		c = c.Redirect(1)
 		c = c.Prefix([]string{"vprefix"}...)
@@ -233,370 +546,860 @@ var samples = []sample{
 		c = c.Optout()
 		c = c.Noloop()
 		return c.Build()
-	}},
-	{"client|trackinginfo", func(b *Builder) Command { return b.ClientTrackinginfo().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|trackinginfo", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientTrackinginfo()
 		return c.Build()
-	}},
-	{"client|unblock", func(b *Builder) Command { return b.ClientUnblock(1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientTrackinginfo()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"client|unblock", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClientUnblock(1)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClientUnblock(1)
 		c = c.Timeout()
 		return c.Build()
-	}},
-	{"client|unpause", func(b *Builder) Command { return b.ClientUnpause().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientUnblock(1)
+		c = c.Error()
+		return c.Build()
+	}}},
+	{"client|unpause", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClientUnpause()
 		return c.Build()
-	}},
-	{"cluster|addslots", func(b *Builder) Command { return b.ClusterAddslots([]int64{1}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClientUnpause()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|addslots", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterAddslots([]int64{1}...)
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterAddslots([]int64{1}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"cluster|addslotsrange", func(b *Builder) Command {
-		return b.ClusterAddslotsrange([]StartSlotEndSlot{StartSlotEndSlot{StartSlot: 1, EndSlot: 1}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClusterAddslotsrange([]StartSlotEndSlot{StartSlotEndSlot{StartSlot: 1, EndSlot: 1}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClusterAddslotsrange([]StartSlotEndSlot{StartSlotEndSlot{StartSlot: 1, EndSlot: 1}}...)
 		return c.Build()
-	}},
-	{"cluster|bumpepoch", func(b *Builder) Command { return b.ClusterBumpepoch().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|bumpepoch", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterBumpepoch()
 		return c.Build()
-	}},
-	{"cluster|count-failure-reports", func(b *Builder) Command { return b.ClusterCountFailureReports("0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterBumpepoch()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|count-failure-reports", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterCountFailureReports("0-1")
 		return c.Build()
-	}},
-	{"cluster|countkeysinslot", func(b *Builder) Command { return b.ClusterCountkeysinslot(1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterCountFailureReports("0-1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|countkeysinslot", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterCountkeysinslot(1)
 		return c.Build()
-	}},
-	{"cluster|delslots", func(b *Builder) Command { return b.ClusterDelslots([]int64{1}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterCountkeysinslot(1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|delslots", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterDelslots([]int64{1}...)
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterDelslots([]int64{1}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"cluster|delslotsrange", func(b *Builder) Command {
-		return b.ClusterDelslotsrange([]StartSlotEndSlot{StartSlotEndSlot{StartSlot: 1, EndSlot: 1}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClusterDelslotsrange([]StartSlotEndSlot{StartSlotEndSlot{StartSlot: 1, EndSlot: 1}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClusterDelslotsrange([]StartSlotEndSlot{StartSlotEndSlot{StartSlot: 1, EndSlot: 1}}...)
 		return c.Build()
-	}},
-	{"cluster|failover", func(b *Builder) Command { return b.ClusterFailover().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|failover", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClusterFailover()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClusterFailover()
 		c = c.Force()
 		return c.Build()
-	}},
-	{"cluster|flushslots", func(b *Builder) Command { return b.ClusterFlushslots().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterFailover()
+		c = c.Takeover()
+		return c.Build()
+	}}},
+	{"cluster|flushslots", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterFlushslots()
 		return c.Build()
-	}},
-	{"cluster|forget", func(b *Builder) Command { return b.ClusterForget("0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterFlushslots()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|forget", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterForget("0-1")
 		return c.Build()
-	}},
-	{"cluster|getkeysinslot", func(b *Builder) Command { return b.ClusterGetkeysinslot(1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterForget("0-1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|getkeysinslot", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterGetkeysinslot(1, 1)
 		return c.Build()
-	}},
-	{"cluster|help", func(b *Builder) Command { return b.ClusterHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterGetkeysinslot(1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterHelp()
 		return c.Build()
-	}},
-	{"cluster|info", func(b *Builder) Command { return b.ClusterInfo().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|info", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterInfo()
 		return c.Build()
-	}},
-	{"cluster|keyslot", func(b *Builder) Command { return b.ClusterKeyslot("vkey").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterInfo()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|keyslot", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterKeyslot("vkey")
 		return c.Build()
-	}},
-	{"cluster|links", func(b *Builder) Command { return b.ClusterLinks().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterKeyslot("vkey")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|links", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterLinks()
 		return c.Build()
-	}},
-	{"cluster|meet", func(b *Builder) Command { return b.ClusterMeet("vip", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterLinks()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|meet", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClusterMeet("vip", 1)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClusterMeet("vip", 1)
 		c = c.ClusterBusPort(1)
 		return c.Build()
-	}},
-	{"cluster|myid", func(b *Builder) Command { return b.ClusterMyid().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|myid", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterMyid()
 		return c.Build()
-	}},
-	{"cluster|myshardid", func(b *Builder) Command { return b.ClusterMyshardid().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterMyid()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|myshardid", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterMyshardid()
 		return c.Build()
-	}},
-	{"cluster|nodes", func(b *Builder) Command { return b.ClusterNodes().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterMyshardid()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|nodes", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterNodes()
 		return c.Build()
-	}},
-	{"cluster|replicas", func(b *Builder) Command { return b.ClusterReplicas("0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterNodes()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|replicas", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterReplicas("0-1")
 		return c.Build()
-	}},
-	{"cluster|replicate", func(b *Builder) Command { return b.ClusterReplicate("0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterReplicas("0-1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|replicate", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterReplicate("0-1")
 		return c.Build()
-	}},
-	{"cluster|reset", func(b *Builder) Command { return b.ClusterReset().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterReplicate("0-1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|reset", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClusterReset()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClusterReset()
 		c = c.Hard()
 		return c.Build()
-	}},
-	{"cluster|saveconfig", func(b *Builder) Command { return b.ClusterSaveconfig().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterReset()
+		c = c.Soft()
+		return c.Build()
+	}}},
+	{"cluster|saveconfig", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterSaveconfig()
 		return c.Build()
-	}},
-	{"cluster|set-config-epoch", func(b *Builder) Command { return b.ClusterSetConfigEpoch(1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterSaveconfig()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|set-config-epoch", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterSetConfigEpoch(1)
 		return c.Build()
-	}},
-	{"cluster|setslot", func(b *Builder) Command { return b.ClusterSetslot(1).Importing("vimporting").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterSetConfigEpoch(1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|setslot", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClusterSetslot(1)
+		c = c.Importing("vimporting")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ClusterSetslot(1)
 		c = c.Importing("vimporting")
 		if has("valkey-8.0.1") {
 			c = c.Timeout(10 * time.Millisecond)
 		}
 		return c.Build()
-	}},
-	{"cluster|shards", func(b *Builder) Command { return b.ClusterShards().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterSetslot(1)
+		c = c.Migrating("vmigrating")
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClusterSetslot(1)
+			c = c.Node("vnode")
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClusterSetslot(1)
+			c = c.Stable()
+			return c.Build()
+		}}},
+	{"cluster|shards", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterShards()
 		return c.Build()
-	}},
-	{"cluster|slaves", func(b *Builder) Command { return b.ClusterSlaves("0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterShards()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|slaves", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterSlaves("0-1")
 		return c.Build()
-	}},
-	{"cluster|slots", func(b *Builder) Command { return b.ClusterSlots().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterSlaves("0-1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|slots", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ClusterSlots()
 		return c.Build()
-	}},
-	{"command|count", func(b *Builder) Command { return b.CommandCount().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterSlots()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"command|count", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.CommandCount()
 		return c.Build()
-	}},
-	{"command|docs", func(b *Builder) Command { return b.CommandDocs().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.CommandCount()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"command|docs", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.CommandDocs()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.CommandDocs()
 		c = c.CommandName([]string{"vcommand-name"}...)
 		return c.Build()
-	}},
-	{"command|getkeys", func(b *Builder) Command { return b.CommandGetkeys("PING").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"command|getkeys", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.CommandGetkeys("PING")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.CommandGetkeys("PING")
 		if has("valkey-8.0.1") {
 			c = c.Arg([]string{"varg"}...)
 		}
 		return c.Build()
-	}},
-	{"command|getkeysandflags", func(b *Builder) Command { return b.CommandGetkeysandflags("PING").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"command|getkeysandflags", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.CommandGetkeysandflags("PING")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.CommandGetkeysandflags("PING")
 		if has("valkey-8.0.1") {
 			c = c.Arg([]string{"varg"}...)
 		}
 		return c.Build()
-	}},
-	{"command|help", func(b *Builder) Command { return b.CommandHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"command|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.CommandHelp()
 		return c.Build()
-	}},
-	{"command|info", func(b *Builder) Command { return b.CommandInfo().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.CommandHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"command|info", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.CommandInfo()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.CommandInfo()
 		c = c.CommandName([]string{"vcommand-name"}...)
 		return c.Build()
-	}},
-	{"command|list", func(b *Builder) Command { return b.CommandList().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"command|list", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.CommandList()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.CommandList()
 		c = c.FilterbyModule("vmodule-name")
 		return c.Build()
-	}},
-	{"config|get", func(b *Builder) Command { return b.ConfigGet([]string{"vparameter"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.CommandList()
+		c = c.FilterbyAclcat("vcategory")
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.CommandList()
+			c = c.FilterbyPattern("vpattern")
+			return c.Build()
+		}}},
+	{"config|get", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ConfigGet([]string{"vparameter"}...)
 		return c.Build()
-	}},
-	{"config|help", func(b *Builder) Command { return b.ConfigHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ConfigGet([]string{"vparameter"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"config|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ConfigHelp()
 		return c.Build()
-	}},
-	{"config|resetstat", func(b *Builder) Command { return b.ConfigResetstat().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ConfigHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"config|resetstat", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ConfigResetstat()
 		return c.Build()
-	}},
-	{"config|rewrite", func(b *Builder) Command { return b.ConfigRewrite().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ConfigResetstat()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"config|rewrite", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ConfigRewrite()
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ConfigRewrite()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"config|set", func(b *Builder) Command {
-		return b.ConfigSet([]ParameterValue{ParameterValue{Parameter: "vparameter", Value: "vvalue"}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ConfigSet([]ParameterValue{ParameterValue{Parameter: "vparameter", Value: "vvalue"}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ConfigSet([]ParameterValue{ParameterValue{Parameter: "vparameter", Value: "vvalue"}}...)
 		return c.Build()
-	}},
-	{"copy", func(b *Builder) Command { return b.Copy("{k}source1", "{k}destination2").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"copy", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Copy("{k}source1", "{k}destination2")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Copy("{k}source1", "{k}destination2")
 		c = c.Db(1)
 		c = c.Replace()
 		return c.Build()
-	}},
-	{"dbsize", func(b *Builder) Command { return b.Dbsize().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"dbsize", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Dbsize()
 		return c.Build()
-	}},
-	{"decr", func(b *Builder) Command { return b.Decr("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Dbsize()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"decr", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Decr("{k}key1")
 		return c.Build()
-	}},
-	{"decrby", func(b *Builder) Command { return b.Decrby("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Decr("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"decrby", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Decrby("{k}key1", 1)
 		return c.Build()
-	}},
-	{"del", func(b *Builder) Command { return b.Del([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Decrby("{k}key1", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"del", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Del([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"discard", func(b *Builder) Command { return b.Discard().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Del([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"discard", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Discard()
 		return c.Build()
-	}},
-	{"dump", func(b *Builder) Command { return b.Dump("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Discard()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"dump", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Dump("{k}key1")
 		return c.Build()
-	}},
-	{"echo", func(b *Builder) Command { return b.Echo("vmessage").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Dump("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"echo", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Echo("vmessage")
 		return c.Build()
-	}},
-	{"eval", func(b *Builder) Command { return b.Eval("vscript", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Echo("vmessage")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"eval", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Eval("vscript", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Eval("vscript", []string{"{k}key2"}...)
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"eval_ro", func(b *Builder) Command { return b.EvalRo("vscript", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"eval_ro", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.EvalRo("vscript", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.EvalRo("vscript", []string{"{k}key2"}...)
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"evalsha", func(b *Builder) Command { return b.Evalsha("vsha1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"evalsha", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Evalsha("vsha1", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Evalsha("vsha1", []string{"{k}key2"}...)
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"evalsha_ro", func(b *Builder) Command { return b.EvalshaRo("vsha1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"evalsha_ro", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.EvalshaRo("vsha1", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.EvalshaRo("vsha1", []string{"{k}key2"}...)
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"exec", func(b *Builder) Command { return b.Exec().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"exec", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Exec()
 		return c.Build()
-	}},
-	{"exists", func(b *Builder) Command { return b.Exists([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Exec()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"exists", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Exists([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"expire", func(b *Builder) Command { return b.Expire("{k}key1", 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Exists([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"expire", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Expire("{k}key1", 10*time.Millisecond)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Expire("{k}key1", 10*time.Millisecond)
 		c = c.Nx()
 		return c.Build()
-	}},
-	{"expireat", func(b *Builder) Command { return b.Expireat("{k}key1", sampleTime).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Expire("{k}key1", 10*time.Millisecond)
+		c = c.Xx()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Expire("{k}key1", 10*time.Millisecond)
+			c = c.Gt()
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Expire("{k}key1", 10*time.Millisecond)
+			c = c.Lt()
+			return c.Build()
+		}}},
+	{"expireat", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Expireat("{k}key1", sampleTime)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Expireat("{k}key1", sampleTime)
 		c = c.Nx()
 		return c.Build()
-	}},
-	{"expiretime", func(b *Builder) Command { return b.Expiretime("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Expireat("{k}key1", sampleTime)
+		c = c.Xx()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Expireat("{k}key1", sampleTime)
+			c = c.Gt()
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Expireat("{k}key1", sampleTime)
+			c = c.Lt()
+			return c.Build()
+		}}},
+	{"expiretime", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Expiretime("{k}key1")
 		return c.Build()
-	}},
-	{"failover", func(b *Builder) Command { return b.Failover().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Expiretime("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"failover", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Failover()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Failover()
 		c = c.To("vhost", 1, true)
 		c = c.Abort()
 		c = c.Timeout(10 * time.Millisecond)
 		return c.Build()
-	}},
-	{"fcall", func(b *Builder) Command { return b.Fcall("vfunction", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"fcall", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Fcall("vfunction", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Fcall("vfunction", []string{"{k}key2"}...)
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"fcall_ro", func(b *Builder) Command { return b.FcallRo("vfunction", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"fcall_ro", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.FcallRo("vfunction", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.FcallRo("vfunction", []string{"{k}key2"}...)
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"flushall", func(b *Builder) Command { return b.Flushall().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"flushall", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Flushall()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Flushall()
 		c = c.Async()
 		return c.Build()
-	}},
-	{"flushdb", func(b *Builder) Command { return b.Flushdb().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Flushall()
+		c = c.Sync()
+		return c.Build()
+	}}},
+	{"flushdb", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Flushdb()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Flushdb()
 		c = c.Async()
 		return c.Build()
-	}},
-	{"function|delete", func(b *Builder) Command { return b.FunctionDelete("vlibrary-name").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Flushdb()
+		c = c.Sync()
+		return c.Build()
+	}}},
+	{"function|delete", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.FunctionDelete("vlibrary-name")
 		return c.Build()
-	}},
-	{"function|dump", func(b *Builder) Command { return b.FunctionDump().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.FunctionDelete("vlibrary-name")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"function|dump", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.FunctionDump()
 		return c.Build()
-	}},
-	{"function|flush", func(b *Builder) Command { return b.FunctionFlush().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.FunctionDump()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"function|flush", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.FunctionFlush()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.FunctionFlush()
 		c = c.Async()
 		return c.Build()
-	}},
-	{"function|help", func(b *Builder) Command { return b.FunctionHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.FunctionFlush()
+		c = c.Sync()
+		return c.Build()
+	}}},
+	{"function|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.FunctionHelp()
 		return c.Build()
-	}},
-	{"function|kill", func(b *Builder) Command { return b.FunctionKill().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.FunctionHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"function|kill", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.FunctionKill()
 		return c.Build()
-	}},
-	{"function|list", func(b *Builder) Command { return b.FunctionList().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.FunctionKill()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"function|list", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.FunctionList()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.FunctionList()
 		c = c.Libraryname("vlibrary-name-pattern")
 		c = c.Withcode()
 		return c.Build()
-	}},
-	{"function|load", func(b *Builder) Command { return b.FunctionLoad("vfunction-code").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"function|load", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.FunctionLoad("vfunction-code")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.FunctionLoad("vfunction-code")
 		c = c.Replace()
 		return c.Build()
-	}},
-	{"function|restore", func(b *Builder) Command { return b.FunctionRestore("vserialized-value").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"function|restore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.FunctionRestore("vserialized-value")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.FunctionRestore("vserialized-value")
 		c = c.Flush()
 		return c.Build()
-	}},
-	{"function|stats", func(b *Builder) Command { return b.FunctionStats().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.FunctionRestore("vserialized-value")
+		c = c.Append()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.FunctionRestore("vserialized-value")
+			c = c.Replace()
+			return c.Build()
+		}}},
+	{"function|stats", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.FunctionStats()
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.FunctionStats()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"geoadd", func(b *Builder) Command {
-		return b.Geoadd("{k}key1", []LongitudeLatitudeMember{LongitudeLatitudeMember{Longitude: 1.5, Latitude: 1.5, Member: "vmember"}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Geoadd("{k}key1", []LongitudeLatitudeMember{LongitudeLatitudeMember{Longitude: 1.5, Latitude: 1.5, Member: "vmember"}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Geoadd("{k}key1", []LongitudeLatitudeMember{LongitudeLatitudeMember{Longitude: 1.5, Latitude: 1.5, Member: "vmember"}}...)
 		c = c.Nx()
 		c = c.Ch()
 		return c.Build()
-	}},
-	{"geodist", func(b *Builder) Command { return b.Geodist("{k}key1", "vmember1", "vmember2").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Geoadd("{k}key1", []LongitudeLatitudeMember{LongitudeLatitudeMember{Longitude: 1.5, Latitude: 1.5, Member: "vmember"}}...)
+		c = c.Xx()
+		return c.Build()
+	}}},
+	{"geodist", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Geodist("{k}key1", "vmember1", "vmember2")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Geodist("{k}key1", "vmember1", "vmember2")
 		c = c.M()
 		return c.Build()
-	}},
-	{"geohash", func(b *Builder) Command { return b.Geohash("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Geodist("{k}key1", "vmember1", "vmember2")
+		c = c.Km()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Geodist("{k}key1", "vmember1", "vmember2")
+			c = c.Ft()
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Geodist("{k}key1", "vmember1", "vmember2")
+			c = c.Mi()
+			return c.Build()
+		}}},
+	{"geohash", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Geohash("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Geohash("{k}key1")
 		c = c.Member([]string{"vmember"}...)
 		return c.Build()
-	}},
-	{"geopos", func(b *Builder) Command { return b.Geopos("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"geopos", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Geopos("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Geopos("{k}key1")
 		c = c.Member([]string{"vmember"}...)
 		return c.Build()
-	}},
-	{"georadius", func(b *Builder) Command { return b.Georadius("{k}key1", 1.5, 1.5, 1.5, Meters).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"georadius", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Georadius("{k}key1", 1.5, 1.5, 1.5, Meters)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Georadius("{k}key1", 1.5, 1.5, 1.5, Meters)
 		c = c.Withcoord()
 		c = c.Withdist()
@@ -605,8 +1408,22 @@ var samples = []sample{
 		c = c.Asc()
 		c = c.Store("{k}storekey1")
 		return c.Build()
-	}},
-	{"georadius_ro", func(b *Builder) Command { return b.GeoradiusRo("{k}key1", 1.5, 1.5, 1.5, Meters).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Georadius("{k}key1", 1.5, 1.5, 1.5, Meters)
+		c = c.Desc()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Georadius("{k}key1", 1.5, 1.5, 1.5, Meters)
+			c = c.Storedist("{k}storedistkey1")
+			return c.Build()
+		}}},
+	{"georadius_ro", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.GeoradiusRo("{k}key1", 1.5, 1.5, 1.5, Meters)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.GeoradiusRo("{k}key1", 1.5, 1.5, 1.5, Meters)
 		c = c.Withcoord()
 		c = c.Withdist()
@@ -614,8 +1431,17 @@ var samples = []sample{
 		c = c.Count(1, true)
 		c = c.Asc()
 		return c.Build()
-	}},
-	{"georadiusbymember", func(b *Builder) Command { return b.Georadiusbymember("{k}key1", "vmember", 1.5, Meters).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.GeoradiusRo("{k}key1", 1.5, 1.5, 1.5, Meters)
+		c = c.Desc()
+		return c.Build()
+	}}},
+	{"georadiusbymember", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Georadiusbymember("{k}key1", "vmember", 1.5, Meters)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Georadiusbymember("{k}key1", "vmember", 1.5, Meters)
 		c = c.Withcoord()
 		c = c.Withdist()
@@ -624,8 +1450,22 @@ var samples = []sample{
 		c = c.Asc()
 		c = c.Store("{k}storekey1")
 		return c.Build()
-	}},
-	{"georadiusbymember_ro", func(b *Builder) Command { return b.GeoradiusbymemberRo("{k}key1", "vmember", 1.5, Meters).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Georadiusbymember("{k}key1", "vmember", 1.5, Meters)
+		c = c.Desc()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Georadiusbymember("{k}key1", "vmember", 1.5, Meters)
+			c = c.Storedist("{k}storedistkey1")
+			return c.Build()
+		}}},
+	{"georadiusbymember_ro", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.GeoradiusbymemberRo("{k}key1", "vmember", 1.5, Meters)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.GeoradiusbymemberRo("{k}key1", "vmember", 1.5, Meters)
 		c = c.Withcoord()
 		c = c.Withdist()
@@ -633,9 +1473,18 @@ var samples = []sample{
 		c = c.Count(1, true)
 		c = c.Asc()
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.GeoradiusbymemberRo("{k}key1", "vmember", 1.5, Meters)
+		c = c.Desc()
+		return c.Build()
+	}}},
 	{"geosearch", func(b *Builder) Command {
-		return b.Geosearch("{k}key1").Frommember("vmember").Byradius(1.5, Meters).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Geosearch("{k}key1")
+		c = c.Frommember("vmember")
+		c = c.Byradius(1.5, Meters)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Geosearch("{k}key1")
 		c = c.Frommember("vmember")
@@ -646,9 +1495,32 @@ var samples = []sample{
 		c = c.Withdist()
 		c = c.Withhash()
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Geosearch("{k}key1")
+		c = c.Byradius(1.5, Meters)
+		c = c.Fromlonlat(1.5, 1.5)
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Geosearch("{k}key1")
+			c = c.Frommember("vmember")
+			c = c.Bybox(1.5, 1.5, Meters)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Geosearch("{k}key1")
+			c = c.Frommember("vmember")
+			c = c.Byradius(1.5, Meters)
+			c = c.Desc()
+			return c.Build()
+		}}},
 	{"geosearchstore", func(b *Builder) Command {
-		return b.Geosearchstore("{k}destination1", "{k}source2").Frommember("vmember").Byradius(1.5, Meters).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Geosearchstore("{k}destination1", "{k}source2")
+		c = c.Frommember("vmember")
+		c = c.Byradius(1.5, Meters)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Geosearchstore("{k}destination1", "{k}source2")
 		c = c.Frommember("vmember")
@@ -657,87 +1529,217 @@ var samples = []sample{
 		c = c.Count(1, true)
 		c = c.Storedist()
 		return c.Build()
-	}},
-	{"get", func(b *Builder) Command { return b.Get("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Geosearchstore("{k}destination1", "{k}source2")
+		c = c.Byradius(1.5, Meters)
+		c = c.Fromlonlat(1.5, 1.5)
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Geosearchstore("{k}destination1", "{k}source2")
+			c = c.Frommember("vmember")
+			c = c.Bybox(1.5, 1.5, Meters)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Geosearchstore("{k}destination1", "{k}source2")
+			c = c.Frommember("vmember")
+			c = c.Byradius(1.5, Meters)
+			c = c.Desc()
+			return c.Build()
+		}}},
+	{"get", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Get("{k}key1")
 		return c.Build()
-	}},
-	{"getbit", func(b *Builder) Command { return b.Getbit("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Get("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"getbit", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Getbit("{k}key1", 1)
 		return c.Build()
-	}},
-	{"getdel", func(b *Builder) Command { return b.Getdel("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Getbit("{k}key1", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"getdel", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Getdel("{k}key1")
 		return c.Build()
-	}},
-	{"getex", func(b *Builder) Command { return b.Getex("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Getdel("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"getex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Getex("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Getex("{k}key1")
 		c = c.Ex(10 * time.Millisecond)
 		return c.Build()
-	}},
-	{"getrange", func(b *Builder) Command { return b.Getrange("{k}key1", 1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Getex("{k}key1")
+		c = c.Px(10 * time.Millisecond)
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Getex("{k}key1")
+			c = c.Exat(sampleTime)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Getex("{k}key1")
+			c = c.Pxat(sampleTime)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Getex("{k}key1")
+			c = c.Persist()
+			return c.Build()
+		}}},
+	{"getrange", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Getrange("{k}key1", 1, 1)
 		return c.Build()
-	}},
-	{"getset", func(b *Builder) Command { return b.Getset("{k}key1", "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Getrange("{k}key1", 1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"getset", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Getset("{k}key1", "vvalue")
 		return c.Build()
-	}},
-	{"hdel", func(b *Builder) Command { return b.Hdel("{k}key1", []string{"vfield"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Getset("{k}key1", "vvalue")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hdel", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hdel("{k}key1", []string{"vfield"}...)
 		return c.Build()
-	}},
-	{"hello", func(b *Builder) Command { return b.Hello().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hdel("{k}key1", []string{"vfield"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hello", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Hello()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Hello()
 		c = c.Protocol(1)
 		c = c.ProtocolAuth("vusername", "vpassword")
 		c = c.ProtocolSetname("vclientname")
 		return c.Build()
-	}},
-	{"hexists", func(b *Builder) Command { return b.Hexists("{k}key1", "vfield").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hexists", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hexists("{k}key1", "vfield")
 		return c.Build()
-	}},
-	{"hget", func(b *Builder) Command { return b.Hget("{k}key1", "vfield").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hexists("{k}key1", "vfield")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hget", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hget("{k}key1", "vfield")
 		return c.Build()
-	}},
-	{"hgetall", func(b *Builder) Command { return b.Hgetall("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hget("{k}key1", "vfield")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hgetall", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hgetall("{k}key1")
 		return c.Build()
-	}},
-	{"hincrby", func(b *Builder) Command { return b.Hincrby("{k}key1", "vfield", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hgetall("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hincrby", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hincrby("{k}key1", "vfield", 1)
 		return c.Build()
-	}},
-	{"hincrbyfloat", func(b *Builder) Command { return b.Hincrbyfloat("{k}key1", "vfield", 1.5).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hincrby("{k}key1", "vfield", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hincrbyfloat", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hincrbyfloat("{k}key1", "vfield", 1.5)
 		return c.Build()
-	}},
-	{"hkeys", func(b *Builder) Command { return b.Hkeys("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hincrbyfloat("{k}key1", "vfield", 1.5)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hkeys", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hkeys("{k}key1")
 		return c.Build()
-	}},
-	{"hlen", func(b *Builder) Command { return b.Hlen("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hkeys("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hlen", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hlen("{k}key1")
 		return c.Build()
-	}},
-	{"hmget", func(b *Builder) Command { return b.Hmget("{k}key1", []string{"vfield"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hlen("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hmget", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hmget("{k}key1", []string{"vfield"}...)
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hmget("{k}key1", []string{"vfield"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"hmset", func(b *Builder) Command {
-		return b.Hmset("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Hmset("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Hmset("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
 		return c.Build()
-	}},
-	{"hrandfield", func(b *Builder) Command { return b.Hrandfield("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hrandfield", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Hrandfield("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Hrandfield("{k}key1")
 		c = c.Options(1, true)
 		return c.Build()
-	}},
-	{"hscan", func(b *Builder) Command { return b.Hscan("{k}key1", "0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hscan", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Hscan("{k}key1", "0")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Hscan("{k}key1", "0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
@@ -745,180 +1747,379 @@ var samples = []sample{
 			c = c.Novalues()
 		}
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"hset", func(b *Builder) Command {
-		return b.Hset("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Hset("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Hset("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
 		return c.Build()
-	}},
-	{"hsetnx", func(b *Builder) Command { return b.Hsetnx("{k}key1", "vfield", "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hsetnx", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hsetnx("{k}key1", "vfield", "vvalue")
 		return c.Build()
-	}},
-	{"hstrlen", func(b *Builder) Command { return b.Hstrlen("{k}key1", "vfield").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hsetnx("{k}key1", "vfield", "vvalue")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hstrlen", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hstrlen("{k}key1", "vfield")
 		return c.Build()
-	}},
-	{"hvals", func(b *Builder) Command { return b.Hvals("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hstrlen("{k}key1", "vfield")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"hvals", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Hvals("{k}key1")
 		return c.Build()
-	}},
-	{"incr", func(b *Builder) Command { return b.Incr("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Hvals("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"incr", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Incr("{k}key1")
 		return c.Build()
-	}},
-	{"incrby", func(b *Builder) Command { return b.Incrby("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Incr("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"incrby", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Incrby("{k}key1", 1)
 		return c.Build()
-	}},
-	{"incrbyfloat", func(b *Builder) Command { return b.Incrbyfloat("{k}key1", 1.5).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Incrby("{k}key1", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"incrbyfloat", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Incrbyfloat("{k}key1", 1.5)
 		return c.Build()
-	}},
-	{"info", func(b *Builder) Command { return b.Info().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Incrbyfloat("{k}key1", 1.5)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"info", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Info()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Info()
 		c = c.Section([]string{"vsection"}...)
 		return c.Build()
-	}},
-	{"keys", func(b *Builder) Command { return b.Keys("vpattern").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"keys", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Keys("vpattern")
 		return c.Build()
-	}},
-	{"lastsave", func(b *Builder) Command { return b.Lastsave().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Keys("vpattern")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lastsave", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lastsave()
 		return c.Build()
-	}},
-	{"latency|doctor", func(b *Builder) Command { return b.LatencyDoctor().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lastsave()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"latency|doctor", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.LatencyDoctor()
 		return c.Build()
-	}},
-	{"latency|graph", func(b *Builder) Command { return b.LatencyGraph("vevent").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.LatencyDoctor()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"latency|graph", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.LatencyGraph("vevent")
 		return c.Build()
-	}},
-	{"latency|help", func(b *Builder) Command { return b.LatencyHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.LatencyGraph("vevent")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"latency|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.LatencyHelp()
 		return c.Build()
-	}},
-	{"latency|histogram", func(b *Builder) Command { return b.LatencyHistogram().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.LatencyHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"latency|histogram", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.LatencyHistogram()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.LatencyHistogram()
 		c = c.Command([]string{"PING"}...)
 		return c.Build()
-	}},
-	{"latency|history", func(b *Builder) Command { return b.LatencyHistory("vevent").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"latency|history", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.LatencyHistory("vevent")
 		return c.Build()
-	}},
-	{"latency|latest", func(b *Builder) Command { return b.LatencyLatest().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.LatencyHistory("vevent")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"latency|latest", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.LatencyLatest()
 		return c.Build()
-	}},
-	{"latency|reset", func(b *Builder) Command { return b.LatencyReset().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.LatencyLatest()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"latency|reset", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.LatencyReset()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.LatencyReset()
 		c = c.Event([]string{"vevent"}...)
 		return c.Build()
-	}},
-	{"lcs", func(b *Builder) Command { return b.Lcs("{k}key11", "{k}key22").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lcs", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Lcs("{k}key11", "{k}key22")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Lcs("{k}key11", "{k}key22")
 		c = c.Len()
 		c = c.Idx()
 		c = c.Minmatchlen(1)
 		c = c.Withmatchlen()
 		return c.Build()
-	}},
-	{"lindex", func(b *Builder) Command { return b.Lindex("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lindex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lindex("{k}key1", 1)
 		return c.Build()
-	}},
-	{"linsert", func(b *Builder) Command { return b.Linsert("{k}key1", Before, "vpivot", "velement").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lindex("{k}key1", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"linsert", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Linsert("{k}key1", Before, "vpivot", "velement")
 		return c.Build()
-	}},
-	{"llen", func(b *Builder) Command { return b.Llen("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Linsert("{k}key1", Before, "vpivot", "velement")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"llen", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Llen("{k}key1")
 		return c.Build()
-	}},
-	{"lmove", func(b *Builder) Command { return b.Lmove("{k}source1", "{k}destination2", Left, Left).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Llen("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lmove", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lmove("{k}source1", "{k}destination2", Left, Left)
 		return c.Build()
-	}},
-	{"lmpop", func(b *Builder) Command { return b.Lmpop([]string{"{k}key1"}, Left).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lmove("{k}source1", "{k}destination2", Left, Left)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lmpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Lmpop([]string{"{k}key1"}, Left)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Lmpop([]string{"{k}key1"}, Left)
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"lolwut", func(b *Builder) Command { return b.Lolwut().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lolwut", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Lolwut()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Lolwut()
 		c = c.Version(1)
 		return c.Build()
-	}},
-	{"lpop", func(b *Builder) Command { return b.Lpop("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Lpop("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Lpop("{k}key1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"lpos", func(b *Builder) Command { return b.Lpos("{k}key1", "velement").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lpos", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Lpos("{k}key1", "velement")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Lpos("{k}key1", "velement")
 		c = c.Rank(1)
 		c = c.Count(1)
 		c = c.Maxlen(1)
 		return c.Build()
-	}},
-	{"lpush", func(b *Builder) Command { return b.Lpush("{k}key1", []string{"velement"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lpush", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lpush("{k}key1", []string{"velement"}...)
 		return c.Build()
-	}},
-	{"lpushx", func(b *Builder) Command { return b.Lpushx("{k}key1", []string{"velement"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lpush("{k}key1", []string{"velement"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lpushx", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lpushx("{k}key1", []string{"velement"}...)
 		return c.Build()
-	}},
-	{"lrange", func(b *Builder) Command { return b.Lrange("{k}key1", 1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lpushx("{k}key1", []string{"velement"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lrange", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lrange("{k}key1", 1, 1)
 		return c.Build()
-	}},
-	{"lrem", func(b *Builder) Command { return b.Lrem("{k}key1", 1, "velement").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lrange("{k}key1", 1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lrem", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lrem("{k}key1", 1, "velement")
 		return c.Build()
-	}},
-	{"lset", func(b *Builder) Command { return b.Lset("{k}key1", 1, "velement").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lrem("{k}key1", 1, "velement")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"lset", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Lset("{k}key1", 1, "velement")
 		return c.Build()
-	}},
-	{"ltrim", func(b *Builder) Command { return b.Ltrim("{k}key1", 1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Lset("{k}key1", 1, "velement")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"ltrim", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Ltrim("{k}key1", 1, 1)
 		return c.Build()
-	}},
-	{"memory|doctor", func(b *Builder) Command { return b.MemoryDoctor().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Ltrim("{k}key1", 1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"memory|doctor", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.MemoryDoctor()
 		return c.Build()
-	}},
-	{"memory|help", func(b *Builder) Command { return b.MemoryHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.MemoryDoctor()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"memory|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.MemoryHelp()
 		return c.Build()
-	}},
-	{"memory|malloc-stats", func(b *Builder) Command { return b.MemoryMallocStats().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.MemoryHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"memory|malloc-stats", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.MemoryMallocStats()
 		return c.Build()
-	}},
-	{"memory|purge", func(b *Builder) Command { return b.MemoryPurge().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.MemoryMallocStats()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"memory|purge", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.MemoryPurge()
 		return c.Build()
-	}},
-	{"memory|stats", func(b *Builder) Command { return b.MemoryStats().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.MemoryPurge()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"memory|stats", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.MemoryStats()
 		return c.Build()
-	}},
-	{"memory|usage", func(b *Builder) Command { return b.MemoryUsage("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.MemoryStats()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"memory|usage", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.MemoryUsage("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.MemoryUsage("{k}key1")
 		c = c.Samples(1)
 		return c.Build()
-	}},
-	{"mget", func(b *Builder) Command { return b.Mget([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"mget", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Mget([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"migrate", func(b *Builder) Command { return b.Migrate("vhost", 1, 1, 10*time.Millisecond).Key("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Mget([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"migrate", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Migrate("vhost", 1, 1, 10*time.Millisecond)
+		c = c.Key("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Migrate("vhost", 1, 1, 10*time.Millisecond)
 		c = c.Key("{k}key1")
 		c = c.Copy()
@@ -926,382 +2127,878 @@ var samples = []sample{
 		c = c.Auth("vauth")
 		c = c.Keys([]string{"{k}keys1"}...)
 		return c.Build()
-	}},
-	{"module|help", func(b *Builder) Command { return b.ModuleHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Migrate("vhost", 1, 1, 10*time.Millisecond)
+		c = c.EmptyString()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Migrate("vhost", 1, 1, 10*time.Millisecond)
+			c = c.Key("{k}key1")
+			c = c.Auth2("vusername", "vpassword")
+			return c.Build()
+		}}},
+	{"module|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ModuleHelp()
 		return c.Build()
-	}},
-	{"module|list", func(b *Builder) Command { return b.ModuleList().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ModuleHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"module|list", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ModuleList()
 		return c.Build()
-	}},
-	{"module|load", func(b *Builder) Command { return b.ModuleLoad("vpath").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ModuleList()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"module|load", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ModuleLoad("vpath")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ModuleLoad("vpath")
 		c = c.Arg([]string{"varg"}...)
 		return c.Build()
-	}},
-	{"module|loadex", func(b *Builder) Command { return b.ModuleLoadex("vpath").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"module|loadex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ModuleLoadex("vpath")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ModuleLoadex("vpath")
 		c = c.Config([]NameValue{NameValue{Name: "vname", Value: "vvalue"}}...)
 		if has("valkey-8.0.1") {
 			c = c.Args([]string{"vargs"}...)
 		}
 		return c.Build()
-	}},
-	{"module|unload", func(b *Builder) Command { return b.ModuleUnload("vname").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"module|unload", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ModuleUnload("vname")
 		return c.Build()
-	}},
-	{"monitor", func(b *Builder) Command { return b.Monitor().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ModuleUnload("vname")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"monitor", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Monitor()
 		return c.Build()
-	}},
-	{"move", func(b *Builder) Command { return b.Move("{k}key1", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Monitor()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"move", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Move("{k}key1", 1)
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Move("{k}key1", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"mset", func(b *Builder) Command {
-		return b.Mset([]KeyValue{KeyValue{Key: "{k}key1", Value: "vvalue"}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Mset([]KeyValue{KeyValue{Key: "{k}key1", Value: "vvalue"}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Mset([]KeyValue{KeyValue{Key: "{k}key1", Value: "vvalue"}}...)
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"msetnx", func(b *Builder) Command {
-		return b.Msetnx([]KeyValue{KeyValue{Key: "{k}key1", Value: "vvalue"}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Msetnx([]KeyValue{KeyValue{Key: "{k}key1", Value: "vvalue"}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Msetnx([]KeyValue{KeyValue{Key: "{k}key1", Value: "vvalue"}}...)
 		return c.Build()
-	}},
-	{"multi", func(b *Builder) Command { return b.Multi().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"multi", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Multi()
 		return c.Build()
-	}},
-	{"object|encoding", func(b *Builder) Command { return b.ObjectEncoding("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Multi()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"object|encoding", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ObjectEncoding("{k}key1")
 		return c.Build()
-	}},
-	{"object|freq", func(b *Builder) Command { return b.ObjectFreq("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ObjectEncoding("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"object|freq", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ObjectFreq("{k}key1")
 		return c.Build()
-	}},
-	{"object|help", func(b *Builder) Command { return b.ObjectHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ObjectFreq("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"object|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ObjectHelp()
 		return c.Build()
-	}},
-	{"object|idletime", func(b *Builder) Command { return b.ObjectIdletime("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ObjectHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"object|idletime", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ObjectIdletime("{k}key1")
 		return c.Build()
-	}},
-	{"object|refcount", func(b *Builder) Command { return b.ObjectRefcount("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ObjectIdletime("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"object|refcount", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ObjectRefcount("{k}key1")
 		return c.Build()
-	}},
-	{"persist", func(b *Builder) Command { return b.Persist("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ObjectRefcount("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"persist", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Persist("{k}key1")
 		return c.Build()
-	}},
-	{"pexpire", func(b *Builder) Command { return b.Pexpire("{k}key1", 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Persist("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pexpire", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Pexpire("{k}key1", 10*time.Millisecond)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Pexpire("{k}key1", 10*time.Millisecond)
 		c = c.Nx()
 		return c.Build()
-	}},
-	{"pexpireat", func(b *Builder) Command { return b.Pexpireat("{k}key1", sampleTime).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Pexpire("{k}key1", 10*time.Millisecond)
+		c = c.Xx()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Pexpire("{k}key1", 10*time.Millisecond)
+			c = c.Gt()
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Pexpire("{k}key1", 10*time.Millisecond)
+			c = c.Lt()
+			return c.Build()
+		}}},
+	{"pexpireat", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Pexpireat("{k}key1", sampleTime)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Pexpireat("{k}key1", sampleTime)
 		c = c.Nx()
 		return c.Build()
-	}},
-	{"pexpiretime", func(b *Builder) Command { return b.Pexpiretime("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Pexpireat("{k}key1", sampleTime)
+		c = c.Xx()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Pexpireat("{k}key1", sampleTime)
+			c = c.Gt()
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Pexpireat("{k}key1", sampleTime)
+			c = c.Lt()
+			return c.Build()
+		}}},
+	{"pexpiretime", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Pexpiretime("{k}key1")
 		return c.Build()
-	}},
-	{"pfadd", func(b *Builder) Command { return b.Pfadd("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Pexpiretime("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pfadd", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Pfadd("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Pfadd("{k}key1")
 		c = c.Element([]string{"velement"}...)
 		return c.Build()
-	}},
-	{"pfcount", func(b *Builder) Command { return b.Pfcount([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pfcount", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Pfcount([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"pfdebug", func(b *Builder) Command { return b.Pfdebug("vsubcommand", "{k}key2").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Pfcount([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pfdebug", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Pfdebug("vsubcommand", "{k}key2")
 		return c.Build()
-	}},
-	{"pfmerge", func(b *Builder) Command { return b.Pfmerge("{k}destkey1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Pfdebug("vsubcommand", "{k}key2")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pfmerge", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Pfmerge("{k}destkey1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Pfmerge("{k}destkey1")
 		c = c.Sourcekey([]string{"{k}sourcekey1"}...)
 		return c.Build()
-	}},
-	{"pfselftest", func(b *Builder) Command { return b.Pfselftest().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pfselftest", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Pfselftest()
 		return c.Build()
-	}},
-	{"ping", func(b *Builder) Command { return b.Ping().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Pfselftest()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"ping", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Ping()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Ping()
 		c = c.Message("vmessage")
 		return c.Build()
-	}},
-	{"psetex", func(b *Builder) Command { return b.Psetex("{k}key1", 10*time.Millisecond, "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"psetex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Psetex("{k}key1", 10*time.Millisecond, "vvalue")
 		return c.Build()
-	}},
-	{"psubscribe", func(b *Builder) Command { return b.Psubscribe([]string{"vpattern"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Psetex("{k}key1", 10*time.Millisecond, "vvalue")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"psubscribe", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Psubscribe([]string{"vpattern"}...)
 		return c.Build()
-	}},
-	{"pttl", func(b *Builder) Command { return b.Pttl("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Psubscribe([]string{"vpattern"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pttl", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Pttl("{k}key1")
 		return c.Build()
-	}},
-	{"publish", func(b *Builder) Command { return b.Publish("vchannel", "vmessage").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Pttl("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"publish", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Publish("vchannel", "vmessage")
 		return c.Build()
-	}},
-	{"pubsub|channels", func(b *Builder) Command { return b.PubsubChannels().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Publish("vchannel", "vmessage")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pubsub|channels", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.PubsubChannels()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.PubsubChannels()
 		c = c.Pattern("vpattern")
 		return c.Build()
-	}},
-	{"pubsub|help", func(b *Builder) Command { return b.PubsubHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pubsub|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.PubsubHelp()
 		return c.Build()
-	}},
-	{"pubsub|numpat", func(b *Builder) Command { return b.PubsubNumpat().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.PubsubHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pubsub|numpat", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.PubsubNumpat()
 		return c.Build()
-	}},
-	{"pubsub|numsub", func(b *Builder) Command { return b.PubsubNumsub().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.PubsubNumpat()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pubsub|numsub", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.PubsubNumsub()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.PubsubNumsub()
 		c = c.Channel([]string{"vchannel"}...)
 		return c.Build()
-	}},
-	{"pubsub|shardchannels", func(b *Builder) Command { return b.PubsubShardchannels().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pubsub|shardchannels", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.PubsubShardchannels()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.PubsubShardchannels()
 		c = c.Pattern("vpattern")
 		return c.Build()
-	}},
-	{"pubsub|shardnumsub", func(b *Builder) Command { return b.PubsubShardnumsub().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"pubsub|shardnumsub", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.PubsubShardnumsub()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.PubsubShardnumsub()
 		c = c.Shardchannel([]string{"vshardchannel"}...)
 		return c.Build()
-	}},
-	{"punsubscribe", func(b *Builder) Command { return b.Punsubscribe().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"punsubscribe", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Punsubscribe()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Punsubscribe()
 		c = c.Pattern([]string{"vpattern"}...)
 		return c.Build()
-	}},
-	{"quit", func(b *Builder) Command { return b.Quit().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"quit", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Quit()
 		return c.Build()
-	}},
-	{"randomkey", func(b *Builder) Command { return b.Randomkey().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Quit()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"randomkey", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Randomkey()
 		return c.Build()
-	}},
-	{"readonly", func(b *Builder) Command { return b.Readonly().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Randomkey()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"readonly", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Readonly()
 		return c.Build()
-	}},
-	{"readwrite", func(b *Builder) Command { return b.Readwrite().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Readonly()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"readwrite", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Readwrite()
 		return c.Build()
-	}},
-	{"rename", func(b *Builder) Command { return b.Rename("{k}key1", "{k}newkey2").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Readwrite()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"rename", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Rename("{k}key1", "{k}newkey2")
 		return c.Build()
-	}},
-	{"renamenx", func(b *Builder) Command { return b.Renamenx("{k}key1", "{k}newkey2").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Rename("{k}key1", "{k}newkey2")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"renamenx", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Renamenx("{k}key1", "{k}newkey2")
 		return c.Build()
-	}},
-	{"replicaof", func(b *Builder) Command { return b.Replicaof().HostPort("vhost", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Renamenx("{k}key1", "{k}newkey2")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"replicaof", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Replicaof()
 		c = c.HostPort("vhost", 1)
 		return c.Build()
-	}},
-	{"reset", func(b *Builder) Command { return b.Reset().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Replicaof()
+		c = c.HostPort("vhost", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Replicaof()
+		c = c.No()
+		return c.Build()
+	}}},
+	{"reset", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Reset()
 		return c.Build()
-	}},
-	{"restore", func(b *Builder) Command { return b.Restore("{k}key1", 1, "vserialized-value").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Reset()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"restore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Restore("{k}key1", 1, "vserialized-value")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Restore("{k}key1", 1, "vserialized-value")
 		c = c.Replace()
 		c = c.Absttl()
 		c = c.Idletime(10 * time.Millisecond)
 		c = c.Freq(1)
 		return c.Build()
-	}},
-	{"restore-asking", func(b *Builder) Command { return b.RestoreAsking("{k}key1", 1, "vserialized-value").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"restore-asking", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.RestoreAsking("{k}key1", 1, "vserialized-value")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.RestoreAsking("{k}key1", 1, "vserialized-value")
 		c = c.Replace()
 		c = c.Absttl()
 		c = c.Idletime(10 * time.Millisecond)
 		c = c.Freq(1)
 		return c.Build()
-	}},
-	{"role", func(b *Builder) Command { return b.Role().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"role", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Role()
 		return c.Build()
-	}},
-	{"rpop", func(b *Builder) Command { return b.Rpop("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Role()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"rpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Rpop("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Rpop("{k}key1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"rpoplpush", func(b *Builder) Command { return b.Rpoplpush("{k}source1", "{k}destination2").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"rpoplpush", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Rpoplpush("{k}source1", "{k}destination2")
 		return c.Build()
-	}},
-	{"rpush", func(b *Builder) Command { return b.Rpush("{k}key1", []string{"velement"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Rpoplpush("{k}source1", "{k}destination2")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"rpush", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Rpush("{k}key1", []string{"velement"}...)
 		return c.Build()
-	}},
-	{"rpushx", func(b *Builder) Command { return b.Rpushx("{k}key1", []string{"velement"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Rpush("{k}key1", []string{"velement"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"rpushx", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Rpushx("{k}key1", []string{"velement"}...)
 		return c.Build()
-	}},
-	{"sadd", func(b *Builder) Command { return b.Sadd("{k}key1", []string{"vmember"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Rpushx("{k}key1", []string{"velement"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sadd", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sadd("{k}key1", []string{"vmember"}...)
 		return c.Build()
-	}},
-	{"save", func(b *Builder) Command { return b.Save().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sadd("{k}key1", []string{"vmember"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"save", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Save()
 		return c.Build()
-	}},
-	{"scan", func(b *Builder) Command { return b.Scan("0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Save()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"scan", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Scan("0")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Scan("0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
 		c = c.Type("vtype")
 		return c.Build()
-	}},
-	{"scard", func(b *Builder) Command { return b.Scard("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"scard", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Scard("{k}key1")
 		return c.Build()
-	}},
-	{"script|debug", func(b *Builder) Command { return b.ScriptDebug(DebugYes).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Scard("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"script|debug", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ScriptDebug(DebugYes)
 		return c.Build()
-	}},
-	{"script|exists", func(b *Builder) Command { return b.ScriptExists([]string{"vsha1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ScriptDebug(DebugYes)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"script|exists", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ScriptExists([]string{"vsha1"}...)
 		return c.Build()
-	}},
-	{"script|flush", func(b *Builder) Command { return b.ScriptFlush().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ScriptExists([]string{"vsha1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"script|flush", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ScriptFlush()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.ScriptFlush()
 		c = c.Async()
 		return c.Build()
-	}},
-	{"script|help", func(b *Builder) Command { return b.ScriptHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ScriptFlush()
+		c = c.Sync()
+		return c.Build()
+	}}},
+	{"script|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ScriptHelp()
 		return c.Build()
-	}},
-	{"script|kill", func(b *Builder) Command { return b.ScriptKill().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ScriptHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"script|kill", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ScriptKill()
 		return c.Build()
-	}},
-	{"script|load", func(b *Builder) Command { return b.ScriptLoad("vscript").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ScriptKill()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"script|load", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ScriptLoad("vscript")
 		return c.Build()
-	}},
-	{"script|show", func(b *Builder) Command { return b.ScriptShow("vsha1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ScriptLoad("vscript")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"script|show", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.ScriptShow("vsha1")
 		return c.Build()
-	}},
-	{"sdiff", func(b *Builder) Command { return b.Sdiff([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ScriptShow("vsha1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sdiff", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sdiff([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"sdiffstore", func(b *Builder) Command { return b.Sdiffstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sdiff([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sdiffstore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sdiffstore("{k}destination1", []string{"{k}key2"}...)
 		return c.Build()
-	}},
-	{"select", func(b *Builder) Command { return b.Select(1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sdiffstore("{k}destination1", []string{"{k}key2"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"select", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Select(1)
 		return c.Build()
-	}},
-	{"set", func(b *Builder) Command { return b.Set("{k}key1", "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Select(1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"set", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Set("{k}key1", "vvalue")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Set("{k}key1", "vvalue")
 		c = c.Nx()
 		c = c.Get()
 		c = c.Ex(10 * time.Millisecond)
 		return c.Build()
-	}},
-	{"setbit", func(b *Builder) Command { return b.Setbit("{k}key1", 1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Set("{k}key1", "vvalue")
+		c = c.Xx()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Set("{k}key1", "vvalue")
+			c = c.Px(10 * time.Millisecond)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Set("{k}key1", "vvalue")
+			c = c.Exat(sampleTime)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Set("{k}key1", "vvalue")
+			c = c.Pxat(sampleTime)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Set("{k}key1", "vvalue")
+			c = c.Keepttl()
+			return c.Build()
+		}}},
+	{"setbit", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Setbit("{k}key1", 1, 1)
 		return c.Build()
-	}},
-	{"setex", func(b *Builder) Command { return b.Setex("{k}key1", 10*time.Millisecond, "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Setbit("{k}key1", 1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"setex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Setex("{k}key1", 10*time.Millisecond, "vvalue")
 		return c.Build()
-	}},
-	{"setnx", func(b *Builder) Command { return b.Setnx("{k}key1", "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Setex("{k}key1", 10*time.Millisecond, "vvalue")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"setnx", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Setnx("{k}key1", "vvalue")
 		return c.Build()
-	}},
-	{"setrange", func(b *Builder) Command { return b.Setrange("{k}key1", 1, "vvalue").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Setnx("{k}key1", "vvalue")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"setrange", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Setrange("{k}key1", 1, "vvalue")
 		return c.Build()
-	}},
-	{"shutdown", func(b *Builder) Command { return b.Shutdown().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Setrange("{k}key1", 1, "vvalue")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"shutdown", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Shutdown()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Shutdown()
 		if has("valkey-8.0.1") {
 			c = c.SaveSelectorBlock(ShutdownSaveSelectorNosave, true, true)
 		}
 		return c.Build()
-	}},
-	{"sinter", func(b *Builder) Command { return b.Sinter([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Shutdown()
+		c = c.Abort()
+		return c.Build()
+	}}},
+	{"sinter", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sinter([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"sintercard", func(b *Builder) Command { return b.Sintercard([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sinter([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sintercard", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Sintercard([]string{"{k}key1"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Sintercard([]string{"{k}key1"}...)
 		c = c.Limit(1)
 		return c.Build()
-	}},
-	{"sinterstore", func(b *Builder) Command { return b.Sinterstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sinterstore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sinterstore("{k}destination1", []string{"{k}key2"}...)
 		return c.Build()
-	}},
-	{"sismember", func(b *Builder) Command { return b.Sismember("{k}key1", "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sinterstore("{k}destination1", []string{"{k}key2"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sismember", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sismember("{k}key1", "vmember")
 		return c.Build()
-	}},
-	{"slaveof", func(b *Builder) Command { return b.Slaveof().HostPort("vhost", 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sismember("{k}key1", "vmember")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"slaveof", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Slaveof()
 		c = c.HostPort("vhost", 1)
 		return c.Build()
-	}},
-	{"slowlog|get", func(b *Builder) Command { return b.SlowlogGet().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Slaveof()
+		c = c.HostPort("vhost", 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Slaveof()
+		c = c.No()
+		return c.Build()
+	}}},
+	{"slowlog|get", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.SlowlogGet()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.SlowlogGet()
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"slowlog|help", func(b *Builder) Command { return b.SlowlogHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"slowlog|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.SlowlogHelp()
 		return c.Build()
-	}},
-	{"slowlog|len", func(b *Builder) Command { return b.SlowlogLen().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.SlowlogHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"slowlog|len", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.SlowlogLen()
 		return c.Build()
-	}},
-	{"slowlog|reset", func(b *Builder) Command { return b.SlowlogReset().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.SlowlogLen()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"slowlog|reset", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.SlowlogReset()
 		return c.Build()
-	}},
-	{"smembers", func(b *Builder) Command { return b.Smembers("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.SlowlogReset()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"smembers", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Smembers("{k}key1")
 		return c.Build()
-	}},
-	{"smismember", func(b *Builder) Command { return b.Smismember("{k}key1", []string{"vmember"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Smembers("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"smismember", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Smismember("{k}key1", []string{"vmember"}...)
 		return c.Build()
-	}},
-	{"smove", func(b *Builder) Command { return b.Smove("{k}source1", "{k}destination2", "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Smismember("{k}key1", []string{"vmember"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"smove", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Smove("{k}source1", "{k}destination2", "vmember")
 		return c.Build()
-	}},
-	{"sort", func(b *Builder) Command { return b.Sort("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Smove("{k}source1", "{k}destination2", "vmember")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sort", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Sort("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Sort("{k}key1")
 		c = c.By("vby-pattern")
 		c = c.Limit(1, 1)
@@ -1310,8 +3007,17 @@ var samples = []sample{
 		c = c.Alpha()
 		c = c.Store("{k}destination1")
 		return c.Build()
-	}},
-	{"sort_ro", func(b *Builder) Command { return b.SortRo("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sort("{k}key1")
+		c = c.Desc()
+		return c.Build()
+	}}},
+	{"sort_ro", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.SortRo("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.SortRo("{k}key1")
 		c = c.By("vby-pattern")
 		c = c.Limit(1, 1)
@@ -1319,111 +3025,239 @@ var samples = []sample{
 		c = c.Asc()
 		c = c.Alpha()
 		return c.Build()
-	}},
-	{"spop", func(b *Builder) Command { return b.Spop("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.SortRo("{k}key1")
+		c = c.Desc()
+		return c.Build()
+	}}},
+	{"spop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Spop("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Spop("{k}key1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"spublish", func(b *Builder) Command { return b.Spublish("vshardchannel", "vmessage").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"spublish", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Spublish("vshardchannel", "vmessage")
 		return c.Build()
-	}},
-	{"srandmember", func(b *Builder) Command { return b.Srandmember("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Spublish("vshardchannel", "vmessage")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"srandmember", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Srandmember("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Srandmember("{k}key1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"srem", func(b *Builder) Command { return b.Srem("{k}key1", []string{"vmember"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"srem", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Srem("{k}key1", []string{"vmember"}...)
 		return c.Build()
-	}},
-	{"sscan", func(b *Builder) Command { return b.Sscan("{k}key1", "0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Srem("{k}key1", []string{"vmember"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sscan", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Sscan("{k}key1", "0")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Sscan("{k}key1", "0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"ssubscribe", func(b *Builder) Command { return b.Ssubscribe([]string{"vshardchannel"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"ssubscribe", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Ssubscribe([]string{"vshardchannel"}...)
 		return c.Build()
-	}},
-	{"strlen", func(b *Builder) Command { return b.Strlen("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Ssubscribe([]string{"vshardchannel"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"strlen", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Strlen("{k}key1")
 		return c.Build()
-	}},
-	{"subscribe", func(b *Builder) Command { return b.Subscribe([]string{"vchannel"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Strlen("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"subscribe", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Subscribe([]string{"vchannel"}...)
 		return c.Build()
-	}},
-	{"substr", func(b *Builder) Command { return b.Substr("{k}key1", 1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Subscribe([]string{"vchannel"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"substr", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Substr("{k}key1", 1, 1)
 		return c.Build()
-	}},
-	{"sunion", func(b *Builder) Command { return b.Sunion([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Substr("{k}key1", 1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sunion", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sunion([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"sunionstore", func(b *Builder) Command { return b.Sunionstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sunion([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sunionstore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Sunionstore("{k}destination1", []string{"{k}key2"}...)
 		return c.Build()
-	}},
-	{"sunsubscribe", func(b *Builder) Command { return b.Sunsubscribe().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Sunionstore("{k}destination1", []string{"{k}key2"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"sunsubscribe", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Sunsubscribe()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Sunsubscribe()
 		c = c.Shardchannel([]string{"vshardchannel"}...)
 		return c.Build()
-	}},
-	{"swapdb", func(b *Builder) Command { return b.Swapdb(1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"swapdb", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Swapdb(1, 1)
 		return c.Build()
-	}},
-	{"time", func(b *Builder) Command { return b.Time().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Swapdb(1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"time", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Time()
 		return c.Build()
-	}},
-	{"touch", func(b *Builder) Command { return b.Touch([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Time()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"touch", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Touch([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"ttl", func(b *Builder) Command { return b.Ttl("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Touch([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"ttl", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Ttl("{k}key1")
 		return c.Build()
-	}},
-	{"type", func(b *Builder) Command { return b.Type("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Ttl("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"type", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Type("{k}key1")
 		return c.Build()
-	}},
-	{"unlink", func(b *Builder) Command { return b.Unlink([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Type("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"unlink", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Unlink([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"unsubscribe", func(b *Builder) Command { return b.Unsubscribe().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Unlink([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"unsubscribe", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Unsubscribe()
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Unsubscribe()
 		c = c.Channel([]string{"vchannel"}...)
 		return c.Build()
-	}},
-	{"unwatch", func(b *Builder) Command { return b.Unwatch().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"unwatch", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Unwatch()
 		return c.Build()
-	}},
-	{"wait", func(b *Builder) Command { return b.Wait(1, 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Unwatch()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"wait", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Wait(1, 10*time.Millisecond)
 		return c.Build()
-	}},
-	{"waitaof", func(b *Builder) Command { return b.Waitaof(1, 1, 10*time.Millisecond).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Wait(1, 10*time.Millisecond)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"waitaof", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Waitaof(1, 1, 10*time.Millisecond)
 		return c.Build()
-	}},
-	{"watch", func(b *Builder) Command { return b.Watch([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Waitaof(1, 1, 10*time.Millisecond)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"watch", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Watch([]string{"{k}key1"}...)
 		return c.Build()
-	}},
-	{"xack", func(b *Builder) Command { return b.Xack("{k}key1", "vgroup", []string{"0-1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Watch([]string{"{k}key1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xack", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Xack("{k}key1", "vgroup", []string{"0-1"}...)
 		return c.Build()
-	}},
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Xack("{k}key1", "vgroup", []string{"0-1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"xadd", func(b *Builder) Command {
-		return b.Xadd("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...).AutoId().Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xadd("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
+		c = c.AutoId()
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xadd("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
 		c = c.Nomkstream()
@@ -1432,17 +3266,34 @@ var samples = []sample{
 		c = c.TrimLimit(1)
 		c = c.AutoId()
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Xadd("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
+		c = c.Trim(MaxLen, "vthreshold")
+		c = c.AutoId()
+		c = c.TrimApproximately()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Xadd("{k}key1", []FieldValue{FieldValue{Field: "vfield", Value: "vvalue"}}...)
+			c = c.Id("0-1")
+			return c.Build()
+		}}},
 	{"xautoclaim", func(b *Builder) Command {
-		return b.Xautoclaim("{k}key1", "vgroup", "vconsumer", 10*time.Millisecond, "0-1").Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xautoclaim("{k}key1", "vgroup", "vconsumer", 10*time.Millisecond, "0-1")
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xautoclaim("{k}key1", "vgroup", "vconsumer", 10*time.Millisecond, "0-1")
 		c = c.Count(1)
 		c = c.Justid()
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"xclaim", func(b *Builder) Command {
-		return b.Xclaim("{k}key1", "vgroup", "vconsumer", 10*time.Millisecond, []string{"0-1"}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xclaim("{k}key1", "vgroup", "vconsumer", 10*time.Millisecond, []string{"0-1"}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xclaim("{k}key1", "vgroup", "vconsumer", 10*time.Millisecond, []string{"0-1"}...)
 		c = c.Idle(10 * time.Millisecond)
@@ -1452,53 +3303,118 @@ var samples = []sample{
 		c = c.Justid()
 		c = c.Lastid("0-1")
 		return c.Build()
-	}},
-	{"xdel", func(b *Builder) Command { return b.Xdel("{k}key1", []string{"0-1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xdel", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Xdel("{k}key1", []string{"0-1"}...)
 		return c.Build()
-	}},
-	{"xgroup|create", func(b *Builder) Command { return b.XgroupCreate("{k}key1", "vgroup").Id("0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Xdel("{k}key1", []string{"0-1"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xgroup|create", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.XgroupCreate("{k}key1", "vgroup")
+		c = c.Id("0-1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.XgroupCreate("{k}key1", "vgroup")
 		c = c.Id("0-1")
 		c = c.Mkstream()
 		c = c.Entriesread(1)
 		return c.Build()
-	}},
-	{"xgroup|createconsumer", func(b *Builder) Command { return b.XgroupCreateconsumer("{k}key1", "vgroup", "vconsumer").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XgroupCreate("{k}key1", "vgroup")
+		c = c.NewId()
+		return c.Build()
+	}}},
+	{"xgroup|createconsumer", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.XgroupCreateconsumer("{k}key1", "vgroup", "vconsumer")
 		return c.Build()
-	}},
-	{"xgroup|delconsumer", func(b *Builder) Command { return b.XgroupDelconsumer("{k}key1", "vgroup", "vconsumer").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XgroupCreateconsumer("{k}key1", "vgroup", "vconsumer")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xgroup|delconsumer", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.XgroupDelconsumer("{k}key1", "vgroup", "vconsumer")
 		return c.Build()
-	}},
-	{"xgroup|destroy", func(b *Builder) Command { return b.XgroupDestroy("{k}key1", "vgroup").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XgroupDelconsumer("{k}key1", "vgroup", "vconsumer")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xgroup|destroy", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.XgroupDestroy("{k}key1", "vgroup")
 		return c.Build()
-	}},
-	{"xgroup|help", func(b *Builder) Command { return b.XgroupHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XgroupDestroy("{k}key1", "vgroup")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xgroup|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.XgroupHelp()
 		return c.Build()
-	}},
-	{"xgroup|setid", func(b *Builder) Command { return b.XgroupSetid("{k}key1", "vgroup").Id("0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XgroupHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xgroup|setid", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.XgroupSetid("{k}key1", "vgroup")
+		c = c.Id("0-1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.XgroupSetid("{k}key1", "vgroup")
 		c = c.Id("0-1")
 		c = c.Entriesread(1)
 		return c.Build()
-	}},
-	{"xinfo|consumers", func(b *Builder) Command { return b.XinfoConsumers("{k}key1", "vgroup").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XgroupSetid("{k}key1", "vgroup")
+		c = c.NewId()
+		return c.Build()
+	}}},
+	{"xinfo|consumers", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.XinfoConsumers("{k}key1", "vgroup")
 		return c.Build()
-	}},
-	{"xinfo|groups", func(b *Builder) Command { return b.XinfoGroups("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XinfoConsumers("{k}key1", "vgroup")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xinfo|groups", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.XinfoGroups("{k}key1")
 		return c.Build()
-	}},
-	{"xinfo|help", func(b *Builder) Command { return b.XinfoHelp().Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XinfoGroups("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xinfo|help", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.XinfoHelp()
 		return c.Build()
-	}},
-	{"xinfo|stream", func(b *Builder) Command { return b.XinfoStream("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.XinfoHelp()
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xinfo|stream", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.XinfoStream("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.XinfoStream("{k}key1")
 		if has("valkey-8.0.1") {
 			c = c.Full()
@@ -1507,57 +3423,102 @@ var samples = []sample{
 			c = c.FullBlockCount(1)
 		}
 		return c.Build()
-	}},
-	{"xlen", func(b *Builder) Command { return b.Xlen("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xlen", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Xlen("{k}key1")
 		return c.Build()
-	}},
-	{"xpending", func(b *Builder) Command { return b.Xpending("{k}key1", "vgroup").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Xlen("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xpending", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xpending("{k}key1", "vgroup")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xpending("{k}key1", "vgroup")
 		c = c.Filters("0-1", "0-1", 1)
 		c = c.FiltersIdle(10 * time.Millisecond)
 		c = c.FiltersConsumer("vconsumer")
 		return c.Build()
-	}},
-	{"xrange", func(b *Builder) Command { return b.Xrange("{k}key1", "0-1", "0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xrange", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xrange("{k}key1", "0-1", "0-1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xrange("{k}key1", "0-1", "0-1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"xread", func(b *Builder) Command { return b.Xread([]string{"{k}key1"}, []string{"0-1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xread", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xread([]string{"{k}key1"}, []string{"0-1"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xread([]string{"{k}key1"}, []string{"0-1"}...)
 		c = c.Count(1)
 		c = c.Block(10 * time.Millisecond)
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{}},
 	{"xreadgroup", func(b *Builder) Command {
-		return b.Xreadgroup("vgroup", "vconsumer", []string{"{k}key3"}, []string{"0-1"}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xreadgroup("vgroup", "vconsumer", []string{"{k}key3"}, []string{"0-1"}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xreadgroup("vgroup", "vconsumer", []string{"{k}key3"}, []string{"0-1"}...)
 		c = c.Count(1)
 		c = c.Block(10 * time.Millisecond)
 		c = c.Noack()
 		return c.Build()
-	}},
-	{"xrevrange", func(b *Builder) Command { return b.Xrevrange("{k}key1", "0-1", "0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xrevrange", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xrevrange("{k}key1", "0-1", "0-1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xrevrange("{k}key1", "0-1", "0-1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"xsetid", func(b *Builder) Command { return b.Xsetid("{k}key1", "0-1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xsetid", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xsetid("{k}key1", "0-1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xsetid("{k}key1", "0-1")
 		c = c.Entriesadded(1)
 		c = c.Maxdeletedid("0-1")
 		return c.Build()
-	}},
-	{"xtrim", func(b *Builder) Command { return b.Xtrim("{k}key1", MaxLen, "vthreshold").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"xtrim", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Xtrim("{k}key1", MaxLen, "vthreshold")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Xtrim("{k}key1", MaxLen, "vthreshold")
 		c = c.TrimEqual()
 		c = c.TrimLimit(1)
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Xtrim("{k}key1", MaxLen, "vthreshold")
+		c = c.TrimApproximately()
+		return c.Build()
+	}}},
 	{"zadd", func(b *Builder) Command {
-		return b.Zadd("{k}key1", []ScoreMember{ScoreMember{Score: 1.5, Member: "vmember"}}...).Build()
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zadd("{k}key1", []ScoreMember{ScoreMember{Score: 1.5, Member: "vmember"}}...)
+		return c.Build()
 	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zadd("{k}key1", []ScoreMember{ScoreMember{Score: 1.5, Member: "vmember"}}...)
 		c = c.Nx()
@@ -1565,29 +3526,68 @@ var samples = []sample{
 		c = c.Ch()
 		c = c.Incr()
 		return c.Build()
-	}},
-	{"zcard", func(b *Builder) Command { return b.Zcard("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zadd("{k}key1", []ScoreMember{ScoreMember{Score: 1.5, Member: "vmember"}}...)
+		c = c.Xx()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Zadd("{k}key1", []ScoreMember{ScoreMember{Score: 1.5, Member: "vmember"}}...)
+			c = c.Lt()
+			return c.Build()
+		}}},
+	{"zcard", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zcard("{k}key1")
 		return c.Build()
-	}},
-	{"zcount", func(b *Builder) Command { return b.Zcount("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zcard("{k}key1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zcount", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zcount("{k}key1", "1", "1")
 		return c.Build()
-	}},
-	{"zdiff", func(b *Builder) Command { return b.Zdiff([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zcount("{k}key1", "1", "1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zdiff", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zdiff([]string{"{k}key1"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zdiff([]string{"{k}key1"}...)
 		c = c.Withscores()
 		return c.Build()
-	}},
-	{"zdiffstore", func(b *Builder) Command { return b.Zdiffstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zdiffstore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zdiffstore("{k}destination1", []string{"{k}key2"}...)
 		return c.Build()
-	}},
-	{"zincrby", func(b *Builder) Command { return b.Zincrby("{k}key1", 1.5, "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zdiffstore("{k}destination1", []string{"{k}key2"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zincrby", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zincrby("{k}key1", 1.5, "vmember")
 		return c.Build()
-	}},
-	{"zinter", func(b *Builder) Command { return b.Zinter([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zincrby("{k}key1", 1.5, "vmember")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zinter", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zinter([]string{"{k}key1"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zinter([]string{"{k}key1"}...)
 		if has("valkey-8.0.1") {
 			c = c.Weights([]float64{1.5}...)
@@ -1595,121 +3595,257 @@ var samples = []sample{
 		c = c.AggregateSum()
 		c = c.Withscores()
 		return c.Build()
-	}},
-	{"zintercard", func(b *Builder) Command { return b.Zintercard([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zinter([]string{"{k}key1"}...)
+		c = c.AggregateMin()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Zinter([]string{"{k}key1"}...)
+			c = c.AggregateMax()
+			return c.Build()
+		}}},
+	{"zintercard", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zintercard([]string{"{k}key1"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zintercard([]string{"{k}key1"}...)
 		c = c.Limit(1)
 		return c.Build()
-	}},
-	{"zinterstore", func(b *Builder) Command { return b.Zinterstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zinterstore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zinterstore("{k}destination1", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zinterstore("{k}destination1", []string{"{k}key2"}...)
 		if has("valkey-8.0.1") {
 			c = c.Weights([]float64{1.5}...)
 		}
 		c = c.AggregateSum()
 		return c.Build()
-	}},
-	{"zlexcount", func(b *Builder) Command { return b.Zlexcount("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zinterstore("{k}destination1", []string{"{k}key2"}...)
+		c = c.AggregateMin()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Zinterstore("{k}destination1", []string{"{k}key2"}...)
+			c = c.AggregateMax()
+			return c.Build()
+		}}},
+	{"zlexcount", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zlexcount("{k}key1", "1", "1")
 		return c.Build()
-	}},
-	{"zmpop", func(b *Builder) Command { return b.Zmpop([]string{"{k}key1"}, Min).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zlexcount("{k}key1", "1", "1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zmpop", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zmpop([]string{"{k}key1"}, Min)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zmpop([]string{"{k}key1"}, Min)
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"zmscore", func(b *Builder) Command { return b.Zmscore("{k}key1", []string{"vmember"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zmscore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zmscore("{k}key1", []string{"vmember"}...)
 		return c.Build()
-	}},
-	{"zpopmax", func(b *Builder) Command { return b.Zpopmax("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zmscore("{k}key1", []string{"vmember"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zpopmax", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zpopmax("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zpopmax("{k}key1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"zpopmin", func(b *Builder) Command { return b.Zpopmin("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zpopmin", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zpopmin("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zpopmin("{k}key1")
 		c = c.Count(1)
 		return c.Build()
-	}},
-	{"zrandmember", func(b *Builder) Command { return b.Zrandmember("{k}key1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrandmember", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrandmember("{k}key1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrandmember("{k}key1")
 		c = c.Options(1, true)
 		return c.Build()
-	}},
-	{"zrange", func(b *Builder) Command { return b.Zrange("{k}key1", "0-1", "2").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrange", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrange("{k}key1", "0-1", "2")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrange("{k}key1", "0-1", "2")
 		c = c.Byscore()
 		c = c.Rev()
 		c = c.Limit(1, 1)
 		c = c.Withscores()
 		return c.Build()
-	}},
-	{"zrangebylex", func(b *Builder) Command { return b.Zrangebylex("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zrange("{k}key1", "0-1", "2")
+		c = c.Bylex()
+		return c.Build()
+	}}},
+	{"zrangebylex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrangebylex("{k}key1", "1", "1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrangebylex("{k}key1", "1", "1")
 		c = c.Limit(1, 1)
 		return c.Build()
-	}},
-	{"zrangebyscore", func(b *Builder) Command { return b.Zrangebyscore("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrangebyscore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrangebyscore("{k}key1", "1", "1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrangebyscore("{k}key1", "1", "1")
 		c = c.Withscores()
 		c = c.Limit(1, 1)
 		return c.Build()
-	}},
-	{"zrangestore", func(b *Builder) Command { return b.Zrangestore("{k}dst1", "{k}src2", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrangestore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrangestore("{k}dst1", "{k}src2", "1", "1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrangestore("{k}dst1", "{k}src2", "1", "1")
 		c = c.Byscore()
 		c = c.Rev()
 		c = c.Limit(1, 1)
 		return c.Build()
-	}},
-	{"zrank", func(b *Builder) Command { return b.Zrank("{k}key1", "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zrangestore("{k}dst1", "{k}src2", "1", "1")
+		c = c.Bylex()
+		return c.Build()
+	}}},
+	{"zrank", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrank("{k}key1", "vmember")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrank("{k}key1", "vmember")
 		if has("valkey-8.0.1") {
 			c = c.Withscore()
 		}
 		return c.Build()
-	}},
-	{"zrem", func(b *Builder) Command { return b.Zrem("{k}key1", []string{"vmember"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrem", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zrem("{k}key1", []string{"vmember"}...)
 		return c.Build()
-	}},
-	{"zremrangebylex", func(b *Builder) Command { return b.Zremrangebylex("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zrem("{k}key1", []string{"vmember"}...)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zremrangebylex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zremrangebylex("{k}key1", "1", "1")
 		return c.Build()
-	}},
-	{"zremrangebyrank", func(b *Builder) Command { return b.Zremrangebyrank("{k}key1", 1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zremrangebylex("{k}key1", "1", "1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zremrangebyrank", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zremrangebyrank("{k}key1", 1, 1)
 		return c.Build()
-	}},
-	{"zremrangebyscore", func(b *Builder) Command { return b.Zremrangebyscore("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zremrangebyrank("{k}key1", 1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zremrangebyscore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zremrangebyscore("{k}key1", "1", "1")
 		return c.Build()
-	}},
-	{"zrevrange", func(b *Builder) Command { return b.Zrevrange("{k}key1", 1, 1).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zremrangebyscore("{k}key1", "1", "1")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrevrange", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrevrange("{k}key1", 1, 1)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrevrange("{k}key1", 1, 1)
 		c = c.Withscores()
 		return c.Build()
-	}},
-	{"zrevrangebylex", func(b *Builder) Command { return b.Zrevrangebylex("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrevrangebylex", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrevrangebylex("{k}key1", "1", "1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrevrangebylex("{k}key1", "1", "1")
 		c = c.Limit(1, 1)
 		return c.Build()
-	}},
-	{"zrevrangebyscore", func(b *Builder) Command { return b.Zrevrangebyscore("{k}key1", "1", "1").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrevrangebyscore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrevrangebyscore("{k}key1", "1", "1")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrevrangebyscore("{k}key1", "1", "1")
 		c = c.Withscores()
 		c = c.Limit(1, 1)
 		return c.Build()
-	}},
-	{"zrevrank", func(b *Builder) Command { return b.Zrevrank("{k}key1", "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zrevrank", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zrevrank("{k}key1", "vmember")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zrevrank("{k}key1", "vmember")
 		if has("valkey-8.0.1") {
 			c = c.Withscore()
 		}
 		return c.Build()
-	}},
-	{"zscan", func(b *Builder) Command { return b.Zscan("{k}key1", "0").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zscan", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zscan("{k}key1", "0")
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zscan("{k}key1", "0")
 		c = c.Match("vpattern")
 		c = c.Count(1)
@@ -1717,12 +3853,22 @@ var samples = []sample{
 			c = c.Noscores()
 		}
 		return c.Build()
-	}},
-	{"zscore", func(b *Builder) Command { return b.Zscore("{k}key1", "vmember").Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zscore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
 		c := b.Zscore("{k}key1", "vmember")
 		return c.Build()
-	}},
-	{"zunion", func(b *Builder) Command { return b.Zunion([]string{"{k}key1"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zscore("{k}key1", "vmember")
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{}},
+	{"zunion", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zunion([]string{"{k}key1"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zunion([]string{"{k}key1"}...)
 		if has("valkey-8.0.1") {
 			c = c.Weights([]float64{1.5}...)
@@ -1730,13 +3876,36 @@ var samples = []sample{
 		c = c.AggregateSum()
 		c = c.Withscores()
 		return c.Build()
-	}},
-	{"zunionstore", func(b *Builder) Command { return b.Zunionstore("{k}destination1", []string{"{k}key2"}...).Build() }, func(b *Builder, has func(servers ...string) bool) Command {
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zunion([]string{"{k}key1"}...)
+		c = c.AggregateMin()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Zunion([]string{"{k}key1"}...)
+			c = c.AggregateMax()
+			return c.Build()
+		}}},
+	{"zunionstore", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.Zunionstore("{k}destination1", []string{"{k}key2"}...)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
 		c := b.Zunionstore("{k}destination1", []string{"{k}key2"}...)
 		if has("valkey-8.0.1") {
 			c = c.Weights([]float64{1.5}...)
 		}
 		c = c.AggregateSum()
 		return c.Build()
-	}},
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.Zunionstore("{k}destination1", []string{"{k}key2"}...)
+		c = c.AggregateMin()
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.Zunionstore("{k}destination1", []string{"{k}key2"}...)
+			c = c.AggregateMax()
+			return c.Build()
+		}}},
 }

@@ -1,6 +1,7 @@
 package cmds
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,7 +96,7 @@ func TestAcceptedByClusterNode(t *testing.T) {
 
 // accepted sends the samples that pick chooses to s.
 func accepted(t *testing.T, s *servertest.Server, pick func(string) bool) {
-	has := serverCommandsAt(t, s.Addr)
+	arities := serverCommandsAt(t, s.Addr)
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
 			s.Flush(t)
@@ -109,7 +110,7 @@ func accepted(t *testing.T, s *servertest.Server, pick func(string) bool) {
 					t.Logf("%s: not run: %s", sm.name, why)
 					continue
 				}
-				arity, ok := has[sm.name]
+				arity, ok := arities[sm.name]
 				if !ok {
 					t.Logf("%s: not run: %s %s has no such command", sm.name, s.Name, s.Version)
 					continue
@@ -121,6 +122,12 @@ func accepted(t *testing.T, s *servertest.Server, pick func(string) bool) {
 					}
 					cmd := build(&b)
 					if err := cmd.Err(); err != nil {
+						if i >= 2 && errors.Is(err, ErrMissing) && !has() {
+							// The choice this sample is for is not in this
+							// server's docs, and was left out.
+							t.Logf("%s sample %d: not run: %v", sm.name, i, err)
+							continue
+						}
 						t.Errorf("%s sample %d: %v", sm.name, i, err)
 						continue
 					}
@@ -204,6 +211,12 @@ func TestKeysAsServerFinds(t *testing.T) {
 				theirs = append(theirs, e.Text())
 			}
 			compared++
+			if len(ours) == 0 && slices.Equal(theirs, []string{""}) && s.name == "migrate" {
+				// MIGRATE's "" stands for "the keys after KEYS"; without
+				// KEYS the server's GETKEYS reports the placeholder.
+				t.Logf("%s: the server finds the placeholder \"\"", cmd)
+				continue
+			}
 			if !slices.Equal(ours, theirs) {
 				t.Errorf("%s (sample %d): keys %q, the server finds %q", cmd, i, ours, theirs)
 			}
@@ -225,7 +238,12 @@ func has(servers ...string) bool {
 	return slices.Contains(servers, running())
 }
 
-// builds returns a sample's two builds.
+// builds returns a sample's builds: required arguments only, every
+// option, each other choice.
 func builds(s sample) []func(*Builder) Command {
-	return []func(*Builder) Command{s.min, func(b *Builder) Command { return s.max(b, has) }}
+	out := []func(*Builder) Command{s.min, func(b *Builder) Command { return s.max(b, has) }}
+	for _, m := range s.more {
+		out = append(out, func(b *Builder) Command { return m(b, has) })
+	}
+	return out
 }

@@ -307,36 +307,69 @@ func renderTypes(b *bytes.Buffer, g *gen, outs []*cmdOut, ex []excluded, ts []*t
 }
 
 func renderSamples(b *bytes.Buffer, outs []*cmdOut) {
-	b.WriteString("// samples build every generated command with sample arguments: with its\n// required arguments only, and with every option the server has (the first\n// of each choice).\nvar samples = []sample{\n")
+	b.WriteString("// samples build every generated command with sample arguments: with its\n// required arguments only, with every option the server has (the first\n// of each choice), and once more with each other choice.\nvar samples = []sample{\n")
 	for _, o := range outs {
 		ctor := fmt.Sprintf("b.%s(%s)", o.GoName, sampleArgs(o.Ctor.Params))
-		var all strings.Builder
-		all.WriteString("c := " + ctor + "\n")
-		var first strings.Builder
-		first.WriteString(ctor)
-		seen := map[string]bool{}
-		for _, m := range o.Methods {
-			slot := ""
+		slotOfMethod := make([]int, len(o.Methods))
+		firstOf := map[int]int{} // slot → its first method
+		for i, m := range o.Methods {
+			slotOfMethod[i] = -1
 			for _, l := range m.Code {
 				if strings.HasPrefix(l, "B.open(") {
-					slot = l
+					slotOfMethod[i] = int(slotOf(l))
 					break
 				}
 			}
-			call := fmt.Sprintf(".%s(%s)", m.Name, sampleArgs(m.Params))
-			if !seen[slot] {
-				if m.Servers != nil {
-					fmt.Fprintf(&all, "if has(%s) {\nc = c%s\n}\n", quoteAll(m.Servers), call)
-				} else {
-					fmt.Fprintf(&all, "c = c%s\n", call)
+			if _, ok := firstOf[slotOfMethod[i]]; !ok {
+				firstOf[slotOfMethod[i]] = i
+			}
+		}
+		call := func(w *strings.Builder, i int) {
+			m := o.Methods[i]
+			c := fmt.Sprintf(".%s(%s)", m.Name, sampleArgs(m.Params))
+			if m.Servers != nil {
+				fmt.Fprintf(w, "if has(%s) {\nc = c%s\n}\n", quoteAll(m.Servers), c)
+			} else {
+				fmt.Fprintf(w, "c = c%s\n", c)
+			}
+		}
+		var min, all strings.Builder
+		min.WriteString("c := " + ctor + "\n")
+		all.WriteString("c := " + ctor + "\n")
+		for i := range o.Methods {
+			slot := slotOfMethod[i]
+			if firstOf[slot] != i {
+				continue
+			}
+			call(&all, i)
+			if o.Required&(1<<uint(slot)) != 0 {
+				call(&min, i)
+			}
+		}
+		var more []string
+		for i := range o.Methods {
+			slot := slotOfMethod[i]
+			if firstOf[slot] == i {
+				continue
+			}
+			var w strings.Builder
+			w.WriteString("c := " + ctor + "\n")
+			// The required choices (but this one's), the option this one
+			// belongs to, then this one.
+			for j := range o.Methods {
+				sj := slotOfMethod[j]
+				if firstOf[sj] != j || sj == slot {
+					continue
 				}
-				if o.Required&(1<<slotOf(slot)) != 0 {
-					first.WriteString(call)
+				if o.Required&(1<<uint(sj)) != 0 || (slot >= 0 && o.Dep[slot] == sj) {
+					call(&w, j)
 				}
 			}
-			seen[slot] = true
+			call(&w, i)
+			more = append(more, fmt.Sprintf("func(b *Builder, has func(servers ...string) bool) Command {\n%sreturn c.Build()\n}", w.String()))
 		}
-		fmt.Fprintf(b, "\t{%q, func(b *Builder) Command { return %s.Build() }, func(b *Builder, has func(servers ...string) bool) Command {\n%sreturn c.Build()\n}},\n", o.C.Name, first.String(), all.String())
+		fmt.Fprintf(b, "\t{%q, func(b *Builder) Command {\nhas := func(...string) bool { return true }\n_ = has\n%sreturn c.Build()\n}, func(b *Builder, has func(servers ...string) bool) Command {\n%sreturn c.Build()\n}, []func(*Builder, func(...string) bool) Command{%s}},\n",
+			o.C.Name, min.String(), all.String(), strings.Join(more, ",\n"))
 	}
 	b.WriteString("}\n")
 }
