@@ -422,9 +422,11 @@ func ceilDiv(d, unit time.Duration) int64 {
 func (b *Builder) build(info *Info) Command {
 	b.close()
 	c := Command{info: info, b: b, kind: info.Kind, timeout: b.timeout}
-	if err := b.check(info); err != nil {
-		c.err = err
-		return c
+	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
+		if err := b.check(info); err != nil {
+			c.err = err
+			return c
+		}
 	}
 	if info.timeout >= 0 && b.set&(1<<uint(info.timeout)) == 0 && info.Kind&Blocking != 0 && info.required&(1<<uint(info.timeout)) == 0 {
 		c.kind &^= Blocking // XREAD without BLOCK

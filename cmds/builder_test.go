@@ -105,7 +105,17 @@ func TestFacts(t *testing.T) {
 	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{1, 3}) || !c.Kind().Has(MovableKeys) {
 		t.Errorf("SORT STORE keys at %v, kind %b", pos, c.Kind())
 	}
-	if c.Info().Reply != ShapeStrings || b.Get("k").Build().Info().Reply != ShapeString {
+	// Options out of order: the keys move with their arguments.
+	c = b.Sort("src").Store("dst").Limit(0, 5).Build()
+	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{1, 6}) || string(c.Key(0)) != "src" || string(c.Key(1)) != "dst" {
+		t.Errorf("SORT LIMIT STORE: %s keys at %v: %q %q", c, pos, c.Key(0), c.Key(1))
+	}
+	// STORE and STOREDIST are one choice: the last wins, its key with it.
+	c = b.Georadius("g", 1, 2, 3, Meters).Storedist("sd").Withdist().Store("st").Build()
+	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{1, 8}) || string(c.Key(1)) != "st" || c.String() != "GEORADIUS g 1 2 3 M WITHDIST STORE st" {
+		t.Errorf("GEORADIUS STOREDIST then STORE: %s keys at %v", c, pos)
+	}
+	if c.Info().Reply != ShapeUnknown || b.Get("k").Build().Info().Reply != ShapeString {
 		t.Error("reply shapes")
 	}
 }

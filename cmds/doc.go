@@ -44,10 +44,16 @@
 // conn's DoFunc takes), its name, its Kind (ReadOnly, Write, Blocking
 // with its Timeout, ReplyModel, NoKeys, … from COMMAND INFO's flags and
 // our own list of the commands that change the reply model) and the
-// positions of its keys (KeyPos, Key), all known when it is built, from
-// the arguments the command table marks as keys. A command built without
-// a required choice (XADD with neither an ID nor "*") has an Err and the
-// zero Cmd, which a connection refuses.
+// positions of its keys (KeyPos, Key), all known when it is built: the
+// arguments the docs tie to a key spec, which a test of cmdgen checks
+// against the key specs (begin_search by index or keyword, find_keys by
+// range or keynum) and the tests here against COMMAND GETKEYS on the real
+// servers. The shard channels of SPUBLISH, SSUBSCRIBE and SUNSUBSCRIBE,
+// whose key specs are "not_key", are not keys. A command built without
+// what it needs (XADD with neither an ID nor "*", DEL with no key, a
+// zero choice constant) has an Err matching ErrMissing and the zero Cmd,
+// which a connection refuses; an option given without the option it
+// belongs to (XADD's TrimLimit without Trim) an Err matching ErrAlone.
 //
 // A Builder reuses its memory: once it has grown, building a command
 // allocates nothing. A Command views that memory and is valid until the
