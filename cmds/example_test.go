@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // A builder knows, before anything is sent, what its command is: its
@@ -31,4 +32,31 @@ func Example() {
 	// BLPOP jobs:high jobs:low 2.5 | blocking for 2.5s | keys at [1 2]
 	// XREAD COUNT 10 BLOCK 1000 STREAMS events $ | blocking: true | key events at 6
 	// cmds: command built without a required argument: xadd: id-selector
+}
+
+// The decoders read the RESP2 and the RESP3 form of a reply as the same
+// Go value: here ZRANGE … WITHSCORES, a flat array of text under RESP2,
+// pairs with doubles under RESP3.
+func ExampleScored() {
+	resp2 := "*4\r\n$5\r\nalice\r\n$4\r\n30.5\r\n$3\r\nbob\r\n$3\r\ninf\r\n"
+	resp3 := "*2\r\n*2\r\n$5\r\nalice\r\n,30.5\r\n*2\r\n$3\r\nbob\r\n,inf\r\n"
+	for _, wire := range []string{resp2, resp3} {
+		v, _, err := resp.Parse([]byte(wire), resp.Limits{})
+		if err != nil {
+			panic(err)
+		}
+		z, err := cmds.Scored(v)
+		fmt.Println(z, err)
+	}
+	// A score that is not a number is an error, not 0.
+	v, _, err := resp.Parse([]byte("$6\r\nthirty\r\n"), resp.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	_, err = cmds.Float(v)
+	fmt.Println(err)
+	// Output:
+	// [{alice 30.5} {bob +Inf}] <nil>
+	// [{alice 30.5} {bob +Inf}] <nil>
+	// resp: not a number: "thirty"
 }
