@@ -153,8 +153,14 @@ func (e *buildError) Unwrap() error { return e.kind }
 type arg struct {
 	tok    string
 	off, n uint32
-	key    bool
+	kind   uint8 // isKey, isChannel or 0
 }
+
+// What an argument is, for routing.
+const (
+	isKey     = 1
+	isChannel = 2 // a shard channel: routed like a key, not a key
+)
 
 // keyRef is a key: its index among the arguments, its position among
 // those sent (filled by build), and its bytes in raw.
@@ -189,6 +195,7 @@ type Builder struct {
 	args    []arg  // out of order: the arguments
 	spans   []span
 	keys    []keyRef
+	chans   []keyRef // shard channels
 	set     uint64
 	nargs   int
 	cur     int // index in spans of the open span, or -1
@@ -204,7 +211,7 @@ type Builder struct {
 // start begins a command.
 func (b *Builder) start() {
 	b.ra.Reset()
-	b.raw, b.args, b.spans, b.keys = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0]
+	b.raw, b.args, b.spans, b.keys, b.chans = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0], b.chans[:0]
 	b.set, b.nargs, b.cur, b.last, b.timeout, b.bad = 0, 0, -1, -1, 0, ""
 	b.ordered = true
 }
@@ -298,9 +305,12 @@ func (b *Builder) spill() {
 		i += n + 2
 	}
 	for _, k := range b.keys {
-		b.args[k.arg].key = true
+		b.args[k.arg].kind = isKey
 	}
-	b.keys = b.keys[:0]
+	for _, k := range b.chans {
+		b.args[k.arg].kind = isChannel
+	}
+	b.keys, b.chans = b.keys[:0], b.chans[:0]
 	b.ra.Reset()
 }
 
@@ -322,17 +332,23 @@ func (b *Builder) str(s string) {
 	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(s))})
 }
 
-func (b *Builder) key(s string) {
+func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
+
+// channel writes a shard channel (SPUBLISH's), which a cluster routes as
+// it routes a key.
+func (b *Builder) channel(s string) { b.routed(s, &b.chans, isChannel) }
+
+func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 	if b.ordered {
-		// Where the key's bytes will be in the encoded arguments: after
-		// its bulk header. build moves off into the command's bytes.
+		// Where the bytes will be in the encoded arguments: after the
+		// bulk header. build moves off into the command's bytes.
 		off := b.ra.Size() + headerLen(len(s))
-		b.keys = append(b.keys, keyRef{arg: int32(b.ra.Len()), off: uint32(off), n: uint32(len(s))})
+		*list = append(*list, keyRef{arg: int32(b.ra.Len()), off: uint32(off), n: uint32(len(s))})
 		b.ra.Add(s)
 		return
 	}
 	b.str(s)
-	b.args[len(b.args)-1].key = true
+	b.args[len(b.args)-1].kind = kind
 }
 
 // bytes writes a formatted number.
@@ -434,12 +450,14 @@ func (b *Builder) build(info *Info) Command {
 	if b.ordered {
 		n := len(info.Words) + b.ra.Len()
 		c.cmd = resp.BuildCommand(b.out[:0], n).Args(&info.words).Args(&b.ra).Cmd()
-		if len(b.keys) > 0 {
+		if len(b.keys)+len(b.chans) > 0 {
 			// The keys are views of the command's bytes.
-			at := uint32(1 + len(strconv.Itoa(n)) + 2 + info.words.Size())
-			for i := range b.keys {
-				b.keys[i].pos = b.keys[i].arg + int32(len(info.Words))
-				b.keys[i].off += at
+			at := uint32(headerLen(n) + info.words.Size())
+			for _, l := range [2][]keyRef{b.keys, b.chans} {
+				for i := range l {
+					l[i].pos = l[i].arg + int32(len(info.Words))
+					l[i].off += at
+				}
 			}
 		}
 	} else {
@@ -477,8 +495,11 @@ func (b *Builder) emit(argv []string, s span) []string {
 		default:
 			argv = append(argv, "")
 		}
-		if a.key {
+		switch a.kind {
+		case isKey:
 			b.keys = append(b.keys, keyRef{arg: int32(i), pos: int32(len(argv) - 1), off: a.off, n: a.n})
+		case isChannel:
+			b.chans = append(b.chans, keyRef{arg: int32(i), pos: int32(len(argv) - 1), off: a.off, n: a.n})
 		}
 	}
 	return argv
@@ -568,6 +589,25 @@ func (c Command) KeyPos(i int) int { return int(c.b.keys[i].pos) }
 // Key returns key i, a view of the Builder's memory.
 func (c Command) Key(i int) []byte {
 	k := c.b.keys[i]
+	if c.b.ordered {
+		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
+	}
+	return c.b.raw[k.off : k.off+k.n : k.off+k.n]
+}
+
+// ShardChannels returns the number of shard channels the command names
+// (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE): not keys, but a cluster sends the
+// command to the node serving their slot, as for a key.
+func (c Command) ShardChannels() int {
+	if c.err != nil {
+		return 0
+	}
+	return len(c.b.chans)
+}
+
+// ShardChannel returns shard channel i, a view of the Builder's memory.
+func (c Command) ShardChannel(i int) []byte {
+	k := c.b.chans[i]
 	if c.b.ordered {
 		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
 	}

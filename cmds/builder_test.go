@@ -105,6 +105,15 @@ func TestFacts(t *testing.T) {
 	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{1, 3}) || !c.Kind().Has(MovableKeys) {
 		t.Errorf("SORT STORE keys at %v, kind %b", pos, c.Kind())
 	}
+	// Shard channels are routed like keys, but are not keys.
+	c = b.Spublish("news", "hello").Build()
+	if c.Keys() != 0 || c.ShardChannels() != 1 || string(c.ShardChannel(0)) != "news" {
+		t.Errorf("SPUBLISH: %d keys, %d channels", c.Keys(), c.ShardChannels())
+	}
+	c = b.Sunsubscribe().Shardchannel("a", "b").Build()
+	if c.ShardChannels() != 2 || string(c.ShardChannel(1)) != "b" || !c.Kind().Has(ReplyModel) {
+		t.Errorf("SUNSUBSCRIBE: %d channels, kind %b", c.ShardChannels(), c.Kind())
+	}
 	// Options out of order: the keys move with their arguments.
 	c = b.Sort("src").Store("dst").Limit(0, 5).Build()
 	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{1, 6}) || string(c.Key(0)) != "src" || string(c.Key(1)) != "dst" {

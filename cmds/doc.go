@@ -49,7 +49,8 @@
 // against the key specs (begin_search by index or keyword, find_keys by
 // range or keynum) and the tests here against COMMAND GETKEYS on the real
 // servers. The shard channels of SPUBLISH, SSUBSCRIBE and SUNSUBSCRIBE,
-// whose key specs are "not_key", are not keys. A command built without
+// whose key specs are "not_key", are not keys but are routed like them:
+// ShardChannel has them. A command built without
 // what it needs (XADD with neither an ID nor "*", DEL with no key, a
 // zero choice constant) has an Err matching ErrMissing and the zero Cmd,
 // which a connection refuses; an option given without the option it

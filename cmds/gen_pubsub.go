@@ -312,7 +312,7 @@ type Spublish struct{ b *Builder }
 func (b *Builder) Spublish(shardchannel string, message string) Spublish {
 	b.start()
 	b.open(0, false)
-	b.str(shardchannel)
+	b.channel(shardchannel)
 	b.open(1, false)
 	b.str(message)
 	return Spublish{b}
@@ -346,7 +346,7 @@ func (b *Builder) Ssubscribe(shardchannel ...string) Ssubscribe {
 		b.none("shardchannel")
 	}
 	for _, x := range shardchannel {
-		b.str(x)
+		b.channel(x)
 	}
 	return Ssubscribe{b}
 }
@@ -415,7 +415,7 @@ func (b *Builder) Sunsubscribe() Sunsubscribe {
 func (c Sunsubscribe) Shardchannel(shardchannel ...string) Sunsubscribe {
 	c.b.open(0, false)
 	for _, x := range shardchannel {
-		c.b.str(x)
+		c.b.channel(x)
 	}
 	return c
 }

@@ -104,6 +104,7 @@ type gen struct {
 	structs map[string]*structType
 	types   names // every generated type name
 	cmd     *command
+	chans   map[string]bool // the names of the command's shard-channel arguments
 }
 
 // excluded is a command left out and why.
@@ -141,6 +142,7 @@ func (g *gen) command(c *command) (out *cmdOut, err error) {
 	}()
 	g.cmd = c
 	fixTypes(c)
+	g.chans = shardChannels(c)
 	o := &cmdOut{C: c, GoName: camel(c.Name), Timeout: -1, methods: names{"Build": true}}
 	o.TypeName = o.GoName
 	if g.types[o.TypeName] {
@@ -592,6 +594,9 @@ func (g *gen) scalar(a *argument) (string, func(string) string) {
 	case "key":
 		return "string", func(x string) string { return "B.key(" + x + ")" }
 	case "string", "pattern":
+		if g.chans[a.Name] {
+			return "string", func(x string) string { return "B.channel(" + x + ")" }
+		}
 		return "string", func(x string) string { return "B.str(" + x + ")" }
 	case "integer":
 		return "int64", func(x string) string { return "B.int(" + x + ")" }
@@ -859,4 +864,36 @@ func versionLess(a, b string) bool {
 		}
 	}
 	return false
+}
+
+// shardChannels returns the arguments a "not_key" key spec points at (the
+// shard channels of SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE): the docs tie no
+// argument to such a spec, so its begin index finds it, among leading
+// arguments of fixed width.
+func shardChannels(c *command) map[string]bool {
+	out := map[string]bool{}
+	for _, ks := range c.Info.KeySpecs {
+		notKey := false
+		for _, f := range ks.Flags {
+			notKey = notKey || f == "not_key"
+		}
+		if !notKey || ks.BeginSearch.Type != "index" {
+			continue
+		}
+		idx, _ := ks.BeginSearch.Spec["index"].(float64)
+		pos := len(c.Words)
+		for _, a := range c.Doc.Arguments {
+			if pos == int(idx) {
+				if a.Type == "string" && a.Token == "" {
+					out[a.Name] = true
+				}
+				break
+			}
+			if a.optional() || a.multiple() || !isScalar(a) || a.Token != "" {
+				break
+			}
+			pos++
+		}
+	}
+	return out
 }
