@@ -169,6 +169,20 @@ type keyRef struct {
 	off, n   uint32
 }
 
+// maxSlots bounds the argument slots of a command (cmdgen checks it).
+const maxSlots = 64
+
+// maxLate bounds the required arguments after options (cmdgen checks
+// it).
+const maxLate = 4
+
+// lateKey is a key (or shard channel) of a late run.
+type lateKey struct {
+	run  int
+	kind uint8
+	k    keyRef
+}
+
 // span is a run of arguments given for one slot.
 type span struct {
 	slot       int32 // -1: replaced
@@ -191,6 +205,15 @@ type Builder struct {
 	// and args, from which build writes them in slot order.
 	ordered bool
 	ra      resp.Args
+	w       *resp.Args // where arguments in order go: ra, or a late run
+	// Required arguments after options (ZADD's members) are encoded at
+	// once into late runs, and join ra when a later slot opens or at
+	// build.
+	late     [maxLate]resp.Args
+	lateSlot [maxLate]int
+	nlate    int // late runs written
+	flushed  int // late runs moved to ra
+	lateKeys []lateKey
 	raw     []byte // the keys' bytes; out of order, every argument's
 	args    []arg  // out of order: the arguments
 	spans   []span
@@ -213,7 +236,54 @@ func (b *Builder) start() {
 	b.ra.Reset()
 	b.raw, b.args, b.spans, b.keys, b.chans = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0], b.chans[:0]
 	b.set, b.nargs, b.cur, b.last, b.timeout, b.bad = 0, 0, -1, -1, 0, ""
-	b.ordered = true
+	b.ordered, b.w = true, &b.ra
+	for i := 0; i < b.nlate; i++ {
+		b.late[i].Reset()
+	}
+	b.nlate, b.flushed, b.lateKeys = 0, 0, b.lateKeys[:0]
+}
+
+// later sets aside the arguments of a required slot that comes after
+// options; they join the others when a later slot opens, or at build.
+func (b *Builder) later(slot int) {
+	b.close()
+	b.lateSlot[b.nlate] = slot
+	b.w = &b.late[b.nlate]
+	b.nlate++
+}
+
+// flushLate moves the late runs of slots before limit into place.
+func (b *Builder) flushLate(limit int) {
+	for b.flushed < b.nlate && b.lateSlot[b.flushed] < limit {
+		run := b.flushed
+		b.flushed++
+		b.openSpan(b.lateSlot[run], false)
+		if b.ordered {
+			base, size := int32(b.ra.Len()), uint32(b.ra.Size())
+			b.ra.AddArgs(&b.late[run])
+			for _, lk := range b.lateKeys {
+				if lk.run == run {
+					k := lk.k
+					k.arg += base
+					k.off += size
+					if lk.kind == isKey {
+						b.keys = append(b.keys, k)
+					} else {
+						b.chans = append(b.chans, k)
+					}
+				}
+			}
+		} else {
+			base := len(b.args)
+			b.decode(&b.late[run])
+			for _, lk := range b.lateKeys {
+				if lk.run == run {
+					b.args[base+int(lk.k.arg)].kind = lk.kind
+				}
+			}
+		}
+		b.close()
+	}
 }
 
 // count returns the number of arguments given so far.
@@ -249,6 +319,15 @@ func (b *Builder) none(what string) {
 // XX), a repeated one (multi) adds to it.
 func (b *Builder) open(slot int, multi bool) {
 	b.close()
+	b.w = &b.ra
+	if b.flushed < b.nlate {
+		b.flushLate(slot)
+	}
+	b.openSpan(slot, multi)
+}
+
+func (b *Builder) openSpan(slot int, multi bool) {
+	b.close()
 	bit := uint64(1) << uint(slot)
 	replace := b.set&bit != 0 && !multi
 	if b.ordered && (slot < b.last || replace) {
@@ -281,10 +360,23 @@ func (b *Builder) close() {
 // spill turns the arguments encoded in order into raw and args.
 func (b *Builder) spill() {
 	b.ordered = false
-	if b.ra.Len() == 0 {
+	b.decode(&b.ra)
+	for _, k := range b.keys {
+		b.args[k.arg].kind = isKey
+	}
+	for _, k := range b.chans {
+		b.args[k.arg].kind = isChannel
+	}
+	b.keys, b.chans = b.keys[:0], b.chans[:0]
+	b.ra.Reset()
+}
+
+// decode appends the arguments encoded in a to raw and args.
+func (b *Builder) decode(a *resp.Args) {
+	if a.Len() == 0 {
 		return
 	}
-	cmd := resp.BuildCommand(b.tmp[:0], b.ra.Len()).Args(&b.ra).Cmd()
+	cmd := resp.BuildCommand(b.tmp[:0], a.Len()).Args(a).Cmd()
 	enc := cmd.Bytes()
 	b.tmp = enc[:0]
 	i := 0
@@ -304,27 +396,19 @@ func (b *Builder) spill() {
 		b.args = append(b.args, arg{off: uint32(off), n: uint32(n)})
 		i += n + 2
 	}
-	for _, k := range b.keys {
-		b.args[k.arg].kind = isKey
-	}
-	for _, k := range b.chans {
-		b.args[k.arg].kind = isChannel
-	}
-	b.keys, b.chans = b.keys[:0], b.chans[:0]
-	b.ra.Reset()
 }
 
 func (b *Builder) tok(t string) {
-	if b.ordered {
-		b.ra.Add(t)
+	if b.ordered || b.w != &b.ra {
+		b.w.Add(t)
 		return
 	}
 	b.args = append(b.args, arg{tok: t})
 }
 
 func (b *Builder) str(s string) {
-	if b.ordered {
-		b.ra.Add(s)
+	if b.ordered || b.w != &b.ra {
+		b.w.Add(s)
 		return
 	}
 	off := len(b.raw)
@@ -339,6 +423,13 @@ func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
 func (b *Builder) channel(s string) { b.routed(s, &b.chans, isChannel) }
 
 func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
+	if b.w != &b.ra {
+		// A late run (only a command's constructor writes one, in order).
+		k := keyRef{arg: int32(b.w.Len()), off: uint32(b.w.Size() + headerLen(len(s))), n: uint32(len(s))}
+		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
+		b.w.Add(s)
+		return
+	}
 	if b.ordered {
 		// Where the bytes will be in the encoded arguments: after the
 		// bulk header. build moves off into the command's bytes.
@@ -353,8 +444,8 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 
 // bytes writes a formatted number.
 func (b *Builder) bytes(p []byte) {
-	if b.ordered {
-		b.ra.AddBytes(p)
+	if b.ordered || b.w != &b.ra {
+		b.w.AddBytes(p)
 		return
 	}
 	off := len(b.raw)
@@ -363,8 +454,8 @@ func (b *Builder) bytes(p []byte) {
 }
 
 func (b *Builder) int(i int64) {
-	if b.ordered {
-		b.ra.AddInt(i)
+	if b.ordered || b.w != &b.ra {
+		b.w.AddInt(i)
 		return
 	}
 	b.bytes(strconv.AppendInt(b.num[:0], i, 10))
@@ -437,6 +528,10 @@ func ceilDiv(d, unit time.Duration) int64 {
 // build encodes the command begun with start.
 func (b *Builder) build(info *Info) Command {
 	b.close()
+	if b.flushed < b.nlate {
+		b.w = &b.ra
+		b.flushLate(maxSlots)
+	}
 	c := Command{info: info, b: b, kind: info.Kind, timeout: b.timeout}
 	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
 		if err := b.check(info); err != nil {
@@ -447,9 +542,10 @@ func (b *Builder) build(info *Info) Command {
 	if info.timeout >= 0 && b.set&(1<<uint(info.timeout)) == 0 && info.Kind&Blocking != 0 && info.required&(1<<uint(info.timeout)) == 0 {
 		c.kind &^= Blocking // XREAD without BLOCK
 	}
+	var cmd resp.Cmd
 	if b.ordered {
 		n := len(info.Words) + b.ra.Len()
-		c.cmd = resp.BuildCommand(b.out[:0], n).Args(&info.words).Args(&b.ra).Cmd()
+		cmd = resp.BuildCommand(b.out[:0], n).Args(&info.words).Args(&b.ra).Cmd()
 		if len(b.keys)+len(b.chans) > 0 {
 			// The keys are views of the command's bytes.
 			at := uint32(headerLen(n) + info.words.Size())
@@ -475,11 +571,16 @@ func (b *Builder) build(info *Info) Command {
 			}
 		}
 		b.argv = argv
-		c.cmd = resp.Command(b.out[:0], argv...)
+		cmd = resp.Command(b.out[:0], argv...)
 	}
-	if len(c.cmd.Bytes()) > 0 {
-		b.out = c.cmd.Bytes()[:0]
+	// cmd is kept apart from c until here: escape analysis does not tell
+	// a struct's fields apart, and b.out taken from c would make b (in
+	// c) and whatever a command's builder type holds besides (ZADD's
+	// members) escape.
+	if len(cmd.Bytes()) > 0 {
+		b.out = cmd.Bytes()[:0]
 	}
+	c.cmd = cmd
 	return c
 }
 

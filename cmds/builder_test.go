@@ -105,6 +105,23 @@ func TestFacts(t *testing.T) {
 	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{1, 3}) || !c.Kind().Has(MovableKeys) {
 		t.Errorf("SORT STORE keys at %v, kind %b", pos, c.Kind())
 	}
+	// Keys in the arguments after options (XREAD's streams), with
+	// options in order and out of order.
+	for _, c := range []Command{
+		b.Xread([]string{"a", "b"}, "0", "0").Count(5).Build(),
+	} {
+		if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{4, 5}) || string(c.Key(0)) != "a" || string(c.Key(1)) != "b" || c.String() != "XREAD COUNT 5 STREAMS a b 0 0" {
+			t.Errorf("%s: keys at %v", c, pos)
+		}
+	}
+	c = b.Xread([]string{"a", "b"}, "0", "0").Block(time.Second).Count(5).Build()
+	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{6, 7}) || string(c.Key(0)) != "a" || string(c.Key(1)) != "b" || c.String() != "XREAD COUNT 5 BLOCK 1000 STREAMS a b 0 0" {
+		t.Errorf("%s: keys at %v", c, pos)
+	}
+	c = b.Migrate("h", 1, 0, time.Second).Keys("k1", "k2").Copy().EmptyString().Build()
+	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{8, 9}) || string(c.Key(1)) != "k2" || c.String() != `MIGRATE h 1 "" 0 1000 COPY KEYS k1 k2` {
+		t.Errorf("%s: keys at %v", c, pos)
+	}
 	// Shard channels are routed like keys, but are not keys.
 	c = b.Spublish("news", "hello").Build()
 	if c.Keys() != 0 || c.ShardChannels() != 1 || string(c.ShardChannel(0)) != "news" {

@@ -20,7 +20,7 @@ type Auth struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/auth/
 func (b *Builder) Auth(password string) Auth {
 	b.start()
-	b.open(1, false)
+	b.later(1)
 	b.str(password)
 	return Auth{b}
 }

@@ -355,9 +355,9 @@ func (b *Builder) Migrate(host string, port int64, destinationDb int64, timeout 
 	b.str(host)
 	b.open(1, false)
 	b.int(port)
-	b.open(3, false)
+	b.later(3)
 	b.int(destinationDb)
-	b.open(4, false)
+	b.later(4)
 	b.dur(timeout, Milliseconds)
 	return Migrate{b}
 }

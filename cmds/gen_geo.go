@@ -23,7 +23,7 @@ func (b *Builder) Geoadd(key string, data ...LongitudeLatitudeMember) Geoadd {
 	b.start()
 	b.open(0, false)
 	b.key(key)
-	b.open(3, false)
+	b.later(3)
 	if len(data) == 0 {
 		b.none("data")
 	}

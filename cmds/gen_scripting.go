@@ -467,7 +467,7 @@ type FunctionLoad struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-load/
 func (b *Builder) FunctionLoad(functionCode string) FunctionLoad {
 	b.start()
-	b.open(1, false)
+	b.later(1)
 	b.str(functionCode)
 	return FunctionLoad{b}
 }

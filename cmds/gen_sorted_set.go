@@ -138,7 +138,7 @@ func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
 	b.start()
 	b.open(0, false)
 	b.key(key)
-	b.open(5, false)
+	b.later(5)
 	if len(data) == 0 {
 		b.none("data")
 	}

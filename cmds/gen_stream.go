@@ -61,7 +61,7 @@ func (b *Builder) Xadd(key string, data ...FieldValue) Xadd {
 	b.start()
 	b.open(0, false)
 	b.key(key)
-	b.open(8, false)
+	b.later(8)
 	if len(data) == 0 {
 		b.none("data")
 	}
@@ -845,7 +845,7 @@ type Xread struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xread/
 func (b *Builder) Xread(key []string, id ...string) Xread {
 	b.start()
-	b.open(2, false)
+	b.later(2)
 	b.tok("STREAMS")
 	if len(key) == 0 {
 		b.none("key")
@@ -909,7 +909,7 @@ func (b *Builder) Xreadgroup(group string, consumer string, key []string, id ...
 	b.tok("GROUP")
 	b.str(group)
 	b.str(consumer)
-	b.open(4, false)
+	b.later(4)
 	b.tok("STREAMS")
 	if len(key) == 0 {
 		b.none("key")
@@ -1075,7 +1075,7 @@ func (b *Builder) Xtrim(key string, strategy TrimStrategy, threshold string) Xtr
 	b.open(1, false)
 	b.open(2, false)
 	b.enum(strategy.token(), "strategy")
-	b.open(4, false)
+	b.later(4)
 	b.str(threshold)
 	return Xtrim{b}
 }

@@ -67,6 +67,8 @@ type cmdOut struct {
 	Shape    string
 	methods  names
 	paths    map[string]map[string]bool // table → argument paths its docs have
+	sawOpt   bool                       // an option was placed before, at the top
+	Deferred int                        // required arguments set aside (B.later)
 }
 
 // serversOf returns the tables whose docs have an argument of a's shape
@@ -221,14 +223,27 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			}
 			v := g.value(a, hn, !auto)
 			head.Params = append(head.Params, v.params...)
-			head.Code = append(head.Code, fmt.Sprintf("B.open(%d, false)", s))
-
+			code := []string{fmt.Sprintf("B.open(%d, false)", s)}
 			if auto {
-				head.Code = append(head.Code, fmt.Sprintf("B.int(int64(len(%s)))", v.params[0].Name))
+				code = append(code, fmt.Sprintf("B.int(int64(len(%s)))", v.params[0].Name))
 			}
-			head.Code = append(head.Code, v.code...)
+			code = append(code, v.code...)
+			if head == &o.Ctor && o.sawOpt {
+				// A required argument after options (ZADD's members,
+				// XADD's fields) is encoded at once but set aside, and
+				// joins the others after the options given before it:
+				// so options given in order keep the arguments in order.
+				code[0] = fmt.Sprintf("B.later(%d)", s)
+				if o.Deferred++; o.Deferred > 4 {
+					fail("more than 4 required arguments after options (cmds.maxLate)")
+				}
+			}
+			head.Code = append(head.Code, code...)
 			o.noteTimeout(g, a, s)
 		case a.Type == "oneof" && g.altsSimple(a):
+			if head == &o.Ctor {
+				o.sawOpt = true
+			}
 			s := o.slot(a.Name, dep)
 			if !a.optional() {
 				if top {
@@ -258,6 +273,9 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 				o.noteTimeout(g, alt, s)
 			}
 		case a.optional() && g.simple(a):
+			if head == &o.Ctor {
+				o.sawOpt = true
+			}
 			s := o.slot(a.Name, dep)
 			multi := a.multiple() && a.multipleToken()
 			if multi {
@@ -277,6 +295,9 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			o.Methods = append(o.Methods, m)
 			o.noteTimeout(g, a, s)
 		case a.Type == "block" && !a.multiple():
+			if head == &o.Ctor && a.optional() {
+				o.sawOpt = true
+			}
 			s := o.slot(a.Name, dep)
 			h := head
 			hnames := hn
