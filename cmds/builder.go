@@ -214,21 +214,21 @@ type Builder struct {
 	nlate    int // late runs written
 	flushed  int // late runs moved to ra
 	lateKeys []lateKey
-	raw     []byte // the keys' bytes; out of order, every argument's
-	args    []arg  // out of order: the arguments
-	spans   []span
-	keys    []keyRef
-	chans   []keyRef // shard channels
-	set     uint64
-	nargs   int
-	cur     int // index in spans of the open span, or -1
-	last    int // the slot opened last
-	timeout time.Duration
-	bad     string // why an argument is missing: the zero choice, or none of many
-	out     []byte
-	tmp     []byte
-	argv    []string
-	num     [40]byte
+	raw      []byte // the keys' bytes; out of order, every argument's
+	args     []arg  // out of order: the arguments
+	spans    []span
+	keys     []keyRef
+	chans    []keyRef // shard channels
+	set      uint64
+	nargs    int
+	cur      int // index in spans of the open span, or -1
+	last     int // the slot opened last
+	timeout  time.Duration
+	bad      string // why an argument is missing: the zero choice, or none of many
+	out      []byte
+	tmp      []byte
+	argv     []string
+	num      [40]byte
 }
 
 // start begins a command.
