@@ -231,9 +231,10 @@ type Builder struct {
 	num      [40]byte
 }
 
-// start begins a command.
-func (b *Builder) start() {
+// start begins a command, its name first.
+func (b *Builder) start(info *Info) {
 	b.ra.Reset()
+	b.ra.AddArgs(&info.words)
 	b.raw, b.args, b.spans, b.keys, b.chans = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0], b.chans[:0]
 	b.set, b.nargs, b.cur, b.last, b.timeout, b.bad = 0, 0, -1, -1, 0, ""
 	b.ordered, b.w = true, &b.ra
@@ -544,14 +545,15 @@ func (b *Builder) build(info *Info) Command {
 	}
 	var cmd resp.Cmd
 	if b.ordered {
-		n := len(info.Words) + b.ra.Len()
-		cmd = resp.BuildCommand(b.out[:0], n).Args(&info.words).Args(&b.ra).Cmd()
+		// ra holds the name and the arguments.
+		n := b.ra.Len()
+		cmd = resp.BuildCommand(b.out[:0], n).Args(&b.ra).Cmd()
 		if len(b.keys)+len(b.chans) > 0 {
 			// The keys are views of the command's bytes.
-			at := uint32(headerLen(n) + info.words.Size())
+			at := uint32(headerLen(n))
 			for _, l := range [2][]keyRef{b.keys, b.chans} {
 				for i := range l {
-					l[i].pos = l[i].arg + int32(len(info.Words))
+					l[i].pos = l[i].arg
 					l[i].off += at
 				}
 			}

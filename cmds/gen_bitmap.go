@@ -20,7 +20,7 @@ type Bitcount struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitcount/
 func (b *Builder) Bitcount(key string) Bitcount {
-	b.start()
+	b.start(&infoBitcount)
 	b.open(0, false)
 	b.key(key)
 	return Bitcount{b}
@@ -72,7 +72,7 @@ type Bitfield struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitfield/
 func (b *Builder) Bitfield(key string) Bitfield {
-	b.start()
+	b.start(&infoBitfield)
 	b.open(0, false)
 	b.key(key)
 	return Bitfield{b}
@@ -142,7 +142,7 @@ type BitfieldRo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitfield_ro/
 func (b *Builder) BitfieldRo(key string) BitfieldRo {
-	b.start()
+	b.start(&infoBitfieldRo)
 	b.open(0, false)
 	b.key(key)
 	return BitfieldRo{b}
@@ -183,7 +183,7 @@ type Bitop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitop/
 func (b *Builder) Bitop(operation BitOperation, destkey string, key ...string) Bitop {
-	b.start()
+	b.start(&infoBitop)
 	b.open(0, false)
 	b.enum(operation.token(), "operation")
 	b.open(1, false)
@@ -222,7 +222,7 @@ type Bitpos struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitpos/
 func (b *Builder) Bitpos(key string, bit int64) Bitpos {
-	b.start()
+	b.start(&infoBitpos)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -274,7 +274,7 @@ type Getbit struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getbit/
 func (b *Builder) Getbit(key string, offset int64) Getbit {
-	b.start()
+	b.start(&infoGetbit)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -305,7 +305,7 @@ type Setbit struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setbit/
 func (b *Builder) Setbit(key string, offset int64, value int64) Setbit {
-	b.start()
+	b.start(&infoSetbit)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)

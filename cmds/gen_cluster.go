@@ -17,7 +17,7 @@ type Asking struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/asking/
 func (b *Builder) Asking() Asking {
-	b.start()
+	b.start(&infoAsking)
 	return Asking{b}
 }
 
@@ -42,7 +42,7 @@ type ClusterAddslots struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-addslots/
 func (b *Builder) ClusterAddslots(slot ...int64) ClusterAddslots {
-	b.start()
+	b.start(&infoClusterAddslots)
 	b.open(0, false)
 	if len(slot) == 0 {
 		b.none("slot")
@@ -75,7 +75,7 @@ type ClusterAddslotsrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-addslotsrange/
 func (b *Builder) ClusterAddslotsrange(rangeArg ...StartSlotEndSlot) ClusterAddslotsrange {
-	b.start()
+	b.start(&infoClusterAddslotsrange)
 	b.open(0, false)
 	if len(rangeArg) == 0 {
 		b.none("range")
@@ -108,7 +108,7 @@ type ClusterBumpepoch struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-bumpepoch/
 func (b *Builder) ClusterBumpepoch() ClusterBumpepoch {
-	b.start()
+	b.start(&infoClusterBumpepoch)
 	return ClusterBumpepoch{b}
 }
 
@@ -133,7 +133,7 @@ type ClusterCountFailureReports struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-count-failure-reports/
 func (b *Builder) ClusterCountFailureReports(nodeId string) ClusterCountFailureReports {
-	b.start()
+	b.start(&infoClusterCountFailureReports)
 	b.open(0, false)
 	b.str(nodeId)
 	return ClusterCountFailureReports{b}
@@ -163,7 +163,7 @@ type ClusterCountkeysinslot struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-countkeysinslot/
 func (b *Builder) ClusterCountkeysinslot(slot int64) ClusterCountkeysinslot {
-	b.start()
+	b.start(&infoClusterCountkeysinslot)
 	b.open(0, false)
 	b.int(slot)
 	return ClusterCountkeysinslot{b}
@@ -191,7 +191,7 @@ type ClusterDelslots struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-delslots/
 func (b *Builder) ClusterDelslots(slot ...int64) ClusterDelslots {
-	b.start()
+	b.start(&infoClusterDelslots)
 	b.open(0, false)
 	if len(slot) == 0 {
 		b.none("slot")
@@ -224,7 +224,7 @@ type ClusterDelslotsrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-delslotsrange/
 func (b *Builder) ClusterDelslotsrange(rangeArg ...StartSlotEndSlot) ClusterDelslotsrange {
-	b.start()
+	b.start(&infoClusterDelslotsrange)
 	b.open(0, false)
 	if len(rangeArg) == 0 {
 		b.none("range")
@@ -258,7 +258,7 @@ type ClusterFailover struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-failover/
 func (b *Builder) ClusterFailover() ClusterFailover {
-	b.start()
+	b.start(&infoClusterFailover)
 	return ClusterFailover{b}
 }
 
@@ -297,7 +297,7 @@ type ClusterFlushslots struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-flushslots/
 func (b *Builder) ClusterFlushslots() ClusterFlushslots {
-	b.start()
+	b.start(&infoClusterFlushslots)
 	return ClusterFlushslots{b}
 }
 
@@ -322,7 +322,7 @@ type ClusterForget struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-forget/
 func (b *Builder) ClusterForget(nodeId string) ClusterForget {
-	b.start()
+	b.start(&infoClusterForget)
 	b.open(0, false)
 	b.str(nodeId)
 	return ClusterForget{b}
@@ -350,7 +350,7 @@ type ClusterGetkeysinslot struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-getkeysinslot/
 func (b *Builder) ClusterGetkeysinslot(slot int64, count int64) ClusterGetkeysinslot {
-	b.start()
+	b.start(&infoClusterGetkeysinslot)
 	b.open(0, false)
 	b.int(slot)
 	b.open(1, false)
@@ -379,7 +379,7 @@ type ClusterHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-help/
 func (b *Builder) ClusterHelp() ClusterHelp {
-	b.start()
+	b.start(&infoClusterHelp)
 	return ClusterHelp{b}
 }
 
@@ -403,7 +403,7 @@ type ClusterInfo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-info/
 func (b *Builder) ClusterInfo() ClusterInfo {
-	b.start()
+	b.start(&infoClusterInfo)
 	return ClusterInfo{b}
 }
 
@@ -428,7 +428,7 @@ type ClusterKeyslot struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-keyslot/
 func (b *Builder) ClusterKeyslot(key string) ClusterKeyslot {
-	b.start()
+	b.start(&infoClusterKeyslot)
 	b.open(0, false)
 	b.str(key)
 	return ClusterKeyslot{b}
@@ -455,7 +455,7 @@ type ClusterLinks struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-links/
 func (b *Builder) ClusterLinks() ClusterLinks {
-	b.start()
+	b.start(&infoClusterLinks)
 	return ClusterLinks{b}
 }
 
@@ -481,7 +481,7 @@ type ClusterMeet struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-meet/
 func (b *Builder) ClusterMeet(ip string, port int64) ClusterMeet {
-	b.start()
+	b.start(&infoClusterMeet)
 	b.open(0, false)
 	b.str(ip)
 	b.open(1, false)
@@ -519,7 +519,7 @@ type ClusterMyid struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-myid/
 func (b *Builder) ClusterMyid() ClusterMyid {
-	b.start()
+	b.start(&infoClusterMyid)
 	return ClusterMyid{b}
 }
 
@@ -543,7 +543,7 @@ type ClusterMyshardid struct{ b *Builder }
 //
 // In valkey-8.0.1. See https://valkey.io/commands/cluster-myshardid/
 func (b *Builder) ClusterMyshardid() ClusterMyshardid {
-	b.start()
+	b.start(&infoClusterMyshardid)
 	return ClusterMyshardid{b}
 }
 
@@ -567,7 +567,7 @@ type ClusterNodes struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-nodes/
 func (b *Builder) ClusterNodes() ClusterNodes {
-	b.start()
+	b.start(&infoClusterNodes)
 	return ClusterNodes{b}
 }
 
@@ -592,7 +592,7 @@ type ClusterReplicas struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-replicas/
 func (b *Builder) ClusterReplicas(nodeId string) ClusterReplicas {
-	b.start()
+	b.start(&infoClusterReplicas)
 	b.open(0, false)
 	b.str(nodeId)
 	return ClusterReplicas{b}
@@ -620,7 +620,7 @@ type ClusterReplicate struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-replicate/
 func (b *Builder) ClusterReplicate(nodeId string) ClusterReplicate {
-	b.start()
+	b.start(&infoClusterReplicate)
 	b.open(0, false)
 	b.str(nodeId)
 	return ClusterReplicate{b}
@@ -648,7 +648,7 @@ type ClusterReset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-reset/
 func (b *Builder) ClusterReset() ClusterReset {
-	b.start()
+	b.start(&infoClusterReset)
 	return ClusterReset{b}
 }
 
@@ -687,7 +687,7 @@ type ClusterSaveconfig struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-saveconfig/
 func (b *Builder) ClusterSaveconfig() ClusterSaveconfig {
-	b.start()
+	b.start(&infoClusterSaveconfig)
 	return ClusterSaveconfig{b}
 }
 
@@ -712,7 +712,7 @@ type ClusterSetConfigEpoch struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-set-config-epoch/
 func (b *Builder) ClusterSetConfigEpoch(configEpoch int64) ClusterSetConfigEpoch {
-	b.start()
+	b.start(&infoClusterSetConfigEpoch)
 	b.open(0, false)
 	b.int(configEpoch)
 	return ClusterSetConfigEpoch{b}
@@ -741,7 +741,7 @@ type ClusterSetslot struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-setslot/
 func (b *Builder) ClusterSetslot(slot int64) ClusterSetslot {
-	b.start()
+	b.start(&infoClusterSetslot)
 	b.open(0, false)
 	b.int(slot)
 	return ClusterSetslot{b}
@@ -813,7 +813,7 @@ type ClusterShards struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-shards/
 func (b *Builder) ClusterShards() ClusterShards {
-	b.start()
+	b.start(&infoClusterShards)
 	return ClusterShards{b}
 }
 
@@ -840,7 +840,7 @@ type ClusterSlaves struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-slaves/
 func (b *Builder) ClusterSlaves(nodeId string) ClusterSlaves {
-	b.start()
+	b.start(&infoClusterSlaves)
 	b.open(0, false)
 	b.str(nodeId)
 	return ClusterSlaves{b}
@@ -867,7 +867,7 @@ type ClusterSlots struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-slots/
 func (b *Builder) ClusterSlots() ClusterSlots {
-	b.start()
+	b.start(&infoClusterSlots)
 	return ClusterSlots{b}
 }
 
@@ -891,7 +891,7 @@ type Readonly struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/readonly/
 func (b *Builder) Readonly() Readonly {
-	b.start()
+	b.start(&infoReadonly)
 	return Readonly{b}
 }
 
@@ -915,7 +915,7 @@ type Readwrite struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/readwrite/
 func (b *Builder) Readwrite() Readwrite {
-	b.start()
+	b.start(&infoReadwrite)
 	return Readwrite{b}
 }
 

@@ -19,7 +19,7 @@ type Auth struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/auth/
 func (b *Builder) Auth(password string) Auth {
-	b.start()
+	b.start(&infoAuth)
 	b.later(1)
 	b.str(password)
 	return Auth{b}
@@ -56,7 +56,7 @@ type ClientCaching struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-caching/
 func (b *Builder) ClientCaching(mode YesNo) ClientCaching {
-	b.start()
+	b.start(&infoClientCaching)
 	b.open(0, false)
 	b.enum(mode.token(), "mode")
 	return ClientCaching{b}
@@ -84,7 +84,7 @@ type ClientCapa struct{ b *Builder }
 //
 // In valkey-8.0.1. See https://valkey.io/commands/client-capa/
 func (b *Builder) ClientCapa(capability ...string) ClientCapa {
-	b.start()
+	b.start(&infoClientCapa)
 	b.open(0, false)
 	if len(capability) == 0 {
 		b.none("capability")
@@ -117,7 +117,7 @@ type ClientGetname struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-getname/
 func (b *Builder) ClientGetname() ClientGetname {
-	b.start()
+	b.start(&infoClientGetname)
 	return ClientGetname{b}
 }
 
@@ -141,7 +141,7 @@ type ClientGetredir struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-getredir/
 func (b *Builder) ClientGetredir() ClientGetredir {
-	b.start()
+	b.start(&infoClientGetredir)
 	return ClientGetredir{b}
 }
 
@@ -165,7 +165,7 @@ type ClientHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-help/
 func (b *Builder) ClientHelp() ClientHelp {
-	b.start()
+	b.start(&infoClientHelp)
 	return ClientHelp{b}
 }
 
@@ -190,7 +190,7 @@ type ClientId struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-id/
 func (b *Builder) ClientId() ClientId {
-	b.start()
+	b.start(&infoClientId)
 	return ClientId{b}
 }
 
@@ -215,7 +215,7 @@ type ClientInfo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-info/
 func (b *Builder) ClientInfo() ClientInfo {
-	b.start()
+	b.start(&infoClientInfo)
 	return ClientInfo{b}
 }
 
@@ -240,7 +240,7 @@ type ClientKill struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-kill/
 func (b *Builder) ClientKill() ClientKill {
-	b.start()
+	b.start(&infoClientKill)
 	return ClientKill{b}
 }
 
@@ -345,7 +345,7 @@ type ClientList struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-list/
 func (b *Builder) ClientList() ClientList {
-	b.start()
+	b.start(&infoClientList)
 	return ClientList{b}
 }
 
@@ -420,7 +420,7 @@ type ClientNoEvict struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-no-evict/
 func (b *Builder) ClientNoEvict(enabled OnOff) ClientNoEvict {
-	b.start()
+	b.start(&infoClientNoEvict)
 	b.open(0, false)
 	b.enum(enabled.token(), "enabled")
 	return ClientNoEvict{b}
@@ -448,7 +448,7 @@ type ClientNoTouch struct{ b *Builder }
 //
 // In valkey-8.0.1. See https://valkey.io/commands/client-no-touch/
 func (b *Builder) ClientNoTouch(enabled OnOff) ClientNoTouch {
-	b.start()
+	b.start(&infoClientNoTouch)
 	b.open(0, false)
 	b.enum(enabled.token(), "enabled")
 	return ClientNoTouch{b}
@@ -477,7 +477,7 @@ type ClientPause struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-pause/
 func (b *Builder) ClientPause(timeout time.Duration) ClientPause {
-	b.start()
+	b.start(&infoClientPause)
 	b.open(0, false)
 	b.dur(timeout, Milliseconds)
 	return ClientPause{b}
@@ -521,7 +521,7 @@ type ClientReply struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-reply/
 func (b *Builder) ClientReply(action ReplyMode) ClientReply {
-	b.start()
+	b.start(&infoClientReply)
 	b.open(0, false)
 	b.enum(action.token(), "action")
 	return ClientReply{b}
@@ -549,7 +549,7 @@ type ClientSetinfo struct{ b *Builder }
 //
 // In valkey-8.0.1. See https://valkey.io/commands/client-setinfo/
 func (b *Builder) ClientSetinfo() ClientSetinfo {
-	b.start()
+	b.start(&infoClientSetinfo)
 	return ClientSetinfo{b}
 }
 
@@ -594,7 +594,7 @@ type ClientSetname struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-setname/
 func (b *Builder) ClientSetname(connectionName string) ClientSetname {
-	b.start()
+	b.start(&infoClientSetname)
 	b.open(0, false)
 	b.str(connectionName)
 	return ClientSetname{b}
@@ -623,7 +623,7 @@ type ClientTracking struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-tracking/
 func (b *Builder) ClientTracking(status OnOff) ClientTracking {
-	b.start()
+	b.start(&infoClientTracking)
 	b.open(0, false)
 	b.enum(status.token(), "status")
 	return ClientTracking{b}
@@ -698,7 +698,7 @@ type ClientTrackinginfo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-trackinginfo/
 func (b *Builder) ClientTrackinginfo() ClientTrackinginfo {
-	b.start()
+	b.start(&infoClientTrackinginfo)
 	return ClientTrackinginfo{b}
 }
 
@@ -724,7 +724,7 @@ type ClientUnblock struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-unblock/
 func (b *Builder) ClientUnblock(clientId int64) ClientUnblock {
-	b.start()
+	b.start(&infoClientUnblock)
 	b.open(0, false)
 	b.int(clientId)
 	return ClientUnblock{b}
@@ -765,7 +765,7 @@ type ClientUnpause struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-unpause/
 func (b *Builder) ClientUnpause() ClientUnpause {
-	b.start()
+	b.start(&infoClientUnpause)
 	return ClientUnpause{b}
 }
 
@@ -791,7 +791,7 @@ type Echo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/echo/
 func (b *Builder) Echo(message string) Echo {
-	b.start()
+	b.start(&infoEcho)
 	b.open(0, false)
 	b.str(message)
 	return Echo{b}
@@ -819,7 +819,7 @@ type Hello struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hello/
 func (b *Builder) Hello() Hello {
-	b.start()
+	b.start(&infoHello)
 	return Hello{b}
 }
 
@@ -875,7 +875,7 @@ type Ping struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ping/
 func (b *Builder) Ping() Ping {
-	b.start()
+	b.start(&infoPing)
 	return Ping{b}
 }
 
@@ -910,7 +910,7 @@ type Quit struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/quit/
 func (b *Builder) Quit() Quit {
-	b.start()
+	b.start(&infoQuit)
 	return Quit{b}
 }
 
@@ -934,7 +934,7 @@ type Reset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/reset/
 func (b *Builder) Reset() Reset {
-	b.start()
+	b.start(&infoReset)
 	return Reset{b}
 }
 
@@ -960,7 +960,7 @@ type Select struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/select/
 func (b *Builder) Select(index int64) Select {
-	b.start()
+	b.start(&infoSelect)
 	b.open(0, false)
 	b.int(index)
 	return Select{b}

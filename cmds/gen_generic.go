@@ -20,7 +20,7 @@ type Copy struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/copy/
 func (b *Builder) Copy(source string, destination string) Copy {
-	b.start()
+	b.start(&infoCopy)
 	b.open(0, false)
 	b.key(source)
 	b.open(1, false)
@@ -67,7 +67,7 @@ type Del struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/del/
 func (b *Builder) Del(key ...string) Del {
-	b.start()
+	b.start(&infoDel)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -101,7 +101,7 @@ type Dump struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/dump/
 func (b *Builder) Dump(key string) Dump {
-	b.start()
+	b.start(&infoDump)
 	b.open(0, false)
 	b.key(key)
 	return Dump{b}
@@ -130,7 +130,7 @@ type Exists struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/exists/
 func (b *Builder) Exists(key ...string) Exists {
-	b.start()
+	b.start(&infoExists)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -165,7 +165,7 @@ type Expire struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/expire/
 func (b *Builder) Expire(key string, seconds time.Duration) Expire {
-	b.start()
+	b.start(&infoExpire)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -229,7 +229,7 @@ type Expireat struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/expireat/
 func (b *Builder) Expireat(key string, unixTimeSeconds time.Time) Expireat {
-	b.start()
+	b.start(&infoExpireat)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -292,7 +292,7 @@ type Expiretime struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/expiretime/
 func (b *Builder) Expiretime(key string) Expiretime {
-	b.start()
+	b.start(&infoExpiretime)
 	b.open(0, false)
 	b.key(key)
 	return Expiretime{b}
@@ -321,7 +321,7 @@ type Keys struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/keys/
 func (b *Builder) Keys(pattern string) Keys {
-	b.start()
+	b.start(&infoKeys)
 	b.open(0, false)
 	b.str(pattern)
 	return Keys{b}
@@ -350,7 +350,7 @@ type Migrate struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/migrate/
 func (b *Builder) Migrate(host string, port int64, destinationDb int64, timeout time.Duration) Migrate {
-	b.start()
+	b.start(&infoMigrate)
 	b.open(0, false)
 	b.str(host)
 	b.open(1, false)
@@ -449,7 +449,7 @@ type Move struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/move/
 func (b *Builder) Move(key string, db int64) Move {
-	b.start()
+	b.start(&infoMove)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -480,7 +480,7 @@ type ObjectEncoding struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-encoding/
 func (b *Builder) ObjectEncoding(key string) ObjectEncoding {
-	b.start()
+	b.start(&infoObjectEncoding)
 	b.open(0, false)
 	b.key(key)
 	return ObjectEncoding{b}
@@ -509,7 +509,7 @@ type ObjectFreq struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-freq/
 func (b *Builder) ObjectFreq(key string) ObjectFreq {
-	b.start()
+	b.start(&infoObjectFreq)
 	b.open(0, false)
 	b.key(key)
 	return ObjectFreq{b}
@@ -536,7 +536,7 @@ type ObjectHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-help/
 func (b *Builder) ObjectHelp() ObjectHelp {
-	b.start()
+	b.start(&infoObjectHelp)
 	return ObjectHelp{b}
 }
 
@@ -562,7 +562,7 @@ type ObjectIdletime struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-idletime/
 func (b *Builder) ObjectIdletime(key string) ObjectIdletime {
-	b.start()
+	b.start(&infoObjectIdletime)
 	b.open(0, false)
 	b.key(key)
 	return ObjectIdletime{b}
@@ -591,7 +591,7 @@ type ObjectRefcount struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-refcount/
 func (b *Builder) ObjectRefcount(key string) ObjectRefcount {
-	b.start()
+	b.start(&infoObjectRefcount)
 	b.open(0, false)
 	b.key(key)
 	return ObjectRefcount{b}
@@ -620,7 +620,7 @@ type Persist struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/persist/
 func (b *Builder) Persist(key string) Persist {
-	b.start()
+	b.start(&infoPersist)
 	b.open(0, false)
 	b.key(key)
 	return Persist{b}
@@ -650,7 +650,7 @@ type Pexpire struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pexpire/
 func (b *Builder) Pexpire(key string, milliseconds time.Duration) Pexpire {
-	b.start()
+	b.start(&infoPexpire)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -714,7 +714,7 @@ type Pexpireat struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pexpireat/
 func (b *Builder) Pexpireat(key string, unixTimeMilliseconds time.Time) Pexpireat {
-	b.start()
+	b.start(&infoPexpireat)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -777,7 +777,7 @@ type Pexpiretime struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pexpiretime/
 func (b *Builder) Pexpiretime(key string) Pexpiretime {
-	b.start()
+	b.start(&infoPexpiretime)
 	b.open(0, false)
 	b.key(key)
 	return Pexpiretime{b}
@@ -806,7 +806,7 @@ type Pttl struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pttl/
 func (b *Builder) Pttl(key string) Pttl {
-	b.start()
+	b.start(&infoPttl)
 	b.open(0, false)
 	b.key(key)
 	return Pttl{b}
@@ -834,7 +834,7 @@ type Randomkey struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/randomkey/
 func (b *Builder) Randomkey() Randomkey {
-	b.start()
+	b.start(&infoRandomkey)
 	return Randomkey{b}
 }
 
@@ -860,7 +860,7 @@ type Rename struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rename/
 func (b *Builder) Rename(key string, newkey string) Rename {
-	b.start()
+	b.start(&infoRename)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -891,7 +891,7 @@ type Renamenx struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/renamenx/
 func (b *Builder) Renamenx(key string, newkey string) Renamenx {
-	b.start()
+	b.start(&infoRenamenx)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -922,7 +922,7 @@ type Restore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/restore/
 func (b *Builder) Restore(key string, ttl int64, serializedValue string) Restore {
-	b.start()
+	b.start(&infoRestore)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -992,7 +992,7 @@ type Scan struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/scan/
 func (b *Builder) Scan(cursor string) Scan {
-	b.start()
+	b.start(&infoScan)
 	b.open(0, false)
 	b.str(cursor)
 	return Scan{b}
@@ -1050,7 +1050,7 @@ type Sort struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sort/
 func (b *Builder) Sort(key string) Sort {
-	b.start()
+	b.start(&infoSort)
 	b.open(0, false)
 	b.key(key)
 	return Sort{b}
@@ -1140,7 +1140,7 @@ type SortRo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sort_ro/
 func (b *Builder) SortRo(key string) SortRo {
-	b.start()
+	b.start(&infoSortRo)
 	b.open(0, false)
 	b.key(key)
 	return SortRo{b}
@@ -1220,7 +1220,7 @@ type Touch struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/touch/
 func (b *Builder) Touch(key ...string) Touch {
-	b.start()
+	b.start(&infoTouch)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -1254,7 +1254,7 @@ type Ttl struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ttl/
 func (b *Builder) Ttl(key string) Ttl {
-	b.start()
+	b.start(&infoTtl)
 	b.open(0, false)
 	b.key(key)
 	return Ttl{b}
@@ -1283,7 +1283,7 @@ type Type struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/type/
 func (b *Builder) Type(key string) Type {
-	b.start()
+	b.start(&infoType)
 	b.open(0, false)
 	b.key(key)
 	return Type{b}
@@ -1312,7 +1312,7 @@ type Unlink struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/unlink/
 func (b *Builder) Unlink(key ...string) Unlink {
-	b.start()
+	b.start(&infoUnlink)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -1346,7 +1346,7 @@ type Wait struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/wait/
 func (b *Builder) Wait(numreplicas int64, timeout time.Duration) Wait {
-	b.start()
+	b.start(&infoWait)
 	b.open(0, false)
 	b.int(numreplicas)
 	b.open(1, false)
@@ -1376,7 +1376,7 @@ type Waitaof struct{ b *Builder }
 //
 // In valkey-8.0.1. See https://valkey.io/commands/waitaof/
 func (b *Builder) Waitaof(numlocal int64, numreplicas int64, timeout time.Duration) Waitaof {
-	b.start()
+	b.start(&infoWaitaof)
 	b.open(0, false)
 	b.int(numlocal)
 	b.open(1, false)

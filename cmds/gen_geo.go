@@ -20,7 +20,7 @@ type Geoadd struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geoadd/
 func (b *Builder) Geoadd(key string, data ...LongitudeLatitudeMember) Geoadd {
-	b.start()
+	b.start(&infoGeoadd)
 	b.open(0, false)
 	b.key(key)
 	b.later(3)
@@ -83,7 +83,7 @@ type Geodist struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geodist/
 func (b *Builder) Geodist(key string, member1 string, member2 string) Geodist {
-	b.start()
+	b.start(&infoGeodist)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -145,7 +145,7 @@ type Geohash struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geohash/
 func (b *Builder) Geohash(key string) Geohash {
-	b.start()
+	b.start(&infoGeohash)
 	b.open(0, false)
 	b.key(key)
 	return Geohash{b}
@@ -184,7 +184,7 @@ type Geopos struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geopos/
 func (b *Builder) Geopos(key string) Geopos {
-	b.start()
+	b.start(&infoGeopos)
 	b.open(0, false)
 	b.key(key)
 	return Geopos{b}
@@ -225,7 +225,7 @@ type Georadius struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadius/
 func (b *Builder) Georadius(key string, longitude float64, latitude float64, radius float64, unit GeoUnit) Georadius {
-	b.start()
+	b.start(&infoGeoradius)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -329,7 +329,7 @@ type GeoradiusRo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadius_ro/
 func (b *Builder) GeoradiusRo(key string, longitude float64, latitude float64, radius float64, unit GeoUnit) GeoradiusRo {
-	b.start()
+	b.start(&infoGeoradiusRo)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -415,7 +415,7 @@ type Georadiusbymember struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadiusbymember/
 func (b *Builder) Georadiusbymember(key string, member string, radius float64, unit GeoUnit) Georadiusbymember {
-	b.start()
+	b.start(&infoGeoradiusbymember)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -517,7 +517,7 @@ type GeoradiusbymemberRo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadiusbymember_ro/
 func (b *Builder) GeoradiusbymemberRo(key string, member string, radius float64, unit GeoUnit) GeoradiusbymemberRo {
-	b.start()
+	b.start(&infoGeoradiusbymemberRo)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -599,7 +599,7 @@ type Geosearch struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geosearch/
 func (b *Builder) Geosearch(key string) Geosearch {
-	b.start()
+	b.start(&infoGeosearch)
 	b.open(0, false)
 	b.key(key)
 	return Geosearch{b}
@@ -715,7 +715,7 @@ type Geosearchstore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geosearchstore/
 func (b *Builder) Geosearchstore(destination string, source string) Geosearchstore {
-	b.start()
+	b.start(&infoGeosearchstore)
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)

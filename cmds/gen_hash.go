@@ -19,7 +19,7 @@ type Hdel struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hdel/
 func (b *Builder) Hdel(key string, field ...string) Hdel {
-	b.start()
+	b.start(&infoHdel)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -55,7 +55,7 @@ type Hexists struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hexists/
 func (b *Builder) Hexists(key string, field string) Hexists {
-	b.start()
+	b.start(&infoHexists)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -86,7 +86,7 @@ type Hget struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hget/
 func (b *Builder) Hget(key string, field string) Hget {
-	b.start()
+	b.start(&infoHget)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -117,7 +117,7 @@ type Hgetall struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hgetall/
 func (b *Builder) Hgetall(key string) Hgetall {
-	b.start()
+	b.start(&infoHgetall)
 	b.open(0, false)
 	b.key(key)
 	return Hgetall{b}
@@ -146,7 +146,7 @@ type Hincrby struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hincrby/
 func (b *Builder) Hincrby(key string, field string, increment int64) Hincrby {
-	b.start()
+	b.start(&infoHincrby)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -179,7 +179,7 @@ type Hincrbyfloat struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hincrbyfloat/
 func (b *Builder) Hincrbyfloat(key string, field string, increment float64) Hincrbyfloat {
-	b.start()
+	b.start(&infoHincrbyfloat)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -212,7 +212,7 @@ type Hkeys struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hkeys/
 func (b *Builder) Hkeys(key string) Hkeys {
-	b.start()
+	b.start(&infoHkeys)
 	b.open(0, false)
 	b.key(key)
 	return Hkeys{b}
@@ -241,7 +241,7 @@ type Hlen struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hlen/
 func (b *Builder) Hlen(key string) Hlen {
-	b.start()
+	b.start(&infoHlen)
 	b.open(0, false)
 	b.key(key)
 	return Hlen{b}
@@ -270,7 +270,7 @@ type Hmget struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hmget/
 func (b *Builder) Hmget(key string, field ...string) Hmget {
-	b.start()
+	b.start(&infoHmget)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -308,7 +308,7 @@ type Hmset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hmset/
 func (b *Builder) Hmset(key string, data ...FieldValue) Hmset {
-	b.start()
+	b.start(&infoHmset)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -346,7 +346,7 @@ type Hrandfield struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hrandfield/
 func (b *Builder) Hrandfield(key string) Hrandfield {
-	b.start()
+	b.start(&infoHrandfield)
 	b.open(0, false)
 	b.key(key)
 	return Hrandfield{b}
@@ -387,7 +387,7 @@ type Hscan struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hscan/
 func (b *Builder) Hscan(key string, cursor string) Hscan {
-	b.start()
+	b.start(&infoHscan)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -444,7 +444,7 @@ type Hset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hset/
 func (b *Builder) Hset(key string, data ...FieldValue) Hset {
-	b.start()
+	b.start(&infoHset)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -481,7 +481,7 @@ type Hsetnx struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hsetnx/
 func (b *Builder) Hsetnx(key string, field string, value string) Hsetnx {
-	b.start()
+	b.start(&infoHsetnx)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -514,7 +514,7 @@ type Hstrlen struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hstrlen/
 func (b *Builder) Hstrlen(key string, field string) Hstrlen {
-	b.start()
+	b.start(&infoHstrlen)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -545,7 +545,7 @@ type Hvals struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hvals/
 func (b *Builder) Hvals(key string) Hvals {
-	b.start()
+	b.start(&infoHvals)
 	b.open(0, false)
 	b.key(key)
 	return Hvals{b}

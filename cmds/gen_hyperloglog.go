@@ -20,7 +20,7 @@ type Pfadd struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfadd/
 func (b *Builder) Pfadd(key string) Pfadd {
-	b.start()
+	b.start(&infoPfadd)
 	b.open(0, false)
 	b.key(key)
 	return Pfadd{b}
@@ -59,7 +59,7 @@ type Pfcount struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfcount/
 func (b *Builder) Pfcount(key ...string) Pfcount {
-	b.start()
+	b.start(&infoPfcount)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -92,7 +92,7 @@ type Pfdebug struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfdebug/
 func (b *Builder) Pfdebug(subcommand string, key string) Pfdebug {
-	b.start()
+	b.start(&infoPfdebug)
 	b.open(0, false)
 	b.str(subcommand)
 	b.open(1, false)
@@ -124,7 +124,7 @@ type Pfmerge struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfmerge/
 func (b *Builder) Pfmerge(destkey string) Pfmerge {
-	b.start()
+	b.start(&infoPfmerge)
 	b.open(0, false)
 	b.key(destkey)
 	return Pfmerge{b}
@@ -161,7 +161,7 @@ type Pfselftest struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfselftest/
 func (b *Builder) Pfselftest() Pfselftest {
-	b.start()
+	b.start(&infoPfselftest)
 	return Pfselftest{b}
 }
 

@@ -19,7 +19,7 @@ type Blmove struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/blmove/
 func (b *Builder) Blmove(source string, destination string, wherefrom Side, whereto Side, timeout time.Duration) Blmove {
-	b.start()
+	b.start(&infoBlmove)
 	b.open(0, false)
 	b.key(source)
 	b.open(1, false)
@@ -56,7 +56,7 @@ type Blmpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/blmpop/
 func (b *Builder) Blmpop(timeout time.Duration, key []string, where Side) Blmpop {
-	b.start()
+	b.start(&infoBlmpop)
 	b.open(0, false)
 	b.timeoutDur(timeout, DecimalSeconds)
 	b.open(1, false)
@@ -101,7 +101,7 @@ type Blpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/blpop/
 func (b *Builder) Blpop(key []string, timeout time.Duration) Blpop {
-	b.start()
+	b.start(&infoBlpop)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -137,7 +137,7 @@ type Brpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/brpop/
 func (b *Builder) Brpop(key []string, timeout time.Duration) Brpop {
-	b.start()
+	b.start(&infoBrpop)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -175,7 +175,7 @@ type Brpoplpush struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/brpoplpush/
 func (b *Builder) Brpoplpush(source string, destination string, timeout time.Duration) Brpoplpush {
-	b.start()
+	b.start(&infoBrpoplpush)
 	b.open(0, false)
 	b.key(source)
 	b.open(1, false)
@@ -208,7 +208,7 @@ type Lindex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lindex/
 func (b *Builder) Lindex(key string, index int64) Lindex {
-	b.start()
+	b.start(&infoLindex)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -239,7 +239,7 @@ type Linsert struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/linsert/
 func (b *Builder) Linsert(key string, where Where, pivot string, element string) Linsert {
-	b.start()
+	b.start(&infoLinsert)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -274,7 +274,7 @@ type Llen struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/llen/
 func (b *Builder) Llen(key string) Llen {
-	b.start()
+	b.start(&infoLlen)
 	b.open(0, false)
 	b.key(key)
 	return Llen{b}
@@ -303,7 +303,7 @@ type Lmove struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lmove/
 func (b *Builder) Lmove(source string, destination string, wherefrom Side, whereto Side) Lmove {
-	b.start()
+	b.start(&infoLmove)
 	b.open(0, false)
 	b.key(source)
 	b.open(1, false)
@@ -338,7 +338,7 @@ type Lmpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lmpop/
 func (b *Builder) Lmpop(key []string, where Side) Lmpop {
-	b.start()
+	b.start(&infoLmpop)
 	b.open(0, false)
 	b.int(int64(len(key)))
 	for _, x := range key {
@@ -382,7 +382,7 @@ type Lpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpop/
 func (b *Builder) Lpop(key string) Lpop {
-	b.start()
+	b.start(&infoLpop)
 	b.open(0, false)
 	b.key(key)
 	return Lpop{b}
@@ -421,7 +421,7 @@ type Lpos struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpos/
 func (b *Builder) Lpos(key string, element string) Lpos {
-	b.start()
+	b.start(&infoLpos)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -479,7 +479,7 @@ type Lpush struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpush/
 func (b *Builder) Lpush(key string, element ...string) Lpush {
-	b.start()
+	b.start(&infoLpush)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -515,7 +515,7 @@ type Lpushx struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpushx/
 func (b *Builder) Lpushx(key string, element ...string) Lpushx {
-	b.start()
+	b.start(&infoLpushx)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -551,7 +551,7 @@ type Lrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lrange/
 func (b *Builder) Lrange(key string, start int64, stop int64) Lrange {
-	b.start()
+	b.start(&infoLrange)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -584,7 +584,7 @@ type Lrem struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lrem/
 func (b *Builder) Lrem(key string, count int64, element string) Lrem {
-	b.start()
+	b.start(&infoLrem)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -617,7 +617,7 @@ type Lset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lset/
 func (b *Builder) Lset(key string, index int64, element string) Lset {
-	b.start()
+	b.start(&infoLset)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -650,7 +650,7 @@ type Ltrim struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ltrim/
 func (b *Builder) Ltrim(key string, start int64, stop int64) Ltrim {
-	b.start()
+	b.start(&infoLtrim)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -684,7 +684,7 @@ type Rpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpop/
 func (b *Builder) Rpop(key string) Rpop {
-	b.start()
+	b.start(&infoRpop)
 	b.open(0, false)
 	b.key(key)
 	return Rpop{b}
@@ -724,7 +724,7 @@ type Rpoplpush struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpoplpush/
 func (b *Builder) Rpoplpush(source string, destination string) Rpoplpush {
-	b.start()
+	b.start(&infoRpoplpush)
 	b.open(0, false)
 	b.key(source)
 	b.open(1, false)
@@ -755,7 +755,7 @@ type Rpush struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpush/
 func (b *Builder) Rpush(key string, element ...string) Rpush {
-	b.start()
+	b.start(&infoRpush)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -791,7 +791,7 @@ type Rpushx struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpushx/
 func (b *Builder) Rpushx(key string, element ...string) Rpushx {
-	b.start()
+	b.start(&infoRpushx)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)

@@ -18,7 +18,7 @@ type Psubscribe struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/psubscribe/
 func (b *Builder) Psubscribe(pattern ...string) Psubscribe {
-	b.start()
+	b.start(&infoPsubscribe)
 	b.open(0, false)
 	if len(pattern) == 0 {
 		b.none("pattern")
@@ -52,7 +52,7 @@ type Publish struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/publish/
 func (b *Builder) Publish(channel string, message string) Publish {
-	b.start()
+	b.start(&infoPublish)
 	b.open(0, false)
 	b.str(channel)
 	b.open(1, false)
@@ -83,7 +83,7 @@ type PubsubChannels struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-channels/
 func (b *Builder) PubsubChannels() PubsubChannels {
-	b.start()
+	b.start(&infoPubsubChannels)
 	return PubsubChannels{b}
 }
 
@@ -116,7 +116,7 @@ type PubsubHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-help/
 func (b *Builder) PubsubHelp() PubsubHelp {
-	b.start()
+	b.start(&infoPubsubHelp)
 	return PubsubHelp{b}
 }
 
@@ -141,7 +141,7 @@ type PubsubNumpat struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-numpat/
 func (b *Builder) PubsubNumpat() PubsubNumpat {
-	b.start()
+	b.start(&infoPubsubNumpat)
 	return PubsubNumpat{b}
 }
 
@@ -166,7 +166,7 @@ type PubsubNumsub struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-numsub/
 func (b *Builder) PubsubNumsub() PubsubNumsub {
-	b.start()
+	b.start(&infoPubsubNumsub)
 	return PubsubNumsub{b}
 }
 
@@ -203,7 +203,7 @@ type PubsubShardchannels struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-shardchannels/
 func (b *Builder) PubsubShardchannels() PubsubShardchannels {
-	b.start()
+	b.start(&infoPubsubShardchannels)
 	return PubsubShardchannels{b}
 }
 
@@ -237,7 +237,7 @@ type PubsubShardnumsub struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-shardnumsub/
 func (b *Builder) PubsubShardnumsub() PubsubShardnumsub {
-	b.start()
+	b.start(&infoPubsubShardnumsub)
 	return PubsubShardnumsub{b}
 }
 
@@ -273,7 +273,7 @@ type Punsubscribe struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/punsubscribe/
 func (b *Builder) Punsubscribe() Punsubscribe {
-	b.start()
+	b.start(&infoPunsubscribe)
 	return Punsubscribe{b}
 }
 
@@ -310,7 +310,7 @@ type Spublish struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/spublish/
 func (b *Builder) Spublish(shardchannel string, message string) Spublish {
-	b.start()
+	b.start(&infoSpublish)
 	b.open(0, false)
 	b.channel(shardchannel)
 	b.open(1, false)
@@ -340,7 +340,7 @@ type Ssubscribe struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ssubscribe/
 func (b *Builder) Ssubscribe(shardchannel ...string) Ssubscribe {
-	b.start()
+	b.start(&infoSsubscribe)
 	b.open(0, false)
 	if len(shardchannel) == 0 {
 		b.none("shardchannel")
@@ -373,7 +373,7 @@ type Subscribe struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/subscribe/
 func (b *Builder) Subscribe(channel ...string) Subscribe {
-	b.start()
+	b.start(&infoSubscribe)
 	b.open(0, false)
 	if len(channel) == 0 {
 		b.none("channel")
@@ -406,7 +406,7 @@ type Sunsubscribe struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sunsubscribe/
 func (b *Builder) Sunsubscribe() Sunsubscribe {
-	b.start()
+	b.start(&infoSunsubscribe)
 	return Sunsubscribe{b}
 }
 
@@ -442,7 +442,7 @@ type Unsubscribe struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/unsubscribe/
 func (b *Builder) Unsubscribe() Unsubscribe {
-	b.start()
+	b.start(&infoUnsubscribe)
 	return Unsubscribe{b}
 }
 

@@ -19,7 +19,7 @@ type Eval struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/eval/
 func (b *Builder) Eval(script string, key ...string) Eval {
-	b.start()
+	b.start(&infoEval)
 	b.open(0, false)
 	b.str(script)
 	b.open(1, false)
@@ -63,7 +63,7 @@ type EvalRo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/eval_ro/
 func (b *Builder) EvalRo(script string, key ...string) EvalRo {
-	b.start()
+	b.start(&infoEvalRo)
 	b.open(0, false)
 	b.str(script)
 	b.open(1, false)
@@ -107,7 +107,7 @@ type Evalsha struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/evalsha/
 func (b *Builder) Evalsha(sha1 string, key ...string) Evalsha {
-	b.start()
+	b.start(&infoEvalsha)
 	b.open(0, false)
 	b.str(sha1)
 	b.open(1, false)
@@ -151,7 +151,7 @@ type EvalshaRo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/evalsha_ro/
 func (b *Builder) EvalshaRo(sha1 string, key ...string) EvalshaRo {
-	b.start()
+	b.start(&infoEvalshaRo)
 	b.open(0, false)
 	b.str(sha1)
 	b.open(1, false)
@@ -195,7 +195,7 @@ type Fcall struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/fcall/
 func (b *Builder) Fcall(function string, key ...string) Fcall {
-	b.start()
+	b.start(&infoFcall)
 	b.open(0, false)
 	b.str(function)
 	b.open(1, false)
@@ -239,7 +239,7 @@ type FcallRo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/fcall_ro/
 func (b *Builder) FcallRo(function string, key ...string) FcallRo {
-	b.start()
+	b.start(&infoFcallRo)
 	b.open(0, false)
 	b.str(function)
 	b.open(1, false)
@@ -283,7 +283,7 @@ type FunctionDelete struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-delete/
 func (b *Builder) FunctionDelete(libraryName string) FunctionDelete {
-	b.start()
+	b.start(&infoFunctionDelete)
 	b.open(0, false)
 	b.str(libraryName)
 	return FunctionDelete{b}
@@ -310,7 +310,7 @@ type FunctionDump struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-dump/
 func (b *Builder) FunctionDump() FunctionDump {
-	b.start()
+	b.start(&infoFunctionDump)
 	return FunctionDump{b}
 }
 
@@ -335,7 +335,7 @@ type FunctionFlush struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-flush/
 func (b *Builder) FunctionFlush() FunctionFlush {
-	b.start()
+	b.start(&infoFunctionFlush)
 	return FunctionFlush{b}
 }
 
@@ -374,7 +374,7 @@ type FunctionHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-help/
 func (b *Builder) FunctionHelp() FunctionHelp {
-	b.start()
+	b.start(&infoFunctionHelp)
 	return FunctionHelp{b}
 }
 
@@ -398,7 +398,7 @@ type FunctionKill struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-kill/
 func (b *Builder) FunctionKill() FunctionKill {
-	b.start()
+	b.start(&infoFunctionKill)
 	return FunctionKill{b}
 }
 
@@ -423,7 +423,7 @@ type FunctionList struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-list/
 func (b *Builder) FunctionList() FunctionList {
-	b.start()
+	b.start(&infoFunctionList)
 	return FunctionList{b}
 }
 
@@ -466,7 +466,7 @@ type FunctionLoad struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-load/
 func (b *Builder) FunctionLoad(functionCode string) FunctionLoad {
-	b.start()
+	b.start(&infoFunctionLoad)
 	b.later(1)
 	b.str(functionCode)
 	return FunctionLoad{b}
@@ -502,7 +502,7 @@ type FunctionRestore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-restore/
 func (b *Builder) FunctionRestore(serializedValue string) FunctionRestore {
-	b.start()
+	b.start(&infoFunctionRestore)
 	b.open(0, false)
 	b.str(serializedValue)
 	return FunctionRestore{b}
@@ -550,7 +550,7 @@ type FunctionStats struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-stats/
 func (b *Builder) FunctionStats() FunctionStats {
-	b.start()
+	b.start(&infoFunctionStats)
 	return FunctionStats{b}
 }
 
@@ -575,7 +575,7 @@ type ScriptDebug struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-debug/
 func (b *Builder) ScriptDebug(mode DebugMode) ScriptDebug {
-	b.start()
+	b.start(&infoScriptDebug)
 	b.open(0, false)
 	b.enum(mode.token(), "mode")
 	return ScriptDebug{b}
@@ -604,7 +604,7 @@ type ScriptExists struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-exists/
 func (b *Builder) ScriptExists(sha1 ...string) ScriptExists {
-	b.start()
+	b.start(&infoScriptExists)
 	b.open(0, false)
 	if len(sha1) == 0 {
 		b.none("sha1")
@@ -638,7 +638,7 @@ type ScriptFlush struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-flush/
 func (b *Builder) ScriptFlush() ScriptFlush {
-	b.start()
+	b.start(&infoScriptFlush)
 	return ScriptFlush{b}
 }
 
@@ -679,7 +679,7 @@ type ScriptHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-help/
 func (b *Builder) ScriptHelp() ScriptHelp {
-	b.start()
+	b.start(&infoScriptHelp)
 	return ScriptHelp{b}
 }
 
@@ -703,7 +703,7 @@ type ScriptKill struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-kill/
 func (b *Builder) ScriptKill() ScriptKill {
-	b.start()
+	b.start(&infoScriptKill)
 	return ScriptKill{b}
 }
 
@@ -729,7 +729,7 @@ type ScriptLoad struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-load/
 func (b *Builder) ScriptLoad(script string) ScriptLoad {
-	b.start()
+	b.start(&infoScriptLoad)
 	b.open(0, false)
 	b.str(script)
 	return ScriptLoad{b}
@@ -757,7 +757,7 @@ type ScriptShow struct{ b *Builder }
 //
 // In valkey-8.0.1. See https://valkey.io/commands/script-show/
 func (b *Builder) ScriptShow(sha1 string) ScriptShow {
-	b.start()
+	b.start(&infoScriptShow)
 	b.open(0, false)
 	b.str(sha1)
 	return ScriptShow{b}

@@ -18,7 +18,7 @@ type AclCat struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-cat/
 func (b *Builder) AclCat() AclCat {
-	b.start()
+	b.start(&infoAclCat)
 	return AclCat{b}
 }
 
@@ -52,7 +52,7 @@ type AclDeluser struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-deluser/
 func (b *Builder) AclDeluser(username ...string) AclDeluser {
-	b.start()
+	b.start(&infoAclDeluser)
 	b.open(0, false)
 	if len(username) == 0 {
 		b.none("username")
@@ -86,7 +86,7 @@ type AclDryrun struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-dryrun/
 func (b *Builder) AclDryrun(username string, command string) AclDryrun {
-	b.start()
+	b.start(&infoAclDryrun)
 	b.open(0, false)
 	b.str(username)
 	b.open(1, false)
@@ -126,7 +126,7 @@ type AclGenpass struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-genpass/
 func (b *Builder) AclGenpass() AclGenpass {
-	b.start()
+	b.start(&infoAclGenpass)
 	return AclGenpass{b}
 }
 
@@ -160,7 +160,7 @@ type AclGetuser struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-getuser/
 func (b *Builder) AclGetuser(username string) AclGetuser {
-	b.start()
+	b.start(&infoAclGetuser)
 	b.open(0, false)
 	b.str(username)
 	return AclGetuser{b}
@@ -187,7 +187,7 @@ type AclHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-help/
 func (b *Builder) AclHelp() AclHelp {
-	b.start()
+	b.start(&infoAclHelp)
 	return AclHelp{b}
 }
 
@@ -211,7 +211,7 @@ type AclList struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-list/
 func (b *Builder) AclList() AclList {
-	b.start()
+	b.start(&infoAclList)
 	return AclList{b}
 }
 
@@ -235,7 +235,7 @@ type AclLoad struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-load/
 func (b *Builder) AclLoad() AclLoad {
-	b.start()
+	b.start(&infoAclLoad)
 	return AclLoad{b}
 }
 
@@ -260,7 +260,7 @@ type AclLog struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-log/
 func (b *Builder) AclLog() AclLog {
-	b.start()
+	b.start(&infoAclLog)
 	return AclLog{b}
 }
 
@@ -300,7 +300,7 @@ type AclSave struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-save/
 func (b *Builder) AclSave() AclSave {
-	b.start()
+	b.start(&infoAclSave)
 	return AclSave{b}
 }
 
@@ -326,7 +326,7 @@ type AclSetuser struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-setuser/
 func (b *Builder) AclSetuser(username string) AclSetuser {
-	b.start()
+	b.start(&infoAclSetuser)
 	b.open(0, false)
 	b.str(username)
 	return AclSetuser{b}
@@ -363,7 +363,7 @@ type AclUsers struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-users/
 func (b *Builder) AclUsers() AclUsers {
-	b.start()
+	b.start(&infoAclUsers)
 	return AclUsers{b}
 }
 
@@ -387,7 +387,7 @@ type AclWhoami struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-whoami/
 func (b *Builder) AclWhoami() AclWhoami {
-	b.start()
+	b.start(&infoAclWhoami)
 	return AclWhoami{b}
 }
 
@@ -411,7 +411,7 @@ type Bgrewriteaof struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bgrewriteaof/
 func (b *Builder) Bgrewriteaof() Bgrewriteaof {
-	b.start()
+	b.start(&infoBgrewriteaof)
 	return Bgrewriteaof{b}
 }
 
@@ -436,7 +436,7 @@ type Bgsave struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bgsave/
 func (b *Builder) Bgsave() Bgsave {
-	b.start()
+	b.start(&infoBgsave)
 	return Bgsave{b}
 }
 
@@ -469,7 +469,7 @@ type CommandCount struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-count/
 func (b *Builder) CommandCount() CommandCount {
-	b.start()
+	b.start(&infoCommandCount)
 	return CommandCount{b}
 }
 
@@ -494,7 +494,7 @@ type CommandDocs struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-docs/
 func (b *Builder) CommandDocs() CommandDocs {
-	b.start()
+	b.start(&infoCommandDocs)
 	return CommandDocs{b}
 }
 
@@ -531,7 +531,7 @@ type CommandGetkeys struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-getkeys/
 func (b *Builder) CommandGetkeys(command string) CommandGetkeys {
-	b.start()
+	b.start(&infoCommandGetkeys)
 	b.open(0, false)
 	b.str(command)
 	return CommandGetkeys{b}
@@ -571,7 +571,7 @@ type CommandGetkeysandflags struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-getkeysandflags/
 func (b *Builder) CommandGetkeysandflags(command string) CommandGetkeysandflags {
-	b.start()
+	b.start(&infoCommandGetkeysandflags)
 	b.open(0, false)
 	b.str(command)
 	return CommandGetkeysandflags{b}
@@ -609,7 +609,7 @@ type CommandHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-help/
 func (b *Builder) CommandHelp() CommandHelp {
-	b.start()
+	b.start(&infoCommandHelp)
 	return CommandHelp{b}
 }
 
@@ -634,7 +634,7 @@ type CommandInfo struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-info/
 func (b *Builder) CommandInfo() CommandInfo {
-	b.start()
+	b.start(&infoCommandInfo)
 	return CommandInfo{b}
 }
 
@@ -670,7 +670,7 @@ type CommandList struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-list/
 func (b *Builder) CommandList() CommandList {
-	b.start()
+	b.start(&infoCommandList)
 	return CommandList{b}
 }
 
@@ -727,7 +727,7 @@ type ConfigGet struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-get/
 func (b *Builder) ConfigGet(parameter ...string) ConfigGet {
-	b.start()
+	b.start(&infoConfigGet)
 	b.open(0, false)
 	if len(parameter) == 0 {
 		b.none("parameter")
@@ -759,7 +759,7 @@ type ConfigHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-help/
 func (b *Builder) ConfigHelp() ConfigHelp {
-	b.start()
+	b.start(&infoConfigHelp)
 	return ConfigHelp{b}
 }
 
@@ -783,7 +783,7 @@ type ConfigResetstat struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-resetstat/
 func (b *Builder) ConfigResetstat() ConfigResetstat {
-	b.start()
+	b.start(&infoConfigResetstat)
 	return ConfigResetstat{b}
 }
 
@@ -807,7 +807,7 @@ type ConfigRewrite struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-rewrite/
 func (b *Builder) ConfigRewrite() ConfigRewrite {
-	b.start()
+	b.start(&infoConfigRewrite)
 	return ConfigRewrite{b}
 }
 
@@ -833,7 +833,7 @@ type ConfigSet struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-set/
 func (b *Builder) ConfigSet(data ...ParameterValue) ConfigSet {
-	b.start()
+	b.start(&infoConfigSet)
 	b.open(0, false)
 	if len(data) == 0 {
 		b.none("data")
@@ -867,7 +867,7 @@ type Dbsize struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/dbsize/
 func (b *Builder) Dbsize() Dbsize {
-	b.start()
+	b.start(&infoDbsize)
 	return Dbsize{b}
 }
 
@@ -892,7 +892,7 @@ type Failover struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/failover/
 func (b *Builder) Failover() Failover {
-	b.start()
+	b.start(&infoFailover)
 	return Failover{b}
 }
 
@@ -948,7 +948,7 @@ type Flushall struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/flushall/
 func (b *Builder) Flushall() Flushall {
-	b.start()
+	b.start(&infoFlushall)
 	return Flushall{b}
 }
 
@@ -991,7 +991,7 @@ type Flushdb struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/flushdb/
 func (b *Builder) Flushdb() Flushdb {
-	b.start()
+	b.start(&infoFlushdb)
 	return Flushdb{b}
 }
 
@@ -1034,7 +1034,7 @@ type InfoCmd struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/info/
 func (b *Builder) Info() InfoCmd {
-	b.start()
+	b.start(&infoInfo)
 	return InfoCmd{b}
 }
 
@@ -1070,7 +1070,7 @@ type Lastsave struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lastsave/
 func (b *Builder) Lastsave() Lastsave {
-	b.start()
+	b.start(&infoLastsave)
 	return Lastsave{b}
 }
 
@@ -1094,7 +1094,7 @@ type LatencyDoctor struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-doctor/
 func (b *Builder) LatencyDoctor() LatencyDoctor {
-	b.start()
+	b.start(&infoLatencyDoctor)
 	return LatencyDoctor{b}
 }
 
@@ -1119,7 +1119,7 @@ type LatencyGraph struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-graph/
 func (b *Builder) LatencyGraph(event string) LatencyGraph {
-	b.start()
+	b.start(&infoLatencyGraph)
 	b.open(0, false)
 	b.str(event)
 	return LatencyGraph{b}
@@ -1146,7 +1146,7 @@ type LatencyHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-help/
 func (b *Builder) LatencyHelp() LatencyHelp {
-	b.start()
+	b.start(&infoLatencyHelp)
 	return LatencyHelp{b}
 }
 
@@ -1171,7 +1171,7 @@ type LatencyHistogram struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-histogram/
 func (b *Builder) LatencyHistogram() LatencyHistogram {
-	b.start()
+	b.start(&infoLatencyHistogram)
 	return LatencyHistogram{b}
 }
 
@@ -1207,7 +1207,7 @@ type LatencyHistory struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-history/
 func (b *Builder) LatencyHistory(event string) LatencyHistory {
-	b.start()
+	b.start(&infoLatencyHistory)
 	b.open(0, false)
 	b.str(event)
 	return LatencyHistory{b}
@@ -1234,7 +1234,7 @@ type LatencyLatest struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-latest/
 func (b *Builder) LatencyLatest() LatencyLatest {
-	b.start()
+	b.start(&infoLatencyLatest)
 	return LatencyLatest{b}
 }
 
@@ -1259,7 +1259,7 @@ type LatencyReset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-reset/
 func (b *Builder) LatencyReset() LatencyReset {
-	b.start()
+	b.start(&infoLatencyReset)
 	return LatencyReset{b}
 }
 
@@ -1295,7 +1295,7 @@ type Lolwut struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lolwut/
 func (b *Builder) Lolwut() Lolwut {
-	b.start()
+	b.start(&infoLolwut)
 	return Lolwut{b}
 }
 
@@ -1329,7 +1329,7 @@ type MemoryDoctor struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-doctor/
 func (b *Builder) MemoryDoctor() MemoryDoctor {
-	b.start()
+	b.start(&infoMemoryDoctor)
 	return MemoryDoctor{b}
 }
 
@@ -1353,7 +1353,7 @@ type MemoryHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-help/
 func (b *Builder) MemoryHelp() MemoryHelp {
-	b.start()
+	b.start(&infoMemoryHelp)
 	return MemoryHelp{b}
 }
 
@@ -1377,7 +1377,7 @@ type MemoryMallocStats struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-malloc-stats/
 func (b *Builder) MemoryMallocStats() MemoryMallocStats {
-	b.start()
+	b.start(&infoMemoryMallocStats)
 	return MemoryMallocStats{b}
 }
 
@@ -1401,7 +1401,7 @@ type MemoryPurge struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-purge/
 func (b *Builder) MemoryPurge() MemoryPurge {
-	b.start()
+	b.start(&infoMemoryPurge)
 	return MemoryPurge{b}
 }
 
@@ -1425,7 +1425,7 @@ type MemoryStats struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-stats/
 func (b *Builder) MemoryStats() MemoryStats {
-	b.start()
+	b.start(&infoMemoryStats)
 	return MemoryStats{b}
 }
 
@@ -1452,7 +1452,7 @@ type MemoryUsage struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-usage/
 func (b *Builder) MemoryUsage(key string) MemoryUsage {
-	b.start()
+	b.start(&infoMemoryUsage)
 	b.open(0, false)
 	b.key(key)
 	return MemoryUsage{b}
@@ -1488,7 +1488,7 @@ type ModuleHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-help/
 func (b *Builder) ModuleHelp() ModuleHelp {
-	b.start()
+	b.start(&infoModuleHelp)
 	return ModuleHelp{b}
 }
 
@@ -1512,7 +1512,7 @@ type ModuleList struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-list/
 func (b *Builder) ModuleList() ModuleList {
-	b.start()
+	b.start(&infoModuleList)
 	return ModuleList{b}
 }
 
@@ -1538,7 +1538,7 @@ type ModuleLoad struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-load/
 func (b *Builder) ModuleLoad(path string) ModuleLoad {
-	b.start()
+	b.start(&infoModuleLoad)
 	b.open(0, false)
 	b.str(path)
 	return ModuleLoad{b}
@@ -1577,7 +1577,7 @@ type ModuleLoadex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-loadex/
 func (b *Builder) ModuleLoadex(path string) ModuleLoadex {
-	b.start()
+	b.start(&infoModuleLoadex)
 	b.open(0, false)
 	b.str(path)
 	return ModuleLoadex{b}
@@ -1629,7 +1629,7 @@ type ModuleUnload struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-unload/
 func (b *Builder) ModuleUnload(name string) ModuleUnload {
-	b.start()
+	b.start(&infoModuleUnload)
 	b.open(0, false)
 	b.str(name)
 	return ModuleUnload{b}
@@ -1656,7 +1656,7 @@ type Monitor struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/monitor/
 func (b *Builder) Monitor() Monitor {
-	b.start()
+	b.start(&infoMonitor)
 	return Monitor{b}
 }
 
@@ -1681,7 +1681,7 @@ type Replicaof struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/replicaof/
 func (b *Builder) Replicaof() Replicaof {
-	b.start()
+	b.start(&infoReplicaof)
 	return Replicaof{b}
 }
 
@@ -1725,7 +1725,7 @@ type RestoreAsking struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/restore-asking/
 func (b *Builder) RestoreAsking(key string, ttl int64, serializedValue string) RestoreAsking {
-	b.start()
+	b.start(&infoRestoreAsking)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1792,7 +1792,7 @@ type Role struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/role/
 func (b *Builder) Role() Role {
-	b.start()
+	b.start(&infoRole)
 	return Role{b}
 }
 
@@ -1816,7 +1816,7 @@ type Save struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/save/
 func (b *Builder) Save() Save {
-	b.start()
+	b.start(&infoSave)
 	return Save{b}
 }
 
@@ -1841,7 +1841,7 @@ type Shutdown struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/shutdown/
 func (b *Builder) Shutdown() Shutdown {
-	b.start()
+	b.start(&infoShutdown)
 	return Shutdown{b}
 }
 
@@ -1894,7 +1894,7 @@ type Slaveof struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slaveof/
 func (b *Builder) Slaveof() Slaveof {
-	b.start()
+	b.start(&infoSlaveof)
 	return Slaveof{b}
 }
 
@@ -1937,7 +1937,7 @@ type SlowlogGet struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-get/
 func (b *Builder) SlowlogGet() SlowlogGet {
-	b.start()
+	b.start(&infoSlowlogGet)
 	return SlowlogGet{b}
 }
 
@@ -1970,7 +1970,7 @@ type SlowlogHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-help/
 func (b *Builder) SlowlogHelp() SlowlogHelp {
-	b.start()
+	b.start(&infoSlowlogHelp)
 	return SlowlogHelp{b}
 }
 
@@ -1994,7 +1994,7 @@ type SlowlogLen struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-len/
 func (b *Builder) SlowlogLen() SlowlogLen {
-	b.start()
+	b.start(&infoSlowlogLen)
 	return SlowlogLen{b}
 }
 
@@ -2018,7 +2018,7 @@ type SlowlogReset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-reset/
 func (b *Builder) SlowlogReset() SlowlogReset {
-	b.start()
+	b.start(&infoSlowlogReset)
 	return SlowlogReset{b}
 }
 
@@ -2044,7 +2044,7 @@ type Swapdb struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/swapdb/
 func (b *Builder) Swapdb(index1 int64, index2 int64) Swapdb {
-	b.start()
+	b.start(&infoSwapdb)
 	b.open(0, false)
 	b.int(index1)
 	b.open(1, false)
@@ -2074,7 +2074,7 @@ type Time struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/time/
 func (b *Builder) Time() Time {
-	b.start()
+	b.start(&infoTime)
 	return Time{b}
 }
 

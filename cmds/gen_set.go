@@ -19,7 +19,7 @@ type Sadd struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sadd/
 func (b *Builder) Sadd(key string, member ...string) Sadd {
-	b.start()
+	b.start(&infoSadd)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -55,7 +55,7 @@ type Scard struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/scard/
 func (b *Builder) Scard(key string) Scard {
-	b.start()
+	b.start(&infoScard)
 	b.open(0, false)
 	b.key(key)
 	return Scard{b}
@@ -84,7 +84,7 @@ type Sdiff struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sdiff/
 func (b *Builder) Sdiff(key ...string) Sdiff {
-	b.start()
+	b.start(&infoSdiff)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -118,7 +118,7 @@ type Sdiffstore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sdiffstore/
 func (b *Builder) Sdiffstore(destination string, key ...string) Sdiffstore {
-	b.start()
+	b.start(&infoSdiffstore)
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)
@@ -154,7 +154,7 @@ type Sinter struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sinter/
 func (b *Builder) Sinter(key ...string) Sinter {
-	b.start()
+	b.start(&infoSinter)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -189,7 +189,7 @@ type Sintercard struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sintercard/
 func (b *Builder) Sintercard(key ...string) Sintercard {
-	b.start()
+	b.start(&infoSintercard)
 	b.open(0, false)
 	b.int(int64(len(key)))
 	for _, x := range key {
@@ -230,7 +230,7 @@ type Sinterstore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sinterstore/
 func (b *Builder) Sinterstore(destination string, key ...string) Sinterstore {
-	b.start()
+	b.start(&infoSinterstore)
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)
@@ -266,7 +266,7 @@ type Sismember struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sismember/
 func (b *Builder) Sismember(key string, member string) Sismember {
-	b.start()
+	b.start(&infoSismember)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -297,7 +297,7 @@ type Smembers struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/smembers/
 func (b *Builder) Smembers(key string) Smembers {
-	b.start()
+	b.start(&infoSmembers)
 	b.open(0, false)
 	b.key(key)
 	return Smembers{b}
@@ -326,7 +326,7 @@ type Smismember struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/smismember/
 func (b *Builder) Smismember(key string, member ...string) Smismember {
-	b.start()
+	b.start(&infoSmismember)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -362,7 +362,7 @@ type Smove struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/smove/
 func (b *Builder) Smove(source string, destination string, member string) Smove {
-	b.start()
+	b.start(&infoSmove)
 	b.open(0, false)
 	b.key(source)
 	b.open(1, false)
@@ -396,7 +396,7 @@ type Spop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/spop/
 func (b *Builder) Spop(key string) Spop {
-	b.start()
+	b.start(&infoSpop)
 	b.open(0, false)
 	b.key(key)
 	return Spop{b}
@@ -435,7 +435,7 @@ type Srandmember struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/srandmember/
 func (b *Builder) Srandmember(key string) Srandmember {
-	b.start()
+	b.start(&infoSrandmember)
 	b.open(0, false)
 	b.key(key)
 	return Srandmember{b}
@@ -473,7 +473,7 @@ type Srem struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/srem/
 func (b *Builder) Srem(key string, member ...string) Srem {
-	b.start()
+	b.start(&infoSrem)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -510,7 +510,7 @@ type Sscan struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sscan/
 func (b *Builder) Sscan(key string, cursor string) Sscan {
-	b.start()
+	b.start(&infoSscan)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -559,7 +559,7 @@ type Sunion struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sunion/
 func (b *Builder) Sunion(key ...string) Sunion {
-	b.start()
+	b.start(&infoSunion)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -593,7 +593,7 @@ type Sunionstore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sunionstore/
 func (b *Builder) Sunionstore(destination string, key ...string) Sunionstore {
-	b.start()
+	b.start(&infoSunionstore)
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)

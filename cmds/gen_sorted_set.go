@@ -19,7 +19,7 @@ type Bzmpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bzmpop/
 func (b *Builder) Bzmpop(timeout time.Duration, key []string, where MinMax) Bzmpop {
-	b.start()
+	b.start(&infoBzmpop)
 	b.open(0, false)
 	b.timeoutDur(timeout, DecimalSeconds)
 	b.open(1, false)
@@ -63,7 +63,7 @@ type Bzpopmax struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bzpopmax/
 func (b *Builder) Bzpopmax(key []string, timeout time.Duration) Bzpopmax {
-	b.start()
+	b.start(&infoBzpopmax)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -98,7 +98,7 @@ type Bzpopmin struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bzpopmin/
 func (b *Builder) Bzpopmin(key []string, timeout time.Duration) Bzpopmin {
-	b.start()
+	b.start(&infoBzpopmin)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -135,7 +135,7 @@ type Zadd struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zadd/
 func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
-	b.start()
+	b.start(&infoZadd)
 	b.open(0, false)
 	b.key(key)
 	b.later(5)
@@ -220,7 +220,7 @@ type Zcard struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zcard/
 func (b *Builder) Zcard(key string) Zcard {
-	b.start()
+	b.start(&infoZcard)
 	b.open(0, false)
 	b.key(key)
 	return Zcard{b}
@@ -249,7 +249,7 @@ type Zcount struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zcount/
 func (b *Builder) Zcount(key string, min string, max string) Zcount {
-	b.start()
+	b.start(&infoZcount)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -283,7 +283,7 @@ type Zdiff struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zdiff/
 func (b *Builder) Zdiff(key ...string) Zdiff {
-	b.start()
+	b.start(&infoZdiff)
 	b.open(0, false)
 	b.int(int64(len(key)))
 	for _, x := range key {
@@ -322,7 +322,7 @@ type Zdiffstore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zdiffstore/
 func (b *Builder) Zdiffstore(destination string, key ...string) Zdiffstore {
-	b.start()
+	b.start(&infoZdiffstore)
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)
@@ -356,7 +356,7 @@ type Zincrby struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zincrby/
 func (b *Builder) Zincrby(key string, increment float64, member string) Zincrby {
-	b.start()
+	b.start(&infoZincrby)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -390,7 +390,7 @@ type Zinter struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zinter/
 func (b *Builder) Zinter(key ...string) Zinter {
-	b.start()
+	b.start(&infoZinter)
 	b.open(0, false)
 	b.int(int64(len(key)))
 	for _, x := range key {
@@ -466,7 +466,7 @@ type Zintercard struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zintercard/
 func (b *Builder) Zintercard(key ...string) Zintercard {
-	b.start()
+	b.start(&infoZintercard)
 	b.open(0, false)
 	b.int(int64(len(key)))
 	for _, x := range key {
@@ -508,7 +508,7 @@ type Zinterstore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zinterstore/
 func (b *Builder) Zinterstore(destination string, key ...string) Zinterstore {
-	b.start()
+	b.start(&infoZinterstore)
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)
@@ -578,7 +578,7 @@ type Zlexcount struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zlexcount/
 func (b *Builder) Zlexcount(key string, min string, max string) Zlexcount {
-	b.start()
+	b.start(&infoZlexcount)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -611,7 +611,7 @@ type Zmpop struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zmpop/
 func (b *Builder) Zmpop(key []string, where MinMax) Zmpop {
-	b.start()
+	b.start(&infoZmpop)
 	b.open(0, false)
 	b.int(int64(len(key)))
 	for _, x := range key {
@@ -654,7 +654,7 @@ type Zmscore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zmscore/
 func (b *Builder) Zmscore(key string, member ...string) Zmscore {
-	b.start()
+	b.start(&infoZmscore)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -691,7 +691,7 @@ type Zpopmax struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zpopmax/
 func (b *Builder) Zpopmax(key string) Zpopmax {
-	b.start()
+	b.start(&infoZpopmax)
 	b.open(0, false)
 	b.key(key)
 	return Zpopmax{b}
@@ -729,7 +729,7 @@ type Zpopmin struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zpopmin/
 func (b *Builder) Zpopmin(key string) Zpopmin {
-	b.start()
+	b.start(&infoZpopmin)
 	b.open(0, false)
 	b.key(key)
 	return Zpopmin{b}
@@ -767,7 +767,7 @@ type Zrandmember struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrandmember/
 func (b *Builder) Zrandmember(key string) Zrandmember {
-	b.start()
+	b.start(&infoZrandmember)
 	b.open(0, false)
 	b.key(key)
 	return Zrandmember{b}
@@ -808,7 +808,7 @@ type Zrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrange/
 func (b *Builder) Zrange(key string, start string, stop string) Zrange {
-	b.start()
+	b.start(&infoZrange)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -886,7 +886,7 @@ type Zrangebylex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrangebylex/
 func (b *Builder) Zrangebylex(key string, min string, max string) Zrangebylex {
-	b.start()
+	b.start(&infoZrangebylex)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -932,7 +932,7 @@ type Zrangebyscore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrangebyscore/
 func (b *Builder) Zrangebyscore(key string, min string, max string) Zrangebyscore {
-	b.start()
+	b.start(&infoZrangebyscore)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -984,7 +984,7 @@ type Zrangestore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrangestore/
 func (b *Builder) Zrangestore(dst string, src string, min string, max string) Zrangestore {
-	b.start()
+	b.start(&infoZrangestore)
 	b.open(0, false)
 	b.key(dst)
 	b.open(1, false)
@@ -1051,7 +1051,7 @@ type Zrank struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrank/
 func (b *Builder) Zrank(key string, member string) Zrank {
-	b.start()
+	b.start(&infoZrank)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1090,7 +1090,7 @@ type Zrem struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrem/
 func (b *Builder) Zrem(key string, member ...string) Zrem {
-	b.start()
+	b.start(&infoZrem)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1126,7 +1126,7 @@ type Zremrangebylex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zremrangebylex/
 func (b *Builder) Zremrangebylex(key string, min string, max string) Zremrangebylex {
-	b.start()
+	b.start(&infoZremrangebylex)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1159,7 +1159,7 @@ type Zremrangebyrank struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zremrangebyrank/
 func (b *Builder) Zremrangebyrank(key string, start int64, stop int64) Zremrangebyrank {
-	b.start()
+	b.start(&infoZremrangebyrank)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1192,7 +1192,7 @@ type Zremrangebyscore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zremrangebyscore/
 func (b *Builder) Zremrangebyscore(key string, min string, max string) Zremrangebyscore {
-	b.start()
+	b.start(&infoZremrangebyscore)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1228,7 +1228,7 @@ type Zrevrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrange/
 func (b *Builder) Zrevrange(key string, start int64, stop int64) Zrevrange {
-	b.start()
+	b.start(&infoZrevrange)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1271,7 +1271,7 @@ type Zrevrangebylex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrangebylex/
 func (b *Builder) Zrevrangebylex(key string, max string, min string) Zrevrangebylex {
-	b.start()
+	b.start(&infoZrevrangebylex)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1317,7 +1317,7 @@ type Zrevrangebyscore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrangebyscore/
 func (b *Builder) Zrevrangebyscore(key string, max string, min string) Zrevrangebyscore {
-	b.start()
+	b.start(&infoZrevrangebyscore)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1368,7 +1368,7 @@ type Zrevrank struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrank/
 func (b *Builder) Zrevrank(key string, member string) Zrevrank {
-	b.start()
+	b.start(&infoZrevrank)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1408,7 +1408,7 @@ type Zscan struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zscan/
 func (b *Builder) Zscan(key string, cursor string) Zscan {
-	b.start()
+	b.start(&infoZscan)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1465,7 +1465,7 @@ type Zscore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zscore/
 func (b *Builder) Zscore(key string, member string) Zscore {
-	b.start()
+	b.start(&infoZscore)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1497,7 +1497,7 @@ type Zunion struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zunion/
 func (b *Builder) Zunion(key ...string) Zunion {
-	b.start()
+	b.start(&infoZunion)
 	b.open(0, false)
 	b.int(int64(len(key)))
 	for _, x := range key {
@@ -1573,7 +1573,7 @@ type Zunionstore struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zunionstore/
 func (b *Builder) Zunionstore(destination string, key ...string) Zunionstore {
-	b.start()
+	b.start(&infoZunionstore)
 	b.open(0, false)
 	b.key(destination)
 	b.open(1, false)

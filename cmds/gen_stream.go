@@ -19,7 +19,7 @@ type Xack struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xack/
 func (b *Builder) Xack(key string, group string, id ...string) Xack {
-	b.start()
+	b.start(&infoXack)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -58,7 +58,7 @@ type Xadd struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xadd/
 func (b *Builder) Xadd(key string, data ...FieldValue) Xadd {
-	b.start()
+	b.start(&infoXadd)
 	b.open(0, false)
 	b.key(key)
 	b.later(8)
@@ -154,7 +154,7 @@ type Xautoclaim struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xautoclaim/
 func (b *Builder) Xautoclaim(key string, group string, consumer string, minIdleTime time.Duration, start string) Xautoclaim {
-	b.start()
+	b.start(&infoXautoclaim)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -208,7 +208,7 @@ type Xclaim struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xclaim/
 func (b *Builder) Xclaim(key string, group string, consumer string, minIdleTime time.Duration, id ...string) Xclaim {
-	b.start()
+	b.start(&infoXclaim)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -300,7 +300,7 @@ type Xdel struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xdel/
 func (b *Builder) Xdel(key string, id ...string) Xdel {
-	b.start()
+	b.start(&infoXdel)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -337,7 +337,7 @@ type XgroupCreate struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-create/
 func (b *Builder) XgroupCreate(key string, group string) XgroupCreate {
-	b.start()
+	b.start(&infoXgroupCreate)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -399,7 +399,7 @@ type XgroupCreateconsumer struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-createconsumer/
 func (b *Builder) XgroupCreateconsumer(key string, group string, consumer string) XgroupCreateconsumer {
-	b.start()
+	b.start(&infoXgroupCreateconsumer)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -432,7 +432,7 @@ type XgroupDelconsumer struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-delconsumer/
 func (b *Builder) XgroupDelconsumer(key string, group string, consumer string) XgroupDelconsumer {
-	b.start()
+	b.start(&infoXgroupDelconsumer)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -465,7 +465,7 @@ type XgroupDestroy struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-destroy/
 func (b *Builder) XgroupDestroy(key string, group string) XgroupDestroy {
-	b.start()
+	b.start(&infoXgroupDestroy)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -494,7 +494,7 @@ type XgroupHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-help/
 func (b *Builder) XgroupHelp() XgroupHelp {
-	b.start()
+	b.start(&infoXgroupHelp)
 	return XgroupHelp{b}
 }
 
@@ -521,7 +521,7 @@ type XgroupSetid struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-setid/
 func (b *Builder) XgroupSetid(key string, group string) XgroupSetid {
-	b.start()
+	b.start(&infoXgroupSetid)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -575,7 +575,7 @@ type XinfoConsumers struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-consumers/
 func (b *Builder) XinfoConsumers(key string, group string) XinfoConsumers {
-	b.start()
+	b.start(&infoXinfoConsumers)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -605,7 +605,7 @@ type XinfoGroups struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-groups/
 func (b *Builder) XinfoGroups(key string) XinfoGroups {
-	b.start()
+	b.start(&infoXinfoGroups)
 	b.open(0, false)
 	b.key(key)
 	return XinfoGroups{b}
@@ -632,7 +632,7 @@ type XinfoHelp struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-help/
 func (b *Builder) XinfoHelp() XinfoHelp {
-	b.start()
+	b.start(&infoXinfoHelp)
 	return XinfoHelp{b}
 }
 
@@ -658,7 +658,7 @@ type XinfoStream struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-stream/
 func (b *Builder) XinfoStream(key string) XinfoStream {
-	b.start()
+	b.start(&infoXinfoStream)
 	b.open(0, false)
 	b.key(key)
 	return XinfoStream{b}
@@ -707,7 +707,7 @@ type Xlen struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xlen/
 func (b *Builder) Xlen(key string) Xlen {
-	b.start()
+	b.start(&infoXlen)
 	b.open(0, false)
 	b.key(key)
 	return Xlen{b}
@@ -737,7 +737,7 @@ type Xpending struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xpending/
 func (b *Builder) Xpending(key string, group string) Xpending {
-	b.start()
+	b.start(&infoXpending)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -801,7 +801,7 @@ type Xrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xrange/
 func (b *Builder) Xrange(key string, start string, end string) Xrange {
-	b.start()
+	b.start(&infoXrange)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -844,7 +844,7 @@ type Xread struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xread/
 func (b *Builder) Xread(key []string, id ...string) Xread {
-	b.start()
+	b.start(&infoXread)
 	b.later(2)
 	b.tok("STREAMS")
 	if len(key) == 0 {
@@ -904,7 +904,7 @@ type Xreadgroup struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xreadgroup/
 func (b *Builder) Xreadgroup(group string, consumer string, key []string, id ...string) Xreadgroup {
-	b.start()
+	b.start(&infoXreadgroup)
 	b.open(0, false)
 	b.tok("GROUP")
 	b.str(group)
@@ -975,7 +975,7 @@ type Xrevrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xrevrange/
 func (b *Builder) Xrevrange(key string, end string, start string) Xrevrange {
-	b.start()
+	b.start(&infoXrevrange)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1017,7 +1017,7 @@ type Xsetid struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xsetid/
 func (b *Builder) Xsetid(key string, lastId string) Xsetid {
-	b.start()
+	b.start(&infoXsetid)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -1069,7 +1069,7 @@ type Xtrim struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xtrim/
 func (b *Builder) Xtrim(key string, strategy TrimStrategy, threshold string) Xtrim {
-	b.start()
+	b.start(&infoXtrim)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)

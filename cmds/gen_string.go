@@ -19,7 +19,7 @@ type Append struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/append/
 func (b *Builder) Append(key string, value string) Append {
-	b.start()
+	b.start(&infoAppend)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -50,7 +50,7 @@ type Decr struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/decr/
 func (b *Builder) Decr(key string) Decr {
-	b.start()
+	b.start(&infoDecr)
 	b.open(0, false)
 	b.key(key)
 	return Decr{b}
@@ -79,7 +79,7 @@ type Decrby struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/decrby/
 func (b *Builder) Decrby(key string, decrement int64) Decrby {
-	b.start()
+	b.start(&infoDecrby)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -110,7 +110,7 @@ type Get struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/get/
 func (b *Builder) Get(key string) Get {
-	b.start()
+	b.start(&infoGet)
 	b.open(0, false)
 	b.key(key)
 	return Get{b}
@@ -139,7 +139,7 @@ type Getdel struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getdel/
 func (b *Builder) Getdel(key string) Getdel {
-	b.start()
+	b.start(&infoGetdel)
 	b.open(0, false)
 	b.key(key)
 	return Getdel{b}
@@ -169,7 +169,7 @@ type Getex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getex/
 func (b *Builder) Getex(key string) Getex {
-	b.start()
+	b.start(&infoGetex)
 	b.open(0, false)
 	b.key(key)
 	return Getex{b}
@@ -241,7 +241,7 @@ type Getrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getrange/
 func (b *Builder) Getrange(key string, start int64, end int64) Getrange {
-	b.start()
+	b.start(&infoGetrange)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -276,7 +276,7 @@ type Getset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getset/
 func (b *Builder) Getset(key string, value string) Getset {
-	b.start()
+	b.start(&infoGetset)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -307,7 +307,7 @@ type Incr struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/incr/
 func (b *Builder) Incr(key string) Incr {
-	b.start()
+	b.start(&infoIncr)
 	b.open(0, false)
 	b.key(key)
 	return Incr{b}
@@ -336,7 +336,7 @@ type Incrby struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/incrby/
 func (b *Builder) Incrby(key string, increment int64) Incrby {
-	b.start()
+	b.start(&infoIncrby)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -367,7 +367,7 @@ type Incrbyfloat struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/incrbyfloat/
 func (b *Builder) Incrbyfloat(key string, increment float64) Incrbyfloat {
-	b.start()
+	b.start(&infoIncrbyfloat)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -398,7 +398,7 @@ type Lcs struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lcs/
 func (b *Builder) Lcs(key1 string, key2 string) Lcs {
-	b.start()
+	b.start(&infoLcs)
 	b.open(0, false)
 	b.key(key1)
 	b.open(1, false)
@@ -459,7 +459,7 @@ type Mget struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/mget/
 func (b *Builder) Mget(key ...string) Mget {
-	b.start()
+	b.start(&infoMget)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")
@@ -493,7 +493,7 @@ type Mset struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/mset/
 func (b *Builder) Mset(data ...KeyValue) Mset {
-	b.start()
+	b.start(&infoMset)
 	b.open(0, false)
 	if len(data) == 0 {
 		b.none("data")
@@ -528,7 +528,7 @@ type Msetnx struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/msetnx/
 func (b *Builder) Msetnx(data ...KeyValue) Msetnx {
-	b.start()
+	b.start(&infoMsetnx)
 	b.open(0, false)
 	if len(data) == 0 {
 		b.none("data")
@@ -565,7 +565,7 @@ type Psetex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/psetex/
 func (b *Builder) Psetex(key string, milliseconds time.Duration, value string) Psetex {
-	b.start()
+	b.start(&infoPsetex)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -599,7 +599,7 @@ type Set struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/set/
 func (b *Builder) Set(key string, value string) Set {
-	b.start()
+	b.start(&infoSet)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -704,7 +704,7 @@ type Setex struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setex/
 func (b *Builder) Setex(key string, seconds time.Duration, value string) Setex {
-	b.start()
+	b.start(&infoSetex)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -739,7 +739,7 @@ type Setnx struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setnx/
 func (b *Builder) Setnx(key string, value string) Setnx {
-	b.start()
+	b.start(&infoSetnx)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -770,7 +770,7 @@ type Setrange struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setrange/
 func (b *Builder) Setrange(key string, offset int64, value string) Setrange {
-	b.start()
+	b.start(&infoSetrange)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)
@@ -803,7 +803,7 @@ type Strlen struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/strlen/
 func (b *Builder) Strlen(key string) Strlen {
-	b.start()
+	b.start(&infoStrlen)
 	b.open(0, false)
 	b.key(key)
 	return Strlen{b}
@@ -834,7 +834,7 @@ type Substr struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/substr/
 func (b *Builder) Substr(key string, start int64, end int64) Substr {
-	b.start()
+	b.start(&infoSubstr)
 	b.open(0, false)
 	b.key(key)
 	b.open(1, false)

@@ -18,7 +18,7 @@ type Discard struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/discard/
 func (b *Builder) Discard() Discard {
-	b.start()
+	b.start(&infoDiscard)
 	return Discard{b}
 }
 
@@ -42,7 +42,7 @@ type Exec struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/exec/
 func (b *Builder) Exec() Exec {
-	b.start()
+	b.start(&infoExec)
 	return Exec{b}
 }
 
@@ -67,7 +67,7 @@ type Multi struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/multi/
 func (b *Builder) Multi() Multi {
-	b.start()
+	b.start(&infoMulti)
 	return Multi{b}
 }
 
@@ -92,7 +92,7 @@ type Unwatch struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/unwatch/
 func (b *Builder) Unwatch() Unwatch {
-	b.start()
+	b.start(&infoUnwatch)
 	return Unwatch{b}
 }
 
@@ -118,7 +118,7 @@ type Watch struct{ b *Builder }
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/watch/
 func (b *Builder) Watch(key ...string) Watch {
-	b.start()
+	b.start(&infoWatch)
 	b.open(0, false)
 	if len(key) == 0 {
 		b.none("key")

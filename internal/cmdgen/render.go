@@ -170,7 +170,7 @@ func renderCommand(b *bytes.Buffer, o *cmdOut) {
 		b.WriteString("; it still works.\n")
 	}
 	fmt.Fprintf(b, "//\n// In %s. See %s\n", strings.Join(c.Servers, ", "), link(c.Name))
-	fmt.Fprintf(b, "func (b *Builder) %s(%s) %s {\n\tb.start()\n", o.GoName, sig(o.Ctor.Params), o.TypeName)
+	fmt.Fprintf(b, "func (b *Builder) %s(%s) %s {\n\tb.start(&%s)\n", o.GoName, sig(o.Ctor.Params), o.TypeName, o.InfoName)
 	b.WriteString(code(o.Ctor.Code, "b"))
 	fmt.Fprintf(b, "\treturn %s{b}\n}\n\n", o.TypeName)
 	for _, m := range o.Methods {
