@@ -551,11 +551,13 @@ func (b *Builder) build(info *Info) Command {
 		if len(b.keys)+len(b.chans) > 0 {
 			// The keys are views of the command's bytes.
 			at := uint32(headerLen(n))
-			for _, l := range [2][]keyRef{b.keys, b.chans} {
-				for i := range l {
-					l[i].pos = l[i].arg
-					l[i].off += at
-				}
+			for i := range b.keys {
+				b.keys[i].pos = b.keys[i].arg
+				b.keys[i].off += at
+			}
+			for i := range b.chans {
+				b.chans[i].pos = b.chans[i].arg
+				b.chans[i].off += at
 			}
 		}
 	} else {
