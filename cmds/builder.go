@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	hashslot "github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -717,6 +718,33 @@ func (c Command) ShardChannel(i int) []byte {
 		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
 	}
 	return c.b.raw[k.off : k.off+k.n : k.off+k.n]
+}
+
+// Slot returns the cluster hash slot of the command's keys and shard
+// channels, hash tags honoured: has is false when it names none, cross is
+// true when they hash to more than one slot (slot is then the first's).
+// It reads the keys the builder kept, without parsing the command.
+func (c Command) Slot() (slot uint16, has, cross bool) {
+	if c.err != nil {
+		return 0, false, false
+	}
+	for i := range c.b.keys {
+		s := hashslot.Of(c.Key(i))
+		if !has {
+			slot, has = s, true
+		} else if s != slot {
+			cross = true
+		}
+	}
+	for i := range c.b.chans {
+		s := hashslot.Of(c.ShardChannel(i))
+		if !has {
+			slot, has = s, true
+		} else if s != slot {
+			cross = true
+		}
+	}
+	return slot, has, cross
 }
 
 // AppendKeyPos appends the position of every key to dst.

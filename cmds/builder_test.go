@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	hashslot "github.com/echomq/echomq-go/internal/slot"
 )
 
 func encoded(t *testing.T, c Command) string {
@@ -121,6 +123,22 @@ func TestFacts(t *testing.T) {
 	c = b.Migrate("h", 1, 0, time.Second).Keys("k1", "k2").Copy().EmptyString().Build()
 	if pos := c.AppendKeyPos(nil); !slices.Equal(pos, []int{8, 9}) || string(c.Key(1)) != "k2" || c.String() != `MIGRATE h 1 "" 0 1000 COPY KEYS k1 k2` {
 		t.Errorf("%s: keys at %v", c, pos)
+	}
+	// Slots, from the keys kept (CLUSTER KEYSLOT foo is 12182).
+	if s, has, cross := b.Get("foo").Build().Slot(); s != 12182 || !has || cross {
+		t.Errorf("GET foo: slot %d %v %v", s, has, cross)
+	}
+	if s, has, cross := b.Mget("{user}1", "{user}2").Build().Slot(); s != hashslot.Of("user") || !has || cross {
+		t.Errorf("MGET {user}…: slot %d %v %v", s, has, cross)
+	}
+	if _, _, cross := b.Mget("a", "b").Build().Slot(); !cross {
+		t.Error("MGET a b: not cross-slot")
+	}
+	if _, has, _ := b.Ping().Build().Slot(); has {
+		t.Error("PING has a slot")
+	}
+	if s, has, _ := b.Spublish("foo", "m").Build().Slot(); s != 12182 || !has {
+		t.Errorf("SPUBLISH foo: slot %d %v", s, has)
 	}
 	// Shard channels are routed like keys, but are not keys.
 	c = b.Spublish("news", "hello").Build()
