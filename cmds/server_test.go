@@ -247,3 +247,64 @@ func builds(s sample) []func(*Builder) Command {
 	}
 	return out
 }
+
+// TestSlotAsServer compares the slot of every sample command that names
+// keys with CLUSTER KEYSLOT of each of its keys, on a cluster-mode node.
+func TestSlotAsServer(t *testing.T) {
+	servertest.Need(t, srv)
+	node, err := servertest.Start(servertest.Options{Cluster: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Stop()
+	r := dialRawAt(t, node.Addr, 2)
+	var b Builder
+	compared := 0
+	// The samples' keys share a hash tag; these do not.
+	builds := []func(*Builder) Command{
+		func(b *Builder) Command { return b.Set("foo", "v").Build() },
+		func(b *Builder) Command { return b.Mget("a", "b", "c").Build() },
+		func(b *Builder) Command { return b.Mget("{u}a", "{u}b").Build() },
+		func(b *Builder) Command { return b.Lmove("x", "y", Left, Right).Build() },
+		func(b *Builder) Command { return b.Xread([]string{"s1", "s2"}, "0", "0").Count(1).Build() },
+		func(b *Builder) Command { return b.Spublish("news", "m").Build() },
+		func(b *Builder) Command { return b.Sort("src").Store("dst").Build() },
+		func(b *Builder) Command { return b.Eval("return 1", "k1", "k1").Build() },
+	}
+	for _, s := range samples {
+		builds = append(builds, func(b *Builder) Command { return s.max(b, func(...string) bool { return true }) })
+	}
+	for _, build := range builds {
+		cmd := build(&b)
+		if cmd.Err() != nil {
+			continue
+		}
+		slot, has, cross := cmd.Slot()
+		if has != (cmd.Keys()+cmd.ShardChannels() > 0) {
+			t.Errorf("%s: has %v with %d keys", cmd, has, cmd.Keys())
+		}
+		var names [][]byte
+		for i := 0; i < cmd.Keys(); i++ {
+			names = append(names, cmd.Key(i))
+		}
+		for i := 0; i < cmd.ShardChannels(); i++ {
+			names = append(names, cmd.ShardChannel(i))
+		}
+		differ := false
+		for i, k := range names {
+			v, err := r.do(resp.AppendCommand(nil, "CLUSTER", "KEYSLOT", string(k)))
+			if err != nil || v.IsError() {
+				t.Fatalf("CLUSTER KEYSLOT %q: %v %v", k, v, err)
+			}
+			compared++
+			if i == 0 && uint16(v.Int) != slot {
+				t.Errorf("%s: slot %d, the server says %d for %q", cmd, slot, v.Int, k)
+			}
+			differ = differ || uint16(v.Int) != slot
+		}
+		if differ != cross {
+			t.Errorf("%s: cross %v, the server's slots differ: %v", cmd, cross, differ)
+		}
+	}
+	t.Logf("%d keys compared", compared)
+}
