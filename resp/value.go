@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"unsafe"
@@ -173,6 +174,48 @@ func (v Value) AsInt() (int64, error) {
 		return 0, v.Err()
 	}
 	return 0, &TypeError{Want: "integer", Got: v.Type}
+}
+
+// ErrNotNumber is matched (errors.Is) by the error of AsFloat for a
+// string that is not a number.
+var ErrNotNumber = errors.New("resp: not a number")
+
+// notNumberError quotes the text that is not a number.
+type notNumberError struct{ text string }
+
+func (e *notNumberError) Error() string { return ErrNotNumber.Error() + ": " + strconv.Quote(e.text) }
+
+func (e *notNumberError) Is(target error) bool { return target == ErrNotNumber }
+
+// AsFloat returns v as a float64, folding the protocols: a RESP3 Double
+// (inf, -inf and nan included), an Integer, or a bulk or simple string
+// holding a number as the server writes one (RESP2 sends scores and
+// INCRBYFLOAT results as "30.5", "inf", "-inf"). A string that is not a
+// number is an error matching ErrNotNumber; a server error is returned
+// as itself; any other type is a *TypeError. It allocates nothing unless
+// it fails.
+func (v Value) AsFloat() (float64, error) {
+	switch v.Type {
+	case Double:
+		return math.Float64frombits(uint64(v.Int)), nil
+	case Integer:
+		return float64(v.Int), nil
+	case BulkString, SimpleString, BigNumber, Verbatim:
+		b := v.Str
+		if v.Type == Verbatim {
+			b = v.VerbatimText()
+		}
+		if f, ok := parseDouble(b); ok {
+			return f, nil
+		}
+		if len(b) > 64 {
+			b = b[:64]
+		}
+		return 0, &notNumberError{text: string(b)}
+	case Error, BulkError:
+		return 0, v.Err()
+	}
+	return 0, &TypeError{Want: "number", Got: v.Type}
 }
 
 // VerbatimFormat returns the 3-byte format of a verbatim string ("txt",

@@ -1,0 +1,273 @@
+package cmds
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/resp"
+)
+
+var sinkCmd Command
+
+// TestBuildAllocatesNothing: once a Builder has grown, building a command
+// allocates nothing, whatever its options.
+func TestBuildAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets do not hold under the race detector")
+	}
+	var b Builder
+	key, val := "user:1", "Ada Lovelace"
+	for name, build := range map[string]func(){
+		"GET":               func() { sinkCmd = b.Get(key).Build() },
+		"SET NX EX":         func() { sinkCmd = b.Set(key, val).Nx().Ex(time.Minute).Build() },
+		"INCRBYFLOAT":       func() { sinkCmd = b.Incrbyfloat(key, 1.5).Build() },
+		"MGET":              func() { sinkCmd = b.Mget(key, "a", "b").Build() },
+		"HSET":              func() { sinkCmd = b.Hset(key, FieldValue{"f", val}, FieldValue{"g", val}).Build() },
+		"ZADD":              func() { sinkCmd = b.Zadd(key, ScoreMember{1.5, "a"}, ScoreMember{math.Inf(1), "b"}).Gt().Ch().Build() },
+		"ZRANGE WITHSCORES": func() { sinkCmd = b.Zrange(key, "0", "-1").Rev().Withscores().Build() },
+		"BLPOP":             func() { sinkCmd = b.Blpop([]string{key, "other"}, 1500*time.Millisecond).Build() },
+		"XADD": func() {
+			sinkCmd = b.Xadd(key, FieldValue{"f", val}).Trim(MaxLen, "1000").TrimApproximately().AutoId().Build()
+		},
+		"XREADGROUP": func() { sinkCmd = b.Xreadgroup("g", "c", []string{key}, ">").Count(10).Block(time.Second).Build() },
+		"EVALSHA": func() {
+			sinkCmd = b.Evalsha("0123456789abcdef0123456789abcdef01234567", key, "b").Arg("1", "2").Build()
+		},
+		"BITFIELD": func() { sinkCmd = b.Bitfield(key).Overflow(Sat).Incrby("u8", 0, 1).Get("u8", 0).Build() },
+	} {
+		build() // grow
+		if n := testing.AllocsPerRun(200, build); n != 0 {
+			t.Errorf("%s: %v allocations per build", name, n)
+		}
+		if err := sinkCmd.Err(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestNumericRepliesAllocateNothing: the numeric and boolean decoders
+// read a reply without allocating, under both protocols' forms.
+func TestNumericRepliesAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets do not hold under the race detector")
+	}
+	parse := func(s string) resp.Value {
+		v, _, err := resp.Parse([]byte(s), resp.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	vals := []resp.Value{parse(":42\r\n"), parse("$4\r\n30.5\r\n"), parse(",30.5\r\n"), parse("#t\r\n"), parse("_\r\n"), parse("+OK\r\n"), parse("$3\r\ninf\r\n")}
+	var sinkF float64
+	var sinkI int64
+	var sinkB bool
+	for name, fn := range map[string]func(v resp.Value){
+		"Int":        func(v resp.Value) { sinkI, _ = Int(v) },
+		"IntOrNil":   func(v resp.Value) { sinkI, sinkB, _ = IntOrNil(v) },
+		"Float":      func(v resp.Value) { sinkF, _ = Float(v) },
+		"FloatOrNil": func(v resp.Value) { sinkF, sinkB, _ = FloatOrNil(v) },
+		"Bool":       func(v resp.Value) { sinkB, _ = Bool(v) },
+		"OKOrNil":    func(v resp.Value) { sinkB, _ = OKOrNil(v) },
+	} {
+		for _, v := range vals {
+			ok := true
+			switch name {
+			case "Int", "IntOrNil":
+				_, err := v.AsInt()
+				ok = err == nil || v.IsNull() && name == "IntOrNil"
+			case "Float", "FloatOrNil":
+				_, err := v.AsFloat()
+				ok = err == nil || v.IsNull() && name == "FloatOrNil"
+			case "Bool":
+				ok = v.Type == resp.Integer || v.Type == resp.Boolean
+			case "OKOrNil":
+				ok = v.IsNull() || v.Type == resp.SimpleString
+			}
+			if !ok {
+				continue // the failure path may allocate its error
+			}
+			if n := testing.AllocsPerRun(100, func() { fn(v) }); n != 0 {
+				t.Errorf("%s(%v): %v allocations", name, v, n)
+			}
+		}
+	}
+	_, _, _ = sinkF, sinkI, sinkB
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDo compares a typed builder plus a typed reply with the raw
+// DoFunc path (resp.Command and the resp.Value accessor) on one
+// connection to the real server: round trips, one goroutine. cpu-ns/op
+// is the client process's CPU (user+system) per command; the server runs
+// in its own process.
+//
+//	go test -run '^$' -bench Do -count 6 ./cmds/ | tee do.txt; benchstat -col /via do.txt
+func BenchmarkDo(b *testing.B) {
+	servertest.Need(b, srv)
+	ctx := context.Background()
+	for _, cmd := range []string{"INCR", "SET-EX", "ZSCORE"} {
+		for _, via := range []string{"raw", "typed"} {
+			b.Run("cmd="+cmd+"/via="+via, func(b *testing.B) {
+				c := dialConn(b, 3)
+				var bld Builder
+				var buf [128]byte
+				var n int64
+				var f float64
+				c.DoFunc(ctx, resp.Command(buf[:0], "ZADD", "bz", "1.5", "m"), func(resp.Value) error { return nil })
+				b.ReportAllocs()
+				cpu0 := cpuNow()
+				b.ResetTimer()
+				for b.Loop() {
+					var err error
+					switch cmd + via {
+					case "INCRraw":
+						err = c.DoFunc(ctx, resp.Command(buf[:0], "INCR", "bk"), func(v resp.Value) (err error) {
+							n, err = v.AsInt()
+							return err
+						})
+					case "INCRtyped":
+						err = c.DoFunc(ctx, bld.Incr("bk").Build().Cmd(), func(v resp.Value) (err error) {
+							n, err = Int(v)
+							return err
+						})
+					case "SET-EXraw":
+						err = c.DoFunc(ctx, resp.Command(buf[:0], "SET", "bs", "value", "EX", "60"), func(v resp.Value) error {
+							if !v.Equal("OK") {
+								return ErrNotOK
+							}
+							return nil
+						})
+					case "SET-EXtyped":
+						err = c.DoFunc(ctx, bld.Set("bs", "value").Ex(time.Minute).Build().Cmd(), func(v resp.Value) error {
+							return OK(v)
+						})
+					case "ZSCOREraw":
+						err = c.DoFunc(ctx, resp.Command(buf[:0], "ZSCORE", "bz", "m"), func(v resp.Value) (err error) {
+							f, err = v.AsFloat()
+							return err
+						})
+					case "ZSCOREtyped":
+						err = c.DoFunc(ctx, bld.Zscore("bz", "m").Build().Cmd(), func(v resp.Value) (err error) {
+							f, _, err = FloatOrNil(v)
+							return err
+						})
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+				_, _ = n, f
+			})
+		}
+	}
+}
+
+// BenchmarkDoParallel is BenchmarkDo with 64 goroutines sharing the
+// connection, which batches their commands: the client's own work per
+// command shows (cpu-ns/op).
+//
+//	go test -run '^$' -bench DoParallel -count 6 ./cmds/ | tee dop.txt; benchstat -col /via dop.txt
+func BenchmarkDoParallel(b *testing.B) {
+	servertest.Need(b, srv)
+	ctx := context.Background()
+	for _, cmd := range []string{"INCR", "SET-EX"} {
+		for _, via := range []string{"raw", "typed"} {
+			b.Run("cmd="+cmd+"/via="+via, func(b *testing.B) {
+				c := dialConn(b, 3)
+				b.ReportAllocs()
+				b.SetParallelism(32) // 64 goroutines on 2 CPUs
+				cpu0 := cpuNow()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					var bld Builder
+					var buf [128]byte
+					var n int64
+					for pb.Next() {
+						var err error
+						switch cmd + via {
+						case "INCRraw":
+							err = c.DoFunc(ctx, resp.Command(buf[:0], "INCR", "bk"), func(v resp.Value) (err error) {
+								n, err = v.AsInt()
+								return err
+							})
+						case "INCRtyped":
+							err = c.DoFunc(ctx, bld.Incr("bk").Build().Cmd(), func(v resp.Value) (err error) {
+								n, err = Int(v)
+								return err
+							})
+						case "SET-EXraw":
+							err = c.DoFunc(ctx, resp.Command(buf[:0], "SET", "bs", "value", "EX", "60"), func(v resp.Value) error {
+								if !v.Equal("OK") {
+									return ErrNotOK
+								}
+								return nil
+							})
+						case "SET-EXtyped":
+							err = c.DoFunc(ctx, bld.Set("bs", "value").Ex(time.Minute).Build().Cmd(), func(v resp.Value) error {
+								return OK(v)
+							})
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					_ = n
+				})
+				b.StopTimer()
+				b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// BenchmarkBuild is the client's own work of encoding, without the
+// network: the typed builder against resp.Command for the same command.
+// cpu-ns/op is the process's CPU per command, steadier than the wall time
+// on a loaded machine.
+func BenchmarkBuild(b *testing.B) {
+	var bld Builder
+	var buf [128]byte
+	var num [32]byte
+	for _, c := range []struct {
+		name string
+		fn   func()
+	}{
+		{"cmd=SET-EX/via=raw", func() { sinkRaw = resp.Command(buf[:0], "SET", "user:1", "value", "EX", "60") }},
+		{"cmd=SET-EX/via=typed", func() { sinkRaw = bld.Set("user:1", "value").Ex(time.Minute).Build().Cmd() }},
+		{"cmd=INCR/via=raw", func() { sinkRaw = resp.Command(buf[:0], "INCR", "user:1") }},
+		{"cmd=INCR/via=typed", func() { sinkRaw = bld.Incr("user:1").Build().Cmd() }},
+		{"cmd=ZADD/via=raw", func() {
+			// the score as a caller must write it
+			score := strconv.AppendFloat(num[:0], 30.5, 'f', -1, 64)
+			sinkRaw = resp.BuildCommand(buf[:0], 5).Arg("ZADD").Arg("board").Arg("GT").ArgBytes(score).Arg("alice").Cmd()
+		}},
+		{"cmd=ZADD/via=typed", func() { sinkRaw = bld.Zadd("board", ScoreMember{30.5, "alice"}).Gt().Build().Cmd() }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuNow()
+			for b.Loop() {
+				c.fn()
+			}
+			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+var sinkRaw resp.Cmd

@@ -1,0 +1,800 @@
+package cmds
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+	"strconv"
+	"time"
+	"unsafe"
+
+	hashslot "github.com/echomq/echomq-go/internal/slot"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Kind is what a command is, as a set of bits: taken from the server's
+// COMMAND INFO flags and from what the command does to its connection.
+type Kind uint16
+
+// The kinds. A command may have several (SET is Write; BLPOP is Write and
+// Blocking; SUBSCRIBE is ReplyModel, PubSub and NoKeys).
+const (
+	// ReadOnly commands only read data (COMMAND INFO flag readonly).
+	ReadOnly Kind = 1 << iota
+	// Write commands may change data (COMMAND INFO flag write).
+	Write
+	// Blocking commands may wait on the server before their reply, for
+	// Command.Timeout (0: for ever). A command that blocks only with an
+	// option (XREAD BLOCK) is Blocking only when built with it.
+	Blocking
+	// ReplyModel commands change how the server replies on the connection
+	// (subscriber mode, MONITOR's feed, CLIENT REPLY, a new protocol or
+	// database or user, the connection's end): a connection shared by
+	// callers cannot carry them.
+	ReplyModel
+	// NoKeys commands take no keys (no key specs).
+	NoKeys
+	// MovableKeys commands have keys whose positions depend on their
+	// arguments (COMMAND INFO flag movablekeys); Command.KeyPos has them
+	// all the same, known at build time.
+	MovableKeys
+	// Admin commands are administrative (COMMAND INFO flag admin).
+	Admin
+	// PubSub commands belong to publish/subscribe (COMMAND INFO flag
+	// pubsub).
+	PubSub
+	// TxMulti opens a transaction (MULTI).
+	TxMulti
+	// TxEnd ends a transaction (EXEC, DISCARD).
+	TxEnd
+	// TxWatch makes a later EXEC depend on keys (WATCH).
+	TxWatch
+)
+
+// Has reports whether k has every bit of o.
+func (k Kind) Has(o Kind) bool { return k&o == o }
+
+// Unit is how a duration argument is written.
+type Unit uint8
+
+// The units of duration arguments.
+const (
+	// NoUnit: the command has no duration argument of this role.
+	NoUnit Unit = iota
+	// Seconds: whole seconds, rounded up.
+	Seconds
+	// Milliseconds: whole milliseconds, rounded up.
+	Milliseconds
+	// DecimalSeconds: seconds with up to three decimals (milliseconds
+	// rounded up), as the blocking list and sorted-set commands take
+	// their timeout.
+	DecimalSeconds
+)
+
+// Info is what is known about a command before it is built: its name, its
+// kind, where its timeout is, what its reply is. It is generated from the
+// servers' command tables and never changes.
+type Info struct {
+	// Name is the command's name as the server lists it in COMMAND LIST:
+	// lower case, a subcommand after "|" ("client|kill").
+	Name string
+	// Words are the name as sent: "CLIENT", "KILL".
+	Words []string
+	// Kind is the command's static kind; Command.Kind refines it with
+	// the options a command was built with.
+	Kind Kind
+	// Timeout is the unit of the argument that bounds how long a
+	// Blocking command waits, NoUnit when it has none.
+	Timeout Unit
+	// Reply is the shape of the reply, from the reply table of cmdgen
+	// (ReplyUnknown when the table has no entry).
+	Reply Shape
+	// Servers lists the servers whose command table has the command,
+	// "redis-7.0.15" and "valkey-8.0.1".
+	Servers []string
+
+	words    resp.Args // Words, encoded once
+	slots    int       // argument slots, in the order they are sent
+	required uint64    // slots that must be set
+	multi    uint64    // slots that take one more run per call
+	dep      []int8    // slot → the slot that must be set with it, or -1
+	reqIf    []int8    // slot → the slot that needs it set, or -1
+	missing  []string  // slot → the option name, for errors
+	timeout  int       // the timeout slot, or -1
+}
+
+// byName finds an Info by its name.
+var byName = make(map[string]*Info, len(commands))
+
+// Encode the names once; index them.
+func init() {
+	for _, in := range commands {
+		for _, w := range in.Words {
+			in.words.Add(w)
+		}
+		byName[in.Name] = in
+	}
+}
+
+// Lookup returns the Info of a generated command by its COMMAND LIST
+// name, in lower case with its subcommand after "|" ("get",
+// "client|kill"), or nil.
+func Lookup(name string) *Info { return byName[name] }
+
+// headerLen is the length of a bulk string header for n bytes ("$n\r\n").
+func headerLen(n int) int {
+	l := 4
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
+}
+
+// Errors of commands built without what they need. They are never sent.
+var (
+	// ErrMissing is matched (errors.Is) by the error of a command built
+	// without a required choice (XADD without an ID choice).
+	ErrMissing = errors.New("cmds: command built without a required argument")
+	// ErrAlone is matched by the error of a command built with an option
+	// but without the option it belongs to (XADD's LIMIT without MAXLEN).
+	ErrAlone = errors.New("cmds: option given without the option it belongs to")
+)
+
+type buildError struct {
+	kind error
+	cmd  string
+	opt  string
+}
+
+func (e *buildError) Error() string { return e.kind.Error() + ": " + e.cmd + ": " + e.opt }
+func (e *buildError) Unwrap() error { return e.kind }
+
+// arg is one argument of a command built out of order: a static token or
+// bytes in raw.
+type arg struct {
+	tok    string
+	off, n uint32
+	kind   uint8 // isKey, isChannel or 0
+}
+
+// What an argument is, for routing.
+const (
+	isKey     = 1
+	isChannel = 2 // a shard channel: routed like a key, not a key
+)
+
+// keyRef is a key: its index among the arguments, its position among
+// those sent (filled by build), and its bytes in raw.
+type keyRef struct {
+	arg, pos int32
+	off, n   uint32
+}
+
+// maxSlots bounds the argument slots of a command (cmdgen checks it).
+const maxSlots = 64
+
+// maxLate bounds the required arguments after options (cmdgen checks
+// it).
+const maxLate = 4
+
+// lateKey is a key (or shard channel) of a late run.
+type lateKey struct {
+	run  int
+	kind uint8
+	k    keyRef
+}
+
+// span is a run of arguments given for one slot.
+type span struct {
+	slot       int32 // -1: replaced
+	start, end uint32
+}
+
+// Builder builds commands into memory it reuses: once its buffers have
+// grown to the size of the commands built, building allocates nothing.
+// Each command's builder (b.Set(key, value), …) takes the Builder, its
+// options may be given in any order, and Build returns the Command,
+// encoded in the order the server wants.
+//
+// A Command views the Builder's memory: it is valid until the Builder
+// starts the next command. A Builder is not safe for concurrent use; the
+// zero Builder is ready.
+type Builder struct {
+	// While the options come in the order of the syntax (the common
+	// case), the arguments are encoded as they come, in ra. The first
+	// option out of order (or a choice made again) spills them into raw
+	// and args, from which build writes them in slot order.
+	ordered bool
+	ra      resp.Args
+	w       *resp.Args // where arguments in order go: ra, or a late run
+	// Required arguments after options (ZADD's members) are encoded at
+	// once into late runs, and join ra when a later slot opens or at
+	// build.
+	late     [maxLate]resp.Args
+	lateSlot [maxLate]int
+	nlate    int // late runs written
+	flushed  int // late runs moved to ra
+	lateKeys []lateKey
+	raw      []byte // the keys' bytes; out of order, every argument's
+	args     []arg  // out of order: the arguments
+	spans    []span
+	keys     []keyRef
+	chans    []keyRef // shard channels
+	set      uint64
+	nargs    int
+	cur      int // index in spans of the open span, or -1
+	last     int // the slot opened last
+	timeout  time.Duration
+	bad      string // why an argument is missing: the zero choice, or none of many
+	out      []byte
+	tmp      []byte
+	argv     []string
+	num      [40]byte
+}
+
+// start begins a command, its name first.
+func (b *Builder) start(info *Info) {
+	b.ra.Reset()
+	b.ra.AddArgs(&info.words)
+	b.raw, b.args, b.spans, b.keys, b.chans = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0], b.chans[:0]
+	b.set, b.nargs, b.cur, b.last, b.timeout, b.bad = 0, 0, -1, -1, 0, ""
+	b.ordered, b.w = true, &b.ra
+	for i := 0; i < b.nlate; i++ {
+		b.late[i].Reset()
+	}
+	b.nlate, b.flushed, b.lateKeys = 0, 0, b.lateKeys[:0]
+}
+
+// later sets aside the arguments of a required slot that comes after
+// options; they join the others when a later slot opens, or at build.
+func (b *Builder) later(slot int) {
+	b.close()
+	b.lateSlot[b.nlate] = slot
+	b.w = &b.late[b.nlate]
+	b.nlate++
+}
+
+// flushLate moves the late runs of slots before limit into place.
+func (b *Builder) flushLate(limit int) {
+	for b.flushed < b.nlate && b.lateSlot[b.flushed] < limit {
+		run := b.flushed
+		b.flushed++
+		b.openSpan(b.lateSlot[run], false)
+		if b.ordered {
+			base, size := int32(b.ra.Len()), uint32(b.ra.Size())
+			b.ra.AddArgs(&b.late[run])
+			for _, lk := range b.lateKeys {
+				if lk.run == run {
+					k := lk.k
+					k.arg += base
+					k.off += size
+					if lk.kind == isKey {
+						b.keys = append(b.keys, k)
+					} else {
+						b.chans = append(b.chans, k)
+					}
+				}
+			}
+		} else {
+			base := len(b.args)
+			b.decode(&b.late[run])
+			for _, lk := range b.lateKeys {
+				if lk.run == run {
+					b.args[base+int(lk.k.arg)].kind = lk.kind
+				}
+			}
+		}
+		b.close()
+	}
+}
+
+// count returns the number of arguments given so far.
+func (b *Builder) count() int {
+	if b.ordered {
+		return b.ra.Len()
+	}
+	return len(b.args)
+}
+
+// enum writes the token of a choice; the zero choice (no token) is an
+// error of the command.
+func (b *Builder) enum(tok, what string) {
+	if tok == "" {
+		if b.bad == "" {
+			b.bad = what + " (the zero choice)"
+		}
+		return
+	}
+	b.tok(tok)
+}
+
+// none records that a required argument that takes one or more values
+// was given none (DEL with no key).
+func (b *Builder) none(what string) {
+	if b.bad == "" {
+		b.bad = what + " (none given)"
+	}
+}
+
+// open starts the arguments of slot; a slot that takes one value drops
+// what an earlier call gave it (the last call wins, as between NX and
+// XX), a repeated one (multi) adds to it.
+func (b *Builder) open(slot int, multi bool) {
+	b.close()
+	b.w = &b.ra
+	if b.flushed < b.nlate {
+		b.flushLate(slot)
+	}
+	b.openSpan(slot, multi)
+}
+
+func (b *Builder) openSpan(slot int, multi bool) {
+	b.close()
+	bit := uint64(1) << uint(slot)
+	replace := b.set&bit != 0 && !multi
+	if b.ordered && (slot < b.last || replace) {
+		b.spill()
+	}
+	b.last = slot
+	if replace {
+		for i := range b.spans {
+			if b.spans[i].slot == int32(slot) {
+				b.nargs -= int(b.spans[i].end - b.spans[i].start)
+				b.spans[i].slot = -1
+			}
+		}
+	}
+	b.set |= bit
+	n := uint32(b.count())
+	b.spans = append(b.spans, span{slot: int32(slot), start: n, end: n})
+	b.cur = len(b.spans) - 1
+}
+
+func (b *Builder) close() {
+	if b.cur >= 0 {
+		s := &b.spans[b.cur]
+		s.end = uint32(b.count())
+		b.nargs += int(s.end - s.start)
+		b.cur = -1
+	}
+}
+
+// spill turns the arguments encoded in order into raw and args.
+func (b *Builder) spill() {
+	b.ordered = false
+	b.decode(&b.ra)
+	for _, k := range b.keys {
+		b.args[k.arg].kind = isKey
+	}
+	for _, k := range b.chans {
+		b.args[k.arg].kind = isChannel
+	}
+	b.keys, b.chans = b.keys[:0], b.chans[:0]
+	b.ra.Reset()
+}
+
+// decode appends the arguments encoded in a to raw and args.
+func (b *Builder) decode(a *resp.Args) {
+	if a.Len() == 0 {
+		return
+	}
+	cmd := resp.BuildCommand(b.tmp[:0], a.Len()).Args(a).Cmd()
+	enc := cmd.Bytes()
+	b.tmp = enc[:0]
+	i := 0
+	for enc[i] != '\n' { // the array header
+		i++
+	}
+	i++
+	for i < len(enc) {
+		i++ // '$'
+		n := 0
+		for ; enc[i] != '\r'; i++ {
+			n = n*10 + int(enc[i]-'0')
+		}
+		i += 2
+		off := len(b.raw)
+		b.raw = append(b.raw, enc[i:i+n]...)
+		b.args = append(b.args, arg{off: uint32(off), n: uint32(n)})
+		i += n + 2
+	}
+}
+
+func (b *Builder) tok(t string) {
+	if b.ordered || b.w != &b.ra {
+		b.w.Add(t)
+		return
+	}
+	b.args = append(b.args, arg{tok: t})
+}
+
+func (b *Builder) str(s string) {
+	if b.ordered || b.w != &b.ra {
+		b.w.Add(s)
+		return
+	}
+	off := len(b.raw)
+	b.raw = append(b.raw, s...)
+	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(s))})
+}
+
+func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
+
+// channel writes a shard channel (SPUBLISH's), which a cluster routes as
+// it routes a key.
+func (b *Builder) channel(s string) { b.routed(s, &b.chans, isChannel) }
+
+func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
+	if b.w != &b.ra {
+		// A late run (only a command's constructor writes one, in order).
+		k := keyRef{arg: int32(b.w.Len()), off: uint32(b.w.Size() + headerLen(len(s))), n: uint32(len(s))}
+		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
+		b.w.Add(s)
+		return
+	}
+	if b.ordered {
+		// Where the bytes will be in the encoded arguments: after the
+		// bulk header. build moves off into the command's bytes.
+		off := b.ra.Size() + headerLen(len(s))
+		*list = append(*list, keyRef{arg: int32(b.ra.Len()), off: uint32(off), n: uint32(len(s))})
+		b.ra.Add(s)
+		return
+	}
+	b.str(s)
+	b.args[len(b.args)-1].kind = kind
+}
+
+// bytes writes a formatted number.
+func (b *Builder) bytes(p []byte) {
+	if b.ordered || b.w != &b.ra {
+		b.w.AddBytes(p)
+		return
+	}
+	off := len(b.raw)
+	b.raw = append(b.raw, p...)
+	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(p))})
+}
+
+func (b *Builder) int(i int64) {
+	if b.ordered || b.w != &b.ra {
+		b.w.AddInt(i)
+		return
+	}
+	b.bytes(strconv.AppendInt(b.num[:0], i, 10))
+}
+
+// float writes f the shortest way that reads back as f; infinities as
+// +inf and -inf, as the server reads them.
+func (b *Builder) float(f float64) {
+	switch {
+	case math.IsInf(f, 1):
+		b.tok("+inf")
+	case math.IsInf(f, -1):
+		b.tok("-inf")
+	default:
+		b.bytes(strconv.AppendFloat(b.num[:0], f, 'f', -1, 64))
+	}
+}
+
+// dur writes a duration in unit u, rounding up.
+func (b *Builder) dur(d time.Duration, u Unit) {
+	switch u {
+	case Seconds:
+		b.int(ceilDiv(d, time.Second))
+	case Milliseconds:
+		b.int(ceilDiv(d, time.Millisecond))
+	case DecimalSeconds:
+		ms := ceilDiv(d, time.Millisecond)
+		n := b.num[:0]
+		if ms < 0 {
+			n = append(n, '-')
+			ms = -ms
+		}
+		n = strconv.AppendInt(n, ms/1000, 10)
+		if f := ms % 1000; f != 0 {
+			n = append(n, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+			for n[len(n)-1] == '0' {
+				n = n[:len(n)-1]
+			}
+		}
+		b.bytes(n)
+	}
+}
+
+// timeoutDur writes the timeout of a Blocking command.
+func (b *Builder) timeoutDur(d time.Duration, u Unit) {
+	b.timeout = d
+	b.dur(d, u)
+}
+
+// unix writes a point in time in whole seconds (truncated, as
+// time.Time.Unix) or milliseconds (time.Time.UnixMilli).
+func (b *Builder) unix(t time.Time, milli bool) {
+	if milli {
+		b.int(t.UnixMilli())
+		return
+	}
+	b.int(t.Unix())
+}
+
+// ceilDiv divides d by unit, rounding away from zero for a positive d,
+// so that a positive duration is never written as 0.
+func ceilDiv(d, unit time.Duration) int64 {
+	q := d / unit
+	if d%unit > 0 {
+		q++
+	}
+	return int64(q)
+}
+
+// build encodes the command begun with start.
+func (b *Builder) build(info *Info) Command {
+	b.close()
+	if b.flushed < b.nlate {
+		b.w = &b.ra
+		b.flushLate(maxSlots)
+	}
+	c := Command{info: info, b: b, kind: info.Kind, timeout: b.timeout}
+	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
+		if err := b.check(info); err != nil {
+			c.err = err
+			return c
+		}
+	}
+	if info.timeout >= 0 && b.set&(1<<uint(info.timeout)) == 0 && info.Kind&Blocking != 0 && info.required&(1<<uint(info.timeout)) == 0 {
+		c.kind &^= Blocking // XREAD without BLOCK
+	}
+	var cmd resp.Cmd
+	if b.ordered {
+		// ra holds the name and the arguments.
+		n := b.ra.Len()
+		cmd = resp.BuildCommand(b.out[:0], n).Args(&b.ra).Cmd()
+		if len(b.keys)+len(b.chans) > 0 {
+			// The keys are views of the command's bytes.
+			at := uint32(headerLen(n))
+			for i := range b.keys {
+				b.keys[i].pos = b.keys[i].arg
+				b.keys[i].off += at
+			}
+			for i := range b.chans {
+				b.chans[i].pos = b.chans[i].arg
+				b.chans[i].off += at
+			}
+		}
+	} else {
+		// The arguments, as views of raw and of the tokens, in slot
+		// order: raw does not change until the next command starts.
+		argv := append(b.argv[:0], info.Words...)
+		for slot := 0; slot < info.slots; slot++ {
+			if b.set&(1<<uint(slot)) == 0 {
+				continue
+			}
+			for _, s := range b.spans {
+				if s.slot == int32(slot) {
+					argv = b.emit(argv, s)
+				}
+			}
+		}
+		b.argv = argv
+		cmd = resp.Command(b.out[:0], argv...)
+	}
+	// cmd is kept apart from c until here: escape analysis does not tell
+	// a struct's fields apart, and b.out taken from c would make b (in
+	// c) and whatever a command's builder type holds besides (ZADD's
+	// members) escape.
+	if len(cmd.Bytes()) > 0 {
+		b.out = cmd.Bytes()[:0]
+	}
+	c.cmd = cmd
+	return c
+}
+
+// emit appends the arguments of span s to argv, noting the keys.
+func (b *Builder) emit(argv []string, s span) []string {
+	for i := s.start; i < s.end; i++ {
+		a := &b.args[i]
+		switch {
+		case a.tok != "":
+			argv = append(argv, a.tok)
+		case a.n > 0:
+			argv = append(argv, unsafe.String(&b.raw[a.off], a.n))
+		default:
+			argv = append(argv, "")
+		}
+		switch a.kind {
+		case isKey:
+			b.keys = append(b.keys, keyRef{arg: int32(i), pos: int32(len(argv) - 1), off: a.off, n: a.n})
+		case isChannel:
+			b.chans = append(b.chans, keyRef{arg: int32(i), pos: int32(len(argv) - 1), off: a.off, n: a.n})
+		}
+	}
+	return argv
+}
+
+func (b *Builder) check(info *Info) error {
+	if b.bad != "" {
+		return &buildError{kind: ErrMissing, cmd: info.Name, opt: b.bad}
+	}
+	if miss := info.required &^ b.set; miss != 0 {
+		return &buildError{kind: ErrMissing, cmd: info.Name, opt: info.missing[bits.TrailingZeros64(miss)]}
+	}
+	for slot, p := range info.reqIf {
+		if p >= 0 && b.set&(1<<uint(p)) != 0 && b.set&(1<<uint(slot)) == 0 {
+			return &buildError{kind: ErrMissing, cmd: info.Name, opt: info.missing[slot]}
+		}
+	}
+	for slot, d := range info.dep {
+		if d >= 0 && b.set&(1<<uint(slot)) != 0 && b.set&(1<<uint(d)) == 0 {
+			return &buildError{kind: ErrAlone, cmd: info.Name, opt: info.missing[slot] + " without " + info.missing[d]}
+		}
+	}
+	return nil
+}
+
+// Command is a built command: its encoded form and what is known about it
+// (name, kind, timeout, key positions). It views the memory of the Builder
+// that built it and is valid until that Builder starts the next command.
+type Command struct {
+	cmd     resp.Cmd
+	info    *Info
+	b       *Builder
+	err     error
+	kind    Kind
+	timeout time.Duration
+}
+
+// Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
+// with an Err is the zero resp.Cmd, which a connection refuses.
+func (c Command) Cmd() resp.Cmd { return c.cmd }
+
+// Err returns why the command cannot be sent (an error matching
+// ErrMissing or ErrAlone), or nil.
+func (c Command) Err() error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.cmd.Err()
+}
+
+// Info returns what is known about the command before it is built.
+func (c Command) Info() *Info { return c.info }
+
+// Name returns the command's name as COMMAND LIST has it ("get",
+// "client|kill").
+func (c Command) Name() string { return c.info.Name }
+
+// Kind returns the command's kind, with the options it was built with
+// (XREAD is Blocking only with BLOCK).
+func (c Command) Kind() Kind { return c.kind }
+
+// Timeout returns how long a Blocking command may wait on the server, as
+// given to its builder; 0 means for ever (or not Blocking).
+func (c Command) Timeout() time.Duration { return c.timeout }
+
+// Args returns the number of arguments after the name's words.
+func (c Command) Args() int {
+	if c.err != nil {
+		return 0
+	}
+	return c.b.nargs
+}
+
+// Keys returns the number of keys the command names.
+func (c Command) Keys() int {
+	if c.err != nil {
+		return 0
+	}
+	return len(c.b.keys)
+}
+
+// KeyPos returns the position of key i among the command's arguments
+// (the name's words first: in GET k, k is at 1), as COMMAND GETKEYS
+// finds it.
+func (c Command) KeyPos(i int) int { return int(c.b.keys[i].pos) }
+
+// Key returns key i, a view of the Builder's memory.
+func (c Command) Key(i int) []byte {
+	k := c.b.keys[i]
+	if c.b.ordered {
+		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
+	}
+	return c.b.raw[k.off : k.off+k.n : k.off+k.n]
+}
+
+// ShardChannels returns the number of shard channels the command names
+// (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE): not keys, but a cluster sends the
+// command to the node serving their slot, as for a key.
+func (c Command) ShardChannels() int {
+	if c.err != nil {
+		return 0
+	}
+	return len(c.b.chans)
+}
+
+// ShardChannel returns shard channel i, a view of the Builder's memory.
+func (c Command) ShardChannel(i int) []byte {
+	k := c.b.chans[i]
+	if c.b.ordered {
+		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
+	}
+	return c.b.raw[k.off : k.off+k.n : k.off+k.n]
+}
+
+// Slot returns the cluster hash slot of the command's keys and shard
+// channels, hash tags honoured: has is false when it names none, cross is
+// true when they hash to more than one slot (slot is then the first's).
+// It reads the keys the builder kept, without parsing the command.
+func (c Command) Slot() (slot uint16, has, cross bool) {
+	if c.err != nil {
+		return 0, false, false
+	}
+	for i := range c.b.keys {
+		s := hashslot.Of(c.Key(i))
+		if !has {
+			slot, has = s, true
+		} else if s != slot {
+			cross = true
+		}
+	}
+	for i := range c.b.chans {
+		s := hashslot.Of(c.ShardChannel(i))
+		if !has {
+			slot, has = s, true
+		} else if s != slot {
+			cross = true
+		}
+	}
+	return slot, has, cross
+}
+
+// AppendKeyPos appends the position of every key to dst.
+func (c Command) AppendKeyPos(dst []int) []int {
+	if c.err != nil {
+		return dst
+	}
+	for _, p := range c.b.keys {
+		dst = append(dst, int(p.pos))
+	}
+	return dst
+}
+
+// String returns the command as text, its arguments quoted, for logs and
+// tests.
+func (c Command) String() string {
+	if err := c.Err(); err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return string(appendText(nil, c.cmd.Bytes()))
+}
+
+// appendText renders an encoded command (an array of bulk strings) as its
+// arguments, quoted where they hold spaces or bytes that are not printable.
+func appendText(dst, b []byte) []byte {
+	v, _, err := resp.Parse(b, resp.Limits{})
+	if err != nil {
+		return append(dst, "(malformed)"...)
+	}
+	for i, e := range v.Elems {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		if plain(e.Str) {
+			dst = append(dst, e.Str...)
+		} else {
+			dst = strconv.AppendQuote(dst, string(e.Str))
+		}
+	}
+	return dst
+}
+
+func plain(p []byte) bool {
+	if len(p) == 0 {
+		return false
+	}
+	for _, c := range p {
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package cmds
+
+const raceEnabled = false

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// durationUnit tells whether an argument is a duration and in which unit
+// the server reads it. COMMAND DOCS gives only "integer" or "double": the
+// unit comes from the argument's name and, for "timeout", from the
+// command (the blocking list and sorted-set commands take seconds as a
+// double, the others milliseconds).
+func durationUnit(c *command, a *argument) (string, bool) {
+	switch a.Type {
+	case "integer", "double", "string":
+	default:
+		return "", false
+	}
+	switch a.Name {
+	case "timeout":
+		if a.Type == "double" {
+			return "DecimalSeconds", true
+		}
+		if a.Type == "integer" {
+			return "Milliseconds", true
+		}
+	case "seconds", "maxage":
+		if a.Type == "integer" {
+			return "Seconds", true
+		}
+	case "milliseconds", "ms", "min-idle-time":
+		if a.Type != "double" {
+			return "Milliseconds", true
+		}
+	}
+	return "", false
+}
+
+// isTimeoutArg reports whether a bounds how long a blocking command
+// waits: the timeout of BLPOP and its kin, WAIT and WAITAOF, and the
+// BLOCK of XREAD and XREADGROUP.
+func isTimeoutArg(c *command, a *argument) bool {
+	if c == nil || !(c.Info.has("blocking") || c.Name == "wait" || c.Name == "waitaof") {
+		return false
+	}
+	switch {
+	case a.Name == "timeout":
+		return true
+	case a.Name == "milliseconds" && a.Token == "BLOCK":
+		return true
+	}
+	return false
+}
+
+func timeoutUnit(c *command) (string, bool) {
+	var unit string
+	var walk func([]*argument)
+	walk = func(args []*argument) {
+		for _, a := range args {
+			if isTimeoutArg(c, a) {
+				unit, _ = durationUnit(c, a)
+			}
+			walk(a.Arguments)
+		}
+	}
+	walk(c.Doc.Arguments)
+	return unit, unit != ""
+}
+
+// replyModel are the commands after which the server replies otherwise on
+// the connection: our own list, from what each command does.
+var replyModel = map[string]bool{
+	"subscribe": true, "psubscribe": true, "ssubscribe": true,
+	"unsubscribe": true, "punsubscribe": true, "sunsubscribe": true,
+	"monitor": true, "reset": true, "quit": true, "hello": true, "select": true,
+	"auth": true, "sync": true, "psync": true, "client|reply": true, "script|debug": true,
+	"replconf": true,
+}
+
+// kinds returns the Kind constants of a command.
+func kinds(c *command) []string {
+	var k []string
+	in := c.Info
+	if in.has("readonly") {
+		k = append(k, "ReadOnly")
+	}
+	if in.has("write") {
+		k = append(k, "Write")
+	}
+	if in.has("blocking") || c.Name == "wait" || c.Name == "waitaof" {
+		k = append(k, "Blocking")
+	}
+	if replyModel[c.Name] {
+		k = append(k, "ReplyModel")
+	}
+	if len(in.KeySpecs) == 0 {
+		k = append(k, "NoKeys")
+	}
+	if in.has("movablekeys") {
+		k = append(k, "MovableKeys")
+	}
+	if in.has("admin") {
+		k = append(k, "Admin")
+	}
+	if in.has("pubsub") {
+		k = append(k, "PubSub")
+	}
+	switch c.Name {
+	case "multi":
+		k = append(k, "TxMulti")
+	case "exec", "discard":
+		k = append(k, "TxEnd")
+	case "watch":
+		k = append(k, "TxWatch")
+	}
+	return k
+}
+
+// leaveOut are the commands not generated, and why.
+var leaveOut = map[string]string{
+	"debug":    "the servers document none of DEBUG's arguments (COMMAND DOCS lists it without any)",
+	"replconf": "internal to replication; the servers document none of its arguments",
+	"sync":     "internal to replication: the connection becomes a replication stream",
+	"psync":    "internal to replication: the connection becomes a replication stream",
+}
+
+// sampleOf is a sample value of a Go type, for the generated tests.
+func sampleOf(typ string, a *argument, i int) string {
+	switch typ {
+	case "string":
+		switch {
+		case a.Type == "key":
+			return fmt.Sprintf("%q", fmt.Sprintf("{k}%s%d", a.Name, i))
+		case a.Name == "id" || strings.HasSuffix(a.Name, "-id") || a.Name == "start" || a.Name == "end" || a.Name == "lastid":
+			return `"0-1"`
+		case a.Name == "cursor":
+			return `"0"`
+		case a.Name == "rule":
+			return `"on"`
+		case a.Name == "command":
+			return `"PING"`
+		case a.Name == "min" || a.Name == "max":
+			return `"1"`
+		case a.Name == "stop":
+			return `"2"`
+		}
+		return fmt.Sprintf("%q", "v"+a.Name)
+	case "int64":
+		return "1"
+	case "float64":
+		return "1.5"
+	case "time.Duration":
+		return "10 * time.Millisecond"
+	case "time.Time":
+		return "sampleTime"
+	case "bool":
+		return "true"
+	}
+	return "0"
+}
+
+// typeFixes correct argument types the servers' docs get wrong: ZINCRBY's
+// increment is documented as an integer but is a double (the server
+// parses it with strtod, and the reply is the new score); the SCAN
+// family's cursor is documented as an integer but is an unsigned 64-bit
+// number (above int64), passed back as the text the server sent
+// (ScanPage.Cursor).
+//
+// The weights of ZINTER, ZINTERSTORE, ZUNION and ZUNIONSTORE are
+// documented as integers but are doubles too.
+var typeFixes = map[string]string{
+	"zincrby/increment": "double",
+	"zinter/weight":     "double", "zinterstore/weight": "double", "zunion/weight": "double", "zunionstore/weight": "double",
+	"scan/cursor": "string", "hscan/cursor": "string", "sscan/cursor": "string", "zscan/cursor": "string",
+}
+
+// fixTypes applies typeFixes to a command's arguments.
+func fixTypes(c *command) {
+	for _, a := range c.Doc.Arguments {
+		if t, ok := typeFixes[c.Name+"/"+a.Name]; ok {
+			a.Type = t
+		}
+	}
+}
+
+// nameFixes rename the method of an optional block whose server name
+// says nothing (HELLO's "arguments" is the protocol version and its
+// options).
+var nameFixes = map[string]string{
+	"hello/arguments": "Protocol",
+}
