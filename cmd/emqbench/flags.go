@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -41,8 +43,11 @@ type config struct {
 	fail      float64 // fraction of jobs whose handler fails its first attempt
 	enqueue   string  // "bulk" (EnqueueBulk) or "batch" (EnqueueBatch)
 
-	// enqueue, claim, worker, e2e: the queue's executor.
+	// enqueue, claim, worker, e2e, gate: the queue's executor.
 	executor emq.ExecutorChoice
+	// module is a module for the private server to load (--loadmodule),
+	// as an absolute path; "" loads none. Only without -url.
+	module string
 }
 
 // usageText is printed by -h; usageError formats the one-line errors.
@@ -97,7 +102,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.rate, "rate", 0, "e2e: jobs/s enqueued by all producers together (0: as fast as they can)")
 	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
 	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
-	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server has the module)")
+	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e, gate: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server has the module)")
+	fs.StringVar(&c.module, "module", "", "the private server loads this module (e.g. module/emq.so, built by make -C module); not with -url")
 	fs.Usage = func() {}
 
 	all := args
@@ -123,6 +129,19 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	var err error
 	if c.executor, err = emq.ParseExecutorChoice(*executor); err != nil {
 		return c, fmt.Errorf("-executor %s: want native, script or auto", cliredact.Quote(*executor))
+	}
+	if c.module != "" {
+		if c.url != "" {
+			return c, errors.New("-module loads a module into the private server: not with -url (start that server with --loadmodule)")
+		}
+		abs, err := filepath.Abs(c.module)
+		if err != nil {
+			return c, fmt.Errorf("-module %s: %v", cliredact.Quote(c.module), err)
+		}
+		if st, err := os.Stat(abs); err != nil || st.IsDir() {
+			return c, fmt.Errorf("-module %s: no such file (build it with make -C module)", cliredact.Quote(c.module))
+		}
+		c.module = abs
 	}
 	if c.duration > 0 && !set["n"] {
 		c.n = math.MaxInt64

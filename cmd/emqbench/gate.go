@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/emq"
 )
@@ -21,6 +22,12 @@ const checkTimeout = 60 * time.Second
 type gate struct {
 	nd     *node
 	prefix string // every gate queue's name starts with it
+	// native: the transitions go through the module's EMQ.* commands
+	// (-executor native, or auto on a server that has them). The checks
+	// then read as PROTOCOL.md's gate does for a native executor: script
+	// loads 0 where the scripted executor loads once, the throughput of
+	// EMQ.ENQUEUE instead of EVALSHA, no reload after SCRIPT FLUSH.
+	native bool
 }
 
 // check is one gate check: its name and its body, which returns the
@@ -52,21 +59,38 @@ type checkResult struct {
 
 // gateReport is what -json prints for the gate.
 type gateReport struct {
-	Gate    string        `json:"gate"`
-	Server  string        `json:"server"`
-	Checks  []checkResult `json:"checks"`
-	Passed  int           `json:"passed"`
-	Total   int           `json:"total"`
-	Cleanup string        `json:"cleanup"`
+	Gate     string        `json:"gate"`
+	Server   string        `json:"server"`
+	Executor string        `json:"executor"` // "script" or "native"
+	Checks   []checkResult `json:"checks"`
+	Passed   int           `json:"passed"`
+	Total    int           `json:"total"`
+	Cleanup  string        `json:"cleanup"`
 }
 
 // runGate runs every check, printing one record line per check as it
 // ends, then "PASS n/8". It returns exitFailed when any check failed.
 func runGate(ctx context.Context, nd *node, cfg config, stdout, stderr io.Writer) int {
 	g := &gate{nd: nd, prefix: "emqbench-gate-" + nd.runID}
-	rep := gateReport{Gate: emq.Version, Server: nd.desc, Total: len(checks)}
+	rep := gateReport{Gate: emq.Version, Server: nd.desc, Total: len(checks), Executor: "script"}
+	switch cfg.executor {
+	case emq.ExecutorNative:
+		g.native = true
+	case emq.ExecutorAuto:
+		if !nd.cluster {
+			has, err := emq.HasNative(ctx, nd.conns[0])
+			g.native = err == nil && has
+		}
+	}
+	if g.native {
+		rep.Executor = "native"
+		if missing, err := emq.NativeMissing(ctx, nd.conns[0]); err != nil || len(missing) > 0 {
+			fail(stderr, "gate: -executor native, but the server lacks %v (%v): load the module (-module module/emq.so)", missing, err)
+			return exitUsage
+		}
+	}
 	if !cfg.json {
-		fmt.Fprintf(stdout, "emqbench gate: %s against %s\n", emq.Version, nd.desc)
+		fmt.Fprintf(stdout, "emqbench gate: %s against %s, %s executor\n", emq.Version, nd.desc, rep.Executor)
 	}
 	for i, c := range checks {
 		res := checkResult{Num: i + 1, Name: c.name}
@@ -120,10 +144,23 @@ func joinDetail(detail, why string) string {
 }
 
 // queue opens the gate queue of check n, with an executor of its own.
-func (g *gate) queue(ctx context.Context, n int) (*emq.Queue, *dispatch.Scripted, error) {
-	x := dispatch.NewScripted(g.nd.conns[0])
+func (g *gate) queue(ctx context.Context, n int) (*emq.Queue, loadCounter, error) {
+	x, loads := g.executor(g.nd.conns[0])
 	q, err := emq.Open(ctx, g.nd.conns[0], g.prefix+"-"+strconv.Itoa(n), emq.WithExecutor(x))
-	return q, x, err
+	return q, loads, err
+}
+
+// loadCounter reports the SCRIPT LOADs an executor has sent.
+type loadCounter func() uint64
+
+// executor returns the gate's executor over s, and its load counter (0
+// for ever on the native executor: it has no script to load).
+func (g *gate) executor(s conn.Sender) (dispatch.Executor, loadCounter) {
+	if g.native {
+		return dispatch.NewNative(s), func() uint64 { return 0 }
+	}
+	x := dispatch.NewScripted(s)
+	return x, func() uint64 { return x.Stats().Loads }
 }
 
 // cleanup removes every gate queue and the gate's scratch key.

@@ -131,8 +131,13 @@ func getKey(ctx context.Context, s conn.Sender, key string) (string, bool, error
 
 // 3. script_loads = 1: after SCRIPT FLUSH, 64 concurrent callers and a
 // 1,000-command pipeline start cold; the executor sends exactly one SCRIPT
-// LOAD and the server counts exactly one.
+// LOAD and the server counts exactly one. On the native executor the
+// record is script_loads = 0: the same cold start sends no SCRIPT LOAD and
+// no EVALSHA, and the server counts one EMQ.ENQUEUE per job.
 func (g *gate) scriptLoads(ctx context.Context) (string, error) {
+	if g.native {
+		return g.scriptLoadsNative(ctx)
+	}
 	const callers, pipelined = 64, 1000
 	// Every caller's EVALSHA and the pipeline are held at a barrier and
 	// written together, so all of them certainly meet the empty cache.
@@ -181,6 +186,57 @@ func (g *gate) scriptLoads(ctx context.Context) (string, error) {
 	return detail, nil
 }
 
+// scriptLoadsNative is check 3 on the native executor.
+func (g *gate) scriptLoadsNative(ctx context.Context) (string, error) {
+	const callers, pipelined = 64, 1000
+	cold := newColdStart(g.nd.conns[0], callers+1, 5*time.Second)
+	x, _ := g.executor(cold)
+	q, err := emq.Open(ctx, g.nd.conns[0], g.prefix+"-3", emq.WithExecutor(x))
+	if err != nil {
+		return "", err
+	}
+	if err := flushAndReset(ctx, g.nd.conns[0]); err != nil {
+		return "", err
+	}
+	p := payload(16)
+	batch := make([][]byte, pipelined)
+	for i := range batch {
+		batch[i] = p
+	}
+	errs := make(chan error, callers+1)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs <- enqueueAll(ctx, q, batch) })
+	for range callers {
+		wg.Go(func() {
+			_, err := q.Enqueue(ctx, p)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return "", err
+		}
+	}
+	counts := map[string]int64{}
+	for _, name := range []string{"script|load", "evalsha", "emq.enqueue", "emq.enqueue_batch"} {
+		if counts[name], err = g.nd.commandCallsAll(ctx, name); err != nil {
+			return "", err
+		}
+	}
+	native := counts["emq.enqueue"] + counts["emq.enqueue_batch"]
+	detail := fmt.Sprintf("script_loads = 0 (native executor; server cmdstat_script|load %d, cmdstat_evalsha %d, EMQ.ENQUEUE/EMQ.ENQUEUE_BATCH %d); %d callers + a %s-command pipeline sent cold as one submission (%d of %d callers held together), all enqueued",
+		counts["script|load"], counts["evalsha"], native, callers, group(pipelined), cold.together(), callers+1)
+	switch {
+	case counts["script|load"] != 0 || counts["evalsha"] != 0:
+		return detail, errors.New("the native executor sent a script")
+	case native == 0:
+		return detail, errors.New("no EMQ.* command reached the server")
+	}
+	return detail, nil
+}
+
 // flushAndReset empties the script cache and resets INFO statistics.
 func flushAndReset(ctx context.Context, s conn.Sender) error {
 	if _, err := s.Do(ctx, "SCRIPT", "FLUSH"); err != nil {
@@ -197,14 +253,18 @@ func (g *gate) throughput(ctx context.Context) (string, error) {
 		size: 16, n: 20_000, queue: g.prefix + "-4", queueSet: true, keep: true,
 		executor: emq.ExecutorScript, // the gate measures EVALSHA
 	}
+	how := "EVALSHA"
+	if g.native {
+		cfg.executor, how = emq.ExecutorNative, "EMQ.ENQUEUE"
+	}
 	wl, err := enqueueWorkload(ctx, g.nd, cfg)
 	if err != nil {
 		return "", err
 	}
 	m := measure(ctx, cfg, wl, nil)
 	h := m.lat.merged()
-	detail := fmt.Sprintf("%s ops/s (%s enqueues by EVALSHA, depth 100, %d goroutines; batch p50 %s)",
-		group(int64(float64(m.ops)/m.elapsed.Seconds())), group(m.ops), cfg.goroutines,
+	detail := fmt.Sprintf("%s ops/s (%s enqueues by %s, depth 100, %d goroutines; batch p50 %s)",
+		group(int64(float64(m.ops)/m.elapsed.Seconds())), group(m.ops), how, cfg.goroutines,
 		fmtUS(float64(h.ValueAtQuantile(50))/1e3))
 	if m.err != nil {
 		return detail, m.err
@@ -276,7 +336,7 @@ func (g *gate) staleToken(ctx context.Context) (string, error) {
 // 7. SCRIPT FLUSH in the middle of a pipelined run: every command
 // succeeds, and each script is loaded again exactly once.
 func (g *gate) flushReload(ctx context.Context) (string, error) {
-	q, x, err := g.queue(ctx, 7)
+	q, xloads, err := g.queue(ctx, 7)
 	if err != nil {
 		return "", err
 	}
@@ -308,7 +368,7 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer flusher.Close()
-	exec0, routed0 := x.Stats().Loads, g.nd.routedLoads()
+	exec0, routed0 := xloads(), g.nd.routedLoads()
 	loads0 := exec0 + routed0
 	var done atomic.Int64
 	flushed := make(chan error, 1)
@@ -342,14 +402,23 @@ func (g *gate) flushReload(ctx context.Context) (string, error) {
 	if err := <-flushed; err != nil {
 		return "", fmt.Errorf("SCRIPT FLUSH: %w", err)
 	}
-	loads := x.Stats().Loads + g.nd.routedLoads() - loads0
+	loads := xloads() + g.nd.routedLoads() - loads0
 	server, err := g.nd.commandCallsAll(ctx, "script|load")
 	if err != nil {
 		return "", err
 	}
 	cmds := 2*rounds*depth + 2*rounds*2
+	if g.native {
+		// Nothing to reload: the module's commands outlive SCRIPT FLUSH.
+		detail := fmt.Sprintf("SCRIPT FLUSH after %d of %d batches; %s commands all succeeded; reloads 0 (native executor; server cmdstat_script|load %d)",
+			flushAt, workers*rounds, group(int64(cmds)), server)
+		if loads != 0 || server != 0 {
+			return detail, errors.New("the native executor loaded a script")
+		}
+		return detail, nil
+	}
 	detail := fmt.Sprintf("SCRIPT FLUSH after %d of %d batches; %s commands all succeeded; reloads %d for 3 scripts (enqueue, claim_batch, complete_batch; %s; server cmdstat_script|load %d)",
-		flushAt, workers*rounds, group(int64(cmds)), loads, g.nd.loadsBy(x.Stats().Loads-exec0, g.nd.routedLoads()-routed0), server)
+		flushAt, workers*rounds, group(int64(cmds)), loads, g.nd.loadsBy(xloads()-exec0, g.nd.routedLoads()-routed0), server)
 	if loads != 3 || server != 3 {
 		return detail, errors.New("want one reload per script")
 	}

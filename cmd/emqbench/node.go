@@ -40,7 +40,7 @@ func openNode(ctx context.Context, cfg config) (*node, error) {
 		}
 		nd.opts = o
 	} else {
-		s, err := startServer(ctx)
+		s, err := startServer(ctx, cfg.module)
 		if err != nil {
 			return nil, fmt.Errorf("cannot start a local node: %v", err)
 		}

@@ -28,6 +28,7 @@ type localServer struct {
 	version string // from "bin --version"
 	addr    string // 127.0.0.1:port
 	dir     string // temporary working directory, removed by stop
+	module  string // loaded with --loadmodule when not ""
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
@@ -57,14 +58,15 @@ func findServer() (string, error) {
 	return bin, nil
 }
 
-// startServer starts a private server and waits until it answers PING.
-// On error nothing is left running and the temporary directory is gone.
-func startServer(ctx context.Context) (*localServer, error) {
+// startServer starts a private server, loading module when it is not "",
+// and waits until it answers PING. On error nothing is left running and
+// the temporary directory is gone.
+func startServer(ctx context.Context, module string) (*localServer, error) {
 	bin, err := findServer()
 	if err != nil {
 		return nil, err
 	}
-	s := &localServer{bin: bin, name: serverbin.Kind(bin)}
+	s := &localServer{bin: bin, name: serverbin.Kind(bin), module: module}
 	if s.version, err = serverbin.Version(bin); err != nil {
 		return nil, err
 	}
@@ -101,6 +103,9 @@ func (s *localServer) launch(ctx context.Context) error {
 		"--save", "", "--appendonly", "no",
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--dir", s.dir, "--daemonize", "no", "--protected-mode", "no")
+	if s.module != "" {
+		s.cmd.Args = append(s.cmd.Args, "--loadmodule", s.module)
+	}
 	s.cmd.Dir = s.dir
 	s.cmd.Stdout, s.cmd.Stderr = s.logf, s.logf
 	s.cmd.SysProcAttr = sysProcAttr()
