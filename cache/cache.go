@@ -102,9 +102,14 @@ type session struct {
 // live reports whether the session is still tracked: neither connection
 // has failed. It costs two or three non-blocking channel receives.
 func (s *session) live() bool {
+	// One case per select: each compiles to a lock-free non-blocking
+	// receive, where a select of several cases would lock the channels.
 	select {
 	case <-s.c.Done():
 		return false
+	default:
+	}
+	select {
 	case <-s.dead:
 		return false
 	default:
