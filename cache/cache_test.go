@@ -133,6 +133,51 @@ func TestInFlightRace(t *testing.T) {
 	})
 }
 
+// Two reads of one key in flight at once: the second reply replaces the
+// first, and the key stays tracked, so a later write still invalidates it.
+func TestConcurrentMissesStayTracked(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		srv.Flush(t)
+		r := newRelay(t, srv.Addr)
+		o := opts(proto)
+		o.Addr = srv.Addr
+		o.Dialer = firstThrough(r.addr())
+		o.MinBackoff = time.Hour
+		c := newCache(t, o)
+		must(t, srv, "SET", "k", "v1")
+		r.hold()
+		got := make(chan string, 2)
+		for range 2 {
+			go func() {
+				v, _, err := c.Get(testCtx(t), "k", time.Hour)
+				if err != nil {
+					got <- err.Error()
+					return
+				}
+				got <- string(v)
+			}()
+		}
+		waitFor(t, "both reads' replies at the relay", func() bool {
+			return strings.Count(r.heldBytes(), "v1\r\n:-1\r\n") == 2
+		})
+		r.release()
+		for range 2 {
+			if v := <-got; v != "v1" {
+				t.Fatalf("read %q, want v1", v)
+			}
+		}
+		if s := c.Stats(); s.Entries != 1 {
+			t.Fatalf("%+v: want one entry", s)
+		}
+		must(t, srv, "SET", "k", "v2")
+		if err := c.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		wantGet(t, c, "k", "v2")
+	})
+}
+
 // FLUSHALL and FLUSHDB send an invalidation of every key.
 func TestFlush(t *testing.T) {
 	protocols(t, func(t *testing.T, proto int) {

@@ -156,7 +156,9 @@ func (st *store) end(sh *shard, ks *keyState, gen, epoch uint64, sess *session, 
 	size := int64(len(id)) + valueSize(val) + entryOverhead
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	ks.pending--
+	// The read's pending mark is held until the end, so that removing a
+	// reply it replaces does not drop ks from the shard's keys while the
+	// new reply joins it.
 	stored := false
 	switch {
 	case !keep:
@@ -178,6 +180,7 @@ func (st *store) end(sh *shard, ks *keyState, gen, epoch uint64, sess *session, 
 		}
 		stored = true
 	}
+	ks.pending--
 	if ks.pending == 0 && len(ks.entries) == 0 && sh.keys[ks.key] == ks {
 		delete(sh.keys, ks.key)
 	}
