@@ -230,11 +230,13 @@ func (cw *cacheRun) write(ctx context.Context, w int) {
 func (cw *cacheRun) chaos(ctx context.Context) {
 	t := time.NewTicker(cw.cfg.chaos)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		v, err := cw.c.Do(ctx, "CLIENT", "ID")
 		if err != nil {
