@@ -10,6 +10,7 @@ import (
 	"github.com/echomq/echomq-go/cache"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -327,8 +328,17 @@ func TestServerEviction(t *testing.T) {
 			wantGet(t, c, "k"+strconv.Itoa(i), val)
 		}
 		// Fill well past maxmemory: the server evicts.
-		for i := range 20000 {
-			if _, err := s.Do("SET", "fill"+strconv.Itoa(i), val); err != nil {
+		fill, err := conn.Dial(testCtx(t), conn.Options{Addr: s.Addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fill.Close()
+		for i := 0; i < 20000; i += 500 {
+			var b pipeline.Batch
+			for j := i; j < i+500; j++ {
+				b.Add("SET", "fill"+strconv.Itoa(j), val)
+			}
+			if err := b.Exec(testCtx(t), fill); err != nil {
 				t.Fatal(err)
 			}
 		}
