@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -565,4 +566,39 @@ func TestCloseAndOptions(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrOptions", o, err)
 		}
 	}
+}
+
+// Close stops every goroutine the Cache started, under both protocols.
+func TestCloseStopsGoroutines(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		before := runtime.NumGoroutine()
+		c := newCache(t, opts(proto))
+		must(t, srv, "SET", "k", "v")
+		wantGet(t, c, "k", "v")
+		if runtime.NumGoroutine() <= before {
+			t.Fatalf("no goroutine started?")
+		}
+		c.Close()
+		waitFor(t, "the goroutines to stop", func() bool { return runtime.NumGoroutine() <= before })
+	})
+}
+
+// Commands that would switch tracking off or change it under the Cache
+// are refused before sending.
+func TestTrackingCommandsRefused(t *testing.T) {
+	c := newCache(t, opts(3))
+	for _, args := range [][]string{{"CLIENT", "TRACKING", "OFF"}, {"client", "caching", "no"}} {
+		_, err := c.Do(testCtx(t), args...)
+		if !errors.Is(err, cache.ErrRefused) {
+			t.Errorf("%v: %v, want ErrRefused", args, err)
+		}
+	}
+	must(t, srv, "SET", "k", "v1")
+	wantGet(t, c, "k", "v1")
+	must(t, srv, "SET", "k", "v2")
+	if err := c.Sync(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	wantGet(t, c, "k", "v2") // still tracked
 }

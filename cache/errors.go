@@ -42,3 +42,8 @@ var ErrTTL = errors.New("cache: TTL must be positive")
 
 // ErrOptions is matched by the error of New given options it cannot use.
 var ErrOptions = errors.New("cache: invalid options")
+
+// ErrRefused is matched by the error of a command DoFunc will not send on
+// the tracked connection: CLIENT TRACKING and CLIENT CACHING, which would
+// change what the server tells the Cache. Nothing was sent.
+var ErrRefused = errors.New("cache: command refused on the tracked connection")

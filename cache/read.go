@@ -1,8 +1,11 @@
 package cache
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -251,6 +254,9 @@ func (c *Cache) load(ctx context.Context, s *session, sh *shard, name, key strin
 // (read your writes). fn, when not nil, gets the reply, valid only during
 // fn. A server error reply is returned as a *resp.ServerError.
 func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	if changesTracking(cmd.Bytes()) {
+		return fmt.Errorf("%w: CLIENT TRACKING and CLIENT CACHING belong to the Cache", ErrRefused)
+	}
 	s, err := c.session()
 	if err != nil {
 		return err
@@ -297,6 +303,35 @@ func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 		return err
 	}
 	return c.Sync(ctx)
+}
+
+// changesTracking reports whether an encoded command is CLIENT TRACKING
+// or CLIENT CACHING.
+func changesTracking(b []byte) bool {
+	args := splitArgs(b, 2)
+	return len(args) == 2 && strings.EqualFold(args[0], "CLIENT") &&
+		(strings.EqualFold(args[1], "TRACKING") || strings.EqualFold(args[1], "CACHING"))
+}
+
+// splitArgs returns the first n bulk-string arguments of an encoded
+// command (a RESP array of bulk strings, as resp.Cmd holds).
+func splitArgs(b []byte, n int) []string {
+	var out []string
+	i := bytes.IndexByte(b, '\n') + 1 // past "*N\r\n"
+	for len(out) < n && i > 0 && i < len(b) && b[i] == '$' {
+		j := bytes.IndexByte(b[i:], '\r')
+		if j < 0 {
+			break
+		}
+		l, err := strconv.Atoi(string(b[i+1 : i+j]))
+		start := i + j + 2
+		if err != nil || l < 0 || start+l > len(b) {
+			break
+		}
+		out = append(out, string(b[start:start+l]))
+		i = start + l + 2
+	}
+	return out
 }
 
 // Do is DoFunc with the command given as strings, returning a reply that
