@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -65,6 +66,14 @@ type Options struct {
 	// but not kept. Default 1 MiB, and at most what one shard holds
 	// (MaxBytes divided by the shard count).
 	MaxEntryBytes int64
+	// HealthInterval is how often an idle Cache checks that its tracked
+	// connections still answer (a PING on the connection that carries
+	// the invalidations); one that does not answer within HealthTimeout
+	// is treated as lost, so that a silent network fault, which sends
+	// neither invalidations nor an error, cannot keep stale entries
+	// served for long. Defaults 1 s and 3 s; a negative HealthInterval
+	// disables the check.
+	HealthInterval, HealthTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the redial backoff after a fault,
 	// which doubles after each failed attempt, with full jitter.
 	// Defaults 50 ms and 5 s.
@@ -166,6 +175,12 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 		opts.MaxEntryBytes = 1 << 20
 	}
 	opts.MaxEntryBytes = min(opts.MaxEntryBytes, perShard)
+	if opts.HealthInterval == 0 {
+		opts.HealthInterval = time.Second
+	}
+	if opts.HealthTimeout <= 0 {
+		opts.HealthTimeout = 3 * time.Second
+	}
 	if opts.MinBackoff <= 0 {
 		opts.MinBackoff = 50 * time.Millisecond
 	}
@@ -255,6 +270,12 @@ func (c *Cache) applyInvalidation(keys []resp.Value, all bool) {
 // redials, until Close.
 func (c *Cache) supervise(s *session) {
 	defer c.wg.Done()
+	var health <-chan time.Time
+	if c.opts.HealthInterval > 0 {
+		t := time.NewTicker(c.opts.HealthInterval)
+		defer t.Stop()
+		health = t.C
+	}
 	for {
 		var cause error
 		select {
@@ -265,6 +286,12 @@ func (c *Cache) supervise(s *session) {
 			cause = s.c.Err()
 		case <-s.linkDone():
 			cause = errLinkBroken
+		case <-health:
+			if err := c.check(s); err != nil {
+				cause = err
+				break
+			}
+			continue
 		}
 		// Dead first, then empty: a reply that raced the loss finds one
 		// or the other (store.end checks both under its shard lock).
@@ -279,6 +306,26 @@ func (c *Cache) supervise(s *session) {
 			return
 		}
 	}
+}
+
+// errUnhealthy is the cause when the health check goes unanswered.
+var errUnhealthy = errors.New("cache: health check unanswered")
+
+// check PINGs the connection that carries s's invalidations, bounded by
+// HealthTimeout.
+func (c *Cache) check(s *session) error {
+	ctx, cancel := context.WithTimeout(c.life, c.opts.HealthTimeout)
+	defer cancel()
+	var err error
+	if s.l != nil {
+		err = s.l.sync(ctx)
+	} else {
+		err = s.c.DoFunc(ctx, resp.Command(nil, "PING"), nil)
+	}
+	if err != nil && c.life.Err() == nil {
+		return fmt.Errorf("%w: %w", errUnhealthy, err)
+	}
+	return nil
 }
 
 // redial dials until it succeeds (then publishes the session) or the

@@ -87,6 +87,7 @@ func TestInFlightRace(t *testing.T) {
 		o.Addr = srv.Addr
 		o.Dialer = firstThrough(r.addr())
 		o.MinBackoff = time.Hour // a redial would bypass the relay
+		o.HealthInterval = -1    // no PING while the relay holds
 		c := newCache(t, o)
 		must(t, srv, "SET", "k", "v1")
 
@@ -146,6 +147,7 @@ func TestConcurrentMissesStayTracked(t *testing.T) {
 		o.Addr = srv.Addr
 		o.Dialer = firstThrough(r.addr())
 		o.MinBackoff = time.Hour
+		o.HealthInterval = -1
 		c := newCache(t, o)
 		must(t, srv, "SET", "k", "v1")
 		r.hold()
@@ -601,4 +603,30 @@ func TestTrackingCommandsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantGet(t, c, "k", "v2") // still tracked
+}
+
+// A silent fault (the connection that carries the invalidations stops
+// delivering, with no error) is caught by the health check: the cache is
+// emptied and the Cache redials, so a write made meanwhile is seen.
+func TestHealthCheckCatchesSilence(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		srv.Flush(t)
+		r := newRelay(t, srv.Addr)
+		o := opts(proto)
+		o.Addr = srv.Addr
+		// The connection that carries invalidations: the reading one
+		// under RESP3, the second (redirect) one under RESP2.
+		o.Dialer = nthThrough(r.addr(), map[int]int{3: 1, 2: 2}[proto])
+		o.HealthInterval = 10 * time.Millisecond
+		o.HealthTimeout = 100 * time.Millisecond
+		c := newCache(t, o)
+		must(t, srv, "SET", "k", "v1")
+		wantGet(t, c, "k", "v1")
+		wantGet(t, c, "k", "v1")
+		r.hold() // silence: nothing more arrives, nothing fails
+		must(t, srv, "SET", "k", "v2")
+		waitFor(t, "the health check to give up", func() bool { return c.Stats().Reconnects == 1 })
+		wantGet(t, c, "k", "v2")
+	})
 }

@@ -218,12 +218,18 @@ func (r *relay) close() {
 // Cache's reading connection) to addr and every later one (the RESP2
 // invalidation connection, redials) straight to the server.
 func firstThrough(addr string) func(ctx context.Context, network, a string) (net.Conn, error) {
+	return nthThrough(addr, 1)
+}
+
+// nthThrough returns a Dialer that sends the nth connection (from 1) to
+// addr and every other one straight to the server.
+func nthThrough(addr string, nth int) func(ctx context.Context, network, a string) (net.Conn, error) {
 	var mu sync.Mutex
-	first := true
+	n := 0
 	return func(ctx context.Context, network, a string) (net.Conn, error) {
 		mu.Lock()
-		if first {
-			first, a = false, addr
+		if n++; n == nth {
+			a = addr
 		}
 		mu.Unlock()
 		var d net.Dialer
