@@ -195,8 +195,9 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 	}
 	c.cur.Store(s)
 	c.life, c.cancel = context.WithCancel(context.Background())
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.supervise(s)
+	go c.clock()
 	return c, nil
 }
 
@@ -304,6 +305,21 @@ func (c *Cache) supervise(s *session) {
 		s.close()
 		if s = c.redial(); s == nil {
 			return
+		}
+	}
+}
+
+// clock moves the store's coarse clock until Close.
+func (c *Cache) clock() {
+	defer c.wg.Done()
+	t := time.NewTicker(coarseTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.life.Done():
+			return
+		case <-t.C:
+			c.st.coarse.Store(nowNano())
 		}
 	}
 }

@@ -22,12 +22,16 @@
 // key's name, so its creation invalidates it. Server error replies are
 // never kept.
 //
-// A reply is kept for at most the TTL the call gives, and never past the
+// A reply is kept for about the TTL the call gives, and never past the
 // key's own expiry: every read from the server is sent as <command>
-// followed by PTTL <key> in the same write, and the entry expires at
-// min(send time + TTL, send time + PTTL). (PTTL runs after the command;
-// a change to the key in between is itself an invalidation, and the
-// reply is then not kept.)
+// followed by PTTL <key> in the same write, and the entry is not served
+// once send time + PTTL has passed on the real clock. (PTTL runs after
+// the command; a change to the key in between is itself an
+// invalidation, and the reply is then not kept.) The caller's TTL is a
+// freshness budget, not what keeps the cache true (the server's
+// invalidations do), so it is checked against a clock the Cache moves
+// every 5 ms: a hit then costs an atomic load instead of a clock read,
+// and an entry may outlive its TTL by a few milliseconds.
 //
 // # Never stale: the argument
 //

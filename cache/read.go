@@ -17,9 +17,9 @@ import (
 // GetInto is GET key through the cache: the value is appended to dst
 // (which is returned, grown when needed), with found false when the key
 // does not exist. A value served from memory costs no allocation when
-// dst has room. A value read from the server is kept for at most ttl,
-// and never past the key's own expiry on the server (PTTL, read in the
-// same round trip).
+// dst has room. A value read from the server is kept for about ttl
+// (see the package documentation), and never past the key's own expiry
+// on the server (PTTL, read in the same round trip).
 func (c *Cache) GetInto(ctx context.Context, dst []byte, key string, ttl time.Duration) ([]byte, bool, error) {
 	if ttl <= 0 {
 		return dst, false, ErrTTL
@@ -65,7 +65,7 @@ func appendGetID(dst []byte, key string) []byte {
 // DoCached runs a cacheable read command (args: its name, its key, the
 // other arguments: "HGET", key, field) through the cache: fn gets the
 // reply from memory when it is there, else from the server, which is then
-// kept for at most ttl and never past the key's expiry. The reply is
+// kept for about ttl and never past the key's expiry. The reply is
 // valid only during fn and must not be modified. A server error reply is
 // returned as a *resp.ServerError (fn is not called) and is not kept. A
 // command that cannot be cached (see the package documentation) gets a
@@ -170,14 +170,14 @@ func (l *loader) Done(err error) {
 		l.err = err
 	}
 	keep := l.keep && l.err == nil && !l.val.IsError() && l.pttl != pttlUnknown
-	expire := l.sent + int64(l.ttl)
+	ttlEnd, hardEnd := l.sent+int64(l.ttl), int64(0)
 	if l.pttl >= 0 {
-		expire = min(expire, l.sent+l.pttl*int64(time.Millisecond))
+		hardEnd = l.sent + l.pttl*int64(time.Millisecond)
+		if hardEnd <= nowNano() {
+			keep = false
+		}
 	}
-	if expire <= nowNano() {
-		keep = false
-	}
-	l.c.st.end(l.sh, l.ks, l.gen, l.epoch, l.s, keep, l.id, l.val, expire)
+	l.c.st.end(l.sh, l.ks, l.gen, l.epoch, l.s, keep, l.id, l.val, ttlEnd, hardEnd)
 	if l.state.CompareAndSwap(waiting, finished) {
 		l.done <- struct{}{}
 		return
@@ -227,7 +227,7 @@ func (c *Cache) load(ctx context.Context, s *session, sh *shard, name, key strin
 		err = s.c.Send(ctx, w, l)
 	}
 	if err != nil {
-		c.st.end(sh, l.ks, l.gen, l.epoch, s, false, "", resp.Value{}, 0)
+		c.st.end(sh, l.ks, l.gen, l.epoch, s, false, "", resp.Value{}, 0, 0)
 		l.recycle()
 		return nil, err
 	}

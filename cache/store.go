@@ -43,7 +43,8 @@ type entry struct {
 	id      string // lookup key: command name and arguments (lookupKey)
 	ks      *keyState
 	val     resp.Value // owned; never modified once stored
-	expire  int64      // nowNano after which it is not served
+	ttlEnd  int64      // the caller's TTL ends (checked on the coarse clock)
+	hardEnd int64      // the key expires on the server (nowNano; 0: never)
 	epoch   uint64     // the store's epoch when it was read
 	size    int64
 	visited atomic.Bool
@@ -89,7 +90,17 @@ type store struct {
 	maxEntry int64
 	flushes  atomic.Uint64
 	keysInv  atomic.Uint64 // keys named by invalidation messages
+	// coarse is nowNano, refreshed every coarseTick by the Cache's
+	// clock goroutine: the caller's TTL is a freshness budget, not a
+	// correctness bound (the server invalidates what changes), so it is
+	// checked against this clock, which costs a hit one atomic load
+	// instead of a clock read. A key's expiry on the server is checked
+	// against the real clock.
+	coarse atomic.Int64
 }
+
+// coarseTick is how often the coarse clock moves.
+const coarseTick = 5 * time.Millisecond
 
 func newStore(maxBytes, maxEntry int64, nshards int) *store {
 	n := 1
@@ -97,6 +108,7 @@ func newStore(maxBytes, maxEntry int64, nshards int) *store {
 		n <<= 1
 	}
 	st := &store{shards: make([]shard, n), mask: uint64(n - 1), seed: maphash.MakeSeed(), maxEntry: maxEntry}
+	st.coarse.Store(nowNano())
 	per := max(maxBytes/int64(n), 1)
 	for i := range st.shards {
 		sh := &st.shards[i]
@@ -117,7 +129,8 @@ func (st *store) shardOf(key string) *shard {
 func (st *store) lookup(sh *shard, id []byte, sess *session) *entry {
 	sh.mu.RLock()
 	e := sh.entries[string(id)]
-	if e != nil && (e.epoch != st.epoch.Load() || nowNano() >= e.expire || !sess.live()) {
+	if e != nil && (e.epoch != st.epoch.Load() || st.coarse.Load() >= e.ttlEnd ||
+		e.hardEnd != 0 && nowNano() >= e.hardEnd || !sess.live()) {
 		e = nil
 	}
 	if e != nil && !e.visited.Load() {
@@ -150,9 +163,10 @@ func (st *store) begin(sh *shard, key string) (ks *keyState, gen, epoch uint64) 
 
 // end finishes a read begun with begin. When keep is set and nothing
 // invalidated the key (nor flushed the store, nor lost the session) since
-// begin, the reply val is stored under id until expire; otherwise it is
+// begin, the reply val is stored under id until ttlEnd (the caller's
+// TTL) or hardEnd (the key's expiry on the server; 0: none); otherwise it is
 // discarded. It reports whether the reply was stored.
-func (st *store) end(sh *shard, ks *keyState, gen, epoch uint64, sess *session, keep bool, id string, val resp.Value, expire int64) bool {
+func (st *store) end(sh *shard, ks *keyState, gen, epoch uint64, sess *session, keep bool, id string, val resp.Value, ttlEnd, hardEnd int64) bool {
 	size := int64(len(id)) + valueSize(val) + entryOverhead
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -170,7 +184,7 @@ func (st *store) end(sh *shard, ks *keyState, gen, epoch uint64, sess *session, 
 		if old := sh.entries[id]; old != nil {
 			sh.remove(old)
 		}
-		e := &entry{id: id, ks: ks, val: val, expire: expire, epoch: epoch, size: size}
+		e := &entry{id: id, ks: ks, val: val, ttlEnd: ttlEnd, hardEnd: hardEnd, epoch: epoch, size: size}
 		sh.entries[id] = e
 		ks.entries = append(ks.entries, e)
 		sh.pushHead(e)
