@@ -634,3 +634,35 @@ func TestHealthCheckCatchesSilence(t *testing.T) {
 		wantGet(t, c, "k", "v2")
 	})
 }
+
+// MGet reads each key through the cache, the misses together.
+func TestMGet(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		c := newCache(t, opts(proto))
+		must(t, srv, "SET", "a", "1")
+		must(t, srv, "SET", "c", "3")
+		wantGet(t, c, "a", "1")
+		got, err := c.MGet(testCtx(t), time.Hour, "a", "b", "c", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 4 || string(got[0]) != "1" || got[1] != nil || string(got[2]) != "3" || string(got[3]) != "1" {
+			t.Fatalf("MGet = %q", got)
+		}
+		if s := c.Stats(); s.Hits != 2 || s.Misses != 3 || s.Entries != 3 {
+			t.Fatalf("%+v: want a hit twice, b and c read once", s)
+		}
+		must(t, srv, "SET", "b", "2")
+		if err := c.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		got, err = c.MGet(testCtx(t), time.Hour, "a", "b", "c")
+		if err != nil || string(got[1]) != "2" {
+			t.Fatalf("MGet after SET b = %q, %v", got, err)
+		}
+		must(t, srv, "HSET", "h", "f", "v")
+		if _, err := c.MGet(testCtx(t), time.Hour, "a", "h"); err == nil {
+			t.Fatalf("MGet of a hash: no error")
+		}
+	})
+}

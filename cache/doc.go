@@ -6,6 +6,7 @@
 //	defer c.Close()
 //	v, found, err := c.GetInto(ctx, buf[:0], "user:42", time.Minute)   // GET, from memory when it can
 //	err = c.DoCached(ctx, time.Minute, fn, "HGET", "user:42", "name") // any cacheable read
+//	vals, err := c.MGet(ctx, time.Minute, "a", "b", "c")               // per key; the misses pipelined
 //	_, err = c.Do(ctx, "SET", "user:42", "…")                          // a write: read your writes
 //
 // # What is cached

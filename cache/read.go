@@ -203,6 +203,15 @@ func (l *loader) release() { l.recycle() }
 // invalidated its key meanwhile. args is nil for GET key. On success the
 // caller owns the loader (its val) until release.
 func (c *Cache) load(ctx context.Context, s *session, sh *shard, name, key string, id []byte, ttl time.Duration, args []string) (*loader, error) {
+	l, err := c.start(ctx, s, sh, name, key, id, ttl, args)
+	if err != nil {
+		return nil, err
+	}
+	return l.wait(ctx)
+}
+
+// start sends a read from the server (see load) without waiting for it.
+func (c *Cache) start(ctx context.Context, s *session, sh *shard, name, key string, id []byte, ttl time.Duration, args []string) (*loader, error) {
 	l := loaderPool.Get().(*loader)
 	l.state.Store(waiting)
 	l.c, l.s, l.sh, l.ttl = c, s, sh, ttl
@@ -231,6 +240,12 @@ func (c *Cache) load(ctx context.Context, s *session, sh *shard, name, key strin
 		l.recycle()
 		return nil, err
 	}
+	return l, nil
+}
+
+// wait waits for a read begun with start. On success the caller owns the
+// loader until release; on ctx's end it is abandoned to the reader.
+func (l *loader) wait(ctx context.Context) (*loader, error) {
 	select {
 	case <-l.done:
 	case <-ctx.Done():
@@ -374,3 +389,66 @@ func (h *firstReply) Reply(i int, v resp.Value) {
 }
 func (h *firstReply) Done(err error) { h.err = err; h.done <- struct{}{} }
 func (h *firstReply) Waits() bool    { return false }
+
+// MGet is GET of each key through the cache (a per-key MGET): values[i]
+// is the value of keys[i], nil when the key does not exist. The keys not
+// in memory are read from the server together, pipelined, each kept as
+// GetInto keeps it. The values are copies the caller owns.
+func (c *Cache) MGet(ctx context.Context, ttl time.Duration, keys ...string) ([][]byte, error) {
+	if ttl <= 0 {
+		return nil, ErrTTL
+	}
+	s, err := c.session()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(keys))
+	type miss struct {
+		i int
+		l *loader
+	}
+	var misses []miss
+	var buf []byte
+	var firstErr error
+	for i, key := range keys {
+		sh := c.st.shardOf(key)
+		buf = appendGetID(buf[:0], key)
+		if e := c.st.lookup(sh, buf, s); e != nil {
+			if !e.val.IsNull() {
+				out[i] = append([]byte{}, e.val.Str...)
+			}
+			continue
+		}
+		l, err := c.start(ctx, s, sh, "GET", key, buf, ttl, nil)
+		if err != nil {
+			firstErr = err
+			break
+		}
+		misses = append(misses, miss{i, l})
+	}
+	for _, m := range misses {
+		l, err := m.l.wait(ctx)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		v := l.val
+		switch {
+		case v.IsError():
+			if firstErr == nil {
+				firstErr = v.Err()
+			}
+		case v.Type == resp.BulkString:
+			out[m.i] = append([]byte{}, v.Str...)
+		case !v.IsNull() && firstErr == nil:
+			firstErr = &resp.TypeError{Want: "bulk string", Got: v.Type}
+		}
+		l.release()
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
