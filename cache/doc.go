@@ -73,7 +73,11 @@
 // the connections' done channels), so nothing is served from memory
 // once the connection is known lost, before the supervisor has emptied
 // it. A reply kept on a session checks, under the shard lock, that the
-// session is not dead.
+// session is not dead. A fault that sends no error (a silent network)
+// is caught by the health check: a PING on the connection that carries
+// the invalidations every HealthInterval (1 s), which must be answered
+// within HealthTimeout (3 s), else the session is treated as lost; such
+// a fault can therefore leave entries served for at most about their sum.
 //
 // The flush. FLUSHALL and FLUSHDB send an invalidation with a null key
 // list (so does the server when it gives up tracking): the epoch moves
@@ -82,7 +86,12 @@
 //
 // What the guarantee is: a read through the Cache that starts after a
 // write through the same Cache returned (Do, DoFunc) sees that write or
-// a later one. A write through another client is seen once its
+// a later one. (DoFunc sends the command and a PING together: the server
+// sends the invalidations a command causes before it answers the next
+// command, so the PING's reply follows them. In Broadcast mode the
+// server sends them at the end of its event loop, and under RESP2 on the
+// other connection, so there DoFunc waits for a PING sent after the
+// reply instead: one more round trip.) A write through another client is seen once its
 // invalidation has arrived, which is a matter of the network; Sync waits
 // for it (one round trip). The cache is therefore exactly as fresh as
 // the invalidation stream, and never serves a reply older than the last
