@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"runtime"
 	"strconv"
@@ -663,6 +664,55 @@ func TestMGet(t *testing.T) {
 		must(t, srv, "HSET", "h", "f", "v")
 		if _, err := c.MGet(testCtx(t), time.Hour, "a", "h"); err == nil {
 			t.Fatalf("MGet of a hash: no error")
+		}
+	})
+}
+
+// Over TLS, both connections (under RESP2 the redirect one too) are
+// encrypted, and invalidations arrive.
+func TestTLS(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		s, err := servertest.Start(servertest.Options{TLS: true})
+		if errors.Is(err, servertest.ErrNoTLS) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Stop() })
+		o := opts(proto)
+		o.Addr = s.TLSAddr
+		o.TLS = &tls.Config{RootCAs: s.CACertPool}
+		c := newCache(t, o)
+		must(t, s, "SET", "k", "v1")
+		wantGet(t, c, "k", "v1")
+		must(t, s, "SET", "k", "v2")
+		if err := c.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		wantGet(t, c, "k", "v2")
+	})
+}
+
+// With a password and a database other than 0, both connections
+// authenticate, and the reads are of the chosen database.
+func TestAuthAndDB(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		s := startServer(t, servertest.Options{Password: "s3cret"})
+		o := opts(proto)
+		o.Addr, o.Password, o.DB = s.Addr, "s3cret", 2
+		c := newCache(t, o)
+		if _, err := c.Do(testCtx(t), "SET", "k", "db2"); err != nil {
+			t.Fatal(err)
+		}
+		wantGet(t, c, "k", "db2")
+		if v, err := c.Do(testCtx(t), "SET", "k", "db2b"); err != nil || v.Text() != "OK" {
+			t.Fatal(v, err)
+		}
+		wantGet(t, c, "k", "db2b")
+		if _, err := cache.New(testCtx(t), cache.Options{Options: conn.Options{Addr: s.Addr, Password: "wrong", Protocol: proto}}); err == nil {
+			t.Fatal("a wrong password: no error")
 		}
 	})
 }
