@@ -3,6 +3,7 @@ package cache_test
 import (
 	"crypto/tls"
 	"errors"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -713,6 +714,47 @@ func TestAuthAndDB(t *testing.T) {
 		wantGet(t, c, "k", "db2b")
 		if _, err := cache.New(testCtx(t), cache.Options{Options: conn.Options{Addr: s.Addr, Password: "wrong", Protocol: proto}}); err == nil {
 			t.Fatal("a wrong password: no error")
+		}
+	})
+}
+
+// A failover that turns the Cache's node into a replica of another: the
+// full sync replaces its data (a flush invalidation empties the cache),
+// and the new primary's writes, replicated, invalidate as any write.
+func TestNodeBecomesReplica(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		a := startServer(t, servertest.Options{})
+		b := startServer(t, servertest.Options{Args: []string{"--repl-diskless-sync-delay", "0"}})
+		o := opts(proto)
+		o.Addr = a.Addr
+		c := newCache(t, o)
+		must(t, a, "SET", "k", "on-a")
+		must(t, b, "SET", "k", "on-b")
+		wantGet(t, c, "k", "on-a")
+		host, port, _ := net.SplitHostPort(b.Addr)
+		must(t, a, "REPLICAOF", host, port)
+		t.Cleanup(func() { a.Do("REPLICAOF", "NO", "ONE") })
+		waitFor(t, "the sync", func() bool {
+			info, err := a.Do("INFO", "replication")
+			return err == nil && strings.Contains(info, "master_link_status:up")
+		})
+		if err := c.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		wantGet(t, c, "k", "on-b")
+		must(t, b, "SET", "k", "on-b-2")
+		// Applied on a (WAIT may count an ack from before the write,
+		// right after a sync): then its invalidation has been sent.
+		waitFor(t, "the write replicated", func() bool {
+			v, err := a.Do("GET", "k")
+			return err == nil && v == "on-b-2"
+		})
+		if err := c.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		wantGet(t, c, "k", "on-b-2")
+		if s := c.Stats(); s.Flushes == 0 {
+			t.Errorf("%+v: the sync did not empty the cache", s)
 		}
 	})
 }
