@@ -92,6 +92,10 @@ type Cache struct {
 	lastErr error
 	closed  bool
 
+	// skipMissing: a reply for a key that does not exist is not kept
+	// (set by ClusterCache before the Cache is used).
+	skipMissing bool
+
 	life       context.Context // ends at Close
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup

@@ -123,6 +123,17 @@
 //
 // # Cluster
 //
-// Not yet: a Cache serves one standalone node (or one primary). A
-// cluster-aware cache needs tracking per node and emptying on MOVED.
+// ClusterCache keeps a Cache per primary, each tracking its own node,
+// and routes reads by slot. A MOVED answer refreshes the slot map (CLUSTER
+// SLOTS, also read every RefreshInterval) and the call is retried on the
+// new owner; every node whose slots changed is emptied. Replies of keys
+// that do not exist (PTTL -2) are not kept on a cluster: once the key's
+// slot moves, the key may be created on the new owner, which the node
+// that answered would never report. A kept reply is of a key that exists
+// on its node, and moving it away (MIGRATE) deletes it there, which is
+// an invalidation. What is not covered: a primary cut off from the
+// cluster but still answering this client, while a replica was promoted
+// in its place, serves its entries until the next slot map refresh shows
+// the change (RefreshInterval) or the node learns it was demoted (its
+// full sync empties its data, an invalidation of everything).
 package cache

@@ -169,7 +169,8 @@ func (l *loader) Done(err error) {
 	if err != nil && l.err == nil {
 		l.err = err
 	}
-	keep := l.keep && l.err == nil && !l.val.IsError() && l.pttl != pttlUnknown
+	keep := l.keep && l.err == nil && !l.val.IsError() && l.pttl != pttlUnknown &&
+		!(l.pttl == -2 && l.c.skipMissing)
 	ttlEnd, hardEnd := l.sent+int64(l.ttl), int64(0)
 	if l.pttl >= 0 {
 		hardEnd = l.sent + l.pttl*int64(time.Millisecond)
