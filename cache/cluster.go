@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
@@ -43,6 +44,9 @@ type ClusterCache struct {
 	owner  []string          // slot → primary address ("" unknown)
 	nodes  map[string]*Cache // by address
 	closed bool
+
+	refreshMu sync.Mutex    // one refresh at a time
+	seq       atomic.Uint64 // refreshes done
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -81,7 +85,11 @@ func (cc *ClusterCache) refreshLoop() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(cc.life, 5*time.Second)
-		_ = cc.refresh(ctx, nil) // a failed refresh keeps the last map
+		cc.refreshMu.Lock()
+		if cc.refresh(ctx, nil) == nil { // a failed refresh keeps the last map
+			cc.seq.Add(1)
+		}
+		cc.refreshMu.Unlock()
 		cancel()
 	}
 }
@@ -223,16 +231,27 @@ func (cc *ClusterCache) node(key string) (*Cache, error) {
 	return c, nil
 }
 
-// redirected reports whether err is a MOVED or ASK answer, and learns
-// from MOVED: the answering node is emptied and the slot map refreshed.
-func (cc *ClusterCache) redirected(ctx context.Context, err error) bool {
+// redirected reports whether a call that began when seq was seq0 and
+// failed with err should be tried again: err is MOVED (the slot has a new
+// owner) or the node is unreachable (it may have failed over). The slot
+// map is refreshed first, once for all the calls that failed meanwhile.
+func (cc *ClusterCache) redirected(ctx context.Context, seq0 uint64, err error) bool {
 	var se *resp.ServerError
-	if !errors.As(err, &se) || (se.Code() != "MOVED" && se.Code() != "ASK") {
+	switch {
+	case errors.As(err, &se) && se.Code() == "MOVED":
+	case errors.Is(err, ErrNotConnected), errors.Is(err, conn.ErrBroken):
+	default:
 		return false
+	}
+	cc.refreshMu.Lock()
+	defer cc.refreshMu.Unlock()
+	if cc.seq.Load() != seq0 {
+		return true // refreshed since the call began
 	}
 	if rerr := cc.refresh(ctx, nil); rerr != nil {
 		return false
 	}
+	cc.seq.Add(1)
 	return true
 }
 
@@ -242,12 +261,13 @@ const maxRedirects = 3
 // GetInto is Cache.GetInto on the node of key's slot.
 func (cc *ClusterCache) GetInto(ctx context.Context, dst []byte, key string, ttl time.Duration) ([]byte, bool, error) {
 	for i := 0; ; i++ {
+		seq0 := cc.seq.Load()
 		c, err := cc.node(key)
 		if err != nil {
 			return dst, false, err
 		}
 		v, ok, err := c.GetInto(ctx, dst, key, ttl)
-		if err != nil && i < maxRedirects && cc.redirected(ctx, err) {
+		if err != nil && i < maxRedirects && cc.redirected(ctx, seq0, err) {
 			continue
 		}
 		return v, ok, err
@@ -261,12 +281,13 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 		return err
 	}
 	for i := 0; ; i++ {
+		seq0 := cc.seq.Load()
 		c, err := cc.node(args[1])
 		if err != nil {
 			return err
 		}
 		err = c.DoCached(ctx, ttl, fn, args...)
-		if err != nil && i < maxRedirects && cc.redirected(ctx, err) {
+		if err != nil && i < maxRedirects && cc.redirected(ctx, seq0, err) {
 			continue
 		}
 		return err
@@ -274,18 +295,23 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 }
 
 // Do is Cache.Do on the node of key's slot: the command's key is key
-// (read your writes as Cache.Do). A MOVED answer is followed (the command
-// did not run). During a slot migration a key already moved is answered
-// ASK, and Do returns that error.
+// (read your writes as Cache.Do). A MOVED answer is followed, and so is
+// ErrNotConnected (the command was not sent); an error after sending is
+// returned, since the command may have run. During a slot migration a
+// key already moved is answered ASK, and Do returns that error.
 func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (resp.Value, error) {
 	for i := 0; ; i++ {
+		seq0 := cc.seq.Load()
 		c, err := cc.node(key)
 		if err != nil {
 			return resp.Value{}, err
 		}
 		v, err := c.Do(ctx, args...)
 		var se *resp.ServerError
-		if errors.As(err, &se) && se.Code() == "MOVED" && i < maxRedirects && cc.redirected(ctx, err) {
+		// Only MOVED and a refusal before sending are safe to repeat: a
+		// write that broke its connection may have run.
+		if i < maxRedirects && (errors.As(err, &se) && se.Code() == "MOVED" || errors.Is(err, ErrNotConnected)) &&
+			cc.redirected(ctx, seq0, err) {
 			continue
 		}
 		return v, err

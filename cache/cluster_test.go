@@ -139,3 +139,94 @@ func TestCluster(t *testing.T) {
 
 // splitLines splits servertest's rendering of an array.
 func splitLines(s string) []string { return strings.Split(s, "\n") }
+
+// A manual failover, then the new primary killed: the cache follows the
+// slot to each new owner and never serves what the failovers made stale.
+func TestClusterFailover(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		cl, err := servertest.StartCluster(3, 1, servertest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Stop)
+		o := cache.ClusterOptions{Addrs: cl.Addrs(), RefreshInterval: 100 * time.Millisecond}
+		o.Protocol = proto
+		o.MinBackoff, o.MaxBackoff = time.Millisecond, 50*time.Millisecond
+		cc, err := cache.NewCluster(testCtx(t), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cc.Close() })
+		ctx := testCtx(t)
+		// read returns k's value once reads work (they fail while no
+		// node serves the slot).
+		read := func() string {
+			t.Helper()
+			for {
+				v, _, err := cc.GetInto(ctx, nil, "k", time.Hour)
+				if err == nil {
+					return string(v)
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("reads never came back: %v", err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if _, err := cc.Do(ctx, "k", "SET", "k", "v1"); err != nil {
+			t.Fatal(err)
+		}
+		if v := read(); v != "v1" {
+			t.Fatal(v)
+		}
+		p := owner(t, cl, "k")
+		var r *servertest.Server
+		for i, s := range cl.Primaries {
+			if s == p {
+				r = cl.Replicas[i]
+			}
+		}
+		must(t, r, "CLUSTER", "FAILOVER")
+		waitFor(t, "the manual failover", func() bool {
+			info, err := r.Do("INFO", "replication")
+			return err == nil && strings.Contains(info, "role:master")
+		})
+		must(t, r, "SET", "k", "v2")
+		// The old primary serves its entries until the write reaches it
+		// by replication (an invalidation) or the slot map refresh shows
+		// the move (RefreshInterval): then v2, and never v1 again.
+		waitFor(t, "v2", func() bool { return read() == "v2" })
+		for range 10 {
+			if v := read(); v != "v2" {
+				t.Fatalf("after v2 was read: %s", v)
+			}
+		}
+		must(t, r, "SET", "k", "v3")
+		waitReplicated(t, r, p) // v3 survives r's death
+		r.Kill()
+		if v := read(); v != "v3" {
+			t.Fatalf("after the new primary died: %s, want v3", v)
+		}
+	})
+}
+
+// waitReplicated waits until replica has applied everything primary sent.
+func waitReplicated(t *testing.T, primary, replica *servertest.Server) {
+	t.Helper()
+	field := func(s *servertest.Server, name string) int64 {
+		info, err := s.Do("INFO", "replication")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		return -1
+	}
+	want := field(primary, "master_repl_offset")
+	waitFor(t, "replication", func() bool { return field(replica, "slave_repl_offset") >= want })
+}

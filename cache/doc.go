@@ -131,9 +131,11 @@
 // slot moves, the key may be created on the new owner, which the node
 // that answered would never report. A kept reply is of a key that exists
 // on its node, and moving it away (MIGRATE) deletes it there, which is
-// an invalidation. What is not covered: a primary cut off from the
-// cluster but still answering this client, while a replica was promoted
-// in its place, serves its entries until the next slot map refresh shows
-// the change (RefreshInterval) or the node learns it was demoted (its
-// full sync empties its data, an invalidation of everything).
+// an invalidation. A failover is where a cluster cache can lag: the old
+// primary's entries are served until the new primary's writes reach it
+// by replication (each an invalidation), or the slot map refresh shows
+// the move (RefreshInterval), whichever comes first; a primary cut off
+// from the cluster but still answering this client serves its entries
+// until the refresh. Hits never ask a node, so nothing quicker can tell
+// the client that the node lost its slots.
 package cache
