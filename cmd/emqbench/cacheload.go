@@ -29,20 +29,30 @@ const cacheSampleEvery = 32
 // (CLIENT KILL from another connection): the Cache must empty itself and
 // redial, and still serve nothing stale.
 func cacheWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
-	if nd.cluster {
-		return nil, usageErr{errors.New("the cache workload needs a standalone node (cluster caching is not built yet)")}
-	}
 	prefix := "emqbench:" + nd.runID + ":c:"
 	o := cache.Options{Options: nd.opts, MinBackoff: time.Millisecond, MaxBackoff: 100 * time.Millisecond}
-	c, err := cache.New(ctx, o)
-	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
+	var c cacheClient
+	if nd.cluster {
+		if cfg.chaos > 0 {
+			return nil, usageErr{errors.New("-chaos needs a standalone node")}
+		}
+		cc, err := cache.NewCluster(ctx, cache.ClusterOptions{Options: o, Addrs: []string{nd.opts.Addr}})
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		c = clusterClient{cc}
+	} else {
+		sc, err := cache.New(ctx, o)
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		c = standaloneClient{sc}
 	}
 	cw := &cacheRun{cfg: cfg, nd: nd, c: c, prefix: prefix, acked: make([]atomic.Int64, cfg.keys)}
 	cw.keys(cfg.keys)
 	return &workload{
-		method: fmt.Sprintf("GET through cache.Cache of %d keys (Zipf s=1.1, %d B versioned values), %d writer(s) SET through the same cache",
-			cfg.keys, cfg.size, cfg.writers),
+		method: fmt.Sprintf("GET through cache.%s of %d keys (Zipf s=1.1, %d B versioned values), %d writer(s) SET through the same cache",
+			c.name(), cfg.keys, cfg.size, cfg.writers),
 		latPer:  "read",
 		prepare: cw.prepare,
 		run:     cw.run,
@@ -59,7 +69,7 @@ func cacheWorkload(ctx context.Context, nd *node, cfg config) (*workload, error)
 type cacheRun struct {
 	cfg    config
 	nd     *node
-	c      *cache.Cache
+	c      cacheClient
 	prefix string
 	names  []string
 	acked  []atomic.Int64 // newest version of key i whose write was acknowledged
@@ -207,7 +217,7 @@ func (cw *cacheRun) write(ctx context.Context, w int) {
 		k := w + i*cw.cfg.writers
 		versions[i]++
 		buf = cw.value(buf, versions[i])
-		_, err := cw.c.Do(ctx, "SET", cw.names[k], string(buf))
+		err := cw.c.set(ctx, cw.names[k], string(buf))
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the run is over
@@ -238,7 +248,7 @@ func (cw *cacheRun) chaos(ctx context.Context) {
 			case <-t.C:
 			}
 		}
-		v, err := cw.c.Do(ctx, "CLIENT", "ID")
+		v, err := cw.c.(standaloneClient).Do(ctx, "CLIENT", "ID")
 		if err != nil {
 			continue
 		}
@@ -300,3 +310,28 @@ func (x *cacheReport) write(w io.Writer) {
 	fmt.Fprintf(w, "  invalidation %s entries invalidated, %s replies discarded (raced a write), %s evictions, %d flushes, %d kills, %d reconnects\n",
 		group(int64(x.Invalidations)), group(int64(x.Discarded)), group(int64(x.Evictions)), x.Flushes, x.Kills, x.Reconnects)
 }
+
+// cacheClient is a cache.Cache or a cache.ClusterCache.
+type cacheClient interface {
+	GetInto(ctx context.Context, dst []byte, key string, ttl time.Duration) ([]byte, bool, error)
+	set(ctx context.Context, key, val string) error
+	Stats() cache.Stats
+	Close() error
+	name() string
+}
+
+type standaloneClient struct{ *cache.Cache }
+
+func (c standaloneClient) set(ctx context.Context, key, val string) error {
+	_, err := c.Do(ctx, "SET", key, val)
+	return err
+}
+func (standaloneClient) name() string { return "Cache" }
+
+type clusterClient struct{ *cache.ClusterCache }
+
+func (c clusterClient) set(ctx context.Context, key, val string) error {
+	_, err := c.Do(ctx, key, "SET", key, val)
+	return err
+}
+func (clusterClient) name() string { return "ClusterCache" }

@@ -63,3 +63,32 @@ func TestCacheWorkload(t *testing.T) {
 		t.Errorf("text report: exit %d, stderr %q\n%s", code, errs, out)
 	}
 }
+
+// The cache workload on a cluster reads through a cache.ClusterCache.
+func TestCacheWorkloadOnCluster(t *testing.T) {
+	c, err := servertest.StartCluster(3, 0, servertest.Options{})
+	if err != nil {
+		if servertest.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer c.Stop()
+	code, out, errs := runArgs("-url", "redis://"+c.Primaries[0].Addr, "-json", "-n", "20000", "-keys", "500", "cache")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errs, out)
+	}
+	var r report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if x := r.Cache; x == nil || x.Stale != 0 || x.HitRatio <= 0 || x.Writes == 0 || !strings.Contains(r.Method, "ClusterCache") {
+		t.Fatalf("%+v %+v", r, r.Cache)
+	}
+	for _, p := range c.Primaries {
+		keys, err := p.Do("KEYS", "emqbench:*")
+		if err != nil || keys != "" {
+			t.Errorf("%s keeps keys: %q %v", p.Addr, keys, err)
+		}
+	}
+}

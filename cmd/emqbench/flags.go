@@ -64,7 +64,7 @@ Workloads:
             bytes to one pubsub.Subscription; reports publish-to-receive
             latency, lost (0 on a healthy run) and reconnects
   cache     -goroutines readers GET a Zipf-distributed key space (-keys) through
-            cache.Cache while -writers writers SET versioned values of -size
+            cache.Cache (ClusterCache on a cluster) while -writers writers SET versioned values of -size
             bytes through it: reads/s, hit ratio, stale reads (any fails the run)
   gate      the eight checks of the echomq:6.0.0 gate; ends with PASS n/8
 
