@@ -240,6 +240,15 @@ func (cc *ClusterCache) redirected(ctx context.Context, seq0 uint64, err error) 
 	switch {
 	case errors.As(err, &se) && se.Code() == "MOVED":
 	case errors.Is(err, ErrNotConnected), errors.Is(err, conn.ErrBroken):
+	case errors.Is(err, ErrClosed), errors.Is(err, conn.ErrClosed):
+		// The node's Cache was closed by a refresh (it holds no slot
+		// any more), unless the ClusterCache itself is closing.
+		cc.mu.RLock()
+		closed := cc.closed
+		cc.mu.RUnlock()
+		if closed {
+			return false
+		}
 	default:
 		return false
 	}
@@ -295,8 +304,9 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 }
 
 // Do is Cache.Do on the node of key's slot: the command's key is key
-// (read your writes as Cache.Do). A MOVED answer is followed, and so is
-// ErrNotConnected (the command was not sent); an error after sending is
+// (read your writes as Cache.Do). A MOVED answer is followed, and so are
+// ErrNotConnected and ErrClosed of a node's Cache (the command was not
+// sent); an error after sending is
 // returned, since the command may have run. During a slot migration a
 // key already moved is answered ASK, and Do returns that error.
 func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (resp.Value, error) {
@@ -310,7 +320,8 @@ func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (res
 		var se *resp.ServerError
 		// Only MOVED and a refusal before sending are safe to repeat: a
 		// write that broke its connection may have run.
-		if i < maxRedirects && (errors.As(err, &se) && se.Code() == "MOVED" || errors.Is(err, ErrNotConnected)) &&
+		if i < maxRedirects && (errors.As(err, &se) && se.Code() == "MOVED" ||
+			errors.Is(err, ErrNotConnected) || errors.Is(err, ErrClosed)) &&
 			cc.redirected(ctx, seq0, err) {
 			continue
 		}
