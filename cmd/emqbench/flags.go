@@ -17,7 +17,7 @@ import (
 )
 
 // workloads lists what emqbench can run, in the order the usage shows.
-var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "e2e", "pubsub", "gate"}
+var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "e2e", "pubsub", "cache", "gate"}
 
 // config is one run's settings, from the command line.
 type config struct {
@@ -48,6 +48,9 @@ type config struct {
 	// module is a module for the private server to load (--loadmodule),
 	// as an absolute path; "" loads none. Only without -url.
 	module string
+	// cache only.
+	writers int           // writer goroutines
+	chaos   time.Duration // kill the cache's connection this often; 0: never
 }
 
 // usageText is printed by -h; usageError formats the one-line errors.
@@ -67,6 +70,9 @@ Workloads:
   pubsub    -goroutines publishers PUBLISH numbered, timed messages of -size
             bytes to one pubsub.Subscription; reports publish-to-receive
             latency, lost (0 on a healthy run) and reconnects
+  cache     -goroutines readers GET a Zipf-distributed key space (-keys) through
+            cache.Cache (ClusterCache on a cluster) while -writers writers SET versioned values of -size
+            bytes through it: reads/s, hit ratio, stale reads (any fails the run)
   gate      the eight checks of the echomq:6.0.0 gate; ends with PASS n/8
 
 Without -url emqbench starts a private valkey-server (else redis-server)
@@ -104,6 +110,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
 	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e, gate: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server has the module)")
 	fs.StringVar(&c.module, "module", "", "the private server loads this module (e.g. module/emq.so, built by make -C module); not with -url")
+	fs.IntVar(&c.writers, "writers", 1, "cache: writer goroutines")
+	fs.DurationVar(&c.chaos, "chaos", 0, "cache: kill the cache's connection this often, e.g. 100ms (0: never)")
 	fs.Usage = func() {}
 
 	all := args
@@ -190,6 +198,10 @@ func (c *config) validate() error {
 		return fmt.Errorf("-rate %v: want 0 (unbounded) or a positive jobs/s", c.rate)
 	case !(c.fail >= 0 && c.fail <= 1):
 		return fmt.Errorf("-fail %v: want a fraction from 0 to 1", c.fail)
+	case c.writers < 0 || c.writers > 1024:
+		return fmt.Errorf("-writers %d: want 0 to 1024", c.writers)
+	case c.chaos < 0:
+		return fmt.Errorf("-chaos %v: want a positive duration", c.chaos)
 	case c.enqueue != "bulk" && c.enqueue != "batch":
 		return fmt.Errorf("-enqueue %s: want bulk or batch", cliredact.Quote(c.enqueue))
 	}

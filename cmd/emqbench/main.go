@@ -33,7 +33,12 @@
 // pubsub.Subscription and reports the publish-to-receive latency per
 // message, lost (messages published but never received: 0 on a healthy
 // run), duplicates, messages out of their publisher's order, gaps and
-// reconnects. Every operation of a batch of -depth is sent at once;
+// reconnects; cache has -goroutines readers GET a Zipf-distributed key
+// space of -keys keys through one cache.Cache while -writers writers SET
+// versioned values through it, and reports reads/s, the hit ratio and
+// stale reads (a read that returned a version older than the newest write
+// acknowledged before it started: any fails the run), with -chaos killing
+// the cache's connection that often. Every operation of a batch of -depth is sent at once;
 // -goroutines callers share -conns pipelining connections.
 //
 // Keys and jobs are made under a prefix and a queue name unique to the

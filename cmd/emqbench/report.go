@@ -122,14 +122,15 @@ type report struct {
 	// used_cpu_user, every thread of the process) over the measured
 	// phase, in µs per operation; null when INFO cpu could not be read.
 	// It counts whatever else the server did meanwhile.
-	ServerCPUPerOp *float64   `json:"server_cpu_us_per_op"`
-	AllocsPerOp    float64    `json:"allocs_per_op"`
-	E2E            *e2eReport `json:"e2e,omitempty"`
-	ScriptLoads    *uint64    `json:"script_loads"` // null for workloads without scripts
-	Bus            *busReport `json:"pubsub,omitempty"`
-	Stopped        string     `json:"stopped"` // why the run ended
-	Error          string     `json:"error,omitempty"`
-	Cleanup        string     `json:"cleanup"`
+	ServerCPUPerOp *float64     `json:"server_cpu_us_per_op"`
+	AllocsPerOp    float64      `json:"allocs_per_op"`
+	E2E            *e2eReport   `json:"e2e,omitempty"`
+	ScriptLoads    *uint64      `json:"script_loads"` // null for workloads without scripts
+	Bus            *busReport   `json:"pubsub,omitempty"`
+	Cache          *cacheReport `json:"cache,omitempty"`
+	Stopped        string       `json:"stopped"` // why the run ended
+	Error          string       `json:"error,omitempty"`
+	Cleanup        string       `json:"cleanup"`
 }
 
 // busReport is what the pubsub workload delivered. Lost counts the
@@ -213,6 +214,8 @@ func (r *report) write(w io.Writer, asJSON bool) {
 		what = "per job, handler start to completion acknowledged"
 	case "message":
 		what = "per message, publish to receive"
+	case "read":
+		what = fmt.Sprintf("per read through the cache, 1 in %d sampled", cacheSampleEvery)
 	case "e2e":
 		what = "per job, enqueue to completion acknowledged"
 	}
@@ -239,6 +242,9 @@ func (r *report) write(w io.Writer, asJSON bool) {
 		fmt.Fprintf(w, "  delivery     lost %s of %s published (%s unheard), %s received; %s duplicates, %s out of order\n",
 			group(b.Lost), group(b.Published), group(b.Unheard), group(b.Received), group(b.Duplicates), group(b.Reordered))
 		fmt.Fprintf(w, "  connection   %d reconnects, %d gaps reported, %d backpressure stalls\n", b.Reconnects, b.Gaps, b.Stalls)
+	}
+	if x := r.Cache; x != nil {
+		x.write(w)
 	}
 	if r.ScriptLoads != nil {
 		fmt.Fprintf(w, "  script loads %d (SCRIPT LOAD sent by the executors)\n", *r.ScriptLoads)

@@ -62,6 +62,8 @@ func newWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 		return busWorkload(ctx, nd, cfg)
 	case "e2e":
 		return e2eWorkload(ctx, nd, cfg)
+	case "cache":
+		return cacheWorkload(ctx, nd, cfg)
 	}
 	return nil, fmt.Errorf("unknown workload %q", cfg.workload)
 }

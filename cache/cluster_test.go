@@ -1,0 +1,232 @@
+package cache_test
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/cache"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// owner returns the cluster node that serves key (the one that does not
+// answer MOVED).
+func owner(t *testing.T, cl *servertest.Cluster, key string) *servertest.Server {
+	t.Helper()
+	for _, s := range cl.Primaries {
+		if _, err := s.Do("EXISTS", key); err == nil {
+			return s
+		}
+	}
+	t.Fatalf("no node serves %s", key)
+	return nil
+}
+
+// A cache per primary: reads routed by slot, invalidations per node, no
+// reply of a missing key kept, and a slot migration followed.
+func TestCluster(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		cl, err := servertest.StartCluster(3, 0, servertest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Stop)
+		o := cache.ClusterOptions{Addrs: cl.Addrs()[:1], RefreshInterval: time.Hour}
+		o.Protocol = proto
+		cc, err := cache.NewCluster(testCtx(t), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cc.Close() })
+		ctx := testCtx(t)
+		get := func(key string) string {
+			t.Helper()
+			v, ok, err := cc.GetInto(ctx, nil, key, time.Hour)
+			if err != nil {
+				t.Fatalf("Get %s: %v", key, err)
+			}
+			if !ok {
+				return "<none>"
+			}
+			return string(v)
+		}
+		for i := range 30 {
+			k := "k" + strconv.Itoa(i)
+			if _, err := cc.Do(ctx, k, "SET", k, "v"+strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if v := get(k); v != "v"+strconv.Itoa(i) {
+					t.Fatalf("%s = %s", k, v)
+				}
+			}
+		}
+		if s := cc.Stats(); s.Hits != 30 || s.Misses != 30 {
+			t.Fatalf("%+v: want 30 hits and 30 misses", s)
+		}
+		// Another client's write invalidates, on its node.
+		a := owner(t, cl, "k1")
+		must(t, a, "SET", "k1", "other")
+		if err := cc.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v := get("k1"); v != "other" {
+			t.Fatalf("k1 = %s after another client's write", v)
+		}
+		// A missing key is not kept.
+		before := cc.Stats().Misses
+		get("missing")
+		get("missing")
+		if s := cc.Stats(); s.Misses != before+2 {
+			t.Fatalf("a missing key was served from memory")
+		}
+		// Migrate k1's slot from a to b; the new owner is learnt from
+		// MOVED, and it tracks k1 from then on.
+		get("k1")
+		var b *servertest.Server
+		for _, s := range cl.Primaries {
+			if s != a {
+				b = s
+				break
+			}
+		}
+		sl := must(t, a, "CLUSTER", "KEYSLOT", "k1")
+		must(t, b, "CLUSTER", "SETSLOT", sl, "IMPORTING", cl.IDs[a.Addr])
+		must(t, a, "CLUSTER", "SETSLOT", sl, "MIGRATING", cl.IDs[b.Addr])
+		host, port, _ := net.SplitHostPort(b.Addr)
+		for {
+			keys, err := a.Do("CLUSTER", "GETKEYSINSLOT", sl, "100")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keys == "" {
+				break
+			}
+			// servertest returns an array as lines; migrate them one by one.
+			for _, k := range splitLines(keys) {
+				must(t, a, "MIGRATE", host, port, k, "0", "5000")
+			}
+		}
+		for _, s := range append([]*servertest.Server{b, a}, cl.Primaries...) {
+			must(t, s, "CLUSTER", "SETSLOT", sl, "NODE", cl.IDs[b.Addr])
+		}
+		must(t, b, "SET", "k1", "on-b")
+		if err := cc.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v := get("k1"); v != "on-b" {
+			t.Fatalf("k1 = %s after its slot moved", v)
+		}
+		get("k1")
+		must(t, b, "SET", "k1", "on-b-2")
+		if err := cc.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v := get("k1"); v != "on-b-2" {
+			t.Fatalf("k1 = %s: the new owner does not track it", v)
+		}
+		err = cc.DoCached(ctx, time.Hour, func(v resp.Value) error { return nil }, "TTL", "k1")
+		if !errors.Is(err, cache.ErrNotCacheable) {
+			t.Fatalf("TTL: %v", err)
+		}
+	})
+}
+
+// splitLines splits servertest's rendering of an array.
+func splitLines(s string) []string { return strings.Split(s, "\n") }
+
+// A manual failover, then the new primary killed: the cache follows the
+// slot to each new owner and never serves what the failovers made stale.
+func TestClusterFailover(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		cl, err := servertest.StartCluster(3, 1, servertest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Stop)
+		o := cache.ClusterOptions{Addrs: cl.Addrs(), RefreshInterval: 100 * time.Millisecond}
+		o.Protocol = proto
+		o.MinBackoff, o.MaxBackoff = time.Millisecond, 50*time.Millisecond
+		cc, err := cache.NewCluster(testCtx(t), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cc.Close() })
+		ctx := testCtx(t)
+		// read returns k's value once reads work (they fail while no
+		// node serves the slot).
+		read := func() string {
+			t.Helper()
+			for {
+				v, _, err := cc.GetInto(ctx, nil, "k", time.Hour)
+				if err == nil {
+					return string(v)
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("reads never came back: %v", err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if _, err := cc.Do(ctx, "k", "SET", "k", "v1"); err != nil {
+			t.Fatal(err)
+		}
+		if v := read(); v != "v1" {
+			t.Fatal(v)
+		}
+		p := owner(t, cl, "k")
+		var r *servertest.Server
+		for i, s := range cl.Primaries {
+			if s == p {
+				r = cl.Replicas[i]
+			}
+		}
+		must(t, r, "CLUSTER", "FAILOVER")
+		waitFor(t, "the manual failover", func() bool {
+			info, err := r.Do("INFO", "replication")
+			return err == nil && strings.Contains(info, "role:master")
+		})
+		must(t, r, "SET", "k", "v2")
+		// The old primary serves its entries until the write reaches it
+		// by replication (an invalidation) or the slot map refresh shows
+		// the move (RefreshInterval): then v2, and never v1 again.
+		waitFor(t, "v2", func() bool { return read() == "v2" })
+		for range 10 {
+			if v := read(); v != "v2" {
+				t.Fatalf("after v2 was read: %s", v)
+			}
+		}
+		must(t, r, "SET", "k", "v3")
+		waitReplicated(t, r, p) // v3 survives r's death
+		r.Kill()
+		if v := read(); v != "v3" {
+			t.Fatalf("after the new primary died: %s, want v3", v)
+		}
+	})
+}
+
+// waitReplicated waits until replica has applied everything primary sent.
+func waitReplicated(t *testing.T, primary, replica *servertest.Server) {
+	t.Helper()
+	field := func(s *servertest.Server, name string) int64 {
+		info, err := s.Do("INFO", "replication")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		return -1
+	}
+	want := field(primary, "master_repl_offset")
+	waitFor(t, "replication", func() bool { return field(replica, "slave_repl_offset") >= want })
+}

@@ -1,0 +1,141 @@
+// Package cache serves reads from the client's own memory and keeps them
+// true with the server's help: client-side caching with server-assisted
+// invalidation (CLIENT TRACKING), on Valkey and Redis 6+.
+//
+//	c, err := cache.New(ctx, cache.Options{Options: conn.Options{Addr: "127.0.0.1:6379"}})
+//	defer c.Close()
+//	v, found, err := c.GetInto(ctx, buf[:0], "user:42", time.Minute)   // GET, from memory when it can
+//	err = c.DoCached(ctx, time.Minute, fn, "HGET", "user:42", "name") // any cacheable read
+//	vals, err := c.MGet(ctx, time.Minute, "a", "b", "c")               // per key; the misses pipelined
+//	_, err = c.Do(ctx, "SET", "user:42", "…")                          // a write: read your writes
+//
+// # What is cached
+//
+// Read-only commands whose reply depends on one key (argument 1) and
+// nothing else: GET, GETRANGE, STRLEN, EXISTS (one key), TYPE, GETBIT,
+// BITCOUNT, BITPOS; HGET, HMGET, HGETALL, HEXISTS, HLEN, HKEYS, HVALS,
+// HSTRLEN; SMEMBERS, SISMEMBER, SMISMEMBER, SCARD; ZRANGE, ZREVRANGE,
+// ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX, ZSCORE,
+// ZMSCORE, ZCARD, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT; LRANGE, LINDEX,
+// LLEN, LPOS; XLEN, XRANGE, XREVRANGE. Not TTL or PTTL (they change with
+// time), nor SRANDMEMBER and the like (chance), nor commands of several
+// keys. A missing key is cached too (a nil GET): the server tracks the
+// key's name, so its creation invalidates it. Server error replies are
+// never kept.
+//
+// A reply is kept for about the TTL the call gives, and never past the
+// key's own expiry: every read from the server is sent as <command>
+// followed by PTTL <key> in the same write, and the entry is not served
+// once send time + PTTL has passed on the real clock. (PTTL runs after
+// the command; a change to the key in between is itself an
+// invalidation, and the reply is then not kept.) The caller's TTL is a
+// freshness budget, not what keeps the cache true (the server's
+// invalidations do), so it is checked against a clock the Cache moves
+// every 5 ms: a hit then costs an atomic load instead of a clock read,
+// and an entry may outlive its TTL by a few milliseconds.
+//
+// # Never stale: the argument
+//
+// The server remembers the keys a connection read (or, in Broadcast
+// mode, the prefixes it asked for) and sends an invalidation when one
+// changes; the Cache drops what it holds for the key. Three things can
+// go wrong, and each is closed:
+//
+// The read in flight. A read is sent, the key changes, the invalidation
+// is applied, and only then the (old) reply arrives: kept, it would be
+// stale for ever, since the server has already sent the one invalidation
+// it owed. Every key has a generation, bumped by each invalidation of
+// it, and the store an epoch, bumped by each flush. A read records both
+// (and holds a "pending" mark on the key so that its generation lives
+// while the read is in flight) before it is sent; its reply is kept only
+// if neither moved by the time the reply arrives, checked under the same
+// lock that invalidations take. Under RESP3 the invalidations arrive on
+// the connection that reads, and the connection's reader goroutine
+// applies pushes and replies strictly in stream order (the loader's Done
+// runs there): the server answers a read at the moment it runs it and
+// sends an invalidation for every later change of the key after that
+// answer, so a reply is true from the moment it is read until the next
+// invalidation of its key in the stream. An invalidation read before the
+// reply came from a change before the read ran (the reply already shows
+// it) and only costs a miss, since the generation check discards the
+// reply conservatively. Under RESP2 the invalidations come on another
+// connection (REDIRECT), in no order relative to the reply: the
+// generation check alone decides, and an invalidation that arrives after
+// the reply was kept removes it, as for any entry.
+//
+// The lost connection. The server forgets a connection's tracking when
+// the connection ends. When the reading connection, or under RESP2 the
+// invalidation connection, fails (CLIENT KILL, a server restart, a
+// network fault, a failover that drops clients), the session is marked
+// dead, the whole cache is emptied and the Cache redials and turns
+// tracking on again; reads meanwhile fail with ErrNotConnected. Every
+// hit checks that its session is still live (non-blocking receives on
+// the connections' done channels), so nothing is served from memory
+// once the connection is known lost, before the supervisor has emptied
+// it. A reply kept on a session checks, under the shard lock, that the
+// session is not dead. A fault that sends no error (a silent network)
+// is caught by the health check: a PING on the connection that carries
+// the invalidations every HealthInterval (1 s), which must be answered
+// within HealthTimeout (3 s), else the session is treated as lost; such
+// a fault can therefore leave entries served for at most about their sum.
+//
+// The flush. FLUSHALL and FLUSHDB send an invalidation with a null key
+// list (so does the server when it gives up tracking): the epoch moves
+// and everything is dropped. A key that expires or that maxmemory evicts
+// on the server is invalidated like any change.
+//
+// What the guarantee is: a read through the Cache that starts after a
+// write through the same Cache returned (Do, DoFunc) sees that write or
+// a later one. (DoFunc sends the command and a PING together: the server
+// sends the invalidations a command causes before it answers the next
+// command, so the PING's reply follows them. In Broadcast mode the
+// server sends them at the end of its event loop, and under RESP2 on the
+// other connection, so there DoFunc waits for a PING sent after the
+// reply instead: one more round trip.) A write through another client is seen once its
+// invalidation has arrived, which is a matter of the network; Sync waits
+// for it (one round trip). The cache is therefore exactly as fresh as
+// the invalidation stream, and never serves a reply older than the last
+// invalidation it applied.
+//
+// # Modes and protocols
+//
+// Default tracks each key read; Broadcast (BCAST) receives an
+// invalidation for every change under Options.Prefixes, read or not,
+// and caches only keys under them; OptIn (OPTIN) tracks only the reads
+// the Cache caches, each preceded by CLIENT CACHING yes in the same
+// write (a submission of counted commands is written contiguously, so
+// nothing comes between them). Under RESP3 the reading connection gets
+// the pushes itself; under RESP2 a second connection subscribes to
+// __redis__:invalidate and the reading connection turns tracking on
+// with REDIRECT to it.
+//
+// # Memory
+//
+// Options.MaxBytes bounds the cache: replies, lookup keys and a fixed
+// overhead per entry are counted. The store is sharded by key (up to 64
+// shards, each with its own lock and an equal part of the budget) and
+// evicts by SIEVE (NSDI 2024): entries in insertion order with a visited
+// bit, a hand that clears bits from the oldest towards the newest and
+// evicts the first unvisited entry. A hit only sets the bit under the
+// shard's read lock, so concurrent hits on hot keys do not contend on a
+// list as LRU would, and SIEVE keeps a skewed hot set at least as well
+// as LRU. A reply over MaxEntryBytes is returned but not kept.
+//
+// # Cluster
+//
+// ClusterCache keeps a Cache per primary, each tracking its own node,
+// and routes reads by slot. A MOVED answer refreshes the slot map (CLUSTER
+// SLOTS, also read every RefreshInterval) and the call is retried on the
+// new owner; every node whose slots changed is emptied. Replies of keys
+// that do not exist (PTTL -2) are not kept on a cluster: once the key's
+// slot moves, the key may be created on the new owner, which the node
+// that answered would never report. A kept reply is of a key that exists
+// on its node, and moving it away (MIGRATE) deletes it there, which is
+// an invalidation. A failover is where a cluster cache can lag: the old
+// primary's entries are served until the new primary's writes reach it
+// by replication (each an invalidation), or the slot map refresh shows
+// the move (RefreshInterval), whichever comes first; a primary cut off
+// from the cluster but still answering this client serves its entries
+// until the refresh. Hits never ask a node, so nothing quicker can tell
+// the client that the node lost its slots.
+package cache

@@ -1,0 +1,455 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// GetInto is GET key through the cache: the value is appended to dst
+// (which is returned, grown when needed), with found false when the key
+// does not exist. A value served from memory costs no allocation when
+// dst has room. A value read from the server is kept for about ttl
+// (see the package documentation), and never past the key's own expiry
+// on the server (PTTL, read in the same round trip).
+func (c *Cache) GetInto(ctx context.Context, dst []byte, key string, ttl time.Duration) ([]byte, bool, error) {
+	if ttl <= 0 {
+		return dst, false, ErrTTL
+	}
+	s, err := c.session()
+	if err != nil {
+		return dst, false, err
+	}
+	sh := c.st.shardOf(key)
+	var buf [128]byte
+	id := appendGetID(buf[:0], key)
+	if e := c.st.lookup(sh, id, s); e != nil {
+		return append(dst, e.val.Str...), !e.val.IsNull(), nil
+	}
+	ld, err := c.load(ctx, s, sh, "GET", key, id, ttl, nil)
+	if err != nil {
+		return dst, false, err
+	}
+	v := ld.val
+	if v.IsError() {
+		err = v.Err()
+	} else if v.Type != resp.BulkString && !v.IsNull() {
+		err = &resp.TypeError{Want: "bulk string", Got: v.Type}
+	}
+	dst = append(dst, v.Str...)
+	ld.release()
+	return dst, !v.IsNull(), err
+}
+
+// Get is GetInto with a new slice.
+func (c *Cache) Get(ctx context.Context, key string, ttl time.Duration) ([]byte, bool, error) {
+	return c.GetInto(ctx, nil, key, ttl)
+}
+
+// appendGetID is appendID of GET key.
+func appendGetID(dst []byte, key string) []byte {
+	dst = append(dst, "3:GET"...)
+	dst = strconv.AppendInt(dst, int64(len(key)), 10)
+	dst = append(dst, ':')
+	return append(dst, key...)
+}
+
+// DoCached runs a cacheable read command (args: its name, its key, the
+// other arguments: "HGET", key, field) through the cache: fn gets the
+// reply from memory when it is there, else from the server, which is then
+// kept for about ttl and never past the key's expiry. The reply is
+// valid only during fn and must not be modified. A server error reply is
+// returned as a *resp.ServerError (fn is not called) and is not kept. A
+// command that cannot be cached (see the package documentation) gets a
+// *NotCacheableError and nothing is sent.
+func (c *Cache) DoCached(ctx context.Context, ttl time.Duration, fn func(resp.Value) error, args ...string) error {
+	if ttl <= 0 {
+		return ErrTTL
+	}
+	name, err := checkCacheable(args)
+	if err != nil {
+		return err
+	}
+	s, err := c.session()
+	if err != nil {
+		return err
+	}
+	key := args[1]
+	sh := c.st.shardOf(key)
+	var buf [256]byte
+	id := appendID(buf[:0], name, args)
+	if e := c.st.lookup(sh, id, s); e != nil {
+		if fn == nil {
+			return nil
+		}
+		return fn(e.val)
+	}
+	ld, err := c.load(ctx, s, sh, name, key, id, ttl, args)
+	if err != nil {
+		return err
+	}
+	v := ld.val
+	if v.IsError() {
+		err = v.Err()
+	} else if fn != nil {
+		err = fn(v)
+	}
+	ld.release()
+	return err
+}
+
+// load states, as a caller and the reader see them.
+const (
+	waiting int32 = iota
+	finished
+	abandoned
+)
+
+// loader is one read from the server, in flight: the Handler of the
+// submission [CLIENT CACHING yes] <command> PTTL <key>. Its Done runs on
+// the connection's reader goroutine, in stream order with the
+// invalidation pushes, and decides whether the reply is kept.
+type loader struct {
+	c     *Cache
+	s     *session
+	sh    *shard
+	ks    *keyState
+	gen   uint64
+	epoch uint64
+	id    string
+	first int // index of the command's reply
+	keep  bool
+	sent  int64 // nowNano before sending
+	ttl   time.Duration
+	val   resp.Value // owned
+	pttl  int64
+	err   error
+
+	state atomic.Int32
+	done  chan struct{}
+	cmds  resp.Cmds
+}
+
+var loaderPool = sync.Pool{New: func() any { return &loader{done: make(chan struct{}, 1)} }}
+
+// pttlUnknown marks a PTTL reply that was not an integer.
+const pttlUnknown = -3
+
+// Reply keeps the command's reply and the key's PTTL.
+func (l *loader) Reply(i int, v resp.Value) {
+	switch {
+	case i < l.first: // CLIENT CACHING yes
+		if v.IsError() && l.err == nil {
+			l.err = v.Err()
+		}
+	case i == l.first:
+		if l.state.Load() != abandoned || l.keep {
+			l.val = v.Clone()
+		}
+	default:
+		if v.Type == resp.Integer {
+			l.pttl = v.Int
+		} else {
+			l.pttl = pttlUnknown
+		}
+	}
+}
+
+// Done decides whether the reply is kept, then hands it to the caller,
+// or recycles the loader when the caller has gone.
+func (l *loader) Done(err error) {
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+	keep := l.keep && l.err == nil && !l.val.IsError() && l.pttl != pttlUnknown &&
+		!(l.pttl == -2 && l.c.skipMissing)
+	ttlEnd, hardEnd := l.sent+int64(l.ttl), int64(0)
+	if l.pttl >= 0 {
+		hardEnd = l.sent + l.pttl*int64(time.Millisecond)
+		if hardEnd <= nowNano() {
+			keep = false
+		}
+	}
+	l.c.st.end(l.sh, l.ks, l.gen, l.epoch, l.s, keep, l.id, l.val, ttlEnd, hardEnd)
+	if l.state.CompareAndSwap(waiting, finished) {
+		l.done <- struct{}{}
+		return
+	}
+	l.recycle()
+}
+
+// Waits is false: the reader goroutine reads (the connection has OnPush),
+// so that replies and invalidations are applied in stream order.
+func (l *loader) Waits() bool { return false }
+
+func (l *loader) recycle() {
+	l.c, l.s, l.sh, l.ks, l.id = nil, nil, nil, nil, ""
+	l.val, l.err = resp.Value{}, nil
+	l.cmds.Reset()
+	loaderPool.Put(l)
+}
+
+// release gives back a loader the caller took from load.
+func (l *loader) release() { l.recycle() }
+
+// load reads a command from the server and keeps the reply when nothing
+// invalidated its key meanwhile. args is nil for GET key. On success the
+// caller owns the loader (its val) until release.
+func (c *Cache) load(ctx context.Context, s *session, sh *shard, name, key string, id []byte, ttl time.Duration, args []string) (*loader, error) {
+	l, err := c.start(ctx, s, sh, name, key, id, ttl, args)
+	if err != nil {
+		return nil, err
+	}
+	return l.wait(ctx)
+}
+
+// start sends a read from the server (see load) without waiting for it.
+func (c *Cache) start(ctx context.Context, s *session, sh *shard, name, key string, id []byte, ttl time.Duration, args []string) (*loader, error) {
+	l := loaderPool.Get().(*loader)
+	l.state.Store(waiting)
+	l.c, l.s, l.sh, l.ttl = c, s, sh, ttl
+	l.keep = c.tracked(key)
+	l.pttl = -1
+	l.first = 0
+	if s.optin && l.keep {
+		l.cmds.Add("CLIENT", "CACHING", "yes")
+		l.first = 1
+	}
+	if args == nil {
+		l.cmds.Add(name, key)
+	} else {
+		l.cmds.Add(args...)
+	}
+	l.cmds.Add("PTTL", key)
+	l.id = string(id)
+	l.ks, l.gen, l.epoch = c.st.begin(sh, key)
+	l.sent = nowNano()
+	w, err := wire.FromCmds(&l.cmds)
+	if err == nil {
+		err = s.c.Send(ctx, w, l)
+	}
+	if err != nil {
+		c.st.end(sh, l.ks, l.gen, l.epoch, s, false, "", resp.Value{}, 0, 0)
+		l.recycle()
+		return nil, err
+	}
+	return l, nil
+}
+
+// wait waits for a read begun with start. On success the caller owns the
+// loader until release; on ctx's end it is abandoned to the reader.
+func (l *loader) wait(ctx context.Context) (*loader, error) {
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		if l.state.CompareAndSwap(waiting, abandoned) {
+			return nil, ctx.Err()
+		}
+		<-l.done
+	}
+	if l.err != nil {
+		err := l.err
+		l.recycle()
+		return nil, err
+	}
+	return l, nil
+}
+
+// DoFunc sends a command that is not cached (a write, or any other) on
+// the tracked connection and waits for its reply, then for the
+// invalidations it caused: when DoFunc returns, no read through this
+// Cache that starts afterwards is served a reply the command made stale
+// (read your writes). fn, when not nil, gets the reply, valid only during
+// fn. A server error reply is returned as a *resp.ServerError.
+func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	if changesTracking(cmd.Bytes()) {
+		return fmt.Errorf("%w: CLIENT TRACKING and CLIENT CACHING belong to the Cache", ErrRefused)
+	}
+	s, err := c.session()
+	if err != nil {
+		return err
+	}
+	if s.l == nil && c.opts.Mode != Broadcast {
+		// RESP3: the server sends the invalidations a command causes
+		// before it answers the next command on the same connection,
+		// and the reader applies pushes in stream order, so the PING's
+		// reply comes after them.
+		var cmds resp.Cmds
+		cmds.AddCmd(cmd)
+		cmds.Add("PING")
+		w, err := wire.FromCmds(&cmds)
+		if err != nil {
+			return err
+		}
+		h := &firstReply{done: make(chan struct{}, 1)}
+		if err := s.c.Send(ctx, w, h); err != nil {
+			return err
+		}
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if h.err != nil {
+			return h.err
+		}
+		if h.val.IsError() {
+			return h.val.Err()
+		}
+		if fn != nil {
+			return fn(h.val)
+		}
+		return nil
+	}
+	// RESP2: the invalidations travel on the other connection; a PING
+	// there sent after the reply comes back after them. Broadcast: the
+	// server gathers a loop's changes and sends their invalidations
+	// just before it writes the replies of that loop, after the
+	// command's own reply but before the reply of any command it reads
+	// later; a PING sent once the reply is in comes back after them.
+	if err := s.c.DoFunc(ctx, cmd, fn); err != nil {
+		return err
+	}
+	return c.Sync(ctx)
+}
+
+// changesTracking reports whether an encoded command is CLIENT TRACKING
+// or CLIENT CACHING.
+func changesTracking(b []byte) bool {
+	args := splitArgs(b, 2)
+	return len(args) == 2 && strings.EqualFold(args[0], "CLIENT") &&
+		(strings.EqualFold(args[1], "TRACKING") || strings.EqualFold(args[1], "CACHING"))
+}
+
+// splitArgs returns the first n bulk-string arguments of an encoded
+// command (a RESP array of bulk strings, as resp.Cmd holds).
+func splitArgs(b []byte, n int) []string {
+	var out []string
+	i := bytes.IndexByte(b, '\n') + 1 // past "*N\r\n"
+	for len(out) < n && i > 0 && i < len(b) && b[i] == '$' {
+		j := bytes.IndexByte(b[i:], '\r')
+		if j < 0 {
+			break
+		}
+		l, err := strconv.Atoi(string(b[i+1 : i+j]))
+		start := i + j + 2
+		if err != nil || l < 0 || start+l > len(b) {
+			break
+		}
+		out = append(out, string(b[start:start+l]))
+		i = start + l + 2
+	}
+	return out
+}
+
+// Do is DoFunc with the command given as strings, returning a reply that
+// owns its memory.
+func (c *Cache) Do(ctx context.Context, args ...string) (resp.Value, error) {
+	var out resp.Value
+	err := c.DoFunc(ctx, resp.Command(nil, args...), func(v resp.Value) error {
+		out = v.Clone()
+		return nil
+	})
+	return out, err
+}
+
+// Sync waits until every invalidation the server sent the Cache before
+// Sync was called has been applied: after a write by another client is
+// acknowledged, a read through the Cache that starts after Sync returns
+// sees it. It costs one round trip.
+func (c *Cache) Sync(ctx context.Context) error {
+	s, err := c.session()
+	if err != nil {
+		return err
+	}
+	if s.l != nil {
+		return s.l.sync(ctx)
+	}
+	return s.c.DoFunc(ctx, resp.Command(nil, "PING"), nil)
+}
+
+// firstReply keeps the first reply of a submission.
+type firstReply struct {
+	done chan struct{}
+	val  resp.Value
+	err  error
+}
+
+func (h *firstReply) Reply(i int, v resp.Value) {
+	if i == 0 {
+		h.val = v.Clone()
+	}
+}
+func (h *firstReply) Done(err error) { h.err = err; h.done <- struct{}{} }
+func (h *firstReply) Waits() bool    { return false }
+
+// MGet is GET of each key through the cache (a per-key MGET): values[i]
+// is the value of keys[i], nil when the key does not exist. The keys not
+// in memory are read from the server together, pipelined, each kept as
+// GetInto keeps it. The values are copies the caller owns.
+func (c *Cache) MGet(ctx context.Context, ttl time.Duration, keys ...string) ([][]byte, error) {
+	if ttl <= 0 {
+		return nil, ErrTTL
+	}
+	s, err := c.session()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(keys))
+	type miss struct {
+		i int
+		l *loader
+	}
+	var misses []miss
+	var buf []byte
+	var firstErr error
+	for i, key := range keys {
+		sh := c.st.shardOf(key)
+		buf = appendGetID(buf[:0], key)
+		if e := c.st.lookup(sh, buf, s); e != nil {
+			if !e.val.IsNull() {
+				out[i] = append([]byte{}, e.val.Str...)
+			}
+			continue
+		}
+		l, err := c.start(ctx, s, sh, "GET", key, buf, ttl, nil)
+		if err != nil {
+			firstErr = err
+			break
+		}
+		misses = append(misses, miss{i, l})
+	}
+	for _, m := range misses {
+		l, err := m.l.wait(ctx)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		v := l.val
+		switch {
+		case v.IsError():
+			if firstErr == nil {
+				firstErr = v.Err()
+			}
+		case v.Type == resp.BulkString:
+			out[m.i] = append([]byte{}, v.Str...)
+		case !v.IsNull() && firstErr == nil:
+			firstErr = &resp.TypeError{Want: "bulk string", Got: v.Type}
+		}
+		l.release()
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
