@@ -346,11 +346,19 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 	c, err := Dial(ctx, cl.opts.Options)
 	if err == nil && c.id == 0 {
 		// RESP2: HELLO did not tell the connection's CLIENT ID, which
-		// stopBlocked needs. Without it, a caller who gives up has the
-		// connection closed instead.
+		// stopBlocked needs. Only a server that refuses CLIENT ID gets a
+		// connection without it (a caller who gives up then has the
+		// connection closed instead); one that failed to ask (ctx ended,
+		// a fault) is not lent, nor pooled without its id.
 		var buf [16]byte
-		if id, err := c.DoInt(ctx, resp.Command(buf[:0], "CLIENT", "ID")); err == nil {
+		id, ierr := c.DoInt(ctx, resp.Command(buf[:0], "CLIENT", "ID"))
+		var se *resp.ServerError
+		switch {
+		case ierr == nil:
 			c.id = id
+		case !errors.As(ierr, &se):
+			c.Close()
+			return nil, ierr
 		}
 	}
 	return c, err

@@ -1,0 +1,376 @@
+package conn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/pipeline"
+)
+
+// The adversary's tests of issue 15's blocking-call fixes: many callers
+// cancelled at random moments while a producer pushes at full rate, with
+// fewer lent connections than callers. Every element pushed is counted:
+// popped and returned to a caller, or still on the server; never both,
+// never neither, never returned twice.
+
+// tally records the elements callers were given.
+type tally struct {
+	mu       sync.Mutex
+	got      map[string]int // element → times a caller was given it
+	moved    map[string]int // BLMOVE's elements, by the caller's reply
+	won      int            // cancelled calls whose reply won the race
+	canceled int            // calls that returned ctx's error
+	nullOK   int            // calls that returned no error and no element
+	other    []error
+}
+
+func newTally() *tally { return &tally{got: map[string]int{}, moved: map[string]int{}} }
+
+func (t *tally) add(m map[string]int, elem string, cancelled bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m[elem]++
+	if cancelled {
+		t.won++
+	}
+}
+
+func (t *tally) result(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case err == nil:
+		t.nullOK++
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		t.canceled++
+	default:
+		t.other = append(t.other, err)
+	}
+}
+
+// randomCancel returns a ctx cancelled after 0 to 3 ms, or right away.
+func randomCancel(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	if d := time.Duration(rand.IntN(3000)) * time.Microsecond; d < 200*time.Microsecond {
+		go cancel()
+	} else {
+		time.AfterFunc(d, cancel)
+	}
+	return ctx, cancel
+}
+
+// checkAccounting asserts that every element pushed was returned exactly
+// once or is still on the server, and that what BLMOVE moved was returned.
+func checkAccounting(t *testing.T, pushed []string, tl *tally, left, dst []string) {
+	t.Helper()
+	onServer := map[string]int{}
+	for _, e := range left {
+		onServer[e]++
+	}
+	inDst := map[string]int{}
+	for _, e := range dst {
+		inDst[e]++
+	}
+	lost, dup, movedForNobody := 0, 0, 0
+	var examples []string
+	for _, e := range pushed {
+		n := tl.got[e] + tl.moved[e] + onServer[e]
+		switch {
+		case n == 0 && inDst[e] == 1:
+			movedForNobody++
+			examples = append(examples, e+": moved to the destination, never returned")
+		case n == 0:
+			lost++
+			examples = append(examples, e+": neither returned nor on the server")
+		case n > 1:
+			dup++
+			examples = append(examples, fmt.Sprintf("%s: returned %d, moved %d, on the server %d", e, tl.got[e], tl.moved[e], onServer[e]))
+		}
+		if tl.moved[e] != inDst[e] {
+			examples = append(examples, fmt.Sprintf("%s: BLMOVE returned it %d times, in the destination %d times", e, tl.moved[e], inDst[e]))
+		}
+	}
+	if len(examples) > 10 {
+		examples = examples[:10]
+	}
+	require.Empty(t, tl.other, "errors other than ctx's")
+	require.Zerof(t, lost+dup+movedForNobody, "%d lost, %d duplicated, %d moved for nobody: %v", lost, dup, movedForNobody, examples)
+	require.Empty(t, examples)
+}
+
+// Many callers (more than BlockingConns) run BLPOP, BRPOP, BLMOVE and
+// BZPOPMIN without timeouts, each cancelled at a random moment, while a
+// producer pushes at full rate: no element is lost, moved for nobody or
+// returned twice, and afterwards no command is still blocked.
+func TestAdversaryCancelledPopsUnderLoad(t *testing.T) {
+	for _, proto := range []int{3, 2} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			s := startServer(t, servertest.Options{})
+			ctx := testCtx(t)
+			cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr, Protocol: proto}, BlockingConns: 3})
+			require.NoError(t, err)
+			defer cl.Close()
+			prod, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr}})
+			require.NoError(t, err)
+			defer prod.Close()
+
+			const callers, calls, elems = 12, 100, 1500
+			tl := newTally()
+			var pushed []string
+			var zpushed []string
+			producerDone := make(chan error, 1)
+			go func() {
+				for i := range elems {
+					e := "e" + strconv.Itoa(i)
+					pushed = append(pushed, e)
+					var b pipeline.Batch
+					b.Add("RPUSH", "q", e)
+					if i%3 == 0 {
+						m := "m" + strconv.Itoa(i)
+						zpushed = append(zpushed, m)
+						b.Add("ZADD", "z", strconv.Itoa(i), m)
+					}
+					if err := b.Exec(ctx, prod); err != nil {
+						producerDone <- err
+						return
+					}
+				}
+				producerDone <- nil
+			}()
+			var wg sync.WaitGroup
+			for g := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range calls {
+						cctx, cancel := randomCancel(ctx)
+						var args []string
+						switch (g + i) % 4 {
+						case 0:
+							args = []string{"BLPOP", "q", "0"}
+						case 1:
+							args = []string{"BRPOP", "q", "0"}
+						case 2:
+							args = []string{"BLMOVE", "q", "dst", "LEFT", "RIGHT", "0"}
+						case 3:
+							args = []string{"BZPOPMIN", "z", "0"}
+						}
+						v, err := cl.Do(cctx, args...)
+						cancelled := cctx.Err() != nil
+						cancel()
+						switch {
+						case err != nil:
+							tl.result(fmt.Errorf("%v (ctx ended: %v): %w", args, cancelled, err))
+						case v.IsNull():
+							tl.result(nil)
+						case args[0] == "BLMOVE":
+							tl.add(tl.moved, v.Text(), cancelled)
+						default:
+							tl.add(tl.got, v.Elems[1].Text(), cancelled)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, <-producerDone)
+			waitFor(t, "no command blocked", func() bool {
+				info, _ := s.Do("INFO", "clients")
+				return strings.Contains(info, "blocked_clients:0\r\n")
+			})
+			left := listOf(t, s, "LRANGE", "q", "0", "-1")
+			dst := listOf(t, s, "LRANGE", "dst", "0", "-1")
+			zleft := listOf(t, s, "ZRANGE", "z", "0", "-1")
+			t.Logf("%d calls: %d elements returned (%d after their ctx ended), %d moved, %d cancelled, %d empty replies without error; %d left",
+				callers*calls, len(tl.got), tl.won, len(tl.moved), tl.canceled, tl.nullOK, len(left)+len(zleft))
+			checkAccounting(t, append(pushed, zpushed...), tl, append(left, zleft...), dst)
+			require.Zero(t, tl.nullOK, "a call without a timeout returned an empty reply and no error")
+			// The pool still works.
+			_, err = s.Do("RPUSH", "after-q", "after")
+			require.NoError(t, err)
+			v, err := cl.Do(ctx, "BLPOP", "after-q", "0")
+			require.NoError(t, err)
+			require.Equal(t, "after", v.Elems[1].Text())
+		})
+	}
+}
+
+// listOf runs a command whose reply is a list and splits it.
+func listOf(t *testing.T, s *servertest.Server, args ...string) []string {
+	t.Helper()
+	out, err := s.Do(args...)
+	require.NoError(t, err)
+	if out == "" {
+		return nil
+	}
+	return strings.Split(out, "\n")
+}
+
+// A Dial whose ctx ends at a random moment either fails with an error
+// matching ctx's or returns a connection that works: the handshake's
+// cancellation must not leave a deadline in the past on the socket (its
+// AfterFunc racing the deferred reset), which broke a later write with
+// "i/o timeout", seen as ErrBroken on blocking calls whose ctx had not
+// ended in TestAdversaryCancelledPopsUnderLoad; and a dial cut short by
+// ctx said "i/o timeout" rather than context.Canceled. Several dialers
+// at once, so that the race's window is hit.
+func TestAdversaryDialCancelled(t *testing.T) {
+	needServer(t)
+	for _, proto := range []int{3, 2} {
+		var mu sync.Mutex
+		ok, broken, notCtx := 0, 0, 0
+		var firstBroken, firstNotCtx error
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 150 {
+					ctx, cancel := context.WithCancel(context.Background())
+					if i%2 == 0 {
+						go cancel()
+					} else {
+						time.AfterFunc(time.Duration(rand.IntN(1500))*time.Microsecond, cancel)
+					}
+					c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr, Protocol: proto, ClientName: "dialer"})
+					cancel()
+					if err != nil {
+						if !errors.Is(err, context.Canceled) {
+							mu.Lock()
+							notCtx++
+							firstNotCtx = err
+							mu.Unlock()
+						}
+						continue
+					}
+					_, err = c.Do(testCtx(t), "PING")
+					c.Close()
+					mu.Lock()
+					ok++
+					if err != nil {
+						broken++
+						firstBroken = err
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		t.Logf("RESP%d: %d dials succeeded, %d of them broken at their first command; %d failed with an error not matching ctx's", proto, ok, broken, notCtx)
+		require.Zerof(t, broken, "RESP%d: a dialled connection failed its first command: %v", proto, firstBroken)
+		require.Zerof(t, notCtx, "RESP%d: a dial cut short by its ctx: %v", proto, firstNotCtx)
+	}
+}
+
+// lateCancel wraps a real connection: its first Read that returns bytes
+// (the handshake's reply) cancels the dial's ctx before returning, and a
+// deadline in the past set after that is held back until the connection's
+// first Write after the handshake: the order in which the handshake's
+// cancellation AfterFunc, started by the cancel but scheduled late on a
+// loaded machine, loses the race with the deadline's reset.
+type lateCancel struct {
+	net.Conn
+	cancel  context.CancelFunc
+	once    sync.Once
+	armed   atomic.Bool
+	wrote   chan struct{} // closed at the first Write after the cancel
+	wroteMu sync.Once
+	held    atomic.Bool // a deadline in the past was held back
+}
+
+func (c *lateCancel) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.once.Do(func() { c.armed.Store(true); c.cancel() })
+	}
+	return n, err
+}
+
+func (c *lateCancel) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if c.armed.Load() {
+		c.wroteMu.Do(func() { close(c.wrote) })
+	}
+	return n, err
+}
+
+func (c *lateCancel) SetDeadline(t time.Time) error {
+	if c.armed.Load() && !t.IsZero() && t.Before(time.Now()) {
+		c.held.Store(true)
+		select {
+		case <-c.wrote:
+		case <-time.After(200 * time.Millisecond): // the fixed Dial waits for this one
+		}
+	}
+	return c.Conn.SetDeadline(t)
+}
+
+// A dial whose ctx ends right after the handshake's reply was read: the
+// connection returned, if any, works (no deadline in the past left on it).
+func TestAdversaryDialCancelAfterHandshakeReply(t *testing.T) {
+	needServer(t)
+	for _, proto := range []int{3, 2} {
+		ctx, cancel := context.WithCancel(context.Background())
+		lc := &lateCancel{cancel: cancel, wrote: make(chan struct{})}
+		c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr, Protocol: proto, ClientName: "late", Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			lc.Conn = nc
+			return lc, nil
+		}})
+		cancel()
+		t.Logf("RESP%d: dial: %v; the ctx ended after a read: %v", proto, err, lc.armed.Load())
+		if err != nil {
+			require.ErrorIs(t, err, context.Canceled, "RESP%d", proto)
+			continue
+		}
+		for i := range 3 {
+			_, err = c.Do(testCtx(t), "PING")
+			require.NoError(t, err, "RESP%d: command %d on a connection whose dial's ctx ended after the handshake (a deadline in the past held: %v)", proto, i, lc.held.Load())
+			time.Sleep(10 * time.Millisecond) // a late AfterFunc lands (the bug's order)
+		}
+		c.Close()
+	}
+}
+
+// Under RESP2 the lent connection's CLIENT ID comes from CLIENT ID, which
+// the caller's ctx may cut short: such a connection must not be lent, nor
+// pooled, without its id, or the next caller who gives up on it has it
+// closed instead of unblocked, and an element is popped for nobody (seen
+// as lost elements in TestAdversaryCancelledPopsUnderLoad/RESP2).
+func TestAdversaryLentConnKnowsItsID(t *testing.T) {
+	needServer(t)
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Protocol: 2}, BlockingConns: 4})
+	require.NoError(t, err)
+	defer cl.Close()
+	unknown := 0
+	for i := range 1000 {
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(time.Duration(rand.IntN(400))*time.Microsecond, cancel)
+		_, err := cl.Do(cctx, "BLPOP", "id-q-"+strconv.Itoa(i), "0")
+		cancel()
+		require.ErrorIs(t, err, context.Canceled)
+		for _, id := range cl.IdleIDs() {
+			if id == 0 {
+				unknown++
+			}
+		}
+	}
+	require.Zero(t, unknown, "idle lent connections without their CLIENT ID, over 1000 cancelled calls")
+}
