@@ -374,3 +374,215 @@ func TestAdversaryLentConnKnowsItsID(t *testing.T) {
 	}
 	require.Zero(t, unknown, "idle lent connections without their CLIENT ID, over 1000 cancelled calls")
 }
+
+// Fifty blocking calls wait (eight on lent connections, the rest for a
+// slot) when the server is killed: every one returns, with ErrBroken
+// (it was sent) or ErrNotConnected (it was not: its lent connection's
+// dial failed, which used to return the bare dial error), none with a
+// reply; after a restart
+// every slot lends again and a BLPOP works.
+func TestAdversaryServerKilledUnderFiftyBlocked(t *testing.T) {
+	s := startServer(t, servertest.Options{})
+	ctx := testCtx(t)
+	const slots, callers = 8, 50
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{
+		Options:       conn.Options{Addr: s.Addr, DialTimeout: 2 * time.Second},
+		BlockingConns: slots,
+		MinBackoff:    time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	defer cl.Close()
+	ended := make(chan error, callers)
+	for i := range callers {
+		go func() {
+			_, err := cl.Do(ctx, "BLPOP", "k"+strconv.Itoa(i%5), "0")
+			ended <- err
+		}()
+	}
+	waitFor(t, "eight BLPOPs blocked", func() bool {
+		info, _ := s.Do("INFO", "clients")
+		return strings.Contains(info, "blocked_clients:"+strconv.Itoa(slots)+"\r\n")
+	})
+	s.Kill()
+	classes := map[string]int{}
+	for i := range callers {
+		select {
+		case err := <-ended:
+			require.Error(t, err, "call %d returned a reply from a killed server", i)
+			require.True(t, errors.Is(err, conn.ErrBroken) || errors.Is(err, conn.ErrNotConnected),
+				"a blocking call through a kill ended with %v: neither ErrBroken (it was sent) nor ErrNotConnected (it was not)", err)
+			classes[errClass(err)]++
+		case <-time.After(waitLong):
+			t.Fatalf("%d of %d blocking calls never returned after the server was killed", callers-i, callers)
+		}
+	}
+	t.Logf("50 blocking calls through a kill: %v", classes)
+	require.GreaterOrEqual(t, classes["ErrBroken"], slots, "the blocked calls: %v", classes)
+	require.NoError(t, s.Restart())
+	var wg sync.WaitGroup
+	var held sync.WaitGroup
+	held.Add(slots)
+	release := make(chan struct{})
+	errs := make(chan error, slots)
+	for range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			for range 200 { // the first dials may meet the restart
+				lent := false
+				err = cl.Dedicated(ctx, func(c *conn.Conn) error {
+					lent = true
+					held.Done()
+					<-release
+					_, err := c.Do(ctx, "PING")
+					return err
+				})
+				if lent || ctx.Err() != nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			errs <- err
+		}()
+	}
+	held.Wait() // all eight slots lent at once
+	close(release)
+	wg.Wait()
+	for range slots {
+		require.NoError(t, <-errs)
+	}
+	_, err = s.Do("RPUSH", "k0", "after")
+	require.NoError(t, err)
+	v, err := cl.Do(ctx, "BLPOP", "k0", "0")
+	require.NoError(t, err)
+	require.Equal(t, "after", v.Elems[1].Text())
+}
+
+// Blocking calls cancelled at random moments while every connection
+// (the shared one and the lent ones) is cut now and then by a proxy:
+// every call returns; no element is returned twice; an element may be
+// lost only by a call that ended with ErrBroken (its connection broke
+// with the command on the server: it may have popped), never by a
+// cancelled one.
+func TestAdversaryCancelWhileCut(t *testing.T) {
+	s := startServer(t, servertest.Options{})
+	p := newProxy(t, s.Addr)
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{
+		Options:       conn.Options{Addr: p.Addr()},
+		BlockingConns: 3,
+		MinBackoff:    time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	defer cl.Close()
+	const callers, calls, elems = 8, 40, 300
+	var pushed []string
+	produced := make(chan error, 1)
+	go func() {
+		for i := range elems {
+			e := "e" + strconv.Itoa(i)
+			if _, err := s.Do("RPUSH", "q", e); err != nil {
+				produced <- err
+				return
+			}
+			pushed = append(pushed, e)
+			if i%25 == 0 {
+				p.CutAll()
+			}
+		}
+		produced <- nil
+	}()
+	var mu sync.Mutex
+	got := map[string]int{}
+	classes := map[string]int{}
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				cctx, cancel := context.WithCancel(ctx)
+				time.AfterFunc(time.Duration(rand.IntN(8000))*time.Microsecond, cancel)
+				v, err := cl.Do(cctx, "BLPOP", "q", "0")
+				cancel()
+				mu.Lock()
+				switch {
+				case errors.Is(err, context.Canceled):
+					classes["ctx"]++
+				case err != nil:
+					classes[errClass(err)]++
+				case v.IsNull():
+					classes["null"]++
+				default:
+					got[v.Elems[1].Text()]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(waitLong):
+		t.Fatal("blocking calls did not all return")
+	}
+	require.NoError(t, <-produced)
+	waitFor(t, "no command blocked", func() bool {
+		info, _ := s.Do("INFO", "clients")
+		return strings.Contains(info, "blocked_clients:0\r\n")
+	})
+	left := map[string]bool{}
+	for _, e := range listOf(t, s, "LRANGE", "q", "0", "-1") {
+		left[e] = true
+	}
+	lost := 0
+	for _, e := range pushed {
+		n := got[e]
+		require.LessOrEqual(t, n, 1, "%s returned %d times", e, n)
+		if left[e] {
+			require.Zero(t, n, "%s returned and still in the list", e)
+			continue
+		}
+		if n == 0 {
+			lost++
+		}
+	}
+	t.Logf("%d calls through %d cuts: %d elements returned, %d lost, errors %v", callers*calls, elems/25, len(got), lost, classes)
+	require.Zero(t, classes["null"], "a BLPOP without a timeout returned no element and no error")
+	require.LessOrEqual(t, lost, classes["ErrBroken"], "elements lost beyond the calls whose connection broke (%v)", classes)
+}
+
+// A cancelled submission that pops with a plain command besides its
+// blocking one ([LPOP has; BLPOP empty 0]): the BLPOP is unblocked, but
+// the LPOP ran and popped: the call returns the replies, not ctx's error,
+// or that element is popped for nobody. Likewise with a RPOPLPUSH and a
+// non-blocking XREADGROUP beside the blocking command.
+func TestAdversaryCancelledBatchWithPlainPop(t *testing.T) {
+	needServer(t)
+	srv.Flush(t)
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}, BlockingConns: 1})
+	require.NoError(t, err)
+	defer cl.Close()
+	for i := range 10 {
+		elem := "plain-" + strconv.Itoa(i)
+		_, err := srv.Do("RPUSH", "has", elem)
+		require.NoError(t, err)
+		bctx, cancel := context.WithCancel(ctx)
+		var b pipeline.Batch
+		b.Add("LPOP", "has")
+		b.Add("SET", "marker", elem)
+		b.Add("BLPOP", "empty", "0")
+		ended := make(chan error, 1)
+		go func() { ended <- b.Exec(bctx, cl) }()
+		waitBlocked(t, 1)
+		cancel()
+		err = <-ended
+		require.NoError(t, err, "round %d: the LPOP popped %s, but the call returned ctx's error: the element is popped for nobody", i, elem)
+		require.Equal(t, elem, b.Reply(0).Text())
+		require.True(t, b.Reply(2).IsNull(), "the unblocked BLPOP: %v", b.Reply(2))
+		waitBlocked(t, 0)
+	}
+}

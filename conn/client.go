@@ -291,6 +291,11 @@ func (cl *Client) lend(ctx context.Context) (*Conn, error) {
 	c, err := cl.dedicated(ctx)
 	if err != nil {
 		<-cl.slots
+		if ctx.Err() == nil {
+			// Nothing was sent: like any call made while the server
+			// cannot be reached, it matches ErrNotConnected.
+			err = notConnected(err)
+		}
 		return nil, err
 	}
 	cl.mu.Lock()
@@ -475,7 +480,7 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 	case <-d.done:
 		err = d.err
 	case <-ctx.Done():
-		err = cl.stopBlocked(ctx, c, d, blocking)
+		err = cl.stopBlocked(ctx, c, d, blocking, cmds.N)
 	}
 	cl.giveBack(c)
 	h.Done(err)
@@ -494,21 +499,24 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 // way), or between commands of the submission; stopBlocked waits for the
 // replies a moment and asks again.
 //
-// It returns ctx.Err() when every blocking command was unblocked (the
-// replies are timeouts: nothing was popped), nil when one answered
-// before it could be unblocked (the reply won the race and is the
-// caller's), or the connection's fault. When the server cannot be told
+// It returns ctx.Err() when the submission is only blocking commands and
+// every one was unblocked (the replies are timeouts: nothing was popped);
+// nil when one answered before it could be unblocked (the reply won the
+// race and is the caller's), or when the submission has other commands
+// (n, its count, is more than blocking): they ran, and what they popped
+// (an LPOP beside the BLPOP) is the caller's too; or the connection's
+// fault. When the server cannot be told
 // (c's CLIENT ID is unknown, no connection can be made, CLIENT UNBLOCK is
 // refused, or the unblocking does not end within DialTimeout), it closes
 // c instead and returns ctx.Err(): the server then ends the commands when
 // it sees the close, which it may not have seen yet, and an element
 // popped meanwhile is lost.
-func (cl *Client) stopBlocked(ctx context.Context, c *Conn, d *lent, blocking int) error {
+func (cl *Client) stopBlocked(ctx context.Context, c *Conn, d *lent, blocking, n int) error {
 	outcome := func(unblocked int) error {
 		switch {
 		case d.err != nil:
 			return d.err
-		case unblocked >= blocking:
+		case unblocked >= blocking && n == blocking:
 			return ctx.Err()
 		}
 		return nil
