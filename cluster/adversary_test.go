@@ -1,0 +1,179 @@
+package cluster_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/cluster"
+	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// moveSlotSlowly moves slot s from src to dst one key per MIGRATE, with
+// pause between keys, so that transactions meet the slot half-moved (ASK,
+// TRYAGAIN) and then moved (MOVED to a client with a stale map).
+func moveSlotSlowly(t *testing.T, c *servertest.Cluster, s int, src, dst *servertest.Server, pause func()) {
+	t.Helper()
+	slot := strconv.Itoa(s)
+	_, err := dst.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", c.IDs[src.Addr])
+	require.NoError(t, err)
+	_, err = src.Do("CLUSTER", "SETSLOT", slot, "MIGRATING", c.IDs[dst.Addr])
+	require.NoError(t, err)
+	pause()
+	for {
+		out, err := src.Do("CLUSTER", "GETKEYSINSLOT", slot, "1")
+		require.NoError(t, err)
+		keys := strings.Fields(out)
+		if len(keys) == 0 {
+			break
+		}
+		_, err = src.Do("MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), keys[0], "0", "5000")
+		require.NoError(t, err)
+		pause()
+	}
+	// The new owner first, then the old one (see BRIEF), then the rest.
+	for _, n := range append([]*servertest.Server{dst, src}, c.Primaries...) {
+		_, err := n.Do("CLUSTER", "SETSLOT", slot, "NODE", c.IDs[dst.Addr])
+		require.NoError(t, err)
+	}
+	pause()
+}
+
+// Transactions (MULTI; INCR {t}c; INCR {t}g<i>; EXEC), alone and inside
+// batches with commands on other slots, run while their slot is moved
+// back and forth between two primaries six times, a key at a time: each
+// transaction acknowledged by its EXEC applied exactly once, each one
+// that failed applied nothing (a clean, typed failure: nothing was
+// ambiguous here), and none ran part-way: the counters on the server
+// equal the acknowledged transactions, and the values EXEC returned are
+// each seen once.
+func TestAdversaryTransactionsThroughReshards(t *testing.T) {
+	c := privateCluster(t, 2, 0)
+	cl := newClient(t, c)
+	ctx := testCtx(t)
+	a, b := c.Primaries[0], c.Primaries[1]
+	tag := tagOn(c, a, "tx")
+	s := int(emq.Slot(tag))
+	other := tagOn(c, b, "ot")
+
+	const workers, rounds = 4, 150
+	var mu sync.Mutex
+	acked := make([]int, workers)
+	cSeen := map[int64]int{}
+	failures := map[string]int{}
+	progress := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := tag + "g" + strconv.Itoa(w)
+			var bt pipeline.Batch
+			for i := range rounds {
+				bt.Reset()
+				mixed := i%3 == 1
+				if mixed {
+					bt.Add("SET", other+"x", strconv.Itoa(i))
+				}
+				at := bt.Len()
+				bt.Add("MULTI")
+				bt.Add("INCR", tag+"c")
+				bt.Add("INCR", g)
+				bt.Add("EXEC")
+				if mixed {
+					bt.Add("GET", other+"x")
+				}
+				err := bt.Exec(ctx, cl)
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures["batch: "+err.Error()]++
+				default:
+					exec := bt.Reply(at + 3)
+					switch {
+					case exec.Type == resp.Array && len(exec.Elems) == 2:
+						acked[w]++
+						cSeen[exec.Elems[0].Int]++
+						if exec.Elems[1].Int != int64(acked[w]) {
+							failures[fmt.Sprintf("worker %d: EXEC's INCR %s = %d after %d acknowledged", w, g, exec.Elems[1].Int, acked[w]-1)]++
+						}
+					case exec.Err() != nil:
+						failures["EXEC: "+exec.Err().Error()]++
+					default:
+						failures["EXEC: "+exec.String()]++
+					}
+					if mixed && bt.Reply(at+4).Text() != strconv.Itoa(i) {
+						failures["mixed GET: "+bt.Reply(at+4).String()]++
+					}
+				}
+				mu.Unlock()
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	moves := 0
+	pause := func() {
+		select {
+		case <-progress:
+		case <-finished:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	src, dst := a, b
+	for moves < 6 {
+		select {
+		case <-finished:
+		default:
+			moveSlotSlowly(t, c, s, src, dst, pause)
+			moves++
+			src, dst = dst, src
+			continue
+		}
+		break
+	}
+	<-finished
+	total := 0
+	for _, n := range acked {
+		total += n
+	}
+	st := cl.Stats()
+	t.Logf("%d transactions through %d moves: %d acknowledged, failures %v; stats %+v", workers*rounds, moves, total, failures, st)
+	owner := src // where the last move left the slot
+	get := func(k string) int {
+		v, err := owner.Do("GET", k)
+		require.NoError(t, err)
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err)
+		return n
+	}
+	for w := range workers {
+		require.Equal(t, acked[w], get(tag+"g"+strconv.Itoa(w)), "worker %d: acknowledged transactions vs its counter", w)
+	}
+	require.Equal(t, total, get(tag+"c"), "acknowledged transactions vs the shared counter")
+	for v, n := range cSeen {
+		require.Equal(t, 1, n, "EXEC returned c = %d %d times", v, n)
+	}
+	for f := range failures {
+		require.NotContains(t, f, "after", "a transaction applied twice or part-way")
+		require.NotContains(t, f, "mixed GET", "a mixed batch's other command got a wrong reply")
+	}
+	require.GreaterOrEqual(t, moves, 2, "the slot moved too few times to test anything")
+	require.Positive(t, st.Ask+st.Moved+st.TryAgain, "no redirection was met")
+	_ = cluster.Options{}
+}
