@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -176,4 +177,114 @@ func TestAdversaryTransactionsThroughReshards(t *testing.T) {
 	require.GreaterOrEqual(t, moves, 2, "the slot moved too few times to test anything")
 	require.Positive(t, st.Ask+st.Moved+st.TryAgain, "no redirection was met")
 	_ = cluster.Options{}
+}
+
+// Blocking calls through cluster.Client on the primary of their slot
+// while that primary is failed over by hand (CLUSTER FAILOVER on its
+// replica), then killed (SIGKILL) once it is the replica's replica again:
+// every call returns (the server's own error, ErrBroken, ErrNotConnected,
+// or a cancel), none hangs, none returns an element it did not pop; a
+// cancelled one leaves its element on the server; after each fault a
+// BLPOP on the new primary gets its element.
+func TestAdversaryBlockingThroughFailover(t *testing.T) {
+	const tag = "bl"
+	c, primary, replica := haCluster(t, tag)
+	cl := newClient(t, c, func(o *cluster.Options) {
+		o.Seeds = []string{replica.Addr}
+		o.Node.BlockingConns = 3
+	})
+	ctx := testCtx(t)
+	key := "{" + tag + "}q"
+	blockedOn := func(s *servertest.Server, n int) {
+		t.Helper()
+		deadline := time.Now().Add(waitLong)
+		for {
+			info, err := s.Do("INFO", "clients")
+			if err == nil && strings.Contains(info, "blocked_clients:"+strconv.Itoa(n)+"\r\n") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never had %d blocked clients: %v\n%s", s.Addr, n, err, info)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// blockAll starts n BLPOPs without a timeout and returns their ends.
+	blockAll := func(n int) chan error {
+		ended := make(chan error, n)
+		for range n {
+			go func() {
+				v, err := cl.Do(ctx, "BLPOP", key, "0")
+				if err == nil {
+					err = fmt.Errorf("BLPOP returned %s from a node going away", v)
+				}
+				ended <- err
+			}()
+		}
+		return ended
+	}
+	collect := func(what string, ended chan error, n int) map[string]int {
+		t.Helper()
+		got := map[string]int{}
+		for i := range n {
+			select {
+			case err := <-ended:
+				require.NotContains(t, err.Error(), "returned", what)
+				got[err.Error()[:min(len(err.Error()), 60)]]++
+			case <-time.After(waitLong):
+				t.Fatalf("%s: %d of %d blocking calls never returned", what, n-i, n)
+			}
+		}
+		return got
+	}
+	popAfter := func(what, elem string) {
+		t.Helper()
+		var v resp.Value
+		var err error
+		deadline := time.Now().Add(waitLong)
+		for {
+			if _, err = cl.Do(ctx, "RPUSH", key, elem); err == nil {
+				v, err = cl.Do(ctx, "BLPOP", key, "1")
+				if err == nil && !v.IsNull() {
+					break
+				}
+			}
+			require.True(t, time.Now().Before(deadline), "%s: no BLPOP worked: %v", what, err)
+			time.Sleep(20 * time.Millisecond)
+		}
+		require.Equal(t, elem, v.Elems[1].Text(), what)
+	}
+
+	// A cancelled BLPOP on the cluster leaves what is pushed after it.
+	bctx, cancel := context.WithCancel(ctx)
+	ended := make(chan error, 1)
+	go func() { _, err := cl.Do(bctx, "BLPOP", key, "0"); ended <- err }()
+	blockedOn(primary, 1)
+	cancel()
+	require.ErrorIs(t, <-ended, context.Canceled)
+	_, err := cl.Do(ctx, "RPUSH", key, "kept")
+	require.NoError(t, err)
+	n, err := primary.Do("LLEN", key)
+	require.NoError(t, err)
+	require.Equal(t, "1", n, "the element pushed after the cancelled BLPOP returned")
+	_, err = cl.Do(ctx, "DEL", key)
+	require.NoError(t, err)
+
+	// A manual failover while three BLPOPs wait on the primary.
+	ended = blockAll(3)
+	blockedOn(primary, 3)
+	_, err = replica.Do("CLUSTER", "FAILOVER")
+	require.NoError(t, err)
+	waitRole(t, replica, "master")
+	t.Logf("manual failover: %v", collect("manual failover", ended, 3))
+	popAfter("after the failover", "f1")
+
+	// The new primary (the old replica) killed while three wait on it.
+	waitRole(t, primary, "slave")
+	ended = blockAll(3)
+	blockedOn(replica, 3)
+	replica.Kill()
+	t.Logf("primary killed: %v", collect("kill", ended, 3))
+	waitRole(t, primary, "master")
+	popAfter("after the kill", "f2")
 }
