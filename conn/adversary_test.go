@@ -586,3 +586,39 @@ func TestAdversaryCancelledBatchWithPlainPop(t *testing.T) {
 		waitBlocked(t, 0)
 	}
 }
+
+// A Dedicated whose fn panics (a handler's panic that an HTTP server
+// recovers, say) gives its slot back: with one slot, after three such
+// panics, Dedicated and a blocking call still run. The panicking fn's
+// connection, in an unknown state, is closed rather than reused.
+func TestAdversaryDedicatedPanicGivesSlotBack(t *testing.T) {
+	needServer(t)
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}, BlockingConns: 1})
+	require.NoError(t, err)
+	defer cl.Close()
+	for i := range 3 {
+		func() {
+			defer func() { require.Equal(t, "boom", recover(), "round %d", i) }()
+			cl.Dedicated(ctx, func(c *conn.Conn) error {
+				if _, err := c.Do(ctx, "MULTI"); err != nil {
+					return err
+				}
+				panic("boom") // a transaction left open
+			})
+		}()
+	}
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = cl.Dedicated(bctx, func(c *conn.Conn) error {
+		v, err := c.Do(bctx, "PING")
+		if err == nil && v.Text() != "PONG" {
+			err = fmt.Errorf("PING = %v: the connection the panic left in MULTI was reused", v)
+		}
+		return err
+	})
+	require.NoError(t, err, "Dedicated after fn panicked")
+	v, err := cl.Do(bctx, "BLPOP", "panic-q", "0.01")
+	require.NoError(t, err, "a blocking call after Dedicated's fn panicked")
+	require.True(t, v.IsNull())
+}

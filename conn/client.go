@@ -266,7 +266,8 @@ func (cl *Client) redial() *Conn {
 // through Do, DoFunc and pipeline.Batch use them too), and Dedicated
 // waits for one, honouring ctx. The connection must not be used after fn
 // returns. One that fn leaves with calls in flight, broken, or after
-// WATCH or MULTI, is closed rather than reused. On it, blocking commands
+// WATCH or MULTI, or by panicking (the panic goes on, the slot is given
+// back), is closed rather than reused. On it, blocking commands
 // are fn's own business: one whose ctx ends is left to the server until
 // the connection is closed, so an element may be popped for nobody
 // meanwhile; WAIT there counts only that connection's writes.
@@ -276,6 +277,16 @@ func (cl *Client) Dedicated(ctx context.Context, fn func(c *Conn) error) error {
 		return err
 	}
 	c.exclusive.Store(true)
+	defer func() {
+		if r := recover(); r != nil {
+			// fn panicked: its slot is given back, and its connection,
+			// in a state nobody knows (a transaction left open, calls
+			// in flight), is closed.
+			c.txUsed.Store(true)
+			cl.giveBack(c)
+			panic(r)
+		}
+	}()
 	err = fn(c)
 	cl.giveBack(c)
 	return err
