@@ -288,3 +288,86 @@ func TestAdversaryBlockingThroughFailover(t *testing.T) {
 	waitRole(t, primary, "master")
 	popAfter("after the kill", "f2")
 }
+
+// A batch holding a blocking command whose commands go to several
+// primaries is refused before anything is sent, with a *RouteError that
+// says how: it used to be refused by the blocking command's node client
+// ("send it with … pipeline.Batch", which it was) after the other
+// primary's part had run, so a refusal that says nothing was sent
+// followed a SET that ran.
+func TestAdversaryClusterBlockingBatchSpread(t *testing.T) {
+	c := needCluster(t)
+	cl := newClient(t, c)
+	ctx := testCtx(t)
+	a, b := c.Primaries[0], c.Primaries[1]
+	ka, kb := tagOn(c, a, "ba")+"q", tagOn(c, b, "bb")+"x"
+	for _, cmds := range [][][]string{
+		{{"SET", kb, "ran"}, {"BLPOP", ka, "0.1"}},
+		{{"BLPOP", ka, "0"}, {"BLPOP", kb, "0"}},
+		{{"SET", kb, "ran"}, {"XREAD", "BLOCK", "10", "STREAMS", ka, "$"}},
+	} {
+		var bt pipeline.Batch
+		for _, cmd := range cmds {
+			bt.Add(cmd...)
+		}
+		err := bt.Exec(ctx, cl)
+		var re *cluster.RouteError
+		require.ErrorAs(t, err, &re, "%v", cmds)
+		require.ErrorIs(t, err, cluster.ErrUnroutable)
+		require.Contains(t, []string{"BLPOP", "XREAD"}, re.Command)
+		v, err := b.Do("GET", kb)
+		require.NoError(t, err)
+		require.Empty(t, v, "%v: the other primary's SET ran before the refusal", cmds)
+	}
+}
+
+// A batch of blocking commands and a SET, all on one primary (two slots
+// it serves), cancelled while the first blocks: the call returns the
+// replies (the SET ran; the BLPOPs were unblocked, popping nothing),
+// nothing stays blocked, and elements pushed right after stay.
+func TestAdversaryClusterBlockingBatchCancelled(t *testing.T) {
+	c := needCluster(t)
+	cl := newClient(t, c)
+	ctx := testCtx(t)
+	a := c.Primaries[0]
+	ka, kb := tagOn(c, a, "ba")+"q", tagOn(c, a, "bc")+"q"
+	blocked := func(n string) bool {
+		info, err := a.Do("INFO", "clients")
+		return err == nil && strings.Contains(info, "blocked_clients:"+n+"\r\n")
+	}
+	for round := range 6 {
+		bctx, cancel := context.WithCancel(ctx)
+		var bt pipeline.Batch
+		bt.Add("BLPOP", ka, "0")
+		bt.Add("SET", ka+"x", "set")
+		bt.Add("BLPOP", kb, "0")
+		ended := make(chan error, 1)
+		go func() { ended <- bt.Exec(bctx, cl) }()
+		deadline := time.Now().Add(waitLong)
+		for !blocked("1") {
+			require.True(t, time.Now().Before(deadline), "the BLPOP never blocked")
+			time.Sleep(2 * time.Millisecond)
+		}
+		cancel()
+		select {
+		case err := <-ended:
+			require.NoError(t, err, "round %d", round)
+		case <-time.After(waitLong):
+			t.Fatal("the cancelled batch never returned")
+		}
+		require.True(t, bt.Reply(0).IsNull(), "round %d: %v", round, bt.Reply(0))
+		require.Equal(t, "OK", bt.Reply(1).Text())
+		require.True(t, bt.Reply(2).IsNull(), "round %d: %v", round, bt.Reply(2))
+		require.True(t, blocked("0"), "round %d: a BLPOP still blocked after the call returned", round)
+		for _, k := range []string{ka, kb} {
+			_, err := cl.Do(ctx, "RPUSH", k, "kept")
+			require.NoError(t, err)
+		}
+		bt.Reset()
+		bt.Add("BLPOP", ka, "0")
+		bt.Add("BLPOP", kb, "0")
+		require.NoError(t, bt.Exec(ctx, cl))
+		require.Equal(t, "kept", bt.Reply(0).Elems[1].Text(), "round %d", round)
+		require.Equal(t, "kept", bt.Reply(1).Elems[1].Text(), "round %d", round)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // The adversary's tests of issue 15's blocking-call fixes: many callers
@@ -621,4 +623,61 @@ func TestAdversaryDedicatedPanicGivesSlotBack(t *testing.T) {
 	v, err := cl.Do(bctx, "BLPOP", "panic-q", "0.01")
 	require.NoError(t, err, "a blocking call after Dedicated's fn panicked")
 	require.True(t, v.IsNull())
+}
+
+// A BLPOP cancelled while a WAIT holds up the Client's shared connection
+// (its only replica frozen): the CLIENT UNBLOCK that ends the BLPOP must
+// not queue behind the WAIT, so the cancelled call returns before the
+// WAIT does, its connection unblocked (not closed), and an element pushed
+// right after stays in the list.
+func TestAdversaryCancelBehindWait(t *testing.T) {
+	primary := startServer(t, servertest.Options{})
+	replica := startServer(t, servertest.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)}})
+	waitFor(t, "the replica in sync", func() bool {
+		info, _ := replica.Do("INFO", "replication")
+		return strings.Contains(info, "master_link_status:up")
+	})
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: primary.Addr, ClientName: "behind-wait"}})
+	require.NoError(t, err)
+	defer cl.Close()
+	_, err = cl.Do(ctx, "BLPOP", "warm", "0.01") // a lent connection, pooled
+	require.NoError(t, err)
+
+	bctx, cancel := context.WithCancel(ctx)
+	order := make(chan string, 2)
+	blpop := make(chan error, 1)
+	go func() {
+		_, err := cl.Do(bctx, "BLPOP", "wq", "0")
+		blpop <- err
+		order <- "BLPOP"
+	}()
+	waitFor(t, "BLPOP blocked", func() bool {
+		info, _ := primary.Do("INFO", "clients")
+		return strings.Contains(info, "blocked_clients:1\r\n")
+	})
+	pid := replica.Pid()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	_, err = cl.Do(ctx, "SET", "w", "1")
+	require.NoError(t, err)
+	go func() {
+		cl.DoInt(ctx, resp.Command(nil, "WAIT", "1", "2000"))
+		order <- "WAIT"
+	}()
+	waitFor(t, "WAIT blocked", func() bool {
+		info, _ := primary.Do("INFO", "clients")
+		return strings.Contains(info, "blocked_clients:2\r\n")
+	})
+	cancel()
+	first := <-order
+	require.ErrorIs(t, <-blpop, context.Canceled)
+	_, err = primary.Do("RPUSH", "wq", "kept")
+	require.NoError(t, err)
+	n, err := primary.Do("LLEN", "wq")
+	require.NoError(t, err)
+	require.Equal(t, "1", n, "the element pushed after the cancelled BLPOP returned")
+	require.Equal(t, "BLPOP", first, "the cancelled BLPOP returned only after the WAIT ahead of its CLIENT UNBLOCK")
+	require.Equal(t, "WAIT", <-order)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 }

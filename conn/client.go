@@ -502,7 +502,8 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 // caller's ctx ended, and waits for d's replies: the server must no
 // longer hold them when the call returns, and nothing they popped may be
 // dropped. It sends CLIENT UNBLOCK with c's CLIENT ID on the Client's
-// shared connection (or, during an outage, on a connection of its own)
+// shared connection (or, during an outage or a WAIT there, on a
+// connection of its own)
 // until every blocking command of the submission has been unblocked; a
 // command unblocked so replies as if its timeout had passed, popping
 // nothing. CLIENT UNBLOCK answering 0 means the command is not blocked
@@ -580,11 +581,12 @@ unblocking:
 }
 
 // unblock sends CLIENT UNBLOCK id on the shared connection, or on a
-// connection of its own when the shared one is down or fails.
+// connection of its own when the shared one is down, fails, or is held
+// up by a WAIT (which would answer first, up to its timeout later).
 func (cl *Client) unblock(ctx context.Context, id int64) (int64, error) {
 	var buf [64]byte
 	cmd := resp.Command(buf[:0], "CLIENT", "UNBLOCK", strconv.FormatInt(id, 10))
-	if cur, err := cl.current(); err == nil {
+	if cur, err := cl.current(); err == nil && cur.blocked.Load() == 0 {
 		n, err := cur.DoInt(ctx, cmd)
 		var se *resp.ServerError
 		if err == nil || errors.As(err, &se) || ctx.Err() != nil {
