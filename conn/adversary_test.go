@@ -681,3 +681,58 @@ func TestAdversaryCancelBehindWait(t *testing.T) {
 	require.Equal(t, "WAIT", <-order)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 }
+
+// After the server closed every idle connection (CLIENT KILL), a burst
+// of concurrent calls, plain and blocking, all succeed: nothing was sent
+// on the closed connections, so each call goes on the next one. Five
+// rounds.
+func TestAdversaryBurstAfterIdleClose(t *testing.T) {
+	s := startServer(t, servertest.Options{})
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{
+		Options:       conn.Options{Addr: s.Addr, ClientName: "burst"},
+		BlockingConns: 4,
+		MinBackoff:    time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	defer cl.Close()
+	const plain, blocking = 40, 8
+	for round := range 5 {
+		// Lent connections idle in the pool too.
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() { defer wg.Done(); cl.Do(ctx, "BLPOP", "none", "0.01") }()
+		}
+		wg.Wait()
+		_, err := s.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+		require.NoError(t, err)
+		waitFor(t, "the server to close the idle connections", func() bool {
+			list, _ := s.Do("CLIENT", "LIST")
+			return !strings.Contains(list, "name=burst ")
+		})
+		errs := make(chan error, plain+blocking)
+		for i := range plain {
+			go func() {
+				got, err := echo(ctx, cl, "b"+strconv.Itoa(i))
+				if err == nil && got != "b"+strconv.Itoa(i) {
+					err = fmt.Errorf("ECHO b%d = %q", i, got)
+				}
+				errs <- err
+			}()
+		}
+		for range blocking {
+			go func() {
+				_, err := cl.Do(ctx, "BLPOP", "none", "0.01")
+				errs <- err
+			}()
+		}
+		failed := map[string]int{}
+		for range plain + blocking {
+			if err := <-errs; err != nil {
+				failed[err.Error()]++
+			}
+		}
+		require.Empty(t, failed, "round %d: calls after the server closed the idle connections", round)
+	}
+}

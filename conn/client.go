@@ -30,7 +30,8 @@ type ClientOptions struct {
 //
 // Calls made while there is no healthy connection (from a fault until a
 // redial succeeds) fail at once with an error matching ErrNotConnected and
-// wrapping the cause; the Client redials in the background with
+// wrapping the cause (when the fault was the server closing the idle
+// connection, they wait for the next dial attempt first); the Client redials in the background with
 // exponential backoff and jitter. A Client never re-sends a command by
 // itself: a call that failed with ErrBroken may or may not have run, and
 // only the caller knows whether it is safe to repeat.
@@ -154,7 +155,9 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // When the current connection turns out to have failed, or been closed
 // by the server while idle, before anything was sent, Send waits for the
 // supervisor's next dial attempt and sends on the new connection; when
-// that attempt fails the error matches ErrNotConnected.
+// that attempt fails the error matches ErrNotConnected. So do the calls
+// made meanwhile, until a dial fails, when the outage began with the
+// server closing the idle connection.
 func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	if cmds.Special {
 		switch r := route(cmds.B); {
@@ -168,6 +171,13 @@ func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) erro
 		}
 	}
 	c, err := cl.current()
+	if err != nil && errors.Is(err, errPeerClosed) {
+		// The server closed the idle shared connection, found before
+		// anything was sent on it: the server is likely up, so this call
+		// waits for the supervisor's next dial, as the caller who found
+		// the close does, rather than failing at once.
+		c, err = cl.next(ctx, nil)
+	}
 	if err != nil {
 		return cl.refused(cmds, err)
 	}

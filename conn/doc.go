@@ -85,7 +85,8 @@
 // timeout, CLIENT KILL: found before sending, on TCP and unix sockets
 // under Linux), sends nothing and gets the Conn's fault; a Client sends
 // such a call on the connection its supervisor dials next, or fails it
-// with ErrNotConnected when that dial fails. A caller whose context ends
+// with ErrNotConnected when that dial fails; so are the calls made
+// meanwhile, rather than failed at once. A caller whose context ends
 // returns ctx.Err() at once; its command stays queued and its late reply
 // is read and dropped, so the connection stays in sync.
 //
