@@ -736,3 +736,50 @@ func TestAdversaryBurstAfterIdleClose(t *testing.T) {
 		require.Empty(t, failed, "round %d: calls after the server closed the idle connections", round)
 	}
 }
+
+// A batch that holds a BLPOP goes on a lent connection, where a WAIT
+// without a timeout is not refused ([SET; WAIT 1 0; BLPOP]); cancelled,
+// both the WAIT and the BLPOP are unblocked (CLIENT UNBLOCK ends a WAIT
+// too), the call returns with the replies, the connection is kept, and
+// an element pushed right after stays. The WAIT used to be left out of
+// the count of commands to unblock, so the BLPOP was never unblocked and
+// the connection was closed after DialTimeout instead.
+func TestAdversaryCancelledBatchWithWaitForever(t *testing.T) {
+	s := startServer(t, servertest.Options{}) // no replica: WAIT 1 0 waits for ever
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr, DialTimeout: 3 * time.Second}, BlockingConns: 1})
+	require.NoError(t, err)
+	defer cl.Close()
+	blocked := func(n string) func() bool {
+		return func() bool {
+			info, _ := s.Do("INFO", "clients")
+			return strings.Contains(info, "blocked_clients:"+n+"\r\n")
+		}
+	}
+	for round := range 3 {
+		bctx, cancel := context.WithCancel(ctx)
+		var b pipeline.Batch
+		b.Add("SET", "wf", "1")
+		b.Add("WAIT", "1", "0")
+		b.Add("BLPOP", "wf-q", "0")
+		ended := make(chan error, 1)
+		go func() { ended <- b.Exec(bctx, cl) }()
+		waitFor(t, "the WAIT blocked", blocked("1"))
+		cancel()
+		err := <-ended
+		require.NoError(t, err, "round %d", round)
+		require.EqualValues(t, 0, b.Reply(1).Int, "the unblocked WAIT")
+		require.True(t, b.Reply(2).IsNull(), "round %d: the unblocked BLPOP: %v", round, b.Reply(2))
+		waitFor(t, "nothing blocked", blocked("0"))
+		_, err = s.Do("RPUSH", "wf-q", "kept")
+		require.NoError(t, err)
+		n, err := s.Do("LLEN", "wf-q")
+		require.NoError(t, err)
+		require.Equal(t, "1", n)
+		_, err = s.Do("DEL", "wf-q")
+		require.NoError(t, err)
+	}
+	list, err := s.Do("CLIENT", "LIST")
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(list, " cmd=blpop "), "the lent connection was closed rather than unblocked:\n%s", list)
+}

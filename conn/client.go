@@ -165,7 +165,9 @@ func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) erro
 			if !h.Waits() {
 				return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
 			}
-			return cl.sendDedicated(ctx, cmds, h, r.blocking)
+			// On the lent connection a WAIT blocks like the rest, and
+			// CLIENT UNBLOCK ends it too: counted with them.
+			return cl.sendDedicated(ctx, cmds, h, r.blocking+r.waits)
 		case r.forever != "":
 			return cl.refused(cmds, &CommandError{Command: r.forever, Reason: reasonWaitForever})
 		}
@@ -423,6 +425,7 @@ func (cl *Client) Close() error {
 // routing is where a Client sends a submission with special commands.
 type routing struct {
 	blocking int    // blocking commands outside a transaction, WAIT and WAITAOF aside
+	waits    int    // WAIT and WAITAOF outside a transaction
 	forever  string // the name of a WAIT or WAITAOF without a timeout, if any
 }
 
@@ -436,6 +439,7 @@ func route(b []byte) routing {
 			switch {
 			case inMulti:
 			case info.Name == "WAIT" || info.Name == "WAITAOF":
+				r.waits++
 				if info.Timeout == 0 && r.forever == "" {
 					r.forever = info.Name
 				}
