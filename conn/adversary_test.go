@@ -783,3 +783,71 @@ func TestAdversaryCancelledBatchWithWaitForever(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(list, " cmd=blpop "), "the lent connection was closed rather than unblocked:\n%s", list)
 }
+
+// cutAfterUnblock wraps a real connection: the first CLIENT UNBLOCK
+// written through any of them is sent, then that connection is closed
+// before its reply can be read, as a cut of the shared connection right
+// after the server ran the command would do.
+type cutAfterUnblock struct {
+	net.Conn
+	once *sync.Once
+	ran  chan struct{}
+}
+
+func (c *cutAfterUnblock) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err == nil && strings.Contains(string(b), "UNBLOCK") {
+		c.once.Do(func() {
+			close(c.ran)
+			time.Sleep(50 * time.Millisecond) // the server runs it
+			c.Conn.Close()
+		})
+	}
+	return n, err
+}
+
+// A BLPOP cancelled whose CLIENT UNBLOCK ran but whose answer was lost
+// with the shared connection: the Client asks again on a connection of
+// its own (0: nothing blocked any more), the BLPOP's reply is the empty
+// one of an unblocked command, and the call returns ctx's error, not an
+// empty reply with no error (a BLPOP without a timeout that "timed
+// out"), which it did (seen on Valkey in TestAdversaryCancelWhileCut).
+func TestAdversaryUnblockAnswerLost(t *testing.T) {
+	needServer(t)
+	srv.Flush(t)
+	ctx := testCtx(t)
+	once := &sync.Once{}
+	ran := make(chan struct{})
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{
+		Options: conn.Options{Addr: srv.Addr, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &cutAfterUnblock{Conn: nc, once: once, ran: ran}, nil
+		}},
+		MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	defer cl.Close()
+	bctx, cancel := context.WithCancel(ctx)
+	ended := make(chan error, 1)
+	var v resp.Value
+	go func() {
+		var err error
+		v, err = cl.Do(bctx, "BLPOP", "lost-ans", "0")
+		ended <- err
+	}()
+	waitBlocked(t, 1)
+	cancel()
+	err = <-ended
+	<-ran
+	require.ErrorIs(t, err, context.Canceled, "the cancelled BLPOP returned %v", v)
+	waitBlocked(t, 0)
+	_, err = srv.Do("RPUSH", "lost-ans", "kept")
+	require.NoError(t, err)
+	n, err := srv.Do("LLEN", "lost-ans")
+	require.NoError(t, err)
+	require.Equal(t, "1", n)
+}

@@ -463,12 +463,18 @@ func route(b []byte) routing {
 // Handler, gives the connection back (Conn.Close must not be called from
 // a Handler).
 type lent struct {
-	h    wire.Handler
-	done chan struct{} // closed by Done
-	err  error         // Done's, read after done is closed
+	h     wire.Handler
+	done  chan struct{} // closed by Done
+	err   error         // Done's, read after done is closed
+	nulls int           // null replies, read after done is closed
 }
 
-func (d *lent) Reply(i int, v resp.Value) { d.h.Reply(i, v) }
+func (d *lent) Reply(i int, v resp.Value) {
+	if v.IsNull() {
+		d.nulls++
+	}
+	d.h.Reply(i, v)
+}
 func (d *lent) Waits() bool               { return false }
 func (d *lent) Done(err error)            { d.err = err; close(d.done) }
 
@@ -530,8 +536,8 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 // nil when one answered before it could be unblocked (the reply won the
 // race and is the caller's), or when the submission has other commands
 // (n, its count, is more than blocking): they ran, and what they popped
-// (an LPOP beside the BLPOP) is the caller's too; or the connection's
-// fault. When the server cannot be told
+// (an LPOP beside the BLPOP) is the caller's too, unless every reply
+// is empty; or the connection's fault. When the server cannot be told
 // (c's CLIENT ID is unknown, no connection can be made, CLIENT UNBLOCK is
 // refused, or the unblocking does not end within DialTimeout), it closes
 // c instead and returns ctx.Err(): the server then ends the commands when
@@ -542,7 +548,10 @@ func (cl *Client) stopBlocked(ctx context.Context, c *Conn, d *lent, blocking, n
 		switch {
 		case d.err != nil:
 			return d.err
-		case unblocked >= blocking && n == blocking:
+		case unblocked >= blocking && n == blocking, d.nulls == n:
+			// Every blocking command was unblocked, or every reply is
+			// empty (one was unblocked by a CLIENT UNBLOCK whose answer
+			// was lost with the shared connection): nothing was popped.
 			return ctx.Err()
 		}
 		return nil
