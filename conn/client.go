@@ -475,8 +475,8 @@ func (d *lent) Reply(i int, v resp.Value) {
 	}
 	d.h.Reply(i, v)
 }
-func (d *lent) Waits() bool               { return false }
-func (d *lent) Done(err error)            { d.err = err; close(d.done) }
+func (d *lent) Waits() bool    { return false }
+func (d *lent) Done(err error) { d.err = err; close(d.done) }
 
 // sendDedicated sends a submission holding blocking commands on a lent
 // connection, and returns once it has ended: with its replies; with the
