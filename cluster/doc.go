@@ -59,7 +59,10 @@
 // pipeline and its replies pass straight through; one spread over several
 // primaries is split, the parts sent to all of them at once, and the
 // replies handed back in the caller's order. Commands of one slot keep
-// their relative order.
+// their relative order. A blocking command (BLPOP, XREAD … BLOCK, …)
+// holds its primary's connection until it ends, so a batch holding one
+// must go to one primary: spread over several it is refused before
+// anything is sent (a *RouteError).
 //
 // # Redirects and refusals
 //

@@ -84,6 +84,9 @@ const (
 	reasonWaitSpread = "WAIT in a batch counts the writes before it on one primary's connection, and this " +
 		"batch's commands go to several primaries: send the writes of each primary, each followed by its " +
 		"WAIT, in a batch of its own (or use Client.Dedicated at the key)"
+	reasonBlockingSpread = "a blocking command holds its primary's connection until it ends, and this " +
+		"batch's commands go to several primaries, whose parts are sent without waiting for one another: " +
+		"send the blocking command alone (Client.Do), or in a batch whose commands all go to its primary"
 	reasonEveryShard = "it goes to every primary (its server tips say so), which a batch sent along with " +
 		"other commands cannot do: send it alone (Client.Do), where its replies are combined, or on one " +
 		"node (Client.Node)"

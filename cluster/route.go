@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/cmdinfo"
 	"github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/internal/wire"
 )
@@ -237,6 +238,26 @@ func isWait(name []byte) bool {
 	return bytes.EqualFold(name, []byte("wait")) || bytes.EqualFold(name, []byte("waitaof"))
 }
 
+// blockingIn returns the name of the first blocking command of b outside
+// a transaction (BLPOP, XREAD … BLOCK, …; WAIT and WAITAOF aside), or "".
+func blockingIn(b []byte) string {
+	name, inMulti := "", false
+	cmdinfo.Each(b, func(info cmdinfo.Info) error {
+		switch info.Kind {
+		case cmdinfo.Blocking:
+			if !inMulti && name == "" && info.Name != "WAIT" && info.Name != "WAITAOF" {
+				name = info.Name
+			}
+		case cmdinfo.Multi:
+			inMulti = true
+		case cmdinfo.EndTx:
+			inMulti = false
+		}
+		return nil
+	})
+	return name
+}
+
 // scriptLoadInfo makes SCRIPT LOAD go to every primary.
 var scriptLoadInfo = cmdInfo{policy: policyAllShards, agg: aggFirst}
 
@@ -267,6 +288,16 @@ func (s *sub) dispatch() error {
 		}
 		s.release()
 		return &RouteError{Command: name, Reason: reasonWaitSpread}
+	}
+	if !same && s.special {
+		if name := blockingIn(s.buf); name != "" {
+			// Each part of a split batch is sent without waiting for
+			// it, which a blocking command's connection cannot be:
+			// refused before any part is sent, rather than after
+			// another primary's part ran.
+			s.release()
+			return &RouteError{Command: name, Reason: reasonBlockingSpread}
+		}
 	}
 	if same {
 		s.direct, s.pending = true, 1

@@ -30,7 +30,8 @@ type ClientOptions struct {
 //
 // Calls made while there is no healthy connection (from a fault until a
 // redial succeeds) fail at once with an error matching ErrNotConnected and
-// wrapping the cause; the Client redials in the background with
+// wrapping the cause (when the fault was the server closing the idle
+// connection, they wait for the next dial attempt first); the Client redials in the background with
 // exponential backoff and jitter. A Client never re-sends a command by
 // itself: a call that failed with ErrBroken may or may not have run, and
 // only the caller knows whether it is safe to repeat.
@@ -154,7 +155,9 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // When the current connection turns out to have failed, or been closed
 // by the server while idle, before anything was sent, Send waits for the
 // supervisor's next dial attempt and sends on the new connection; when
-// that attempt fails the error matches ErrNotConnected.
+// that attempt fails the error matches ErrNotConnected. So do the calls
+// made meanwhile, until a dial fails, when the outage began with the
+// server closing the idle connection.
 func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	if cmds.Special {
 		switch r := route(cmds.B); {
@@ -162,12 +165,21 @@ func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) erro
 			if !h.Waits() {
 				return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
 			}
-			return cl.sendDedicated(ctx, cmds, h, r.blocking)
+			// On the lent connection a WAIT blocks like the rest, and
+			// CLIENT UNBLOCK ends it too: counted with them.
+			return cl.sendDedicated(ctx, cmds, h, r.blocking+r.waits)
 		case r.forever != "":
 			return cl.refused(cmds, &CommandError{Command: r.forever, Reason: reasonWaitForever})
 		}
 	}
 	c, err := cl.current()
+	if err != nil && errors.Is(err, errPeerClosed) {
+		// The server closed the idle shared connection, found before
+		// anything was sent on it: the server is likely up, so this call
+		// waits for the supervisor's next dial, as the caller who found
+		// the close does, rather than failing at once.
+		c, err = cl.next(ctx, nil)
+	}
 	if err != nil {
 		return cl.refused(cmds, err)
 	}
@@ -266,7 +278,8 @@ func (cl *Client) redial() *Conn {
 // through Do, DoFunc and pipeline.Batch use them too), and Dedicated
 // waits for one, honouring ctx. The connection must not be used after fn
 // returns. One that fn leaves with calls in flight, broken, or after
-// WATCH or MULTI, is closed rather than reused. On it, blocking commands
+// WATCH or MULTI, or by panicking (the panic goes on, the slot is given
+// back), is closed rather than reused. On it, blocking commands
 // are fn's own business: one whose ctx ends is left to the server until
 // the connection is closed, so an element may be popped for nobody
 // meanwhile; WAIT there counts only that connection's writes.
@@ -276,6 +289,16 @@ func (cl *Client) Dedicated(ctx context.Context, fn func(c *Conn) error) error {
 		return err
 	}
 	c.exclusive.Store(true)
+	defer func() {
+		if r := recover(); r != nil {
+			// fn panicked: its slot is given back, and its connection,
+			// in a state nobody knows (a transaction left open, calls
+			// in flight), is closed.
+			c.txUsed.Store(true)
+			cl.giveBack(c)
+			panic(r)
+		}
+	}()
 	err = fn(c)
 	cl.giveBack(c)
 	return err
@@ -291,6 +314,11 @@ func (cl *Client) lend(ctx context.Context) (*Conn, error) {
 	c, err := cl.dedicated(ctx)
 	if err != nil {
 		<-cl.slots
+		if ctx.Err() == nil {
+			// Nothing was sent: like any call made while the server
+			// cannot be reached, it matches ErrNotConnected.
+			err = notConnected(err)
+		}
 		return nil, err
 	}
 	cl.mu.Lock()
@@ -346,11 +374,19 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 	c, err := Dial(ctx, cl.opts.Options)
 	if err == nil && c.id == 0 {
 		// RESP2: HELLO did not tell the connection's CLIENT ID, which
-		// stopBlocked needs. Without it, a caller who gives up has the
-		// connection closed instead.
+		// stopBlocked needs. Only a server that refuses CLIENT ID gets a
+		// connection without it (a caller who gives up then has the
+		// connection closed instead); one that failed to ask (ctx ended,
+		// a fault) is not lent, nor pooled without its id.
 		var buf [16]byte
-		if id, err := c.DoInt(ctx, resp.Command(buf[:0], "CLIENT", "ID")); err == nil {
+		id, ierr := c.DoInt(ctx, resp.Command(buf[:0], "CLIENT", "ID"))
+		var se *resp.ServerError
+		switch {
+		case ierr == nil:
 			c.id = id
+		case !errors.As(ierr, &se):
+			c.Close()
+			return nil, ierr
 		}
 	}
 	return c, err
@@ -389,6 +425,7 @@ func (cl *Client) Close() error {
 // routing is where a Client sends a submission with special commands.
 type routing struct {
 	blocking int    // blocking commands outside a transaction, WAIT and WAITAOF aside
+	waits    int    // WAIT and WAITAOF outside a transaction
 	forever  string // the name of a WAIT or WAITAOF without a timeout, if any
 }
 
@@ -402,6 +439,7 @@ func route(b []byte) routing {
 			switch {
 			case inMulti:
 			case info.Name == "WAIT" || info.Name == "WAITAOF":
+				r.waits++
 				if info.Timeout == 0 && r.forever == "" {
 					r.forever = info.Name
 				}
@@ -425,14 +463,20 @@ func route(b []byte) routing {
 // Handler, gives the connection back (Conn.Close must not be called from
 // a Handler).
 type lent struct {
-	h    wire.Handler
-	done chan struct{} // closed by Done
-	err  error         // Done's, read after done is closed
+	h     wire.Handler
+	done  chan struct{} // closed by Done
+	err   error         // Done's, read after done is closed
+	nulls int           // null replies, read after done is closed
 }
 
-func (d *lent) Reply(i int, v resp.Value) { d.h.Reply(i, v) }
-func (d *lent) Waits() bool               { return false }
-func (d *lent) Done(err error)            { d.err = err; close(d.done) }
+func (d *lent) Reply(i int, v resp.Value) {
+	if v.IsNull() {
+		d.nulls++
+	}
+	d.h.Reply(i, v)
+}
+func (d *lent) Waits() bool    { return false }
+func (d *lent) Done(err error) { d.err = err; close(d.done) }
 
 // sendDedicated sends a submission holding blocking commands on a lent
 // connection, and returns once it has ended: with its replies; with the
@@ -467,7 +511,7 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 	case <-d.done:
 		err = d.err
 	case <-ctx.Done():
-		err = cl.stopBlocked(ctx, c, d, blocking)
+		err = cl.stopBlocked(ctx, c, d, blocking, cmds.N)
 	}
 	cl.giveBack(c)
 	h.Done(err)
@@ -478,7 +522,8 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 // caller's ctx ended, and waits for d's replies: the server must no
 // longer hold them when the call returns, and nothing they popped may be
 // dropped. It sends CLIENT UNBLOCK with c's CLIENT ID on the Client's
-// shared connection (or, during an outage, on a connection of its own)
+// shared connection (or, during an outage or a WAIT there, on a
+// connection of its own)
 // until every blocking command of the submission has been unblocked; a
 // command unblocked so replies as if its timeout had passed, popping
 // nothing. CLIENT UNBLOCK answering 0 means the command is not blocked
@@ -486,21 +531,27 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 // way), or between commands of the submission; stopBlocked waits for the
 // replies a moment and asks again.
 //
-// It returns ctx.Err() when every blocking command was unblocked (the
-// replies are timeouts: nothing was popped), nil when one answered
-// before it could be unblocked (the reply won the race and is the
-// caller's), or the connection's fault. When the server cannot be told
+// It returns ctx.Err() when the submission is only blocking commands and
+// every one was unblocked (the replies are timeouts: nothing was popped);
+// nil when one answered before it could be unblocked (the reply won the
+// race and is the caller's), or when the submission has other commands
+// (n, its count, is more than blocking): they ran, and what they popped
+// (an LPOP beside the BLPOP) is the caller's too, unless every reply
+// is empty; or the connection's fault. When the server cannot be told
 // (c's CLIENT ID is unknown, no connection can be made, CLIENT UNBLOCK is
 // refused, or the unblocking does not end within DialTimeout), it closes
 // c instead and returns ctx.Err(): the server then ends the commands when
 // it sees the close, which it may not have seen yet, and an element
 // popped meanwhile is lost.
-func (cl *Client) stopBlocked(ctx context.Context, c *Conn, d *lent, blocking int) error {
+func (cl *Client) stopBlocked(ctx context.Context, c *Conn, d *lent, blocking, n int) error {
 	outcome := func(unblocked int) error {
 		switch {
 		case d.err != nil:
 			return d.err
-		case unblocked >= blocking:
+		case unblocked >= blocking && n == blocking, d.nulls == n:
+			// Every blocking command was unblocked, or every reply is
+			// empty (one was unblocked by a CLIENT UNBLOCK whose answer
+			// was lost with the shared connection): nothing was popped.
 			return ctx.Err()
 		}
 		return nil
@@ -553,11 +604,12 @@ unblocking:
 }
 
 // unblock sends CLIENT UNBLOCK id on the shared connection, or on a
-// connection of its own when the shared one is down or fails.
+// connection of its own when the shared one is down, fails, or is held
+// up by a WAIT (which would answer first, up to its timeout later).
 func (cl *Client) unblock(ctx context.Context, id int64) (int64, error) {
 	var buf [64]byte
 	cmd := resp.Command(buf[:0], "CLIENT", "UNBLOCK", strconv.FormatInt(id, 10))
-	if cur, err := cl.current(); err == nil {
+	if cur, err := cl.current(); err == nil && cur.blocked.Load() == 0 {
 		n, err := cur.DoInt(ctx, cmd)
 		var se *resp.ServerError
 		if err == nil || errors.As(err, &se) || ctx.Err() != nil {

@@ -34,6 +34,11 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	res, err := dial.Handshake(ctx, nc, c.rd, cfg)
 	if err != nil {
 		nc.Close()
+		if cerr := ctx.Err(); cerr != nil {
+			// ctx ended the handshake (the error says "i/o timeout"):
+			// the caller matches ctx's error.
+			return nil, fmt.Errorf("conn: handshake with %s: %w: %w", opts.Addr, cerr, err)
+		}
 		return nil, fmt.Errorf("conn: handshake with %s: %w", opts.Addr, err)
 	}
 	c.protocol, c.hello = res.Protocol, res.Hello

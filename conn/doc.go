@@ -48,8 +48,10 @@
 //     Client then sends CLIENT UNBLOCK with the lent connection's CLIENT
 //     ID on its shared connection, which makes the command reply as if
 //     its timeout had passed, popping nothing, and the call returns
-//     ctx.Err(); a reply that won the race is returned instead, so an
-//     element is either still on the server or the caller's. Only when
+//     ctx.Err(); a reply that won the race is returned instead, as are
+//     the replies of a submission holding other commands besides (an
+//     LPOP in the batch ran), so an element is either still on the
+//     server or the caller's. Only when
 //     the server cannot be told (no connection to it can be made, or
 //     CLIENT UNBLOCK is refused) does the Client close the lent
 //     connection and return ctx.Err() at once: the server ends the
@@ -91,7 +93,8 @@
 // timeout, CLIENT KILL: found before sending, on TCP and unix sockets
 // under Linux), sends nothing and gets the Conn's fault; a Client sends
 // such a call on the connection its supervisor dials next, or fails it
-// with ErrNotConnected when that dial fails. A caller whose context ends
+// with ErrNotConnected when that dial fails; so are the calls made
+// meanwhile, rather than failed at once. A caller whose context ends
 // returns ctx.Err() at once; its command stays queued and its late reply
 // is read and dropped, so the connection stays in sync.
 //

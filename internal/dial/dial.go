@@ -110,10 +110,22 @@ type Result struct {
 func Handshake(ctx context.Context, nc net.Conn, rd *resp.Reader, c Config) (Result, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetDeadline(dl)
-		defer nc.SetDeadline(time.Time{})
 	}
-	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	// The deadline is reset only once the interrupt cannot come any more:
+	// an AfterFunc already started (ctx ended as the handshake finished)
+	// would otherwise leave a deadline in the past on a connection
+	// returned as ready, failing a later write with "i/o timeout".
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		nc.SetDeadline(time.Unix(1, 0))
+		close(interrupted)
+	})
+	defer func() {
+		if !stop() {
+			<-interrupted
+		}
+		nc.SetDeadline(time.Time{})
+	}()
 	if c.Protocol == 3 {
 		b := appendHello(nil, c)
 		n := 1
