@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"github.com/echomq/echomq-go/internal/redact"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func (o Options) GoString() string { return o.String() }
 // Format prints String for any verb (%q quotes it; %x and %X give it in
 // hex, as for a string), so that no verb shows the password.
 func (o Options) Format(f fmt.State, verb rune) {
-	formatRedacted(f, verb, "cluster.Options", o.String())
+	redact.Format(f, verb, "cluster.Options", o.String())
 }
 
 // String describes the Client by its options, password redacted, and
@@ -57,20 +58,5 @@ func (cl *Client) GoString() string { return cl.String() }
 
 // Format prints String for any verb, as Options.Format does.
 func (cl *Client) Format(f fmt.State, verb rune) {
-	formatRedacted(f, verb, "*cluster.Client", cl.String())
-}
-
-// formatRedacted prints s, a description that holds no secret, for verb:
-// as a string for v, s, q, x and X, with the flags, width and precision
-// given (except %#v, which prints s as it is, as GoString would), and as
-// fmt's bad-verb form, "%!d(typ=s)", for any other verb.
-func formatRedacted(f fmt.State, verb rune, typ, s string) {
-	switch {
-	case verb == 'v' && f.Flag('#'):
-		fmt.Fprint(f, s)
-	case verb == 'v' || verb == 's' || verb == 'q' || verb == 'x' || verb == 'X':
-		fmt.Fprintf(f, fmt.FormatString(f, verb), s)
-	default:
-		fmt.Fprintf(f, "%%!%c(%s=%s)", verb, typ, s)
-	}
+	redact.Format(f, verb, "*cluster.Client", cl.String())
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/echomq/echomq-go/cache"
 	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
@@ -69,16 +70,31 @@ func TestNoTypePrintsThePassword(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { sub.Close() })
 
+	// A cluster node refuses CLIENT TRACKING nothing: a Cache over the
+	// seed works (its keys all route there in a one-primary cluster).
+	caopts := cache.Options{Options: copts, MaxBytes: 1 << 20}
+	ca, err := cache.New(ctx, caopts)
+	require.NoError(t, err)
+	t.Cleanup(func() { ca.Close() })
+	ccopts := cache.ClusterOptions{Options: caopts, Addrs: []string{addr}}
+	cca, err := cache.NewCluster(ctx, ccopts)
+	require.NoError(t, err)
+	t.Cleanup(func() { cca.Close() })
+
 	// Every holder of a password, by its package-qualified name.
 	samples := map[string]any{
-		"conn.Options":        copts,
-		"conn.ClientOptions":  clopts,
-		"conn.Conn":           c,
-		"conn.Client":         cc,
-		"cluster.Options":     copt,
-		"cluster.Client":      cl,
-		"pubsub.Options":      popts,
-		"pubsub.Subscription": sub,
+		"conn.Options":         copts,
+		"conn.ClientOptions":   clopts,
+		"conn.Conn":            c,
+		"conn.Client":          cc,
+		"cluster.Options":      copt,
+		"cluster.Client":       cl,
+		"pubsub.Options":       popts,
+		"pubsub.Subscription":  sub,
+		"cache.Options":        caopts,
+		"cache.ClusterOptions": ccopts,
+		"cache.Cache":          ca,
+		"cache.ClusterCache":   cca,
 	}
 	for _, name := range holders {
 		_, ok := samples[name]

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"fmt"
+	"github.com/echomq/echomq-go/internal/redact"
 	"strings"
 )
 
@@ -23,7 +24,7 @@ import (
 // hex, as for a string), so that no verb shows the password: %d or %t
 // would otherwise print every field, the password among them.
 func (o Options) Format(f fmt.State, verb rune) {
-	formatRedacted(f, verb, "conn.Options", o.String())
+	redact.Format(f, verb, "conn.Options", o.String())
 }
 
 // String describes the client options with the password redacted: the
@@ -49,7 +50,7 @@ func (o ClientOptions) GoString() string { return o.String() }
 
 // Format prints String for any verb, as Options.Format does.
 func (o ClientOptions) Format(f fmt.State, verb rune) {
-	formatRedacted(f, verb, "conn.ClientOptions", o.String())
+	redact.Format(f, verb, "conn.ClientOptions", o.String())
 }
 
 // String describes the connection by its options, password redacted:
@@ -66,7 +67,7 @@ func (c *Conn) String() string {
 // which would otherwise print every field of the Conn, its options among
 // them, show no password.
 func (c *Conn) Format(f fmt.State, verb rune) {
-	formatRedacted(f, verb, "*conn.Conn", c.String())
+	redact.Format(f, verb, "*conn.Conn", c.String())
 }
 
 // String describes the client by its options, password redacted:
@@ -81,20 +82,5 @@ func (cl *Client) String() string {
 
 // Format prints String for any verb, as Conn.Format does.
 func (cl *Client) Format(f fmt.State, verb rune) {
-	formatRedacted(f, verb, "*conn.Client", cl.String())
-}
-
-// formatRedacted prints s, a description that holds no secret, for verb:
-// as a string for v, s, q, x and X, with the flags, width and precision
-// given (except %#v, which prints s as it is, as GoString would), and as
-// fmt's bad-verb form, "%!d(typ=s)", for any other verb.
-func formatRedacted(f fmt.State, verb rune, typ, s string) {
-	switch {
-	case verb == 'v' && f.Flag('#'):
-		fmt.Fprint(f, s)
-	case verb == 'v' || verb == 's' || verb == 'q' || verb == 'x' || verb == 'X':
-		fmt.Fprintf(f, fmt.FormatString(f, verb), s)
-	default:
-		fmt.Fprintf(f, "%%!%c(%s=%s)", verb, typ, s)
-	}
+	redact.Format(f, verb, "*conn.Client", cl.String())
 }
