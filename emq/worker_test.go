@@ -456,7 +456,11 @@ func TestWorkerOverClientSurvivesRestart(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the worker to see the outage", func() bool { return errs.Load() > 0 })
+	// The worker may or may not see the outage: a call that finds the
+	// connection closed before anything was written waits for the
+	// Client's redial and is sent there (conn's guarantee), so a restart
+	// between two polls costs no error at all. Either way it goes on.
+	t.Logf("errors reported through the restart: %d", errs.Load())
 	waitFor(t, 5*time.Second, "enqueue after the restart", func() bool {
 		_, err := q.EnqueueBulk(ctx, make([][]byte, 10))
 		return err == nil
