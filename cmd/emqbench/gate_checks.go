@@ -151,26 +151,8 @@ func (g *gate) scriptLoads(ctx context.Context) (string, error) {
 		return "", err
 	}
 	loads0, noScripts0 := g.nd.routedLoads(), g.nd.routedNoScripts()
-	p := payload(16)
-	batch := make([][]byte, pipelined)
-	for i := range batch {
-		batch[i] = p
-	}
-	errs := make(chan error, callers+1)
-	var wg sync.WaitGroup
-	wg.Go(func() { errs <- enqueueAll(ctx, q, batch) })
-	for range callers {
-		wg.Go(func() {
-			_, err := q.Enqueue(ctx, p)
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return "", err
-		}
+	if err := coldEnqueue(ctx, q, callers, pipelined); err != nil {
+		return "", err
 	}
 	st := x.Stats()
 	loads := st.Loads + g.nd.routedLoads() - loads0
@@ -186,18 +168,9 @@ func (g *gate) scriptLoads(ctx context.Context) (string, error) {
 	return detail, nil
 }
 
-// scriptLoadsNative is check 3 on the native executor.
-func (g *gate) scriptLoadsNative(ctx context.Context) (string, error) {
-	const callers, pipelined = 64, 1000
-	cold := newColdStart(g.nd.conns[0], callers+1, 5*time.Second)
-	x, _ := g.executor(cold)
-	q, err := emq.Open(ctx, g.nd.conns[0], g.prefix+"-3", emq.WithExecutor(x))
-	if err != nil {
-		return "", err
-	}
-	if err := flushAndReset(ctx, g.nd.conns[0]); err != nil {
-		return "", err
-	}
+// coldEnqueue runs check 3's load: callers concurrent enqueues and one
+// pipeline of pipelined more, all at once; any error fails it.
+func coldEnqueue(ctx context.Context, q *emq.Queue, callers, pipelined int) error {
 	p := payload(16)
 	batch := make([][]byte, pipelined)
 	for i := range batch {
@@ -216,8 +189,26 @@ func (g *gate) scriptLoadsNative(ctx context.Context) (string, error) {
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			return "", err
+			return err
 		}
+	}
+	return nil
+}
+
+// scriptLoadsNative is check 3 on the native executor.
+func (g *gate) scriptLoadsNative(ctx context.Context) (string, error) {
+	const callers, pipelined = 64, 1000
+	cold := newColdStart(g.nd.conns[0], callers+1, 5*time.Second)
+	x, _ := g.executor(cold)
+	q, err := emq.Open(ctx, g.nd.conns[0], g.prefix+"-3", emq.WithExecutor(x))
+	if err != nil {
+		return "", err
+	}
+	if err := flushAndReset(ctx, g.nd.conns[0]); err != nil {
+		return "", err
+	}
+	if err := coldEnqueue(ctx, q, callers, pipelined); err != nil {
+		return "", err
 	}
 	counts := map[string]int64{}
 	for _, name := range []string{"script|load", "evalsha", "emq.enqueue", "emq.enqueue_batch"} {
