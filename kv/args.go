@@ -118,3 +118,34 @@ func run(ctx context.Context, s conn.Sender, buf bufT, b resp.CmdBuilder, fn fun
 
 // bufT is a pooled command buffer.
 type bufT = *cmdbuf.Buf
+
+// format returns v as one argument's text, as arg writes it.
+func format[V Value](v V) string {
+	switch x := any(v).(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case uint:
+		return strconv.FormatUint(uint64(x), 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10)
+	case float64:
+		switch {
+		case math.IsInf(x, 1):
+			return "+inf"
+		case math.IsInf(x, -1):
+			return "-inf"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	panic("kv: unreachable")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -101,4 +102,29 @@ func BLPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...st
 		return err
 	})
 	return key, val, ok, err
+}
+
+// LLen returns the length of the list at key (LLEN); 0 for a missing
+// key.
+func LLen(ctx context.Context, s conn.Sender, key string) (int64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Llen(key).Build(), cmds.Int)
+}
+
+// BRPop removes and returns the last element of the first non-empty
+// list of keys, waiting up to timeout for one (BRPOP; 0 waits for ever;
+// the timeout is sent in seconds with up to three decimals, rounded up
+// to the millisecond). key names the list it came from; ok is false when
+// the timeout passed. On a conn.Client it runs on a connection of its
+// own, as BLPop does.
+func BRPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...string) (key, val string, ok bool, err error) {
+	if len(keys) == 0 {
+		return "", "", false, invalid("BRPOP of no keys")
+	}
+	if timeout < 0 {
+		return "", "", false, invalid("BRPOP with a negative timeout")
+	}
+	b := builder()
+	p, ok, err := callOK(ctx, s, b, b.Brpop(keys, timeout).Build(), cmds.PoppedOrNil)
+	return p.Key, p.Element, ok, err
 }
