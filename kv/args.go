@@ -79,10 +79,15 @@ func argFloat(b resp.CmdBuilder, f float64) resp.CmdBuilder {
 	return b.ArgBytes(strconv.AppendFloat(tmp[:0], f, 'g', -1, 64))
 }
 
-// argMillis appends d in milliseconds, at least 1 (a positive duration
-// below a millisecond expires as soon as it can, not never).
+// argMillis appends d in milliseconds, rounded up (as package cmds
+// writes durations): a positive duration is never sent shorter than
+// asked, nor as 0.
 func argMillis(b resp.CmdBuilder, d time.Duration) resp.CmdBuilder {
-	return b.ArgInt(max(d.Milliseconds(), 1))
+	ms := d / time.Millisecond
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return b.ArgInt(int64(ms))
 }
 
 // seconds reports whether d is a whole number of seconds.

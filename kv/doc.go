@@ -18,8 +18,9 @@
 // HSetFields takes fields of mixed value types, each made with F
 // (kv.F("name", "Ada"), kv.F("visits", 3)); HSetMap one type per call.
 // Durations are time.Duration, sent in the unit the command takes (EX in
-// seconds when whole, else PX in milliseconds; BLPOP's timeout with a
-// fraction when it has one). Options the server would refuse (NX with
+// seconds when whole, else PX in milliseconds rounded up; BLPOP's
+// timeout with a fraction when it has one, which the server rounds up to
+// the millisecond). Options the server would refuse (NX with
 // XX, a negative TTL) are refused before sending, with an error matching
 // ErrInvalid.
 //

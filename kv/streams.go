@@ -137,7 +137,7 @@ type XReadGroupArgs struct {
 	// Count, when positive, bounds the entries read per stream.
 	Count int64
 	// Block, when positive, waits up to this long for entries (BLOCK,
-	// in milliseconds, at least 1); BlockForever waits with no timeout;
+	// in milliseconds, rounded up); BlockForever waits with no timeout;
 	// 0 returns at once. Any other negative value is refused (ErrInvalid)
 	// before anything is sent: a computed timeout that went negative must
 	// not become a wait with no end. A conn.Client sends a blocking

@@ -50,7 +50,7 @@ func Set[V Value](ctx context.Context, s conn.Sender, key string, val V) error {
 // unconditionally, with no expiry.
 type SetOptions struct {
 	// TTL, when positive, expires the key after it: EX in whole
-	// seconds, else PX in milliseconds (at least 1).
+	// seconds, else PX in milliseconds (rounded up).
 	TTL time.Duration
 	// KeepTTL keeps the key's current TTL (KEEPTTL); not with TTL.
 	KeepTTL bool
@@ -201,7 +201,7 @@ func Exists(ctx context.Context, s conn.Sender, keys ...string) (int64, error) {
 }
 
 // Expire sets key's TTL (EXPIRE in whole seconds, else PEXPIRE in
-// milliseconds, at least 1; zero or negative removes the key). It
+// milliseconds, rounded up; zero or negative removes the key). It
 // returns false when the key does not exist.
 func Expire(ctx context.Context, s conn.Sender, key string, ttl time.Duration) (bool, error) {
 	var n int64
