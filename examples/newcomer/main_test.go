@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"go/format"
 	"os"
 	"strings"
 	"testing"
@@ -47,5 +49,27 @@ func TestNewcomer(t *testing.T) {
 				t.Fatalf("the cached name has TTL %s, %v; want one", got, err)
 			}
 		})
+	}
+}
+
+// maxLines is what issue 16 measured for go-redis (the same program
+// written with go-redis, 119 lines); the program must not grow past it.
+const maxLines = 119
+
+// The program stays gofmt'd and within maxLines, counted as wc -l does.
+func TestNewcomerLines(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	formatted, err := format.Source(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(src, formatted) {
+		t.Fatal("main.go is not gofmt'd")
+	}
+	if n := bytes.Count(src, []byte("\n")); n > maxLines {
+		t.Fatalf("main.go has %d lines, want at most %d", n, maxLines)
 	}
 }
