@@ -93,16 +93,6 @@ func argMillis(b resp.CmdBuilder, d time.Duration) resp.CmdBuilder {
 // seconds reports whether d is a whole number of seconds.
 func seconds(d time.Duration) bool { return d%time.Second == 0 }
 
-// argSeconds appends d in seconds, with a fraction when it has one (the
-// timeout of BLPOP and its kin).
-func argSeconds(b resp.CmdBuilder, d time.Duration) resp.CmdBuilder {
-	if seconds(d) {
-		return b.ArgInt(int64(d / time.Second))
-	}
-	var tmp [32]byte
-	return b.ArgBytes(strconv.AppendFloat(tmp[:0], d.Seconds(), 'f', -1, 64))
-}
-
 // command starts a command of n arguments in a pooled buffer; run sends
 // it and gives the buffer back.
 func command(n int, name string) (*cmdbuf.Buf, resp.CmdBuilder) {

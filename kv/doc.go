@@ -19,7 +19,7 @@
 // (kv.F("name", "Ada"), kv.F("visits", 3)); HSetMap one type per call.
 // Durations are time.Duration, sent in the unit the command takes (EX in
 // seconds when whole, else PX in milliseconds rounded up; BLPOP's
-// timeout with a fraction when it has one, which the server rounds up to
+// and BRPOP's timeout in seconds with up to three decimals, rounded up to
 // the millisecond). Options the server would refuse (NX with
 // XX, a negative TTL) are refused before sending, with an error matching
 // ErrInvalid.
