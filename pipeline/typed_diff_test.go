@@ -128,10 +128,10 @@ func randomOp(r *rand.Rand) op {
 			return text(b.Float(cb.Incrbyfloat("f:"+k, f).Build()))
 		}, []string{"INCRBYFLOAT", "f:" + k, fs}}
 	case 2:
+		key := []string{"n:", "f:", "z:"}[r.IntN(3)] + k // GET of a sorted set: WRONGTYPE
 		return op{func(b *pipeline.Batch, cb *cmds.Builder) func() string {
-			return textNull(b.String(cb.Get("n:" + k).Build()))
-		},
-			[]string{"GET", "n:" + k}}
+			return textNull(b.String(cb.Get(key).Build()))
+		}, []string{"GET", key}}
 	case 3:
 		return op{func(b *pipeline.Batch, cb *cmds.Builder) func() string {
 			return text(b.Int(cb.Zadd("z:"+k, cmds.ScoreMember{Score: f, Member: m}).Build()))
