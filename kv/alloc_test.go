@@ -12,7 +12,8 @@ import (
 
 // The hot helpers allocate nothing beyond the result asked for, on a
 // real server, counting every goroutine's allocations: Get and HGet the
-// returned string (one allocation), the rest nothing.
+// returned string (one allocation), the rest nothing; the helpers
+// built with package cmds (Decr, LLen, ZIncrBy, …) too.
 func TestAllocsHelpers(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation budgets are not measured under -race (sync.Pool drops items)")
@@ -56,6 +57,18 @@ func TestAllocsHelpers(t *testing.T) {
 		{"TTL", 0, func() { _, _, err := kv.TTL(ctx, s, "t"); must(err) }},
 		{"ZScore", 0, func() { _, _, err := kv.ZScore(ctx, s, "z", "m"); must(err) }},
 		{"SIsMember", 0, func() { _, err := kv.SIsMember(ctx, s, "set", "m"); must(err) }},
+		// The helpers built with package cmds.
+		{"Decr", 0, func() { _, err := kv.Decr(ctx, s, "ctr"); must(err) }},
+		{"IncrByFloat", 0, func() { _, err := kv.IncrByFloat(ctx, s, "fl", 0.5); must(err) }},
+		{"Persist", 0, func() { _, err := kv.Persist(ctx, s, "k"); must(err) }},
+		{"HLen", 0, func() { _, err := kv.HLen(ctx, s, "h"); must(err) }},
+		{"HExists", 0, func() { _, err := kv.HExists(ctx, s, "h", "f"); must(err) }},
+		{"LLen", 0, func() { _, err := kv.LLen(ctx, s, "l"); must(err) }},
+		{"SCard", 0, func() { _, err := kv.SCard(ctx, s, "set"); must(err) }},
+		{"ZCard", 0, func() { _, err := kv.ZCard(ctx, s, "z"); must(err) }},
+		{"ZIncrBy", 0, func() { _, err := kv.ZIncrBy(ctx, s, "z", 1, "m"); must(err) }},
+		{"ZRank", 0, func() { _, _, err := kv.ZRank(ctx, s, "z", "m"); must(err) }},
+		{"GetDel of a missing key", 0, func() { _, _, err := kv.GetDel(ctx, s, "missing"); must(err) }},
 	} {
 		for range 100 { // warm up pools and buffers
 			b.call()

@@ -79,24 +79,19 @@ func argFloat(b resp.CmdBuilder, f float64) resp.CmdBuilder {
 	return b.ArgBytes(strconv.AppendFloat(tmp[:0], f, 'g', -1, 64))
 }
 
-// argMillis appends d in milliseconds, at least 1 (a positive duration
-// below a millisecond expires as soon as it can, not never).
+// argMillis appends d in milliseconds, rounded up (as package cmds
+// writes durations): a positive duration is never sent shorter than
+// asked, nor as 0.
 func argMillis(b resp.CmdBuilder, d time.Duration) resp.CmdBuilder {
-	return b.ArgInt(max(d.Milliseconds(), 1))
+	ms := d / time.Millisecond
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return b.ArgInt(int64(ms))
 }
 
 // seconds reports whether d is a whole number of seconds.
 func seconds(d time.Duration) bool { return d%time.Second == 0 }
-
-// argSeconds appends d in seconds, with a fraction when it has one (the
-// timeout of BLPOP and its kin).
-func argSeconds(b resp.CmdBuilder, d time.Duration) resp.CmdBuilder {
-	if seconds(d) {
-		return b.ArgInt(int64(d / time.Second))
-	}
-	var tmp [32]byte
-	return b.ArgBytes(strconv.AppendFloat(tmp[:0], d.Seconds(), 'f', -1, 64))
-}
 
 // command starts a command of n arguments in a pooled buffer; run sends
 // it and gives the buffer back.
@@ -118,3 +113,34 @@ func run(ctx context.Context, s conn.Sender, buf bufT, b resp.CmdBuilder, fn fun
 
 // bufT is a pooled command buffer.
 type bufT = *cmdbuf.Buf
+
+// format returns v as one argument's text, as arg writes it.
+func format[V Value](v V) string {
+	switch x := any(v).(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case uint:
+		return strconv.FormatUint(uint64(x), 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10)
+	case float64:
+		switch {
+		case math.IsInf(x, 1):
+			return "+inf"
+		case math.IsInf(x, -1):
+			return "-inf"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	panic("kv: unreachable")
+}

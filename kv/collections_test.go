@@ -132,7 +132,7 @@ func TestSortedSets(t *testing.T) {
 		}, want: []string{"a", "b"}},
 		{name: "ZRangeWithScores", setup: [][]string{{"ZADD", "z", "2.5", "b", "1", "a", "-inf", "c"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.ZRangeWithScores(ctx, s, "z", 0, -1)
-		}, want: []kv.Z{{"c", math.Inf(-1)}, {"a", 1}, {"b", 2.5}}},
+		}, want: []kv.Z{{Member: "c", Score: math.Inf(-1)}, {Member: "a", Score: 1}, {Member: "b", Score: 2.5}}},
 		{name: "ZRangeWithScores of a missing set", call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.ZRangeWithScores(ctx, s, "z", 0, -1)
 		}, want: []kv.Z{}},
@@ -149,10 +149,10 @@ func TestSortedSets(t *testing.T) {
 		}, want: pair{0.0, false}},
 		{name: "ZPopMin", setup: [][]string{{"ZADD", "z", "3", "c", "1", "a", "2", "b"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.ZPopMin(ctx, s, "z", 2)
-		}, want: []kv.Z{{"a", 1}, {"b", 2}}, after: [][2]string{{"ZRANGE z 0 -1", "c"}}},
+		}, want: []kv.Z{{Member: "a", Score: 1}, {Member: "b", Score: 2}}, after: [][2]string{{"ZRANGE z 0 -1", "c"}}},
 		{name: "ZPopMin of one", setup: [][]string{{"ZADD", "z", "3", "c"}}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.ZPopMin(ctx, s, "z", 1)
-		}, want: []kv.Z{{"c", 3}}},
+		}, want: []kv.Z{{Member: "c", Score: 3}}},
 		{name: "ZPopMin of a missing set", call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.ZPopMin(ctx, s, "z", 1)
 		}, want: []kv.Z{}},

@@ -15,9 +15,12 @@
 // Keys, fields and names are strings. Values (SET's, list elements, set
 // members, hash values, stream fields) are any of string, []byte, the
 // integer types and float64 (see Value): no strconv at the call site.
+// HSetFields takes fields of mixed value types, each made with F
+// (kv.F("name", "Ada"), kv.F("visits", 3)); HSetMap one type per call.
 // Durations are time.Duration, sent in the unit the command takes (EX in
-// seconds when whole, else PX in milliseconds; BLPOP's timeout with a
-// fraction when it has one). Options the server would refuse (NX with
+// seconds when whole, else PX in milliseconds rounded up; BLPOP's
+// and BRPOP's timeout in seconds with up to three decimals, rounded up to
+// the millisecond). Options the server would refuse (NX with
 // XX, a negative TTL) are refused before sending, with an error matching
 // ErrInvalid.
 //
@@ -44,6 +47,17 @@
 // way, ZRANGE … WITHSCORES and ZPOPMIN give []Z, a score is a float64
 // whether it came as a RESP3 double or a RESP2 string, XREADGROUP gives
 // []XStream from a RESP3 map or a RESP2 array.
+//
+// # Built with package cmds
+//
+// The helpers added with package cmds (Decr, IncrByFloat, GetDel,
+// Persist, HLen, HMGet, HExists, LLen, BRPop, SCard, SPop, ZCard,
+// ZIncrBy, ZRank, ZRevRange, ZRangeByScore, XRange, XRead, XDel,
+// XPending, …) build their command with its typed builder and read the
+// reply with its decoder; Z and the XPENDING types are package cmds'
+// own, so a value read here and one read from a typed pipeline
+// (pipeline.Batch's Scored) are the same type. For a command kv has no
+// helper for, build it with cmds and read it with cmds' decoders.
 //
 // # Cost
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math"
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
@@ -116,4 +117,41 @@ func ExampleXReadGroup() {
 	// Output:
 	// orders 42 1
 	// acked: 1
+}
+
+// A hash whose values are of different types, each written without
+// strconv.
+func ExampleHSetFields() {
+	cl, ctx := newExampleClient()
+	defer cl.Close()
+	kv.Del(ctx, cl, "example:user:7")
+
+	n, err := kv.HSetFields(ctx, cl, "example:user:7", kv.F("name", "Ada"), kv.F("visits", 3), kv.F("score", 4.5))
+	fmt.Println(n, err)
+	m, err := kv.HMGet(ctx, cl, "example:user:7", "name", "score", "email")
+	fmt.Println(m, err) // email is not there
+	// Output:
+	// 3 <nil>
+	// map[name:Ada score:4.5] <nil>
+}
+
+// A leaderboard: highest first with scores, a rank, and a range by
+// score, the same under RESP2 and RESP3.
+func ExampleZRevRangeWithScores() {
+	cl, ctx := newExampleClient()
+	defer cl.Close()
+	kv.Del(ctx, cl, "example:board")
+
+	kv.ZAdd(ctx, cl, "example:board", kv.Z{Member: "ada", Score: 30.5}, kv.Z{Member: "bob", Score: 12}, kv.Z{Member: "cy", Score: 20})
+	kv.ZIncrBy(ctx, cl, "example:board", 15, "bob")
+	top, err := kv.ZRevRangeWithScores(ctx, cl, "example:board", 0, 1)
+	fmt.Println(top, err)
+	rank, ok, err := kv.ZRevRank(ctx, cl, "example:board", "cy")
+	fmt.Println(rank, ok, err)
+	low, err := kv.ZRangeByScore(ctx, cl, "example:board", kv.ScoreRange{Min: math.Inf(-1), Max: 27, MaxExclusive: true})
+	fmt.Println(low, err)
+	// Output:
+	// [{ada 30.5} {bob 27}] <nil>
+	// 2 true <nil>
+	// [{cy 20}] <nil>
 }

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -71,4 +72,71 @@ func HDel(ctx context.Context, s conn.Sender, key string, fields ...string) (int
 func HIncrBy(ctx context.Context, s conn.Sender, key, field string, n int64) (int64, error) {
 	buf, b := command(4, "HINCRBY")
 	return runInt(ctx, s, buf, b.Arg(key).Arg(field).ArgInt(n))
+}
+
+// F is one field and value for HSetFields, the value formatted as Value
+// says (text as is, integers in decimal, a float64 the shortest way that
+// reads back the same), so that one call may mix value types:
+//
+//	kv.HSetFields(ctx, c, "user:1", kv.F("name", "Ada"), kv.F("visits", 3), kv.F("score", 4.5))
+func F[V Value](field string, v V) FieldValue {
+	return FieldValue{Field: field, Value: format(v)}
+}
+
+// HSetFields sets the fields of the hash at key (HSET) and returns how
+// many were new. Unlike HSetMap, its values may be of different types
+// (see F), and it sets them in the order given.
+func HSetFields(ctx context.Context, s conn.Sender, key string, fields ...FieldValue) (int64, error) {
+	if len(fields) == 0 {
+		return 0, nil
+	}
+	buf, b := command(2+2*len(fields), "HSET")
+	b = b.Arg(key)
+	for _, f := range fields {
+		b = b.Arg(f.Field).Arg(f.Value)
+	}
+	return runInt(ctx, s, buf, b)
+}
+
+// HLen returns the number of fields of the hash at key (HLEN); 0 for a
+// missing key.
+func HLen(ctx context.Context, s conn.Sender, key string) (int64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Hlen(key).Build(), cmds.Int)
+}
+
+// HExists reports whether field exists in the hash at key (HEXISTS).
+func HExists(ctx context.Context, s conn.Sender, key, field string) (bool, error) {
+	b := builder()
+	return call(ctx, s, b, b.Hexists(key, field).Build(), cmds.Bool)
+}
+
+// HMGet returns the values of fields in the hash at key (HMGET), as a map
+// that holds only the fields that exist (as MGet does for keys).
+func HMGet(ctx context.Context, s conn.Sender, key string, fields ...string) (map[string]string, error) {
+	if len(fields) == 0 {
+		return map[string]string{}, nil
+	}
+	b := builder()
+	vals, err := call(ctx, s, b, b.Hmget(key, fields...).Build(), cmds.NullStrings)
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != len(fields) {
+		return nil, &resp.TypeError{Want: "one value per field", Got: resp.Array}
+	}
+	m := make(map[string]string, len(vals))
+	for i, v := range vals {
+		if v.OK {
+			m[fields[i]] = v.String
+		}
+	}
+	return m, nil
+}
+
+// HIncrByFloat adds f to the number in field of the hash at key
+// (HINCRBYFLOAT) and returns the result.
+func HIncrByFloat(ctx context.Context, s conn.Sender, key, field string, f float64) (float64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Hincrbyfloat(key, field, f).Build(), cmds.Float)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -66,8 +67,9 @@ func LRange(ctx context.Context, s conn.Sender, key string, start, stop int64) (
 }
 
 // BLPop removes and returns the first element of the first non-empty
-// list of keys, waiting up to timeout for one (BLPOP; 0 waits for ever,
-// a fraction of a second is kept). key names the list it came from; ok
+// list of keys, waiting up to timeout for one (BLPOP; 0 waits for ever;
+// the timeout is sent in seconds with up to three decimals, rounded up
+// to the millisecond). key names the list it came from; ok
 // is false when the timeout passed. A conn.Client sends it on a
 // connection of its own, so it never holds up other calls; when ctx
 // ends first the Client unblocks it on the server (CLIENT UNBLOCK)
@@ -81,24 +83,32 @@ func BLPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...st
 	if timeout < 0 {
 		return "", "", false, invalid("BLPOP with a negative timeout")
 	}
-	buf, b := command(2+len(keys), "BLPOP")
-	for _, k := range keys {
-		b = b.Arg(k)
+	b := builder()
+	p, ok, err := callOK(ctx, s, b, b.Blpop(keys, timeout).Build(), cmds.PoppedOrNil)
+	return p.Key, p.Element, ok, err
+}
+
+// LLen returns the length of the list at key (LLEN); 0 for a missing
+// key.
+func LLen(ctx context.Context, s conn.Sender, key string) (int64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Llen(key).Build(), cmds.Int)
+}
+
+// BRPop removes and returns the last element of the first non-empty
+// list of keys, waiting up to timeout for one (BRPOP; 0 waits for ever;
+// the timeout is sent in seconds with up to three decimals, rounded up
+// to the millisecond). key names the list it came from; ok is false when
+// the timeout passed. On a conn.Client it runs on a connection of its
+// own, as BLPop does.
+func BRPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...string) (key, val string, ok bool, err error) {
+	if len(keys) == 0 {
+		return "", "", false, invalid("BRPOP of no keys")
 	}
-	err = run(ctx, s, buf, argSeconds(b, timeout), func(v resp.Value) error {
-		if v.IsNull() {
-			return nil
-		}
-		if v.Type != resp.Array || len(v.Elems) != 2 {
-			return &resp.TypeError{Want: "[key, element]", Got: v.Type}
-		}
-		var err error
-		if key, err = text(v.Elems[0]); err != nil {
-			return err
-		}
-		val, err = text(v.Elems[1])
-		ok = err == nil
-		return err
-	})
-	return key, val, ok, err
+	if timeout < 0 {
+		return "", "", false, invalid("BRPOP with a negative timeout")
+	}
+	b := builder()
+	p, ok, err := callOK(ctx, s, b, b.Brpop(keys, timeout).Build(), cmds.PoppedOrNil)
+	return p.Key, p.Element, ok, err
 }

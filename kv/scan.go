@@ -124,7 +124,7 @@ func ZScan(ctx context.Context, s conn.Sender, key string, o ScanOptions) iter.S
 			if err == nil {
 				f, err = score(e[1])
 			}
-			return yield(Z{m, f}, err) && err == nil
+			return yield(Z{Member: m, Score: f}, err) && err == nil
 		}, func(err error) { yield(Z{}, err) })
 	}
 }

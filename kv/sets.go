@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -48,4 +49,28 @@ func SIsMember[V Value](ctx context.Context, s conn.Sender, key string, member V
 	buf, b := command(3, "SISMEMBER")
 	n, err := runInt(ctx, s, buf, arg(b.Arg(key), member))
 	return n == 1, err
+}
+
+// SCard returns the number of members of the set at key (SCARD); 0 for
+// a missing key.
+func SCard(ctx context.Context, s conn.Sender, key string) (int64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Scard(key).Build(), cmds.Int)
+}
+
+// SPop removes and returns a random member of the set at key (SPOP); ok
+// is false when the set is empty or missing.
+func SPop(ctx context.Context, s conn.Sender, key string) (member string, ok bool, err error) {
+	b := builder()
+	return callOK(ctx, s, b, b.Spop(key).Build(), cmds.String)
+}
+
+// SPopN removes and returns up to count random members of the set at key
+// (SPOP key count); none for an empty or missing set.
+func SPopN(ctx context.Context, s conn.Sender, key string, count int64) ([]string, error) {
+	if count < 0 {
+		return nil, invalid("SPOP with a negative count")
+	}
+	b := builder()
+	return call(ctx, s, b, b.Spop(key).Count(count).Build(), cmds.Strings)
 }

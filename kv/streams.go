@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -136,7 +137,7 @@ type XReadGroupArgs struct {
 	// Count, when positive, bounds the entries read per stream.
 	Count int64
 	// Block, when positive, waits up to this long for entries (BLOCK,
-	// in milliseconds, at least 1); BlockForever waits with no timeout;
+	// in milliseconds, rounded up); BlockForever waits with no timeout;
 	// 0 returns at once. Any other negative value is refused (ErrInvalid)
 	// before anything is sent: a computed timeout that went negative must
 	// not become a wait with no end. A conn.Client sends a blocking
@@ -336,4 +337,136 @@ func entries(v resp.Value) ([]XEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+// XRange returns the entries of stream with ids from start to end,
+// both included ("-" and "+" for the first and the last; "(" before an
+// id excludes it), oldest first (XRANGE); at most count when count is
+// positive.
+func XRange(ctx context.Context, s conn.Sender, stream, start, end string, count int64) ([]XEntry, error) {
+	b := builder()
+	x := b.Xrange(stream, start, end)
+	if count > 0 {
+		x = x.Count(count)
+	}
+	return call(ctx, s, b, x.Build(), entries)
+}
+
+// XRevRange is XRange newest first (XREVRANGE): from end down to start.
+func XRevRange(ctx context.Context, s conn.Sender, stream, end, start string, count int64) ([]XEntry, error) {
+	b := builder()
+	x := b.Xrevrange(stream, end, start)
+	if count > 0 {
+		x = x.Count(count)
+	}
+	return call(ctx, s, b, x.Build(), entries)
+}
+
+// XReadArgs are XREAD's arguments.
+type XReadArgs struct {
+	// Streams are the stream keys to read.
+	Streams []string
+	// IDs are where to read each stream from, one per stream: the entries
+	// after it are read; "$" for only the entries added from now on.
+	IDs []string
+	// Count, when positive, bounds the entries read per stream.
+	Count int64
+	// Block is as XReadGroupArgs.Block: positive waits up to this long
+	// (BLOCK, in milliseconds rounded up), BlockForever with no timeout,
+	// 0 returns at once; any other negative value is refused.
+	Block time.Duration
+}
+
+// XRead reads the entries after the given ids of streams (XREAD). A read
+// that found nothing (a timeout) returns no streams, under RESP2 and
+// RESP3 alike. With Block, a conn.Client runs it on a connection of its
+// own, as XReadGroup.
+func XRead(ctx context.Context, s conn.Sender, a XReadArgs) ([]XStream, error) {
+	if len(a.Streams) == 0 || len(a.IDs) != len(a.Streams) {
+		return nil, invalid("XREAD needs streams, and one id per stream")
+	}
+	if a.Block < 0 && a.Block != BlockForever {
+		return nil, invalid("XREAD with a negative Block (BlockForever waits with no timeout, 0 not at all)")
+	}
+	b := builder()
+	x := b.Xread(a.Streams, a.IDs...)
+	if a.Count > 0 {
+		x = x.Count(a.Count)
+	}
+	if a.Block != 0 {
+		x = x.Block(max(a.Block, 0)) // BlockForever: BLOCK 0
+	}
+	return call(ctx, s, b, x.Build(), streams)
+}
+
+// XDel deletes entries of stream by id (XDEL) and returns how many
+// existed.
+func XDel(ctx context.Context, s conn.Sender, stream string, ids ...string) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	b := builder()
+	return call(ctx, s, b, b.Xdel(stream, ids...).Build(), cmds.Int)
+}
+
+// XPendingSummary is XPENDING's summary of a group: how many entries
+// are pending, the lowest and highest id, and how many each consumer
+// has (package cmds' PendingSummary).
+type XPendingSummary = cmds.PendingSummary
+
+// XPendingConsumer is a consumer and how many entries it has pending.
+type XPendingConsumer = cmds.PendingConsumer
+
+// XPending returns the summary of the entries pending in group
+// (XPENDING stream group); a Count of 0 when there are none.
+func XPending(ctx context.Context, s conn.Sender, stream, group string) (XPendingSummary, error) {
+	b := builder()
+	return call(ctx, s, b, b.Xpending(stream, group).Build(), cmds.PendingSummaryOf)
+}
+
+// XPendingArgs select pending entries for XPendingRange.
+type XPendingArgs struct {
+	// Stream and Group name the group.
+	Stream, Group string
+	// Start and End bound the ids ("" for "-" and "+": all).
+	Start, End string
+	// Count bounds the entries returned; it must be positive.
+	Count int64
+	// Consumer, when set, returns only its entries.
+	Consumer string
+	// MinIdle, when positive, returns only the entries pending at least
+	// this long (IDLE, in milliseconds rounded up).
+	MinIdle time.Duration
+}
+
+// XPendingEntry is one pending entry: its id, its consumer, how long it
+// has been pending and how many times it was delivered (package cmds'
+// PendingEntry).
+type XPendingEntry = cmds.PendingEntry
+
+// XPendingRange returns the pending entries of a group, oldest first
+// (XPENDING stream group [IDLE] start end count [consumer]).
+func XPendingRange(ctx context.Context, s conn.Sender, a XPendingArgs) ([]XPendingEntry, error) {
+	if a.Count <= 0 {
+		return nil, invalid("XPENDING with a range needs a positive Count")
+	}
+	if a.MinIdle < 0 {
+		return nil, invalid("XPENDING with a negative MinIdle")
+	}
+	start, end := a.Start, a.End
+	if start == "" {
+		start = "-"
+	}
+	if end == "" {
+		end = "+"
+	}
+	b := builder()
+	x := b.Xpending(a.Stream, a.Group).Filters(start, end, a.Count)
+	if a.MinIdle > 0 {
+		x = x.FiltersIdle(a.MinIdle)
+	}
+	if a.Consumer != "" {
+		x = x.FiltersConsumer(a.Consumer)
+	}
+	return call(ctx, s, b, x.Build(), cmds.PendingEntries)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -49,7 +50,7 @@ func Set[V Value](ctx context.Context, s conn.Sender, key string, val V) error {
 // unconditionally, with no expiry.
 type SetOptions struct {
 	// TTL, when positive, expires the key after it: EX in whole
-	// seconds, else PX in milliseconds (at least 1).
+	// seconds, else PX in milliseconds (rounded up).
 	TTL time.Duration
 	// KeepTTL keeps the key's current TTL (KEEPTTL); not with TTL.
 	KeepTTL bool
@@ -200,7 +201,7 @@ func Exists(ctx context.Context, s conn.Sender, keys ...string) (int64, error) {
 }
 
 // Expire sets key's TTL (EXPIRE in whole seconds, else PEXPIRE in
-// milliseconds, at least 1; zero or negative removes the key). It
+// milliseconds, rounded up; zero or negative removes the key). It
 // returns false when the key does not exist.
 func Expire(ctx context.Context, s conn.Sender, key string, ttl time.Duration) (bool, error) {
 	var n int64
@@ -251,4 +252,40 @@ func runInt(ctx context.Context, s conn.Sender, buf bufT, b resp.CmdBuilder) (n 
 		return err
 	})
 	return n, err
+}
+
+// Decr subtracts 1 from the integer at key (DECR; a missing key counts
+// as 0) and returns the result.
+func Decr(ctx context.Context, s conn.Sender, key string) (int64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Decr(key).Build(), cmds.Int)
+}
+
+// DecrBy subtracts n from the integer at key (DECRBY) and returns the
+// result.
+func DecrBy(ctx context.Context, s conn.Sender, key string, n int64) (int64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Decrby(key, n).Build(), cmds.Int)
+}
+
+// IncrByFloat adds f to the number at key (INCRBYFLOAT; a missing key
+// counts as 0) and returns the result, read back as a float64 under
+// RESP2 and RESP3 alike.
+func IncrByFloat(ctx context.Context, s conn.Sender, key string, f float64) (float64, error) {
+	b := builder()
+	return call(ctx, s, b, b.Incrbyfloat(key, f).Build(), cmds.Float)
+}
+
+// GetDel returns the value of key and deletes the key (GETDEL); ok is
+// false when it did not exist.
+func GetDel(ctx context.Context, s conn.Sender, key string) (val string, ok bool, err error) {
+	b := builder()
+	return callOK(ctx, s, b, b.Getdel(key).Build(), cmds.String)
+}
+
+// Persist removes the TTL of key (PERSIST) and reports whether it had
+// one; false too for a missing key.
+func Persist(ctx context.Context, s conn.Sender, key string) (bool, error) {
+	b := builder()
+	return call(ctx, s, b, b.Persist(key).Build(), cmds.Bool)
 }

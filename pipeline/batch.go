@@ -19,6 +19,12 @@ import (
 type Batch struct {
 	cmds resp.Cmds
 	col  wire.Collector
+	// The typed side (typed.go): the first command added that was built
+	// wrong, what the last Exec did, and the generation Reset moves on.
+	bad     error
+	done    bool  // the replies of the last Exec are there
+	execErr error // why the last Exec has no replies
+	gen     uint32
 }
 
 // ErrIncompleteCommand is matched by the error of Exec when a command
@@ -38,6 +44,8 @@ func (b *Batch) Len() int { return b.cmds.Len() }
 func (b *Batch) Reset() {
 	b.cmds.Reset()
 	b.col.Reset()
+	b.bad, b.done, b.execErr = nil, false, nil
+	b.gen++
 }
 
 // Add appends a command given as strings.
@@ -71,10 +79,21 @@ func (b *Batch) ArgInt(i int64) { b.cmds.ArgInt(i) }
 // replies are not available; the commands may or may not have run.
 //
 // Nothing is sent when ctx is already done, when a command was built
-// wrong (ErrEmptyCommand, ErrIncompleteCommand), or when the connection
+// wrong (ErrEmptyCommand, ErrIncompleteCommand, a cmds.Command whose Err
+// is not nil), or when the connection
 // refuses a command (conn.ErrCommandRefused: a subscription, an unclosed
 // MULTI, …).
 func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
+	b.done = false
+	err := b.exec(ctx, s)
+	b.done, b.execErr = err == nil, err
+	return err
+}
+
+func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
+	if b.bad != nil {
+		return b.bad
+	}
 	w, err := wire.FromCmds(&b.cmds)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/pipeline"
@@ -145,4 +146,97 @@ func BenchmarkConcurrentDoFunc(b *testing.B) {
 		})
 	}
 	_ = runtime.GOMAXPROCS(0)
+}
+
+// BenchmarkBatchIncr rebuilds a Batch of 100 INCRs for each Exec and
+// reads every reply as an int64: raw (Begin/Arg, Reply(i).AsInt) against
+// typed (Int(cb.Incr(…).Build()), Value). One op is one command.
+func BenchmarkBatchIncr(b *testing.B) {
+	const depth = 100
+	for _, typed := range []bool{false, true} {
+		name := "raw"
+		if typed {
+			name = "typed"
+		}
+		b.Run(name+"/depth=100", func(b *testing.B) {
+			c := benchConn(b)
+			ctx := context.Background()
+			var batch pipeline.Batch
+			var cb cmds.Builder
+			hs := make([]pipeline.Reply[int64], depth)
+			var sum int64
+			round := func() {
+				batch.Reset()
+				for i := range depth {
+					if typed {
+						hs[i] = batch.Int(cb.Incr("n").Build())
+					} else {
+						batch.Begin(2)
+						batch.Arg("INCR")
+						batch.Arg("n")
+					}
+				}
+				if err := batch.Exec(ctx, c); err != nil {
+					b.Fatal(err)
+				}
+				for i := range depth {
+					var n int64
+					var err error
+					if typed {
+						n, err = hs[i].Value()
+					} else {
+						n, err = batch.Reply(i).AsInt()
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					sum += n
+				}
+			}
+			for range 10 {
+				round()
+			}
+			m := startMeter(b)
+			ops := 0
+			for ops < b.N {
+				round()
+				ops += depth
+			}
+			m.stop(b, ops)
+			if sum == 0 {
+				b.Fatal("no replies")
+			}
+		})
+	}
+}
+
+// BenchmarkBatchAdd is the client's cost of queueing one INCR, without a
+// server: Begin/Arg against Int(cb.Incr(…).Build()). One op is one
+// command.
+func BenchmarkBatchAdd(b *testing.B) {
+	b.Run("raw", func(b *testing.B) {
+		var batch pipeline.Batch
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if i%100 == 0 {
+				batch.Reset()
+			}
+			batch.Begin(2)
+			batch.Arg("INCR")
+			batch.Arg("n")
+		}
+	})
+	b.Run("typed", func(b *testing.B) {
+		var batch pipeline.Batch
+		var cb cmds.Builder
+		var h pipeline.Reply[int64]
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if i%100 == 0 {
+				batch.Reset()
+			}
+			h = batch.Int(cb.Incr("n").Build())
+		}
+		_ = h
+	})
 }

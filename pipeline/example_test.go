@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/pipeline"
 )
@@ -52,4 +53,39 @@ func ExampleBatch() {
 	// 4 error: WRONGTYPE Operation against a key holding the wrong kind of value
 	// 5 13
 	// 13
+}
+
+// Typed commands in a Batch: each method returns a handle whose Value,
+// after Exec, is the decoded reply, the same under RESP2 and RESP3.
+func ExampleBatch_typed() {
+	ctx := context.Background()
+	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	var b pipeline.Batch
+	var cb cmds.Builder // builds every command of the batch
+	b.Int(cb.Del("example:visits", "example:lb").Build())
+	var visits pipeline.Reply[int64]
+	for range 1000 {
+		visits = b.Int(cb.Incr("example:visits").Build())
+	}
+	b.Int(cb.Zadd("example:lb", cmds.ScoreMember{Score: 30.5, Member: "ada"}, cmds.ScoreMember{Score: 12, Member: "bob"}).Build())
+	top := b.Scored(cb.Zrange("example:lb", "0", "0").Rev().Withscores().Build())
+	name := b.String(cb.Get("example:nobody").Build())
+	if err := b.Exec(ctx, c); err != nil {
+		log.Fatal(err)
+	}
+	n, err := visits.Value()
+	fmt.Println(n, err)
+	z, err := top.Value()
+	fmt.Println(z, err)
+	_, ok, err := name.Value()
+	fmt.Println(ok, err)
+	// Output:
+	// 1000 <nil>
+	// [{ada 30.5}] <nil>
+	// false <nil>
 }
