@@ -15,7 +15,7 @@ import (
 // ErrBadArg is matched (errors.Is) by the error of a Do given an argument
 // it cannot write: a type it does not take, a NaN, a time.Duration where
 // the command takes none. Nothing is sent.
-var ErrBadArg = errors.New("bad command argument")
+var ErrBadArg = errors.New("conn: bad command argument")
 
 // argError names the argument and why.
 type argError struct {
@@ -24,7 +24,7 @@ type argError struct {
 }
 
 func (e *argError) Error() string {
-	return fmt.Sprintf("%v %d: %s", ErrBadArg, e.i, e.reason)
+	return fmt.Sprintf("%v: argument %d: %s", ErrBadArg, e.i, e.reason)
 }
 
 func (e *argError) Is(target error) bool { return target == ErrBadArg }
@@ -41,6 +41,11 @@ func (e *argError) Is(target error) bool { return target == ErrBadArg }
 func BuildArgs(buf []byte, args []any) (resp.Cmd, error) {
 	if len(args) == 0 {
 		return resp.Command(buf), nil
+	}
+	switch args[0].(type) {
+	case string, []byte:
+	default:
+		return resp.Cmd{}, &argError{0, fmt.Sprintf("the command's name must be a string or []byte, not %T", args[0])}
 	}
 	b := resp.BuildCommand(buf[:0], len(args))
 	var num [32]byte
@@ -94,9 +99,6 @@ func BuildArgs(buf []byte, args []any) (resp.Cmd, error) {
 			}
 			b = b.ArgBytes(d)
 		default:
-			if i == 0 {
-				return resp.Cmd{}, &argError{i, fmt.Sprintf("the command's name must be a string or []byte, not %T", a)}
-			}
 			return resp.Cmd{}, &argError{i, fmt.Sprintf("cannot write a %T: pass a string, []byte, an integer, a float or (as a blocking timeout) a time.Duration", a)}
 		}
 	}
@@ -170,6 +172,9 @@ func appendDuration(dst []byte, d time.Duration, unit unit, i int) ([]byte, erro
 		dst = strconv.AppendInt(dst, int64(ms/1000), 10)
 		if frac := int64(ms % 1000); frac != 0 {
 			dst = append(dst, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+			for dst[len(dst)-1] == '0' {
+				dst = dst[:len(dst)-1]
+			}
 		}
 		return dst, nil
 	}
