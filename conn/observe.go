@@ -39,7 +39,7 @@ type CommandInfo struct {
 	// as sent; "" for other commands.
 	Script string
 	// Raw is the command as sent (a RESP array of bulk strings, which
-	// resp.Split or resp.Reader read back), for a Hook's BeforeCommand to
+	// resp.Parse reads back, as Cmds.All does), for a Hook's BeforeCommand to
 	// pick arguments or keys from: set only there, valid only during the
 	// call; nil elsewhere.
 	Raw []byte
