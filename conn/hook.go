@@ -36,8 +36,11 @@ import (
 // block, and are called for every command, so they should be cheap.
 // Without hooks (nor an Observer) a connection does no hook work at all.
 type Hook struct {
-	// BeforeCommand is called as cmd is queued for sending.
-	BeforeCommand func(ctx context.Context, cmd CommandInfo) context.Context
+	// BeforeCommand is called as cmd is queued for sending, with raw,
+	// the command as sent (a RESP array of bulk strings, as Cmds.All
+	// reads them), valid only during the call: arguments or keys are
+	// picked from it.
+	BeforeCommand func(ctx context.Context, cmd CommandInfo, raw []byte) context.Context
 	// AfterCommand is called once for each BeforeCommand, took after the
 	// submission was queued: with the reply (valid only during the
 	// call) and err nil when it arrived; with the reply and a
@@ -70,7 +73,7 @@ type PipelineInfo struct {
 // Options.Observer does).
 func ObserverHook(obs Observer) Hook {
 	return Hook{
-		BeforeCommand: func(ctx context.Context, cmd CommandInfo) context.Context {
+		BeforeCommand: func(ctx context.Context, cmd CommandInfo, _ []byte) context.Context {
 			obs.CommandStart(cmd)
 			return ctx
 		},
@@ -143,10 +146,11 @@ func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *ho
 	b := cmds.B
 	for _, c := range o.cmds {
 		cctx := ctx
-		c.Raw, b = nextCommand(b)
+		var raw []byte
+		raw, b = nextCommand(b)
 		for _, hk := range s.hooks {
 			if hk.BeforeCommand != nil {
-				if x := hk.BeforeCommand(cctx, c); x != nil {
+				if x := hk.BeforeCommand(cctx, c, raw); x != nil {
 					cctx = x
 				}
 			}

@@ -30,7 +30,8 @@ type Observer interface {
 	CommandEnd(cmd CommandInfo, took time.Duration, err error)
 }
 
-// CommandInfo names a command for an [Observer] or a [Hook].
+// CommandInfo names a command for an [Observer] or a [Hook]. It is
+// comparable: metrics may key series by it.
 type CommandInfo struct {
 	// Name is the command's name in upper case, without its subcommand:
 	// "GET", "EVALSHA", "EMQ.ENQUEUE".
@@ -38,11 +39,6 @@ type CommandInfo struct {
 	// Script is, for EVALSHA and EVALSHA_RO, the SHA1 the command names,
 	// as sent; "" for other commands.
 	Script string
-	// Raw is the command as sent (a RESP array of bulk strings, which
-	// resp.Parse reads back, as Cmds.All does), for a Hook's BeforeCommand to
-	// pick arguments or keys from: set only there, valid only during the
-	// call; nil elsewhere.
-	Raw []byte
 }
 
 // appendInfos appends the CommandInfo of each of the n commands encoded
