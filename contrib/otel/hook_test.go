@@ -15,8 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	emqotel "github.com/echomq/echomq-go/contrib/otel"
 	"github.com/echomq/echomq-go/conn"
+	emqotel "github.com/echomq/echomq-go/contrib/otel"
 	"github.com/echomq/echomq-go/internal/faultproxy"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/pipeline"
