@@ -148,9 +148,9 @@ func (cl *Client) source(sha []byte) (string, bool) {
 	return src, ok
 }
 
-// Do sends a command given as strings to the node of its keys' slot and
+// Do sends an ad-hoc command (arguments as conn.Conn.Do takes them) to the node of its keys' slot and
 // waits for its reply (see conn.Conn.Do).
-func (cl *Client) Do(ctx context.Context, args ...string) (resp.Value, error) {
+func (cl *Client) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return wire.Do(ctx, cl, args...)
 }
 

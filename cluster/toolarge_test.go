@@ -29,7 +29,7 @@ func TestOversizedReplyFromNodeFailsAlone(t *testing.T) {
 	ctx := testCtx(t)
 
 	const key = "{big}list"
-	args := []string{"RPUSH", key}
+	args := []any{"RPUSH", key}
 	for i := range 120000 {
 		args = append(args, "e"+strconv.Itoa(i))
 	}

@@ -159,16 +159,16 @@ func TestAdversaryCancelledPopsUnderLoad(t *testing.T) {
 					defer wg.Done()
 					for i := range calls {
 						cctx, cancel := randomCancel(ctx)
-						var args []string
+						var args []any
 						switch (g + i) % 4 {
 						case 0:
-							args = []string{"BLPOP", "q", "0"}
+							args = []any{"BLPOP", "q", "0"}
 						case 1:
-							args = []string{"BRPOP", "q", "0"}
+							args = []any{"BRPOP", "q", "0"}
 						case 2:
-							args = []string{"BLMOVE", "q", "dst", "LEFT", "RIGHT", "0"}
+							args = []any{"BLMOVE", "q", "dst", "LEFT", "RIGHT", "0"}
 						case 3:
-							args = []string{"BZPOPMIN", "z", "0"}
+							args = []any{"BZPOPMIN", "z", "0"}
 						}
 						v, err := cl.Do(cctx, args...)
 						cancelled := cctx.Err() != nil

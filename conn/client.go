@@ -45,7 +45,8 @@ type ClientOptions struct {
 // timeout they are refused. Dedicated lends a connection for WATCH and
 // transactions sent over several calls.
 type Client struct {
-	opts ClientOptions
+	opts  ClientOptions
+	hooks *hookSet // nil without Options.Hooks and Observer
 
 	mu      sync.Mutex
 	cur     *Conn // nil during an outage
@@ -83,6 +84,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 	}
 	cl := &Client{
 		opts:     opts,
+		hooks:    newHookSet(opts.Options),
 		cur:      c,
 		changed:  make(chan struct{}),
 		slots:    make(chan struct{}, opts.BlockingConns),
@@ -158,7 +160,26 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // that attempt fails the error matches ErrNotConnected. So do the calls
 // made meanwhile, until a dial fails, when the outage began with the
 // server closing the idle connection.
-func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+//
+// The hooks (Options.Hooks, Observer) see each submission once, here,
+// whichever connection takes it.
+func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
+	if cl.hooks == nil {
+		return cl.send(ctx, cmds, h)
+	}
+	if cmds.N <= 0 || h == nil {
+		return errBadSubmission
+	}
+	o := cl.hooks.begin(ctx, cmds, h)
+	if err := cl.send(ctx, cmds, o); err != nil {
+		o.fail(err)
+		return err
+	}
+	return nil
+}
+
+// send is Send without the hooks.
+func (cl *Client) send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	if cmds.Special {
 		switch r := route(cmds.B); {
 		case r.blocking > 0:
@@ -183,7 +204,7 @@ func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) erro
 	if err != nil {
 		return cl.refused(cmds, err)
 	}
-	err = c.Send(ctx, cmds, h)
+	err = c.send(ctx, cmds, h)
 	var ns *notSentError
 	if err == nil || !errors.As(err, &ns) {
 		return err
@@ -192,17 +213,12 @@ func (cl *Client) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) erro
 	if c, err = cl.next(ctx, c); err != nil {
 		return err
 	}
-	return c.Send(ctx, cmds, h)
+	return c.send(ctx, cmds, h)
 }
 
-// refused returns err, the refusal of a submission no connection saw,
-// after reporting it to the Observer, if any.
-func (cl *Client) refused(cmds wire.Cmds, err error) error {
-	if obs := cl.opts.Observer; obs != nil {
-		observeRefused(obs, cmds, err)
-	}
-	return err
-}
+// refused returns err, the refusal of a submission no connection saw
+// (Send reports it to the hooks).
+func (cl *Client) refused(_ wire.Cmds, err error) error { return err }
 
 // Done is closed when the Client is closed.
 func (cl *Client) Done() <-chan struct{} { return cl.done }
@@ -491,7 +507,7 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 		if c, err = cl.lend(ctx); err != nil {
 			return cl.refused(cmds, err)
 		}
-		err = c.Send(ctx, cmds, d)
+		err = c.send(ctx, cmds, d)
 		if err == nil {
 			break
 		}

@@ -12,29 +12,84 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// Sender is what pipeline, dispatch and emq send through: a Conn, a
-// Client, and the clients built on them (cluster.Client). Its Send method
-// takes a handler type internal to this module, so only this module
-// implements it.
+// Sender is the client interface: what kv, pipeline, dispatch and emq
+// send through, and what a program should hold. A Conn, a Client and
+// cluster.Client implement it, and so can any type outside this module:
+// its methods use only public types. Send is the one primitive; Do, DoFunc
+// and DoInt are built on it, and SendFunc supplies them for a type that
+// has only Send (a fake for tests, or a wrapper around another Sender).
 //
 // DoFunc called through the interface cannot prove that fn stays on the
 // caller's stack, so a callback that captures variables costs one
 // allocation per call that way; on a *Conn, *Client or *cluster.Client
 // it costs none.
 type Sender interface {
-	wire.Sender
-	// Do sends a command given as strings and waits for its reply (see
-	// Conn.Do).
-	Do(ctx context.Context, args ...string) (resp.Value, error)
+	// Send queues a submission of counted commands; h gets their
+	// replies in order (see Conn.Send). When Send returns an error,
+	// nothing was sent and h is never called. cmds.B is the caller's:
+	// copy it to keep it past the return.
+	Send(ctx context.Context, cmds Cmds, h Handler) error
+	// Do sends a command given as arguments of any of the kinds
+	// AppendArg takes and waits for its reply (see Conn.Do).
+	Do(ctx context.Context, args ...any) (resp.Value, error)
 	// DoFunc sends one command and waits for its reply (see Conn.DoFunc).
 	DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error
 	// DoInt sends a command whose reply is an integer (see Conn.DoInt).
 	DoInt(ctx context.Context, cmd resp.Cmd) (int64, error)
 }
 
+// Cmds is a submission: N commands encoded back to back in B (RESP arrays
+// of bulk strings), and Special, whether some of them must be inspected
+// before a shared connection sends them (blocking commands, commands that
+// change the reply model). Make one with CmdsOf or CmdsOfBatch; range
+// over its commands with its All method. A Cmds put together by hand
+// must keep N equal to the commands in B and Special set when any of
+// them came with it (joining two submissions: append B, add N, or
+// Special): a connection trusts both and does not re-count.
+type Cmds = wire.Cmds
+
+// Handler receives the replies of one submission: Reply(i, v) for each
+// command in order (v valid only during the call), then Done(err) exactly
+// once, with nil after the last reply or with the error that ended the
+// submission early. Waits reports whether the submitter waits for Done
+// right after Send (then the connection may read the replies on its
+// goroutine, and a Client sends a blocking command on a dedicated
+// connection); a Handler must not block.
+type Handler = wire.Handler
+
+// CmdsOf is the submission of one command (its build error, if any).
+func CmdsOf(cmd resp.Cmd) (Cmds, error) { return wire.FromCmd(cmd) }
+
+// CmdsOfBatch is the submission of every command in c.
+func CmdsOfBatch(c *resp.Cmds) (Cmds, error) { return wire.FromCmds(c) }
+
+// SendFunc is a Sender made of a Send function: Do, DoFunc and DoInt go
+// through it. It is how a fake for tests or a wrapper around another
+// Sender is written (see the package example).
+type SendFunc func(ctx context.Context, cmds Cmds, h Handler) error
+
+// Send calls f.
+func (f SendFunc) Send(ctx context.Context, cmds Cmds, h Handler) error { return f(ctx, cmds, h) }
+
+// Do is Conn.Do through f.
+func (f SendFunc) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	return do(ctx, f, args)
+}
+
+// DoFunc is Conn.DoFunc through f.
+func (f SendFunc) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	return wire.DoFunc(ctx, f, cmd, fn)
+}
+
+// DoInt is Conn.DoInt through f.
+func (f SendFunc) DoInt(ctx context.Context, cmd resp.Cmd) (int64, error) {
+	return wire.DoInt(ctx, f, cmd)
+}
+
 var (
 	_ Sender = (*Conn)(nil)
 	_ Sender = (*Client)(nil)
+	_ Sender = SendFunc(nil)
 )
 
 // entry is one submission waiting for its replies.
@@ -63,6 +118,7 @@ type Conn struct {
 	// Set at dial, read-only after.
 	nc       net.Conn
 	opts     Options
+	hooks    *hookSet // nil without Options.Hooks and Observer
 	protocol int
 	hello    resp.Value // HELLO's reply (owned), or Null under RESP2
 	id       int64      // the server's CLIENT ID for it, 0 when unknown
@@ -131,6 +187,7 @@ func newConn(nc net.Conn, opts Options, rd *resp.Reader) *Conn {
 	c := &Conn{
 		nc:    nc,
 		opts:  opts,
+		hooks: newHookSet(opts),
 		rd:    rd,
 		wake:  make(chan struct{}, 1),
 		rwake: make(chan struct{}, 1),
@@ -192,10 +249,16 @@ func (c *Conn) Err() error {
 // else reads (Send then returns once h is done or ctx ends), else the
 // reader goroutine. cmds.B is copied. When Send returns an error, h is
 // never called.
-func (c *Conn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if c.opts.Observer != nil {
-		return c.sendObserved(ctx, cmds, h)
+func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
+	if c.hooks != nil {
+		return c.sendHooked(ctx, cmds, h)
 	}
+	return c.send(ctx, cmds, h)
+}
+
+// send is Send without the hooks: a Client runs them itself, once per
+// submission, whichever connection takes it.
+func (c *Conn) send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	lead, err := c.submit(ctx, cmds, h)
 	if err == nil && lead {
 		c.lead(ctx, h)
@@ -203,17 +266,16 @@ func (c *Conn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 	return err
 }
 
-// sendObserved is Send with every command reported to Options.Observer.
-// After submit, o belongs to the connection (its Done recycles it).
-func (c *Conn) sendObserved(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	o := observe(c.opts.Observer, cmds, h)
-	lead, err := c.submit(ctx, cmds, o)
-	if err != nil {
+// sendHooked is Send with every command reported to the hooks. After
+// submit, o belongs to the connection (its Done recycles it).
+func (c *Conn) sendHooked(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	if cmds.N <= 0 || h == nil {
+		return errBadSubmission
+	}
+	o := c.hooks.begin(ctx, cmds, h)
+	if err := c.send(ctx, cmds, o); err != nil {
 		o.fail(err)
 		return err
-	}
-	if lead {
-		c.lead(ctx, o)
 	}
 	return nil
 }

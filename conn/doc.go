@@ -16,10 +16,43 @@
 //		… // v is valid only during fn; DoFunc allocates nothing
 //	})
 //
-// Dial gives a single Conn without redialing. Conn and Client both
-// satisfy Sender, which is what package pipeline (explicit batches and
-// long streams), package dispatch (scripts) and package emq (the job
-// queue) send through.
+// Do takes its arguments as values: strings, []byte, every integer type,
+// floats (written as the server reads them: strconv 'f' format, "inf"),
+// and a time.Duration as a blocking command's timeout (see Conn.Do for
+// the rules and what is refused with ErrBadArg).
+//
+// Dial gives a single Conn without redialing.
+//
+// # The client interface: Sender
+//
+// Conn, Client and cluster.Client satisfy Sender, which is what package
+// kv, pipeline (explicit batches and long streams), dispatch (scripts)
+// and emq (the job queue) send through, and what a program should hold.
+// It uses only public types, so it can be implemented outside this
+// module: a fake for tests, or a wrapper around another Sender. Its one
+// primitive is Send(ctx, Cmds, Handler): a submission of counted
+// commands (Cmds: N commands encoded back to back, made by CmdsOf or
+// CmdsOfBatch, read back with Cmds.All) and the Handler that receives
+// their replies in order, then Done once. SendFunc turns a Send function
+// into a whole Sender (Do, DoFunc and DoInt built on it):
+//
+//	fake := conn.SendFunc(func(ctx context.Context, cmds conn.Cmds, h conn.Handler) error {
+//		for i, args := range cmds.All() {
+//			h.Reply(i, answer(args)) // a resp.Value
+//		}
+//		h.Done(nil)
+//		return nil
+//	})
+//	kv.Set(ctx, fake, "k", 1)
+//
+// Cmds and Handler are aliases of the module's plumbing types rather
+// than copies, so that a Sender written outside forwards a submission to
+// a Conn or Client as it is, with no conversion nor allocation; Send
+// stays the primitive (rather than a smaller Do-only interface) because
+// pipelines, streams and the dispatch executors need one submission of
+// many commands with their replies in place, and a fake or wrapper must
+// see those too. A Handler is the module's to implement: a Sender only
+// calls it.
 //
 // # The guarantee
 //
@@ -112,15 +145,33 @@
 // supported. A password never appears in an error, nor when Options, a
 // Conn or a Client is printed with any fmt verb.
 //
-// # Observing
+// # Hooks and observing
 //
-// Options.Observer, when set, is told of every command: CommandStart as
-// it is queued, CommandEnd once with its duration and its outcome (nil,
-// the server's error reply, or why it ended without one), named by a
-// CommandInfo (the upper-case name, and for EVALSHA the script's SHA1).
-// It is the hook for metrics and tracing; observing allocates nothing
-// per command in steady state, and without an Observer a connection
-// does no observing work at all.
+// Options.Hooks wrap every command and every pipeline a Conn or Client
+// sends: a Hook's BeforeCommand as a command is queued (with its
+// CommandInfo: the upper-case name, the script's SHA1 for EVALSHA; and
+// the command as encoded, to pick keys from), its AfterCommand once,
+// with the reply or the error that ended it (a server error reply, a
+// refusal, a done ctx, a fault) and the duration since it was queued;
+// BeforePipeline and AfterPipeline around a submission of several
+// commands. Every command is seen exactly once, in order; a Client runs
+// the hooks once per submission, even when it moves one that nothing had
+// sent onto its next connection. The context a Before function returns
+// reaches the matching After functions, which is how a tracer carries
+// its span (contrib/otel; contrib/prometheus counts with one).
+//
+// A Hook is a struct of functions rather than a middleware around
+// Sender: the connection calls them at the points where a command is
+// queued and where its reply is read, so they see what no wrapper of
+// Send can (the refusals a Client makes, each command of a pipeline as
+// its reply arrives, one submission moved to another connection) and
+// cost nothing when absent: without hooks (nor an Observer) a connection
+// does no hook work at all, a pointer check per submission; a hook that
+// keeps its context allocates nothing per command in steady state.
+//
+// Options.Observer (CommandStart, CommandEnd) is the older form of the
+// same, kept working: it runs as one more hook, after Options.Hooks
+// (ObserverHook).
 //
 // # Pipelining, under the hood
 //

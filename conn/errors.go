@@ -3,6 +3,8 @@ package conn
 import (
 	"errors"
 	"fmt"
+
+	"github.com/echomq/echomq-go/internal/wire"
 )
 
 // ErrClosed is returned for calls on a connection or client that was closed
@@ -86,3 +88,8 @@ func (e *BrokenError) Unwrap() error { return e.Cause }
 
 // Is makes errors.Is(err, ErrBroken) true.
 func (e *BrokenError) Is(target error) bool { return target == ErrBroken }
+
+// ErrBadArg is matched (errors.Is) by the error of a Do given an argument
+// it cannot write (a type it does not take, a NaN, a time.Duration where
+// the command takes none); nothing is sent.
+var ErrBadArg = wire.ErrBadArg

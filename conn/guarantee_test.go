@@ -42,7 +42,7 @@ func TestReplyModelCommandsRefused(t *testing.T) {
 			srv.ResetStats(t)
 			ctx := testCtx(t)
 			for _, args := range replyModelCommands {
-				_, err := c.Do(ctx, args...)
+				_, err := c.Do(ctx, anys(args)...)
 				require.ErrorIs(t, err, conn.ErrCommandRefused, "%v", args)
 				var ce *conn.CommandError
 				require.ErrorAs(t, err, &ce)
@@ -343,4 +343,13 @@ func waitBlocked(t *testing.T, n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// anys is args as Do takes them.
+func anys(args []string) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a
+	}
+	return out
 }

@@ -102,7 +102,7 @@ func echo(ctx context.Context, s conn.Sender, val string) (string, error) {
 // mustDo runs a command given as strings and fails the test on any error.
 func mustDo(t testing.TB, c *conn.Conn, args ...string) resp.Value {
 	t.Helper()
-	v, err := c.Do(testCtx(t), args...)
+	v, err := c.Do(testCtx(t), anys(args)...)
 	if err != nil {
 		t.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}

@@ -3,16 +3,14 @@ package conn
 import (
 	"sync"
 	"time"
-
-	"github.com/echomq/echomq-go/internal/wire"
-	"github.com/echomq/echomq-go/resp"
 )
 
 // Observer is told of every command a connection sends, for metrics and
 // tracing: CommandStart as the command is queued, CommandEnd once, when
 // its reply arrives or when it ends without one. Set it in
 // Options.Observer (a Client passes it to each of its connections);
-// without one, a connection does no observing work at all.
+// without one, a connection does no observing work at all. An Observer
+// is one Hook (see ObserverHook), run after Options.Hooks.
 //
 // Its methods run on the goroutines that send commands and read replies,
 // concurrently; they must be safe for concurrent use, must not block, and
@@ -32,7 +30,8 @@ type Observer interface {
 	CommandEnd(cmd CommandInfo, took time.Duration, err error)
 }
 
-// CommandInfo names a command for an [Observer].
+// CommandInfo names a command for an [Observer] or a [Hook]. It is
+// comparable: metrics may key series by it.
 type CommandInfo struct {
 	// Name is the command's name in upper case, without its subcommand:
 	// "GET", "EVALSHA", "EMQ.ENQUEUE".
@@ -40,89 +39,6 @@ type CommandInfo struct {
 	// Script is, for EVALSHA and EVALSHA_RO, the SHA1 the command names,
 	// as sent; "" for other commands.
 	Script string
-}
-
-// observed wraps the Handler of one submission for an Observer. It is
-// pooled: Done recycles it before passing the outcome on.
-type observed struct {
-	h     wire.Handler
-	obs   Observer
-	start time.Time
-	cmds  []CommandInfo
-	next  int // replies delivered
-}
-
-var observedPool = sync.Pool{New: func() any { return new(observed) }}
-
-// observe starts observing a submission: it names its commands and
-// reports their start.
-func observe(obs Observer, cmds wire.Cmds, h wire.Handler) *observed {
-	o := observedPool.Get().(*observed)
-	o.h, o.obs, o.next = h, obs, 0
-	o.cmds = appendInfos(o.cmds[:0], cmds.B, cmds.N)
-	o.start = time.Now()
-	for _, c := range o.cmds {
-		obs.CommandStart(c)
-	}
-	return o
-}
-
-// Reply reports the end of command i, then passes its reply on.
-func (o *observed) Reply(i int, v resp.Value) {
-	var err error
-	if v.IsError() {
-		err = v.Err()
-	}
-	if i < len(o.cmds) {
-		o.obs.CommandEnd(o.cmds[i], time.Since(o.start), err)
-	}
-	o.next = i + 1
-	o.h.Reply(i, v)
-}
-
-// Waits is the wrapped Handler's.
-func (o *observed) Waits() bool { return o.h.Waits() }
-
-// Done ends the commands left without a reply with err, recycles o and
-// passes err on.
-func (o *observed) Done(err error) {
-	o.end(err)
-	h := o.h
-	o.release()
-	h.Done(err)
-}
-
-// fail ends every command with err, for a submission that was never
-// queued, and recycles o; the wrapped Handler is not called.
-func (o *observed) fail(err error) {
-	o.end(err)
-	o.release()
-}
-
-func (o *observed) end(err error) {
-	if o.next >= len(o.cmds) {
-		return
-	}
-	took := time.Since(o.start)
-	for _, c := range o.cmds[o.next:] {
-		o.obs.CommandEnd(c, took, err)
-	}
-}
-
-func (o *observed) release() {
-	o.h, o.obs = nil, nil
-	clear(o.cmds)
-	if cap(o.cmds) > 1<<12 {
-		o.cmds = nil
-	}
-	observedPool.Put(o)
-}
-
-// observeRefused reports the start and end, with err, of every command
-// of a submission refused before any connection saw it.
-func observeRefused(obs Observer, cmds wire.Cmds, err error) {
-	o := observe(obs, cmds, nil)
-	o.fail(err)
 }
 
 // appendInfos appends the CommandInfo of each of the n commands encoded

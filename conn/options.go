@@ -59,6 +59,10 @@ type Options struct {
 	// Observer, when set, is told of every command's start and end (see
 	// Observer). Without it nothing is observed and nothing is spent.
 	Observer Observer
+	// Hooks wrap every command and pipeline sent (see Hook), in order,
+	// before the Observer. Without hooks nor an Observer nothing is
+	// spent on them.
+	Hooks []Hook
 	// Limits bound what the reply decoder accepts. A well-formed reply
 	// over them (MaxReplyBytes, MaxValues, MaxAggregate, MaxBulk,
 	// MaxDepth) is skipped on the wire in bounded memory and fails its

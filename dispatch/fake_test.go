@@ -23,7 +23,7 @@ func (instant) Send(_ context.Context, cmds wire.Cmds, h wire.Handler) error {
 	return nil
 }
 
-func (x instant) Do(ctx context.Context, args ...string) (resp.Value, error) {
+func (x instant) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return wire.Do(ctx, x, args...)
 }
 

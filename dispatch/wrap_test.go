@@ -30,7 +30,7 @@ func (w wrapSender) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) er
 	return nil
 }
 
-func (w wrapSender) Do(ctx context.Context, args ...string) (resp.Value, error) {
+func (w wrapSender) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return wire.Do(ctx, w, args...)
 }
 

@@ -92,7 +92,7 @@ func TestTrimDeadBounded(t *testing.T) {
 func TestTrimDeadArgs(t *testing.T) {
 	q := fresh(t, "ops-trim")
 	for _, args := range [][]string{{"-2", "1", "1"}, {"1", "-2", "1"}, {"1", "1", "0"}, {"x", "1", "1"}} {
-		_, err := q.sender.Do(tctx(t), append([]string{"EVAL", scriptTrimDead.Source(), "2", q.keys.Dead, q.keys.Base}, args...)...)
+		_, err := q.sender.Do(tctx(t), "EVAL", scriptTrimDead.Source(), "2", q.keys.Dead, q.keys.Base, args[0], args[1], args[2])
 		require.Error(t, err, "%v", args)
 		require.Contains(t, err.Error(), "EMQARG ", "%v", args)
 	}

@@ -21,7 +21,7 @@ func (e *echoSender) Send(_ context.Context, _ wire.Cmds, h wire.Handler) error 
 	return nil
 }
 
-func (e *echoSender) Do(ctx context.Context, args ...string) (resp.Value, error) {
+func (e *echoSender) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return wire.Do(ctx, e, args...)
 }
 

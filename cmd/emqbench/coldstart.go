@@ -67,7 +67,7 @@ func (cs *coldStart) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) e
 }
 
 // Do, DoFunc and DoInt send through Send, so they are held too.
-func (cs *coldStart) Do(ctx context.Context, args ...string) (resp.Value, error) {
+func (cs *coldStart) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	return wire.Do(ctx, cs, args...)
 }
 

@@ -200,7 +200,11 @@ func newRunID() string {
 
 // doArgs sends a command given as strings on the first connection.
 func doArgs(ctx context.Context, nd *node, args ...string) (resp.Value, error) {
-	return nd.conns[0].Do(ctx, args...)
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	return nd.conns[0].Do(ctx, a...)
 }
 
 // infoSection returns the text of INFO section.

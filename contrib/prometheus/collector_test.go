@@ -97,7 +97,7 @@ func TestScrape(t *testing.T) {
 	hs := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	defer hs.Close()
 
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Observer: col}})
+	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{col.Hook()}}})
 	require.NoError(t, err)
 	defer cl.Close()
 	q, err := emq.Open(ctx, cl, "metrics")
@@ -207,7 +207,7 @@ func TestScrapeQueueDown(t *testing.T) {
 	require.NoError(t, reg.Register(col))
 	hs := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	defer hs.Close()
-	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr, Observer: col})
+	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{col.Hook()}})
 	require.NoError(t, err)
 	q, err := emq.Open(ctx, c, "gone")
 	require.NoError(t, err)

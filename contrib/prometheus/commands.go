@@ -15,8 +15,25 @@ import (
 
 var _ conn.Observer = (*Collector)(nil)
 
-// CommandStart counts cmd in flight: the Collector is a [conn.Observer]
-// (set it in conn.Options.Observer).
+// Hook is the [conn.Hook] that counts every command a connection or
+// Client sends (set it in conn.Options.Hooks): its start, its end, its
+// duration and its error, if any. Pipelines are counted command by
+// command.
+func (c *Collector) Hook() conn.Hook {
+	return conn.Hook{
+		BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ []byte) context.Context {
+			c.commands.inFlight.Inc()
+			return ctx
+		},
+		AfterCommand: func(_ context.Context, cmd conn.CommandInfo, _ resp.Value, took time.Duration, err error) {
+			c.CommandEnd(cmd, took, err)
+		},
+	}
+}
+
+// CommandStart counts cmd in flight. With CommandEnd it makes the
+// Collector a [conn.Observer] too, as conn.Options.Observer was used
+// before hooks; prefer Hook.
 func (c *Collector) CommandStart(conn.CommandInfo) { c.commands.inFlight.Inc() }
 
 // CommandEnd counts cmd, its duration and its error, if any.

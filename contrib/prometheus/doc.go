@@ -10,8 +10,8 @@
 //	col := emqprom.New(emqprom.Options{})
 //	prometheus.MustRegister(col)
 //
-//	// every command a connection sends (conn.Observer)
-//	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: addr, Observer: col}})
+//	// every command a connection sends (a conn.Hook)
+//	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: addr, Hooks: []conn.Hook{col.Hook()}}})
 //
 //	// the queue's counts, read (one atomic script) at each scrape
 //	q, err := emq.Open(ctx, cl, "emails")

@@ -119,7 +119,7 @@ func TestFuzzASan(t *testing.T) {
 			f.s.raw(t, "SET", "{emq}:version", "echomq:6.0.0") // the fence back, most of the time
 		}
 		args := f.call()
-		v, err := f.s.c.Do(context.Background(), args...)
+		v, err := f.s.c.Do(context.Background(), anys(args)...)
 		var se *resp.ServerError
 		if err != nil && !errors.As(err, &se) {
 			t.Fatalf("call %d %.200q: %v\nsanitizers:\n%s", i, args, err, sanitizerReports(t, dir))

@@ -152,7 +152,7 @@ func newSideNoFlush(t testing.TB, name, addr string) *side {
 
 func (s *side) must(t testing.TB, args ...string) resp.Value {
 	t.Helper()
-	v, err := s.c.Do(context.Background(), args...)
+	v, err := s.c.Do(context.Background(), anys(args)...)
 	if err != nil {
 		t.Fatalf("%s: %q: %v", s.name, args, err)
 	}
@@ -162,7 +162,7 @@ func (s *side) must(t testing.TB, args ...string) resp.Value {
 // raw sends a command; an error reply is returned as its Value.
 func (s *side) raw(t testing.TB, args ...string) resp.Value {
 	t.Helper()
-	v, err := s.c.Do(context.Background(), args...)
+	v, err := s.c.Do(context.Background(), anys(args)...)
 	if err != nil {
 		var se *resp.ServerError
 		if !errors.As(err, &se) {
@@ -185,7 +185,7 @@ func (s *side) run(t testing.TB, native bool, name string, keys, args []string) 
 	cmd = append(cmd, strconv.Itoa(len(keys)))
 	cmd = append(cmd, keys...)
 	cmd = append(cmd, args...)
-	v, err := s.c.Do(context.Background(), cmd...)
+	v, err := s.c.Do(context.Background(), anys(cmd)...)
 	if err != nil {
 		var se *resp.ServerError
 		if !errors.As(err, &se) {
@@ -352,4 +352,13 @@ func tokenDiff(a, b string) string {
 	}
 	sort.Strings(only)
 	return strings.Join(only, " ")
+}
+
+// anys is args as Do takes them.
+func anys(args []string) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -111,23 +110,6 @@ func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) err
 	}
 	putCall(cl)
 	return err
-}
-
-// Do sends a command given as strings and returns its reply as a Value
-// that owns its memory (a copy: it allocates). A server error reply is
-// returned as the Value and as a *resp.ServerError.
-func Do(ctx context.Context, s Sender, args ...string) (resp.Value, error) {
-	var buf [512]byte
-	var out resp.Value
-	err := DoFunc(ctx, s, resp.Command(buf[:0], args...), func(v resp.Value) error {
-		out = v.Clone()
-		return nil
-	})
-	var se *resp.ServerError
-	if errors.As(err, &se) {
-		return resp.Value{Type: resp.Error, Str: []byte(se.Msg)}, err
-	}
-	return out, err
 }
 
 // DoInt sends a command whose reply is an integer.

@@ -1,0 +1,249 @@
+package conn
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Hook wraps every command and every pipeline a connection or Client
+// sends, for logging, metrics and tracing. Set them in Options.Hooks; a
+// Client passes them to its connections. Each field may be nil.
+//
+// A submission of one command (Do, DoFunc, a typed command, a Stream
+// flush of one) is a command: BeforeCommand as it is queued, AfterCommand
+// once, when its reply arrives or when it ends without one. A submission
+// of several (pipeline.Batch, a Stream flush, a dispatch batch) is a
+// pipeline: BeforePipeline, then BeforeCommand for each of its commands
+// in order, then AfterCommand for each in order as its reply arrives, then
+// AfterPipeline once the last has ended. Every command is seen exactly
+// once: refused ones (a *CommandError, a done ctx, ErrNotConnected) and
+// ones ended by a fault included; a Client that moves a submission
+// nothing had sent onto its next connection reports it once.
+//
+// The context a Before function returns (nil: the one it was given) is
+// passed to the next hook's Before and to the After functions of the same
+// command or pipeline, so that a hook can carry state (a span) from one to
+// the other; the commands of a pipeline get the context its
+// BeforePipeline returned. Hooks run in the order given, Before and After
+// alike.
+//
+// The functions run on the goroutines that send commands and read
+// replies, concurrently; they must be safe for concurrent use, must not
+// block, and are called for every command, so they should be cheap.
+// Without hooks (nor an Observer) a connection does no hook work at all.
+type Hook struct {
+	// BeforeCommand is called as cmd is queued for sending, with raw,
+	// the command as sent (a RESP array of bulk strings, as Cmds.All
+	// reads them), valid only during the call: arguments or keys are
+	// picked from it.
+	BeforeCommand func(ctx context.Context, cmd CommandInfo, raw []byte) context.Context
+	// AfterCommand is called once for each BeforeCommand, took after the
+	// submission was queued: with the reply (valid only during the
+	// call) and err nil when it arrived; with the reply and a
+	// *resp.ServerError when it was an error reply; with a
+	// *resp.ReplyTooLargeError when it was skipped for breaking
+	// Options.Limits; else with a zero Value and the error that ended the
+	// command without a reply: the connection's fault (a *BrokenError,
+	// ErrClosed), or what kept it from being sent (a *CommandError, the
+	// caller's ctx.Err(), ErrNotConnected). A caller that stops waiting
+	// does not end its command: its reply still arrives, and ends it.
+	AfterCommand func(ctx context.Context, cmd CommandInfo, reply resp.Value, took time.Duration, err error)
+	// BeforePipeline is called as a submission of several commands is
+	// queued, before their BeforeCommand.
+	BeforePipeline func(ctx context.Context, p PipelineInfo) context.Context
+	// AfterPipeline is called once for each BeforePipeline, after the
+	// AfterCommand of its last command, with the error that ended the
+	// submission early (as AfterCommand has it), or nil when every reply
+	// arrived (error replies are the commands', not the pipeline's).
+	AfterPipeline func(ctx context.Context, p PipelineInfo, took time.Duration, err error)
+}
+
+// PipelineInfo describes a submission of several commands to a [Hook].
+type PipelineInfo struct {
+	// Commands are the pipeline's commands in order; the slice is valid
+	// only during the call.
+	Commands []CommandInfo
+}
+
+// ObserverHook is the Hook that tells obs of every command (what
+// Options.Observer does).
+func ObserverHook(obs Observer) Hook {
+	return Hook{
+		BeforeCommand: func(ctx context.Context, cmd CommandInfo, _ []byte) context.Context {
+			obs.CommandStart(cmd)
+			return ctx
+		},
+		AfterCommand: func(_ context.Context, cmd CommandInfo, _ resp.Value, took time.Duration, err error) {
+			obs.CommandEnd(cmd, took, err)
+		},
+	}
+}
+
+// hookSet is the hooks of a connection, Options.Observer's last; nil when
+// there are none.
+type hookSet struct {
+	hooks    []Hook
+	pipeline bool // some hook has BeforePipeline or AfterPipeline
+}
+
+// newHookSet gathers the hooks of opts, or returns nil when there are none.
+func newHookSet(opts Options) *hookSet {
+	hs := make([]Hook, 0, len(opts.Hooks)+1)
+	hs = append(hs, opts.Hooks...)
+	if opts.Observer != nil {
+		hs = append(hs, ObserverHook(opts.Observer))
+	}
+	if len(hs) == 0 {
+		return nil
+	}
+	s := &hookSet{hooks: hs}
+	for _, h := range hs {
+		if h.BeforePipeline != nil || h.AfterPipeline != nil {
+			s.pipeline = true
+		}
+	}
+	return s
+}
+
+// hooked wraps the Handler of one submission for its hooks. It is pooled:
+// Done recycles it before passing the outcome on.
+type hooked struct {
+	h     wire.Handler
+	set   *hookSet
+	start time.Time
+	pctx  context.Context   // the pipeline's context, for AfterPipeline
+	cmds  []CommandInfo     // the submission's commands
+	ctxs  []context.Context // each command's context, for AfterCommand
+	next  int               // replies delivered
+	multi bool              // a pipeline: more than one command
+}
+
+var hookedPool = sync.Pool{New: func() any { return new(hooked) }}
+
+// begin starts a submission: it names its commands and calls the Before
+// hooks.
+func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *hooked {
+	o := hookedPool.Get().(*hooked)
+	o.h, o.set, o.next = h, s, 0
+	o.cmds = appendInfos(o.cmds[:0], cmds.B, cmds.N)
+	o.multi = len(o.cmds) > 1
+	o.start = time.Now()
+	if o.multi && s.pipeline {
+		p := PipelineInfo{Commands: o.cmds}
+		for _, hk := range s.hooks {
+			if hk.BeforePipeline != nil {
+				if c := hk.BeforePipeline(ctx, p); c != nil {
+					ctx = c
+				}
+			}
+		}
+	}
+	o.pctx = ctx
+	b := cmds.B
+	for _, c := range o.cmds {
+		cctx := ctx
+		var raw []byte
+		raw, b = nextCommand(b)
+		for _, hk := range s.hooks {
+			if hk.BeforeCommand != nil {
+				if x := hk.BeforeCommand(cctx, c, raw); x != nil {
+					cctx = x
+				}
+			}
+		}
+		o.ctxs = append(o.ctxs, cctx)
+	}
+	return o
+}
+
+// Reply ends command i, then passes its reply on.
+func (o *hooked) Reply(i int, v resp.Value) {
+	if i < len(o.cmds) {
+		var err error
+		if v.IsError() {
+			err = v.Err()
+		}
+		took := time.Since(o.start)
+		for _, hk := range o.set.hooks {
+			if hk.AfterCommand != nil {
+				hk.AfterCommand(o.ctxs[i], o.cmds[i], v, took, err)
+			}
+		}
+	}
+	o.next = i + 1
+	o.h.Reply(i, v)
+}
+
+// Waits is the wrapped Handler's.
+func (o *hooked) Waits() bool { return o.h.Waits() }
+
+// Done ends the commands left without a reply, and the pipeline, with
+// err, recycles o and passes err on.
+func (o *hooked) Done(err error) {
+	o.end(err)
+	h := o.h
+	o.release()
+	h.Done(err)
+}
+
+// fail ends every command with err, for a submission that was never
+// queued, and recycles o; the wrapped Handler is not called.
+func (o *hooked) fail(err error) {
+	o.end(err)
+	o.release()
+}
+
+func (o *hooked) end(err error) {
+	took := time.Since(o.start)
+	for i := o.next; i < len(o.cmds); i++ {
+		for _, hk := range o.set.hooks {
+			if hk.AfterCommand != nil {
+				hk.AfterCommand(o.ctxs[i], o.cmds[i], resp.Value{}, took, err)
+			}
+		}
+	}
+	o.next = len(o.cmds)
+	if o.multi && o.set.pipeline {
+		p := PipelineInfo{Commands: o.cmds}
+		for _, hk := range o.set.hooks {
+			if hk.AfterPipeline != nil {
+				hk.AfterPipeline(o.pctx, p, took, err)
+			}
+		}
+	}
+}
+
+func (o *hooked) release() {
+	o.h, o.set, o.pctx = nil, nil, nil
+	clear(o.cmds)
+	clear(o.ctxs)
+	o.ctxs = o.ctxs[:0]
+	if cap(o.cmds) > 1<<12 {
+		o.cmds, o.ctxs = nil, nil
+	}
+	hookedPool.Put(o)
+}
+
+// refuse reports the start and end, with err, of every command of a
+// submission refused before any connection saw it.
+func (s *hookSet) refuse(ctx context.Context, cmds wire.Cmds, err error) {
+	s.begin(ctx, cmds, nil).fail(err)
+}
+
+// nextCommand splits the first encoded command off b.
+func nextCommand(b []byte) (cmd, rest []byte) {
+	nargs, r, ok := header(b, '*')
+	if !ok {
+		return nil, nil
+	}
+	for range nargs {
+		if _, r, ok = bulk(r); !ok {
+			return nil, nil
+		}
+	}
+	return b[:len(b)-len(r)], r
+}

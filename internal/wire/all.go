@@ -1,0 +1,51 @@
+package wire
+
+import "iter"
+
+// All yields each command of the submission, in order, with its index and
+// its arguments (views of B, valid while B is: copy what you keep). It is
+// for code that answers or inspects submissions itself, as a fake Sender
+// in tests does; it allocates the argument slice of each command. A B
+// that is not N whole commands ends the iteration early.
+func (c Cmds) All() iter.Seq2[int, [][]byte] {
+	return func(yield func(int, [][]byte) bool) {
+		b := c.B
+		for i := range c.N {
+			n, rest, ok := header(b, '*')
+			if !ok {
+				return
+			}
+			args := make([][]byte, 0, n)
+			for range n {
+				var size int
+				if size, rest, ok = header(rest, '$'); !ok || len(rest) < size+2 {
+					return
+				}
+				args = append(args, rest[:size:size])
+				rest = rest[size+2:]
+			}
+			b = rest
+			if !yield(i, args) {
+				return
+			}
+		}
+	}
+}
+
+// header reads "<kind><decimal>\r\n" at the start of b.
+func header(b []byte, kind byte) (int, []byte, bool) {
+	if len(b) < 3 || b[0] != kind {
+		return 0, b, false
+	}
+	v, i := 0, 1
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if v > 1<<40 {
+			return 0, b, false
+		}
+		v = v*10 + int(b[i]-'0')
+	}
+	if i == 1 || i+1 >= len(b) || b[i] != '\r' || b[i+1] != '\n' {
+		return 0, b, false
+	}
+	return v, b[i+2:], true
+}
