@@ -34,12 +34,14 @@ type Collector struct {
 
 	mu     sync.Mutex
 	queues []*emq.Queue // watched, read at each scrape
+	caches []watchedCache
 
 	queueJobs, queueLag, queueDue, queueExpired, queuePaused, queueUp *prometheus.Desc
 
 	workerJobs *prometheus.CounterVec
 	handler    *prometheus.HistogramVec
 	commands   commandMetrics
+	cache      cacheMetrics
 }
 
 // New returns a Collector; register it with a prometheus.Registerer.
@@ -78,6 +80,7 @@ func New(opts Options) *Collector {
 		}, []string{"queue", "outcome"}),
 	}
 	c.commands.init(ns, cl, opts.CommandBuckets)
+	c.cache.init(ns, cl)
 	return c
 }
 
@@ -103,6 +106,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.workerJobs.Describe(ch)
 	c.handler.Describe(ch)
 	c.commands.describe(ch)
+	c.cache.describe(ch)
 }
 
 // Collect reads every watched queue, concurrently, then sends every
@@ -111,6 +115,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	queues := append([]*emq.Queue(nil), c.queues...)
+	caches := append([]watchedCache(nil), c.caches...)
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, q := range queues {
@@ -124,6 +129,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.workerJobs.Collect(ch)
 	c.handler.Collect(ch)
 	c.commands.collect(ch)
+	for _, w := range caches {
+		c.cache.collect(ch, w)
+	}
 }
 
 // collectQueue reads q's counts and sends them.

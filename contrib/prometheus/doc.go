@@ -22,6 +22,9 @@
 //	col.Instrument(&cfg, "emails")
 //	w, err := emq.NewWorker(q, handler, cfg)
 //
+//	// a client-side cache's counters (package cache), read from memory
+//	col.WatchCache("profiles", c)
+//
 // # Metrics
 //
 // With the default namespace "emq":
@@ -38,4 +41,6 @@
 //	emq_command_errors_total{command,script,code} counter commands that ended in an error (code: the server's, or broken, closed, canceled, timeout, not_connected, refused, other)
 //	emq_command_duration_seconds{command,script} histogram
 //	emq_commands_in_flight                     gauge      commands started and not yet ended
+//	emq_cache_{hits,misses,invalidations,flushes,evictions,discarded,too_large,reconnects}_total{cache} counter  cache.Stats
+//	emq_cache_entries{cache}, emq_cache_bytes{cache} gauge  what the cache holds
 package emqprom
