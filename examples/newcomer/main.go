@@ -40,11 +40,7 @@ func cachedName(ctx context.Context, c *conn.Client, id string) (name string, hi
 }
 
 func run(ctx context.Context, url string, w io.Writer) error {
-	opts, err := conn.ParseURL(url)
-	if err != nil {
-		return err
-	}
-	c, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	c, err := conn.Connect(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -87,7 +83,7 @@ func run(ctx context.Context, url string, w io.Writer) error {
 		fmt.Fprintln(w, "scan:", key)
 	}
 
-	sub, err := pubsub.New(ctx, pubsub.Options{Options: opts})
+	sub, err := pubsub.New(ctx, pubsub.Options{Options: c.Options()})
 	if err != nil {
 		return err
 	}

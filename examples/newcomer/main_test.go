@@ -52,9 +52,10 @@ func TestNewcomer(t *testing.T) {
 	}
 }
 
-// maxLines is what issue 16 measured for go-redis (the same program
-// written with go-redis, 119 lines); the program must not grow past it.
-const maxLines = 119
+// maxLines is what the program is now (issue 16 measured go-redis's
+// version at 119 lines; ours, written with go-redis v9, is 110): it must
+// not grow, and should shrink below go-redis's.
+const maxLines = 115
 
 // The program stays gofmt'd and within maxLines, counted as wc -l does.
 func TestNewcomerLines(t *testing.T) {
