@@ -108,10 +108,23 @@ typedef struct {
     size_t cap, n;
 } sset;
 
+/* hbytes: eight bytes a step, each folded in and mixed (the set is the
+ * call's own, sized to its entries; no table outlives a call). */
 static uint64_t hbytes(const char *p, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-    return h;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, p, n);
+    h ^= w; /* then murmur3's finalizer: every bit reaches the low ones */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
 }
 
 static void ss_init(sset *s, size_t want) {
@@ -148,6 +161,20 @@ static void ss_set(sset *s, const char *p, size_t len, int tag) {
     e->tag = tag;
 }
 
+/* ss_add sets the tag of p, new to the set, growing the set as needed. */
+static void ss_add(sset *s, const char *p, size_t len, int tag) {
+    if (!s->t) ss_init(s, 8);
+    if ((s->n + 1) * 2 > s->cap) {
+        sset g;
+        ss_init(&g, s->cap);
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->t[i].tag) ss_set(&g, s->t[i].p, s->t[i].len, s->t[i].tag);
+        xfree(s->t);
+        *s = g;
+    }
+    ss_set(s, p, len, tag);
+}
+
 /* ---------------------------------------------------------------------- */
 /* One command call: its arguments, the strings it owns, its replication. */
 
@@ -164,9 +191,20 @@ typedef struct {
     int replicate; /* build the effects for propagation */
     mstime_t now;  /* the server clock, read once */
     int have_now;
-    RedisModuleString **rowk; /* the row key of args[i], made once (row_at) */
-    svec walk, walkkey;        /* claim_check's walk of pending: ids, row keys */
-    sset walkset;              /* id -> index + 1 in walk */
+    /* The rows the call touches: one handle each (read and write), opened
+     * at the first use and closed at the end, so that the type check
+     * before the first write and the write share one lookup and no two
+     * handles ever hold one key. */
+    sset rows;                /* id -> index + 1 in rowk, rowh */
+    RedisModuleString **rowk; /* the row keys */
+    RedisModuleKey **rowh;    /* their handles */
+    char *rowtag;             /* per row: 1 completed in this call, 2 and claimed again */
+    size_t nrow, caprow;
+    size_t *argrow;           /* per ARGV: its row's index + 1 (0: not looked up) */
+    svec walk;      /* claim_check's walk of pending: its ids, in order */
+    size_t *walkrow; /* the row (index in rowk, rowh) of each */
+    RedisModuleKey *walkset; /* the set walked; a write to it ends the walk's use */
+    int walkstale;
     /* The replication run: consecutive effects of one command on one key. */
     const char *rcmd;
     RedisModuleString *rkey;
@@ -217,24 +255,44 @@ static void rep(call *c, const char *cmd, RedisModuleString *key, int n, ...) {
 
 static void call_end(call *c) {
     rep_flush(c);
+    for (size_t i = 0; i < c->nrow; i++) RedisModule_CloseKey(c->rowh[i]);
+    xfree(c->rowh);
+    xfree(c->rowtag);
+    xfree(c->argrow);
+    xfree(c->rows.t);
+    xfree(c->walkrow);
     for (size_t i = 0; i < c->own.n; i++) RedisModule_FreeString(c->ctx, c->own.v[i]);
     xfree(c->own.v);
     xfree(c->rargs.v);
     xfree(c->buf);
     xfree(c->rowk);
     xfree(c->walk.v);
-    xfree(c->walkkey.v);
-    xfree(c->walkset.t);
 }
 
 static const char *sp(const RedisModuleString *s, size_t *len) { return RedisModule_StringPtrLen(s, len); }
 
+/* num_str: the decimal text of v's integer part (as "%lld"), the call's
+ * own string (ll2string in the server: no printf). */
 static RedisModuleString *num_str(call *c, double v) {
-    char b[64];
-    int n = snprintf(b, sizeof b, "%lld", (long long)v);
-    RedisModuleString *s = RedisModule_CreateString(c->ctx, b, (size_t)n);
+    RedisModuleString *s = RedisModule_CreateStringFromLongLong(c->ctx, (long long)v);
     own(c, s);
     return s;
+}
+
+/* canon_int: p is the canonical decimal text of a whole number in
+ * [0, 10^15) ("0" or 1-15 digits, no leading zero), which is exactly what
+ * Lua's tonumber reads it as and what "%d" writes back; *out is it. Other
+ * texts (signs, spaces, exponents, hex, leading zeros) go the long way. */
+static int canon_int(const char *p, size_t l, long long *out) {
+    if (l == 0 || l > 15 || (p[0] == '0' && l > 1)) return 0;
+    long long v = 0;
+    for (size_t i = 0; i < l; i++) {
+        unsigned d = (unsigned)(unsigned char)p[i] - '0';
+        if (d > 9) return 0;
+        v = v * 10 + (long long)d;
+    }
+    *out = v;
+    return 1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -265,12 +323,18 @@ static long long lua_long(double v) {
  * text is the token, byte for byte. */
 static int holds(RedisModuleString *attempts, RedisModuleString *token) {
     if (!attempts || !token) return 0;
+    size_t al, tl;
+    const char *ap = sp(attempts, &al);
+    long long ai;
+    if (canon_int(ap, al, &ai)) { /* its own decimal text */
+        const char *t = sp(token, &tl);
+        return al == tl && memcmp(ap, t, tl) == 0;
+    }
     double a;
     if (!lua_tonum(sp(attempts, NULL), &a)) return 0;
     if (a != floor(a) || fabs(a) > MAXSAFE) return 0;
     char b[32];
     int n = snprintf(b, sizeof b, "%lld", (long long)a);
-    size_t tl;
     const char *t = sp(token, &tl);
     return (size_t)n == tl && memcmp(b, t, tl) == 0;
 }
@@ -433,18 +497,43 @@ static RedisModuleString *job_key(call *c, const char *id, size_t il) {
     return s;
 }
 
-/* row_at returns the row key of the id at args[i], made once per call. */
-static RedisModuleString *row_at(call *c, int i) {
-    if (!c->rowk) {
-        c->rowk = xrealloc(NULL, (size_t)(c->na + 1) * sizeof(*c->rowk));
-        memset(c->rowk, 0, (size_t)(c->na + 1) * sizeof(*c->rowk));
+/* row_ix returns the index of the row of id ip (in rowk, rowh), its key
+ * made and opened (read and write) at the first use in the call. ip must
+ * live as long as the call (an argument or the call's own string). */
+static size_t row_ix(call *c, const char *ip, size_t il) {
+    int at = ss_get(&c->rows, ip, il);
+    if (at) return (size_t)at - 1;
+    if (c->nrow == c->caprow) {
+        c->caprow = c->caprow ? c->caprow * 2 : 16;
+        c->rowk = xrealloc(c->rowk, c->caprow * sizeof(*c->rowk));
+        c->rowh = xrealloc(c->rowh, c->caprow * sizeof(*c->rowh));
+        c->rowtag = xrealloc(c->rowtag, c->caprow);
     }
-    if (!c->rowk[i]) {
+    c->rowtag[c->nrow] = 0;
+    RedisModuleString *k = job_key(c, ip, il);
+    c->rowk[c->nrow] = k;
+    c->rowh[c->nrow] = RedisModule_OpenKey(c->ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
+    ss_add(&c->rows, ip, il, (int)++c->nrow);
+    return c->nrow - 1;
+}
+
+/* arg_row is row_ix of the id at ARGV[i+1], looked up once per call. */
+static size_t arg_row(call *c, int i) {
+    if (!c->argrow) {
+        c->argrow = xrealloc(NULL, (size_t)(c->na + 1) * sizeof(*c->argrow));
+        memset(c->argrow, 0, (size_t)(c->na + 1) * sizeof(*c->argrow));
+    }
+    if (!c->argrow[i]) {
         size_t il;
         const char *ip = sp(c->args[i], &il);
-        c->rowk[i] = job_key(c, ip, il);
+        c->argrow[i] = row_ix(c, ip, il) + 1;
     }
-    return c->rowk[i];
+    return c->argrow[i] - 1;
+}
+
+/* rows_expect sizes the call's set of rows for about n of them. */
+static void rows_expect(call *c, double n) {
+    if (!c->rows.t) ss_init(&c->rows, n < 1024 ? (size_t)n : 1024);
 }
 
 static RedisModuleString *meta_key(call *c) {
@@ -516,6 +605,7 @@ static void e_newrow(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisMod
 
 static void e_zadd(call *c, RedisModuleKey *k, RedisModuleString *kn, double score, RedisModuleString *sc,
                    RedisModuleString *m) {
+    if (k == c->walkset) c->walkstale = 1;
     RedisModule_ZsetAdd(k, score, m, NULL);
     RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zadd", kn);
     if (c->replicate) rep(c, "ZADD", kn, 2, sc ? sc : num_str(c, score), m);
@@ -1007,23 +1097,25 @@ done:
 /* claim_check types the rows the claim of up to n jobs may pop: the prefix
  * of pending up to its n-th row. -1 (replied) on a row of another type. */
 static int claim_check(call *c, RedisModuleKey *pk, double n) {
+    c->walkset = pk;
     if (RedisModule_KeyType(pk) != REDISMODULE_KEYTYPE_ZSET) return 0;
     if (RedisModule_ZsetFirstInScoreRange(pk, -INFINITY, INFINITY, 0, 0) != REDISMODULE_OK) return 0;
     double real = 0;
     int bad = 0;
-    ss_init(&c->walkset, n < 1024 ? (size_t)n : 1024);
+    size_t capw = 0;
     while (!RedisModule_ZsetRangeEndReached(pk) && real < n) {
         RedisModuleString *e = RedisModule_ZsetRangeCurrentElement(pk, NULL);
+        own(c, e);
         size_t il;
         const char *ip = sp(e, &il);
-        RedisModuleString *row = job_key(c, ip, il);
-        own(c, e);
-        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, row, REDISMODULE_READ);
-        int t = RedisModule_KeyType(rk);
-        RedisModule_CloseKey(rk);
+        size_t r = row_ix(c, ip, il);
+        int t = RedisModule_KeyType(c->rowh[r]);
         sv_push(&c->walk, e);
-        sv_push(&c->walkkey, row);
-        if (c->walkset.n * 2 < c->walkset.cap) ss_set(&c->walkset, ip, il, (int)c->walk.n);
+        if (c->walk.n > capw) {
+            capw = c->walk.cap;
+            c->walkrow = xrealloc(c->walkrow, capw * sizeof(*c->walkrow));
+        }
+        c->walkrow[c->walk.n - 1] = r;
         if (t == REDISMODULE_KEYTYPE_HASH)
             real++;
         else if (t != REDISMODULE_KEYTYPE_EMPTY) {
@@ -1038,11 +1130,11 @@ static int claim_check(call *c, RedisModuleKey *pk, double n) {
 
 /* claim_run pops pending up to its n-th row, leases every row popped (as
  * claim_batch: attempts + 1 from the row's attempts read as a number, state
- * active, in active at now + lease) and replies the jobs array. done, when
- * given, holds the ids completed in this call: one claimed again is tagged
- * 2. The caller has typed pending, active and the rows. */
+ * active, in active at now + lease) and replies the jobs array. A row
+ * completed in this call (rowtag 1) and claimed again is tagged 2. The
+ * caller has typed pending, active and the rows. */
 static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisModuleKey *ak, RedisModuleString *an,
-                      double lease, double n, sset *done, int use_walk) {
+                      double lease, double n) {
     svec leased = {0};
     long nl = 0;
     size_t w = 0;
@@ -1050,36 +1142,42 @@ static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisM
     double deadline = 0;
     RedisModule_ReplyWithArray(c->ctx, REDISMODULE_POSTPONED_LEN);
     while ((double)nl < n) {
-        /* pending unchanged since claim_check (use_walk): its walk is the
-         * prefix to pop; else the head, one at a time. */
+        /* pending unchanged since claim_check (nothing added to it):
+         * its walk is the prefix to pop; past the walk, or once pending
+         * has changed, the head, one at a time. */
         RedisModuleString *id, *row;
-        if (use_walk) {
-            if (w == c->walk.n) break;
+        RedisModuleKey *rk;
+        size_t r;
+        if (!c->walkstale && w < c->walk.n) {
             id = c->walk.v[w];
-            row = c->walkkey.v[w++];
+            r = c->walkrow[w++];
         } else {
             id = zfirst(c, pk);
             if (!id) break;
-            row = NULL;
+            size_t il;
+            const char *ip = sp(id, &il);
+            r = row_ix(c, ip, il);
         }
+        row = c->rowk[r];
+        rk = c->rowh[r];
         e_zrem(c, pk, pn, id);
-        size_t il;
-        const char *ip = sp(id, &il);
-        if (!row) {
-            int at = ss_get(&c->walkset, ip, il);
-            row = at ? c->walkkey.v[at - 1] : job_key(c, ip, il);
-        }
-        RedisModuleKey *rk = openw(c, row);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) {
             RedisModuleString *payload = NULL, *a = NULL;
             RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_PAYLOAD, &payload, F_ATTEMPTS, &a, NULL);
             own(c, payload);
             own(c, a);
             double v = 0;
-            if (!a || !lua_tonum(sp(a, NULL), &v)) v = 0;
-            long long att = lua_long(v + 1);
+            size_t al;
+            const char *ap = a ? sp(a, &al) : NULL;
+            long long att;
+            if (ap && canon_int(ap, al, &att))
+                att++;
+            else {
+                if (!a || !lua_tonum(ap, &v)) v = 0;
+                att = lua_long(v + 1);
+            }
             e_hset2(c, rk, row, F_ATTEMPTS, num_str(c, (double)att), F_STATE, S_ACTIVE);
-            if (done && ss_get(done, ip, il)) ss_set(done, ip, il, 2);
+            if (c->rowtag[r]) c->rowtag[r] = 2;
             sv_push(&leased, id);
             nl++;
             RedisModule_ReplyWithString(c->ctx, id);
@@ -1089,7 +1187,6 @@ static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisM
                 RedisModule_ReplyWithStringBuffer(c->ctx, "", 0);
             RedisModule_ReplyWithLongLong(c->ctx, att);
         }
-        RedisModule_CloseKey(rk);
     }
     RedisModule_ReplySetArrayLength(c->ctx, nl * 3);
     if (nl > 0) {
@@ -1119,8 +1216,8 @@ static int cmd_claim_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     RedisModuleKey *ak = openw(&c, c.keys[1]);
     if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET) || !type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
         wrongtype(&c);
-    } else if (claim_check(&c, pk, n) == 0) {
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, NULL, 1);
+    } else if (rows_expect(&c, n), claim_check(&c, pk, n) == 0) {
+        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n);
     }
     RedisModule_CloseKey(pk);
     RedisModule_CloseKey(ak);
@@ -1136,10 +1233,8 @@ done:
  * hash or absent; -1 (replied) otherwise. */
 static int rows_typed(call *c, int from, int to, int step) {
     for (int i = from; i < to; i += step) {
-        RedisModuleKey *rk = RedisModule_OpenKey(c->ctx, row_at(c, i), REDISMODULE_READ);
-        int ok = type_ok(rk, REDISMODULE_KEYTYPE_HASH);
-        RedisModule_CloseKey(rk);
-        if (!ok) return wrongtype(c);
+        size_t r = arg_row(c, i); /* before rowh is read: it may move */
+        if (!type_ok(c->rowh[r], REDISMODULE_KEYTYPE_HASH)) return wrongtype(c);
     }
     return 0;
 }
@@ -1148,7 +1243,6 @@ static int cmd_complete_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int
     call c;
     static const char *const sfx[] = {"active", ""};
     double keep;
-    sset done = {0};
     char *out = NULL;
     if (shape(&c, ctx, argv, argc, "EMQ.COMPLETE_BATCH", 2, 0) != 0) return REDISMODULE_OK;
     if (layout(&c, sfx) != 0 || fence(&c) != 0 || arg_int(&c, 0, "retention_ms", 0, &keep) != 0) goto done;
@@ -1162,29 +1256,25 @@ static int cmd_complete_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int
         wrongtype(&c);
         goto done;
     }
+    rows_expect(&c, c.na / 2);
     if (rows_typed(&c, 1, c.na, 2) != 0) {
         RedisModule_CloseKey(ak);
         goto done;
     }
     int m = c.na / 2;
-    ss_init(&done, (size_t)m);
     out = xrealloc(NULL, (size_t)m + 1);
     for (int j = 0; j < m; j++) {
-        RedisModuleString *id = c.args[1 + 2 * j];
-        size_t il;
-        const char *ip = sp(id, &il);
+        size_t r = arg_row(&c, 1 + 2 * j);
         out[j] = 0;
-        if (ss_get(&done, ip, il)) continue;
-        RedisModuleString *row = row_at(&c, 1 + 2 * j);
-        RedisModuleKey *rk = openw(&c, row);
+        if (c.rowtag[r]) continue; /* this id completed already */
+        RedisModuleKey *rk = c.rowh[r];
         RedisModuleString *st, *at;
         row_fields(&c, rk, &st, &at);
         if (eq_str(st, "active") && holds(at, c.args[2 + 2 * j])) {
-            ss_set(&done, ip, il, 1);
-            e_complete(&c, rk, row, keep);
+            c.rowtag[r] = 1;
+            e_complete(&c, rk, c.rowk[r], keep);
             out[j] = 1;
         }
-        RedisModule_CloseKey(rk);
     }
     for (int j = 0; j < m; j++)
         if (out[j]) e_zrem(&c, ak, c.keys[0], c.args[1 + 2 * j]);
@@ -1193,7 +1283,6 @@ static int cmd_complete_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int
     for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, out[j]);
 done:
     xfree(out);
-    xfree(done.t);
     call_end(&c);
     return REDISMODULE_OK;
 }
@@ -1206,7 +1295,6 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     call c;
     static const char *const sfx[] = {"pending", "active", "delayed", "dead", ""};
     double lease, n, keep, nc, nr, nx, d;
-    sset done = {0};
     char *settled = NULL;
     RedisModuleKey *pk = NULL, *ak = NULL, *dk = NULL, *xk = NULL;
     if (shape(&c, ctx, argv, argc, "EMQ.SETTLE_CLAIM", 5, 0) != 0) return REDISMODULE_OK;
@@ -1235,37 +1323,34 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         wrongtype(&c);
         goto done;
     }
+    rows_expect(&c, nc + nr + nx + (p ? 0 : n));
     if (rows_typed(&c, 6, r0, 2) != 0 || rows_typed(&c, r0, x0, 5) != 0 || rows_typed(&c, x0, c.na, 2) != 0) goto done;
     if (n > 0 && !p && claim_check(&c, pk, n) != 0) goto done;
 
     int total = (int)(nc + nr + nx), ns = 0;
     settled = xrealloc(NULL, (size_t)total + 1);
-    ss_init(&done, (size_t)nc);
     /* Completions: as complete; the ids leave active after the claim. */
     for (int i = 6; i < r0; i += 2) {
-        RedisModuleString *id = c.args[i];
-        size_t il;
-        const char *ip = sp(id, &il);
+        size_t r = arg_row(&c, i);
         settled[ns] = 0;
-        if (!ss_get(&done, ip, il)) {
-            RedisModuleString *row = row_at(&c, i);
-            RedisModuleKey *rk = openw(&c, row);
+        if (!c.rowtag[r]) {
+            RedisModuleKey *rk = c.rowh[r];
             RedisModuleString *st, *at;
             row_fields(&c, rk, &st, &at);
             if (eq_str(st, "active") && holds(at, c.args[i + 1])) {
-                ss_set(&done, ip, il, 1);
-                e_complete(&c, rk, row, keep);
+                c.rowtag[r] = 1;
+                e_complete(&c, rk, c.rowk[r], keep);
                 settled[ns] = 1;
             }
-            RedisModule_CloseKey(rk);
         }
         ns++;
     }
     /* Retries: as retry. */
     for (int i = r0; i < x0; i += 5) {
         RedisModuleString *id = c.args[i];
-        RedisModuleString *row = row_at(&c, i);
-        RedisModuleKey *rk = openw(&c, row);
+        size_t r = arg_row(&c, i);
+        RedisModuleString *row = c.rowk[r];
+        RedisModuleKey *rk = c.rowh[r];
         RedisModuleString *st, *at;
         row_fields(&c, rk, &st, &at);
         settled[ns] = 0;
@@ -1277,14 +1362,14 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
             settled[ns] = (char)settle_retry(&c, rk, row, id, attempts, delay, max, c.args[i + 4], ak, c.keys[1], pk,
                                              c.keys[0], dk, c.keys[2], xk, c.keys[3]);
         }
-        RedisModule_CloseKey(rk);
         ns++;
     }
     /* Releases: back to pending, attempts kept. */
     for (int i = x0; i < c.na; i += 2) {
         RedisModuleString *id = c.args[i];
-        RedisModuleString *row = row_at(&c, i);
-        RedisModuleKey *rk = openw(&c, row);
+        size_t r = arg_row(&c, i);
+        RedisModuleString *row = c.rowk[r];
+        RedisModuleKey *rk = c.rowh[r];
         RedisModuleString *st, *at;
         row_fields(&c, rk, &st, &at);
         settled[ns] = 0;
@@ -1294,7 +1379,6 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
             e_zadd(&c, pk, c.keys[0], 0, S_ZERO, id);
             settled[ns] = 1;
         }
-        RedisModule_CloseKey(rk);
         ns++;
     }
     RedisModule_ReplyWithArray(ctx, 2);
@@ -1303,20 +1387,16 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (n == 0 || p)
         RedisModule_ReplyWithArray(ctx, 0);
     else
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n, &done, 0);
+        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n);
     /* The completed ids leave active, but those claimed again. */
-    for (int i = 6, j = 0; i < r0; i += 2, j++) {
-        size_t il;
-        const char *ip = sp(c.args[i], &il);
-        if (settled[j] && ss_get(&done, ip, il) == 1) e_zrem(&c, ak, c.keys[1], c.args[i]);
-    }
+    for (int i = 6, j = 0; i < r0; i += 2, j++)
+        if (settled[j] && c.rowtag[arg_row(&c, i)] == 1) e_zrem(&c, ak, c.keys[1], c.args[i]);
 done:
     RedisModule_CloseKey(pk);
     RedisModule_CloseKey(ak);
     RedisModule_CloseKey(dk);
     RedisModule_CloseKey(xk);
     xfree(settled);
-    xfree(done.t);
     call_end(&c);
     return REDISMODULE_OK;
 }

@@ -212,6 +212,34 @@ func TestSettleClaimAgain(t *testing.T) {
 	require.Equal(t, "1", render(nat.must(t, "ZCARD", a)), "the id claimed again stays in active")
 }
 
+// TestSettleClaimPastDeleted: a settle_claim whose completion deletes
+// (retention 0) a row that is also the head of pending: the claim pops it
+// as a ghost and, its walk of pending used up one row short, goes on from
+// pending's head; a release of the deleted row in the same call is stale.
+// The module shares one handle per row within a call (the completion's
+// delete, the claim's pop and the release all see the same key): both
+// executors must answer and leave the same.
+func TestSettleClaimPastDeleted(t *testing.T) {
+	s, n := pair(t)
+	scr, nat := newSide(t, "script", s.Addr, false), newSide(t, "module", n.Addr, true)
+	q := qk("pastdel")
+	p, a, d, x := q.sets()
+	ja, jb, jc := "JOB0000000000A", "JOB0000000000B", "JOB0000000000C"
+	for _, id := range []string{ja, jb, jc} {
+		both(t, scr, nat, step{"enqueue", []string{q.row(id), p}, []string{id, "p" + id[len(id)-1:]}, "1"})
+	}
+	both(t, scr, nat, step{"claim_batch", []string{p, a, q.base()}, []string{"500000000", "1"}, `["JOB0000000000A" "pA" 1]`})
+	for _, sd := range []*side{scr, nat} {
+		sd.must(t, "ZADD", p, "0", ja)
+	}
+	both(t, scr, nat, step{"settle_claim", []string{p, a, d, x, q.base()},
+		[]string{"500000000", "2", "0", "1", "0", "1", ja, "1", ja, "1"},
+		`[[1 0] ["JOB0000000000B" "pB" 1 "JOB0000000000C" "pC" 1]]`})
+	sameData(t, scr, nat)
+	require.Equal(t, "0", render(nat.must(t, "EXISTS", q.row(ja))), "the completed row is deleted")
+	require.Equal(t, "0", render(nat.must(t, "ZCARD", p)), "pending is drained")
+}
+
 // TestReplication: a replica of a module server holds what the primary
 // holds, scores and expiries included: the effects are replicated, with
 // the primary's times. Writes made before the replica attached reach it in
