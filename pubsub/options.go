@@ -18,7 +18,8 @@ type Options struct {
 	// refuses HELLO; Protocol 2 uses RESP2 only. ReadTimeout is how long
 	// a health-check PING may go unanswered while the subscription is
 	// reading (default 10 s; negative disables the health check).
-	// MaxPending and OnPush do not apply.
+	// MaxPending and OnPush do not apply; nor, yet, Observer and Hooks
+	// (PUBLISH goes through a conn.Sender, whose hooks see it).
 	conn.Options
 	// Buffer is how many messages wait for the consumer (Receive,
 	// Messages). When it is full the subscription stops reading its

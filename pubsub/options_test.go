@@ -31,6 +31,7 @@ func TestDialConfigCoversOptions(t *testing.T) {
 		"MaxPending":     "does not apply: a subscription sends few commands",
 		"OnPush":         "does not apply: pushes are the messages",
 		"Observer":       "not yet: a subscription's own commands are (un)subscribes; PUBLISH goes through a conn.Sender, whose Observer sees it",
+		"Hooks":          "not yet, as Observer: PUBLISH goes through a conn.Sender, whose hooks see it",
 	}
 	typ := reflect.TypeFor[conn.Options]()
 	for i := range typ.NumField() {
