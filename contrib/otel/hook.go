@@ -104,7 +104,7 @@ func (t *tracer) afterCommand(ctx context.Context, cmd conn.CommandInfo, _ resp.
 	p, _ := ctx.Value(inPipeline{}).(*pipelineState)
 	if p != nil && err != nil {
 		p.errors.Add(1)
-		p.span.AddEvent("command error", trace.WithAttributes(semconv.DBOperationName(cmd.Name), semconv.ErrorTypeKey.String(errorType(err))))
+		p.span.AddEvent("command error", trace.WithAttributes(semconv.DBOperationName(cmd.Name), semconv.ErrorTypeKey.String(conn.ErrorKind(err))))
 	}
 	if p != nil && !t.perCmd {
 		return
@@ -151,7 +151,7 @@ func (t *tracer) afterPipeline(ctx context.Context, _ conn.PipelineInfo, _ time.
 // end ends span with err's status and attributes.
 func end(span trace.Span, err error) {
 	if err != nil {
-		code := errorType(err)
+		code := conn.ErrorKind(err)
 		span.SetStatus(codes.Error, err.Error())
 		span.SetAttributes(semconv.ErrorTypeKey.String(code))
 		var se *resp.ServerError
@@ -160,46 +160,4 @@ func end(span trace.Span, err error) {
 		}
 	}
 	span.End()
-}
-
-// errorType is error.type: the server's error code, or the kind of
-// failure (low cardinality).
-func errorType(err error) string {
-	var se *resp.ServerError
-	switch {
-	case errors.As(err, &se):
-		if code := se.Code(); validCode(code) {
-			return code
-		}
-		return "ERR"
-	case errors.Is(err, resp.ErrReplyTooLarge):
-		return "too_large"
-	case errors.Is(err, conn.ErrNotConnected):
-		return "not_connected"
-	case errors.Is(err, conn.ErrClosed):
-		return "closed"
-	case errors.Is(err, conn.ErrTimeout):
-		return "timeout"
-	case errors.Is(err, conn.ErrBroken):
-		return "broken"
-	case errors.Is(err, conn.ErrCommandRefused):
-		return "refused"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
-	}
-	return "other"
-}
-
-// validCode reports whether code has a server error code's shape: 1 to
-// 32 capital letters or underscores.
-func validCode(code string) bool {
-	if code == "" || len(code) > 32 {
-		return false
-	}
-	for i := range len(code) {
-		if b := code[i]; (b < 'A' || b > 'Z') && b != '_' {
-			return false
-		}
-	}
-	return true
 }

@@ -2,7 +2,6 @@ package emqprom
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -44,7 +43,7 @@ func (c *Collector) CommandEnd(cmd conn.CommandInfo, took time.Duration, err err
 	s.total.Inc()
 	s.duration.Observe(took.Seconds())
 	if err != nil {
-		m.errors.WithLabelValues(s.command, s.script, errorCode(err)).Inc()
+		m.errors.WithLabelValues(s.command, s.script, conn.ErrorKind(err)).Inc()
 	}
 }
 
@@ -153,46 +152,4 @@ func scriptName(sha string) string {
 		return name
 	}
 	return "other"
-}
-
-// errorCode labels a command's error: the server's code (its first word,
-// when made of capital letters: NOSCRIPT, WRONGTYPE, EMQARG), or the kind
-// of failure.
-func errorCode(err error) string {
-	var se *resp.ServerError
-	switch {
-	case errors.As(err, &se):
-		if code := se.Code(); validCode(code) {
-			return code
-		}
-		return "ERR"
-	case errors.Is(err, conn.ErrNotConnected):
-		return "not_connected"
-	case errors.Is(err, conn.ErrClosed):
-		return "closed"
-	case errors.Is(err, conn.ErrTimeout):
-		return "timeout"
-	case errors.Is(err, conn.ErrBroken):
-		return "broken"
-	case errors.Is(err, conn.ErrCommandRefused):
-		return "refused"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
-	}
-	return "other"
-}
-
-// validCode reports whether code is 1 to 32 capital letters or
-// underscores, a server error code's shape: anything else would make a
-// label value of unbounded variety.
-func validCode(code string) bool {
-	if code == "" || len(code) > 32 {
-		return false
-	}
-	for i := range len(code) {
-		if b := code[i]; (b < 'A' || b > 'Z') && b != '_' {
-			return false
-		}
-	}
-	return true
 }
