@@ -35,7 +35,7 @@ func HSetMap[V Value](ctx context.Context, s conn.Sender, key string, m map[stri
 func HGet(ctx context.Context, s conn.Sender, key, field string) (val string, ok bool, err error) {
 	buf, b := command(3, "HGET")
 	err = run(ctx, s, buf, b.Arg(key).Arg(field), func(v resp.Value) (err error) {
-		val, ok, err = textOK(v)
+		val, ok, err = cmds.String(v)
 		return err
 	})
 	return val, ok, err
@@ -47,7 +47,7 @@ func HGetAll(ctx context.Context, s conn.Sender, key string) (map[string]string,
 	buf, b := command(2, "HGETALL")
 	var m map[string]string
 	err := run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		m, err = strmap(v)
+		m, err = cmds.StringMap(v)
 		return err
 	})
 	return m, err

@@ -48,7 +48,7 @@ func RPop(ctx context.Context, s conn.Sender, key string) (string, bool, error) 
 func pop(ctx context.Context, s conn.Sender, name, key string) (val string, ok bool, err error) {
 	buf, b := command(2, name)
 	err = run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		val, ok, err = textOK(v)
+		val, ok, err = cmds.String(v)
 		return err
 	})
 	return val, ok, err
@@ -60,7 +60,7 @@ func LRange(ctx context.Context, s conn.Sender, key string, start, stop int64) (
 	buf, b := command(4, "LRANGE")
 	var out []string
 	err := run(ctx, s, buf, b.Arg(key).ArgInt(start).ArgInt(stop), func(v resp.Value) (err error) {
-		out, err = list(v)
+		out, err = cmds.Strings(v)
 		return err
 	})
 	return out, err

@@ -122,7 +122,7 @@ func ZScan(ctx context.Context, s conn.Sender, key string, o ScanOptions) iter.S
 			m, err := text(e[0])
 			var f float64
 			if err == nil {
-				f, err = score(e[1])
+				f, err = e[1].AsFloat()
 			}
 			return yield(Z{Member: m, Score: f}, err) && err == nil
 		}, func(err error) { yield(Z{}, err) })

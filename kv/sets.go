@@ -38,7 +38,7 @@ func SMembers(ctx context.Context, s conn.Sender, key string) ([]string, error) 
 	buf, b := command(2, "SMEMBERS")
 	var out []string
 	err := run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		out, err = list(v)
+		out, err = cmds.Strings(v)
 		return err
 	})
 	return out, err

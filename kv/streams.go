@@ -91,7 +91,7 @@ func XAddWith[V Value](ctx context.Context, s conn.Sender, stream string, o XAdd
 		b = arg(b, fv)
 	}
 	err = run(ctx, s, buf, b, func(v resp.Value) (err error) {
-		id, ok, err = textOK(v)
+		id, ok, err = cmds.String(v)
 		return err
 	})
 	return id, ok, err
@@ -272,7 +272,7 @@ func XAutoClaim(ctx context.Context, s conn.Sender, a XAutoClaimArgs) (XAutoClai
 			return err
 		}
 		if len(v.Elems) > 2 {
-			r.Deleted, err = list(v.Elems[2])
+			r.Deleted, err = cmds.Strings(v.Elems[2])
 		}
 		return err
 	})
@@ -332,7 +332,7 @@ func entries(v resp.Value) ([]XEntry, error) {
 		if e.Elems[1].IsNull() {
 			continue // deleted while pending
 		}
-		if out[i].Values, err = strmap(e.Elems[1]); err != nil {
+		if out[i].Values, err = cmds.StringMap(e.Elems[1]); err != nil {
 			return nil, err
 		}
 	}

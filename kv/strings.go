@@ -14,7 +14,7 @@ import (
 func Get(ctx context.Context, s conn.Sender, key string) (val string, ok bool, err error) {
 	buf, b := command(2, "GET")
 	err = run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		val, ok, err = textOK(v)
+		val, ok, err = cmds.String(v)
 		return err
 	})
 	return val, ok, err
@@ -127,7 +127,7 @@ func SetGet[V Value](ctx context.Context, s conn.Sender, key string, val V, o Se
 	}
 	buf, b := command(4+n, "SET")
 	err = run(ctx, s, buf, o.append(arg(b.Arg(key), val)).Arg("GET"), func(v resp.Value) (err error) {
-		old, ok, err = textOK(v)
+		old, ok, err = cmds.String(v)
 		return err
 	})
 	return old, ok, err
@@ -150,7 +150,7 @@ func MGet(ctx context.Context, s conn.Sender, keys ...string) (map[string]string
 		}
 		out = make(map[string]string, len(keys))
 		for i, e := range v.Elems {
-			val, ok, err := textOK(e)
+			val, ok, err := cmds.String(e)
 			if err != nil {
 				return err
 			}
@@ -248,7 +248,7 @@ func keysInt(ctx context.Context, s conn.Sender, name string, keys []string) (in
 // runInt sends a command whose reply is an integer.
 func runInt(ctx context.Context, s conn.Sender, buf bufT, b resp.CmdBuilder) (n int64, err error) {
 	err = run(ctx, s, buf, b, func(v resp.Value) (err error) {
-		n, err = integer(v)
+		n, err = v.AsInt()
 		return err
 	})
 	return n, err

@@ -34,7 +34,7 @@ func ZRange(ctx context.Context, s conn.Sender, key string, start, stop int64) (
 	buf, b := command(4, "ZRANGE")
 	var out []string
 	err := run(ctx, s, buf, b.Arg(key).ArgInt(start).ArgInt(stop), func(v resp.Value) (err error) {
-		out, err = list(v)
+		out, err = cmds.Strings(v)
 		return err
 	})
 	return out, err
@@ -46,7 +46,7 @@ func ZRangeWithScores(ctx context.Context, s conn.Sender, key string, start, sto
 	buf, b := command(5, "ZRANGE")
 	var out []Z
 	err := run(ctx, s, buf, b.Arg(key).ArgInt(start).ArgInt(stop).Arg("WITHSCORES"), func(v resp.Value) (err error) {
-		out, err = scored(v)
+		out, err = cmds.Scored(v)
 		return err
 	})
 	return out, err
@@ -74,7 +74,7 @@ func ZScore(ctx context.Context, s conn.Sender, key, member string) (f float64, 
 		if v.IsNull() {
 			return nil
 		}
-		f, err = score(v)
+		f, err = v.AsFloat()
 		ok = err == nil
 		return err
 	})
@@ -91,7 +91,7 @@ func ZPopMin(ctx context.Context, s conn.Sender, key string, count int64) ([]Z, 
 	buf, b := command(3, "ZPOPMIN")
 	var out []Z
 	err := run(ctx, s, buf, b.Arg(key).ArgInt(count), func(v resp.Value) (err error) {
-		out, err = scored(v)
+		out, err = cmds.Scored(v)
 		return err
 	})
 	return out, err
