@@ -101,6 +101,11 @@ type Info struct {
 	reqIf    []int8    // slot → the slot that needs it set, or -1
 	missing  []string  // slot → the option name, for errors
 	timeout  int       // the timeout slot, or -1
+
+	keys   []keySpec // the key specs (keyspec.go)
+	proc   keysProc  // the servers' own key finder, where the specs fall short
+	policy Policy
+	agg    Aggregate
 }
 
 // byName finds an Info by its name.

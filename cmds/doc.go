@@ -56,6 +56,26 @@
 // which a connection refuses; an option given without the option it
 // belongs to (XADD's TrimLimit without Trim) an Err matching ErrAlone.
 //
+// # Key specs and policies
+//
+// Each Info carries, from the servers' COMMAND INFO, the command's key
+// specs as data (begin_search by index or keyword, find_keys by range or
+// keynum) and its request and response policies (Policy, Aggregate),
+// for a command given as raw arguments rather than built: the cluster
+// router finds its keys and shard channels with AppendRouteKeys, as
+// COMMAND GETKEYS does (SORT's STORE and MIGRATE's KEYS, which the specs
+// do not describe, as the servers' own code finds them; a spec that finds
+// nothing in arguments cut short is skipped, where the servers give up on
+// the command, which then fails on the server), and sends it to every
+// primary when its Policy is AllShards. The two servers' key specs agree
+// (cmdgen stops otherwise); their tips do not always: a command either
+// tags all_shards or all_nodes goes to every primary (Valkey 8.0 tags
+// ACL SETUSER, CLIENT SETNAME, CONFIG REWRITE; Redis 7.0 does not), and
+// the response policy is the newest server's that gives one (LATENCY
+// RESET sums, as Valkey says). A few node-wide admin commands Redis 7.0
+// leaves untagged (CONFIG SET, CONFIG RESETSTAT, FLUSHALL, FUNCTION
+// LOAD, …) are AllShards by cmdgen's own list.
+//
 // A Builder reuses its memory: once it has grown, building a command
 // allocates nothing. A Command views that memory and is valid until the
 // Builder starts the next command.

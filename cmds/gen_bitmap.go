@@ -57,6 +57,7 @@ var infoBitcount = Info{
 	slots:   4, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "range", "start", "end-unit-block"},
 	dep:     []int8{-1, -1, 1, 1},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Bitfield is the builder of BITFIELD, started by Builder.Bitfield.
@@ -127,6 +128,7 @@ var infoBitfield = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x2, timeout: -1,
 	missing: []string{"key", "operation"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // BitfieldRo is the builder of BITFIELD_RO, started by Builder.BitfieldRo.
@@ -168,6 +170,7 @@ var infoBitfieldRo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x2, timeout: -1,
 	missing: []string{"key", "get-block"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Bitop is the builder of BITOP, started by Builder.Bitop.
@@ -206,6 +209,7 @@ var infoBitop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"operation", "destkey", "key"},
+	keys:    []keySpec{{index: 2}, {index: 3, lastKey: -1}},
 }
 
 // Bitpos is the builder of BITPOS, started by Builder.Bitpos.
@@ -259,6 +263,7 @@ var infoBitpos = Info{
 	slots:   5, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "bit", "range", "start", "end-unit-block"},
 	dep:     []int8{-1, -1, -1, 2, 2},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Getbit is the builder of GETBIT, started by Builder.Getbit.
@@ -290,6 +295,7 @@ var infoGetbit = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "offset"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Setbit is the builder of SETBIT, started by Builder.Setbit.
@@ -323,4 +329,5 @@ var infoSetbit = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "offset", "value"},
+	keys:    []keySpec{{index: 1}},
 }

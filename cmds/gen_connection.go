@@ -579,6 +579,7 @@ var infoClientSetinfo = Info{
 	Servers: []string{"valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"attr"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // ClientSetname is the builder of CLIENT SETNAME, started by Builder.ClientSetname.
@@ -608,6 +609,7 @@ var infoClientSetname = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"connection-name"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // ClientTracking is the builder of CLIENT TRACKING, started by Builder.ClientTracking.
@@ -895,6 +897,7 @@ var infoPing = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"message"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // Quit is the builder of QUIT, started by Builder.Quit.

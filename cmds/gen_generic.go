@@ -52,6 +52,7 @@ var infoCopy = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"source", "destination", "destination-db", "replace"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Del is the builder of DEL, started by Builder.Del.
@@ -86,6 +87,7 @@ var infoDel = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Dump is the builder of DUMP, started by Builder.Dump.
@@ -115,6 +117,7 @@ var infoDump = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Exists is the builder of EXISTS, started by Builder.Exists.
@@ -149,6 +152,7 @@ var infoExists = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Expire is the builder of EXPIRE, started by Builder.Expire.
@@ -213,6 +217,7 @@ var infoExpire = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "seconds", "condition"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Expireat is the builder of EXPIREAT, started by Builder.Expireat.
@@ -277,6 +282,7 @@ var infoExpireat = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "unix-time-seconds", "condition"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Expiretime is the builder of EXPIRETIME, started by Builder.Expiretime.
@@ -306,6 +312,7 @@ var infoExpiretime = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Keys is the builder of KEYS, started by Builder.Keys.
@@ -335,6 +342,7 @@ var infoKeys = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"pattern"},
+	policy:  AllShards, agg: AggConcat,
 }
 
 // Migrate is the builder of MIGRATE, started by Builder.Migrate.
@@ -434,6 +442,8 @@ var infoMigrate = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   9, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"host", "port", "key-selector", "destination-db", "timeout", "copy", "replace", "authentication", "keys"},
+	keys:    []keySpec{{index: 3}, {keyword: "KEYS", from: -2, lastKey: -1}},
+	proc:    procMigrate,
 }
 
 // Move is the builder of MOVE, started by Builder.Move.
@@ -465,6 +475,7 @@ var infoMove = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "db"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // ObjectEncoding is the builder of OBJECT ENCODING, started by Builder.ObjectEncoding.
@@ -494,6 +505,7 @@ var infoObjectEncoding = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // ObjectFreq is the builder of OBJECT FREQ, started by Builder.ObjectFreq.
@@ -523,6 +535,7 @@ var infoObjectFreq = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // ObjectHelp is the builder of OBJECT HELP, started by Builder.ObjectHelp.
@@ -576,6 +589,7 @@ var infoObjectIdletime = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // ObjectRefcount is the builder of OBJECT REFCOUNT, started by Builder.ObjectRefcount.
@@ -605,6 +619,7 @@ var infoObjectRefcount = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // Persist is the builder of PERSIST, started by Builder.Persist.
@@ -634,6 +649,7 @@ var infoPersist = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Pexpire is the builder of PEXPIRE, started by Builder.Pexpire.
@@ -698,6 +714,7 @@ var infoPexpire = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "milliseconds", "condition"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Pexpireat is the builder of PEXPIREAT, started by Builder.Pexpireat.
@@ -762,6 +779,7 @@ var infoPexpireat = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "unix-time-milliseconds", "condition"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Pexpiretime is the builder of PEXPIRETIME, started by Builder.Pexpiretime.
@@ -791,6 +809,7 @@ var infoPexpiretime = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Pttl is the builder of PTTL, started by Builder.Pttl.
@@ -820,6 +839,7 @@ var infoPttl = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Randomkey is the builder of RANDOMKEY, started by Builder.Randomkey.
@@ -845,6 +865,7 @@ var infoRandomkey = Info{
 	Name: "randomkey", Words: []string{"RANDOMKEY"}, Kind: ReadOnly | NoKeys, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // Rename is the builder of RENAME, started by Builder.Rename.
@@ -876,6 +897,7 @@ var infoRename = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "newkey"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Renamenx is the builder of RENAMENX, started by Builder.Renamenx.
@@ -907,6 +929,7 @@ var infoRenamenx = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "newkey"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Restore is the builder of RESTORE, started by Builder.Restore.
@@ -976,6 +999,7 @@ var infoRestore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "ttl", "serialized-value", "replace", "absttl", "seconds", "frequency"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Scan is the builder of SCAN, started by Builder.Scan.
@@ -1124,6 +1148,8 @@ var infoSort = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0x1, multi: 0x8, timeout: -1,
 	missing: []string{"key", "by-pattern", "limit", "get-pattern", "order", "sorting", "destination"},
+	keys:    []keySpec{{index: 1}},
+	proc:    procSort,
 }
 
 // SortRo is the builder of SORT_RO, started by Builder.SortRo.
@@ -1205,6 +1231,7 @@ var infoSortRo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   6, required: 0x1, multi: 0x8, timeout: -1,
 	missing: []string{"key", "by-pattern", "limit", "get-pattern", "order", "sorting"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Touch is the builder of TOUCH, started by Builder.Touch.
@@ -1239,6 +1266,7 @@ var infoTouch = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Ttl is the builder of TTL, started by Builder.Ttl.
@@ -1268,6 +1296,7 @@ var infoTtl = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Type is the builder of TYPE, started by Builder.Type.
@@ -1297,6 +1326,7 @@ var infoType = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Unlink is the builder of UNLINK, started by Builder.Unlink.
@@ -1331,6 +1361,7 @@ var infoUnlink = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Wait is the builder of WAIT, started by Builder.Wait.
@@ -1362,6 +1393,7 @@ var infoWait = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: 1,
 	missing: []string{"numreplicas", "timeout"},
+	policy:  AllShards, agg: AggMin,
 }
 
 // Waitaof is the builder of WAITAOF, started by Builder.Waitaof.
@@ -1394,4 +1426,5 @@ var infoWaitaof = Info{
 	Servers: []string{"valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: 2,
 	missing: []string{"numlocal", "numreplicas", "timeout"},
+	policy:  AllShards, agg: AggMin,
 }

@@ -67,6 +67,7 @@ var infoGeoadd = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x9, multi: 0x0, timeout: -1,
 	missing: []string{"key", "condition", "change", "data"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Geodist is the builder of GEODIST, started by Builder.Geodist.
@@ -129,6 +130,7 @@ var infoGeodist = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member1", "member2", "unit"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Geohash is the builder of GEOHASH, started by Builder.Geohash.
@@ -169,6 +171,7 @@ var infoGeohash = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Geopos is the builder of GEOPOS, started by Builder.Geopos.
@@ -208,6 +211,7 @@ var infoGeopos = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Georadius is the builder of GEORADIUS, started by Builder.Georadius.
@@ -312,6 +316,7 @@ var infoGeoradius = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   11, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"key", "longitude", "latitude", "radius", "unit", "withcoord", "withdist", "withhash", "count-block", "order", "store"},
+	keys:    []keySpec{{index: 1}, {keyword: "STORE", from: 6}, {keyword: "STOREDIST", from: 6}},
 }
 
 // GeoradiusRo is the builder of GEORADIUS_RO, started by Builder.GeoradiusRo.
@@ -398,6 +403,7 @@ var infoGeoradiusRo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   10, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"key", "longitude", "latitude", "radius", "unit", "withcoord", "withdist", "withhash", "count-block", "order"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Georadiusbymember is the builder of GEORADIUSBYMEMBER, started by Builder.Georadiusbymember.
@@ -500,6 +506,7 @@ var infoGeoradiusbymember = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   10, required: 0xf, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member", "radius", "unit", "withcoord", "withdist", "withhash", "count-block", "order", "store"},
+	keys:    []keySpec{{index: 1}, {keyword: "STORE", from: 5}, {keyword: "STOREDIST", from: 5}},
 }
 
 // GeoradiusbymemberRo is the builder of GEORADIUSBYMEMBER_RO, started by Builder.GeoradiusbymemberRo.
@@ -584,6 +591,7 @@ var infoGeoradiusbymemberRo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   9, required: 0xf, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member", "radius", "unit", "withcoord", "withdist", "withhash", "count-block", "order"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Geosearch is the builder of GEOSEARCH, started by Builder.Geosearch.
@@ -700,6 +708,7 @@ var infoGeosearch = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   8, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "from", "by", "order", "count-block", "withcoord", "withdist", "withhash"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Geosearchstore is the builder of GEOSEARCHSTORE, started by Builder.Geosearchstore.
@@ -804,4 +813,5 @@ var infoGeosearchstore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0xf, multi: 0x0, timeout: -1,
 	missing: []string{"destination", "source", "from", "by", "order", "count-block", "storedist"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }

@@ -40,6 +40,7 @@ var infoHdel = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hexists is the builder of HEXISTS, started by Builder.Hexists.
@@ -71,6 +72,7 @@ var infoHexists = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hget is the builder of HGET, started by Builder.Hget.
@@ -102,6 +104,7 @@ var infoHget = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hgetall is the builder of HGETALL, started by Builder.Hgetall.
@@ -131,6 +134,7 @@ var infoHgetall = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hincrby is the builder of HINCRBY, started by Builder.Hincrby.
@@ -164,6 +168,7 @@ var infoHincrby = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field", "increment"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hincrbyfloat is the builder of HINCRBYFLOAT, started by Builder.Hincrbyfloat.
@@ -197,6 +202,7 @@ var infoHincrbyfloat = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field", "increment"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hkeys is the builder of HKEYS, started by Builder.Hkeys.
@@ -226,6 +232,7 @@ var infoHkeys = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hlen is the builder of HLEN, started by Builder.Hlen.
@@ -255,6 +262,7 @@ var infoHlen = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hmget is the builder of HMGET, started by Builder.Hmget.
@@ -291,6 +299,7 @@ var infoHmget = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hmset is the builder of HMSET, started by Builder.Hmset.
@@ -330,6 +339,7 @@ var infoHmset = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "data"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hrandfield is the builder of HRANDFIELD, started by Builder.Hrandfield.
@@ -371,6 +381,7 @@ var infoHrandfield = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "options"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hscan is the builder of HSCAN, started by Builder.Hscan.
@@ -429,6 +440,7 @@ var infoHscan = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "cursor", "pattern", "count", "novalues"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hset is the builder of HSET, started by Builder.Hset.
@@ -466,6 +478,7 @@ var infoHset = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "data"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hsetnx is the builder of HSETNX, started by Builder.Hsetnx.
@@ -499,6 +512,7 @@ var infoHsetnx = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field", "value"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hstrlen is the builder of HSTRLEN, started by Builder.Hstrlen.
@@ -530,6 +544,7 @@ var infoHstrlen = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "field"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Hvals is the builder of HVALS, started by Builder.Hvals.
@@ -559,4 +574,5 @@ var infoHvals = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }

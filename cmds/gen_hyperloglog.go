@@ -44,6 +44,7 @@ var infoPfadd = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "element"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Pfcount is the builder of PFCOUNT, started by Builder.Pfcount.
@@ -78,6 +79,7 @@ var infoPfcount = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Pfdebug is the builder of PFDEBUG, started by Builder.Pfdebug.
@@ -108,6 +110,7 @@ var infoPfdebug = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"subcommand", "key"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // Pfmerge is the builder of PFMERGE, started by Builder.Pfmerge.
@@ -148,6 +151,7 @@ var infoPfmerge = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"destkey", "sourcekey"},
+	keys:    []keySpec{{index: 1}, {index: 2, lastKey: -1}},
 }
 
 // Pfselftest is the builder of PFSELFTEST, started by Builder.Pfselftest.

@@ -41,6 +41,7 @@ var infoBlmove = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x1f, multi: 0x0, timeout: 4,
 	missing: []string{"source", "destination", "wherefrom", "whereto", "timeout"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Blmpop is the builder of BLMPOP, started by Builder.Blmpop.
@@ -86,6 +87,7 @@ var infoBlmpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: 0,
 	missing: []string{"timeout", "key", "where", "count"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // Blpop is the builder of BLPOP, started by Builder.Blpop.
@@ -122,6 +124,7 @@ var infoBlpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: 1,
 	missing: []string{"key", "timeout"},
+	keys:    []keySpec{{index: 1, lastKey: -2}},
 }
 
 // Brpop is the builder of BRPOP, started by Builder.Brpop.
@@ -158,6 +161,7 @@ var infoBrpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: 1,
 	missing: []string{"key", "timeout"},
+	keys:    []keySpec{{index: 1, lastKey: -2}},
 }
 
 // Brpoplpush is the builder of BRPOPLPUSH, started by Builder.Brpoplpush.
@@ -193,6 +197,7 @@ var infoBrpoplpush = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: 2,
 	missing: []string{"source", "destination", "timeout"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Lindex is the builder of LINDEX, started by Builder.Lindex.
@@ -224,6 +229,7 @@ var infoLindex = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "index"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Linsert is the builder of LINSERT, started by Builder.Linsert.
@@ -259,6 +265,7 @@ var infoLinsert = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0xf, multi: 0x0, timeout: -1,
 	missing: []string{"key", "where", "pivot", "element"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Llen is the builder of LLEN, started by Builder.Llen.
@@ -288,6 +295,7 @@ var infoLlen = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lmove is the builder of LMOVE, started by Builder.Lmove.
@@ -323,6 +331,7 @@ var infoLmove = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0xf, multi: 0x0, timeout: -1,
 	missing: []string{"source", "destination", "wherefrom", "whereto"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Lmpop is the builder of LMPOP, started by Builder.Lmpop.
@@ -366,6 +375,7 @@ var infoLmpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "where", "count"},
+	keys:    []keySpec{{index: 1, keynum: true, firstKey: 1}},
 }
 
 // Lpop is the builder of LPOP, started by Builder.Lpop.
@@ -405,6 +415,7 @@ var infoLpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lpos is the builder of LPOS, started by Builder.Lpos.
@@ -464,6 +475,7 @@ var infoLpos = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "element", "rank", "num-matches", "len"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lpush is the builder of LPUSH, started by Builder.Lpush.
@@ -500,6 +512,7 @@ var infoLpush = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "element"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lpushx is the builder of LPUSHX, started by Builder.Lpushx.
@@ -536,6 +549,7 @@ var infoLpushx = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "element"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lrange is the builder of LRANGE, started by Builder.Lrange.
@@ -569,6 +583,7 @@ var infoLrange = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "stop"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lrem is the builder of LREM, started by Builder.Lrem.
@@ -602,6 +617,7 @@ var infoLrem = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count", "element"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lset is the builder of LSET, started by Builder.Lset.
@@ -635,6 +651,7 @@ var infoLset = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "index", "element"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Ltrim is the builder of LTRIM, started by Builder.Ltrim.
@@ -668,6 +685,7 @@ var infoLtrim = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "stop"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Rpop is the builder of RPOP, started by Builder.Rpop.
@@ -707,6 +725,7 @@ var infoRpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Rpoplpush is the builder of RPOPLPUSH, started by Builder.Rpoplpush.
@@ -740,6 +759,7 @@ var infoRpoplpush = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"source", "destination"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Rpush is the builder of RPUSH, started by Builder.Rpush.
@@ -776,6 +796,7 @@ var infoRpush = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "element"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Rpushx is the builder of RPUSHX, started by Builder.Rpushx.
@@ -812,4 +833,5 @@ var infoRpushx = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "element"},
+	keys:    []keySpec{{index: 1}},
 }

@@ -326,6 +326,7 @@ var infoSpublish = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"shardchannel", "message"},
+	keys:    []keySpec{{index: 1, notKey: true}},
 }
 
 // Ssubscribe is the builder of SSUBSCRIBE, started by Builder.Ssubscribe.
@@ -359,6 +360,7 @@ var infoSsubscribe = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"shardchannel"},
+	keys:    []keySpec{{index: 1, lastKey: -1, notKey: true}},
 }
 
 // Subscribe is the builder of SUBSCRIBE, started by Builder.Subscribe.
@@ -428,6 +430,7 @@ var infoSunsubscribe = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"shardchannel"},
+	keys:    []keySpec{{index: 1, lastKey: -1, notKey: true}},
 }
 
 // Unsubscribe is the builder of UNSUBSCRIBE, started by Builder.Unsubscribe.

@@ -48,6 +48,7 @@ var infoEval = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"script", "key", "arg"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // EvalRo is the builder of EVAL_RO, started by Builder.EvalRo.
@@ -92,6 +93,7 @@ var infoEvalRo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"script", "key", "arg"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // Evalsha is the builder of EVALSHA, started by Builder.Evalsha.
@@ -136,6 +138,7 @@ var infoEvalsha = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"sha1", "key", "arg"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // EvalshaRo is the builder of EVALSHA_RO, started by Builder.EvalshaRo.
@@ -180,6 +183,7 @@ var infoEvalshaRo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"sha1", "key", "arg"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // Fcall is the builder of FCALL, started by Builder.Fcall.
@@ -224,6 +228,7 @@ var infoFcall = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"function", "key", "arg"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // FcallRo is the builder of FCALL_RO, started by Builder.FcallRo.
@@ -268,6 +273,7 @@ var infoFcallRo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"function", "key", "arg"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // FunctionDelete is the builder of FUNCTION DELETE, started by Builder.FunctionDelete.
@@ -297,6 +303,7 @@ var infoFunctionDelete = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"library-name"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // FunctionDump is the builder of FUNCTION DUMP, started by Builder.FunctionDump.
@@ -361,6 +368,7 @@ var infoFunctionFlush = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"flush-type"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // FunctionHelp is the builder of FUNCTION HELP, started by Builder.FunctionHelp.
@@ -409,6 +417,7 @@ var infoFunctionKill = Info{
 	Name: "function|kill", Words: []string{"FUNCTION", "KILL"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // FunctionList is the builder of FUNCTION LIST, started by Builder.FunctionList.
@@ -487,6 +496,7 @@ var infoFunctionLoad = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x2, multi: 0x0, timeout: -1,
 	missing: []string{"replace", "function-code"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // FunctionRestore is the builder of FUNCTION RESTORE, started by Builder.FunctionRestore.
@@ -537,6 +547,7 @@ var infoFunctionRestore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"serialized-value", "policy"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // FunctionStats is the builder of FUNCTION STATS, started by Builder.FunctionStats.
@@ -561,6 +572,7 @@ var infoFunctionStats = Info{
 	Name: "function|stats", Words: []string{"FUNCTION", "STATS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // ScriptDebug is the builder of SCRIPT DEBUG, started by Builder.ScriptDebug.
@@ -623,6 +635,7 @@ var infoScriptExists = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"sha1"},
+	policy:  AllShards, agg: AggLogicalAnd,
 }
 
 // ScriptFlush is the builder of SCRIPT FLUSH, started by Builder.ScriptFlush.
@@ -666,6 +679,7 @@ var infoScriptFlush = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"flush-type"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // ScriptHelp is the builder of SCRIPT HELP, started by Builder.ScriptHelp.
@@ -714,6 +728,7 @@ var infoScriptKill = Info{
 	Name: "script|kill", Words: []string{"SCRIPT", "KILL"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // ScriptLoad is the builder of SCRIPT LOAD, started by Builder.ScriptLoad.
@@ -743,6 +758,7 @@ var infoScriptLoad = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"script"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // ScriptShow is the builder of SCRIPT SHOW, started by Builder.ScriptShow.

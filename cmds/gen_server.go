@@ -71,6 +71,7 @@ var infoAclDeluser = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"username"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // AclDryrun is the builder of ACL DRYRUN, started by Builder.AclDryrun.
@@ -311,6 +312,7 @@ var infoAclSave = Info{
 	Name: "acl|save", Words: []string{"ACL", "SAVE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // AclSetuser is the builder of ACL SETUSER, started by Builder.AclSetuser.
@@ -350,6 +352,7 @@ var infoAclSetuser = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"username", "rule"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // AclUsers is the builder of ACL USERS, started by Builder.AclUsers.
@@ -794,6 +797,7 @@ var infoConfigResetstat = Info{
 	Name: "config|resetstat", Words: []string{"CONFIG", "RESETSTAT"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // ConfigRewrite is the builder of CONFIG REWRITE, started by Builder.ConfigRewrite.
@@ -818,6 +822,7 @@ var infoConfigRewrite = Info{
 	Name: "config|rewrite", Words: []string{"CONFIG", "REWRITE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // ConfigSet is the builder of CONFIG SET, started by Builder.ConfigSet.
@@ -853,6 +858,7 @@ var infoConfigSet = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"data"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // Dbsize is the builder of DBSIZE, started by Builder.Dbsize.
@@ -878,6 +884,7 @@ var infoDbsize = Info{
 	Name: "dbsize", Words: []string{"DBSIZE"}, Kind: ReadOnly | NoKeys, Timeout: NoUnit, Reply: ShapeInt,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggSum,
 }
 
 // Failover is the builder of FAILOVER, started by Builder.Failover.
@@ -976,6 +983,7 @@ var infoFlushall = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"flush-type"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // Flushdb is the builder of FLUSHDB, started by Builder.Flushdb.
@@ -1019,6 +1027,7 @@ var infoFlushdb = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"flush-type"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // InfoCmd is the builder of INFO, started by Builder.Info.
@@ -1056,6 +1065,7 @@ var infoInfo = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"section"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // Lastsave is the builder of LASTSAVE, started by Builder.Lastsave.
@@ -1105,6 +1115,7 @@ var infoLatencyDoctor = Info{
 	Name: "latency|doctor", Words: []string{"LATENCY", "DOCTOR"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // LatencyGraph is the builder of LATENCY GRAPH, started by Builder.LatencyGraph.
@@ -1133,6 +1144,7 @@ var infoLatencyGraph = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"event"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // LatencyHelp is the builder of LATENCY HELP, started by Builder.LatencyHelp.
@@ -1193,6 +1205,7 @@ var infoLatencyHistogram = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"command"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // LatencyHistory is the builder of LATENCY HISTORY, started by Builder.LatencyHistory.
@@ -1221,6 +1234,7 @@ var infoLatencyHistory = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"event"},
+	policy:  AllShards, agg: AggFirst,
 }
 
 // LatencyLatest is the builder of LATENCY LATEST, started by Builder.LatencyLatest.
@@ -1245,6 +1259,7 @@ var infoLatencyLatest = Info{
 	Name: "latency|latest", Words: []string{"LATENCY", "LATEST"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // LatencyReset is the builder of LATENCY RESET, started by Builder.LatencyReset.
@@ -1281,6 +1296,7 @@ var infoLatencyReset = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"event"},
+	policy:  AllShards, agg: AggSum,
 }
 
 // Lolwut is the builder of LOLWUT, started by Builder.Lolwut.
@@ -1340,6 +1356,7 @@ var infoMemoryDoctor = Info{
 	Name: "memory|doctor", Words: []string{"MEMORY", "DOCTOR"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // MemoryHelp is the builder of MEMORY HELP, started by Builder.MemoryHelp.
@@ -1388,6 +1405,7 @@ var infoMemoryMallocStats = Info{
 	Name: "memory|malloc-stats", Words: []string{"MEMORY", "MALLOC-STATS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // MemoryPurge is the builder of MEMORY PURGE, started by Builder.MemoryPurge.
@@ -1412,6 +1430,7 @@ var infoMemoryPurge = Info{
 	Name: "memory|purge", Words: []string{"MEMORY", "PURGE"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // MemoryStats is the builder of MEMORY STATS, started by Builder.MemoryStats.
@@ -1436,6 +1455,7 @@ var infoMemoryStats = Info{
 	Name: "memory|stats", Words: []string{"MEMORY", "STATS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // MemoryUsage is the builder of MEMORY USAGE, started by Builder.MemoryUsage.
@@ -1475,6 +1495,7 @@ var infoMemoryUsage = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // ModuleHelp is the builder of MODULE HELP, started by Builder.ModuleHelp.
@@ -1779,6 +1800,7 @@ var infoRestoreAsking = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "ttl", "serialized-value", "replace", "absttl", "seconds", "frequency"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Role is the builder of ROLE, started by Builder.Role.
@@ -1957,6 +1979,7 @@ var infoSlowlogGet = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"count"},
+	policy:  AllShards, agg: AggConcat,
 }
 
 // SlowlogHelp is the builder of SLOWLOG HELP, started by Builder.SlowlogHelp.
@@ -2005,6 +2028,7 @@ var infoSlowlogLen = Info{
 	Name: "slowlog|len", Words: []string{"SLOWLOG", "LEN"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggSum,
 }
 
 // SlowlogReset is the builder of SLOWLOG RESET, started by Builder.SlowlogReset.
@@ -2029,6 +2053,7 @@ var infoSlowlogReset = Info{
 	Name: "slowlog|reset", Words: []string{"SLOWLOG", "RESET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
+	policy: AllShards, agg: AggFirst,
 }
 
 // Swapdb is the builder of SWAPDB, started by Builder.Swapdb.

@@ -40,6 +40,7 @@ var infoSadd = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Scard is the builder of SCARD, started by Builder.Scard.
@@ -69,6 +70,7 @@ var infoScard = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Sdiff is the builder of SDIFF, started by Builder.Sdiff.
@@ -103,6 +105,7 @@ var infoSdiff = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Sdiffstore is the builder of SDIFFSTORE, started by Builder.Sdiffstore.
@@ -139,6 +142,7 @@ var infoSdiffstore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"destination", "key"},
+	keys:    []keySpec{{index: 1}, {index: 2, lastKey: -1}},
 }
 
 // Sinter is the builder of SINTER, started by Builder.Sinter.
@@ -173,6 +177,7 @@ var infoSinter = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Sintercard is the builder of SINTERCARD, started by Builder.Sintercard.
@@ -215,6 +220,7 @@ var infoSintercard = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "limit"},
+	keys:    []keySpec{{index: 1, keynum: true, firstKey: 1}},
 }
 
 // Sinterstore is the builder of SINTERSTORE, started by Builder.Sinterstore.
@@ -251,6 +257,7 @@ var infoSinterstore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"destination", "key"},
+	keys:    []keySpec{{index: 1}, {index: 2, lastKey: -1}},
 }
 
 // Sismember is the builder of SISMEMBER, started by Builder.Sismember.
@@ -282,6 +289,7 @@ var infoSismember = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Smembers is the builder of SMEMBERS, started by Builder.Smembers.
@@ -311,6 +319,7 @@ var infoSmembers = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Smismember is the builder of SMISMEMBER, started by Builder.Smismember.
@@ -347,6 +356,7 @@ var infoSmismember = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Smove is the builder of SMOVE, started by Builder.Smove.
@@ -380,6 +390,7 @@ var infoSmove = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"source", "destination", "member"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Spop is the builder of SPOP, started by Builder.Spop.
@@ -419,6 +430,7 @@ var infoSpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Srandmember is the builder of SRANDMEMBER, started by Builder.Srandmember.
@@ -458,6 +470,7 @@ var infoSrandmember = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Srem is the builder of SREM, started by Builder.Srem.
@@ -494,6 +507,7 @@ var infoSrem = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Sscan is the builder of SSCAN, started by Builder.Sscan.
@@ -544,6 +558,7 @@ var infoSscan = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "cursor", "pattern", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Sunion is the builder of SUNION, started by Builder.Sunion.
@@ -578,6 +593,7 @@ var infoSunion = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Sunionstore is the builder of SUNIONSTORE, started by Builder.Sunionstore.
@@ -614,4 +630,5 @@ var infoSunionstore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"destination", "key"},
+	keys:    []keySpec{{index: 1}, {index: 2, lastKey: -1}},
 }

@@ -49,6 +49,7 @@ var infoBzmpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: 0,
 	missing: []string{"timeout", "key", "where", "count"},
+	keys:    []keySpec{{index: 2, keynum: true, firstKey: 1}},
 }
 
 // Bzpopmax is the builder of BZPOPMAX, started by Builder.Bzpopmax.
@@ -84,6 +85,7 @@ var infoBzpopmax = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: 1,
 	missing: []string{"key", "timeout"},
+	keys:    []keySpec{{index: 1, lastKey: -2}},
 }
 
 // Bzpopmin is the builder of BZPOPMIN, started by Builder.Bzpopmin.
@@ -119,6 +121,7 @@ var infoBzpopmin = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: 1,
 	missing: []string{"key", "timeout"},
+	keys:    []keySpec{{index: 1, lastKey: -2}},
 }
 
 // Zadd is the builder of ZADD, started by Builder.Zadd.
@@ -205,6 +208,7 @@ var infoZadd = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   6, required: 0x21, multi: 0x0, timeout: -1,
 	missing: []string{"key", "condition", "comparison", "change", "increment", "data"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zcard is the builder of ZCARD, started by Builder.Zcard.
@@ -234,6 +238,7 @@ var infoZcard = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zcount is the builder of ZCOUNT, started by Builder.Zcount.
@@ -267,6 +272,7 @@ var infoZcount = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "min", "max"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zdiff is the builder of ZDIFF, started by Builder.Zdiff.
@@ -307,6 +313,7 @@ var infoZdiff = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "withscores"},
+	keys:    []keySpec{{index: 1, keynum: true, firstKey: 1}},
 }
 
 // Zdiffstore is the builder of ZDIFFSTORE, started by Builder.Zdiffstore.
@@ -341,6 +348,7 @@ var infoZdiffstore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"destination", "key"},
+	keys:    []keySpec{{index: 1}, {index: 2, keynum: true, firstKey: 1}},
 }
 
 // Zincrby is the builder of ZINCRBY, started by Builder.Zincrby.
@@ -374,6 +382,7 @@ var infoZincrby = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "increment", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zinter is the builder of ZINTER, started by Builder.Zinter.
@@ -450,6 +459,7 @@ var infoZinter = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "weight", "aggregate", "withscores"},
+	keys:    []keySpec{{index: 1, keynum: true, firstKey: 1}},
 }
 
 // Zintercard is the builder of ZINTERCARD, started by Builder.Zintercard.
@@ -492,6 +502,7 @@ var infoZintercard = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "limit"},
+	keys:    []keySpec{{index: 1, keynum: true, firstKey: 1}},
 }
 
 // Zinterstore is the builder of ZINTERSTORE, started by Builder.Zinterstore.
@@ -563,6 +574,7 @@ var infoZinterstore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"destination", "key", "weight", "aggregate"},
+	keys:    []keySpec{{index: 1}, {index: 2, keynum: true, firstKey: 1}},
 }
 
 // Zlexcount is the builder of ZLEXCOUNT, started by Builder.Zlexcount.
@@ -596,6 +608,7 @@ var infoZlexcount = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "min", "max"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zmpop is the builder of ZMPOP, started by Builder.Zmpop.
@@ -639,6 +652,7 @@ var infoZmpop = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "where", "count"},
+	keys:    []keySpec{{index: 1, keynum: true, firstKey: 1}},
 }
 
 // Zmscore is the builder of ZMSCORE, started by Builder.Zmscore.
@@ -675,6 +689,7 @@ var infoZmscore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zpopmax is the builder of ZPOPMAX, started by Builder.Zpopmax.
@@ -713,6 +728,7 @@ var infoZpopmax = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zpopmin is the builder of ZPOPMIN, started by Builder.Zpopmin.
@@ -751,6 +767,7 @@ var infoZpopmin = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrandmember is the builder of ZRANDMEMBER, started by Builder.Zrandmember.
@@ -792,6 +809,7 @@ var infoZrandmember = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "options"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrange is the builder of ZRANGE, started by Builder.Zrange.
@@ -868,6 +886,7 @@ var infoZrange = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "stop", "sortby", "rev", "limit", "withscores"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrangebylex is the builder of ZRANGEBYLEX, started by Builder.Zrangebylex.
@@ -914,6 +933,7 @@ var infoZrangebylex = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "min", "max", "limit"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrangebyscore is the builder of ZRANGEBYSCORE, started by Builder.Zrangebyscore.
@@ -968,6 +988,7 @@ var infoZrangebyscore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "min", "max", "withscores", "limit"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrangestore is the builder of ZRANGESTORE, started by Builder.Zrangestore.
@@ -1035,6 +1056,7 @@ var infoZrangestore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0xf, multi: 0x0, timeout: -1,
 	missing: []string{"dst", "src", "min", "max", "sortby", "rev", "limit"},
+	keys:    []keySpec{{index: 1}, {index: 2}},
 }
 
 // Zrank is the builder of ZRANK, started by Builder.Zrank.
@@ -1075,6 +1097,7 @@ var infoZrank = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member", "withscore"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrem is the builder of ZREM, started by Builder.Zrem.
@@ -1111,6 +1134,7 @@ var infoZrem = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zremrangebylex is the builder of ZREMRANGEBYLEX, started by Builder.Zremrangebylex.
@@ -1144,6 +1168,7 @@ var infoZremrangebylex = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "min", "max"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zremrangebyrank is the builder of ZREMRANGEBYRANK, started by Builder.Zremrangebyrank.
@@ -1177,6 +1202,7 @@ var infoZremrangebyrank = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "stop"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zremrangebyscore is the builder of ZREMRANGEBYSCORE, started by Builder.Zremrangebyscore.
@@ -1210,6 +1236,7 @@ var infoZremrangebyscore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "min", "max"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrevrange is the builder of ZREVRANGE, started by Builder.Zrevrange.
@@ -1253,6 +1280,7 @@ var infoZrevrange = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "stop", "withscores"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrevrangebylex is the builder of ZREVRANGEBYLEX, started by Builder.Zrevrangebylex.
@@ -1299,6 +1327,7 @@ var infoZrevrangebylex = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "max", "min", "limit"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrevrangebyscore is the builder of ZREVRANGEBYSCORE, started by Builder.Zrevrangebyscore.
@@ -1352,6 +1381,7 @@ var infoZrevrangebyscore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "max", "min", "withscores", "limit"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zrevrank is the builder of ZREVRANK, started by Builder.Zrevrank.
@@ -1392,6 +1422,7 @@ var infoZrevrank = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member", "withscore"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zscan is the builder of ZSCAN, started by Builder.Zscan.
@@ -1450,6 +1481,7 @@ var infoZscan = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "cursor", "pattern", "count", "noscores"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zscore is the builder of ZSCORE, started by Builder.Zscore.
@@ -1481,6 +1513,7 @@ var infoZscore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "member"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Zunion is the builder of ZUNION, started by Builder.Zunion.
@@ -1557,6 +1590,7 @@ var infoZunion = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "weight", "aggregate", "withscores"},
+	keys:    []keySpec{{index: 1, keynum: true, firstKey: 1}},
 }
 
 // Zunionstore is the builder of ZUNIONSTORE, started by Builder.Zunionstore.
@@ -1628,4 +1662,5 @@ var infoZunionstore = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"destination", "key", "weight", "aggregate"},
+	keys:    []keySpec{{index: 1}, {index: 2, keynum: true, firstKey: 1}},
 }

@@ -42,6 +42,7 @@ var infoXack = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "id"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xadd is the builder of XADD, started by Builder.Xadd.
@@ -139,6 +140,7 @@ var infoXadd = Info{
 	slots:   9, required: 0x181, multi: 0x0, timeout: -1,
 	missing: []string{"key", "nomkstream", "trim", "strategy", "operator", "threshold", "count", "id-selector", "data"},
 	dep:     []int8{-1, -1, -1, 2, 2, 2, 2, -1, -1},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xautoclaim is the builder of XAUTOCLAIM, started by Builder.Xautoclaim.
@@ -192,6 +194,7 @@ var infoXautoclaim = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "consumer", "min-idle-time", "start", "count", "justid"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xclaim is the builder of XCLAIM, started by Builder.Xclaim.
@@ -285,6 +288,7 @@ var infoXclaim = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   11, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "consumer", "min-idle-time", "id", "ms", "unix-time-milliseconds", "count", "force", "justid", "lastid"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xdel is the builder of XDEL, started by Builder.Xdel.
@@ -321,6 +325,7 @@ var infoXdel = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "id"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // XgroupCreate is the builder of XGROUP CREATE, started by Builder.XgroupCreate.
@@ -384,6 +389,7 @@ var infoXgroupCreate = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "id-selector", "mkstream", "entriesread"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // XgroupCreateconsumer is the builder of XGROUP CREATECONSUMER, started by Builder.XgroupCreateconsumer.
@@ -417,6 +423,7 @@ var infoXgroupCreateconsumer = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "consumer"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // XgroupDelconsumer is the builder of XGROUP DELCONSUMER, started by Builder.XgroupDelconsumer.
@@ -450,6 +457,7 @@ var infoXgroupDelconsumer = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "consumer"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // XgroupDestroy is the builder of XGROUP DESTROY, started by Builder.XgroupDestroy.
@@ -481,6 +489,7 @@ var infoXgroupDestroy = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // XgroupHelp is the builder of XGROUP HELP, started by Builder.XgroupHelp.
@@ -561,6 +570,7 @@ var infoXgroupSetid = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "id-selector", "entriesread"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // XinfoConsumers is the builder of XINFO CONSUMERS, started by Builder.XinfoConsumers.
@@ -591,6 +601,7 @@ var infoXinfoConsumers = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // XinfoGroups is the builder of XINFO GROUPS, started by Builder.XinfoGroups.
@@ -619,6 +630,7 @@ var infoXinfoGroups = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 2}},
 }
 
 // XinfoHelp is the builder of XINFO HELP, started by Builder.XinfoHelp.
@@ -692,6 +704,7 @@ var infoXinfoStream = Info{
 	slots:   4, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "full-block", "full", "count"},
 	dep:     []int8{-1, -1, 1, 1},
+	keys:    []keySpec{{index: 2}},
 }
 
 // Xlen is the builder of XLEN, started by Builder.Xlen.
@@ -721,6 +734,7 @@ var infoXlen = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xpending is the builder of XPENDING, started by Builder.Xpending.
@@ -785,6 +799,7 @@ var infoXpending = Info{
 	slots:   8, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "filters", "min-idle-time", "start", "end", "count", "consumer"},
 	dep:     []int8{-1, -1, -1, 2, 2, 2, 2, 2},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xrange is the builder of XRANGE, started by Builder.Xrange.
@@ -828,6 +843,7 @@ var infoXrange = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "end", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xread is the builder of XREAD, started by Builder.Xread.
@@ -888,6 +904,7 @@ var infoXread = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x4, multi: 0x0, timeout: 1,
 	missing: []string{"count", "milliseconds", "streams"},
+	keys:    []keySpec{{keyword: "STREAMS", from: 1, lastKey: -1, limit: 2}},
 }
 
 // Xreadgroup is the builder of XREADGROUP, started by Builder.Xreadgroup.
@@ -959,6 +976,7 @@ var infoXreadgroup = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x11, multi: 0x0, timeout: 2,
 	missing: []string{"group-block", "count", "milliseconds", "noack", "streams"},
+	keys:    []keySpec{{keyword: "STREAMS", from: 4, lastKey: -1, limit: 2}},
 }
 
 // Xrevrange is the builder of XREVRANGE, started by Builder.Xrevrange.
@@ -1002,6 +1020,7 @@ var infoXrevrange = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "end", "start", "count"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xsetid is the builder of XSETID, started by Builder.Xsetid.
@@ -1053,6 +1072,7 @@ var infoXsetid = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "last-id", "entries-added", "max-deleted-id"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Xtrim is the builder of XTRIM, started by Builder.Xtrim.
@@ -1113,4 +1133,5 @@ var infoXtrim = Info{
 	slots:   6, required: 0x17, multi: 0x0, timeout: -1,
 	missing: []string{"key", "trim", "strategy", "operator", "threshold", "count"},
 	dep:     []int8{-1, -1, 1, 1, 1, 1},
+	keys:    []keySpec{{index: 1}},
 }

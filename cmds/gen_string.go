@@ -35,6 +35,7 @@ var infoAppend = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "value"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Decr is the builder of DECR, started by Builder.Decr.
@@ -64,6 +65,7 @@ var infoDecr = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Decrby is the builder of DECRBY, started by Builder.Decrby.
@@ -95,6 +97,7 @@ var infoDecrby = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "decrement"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Get is the builder of GET, started by Builder.Get.
@@ -124,6 +127,7 @@ var infoGet = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Getdel is the builder of GETDEL, started by Builder.Getdel.
@@ -153,6 +157,7 @@ var infoGetdel = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Getex is the builder of GETEX, started by Builder.Getex.
@@ -226,6 +231,7 @@ var infoGetex = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "expiration"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Getrange is the builder of GETRANGE, started by Builder.Getrange.
@@ -259,6 +265,7 @@ var infoGetrange = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "end"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Getset is the builder of GETSET, started by Builder.Getset.
@@ -292,6 +299,7 @@ var infoGetset = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "value"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Incr is the builder of INCR, started by Builder.Incr.
@@ -321,6 +329,7 @@ var infoIncr = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Incrby is the builder of INCRBY, started by Builder.Incrby.
@@ -352,6 +361,7 @@ var infoIncrby = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "increment"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Incrbyfloat is the builder of INCRBYFLOAT, started by Builder.Incrbyfloat.
@@ -383,6 +393,7 @@ var infoIncrbyfloat = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "increment"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Lcs is the builder of LCS, started by Builder.Lcs.
@@ -444,6 +455,7 @@ var infoLcs = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   6, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key1", "key2", "len", "idx", "min-match-len", "withmatchlen"},
+	keys:    []keySpec{{index: 1, lastKey: 1}},
 }
 
 // Mget is the builder of MGET, started by Builder.Mget.
@@ -478,6 +490,7 @@ var infoMget = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }
 
 // Mset is the builder of MSET, started by Builder.Mset.
@@ -513,6 +526,7 @@ var infoMset = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"data"},
+	keys:    []keySpec{{index: 1, lastKey: -1, step: 2}},
 }
 
 // Msetnx is the builder of MSETNX, started by Builder.Msetnx.
@@ -548,6 +562,7 @@ var infoMsetnx = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"data"},
+	keys:    []keySpec{{index: 1, lastKey: -1, step: 2}},
 }
 
 // Psetex is the builder of PSETEX, started by Builder.Psetex.
@@ -583,6 +598,7 @@ var infoPsetex = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "milliseconds", "value"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Set is the builder of SET, started by Builder.Set.
@@ -687,6 +703,7 @@ var infoSet = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "value", "condition", "get", "expiration"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Setex is the builder of SETEX, started by Builder.Setex.
@@ -722,6 +739,7 @@ var infoSetex = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "seconds", "value"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Setnx is the builder of SETNX, started by Builder.Setnx.
@@ -755,6 +773,7 @@ var infoSetnx = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "value"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Setrange is the builder of SETRANGE, started by Builder.Setrange.
@@ -788,6 +807,7 @@ var infoSetrange = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "offset", "value"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Strlen is the builder of STRLEN, started by Builder.Strlen.
@@ -817,6 +837,7 @@ var infoStrlen = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1}},
 }
 
 // Substr is the builder of SUBSTR, started by Builder.Substr.
@@ -852,4 +873,5 @@ var infoSubstr = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   3, required: 0x7, multi: 0x0, timeout: -1,
 	missing: []string{"key", "start", "end"},
+	keys:    []keySpec{{index: 1}},
 }

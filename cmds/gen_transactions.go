@@ -137,4 +137,5 @@ var infoWatch = Info{
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
+	keys:    []keySpec{{index: 1, lastKey: -1}},
 }

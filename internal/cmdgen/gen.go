@@ -69,6 +69,10 @@ type cmdOut struct {
 	paths    map[string]map[string]bool // table → argument paths its docs have
 	sawOpt   bool                       // an option was placed before, at the top
 	Deferred int                        // required arguments set aside (B.later)
+	KeySpecs string                     // the key specs' literal, or ""
+	Proc     string                     // the keys finder, or ""
+	Policy   string                     // the Policy constant
+	Agg      string                     // the Aggregate constant
 }
 
 // serversOf returns the tables whose docs have an argument of a's shape
@@ -126,6 +130,8 @@ var reservedTypes = []string{"Builder", "Command", "Info", "Kind", "Unit", "Shap
 	// kinds, units, shapes, errors
 	"ReadOnly", "Write", "Blocking", "ReplyModel", "NoKeys", "MovableKeys", "Admin", "PubSub", "TxMulti", "TxEnd", "TxWatch",
 	"NoUnit", "Seconds", "Milliseconds", "DecimalSeconds", "ErrMissing", "ErrAlone", "ErrNotOK", "ErrShape", "Lookup",
+	// policies (keyspec.go)
+	"Policy", "Aggregate", "ByKeys", "AllShards", "AggFirst", "AggSum", "AggLogicalAnd", "AggLogicalOr", "AggMin", "AggMax", "AggConcat",
 	// decoders
 	"OK", "OKOrNil", "Status", "Int", "IntOrNil", "Bool", "Bools", "Float", "FloatOrNil", "NullFloats", "String",
 	"Strings", "NullStrings", "StringMap", "Scored", "PoppedOrNil", "ScanPageOf", "Entries", "Streams",

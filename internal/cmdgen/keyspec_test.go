@@ -166,3 +166,55 @@ func agree(c *command, ks keySpec, ka keyArg) error {
 	}
 	return nil
 }
+
+// TestEveryShardKnown: every command of everyShard is in the tables, so
+// the list does not rot silently.
+func TestEveryShardKnown(t *testing.T) {
+	ts, err := load("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := union(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, c := range cs {
+		known[c.Name] = true
+	}
+	for _, n := range everyShard {
+		if !known[n] {
+			t.Errorf("everyShard: %s is in no table", n)
+		}
+	}
+	for n := range keysProcs {
+		if !known[n] {
+			t.Errorf("keysProcs: %s is in no table", n)
+		}
+	}
+}
+
+// TestKeySpecsDisagree: servers whose key specs for a command differ stop
+// the generator; their tips are merged (union of the request policies,
+// the newest server's response policy).
+func TestKeySpecsDisagree(t *testing.T) {
+	spec := func(index float64) keySpec {
+		var ks keySpec
+		ks.BeginSearch.Type, ks.BeginSearch.Spec = "index", map[string]any{"index": index}
+		ks.FindKeys.Type, ks.FindKeys.Spec = "range", map[string]any{"lastkey": 0.0, "keystep": 1.0, "limit": 0.0}
+		return ks
+	}
+	a := &info{KeySpecs: []keySpec{spec(1)}, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}}
+	b := &info{KeySpecs: []keySpec{spec(2)}, Tips: []string{"response_policy:agg_sum"}}
+	c := &command{Name: "x", Info: b, Servers: []string{"a", "b"}, Infos: map[string]*info{"a": a, "b": b}}
+	if _, _, err := keySpecsOf(c); err == nil {
+		t.Error("key specs at 1 and 2: no error")
+	}
+	if p, agg := policyOf(c); p != "AllShards" || agg != "AggSum" {
+		t.Errorf("policy %s %s, want AllShards AggSum", p, agg)
+	}
+	b.KeySpecs = []keySpec{spec(1)}
+	if lit, _, err := keySpecsOf(c); err != nil || lit != "[]keySpec{{index: 1}}" {
+		t.Errorf("key specs %q %v", lit, err)
+	}
+}

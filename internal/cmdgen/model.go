@@ -98,7 +98,8 @@ type command struct {
 	Container bool // has subcommands
 	Doc       *doc
 	Info      *info
-	Servers   []string // table files that have it
+	Infos     map[string]*info // each table's COMMAND INFO entry, by table file
+	Servers   []string         // table files that have it
 	// Other is the command's doc in the other servers' tables, when
 	// their arguments differ from Doc's.
 	Other map[string]*doc
@@ -175,7 +176,7 @@ func union(ts []*table) ([]*command, error) {
 		add := func(name string, d *doc, container bool) {
 			c := byName[name]
 			if c == nil {
-				c = &command{Name: name, Other: map[string]*doc{}}
+				c = &command{Name: name, Other: map[string]*doc{}, Infos: map[string]*info{}}
 				for _, w := range strings.Split(name, "|") {
 					c.Words = append(c.Words, strings.ToUpper(w))
 				}
@@ -189,6 +190,9 @@ func union(ts []*table) ([]*command, error) {
 				}
 			}
 			c.Doc, c.Info, c.Container = d, infos[name], container
+			if infos[name] != nil {
+				c.Infos[t.file] = infos[name]
+			}
 			c.Servers = append(c.Servers, t.file)
 		}
 		for name, raw := range t.Docs {

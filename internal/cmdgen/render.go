@@ -41,6 +41,11 @@ func render(g *gen, outs []*cmdOut, ex []excluded, ts []*table) (map[string][]by
 	files := map[string][]byte{}
 	groups := map[string][]*cmdOut{}
 	for _, o := range outs {
+		var err error
+		if o.KeySpecs, o.Proc, err = keySpecsOf(o.C); err != nil {
+			return nil, err
+		}
+		o.Policy, o.Agg = policyOf(o.C)
 		grp := o.C.Doc.Group
 		if grp == "" {
 			grp = "other"
@@ -238,6 +243,15 @@ func renderInfo(b *bytes.Buffer, o *cmdOut) {
 	}
 	if hasReqIf {
 		fmt.Fprintf(b, "\treqIf: []int8{%s},\n", strings.Join(reqIf, ", "))
+	}
+	if o.KeySpecs != "" {
+		fmt.Fprintf(b, "\tkeys: %s,\n", o.KeySpecs)
+	}
+	if o.Proc != "" {
+		fmt.Fprintf(b, "\tproc: %s,\n", o.Proc)
+	}
+	if o.Policy != "ByKeys" {
+		fmt.Fprintf(b, "\tpolicy: %s, agg: %s,\n", o.Policy, o.Agg)
 	}
 	b.WriteString("}\n\n")
 }

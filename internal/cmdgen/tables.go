@@ -189,3 +189,30 @@ func fixTypes(c *command) {
 var nameFixes = map[string]string{
 	"hello/arguments": "Protocol",
 }
+
+// everyShard are the node-wide admin commands a cluster sends to every
+// primary though a server's table gives them no request policy (Redis
+// 7.0 tags SCRIPT FLUSH but not CONFIG RESETSTAT, for one; Valkey 8.0
+// tags more of them). The cluster router read this list at run time
+// once; it is a fact of the command, so it is computed here, at build:
+// each gets AllShards with the first reply (their replies are OK).
+var everyShard = []string{
+	"config|resetstat", "config|set", "config|rewrite", "script|flush",
+	"flushall", "flushdb", "function|load", "function|delete", "function|flush", "function|restore",
+}
+
+// keysProcs are the commands whose keys the servers find with code of
+// their own (a getkeys_proc) because their key specs fall short: SORT's
+// STORE destination is an "unknown" spec (the keyword may be anywhere,
+// and a BY or GET pattern may be spelled "store"), MIGRATE's KEYS spec is
+// "incomplete" (with KEYS the key argument is "" and not a key). The
+// generated Info names the finder (package cmds, keyspec.go), which
+// follows the servers' sortGetKeys and migrateGetKeys.
+var keysProcs = map[string]string{"sort": "procSort", "migrate": "procMigrate"}
+
+// unknownSpecs are the commands allowed key specs of type "unknown": the
+// BY and GET patterns of SORT and SORT_RO (key names read from the data,
+// which COMMAND GETKEYS does not report either) and SORT's STORE, found
+// by procSort. A new one in a server's table stops the generator, so
+// that it is looked at.
+var unknownSpecs = map[string]bool{"sort": true, "sort_ro": true}
