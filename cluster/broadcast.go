@@ -3,6 +3,7 @@ package cluster
 import (
 	"slices"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -33,7 +34,7 @@ func (p *bpart) Done(err error) {
 	if last {
 		h, err := s.h, s.err
 		if err == nil {
-			h.Reply(0, aggregateReplies(s.info.agg, s.vals))
+			h.Reply(0, aggregateReplies(s.info.Aggregate(), s.vals))
 		}
 		s.release()
 		h.Done(err)
@@ -68,7 +69,7 @@ func (s *sub) broadcast() error {
 }
 
 // aggregateReplies makes one reply of the primaries' replies.
-func aggregateReplies(agg aggregate, vals []resp.Value) resp.Value {
+func aggregateReplies(agg cmds.Aggregate, vals []resp.Value) resp.Value {
 	for _, v := range vals {
 		if v.IsError() {
 			return v
@@ -78,32 +79,32 @@ func aggregateReplies(agg aggregate, vals []resp.Value) resp.Value {
 		return resp.Value{Type: resp.Null}
 	}
 	switch agg {
-	case aggSum, aggMin, aggMax:
+	case cmds.AggSum, cmds.AggMin, cmds.AggMax:
 		if vals[0].Type != resp.Integer {
 			return vals[0]
 		}
 		out := vals[0]
 		for _, v := range vals[1:] {
 			switch agg {
-			case aggSum:
+			case cmds.AggSum:
 				out.Int += v.Int
-			case aggMin:
+			case cmds.AggMin:
 				out.Int = min(out.Int, v.Int)
-			case aggMax:
+			case cmds.AggMax:
 				out.Int = max(out.Int, v.Int)
 			}
 		}
 		return out
-	case aggAnd, aggOr:
+	case cmds.AggLogicalAnd, cmds.AggLogicalOr:
 		out := vals[0]
 		if out.Type == resp.Array {
 			out.Elems = slices.Clone(out.Elems)
 		}
 		for _, v := range vals[1:] {
-			combine(&out, v, agg == aggAnd)
+			combine(&out, v, agg == cmds.AggLogicalAnd)
 		}
 		return out
-	case aggConcat:
+	case cmds.AggConcat:
 		if vals[0].Type != resp.Array && vals[0].Type != resp.Set {
 			return vals[0]
 		}

@@ -21,7 +21,6 @@ import (
 // executors and emq run over it unchanged. It is safe for concurrent use.
 type Client struct {
 	opts Options
-	cmds commandTable
 	topo atomic.Pointer[topology]
 
 	mu     sync.Mutex
@@ -76,7 +75,7 @@ func (cl *Client) Stats() Stats {
 	return s
 }
 
-// NewClient reads the topology and the command table from the first seed
+// NewClient reads the topology from the first seed
 // that answers, and returns a Client ready to route. Connections to the
 // primaries are dialed on first use.
 func NewClient(ctx context.Context, opts Options) (*Client, error) {
@@ -93,12 +92,10 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		if err == nil {
 			var t *topology
 			if t, err = readTopology(ctx, c, seed); err == nil {
-				if cl.cmds, err = loadCommands(ctx, c); err == nil {
-					cl.topo.Store(t)
-					cl.stats.refreshes.Add(1)
-					cl.lastRefresh = time.Now()
-					break
-				}
+				cl.topo.Store(t)
+				cl.stats.refreshes.Add(1)
+				cl.lastRefresh = time.Now()
+				break
 			}
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", seed, err))

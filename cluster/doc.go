@@ -25,18 +25,30 @@
 // # Routing
 //
 // A command goes to the primary serving the slot of its keys: CRC16 of
-// each key's hashtag. Where the keys are is read from the server's own
-// command table at connect (COMMAND key specs), not from a hand-kept list,
-// so EVAL/EVALSHA/FCALL numkeys, XREAD … STREAMS, MSET and commands a
-// later server adds are all routed right. A command whose keys hash to
+// each key's hashtag. Where the keys are is read from the command table
+// generated from the servers' own COMMAND INFO (package cmds: each
+// command's key specs and request/response policy tips, as data), not
+// from a hand-kept list nor from a table read at connect, so EVAL/EVALSHA/
+// FCALL numkeys, XREAD … STREAMS, MSET, SORT … STORE and MIGRATE … KEYS
+// are found as COMMAND GETKEYS finds them, with no COMMAND round trip.
+// A command the table does not know (a module's, a newer server's, a
+// renamed one) is routed as keyless: to the batch's first keyed command's
+// primary, or any primary. Where that primary does not serve its keys it
+// answers MOVED, which means the command did not run, and the Client
+// sends it to the owner, as for any MOVED: it runs once, at the cost of a
+// round trip. A table read from the server at run time would save that
+// round trip but is the second table and the second key parser this
+// package had, for commands no caller here sends; build such commands
+// with their slot in mind, or route them with Dedicated. A command whose keys hash to
 // different slots is refused before anything is sent (ErrCrossSlot); so
 // is a transaction (MULTI … EXEC in one batch) that spans slots. A
 // transaction in a batch is one unit: it goes whole, its MULTI and EXEC
 // too, to its slot's primary, and the batch's other commands route as
 // usual. A keyless command goes with the first keyed command of its
-// batch, or to any primary when sent alone; one whose server tips ask
-// for every shard (FLUSHALL, SCRIPT FLUSH, CONFIG RESETSTAT, DBSIZE, KEYS,
-// INFO …) and SCRIPT LOAD go to every primary when sent alone, and their
+// batch, or to any primary when sent alone; one whose tips ask for every
+// shard or node on either server (FLUSHALL, SCRIPT FLUSH, SCRIPT LOAD,
+// CONFIG SET, CONFIG RESETSTAT, ACL SETUSER, DBSIZE, KEYS, INFO …) goes
+// to every primary when sent alone, and their
 // replies are combined as the tips say (DBSIZE sums). In a batch, where
 // they would reach one node only, such commands are refused before
 // anything is sent (a *RouteError matching ErrUnroutable), PING excepted.

@@ -9,19 +9,14 @@ import (
 // strings. Only this module builds submissions, so it means a bug.
 var errMalformed = errors.New("cluster: malformed command")
 
-// span is one argument of an encoded command: b[off:off+n].
-type span struct{ off, n int32 }
-
 // argv is one encoded command split into its arguments, without
-// copying: the spans view the submission's bytes.
+// copying: the arguments view the submission's bytes.
 type argv struct {
-	b    []byte
-	args []span // reused: parse appends to args[:0]
+	args [][]byte // reused: parse appends to args[:0]
 }
 
 // parse splits the command at the start of b and returns its length.
 func (a *argv) parse(b []byte) (int, error) {
-	a.b = b
 	args := a.args[:0]
 	n, i, ok := readHeader(b, 0, '*')
 	if !ok || n == 0 {
@@ -46,7 +41,7 @@ func (a *argv) parse(b []byte) (int, error) {
 			return 0, errMalformed
 		}
 		i += 2
-		args = append(args, span{int32(i), int32(l)})
+		args = append(args, b[i:i+l:i+l])
 		i += l + 2
 	}
 	a.args = args
@@ -57,10 +52,7 @@ func (a *argv) parse(b []byte) (int, error) {
 func (a *argv) len() int { return len(a.args) }
 
 // arg returns argument i.
-func (a *argv) arg(i int) []byte {
-	s := a.args[i]
-	return a.b[s.off : s.off+s.n]
-}
+func (a *argv) arg(i int) []byte { return a.args[i] }
 
 // readHeader reads "<t><n>\r\n" at b[i:].
 func readHeader(b []byte, i int, t byte) (n, end int, ok bool) {
@@ -81,32 +73,13 @@ func readHeader(b []byte, i int, t byte) (n, end int, ok bool) {
 	return n, i + 2, true
 }
 
-// lower writes the lower-case form of b into buf and returns it; names
-// longer than buf are returned as they are (no command is that long).
-func lower(buf []byte, b []byte) []byte {
-	if len(b) > len(buf) {
-		return b
-	}
-	for i, c := range b {
+// lower appends the lower-case form of b to dst.
+func lower(dst []byte, b []byte) []byte {
+	for _, c := range b {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		buf[i] = c
+		dst = append(dst, c)
 	}
-	return buf[:len(b)]
-}
-
-// atoi reads a non-negative decimal, or -1.
-func atoi(b []byte) int {
-	if len(b) == 0 || len(b) > 9 {
-		return -1
-	}
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
+	return dst
 }

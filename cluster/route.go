@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
+	"unsafe"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/cmdinfo"
 	"github.com/echomq/echomq-go/internal/slot"
@@ -17,15 +19,20 @@ import (
 // keyless marks a command with no key: any primary may run it.
 const keyless = -1
 
+// cmdInfo is a command's entry in the generated command table (package
+// cmds): its key specs and its request and response policies.
+type cmdInfo = cmds.Info
+
 // route returns the slot of the command in a (keyless when it has no
 // key), the command's entry, or a *CrossSlotError when its keys hash to
-// different slots.
+// different slots. A command the generated table does not know (a
+// module's, a newer server's) is routed keyless: see the package doc.
 func (cl *Client) route(a *argv, last *lastCmd) (int, *cmdInfo, error) {
-	info := last.lookup(cl.cmds, a)
+	info := last.lookup(a)
 	if info == nil {
-		return keyless, nil, nil // unknown here: the node will say
+		return keyless, nil, nil // unknown here: the node will say (MOVED)
 	}
-	last.keys = info.keys(a, last.keys[:0])
+	last.keys = info.AppendRouteKeys(a.args, last.keys[:0])
 	s := keyless
 	for _, i := range last.keys {
 		k := last.slotOf(a.arg(int(i)))
@@ -41,11 +48,11 @@ func (cl *Client) route(a *argv, last *lastCmd) (int, *cmdInfo, error) {
 // lastCmd remembers the last command looked up: a batch repeats one
 // command name over and over.
 type lastCmd struct {
-	name []byte
-	info *cmdInfo
-	keys []int32 // scratch: the key positions of a command
-	tag  []byte  // the last hashtag hashed, and its slot
-	slot int     // -1: none yet
+	name, sub []byte // the name (and subcommand) as sent
+	info      *cmdInfo
+	keys      []int32 // scratch: the key positions of a command
+	tag       []byte  // the last hashtag hashed, and its slot
+	slot      int     // -1: none yet
 }
 
 // slotOf returns key's slot, hashing only a hashtag it has not just seen.
@@ -58,14 +65,40 @@ func (l *lastCmd) slotOf(key []byte) int {
 	return l.slot
 }
 
-func (l *lastCmd) lookup(t commandTable, a *argv) *cmdInfo {
-	name := a.arg(0)
-	if l.info != nil && l.info.subs == nil && bytes.Equal(name, l.name) {
+// lookup returns the entry of the command in a (its subcommand's when it
+// has one), the last one's again when a repeats its name.
+func (l *lastCmd) lookup(a *argv) *cmdInfo {
+	name := l.info != nil && bytes.Equal(a.arg(0), l.name)
+	if name && (len(l.info.Words) == 1 || a.len() > 1 && bytes.Equal(a.arg(1), l.sub)) {
 		return l.info
 	}
-	info := t.lookup(a)
-	l.name, l.info = append(l.name[:0], name...), info
+	info := lookup(a)
+	l.info, l.name = info, append(l.name[:0], a.arg(0)...)
+	if info != nil && len(info.Words) > 1 {
+		l.sub = append(l.sub[:0], a.arg(1)...)
+	}
 	return info
+}
+
+// lookup finds the command in a in the generated table: by its name in
+// lower case, or, for a container (CLIENT, CONFIG, …, which has no entry
+// of its own), by "name|subcommand".
+func lookup(a *argv) *cmdInfo {
+	var buf [48]byte
+	name := a.arg(0)
+	if len(name) == 0 || len(name) > 24 {
+		return nil // no command's name is that long
+	}
+	k := lower(buf[:0], name)
+	if info := cmds.Lookup(unsafe.String(&k[0], len(k))); info != nil || a.len() < 2 {
+		return info
+	}
+	sub := a.arg(1)
+	if len(sub) == 0 || len(sub) > len(buf)-len(k)-1 {
+		return nil
+	}
+	k = lower(append(k, '|'), sub)
+	return cmds.Lookup(unsafe.String(&k[0], len(k)))
 }
 
 // target returns the node serving slot s (any primary when keyless),
@@ -120,7 +153,7 @@ func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 		s.release()
 		return err
 	}
-	if w.N == 1 && s.slots[0] == keyless && s.info != nil && s.info.policy == policyAllShards {
+	if w.N == 1 && s.slots[0] == keyless && s.info != nil && s.info.Policy() == cmds.AllShards {
 		return s.broadcast()
 	}
 	return s.dispatch()
@@ -152,12 +185,9 @@ func (s *sub) plan() error {
 		}
 		if s.n == 1 {
 			s.info = info
-			if isScriptLoad(a) {
-				s.info = &scriptLoadInfo
-			}
 		}
 		name := a.arg(0)
-		if s.n > 1 && info != nil && info.policy == policyAllShards && !isWait(name) && !bytes.EqualFold(name, []byte("ping")) {
+		if s.n > 1 && info != nil && info.Policy() == cmds.AllShards && !isWait(name) && !bytes.EqualFold(name, []byte("ping")) {
 			return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonEveryShard}
 		}
 		switch {
@@ -257,9 +287,6 @@ func blockingIn(b []byte) string {
 	})
 	return name
 }
-
-// scriptLoadInfo makes SCRIPT LOAD go to every primary.
-var scriptLoadInfo = cmdInfo{policy: policyAllShards, agg: aggFirst}
 
 func isScriptLoad(a *argv) bool {
 	return a.len() == 3 && strings.EqualFold(string(a.arg(0)), "script") && strings.EqualFold(string(a.arg(1)), "load")

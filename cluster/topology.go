@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -163,4 +164,24 @@ func parseRedirect(msg string) (s uint16, addr string, ok bool) {
 		addr = "127.0.0.1" + addr
 	}
 	return uint16(n), addr, true
+}
+
+// field returns a map's value by key: a RESP3 map, or the flat array a
+// RESP2 server sends instead.
+func field(v resp.Value, key string) resp.Value {
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		if bytes.EqualFold(v.Elems[i].Str, []byte(key)) {
+			return v.Elems[i+1]
+		}
+	}
+	return resp.Value{}
+}
+
+func fieldInt(v resp.Value, key string) int {
+	f := field(v, key)
+	if f.Type == resp.Integer {
+		return int(f.Int)
+	}
+	n, _ := f.AsInt()
+	return int(n)
 }
