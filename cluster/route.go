@@ -180,20 +180,25 @@ func (s *sub) plan() error {
 		if err != nil {
 			return err
 		}
-		if isScriptLoad(a) {
+		var kind cmds.Kind
+		if info != nil {
+			kind = info.Kind
+		}
+		if info == infoScriptLoad && a.len() == 3 {
 			s.cl.RegisterScript(sha1Hex(a.arg(2)), string(a.arg(2)))
 		}
 		if s.n == 1 {
 			s.info = info
 		}
 		name := a.arg(0)
-		if s.n > 1 && info != nil && info.Policy() == cmds.AllShards && !isWait(name) && !bytes.EqualFold(name, []byte("ping")) {
+		wait := info != nil && (info == infoWait || info == infoWaitAOF)
+		if s.n > 1 && info != nil && info.Policy() == cmds.AllShards && !wait && info != infoPing {
 			return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonEveryShard}
 		}
 		switch {
-		case tx < 0 && a.len() == 1 && bytes.EqualFold(name, []byte("multi")):
+		case tx < 0 && a.len() == 1 && kind.Has(cmds.TxMulti):
 			tx, txSlot = i, keyless
-		case tx >= 0 && a.len() == 1 && (bytes.EqualFold(name, []byte("exec")) || bytes.EqualFold(name, []byte("discard"))):
+		case tx >= 0 && a.len() == 1 && kind.Has(cmds.TxEnd):
 			s.txs = append(s.txs, txSpan{start: tx, end: i, closed: true})
 			tx = -1
 		case tx >= 0:
@@ -203,7 +208,7 @@ func (s *sub) plan() error {
 			if sl != keyless {
 				txSlot = sl
 			}
-		case isWait(name):
+		case wait:
 			if s.n == 1 {
 				return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonWaitAlone}
 			}
@@ -262,11 +267,16 @@ func (s *sub) spanOf(i int) (txSpan, bool) {
 	return txSpan{}, false
 }
 
-// isWait reports whether a command is WAIT or WAITAOF, which count the
-// replicas (or fsyncs) that acknowledged the connection's earlier writes.
-func isWait(name []byte) bool {
-	return bytes.EqualFold(name, []byte("wait")) || bytes.EqualFold(name, []byte("waitaof"))
-}
+// The entries plan tells apart: WAIT and WAITAOF count the replicas (or
+// fsyncs) that acknowledged the connection's earlier writes; PING goes
+// anywhere in a batch though its tips ask for every shard; SCRIPT LOAD
+// registers its script.
+var (
+	infoWait       = cmds.Lookup("wait")
+	infoWaitAOF    = cmds.Lookup("waitaof")
+	infoPing       = cmds.Lookup("ping")
+	infoScriptLoad = cmds.Lookup("script|load")
+)
 
 // blockingIn returns the name of the first blocking command of b outside
 // a transaction (BLPOP, XREAD … BLOCK, …; WAIT and WAITAOF aside), or "".
@@ -288,9 +298,6 @@ func blockingIn(b []byte) string {
 	return name
 }
 
-func isScriptLoad(a *argv) bool {
-	return a.len() == 3 && strings.EqualFold(string(a.arg(0)), "script") && strings.EqualFold(string(a.arg(1)), "load")
-}
 
 // dispatch sends the submission's parts, one per primary.
 func (s *sub) dispatch() error {
