@@ -298,7 +298,6 @@ func blockingIn(b []byte) string {
 	return name
 }
 
-
 // dispatch sends the submission's parts, one per primary.
 func (s *sub) dispatch() error {
 	n0, err := s.cl.target(s.ctx, s.slots[0])
