@@ -184,15 +184,15 @@ func (s *sub) plan() error {
 		if info != nil {
 			kind = info.Kind
 		}
-		if info == infoScriptLoad && a.len() == 3 {
+		if info != nil && info.Name == "script|load" && a.len() == 3 {
 			s.cl.RegisterScript(sha1Hex(a.arg(2)), string(a.arg(2)))
 		}
 		if s.n == 1 {
 			s.info = info
 		}
 		name := a.arg(0)
-		wait := info != nil && (info == infoWait || info == infoWaitAOF)
-		if s.n > 1 && info != nil && info.Policy() == cmds.AllShards && !wait && info != infoPing {
+		wait := info != nil && (info.Name == "wait" || info.Name == "waitaof")
+		if s.n > 1 && info != nil && info.Policy() == cmds.AllShards && !wait && info.Name != "ping" {
 			return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonEveryShard}
 		}
 		switch {
@@ -266,17 +266,6 @@ func (s *sub) spanOf(i int) (txSpan, bool) {
 	}
 	return txSpan{}, false
 }
-
-// The entries plan tells apart: WAIT and WAITAOF count the replicas (or
-// fsyncs) that acknowledged the connection's earlier writes; PING goes
-// anywhere in a batch though its tips ask for every shard; SCRIPT LOAD
-// registers its script.
-var (
-	infoWait       = cmds.Lookup("wait")
-	infoWaitAOF    = cmds.Lookup("waitaof")
-	infoPing       = cmds.Lookup("ping")
-	infoScriptLoad = cmds.Lookup("script|load")
-)
 
 // blockingIn returns the name of the first blocking command of b outside
 // a transaction (BLPOP, XREAD … BLOCK, …; WAIT and WAITAOF aside), or "".

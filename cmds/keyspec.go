@@ -182,7 +182,7 @@ func findKeyword(args [][]byte, kw string, from int) int {
 		if i >= argc || i < 1 {
 			break
 		}
-		if equalFold(args[i], kw) {
+		if keywordIs(args[i], kw) {
 			return i + 1
 		}
 		if start <= end {
@@ -206,11 +206,11 @@ func sortKeys(args [][]byte, dst []int32) []int32 {
 	store := -1
 	for i := 2; i < len(args); i++ {
 		switch {
-		case equalFold(args[i], "LIMIT"):
+		case keywordIs(args[i], "LIMIT"):
 			i += 2
-		case equalFold(args[i], "GET"), equalFold(args[i], "BY"):
+		case keywordIs(args[i], "GET"), keywordIs(args[i], "BY"):
 			i++
-		case equalFold(args[i], "STORE") && i+1 < len(args):
+		case keywordIs(args[i], "STORE") && i+1 < len(args):
 			store = i + 1
 		}
 	}
@@ -227,7 +227,7 @@ func migrateKeys(args [][]byte, dst []int32) []int32 {
 	argc := len(args)
 	first, num := 3, 1
 	for i := 6; i < argc; i++ {
-		if equalFold(args[i], "KEYS") {
+		if keywordIs(args[i], "KEYS") {
 			if len(args[3]) > 0 {
 				return dst // the servers' syntax error: both a key and KEYS
 			}
@@ -235,9 +235,9 @@ func migrateKeys(args [][]byte, dst []int32) []int32 {
 			break
 		}
 		switch {
-		case equalFold(args[i], "AUTH"):
+		case keywordIs(args[i], "AUTH"):
 			i++
-		case equalFold(args[i], "AUTH2"):
+		case keywordIs(args[i], "AUTH2"):
 			i += 2
 		}
 	}
@@ -249,7 +249,7 @@ func migrateKeys(args [][]byte, dst []int32) []int32 {
 
 // equalFold reports whether b is s, ASCII letters of either case (s is
 // upper case or not a letter).
-func equalFold(b []byte, s string) bool {
+func keywordIs(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
