@@ -9,7 +9,11 @@
 // subcommand, each with typed arguments, its kind (COMMAND INFO flags and
 // our own list of commands that change the reply model) and its key
 // positions (the arguments the docs mark as keys, which are the key specs'
-// keys; the tests check them against COMMAND GETKEYS). The reply shapes
+// keys; the tests check them against COMMAND GETKEYS). Each Info also
+// carries the key specs themselves, as data (keyspecs.go), for commands
+// given as raw arguments, and the request/response policy from the tips
+// (the two servers' tips merged, and a list of our own for the admin
+// commands Redis 7.0 leaves untagged: tables.go). The reply shapes
 // are our own table (replies.go), read from the reply schemas of the
 // Valkey source.
 package main
