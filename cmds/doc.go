@@ -72,9 +72,10 @@
 // tags all_shards or all_nodes goes to every primary (Valkey 8.0 tags
 // ACL SETUSER, CLIENT SETNAME, CONFIG REWRITE; Redis 7.0 does not), and
 // the response policy is the newest server's that gives one (LATENCY
-// RESET sums, as Valkey says). A few node-wide admin commands Redis 7.0
-// leaves untagged (CONFIG SET, CONFIG RESETSTAT, FLUSHALL, FUNCTION
-// LOAD, …) are AllShards by cmdgen's own list.
+// RESET sums, as Valkey says). The node-wide admin commands (CONFIG SET,
+// CONFIG RESETSTAT, FLUSHALL, FUNCTION LOAD, …) are AllShards also by
+// cmdgen's own list, for a server that leaves them untagged (Redis 7.0
+// does CONFIG RESETSTAT).
 //
 // A Builder reuses its memory: once it has grown, building a command
 // allocates nothing. A Command views that memory and is valid until the

@@ -191,11 +191,13 @@ var nameFixes = map[string]string{
 }
 
 // everyShard are the node-wide admin commands a cluster sends to every
-// primary though a server's table gives them no request policy (Redis
-// 7.0 tags SCRIPT FLUSH but not CONFIG RESETSTAT, for one; Valkey 8.0
-// tags more of them). The cluster router read this list at run time
-// once; it is a fact of the command, so it is computed here, at build:
-// each gets AllShards with the first reply (their replies are OK).
+// primary though a server's table may give them no request policy: Redis
+// 7.0 leaves CONFIG RESETSTAT and CONFIG REWRITE untagged (Valkey 8.0 tags
+// them all_nodes). The cluster router applied this list to the table it
+// read at connect; it is a fact of the command, so it is applied here, at
+// build: each gets AllShards with the first reply where no table tags it.
+// With both servers' tips merged (policyOf) no command of these tables
+// needs it; it stays the floor for a table that tags fewer.
 var everyShard = []string{
 	"config|resetstat", "config|set", "config|rewrite", "script|flush",
 	"flushall", "flushdb", "function|load", "function|delete", "function|flush", "function|restore",
