@@ -56,6 +56,10 @@
 // which a connection refuses; an option given without the option it
 // belongs to (XADD's TrimLimit without Trim) an Err matching ErrAlone.
 //
+// A Builder reuses its memory: once it has grown, building a command
+// allocates nothing. A Command views that memory and is valid until the
+// Builder starts the next command.
+//
 // # Key specs and policies
 //
 // Each Info carries, from the servers' COMMAND INFO, the command's key
@@ -76,10 +80,6 @@
 // CONFIG RESETSTAT, FLUSHALL, FUNCTION LOAD, …) are AllShards also by
 // cmdgen's own list, for a server that leaves them untagged (Redis 7.0
 // does CONFIG RESETSTAT).
-//
-// A Builder reuses its memory: once it has grown, building a command
-// allocates nothing. A Command views that memory and is valid until the
-// Builder starts the next command.
 //
 // # Replies
 //
