@@ -12,17 +12,20 @@ var errMalformed = errors.New("cluster: malformed command")
 // argv is one encoded command split into its arguments, without
 // copying: the arguments view the submission's bytes.
 type argv struct {
-	args [][]byte // reused: parse appends to args[:0]
+	args [][]byte // reused: parse fills args[:n]
 }
 
 // parse splits the command at the start of b and returns its length.
 func (a *argv) parse(b []byte) (int, error) {
-	args := a.args[:0]
 	n, i, ok := readHeader(b, 0, '*')
-	if !ok || n == 0 {
+	if !ok || n == 0 || n > len(b)/4 { // each argument takes 4 bytes at least
 		return 0, errMalformed
 	}
-	for ; n > 0; n-- {
+	if cap(a.args) < n {
+		a.args = make([][]byte, n)
+	}
+	args := a.args[:n]
+	for k := range args {
 		if i >= len(b) || b[i] != '$' {
 			return 0, errMalformed
 		}
@@ -41,7 +44,7 @@ func (a *argv) parse(b []byte) (int, error) {
 			return 0, errMalformed
 		}
 		i += 2
-		args = append(args, b[i:i+l:i+l])
+		args[k] = b[i : i+l : i+l]
 		i += l + 2
 	}
 	a.args = args
