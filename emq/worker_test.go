@@ -78,7 +78,7 @@ func TestBackoff(t *testing.T) {
 	c, _ := WorkerConfig{BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second}.withDefaults()
 	for attempt, want := range map[int64]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 80: time.Second} {
 		for range 50 {
-			if d := c.backoff(attempt, nil); d < want/2 || d > want {
+			if d := c.defaultBackoff(attempt); d < want/2 || d > want {
 				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", attempt, d, want/2, want)
 			}
 		}
