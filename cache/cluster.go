@@ -283,6 +283,71 @@ func (cc *ClusterCache) GetInto(ctx context.Context, dst []byte, key string, ttl
 	}
 }
 
+// MGet is Cache.MGet across the cluster: the keys are grouped by the
+// node of their slot, each node's group read through its Cache (its
+// misses pipelined) at the same time as the others, and values[i] is the
+// value of keys[i], nil when the key does not exist. A group answered
+// MOVED, or whose node is unreachable or was closed by a refresh, is read
+// again after the slot map is refreshed (reads are safe to repeat), at
+// most maxRedirects times; any other error fails the call.
+func (cc *ClusterCache) MGet(ctx context.Context, ttl time.Duration, keys ...string) ([][]byte, error) {
+	if ttl <= 0 {
+		return nil, ErrTTL
+	}
+	out := make([][]byte, len(keys))
+	todo := make([]int, len(keys))
+	for i := range todo {
+		todo[i] = i
+	}
+	for try := 0; len(todo) > 0; try++ {
+		seq0 := cc.seq.Load()
+		groups := map[*Cache][]int{}
+		for _, i := range todo {
+			c, err := cc.node(keys[i])
+			if err != nil {
+				return nil, err
+			}
+			groups[c] = append(groups[c], i)
+		}
+		type result struct {
+			idx  []int
+			vals [][]byte
+			err  error
+		}
+		results := make(chan result, len(groups))
+		for c, idx := range groups {
+			go func() {
+				ks := make([]string, len(idx))
+				for j, i := range idx {
+					ks[j] = keys[i]
+				}
+				vals, err := c.MGet(ctx, ttl, ks...)
+				results <- result{idx, vals, err}
+			}()
+		}
+		var again []int
+		var firstErr error
+		for range groups {
+			r := <-results
+			switch {
+			case r.err == nil:
+				for j, i := range r.idx {
+					out[i] = r.vals[j]
+				}
+			case firstErr == nil && try < maxRedirects && cc.redirected(ctx, seq0, r.err):
+				again = append(again, r.idx...)
+			case firstErr == nil:
+				firstErr = r.err
+			}
+		}
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		todo = again
+	}
+	return out, nil
+}
+
 // DoCached is Cache.DoCached on the node of the key's slot (args[1]).
 func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func(resp.Value) error, args ...string) error {
 	if len(args) < 2 {

@@ -78,6 +78,35 @@ func TestCluster(t *testing.T) {
 		if v := get("k1"); v != "other" {
 			t.Fatalf("k1 = %s after another client's write", v)
 		}
+		// MGet: the keys of every node, in order, from memory where they
+		// are kept; then another client's write is seen through it.
+		keys := make([]string, 30)
+		want := make([]string, 30)
+		for i := range keys {
+			keys[i], want[i] = "k"+strconv.Itoa(i), "v"+strconv.Itoa(i)
+		}
+		want[1] = "other"
+		hits := cc.Stats().Hits
+		vals, err := cc.MGet(ctx, time.Hour, keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mgetText(vals); got != strings.Join(want, " ") {
+			t.Fatalf("MGet = %s", got)
+		}
+		if s := cc.Stats(); s.Hits != hits+30 {
+			t.Fatalf("%+v: MGet of 30 kept keys was not served from memory (hits before %d)", s, hits)
+		}
+		must(t, owner(t, cl, "k7"), "SET", "k7", "changed")
+		if err := cc.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if vals, err = cc.MGet(ctx, time.Hour, "k7", "k8"); err != nil || mgetText(vals) != "changed v8" {
+			t.Fatalf("MGet after another client's write = %s, %v", mgetText(vals), err)
+		}
+		if _, err := cc.MGet(ctx, 0, "k7"); !errors.Is(err, cache.ErrTTL) {
+			t.Fatalf("MGet with no TTL: %v", err)
+		}
 		// A missing key is not kept.
 		before := cc.Stats().Misses
 		get("missing")
@@ -119,6 +148,15 @@ func TestCluster(t *testing.T) {
 		if err := cc.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// MGet across the nodes, k1 among them: its group is answered
+		// MOVED by a, and read again at b.
+		vals, err = cc.MGet(ctx, time.Hour, "k0", "k1", "missing", "k2", "k3")
+		if err != nil {
+			t.Fatalf("MGet after the slot moved: %v", err)
+		}
+		if got := mgetText(vals); got != "v0 on-b <nil> v2 v3" {
+			t.Fatalf("MGet after the slot moved = %s", got)
+		}
 		if v := get("k1"); v != "on-b" {
 			t.Fatalf("k1 = %s after its slot moved", v)
 		}
@@ -135,6 +173,19 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("TTL: %v", err)
 		}
 	})
+}
+
+// mgetText renders MGet's values, <nil> for a missing key.
+func mgetText(vals [][]byte) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		if v == nil {
+			parts[i] = "<nil>"
+		} else {
+			parts[i] = string(v)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // splitLines splits servertest's rendering of an array.
