@@ -277,3 +277,22 @@ func TestScoresDifferential(t *testing.T) {
 		}
 	}
 }
+
+// An Entry keeps its fields in order, repeats included; Value finds the
+// first, Map keeps the last, and an entry without fields (deleted while
+// pending) has a nil Map.
+func TestEntryValueAndMap(t *testing.T) {
+	e := Entry{ID: "1-1", Fields: []FieldValue{{Field: "a", Value: "1"}, {Field: "b", Value: "2"}, {Field: "a", Value: "3"}}}
+	if v, ok := e.Value("a"); !ok || v != "1" {
+		t.Fatalf("Value(a) = %q, %t", v, ok)
+	}
+	if v, ok := e.Value("c"); ok || v != "" {
+		t.Fatalf("Value(c) = %q, %t", v, ok)
+	}
+	if m := e.Map(); len(m) != 2 || m["a"] != "3" || m["b"] != "2" {
+		t.Fatalf("Map = %v", m)
+	}
+	if m := (Entry{ID: "1-2"}).Map(); m != nil {
+		t.Fatalf("Map of an entry without fields = %v", m)
+	}
+}

@@ -109,8 +109,10 @@ func ExampleXReadGroup() {
 	}
 	for _, st := range streams {
 		for _, e := range st.Entries {
-			fmt.Println(st.Stream, e.Values["sku"], e.Values["qty"])
-			n, _ := kv.XAck(ctx, cl, st.Stream, "billing", e.ID)
+			sku, _ := e.Value("sku")
+			qty, _ := e.Value("qty")
+			fmt.Println(st.Key, sku, qty)
+			n, _ := kv.XAck(ctx, cl, st.Key, "billing", e.ID)
 			fmt.Println("acked:", n)
 		}
 	}
