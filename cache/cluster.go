@@ -371,20 +371,36 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 // Do is Cache.Do on the node of key's slot: the command's key is key
 // (read your writes as Cache.Do). A MOVED answer is followed, and so are
 // ErrNotConnected and ErrClosed of a node's Cache (the command was not
-// sent); an error after sending is
-// returned, since the command may have run. During a slot migration a
-// key already moved is answered ASK, and Do returns that error.
+// sent); an error after sending is returned, since the command may have
+// run. During a slot migration a key already moved is answered ASK (the
+// command did not run): Do sends it again to the importing node, after
+// ASKING on the same connection, when that node is a primary the
+// ClusterCache knows.
 func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (resp.Value, error) {
+	var asked *Cache
 	for i := 0; ; i++ {
 		seq0 := cc.seq.Load()
-		c, err := cc.node(key)
-		if err != nil {
-			return resp.Value{}, err
+		c := asked
+		if c == nil {
+			var err error
+			if c, err = cc.node(key); err != nil {
+				return resp.Value{}, err
+			}
 		}
-		v, err := c.Do(ctx, args...)
+		var v resp.Value
+		err := c.doFunc(ctx, resp.Command(nil, args...), func(r resp.Value) error {
+			v = r.Clone()
+			return nil
+		}, asked != nil)
+		asked = nil
 		var se *resp.ServerError
-		// Only MOVED and a refusal before sending are safe to repeat: a
-		// write that broke its connection may have run.
+		if i < maxRedirects && errors.As(err, &se) && se.Code() == "ASK" {
+			if asked = cc.askTarget(se); asked != nil {
+				continue
+			}
+		}
+		// Only MOVED, ASK and a refusal before sending are safe to
+		// repeat: a write that broke its connection may have run.
 		if i < maxRedirects && (errors.As(err, &se) && se.Code() == "MOVED" ||
 			errors.Is(err, ErrNotConnected) || errors.Is(err, ErrClosed)) &&
 			cc.redirected(ctx, seq0, err) {
@@ -392,6 +408,21 @@ func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (res
 		}
 		return v, err
 	}
+}
+
+// askTarget returns the Cache of the node an ASK error names ("ASK
+// <slot> <host:port>"), or nil when the ClusterCache has none there.
+func (cc *ClusterCache) askTarget(se *resp.ServerError) *Cache {
+	f := strings.Fields(se.Error())
+	if len(f) != 3 {
+		return nil
+	}
+	cc.mu.RLock()
+	defer cc.mu.RUnlock()
+	if cc.closed {
+		return nil
+	}
+	return cc.nodes[f[2]]
 }
 
 // Sync is Cache.Sync on every node.

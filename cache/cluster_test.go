@@ -281,3 +281,64 @@ func waitReplicated(t *testing.T, primary, replica *servertest.Server) {
 	want := field(primary, "master_repl_offset")
 	waitFor(t, "replication", func() bool { return field(replica, "slave_repl_offset") >= want })
 }
+
+// A write to a key of a slot half-moved: the old owner answers ASK for a
+// key it no longer has (the command did not run), and Do sends it to the
+// importing node after ASKING, on that node's tracked connection; the
+// value is there once the move is done, and a read through the cache
+// sees it.
+func TestClusterDoFollowsAsk(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		cl, err := servertest.StartCluster(2, 0, servertest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Stop)
+		o := cache.ClusterOptions{Addrs: cl.Addrs()[:1], RefreshInterval: time.Hour}
+		o.Protocol = proto
+		cc, err := cache.NewCluster(testCtx(t), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cc.Close() })
+		ctx := testCtx(t)
+		a, b := cl.Primaries[0], cl.Primaries[1]
+		// Two keys of one slot on a: {t}stay stays there, {t}gone moves.
+		var tag string
+		for i := 0; ; i++ {
+			tag = "{t" + strconv.Itoa(i) + "}"
+			if owner(t, cl, tag) == a {
+				break
+			}
+		}
+		stay, gone := tag+"stay", tag+"gone"
+		must(t, a, "SET", stay, "0")
+		must(t, a, "SET", gone, "0")
+		sl := must(t, a, "CLUSTER", "KEYSLOT", tag)
+		must(t, b, "CLUSTER", "SETSLOT", sl, "IMPORTING", cl.IDs[a.Addr])
+		must(t, a, "CLUSTER", "SETSLOT", sl, "MIGRATING", cl.IDs[b.Addr])
+		host, port, _ := net.SplitHostPort(b.Addr)
+		must(t, a, "MIGRATE", host, port, gone, "0", "5000")
+
+		if _, err := cc.Do(ctx, gone, "SET", gone, "written-at-b"); err != nil {
+			t.Fatalf("SET of a key moved during the migration: %v", err)
+		}
+		if _, err := cc.Do(ctx, stay, "SET", stay, "written-at-a"); err != nil {
+			t.Fatalf("SET of a key not moved yet: %v", err)
+		}
+		must(t, a, "MIGRATE", host, port, stay, "0", "5000")
+		for _, s := range append([]*servertest.Server{b, a}, cl.Primaries...) {
+			must(t, s, "CLUSTER", "SETSLOT", sl, "NODE", cl.IDs[b.Addr])
+		}
+		for k, want := range map[string]string{gone: "written-at-b", stay: "written-at-a"} {
+			if got := must(t, b, "GET", k); got != want {
+				t.Fatalf("%s = %q at the new owner, want %q", k, got, want)
+			}
+			v, ok, err := cc.GetInto(ctx, nil, k, time.Hour)
+			if err != nil || !ok || string(v) != want {
+				t.Fatalf("read of %s through the cache = %q, %t, %v", k, v, ok, err)
+			}
+		}
+	})
+}
