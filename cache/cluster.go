@@ -276,11 +276,50 @@ func (cc *ClusterCache) GetInto(ctx context.Context, dst []byte, key string, ttl
 			return dst, false, err
 		}
 		v, ok, err := c.GetInto(ctx, dst, key, ttl)
-		if err != nil && i < maxRedirects && cc.redirected(ctx, seq0, err) {
-			continue
+		if err != nil {
+			found := false
+			read := func(r resp.Value) error {
+				switch {
+				case r.IsNull():
+				case r.Type == resp.BulkString:
+					v, found = append(dst, r.Str...), true
+				default:
+					return &resp.TypeError{Want: "bulk string", Got: r.Type}
+				}
+				return nil
+			}
+			if asked, aerr := cc.askedRead(ctx, err, resp.Command(nil, "GET", key), read); asked {
+				return v, found, aerr
+			}
+			if i < maxRedirects && cc.redirected(ctx, seq0, err) {
+				continue
+			}
 		}
 		return v, ok, err
 	}
+}
+
+// askedRead reads, when err is an ASK answer (the key's slot is being
+// moved and the key is already at the importing node), from the
+// importing node after ASKING, without keeping the reply: that node
+// serves the slot only to commands sent after ASKING until the move is
+// done, and a later read goes through its cache once MOVED says so.
+// asked is false when err is not ASK or names no node the ClusterCache
+// knows.
+func (cc *ClusterCache) askedRead(ctx context.Context, err error, cmd resp.Cmd, fn func(resp.Value) error) (asked bool, _ error) {
+	var se *resp.ServerError
+	if !errors.As(err, &se) || se.Code() != "ASK" {
+		return false, err
+	}
+	t := cc.askTarget(se)
+	if t == nil {
+		return false, err
+	}
+	s, err := t.session()
+	if err != nil {
+		return true, err
+	}
+	return true, askingDo(ctx, s.c, cmd, fn)
 }
 
 // MGet is Cache.MGet across the cluster: the keys are grouped by the
@@ -334,6 +373,22 @@ func (cc *ClusterCache) MGet(ctx context.Context, ttl time.Duration, keys ...str
 				for j, i := range r.idx {
 					out[i] = r.vals[j]
 				}
+			case firstErr == nil && isAsk(r.err):
+				// Some key of the group is at its slot's importing node:
+				// read the group's keys one by one, each following its
+				// own redirection.
+				for _, i := range r.idx {
+					v, ok, err := cc.GetInto(ctx, nil, keys[i], ttl)
+					switch {
+					case err != nil:
+						firstErr = err
+					case ok:
+						out[i] = v
+					}
+					if err != nil {
+						break
+					}
+				}
 			case firstErr == nil && try < maxRedirects && cc.redirected(ctx, seq0, r.err):
 				again = append(again, r.idx...)
 			case firstErr == nil:
@@ -361,8 +416,13 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 			return err
 		}
 		err = c.DoCached(ctx, ttl, fn, args...)
-		if err != nil && i < maxRedirects && cc.redirected(ctx, seq0, err) {
-			continue
+		if err != nil {
+			if asked, aerr := cc.askedRead(ctx, err, resp.Command(nil, args...), fn); asked {
+				return aerr
+			}
+			if i < maxRedirects && cc.redirected(ctx, seq0, err) {
+				continue
+			}
 		}
 		return err
 	}
@@ -408,6 +468,12 @@ func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (res
 		}
 		return v, err
 	}
+}
+
+// isAsk reports whether err is an ASK answer.
+func isAsk(err error) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && se.Code() == "ASK"
 }
 
 // askTarget returns the Cache of the node an ASK error names ("ASK

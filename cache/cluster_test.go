@@ -284,9 +284,10 @@ func waitReplicated(t *testing.T, primary, replica *servertest.Server) {
 
 // A write to a key of a slot half-moved: the old owner answers ASK for a
 // key it no longer has (the command did not run), and Do sends it to the
-// importing node after ASKING, on that node's tracked connection; the
-// value is there once the move is done, and a read through the cache
-// sees it.
+// importing node after ASKING, on that node's tracked connection; reads
+// of such a key (GetInto, DoCached, MGet) are answered there too, not
+// kept; the value is there once the move is done, and a read through the
+// cache sees it.
 func TestClusterDoFollowsAsk(t *testing.T) {
 	protocols(t, func(t *testing.T, proto int) {
 		servertest.Need(t, srv)
@@ -326,6 +327,22 @@ func TestClusterDoFollowsAsk(t *testing.T) {
 		}
 		if _, err := cc.Do(ctx, stay, "SET", stay, "written-at-a"); err != nil {
 			t.Fatalf("SET of a key not moved yet: %v", err)
+		}
+		// Reads of the half-moved slot: the key already at b is read
+		// there after ASKING (not kept), the other from a.
+		if v, ok, err := cc.GetInto(ctx, nil, gone, time.Hour); err != nil || !ok || string(v) != "written-at-b" {
+			t.Fatalf("read of a key moved during the migration = %q, %t, %v", v, ok, err)
+		}
+		if v, ok, err := cc.GetInto(ctx, nil, tag+"never", time.Hour); err != nil || ok {
+			t.Fatalf("read of a missing key during the migration = %q, %t, %v", v, ok, err)
+		}
+		var n int64
+		if err := cc.DoCached(ctx, time.Hour, func(v resp.Value) error { n = v.Int; return nil }, "STRLEN", gone); err != nil || n != int64(len("written-at-b")) {
+			t.Fatalf("STRLEN of a key moved during the migration = %d, %v", n, err)
+		}
+		vals, err := cc.MGet(ctx, time.Hour, stay, gone, tag+"never")
+		if err != nil || mgetText(vals) != "written-at-a written-at-b <nil>" {
+			t.Fatalf("MGet during the migration = %s, %v", mgetText(vals), err)
 		}
 		must(t, a, "MIGRATE", host, port, stay, "0", "5000")
 		for _, s := range append([]*servertest.Server{b, a}, cl.Primaries...) {
