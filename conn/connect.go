@@ -14,11 +14,11 @@ func Connect(ctx context.Context, url string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewClient(ctx, ClientOptions{Options: opts})
+	return NewClient(ctx, opts)
 }
 
 // Options returns the connection options the Client dials with, for
 // another connection to the same server with the same credentials (a
 // pubsub.Subscription, say). They hold the password: they print with it
 // redacted, but do not log their fields one by one.
-func (cl *Client) Options() Options { return cl.opts.Options }
+func (cl *Client) Options() Options { return cl.opts }

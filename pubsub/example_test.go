@@ -27,7 +27,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
