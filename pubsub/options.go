@@ -20,9 +20,12 @@ type Options struct {
 	// subscription is reading (default 10 s; negative disables the
 	// health check). MinBackoff and MaxBackoff bound the redial backoff
 	// after a fault, which doubles after each failed attempt, with full
-	// jitter (defaults 50 ms and 5 s). MaxPending, OnPush and
-	// BlockingConns do not apply; nor, yet, Observer and Hooks (PUBLISH
-	// goes through a conn.Sender, whose hooks see it).
+	// jitter (defaults 50 ms and 5 s). Hooks and Observer see the
+	// subscription's own commands ((P/S)SUBSCRIBE, (P/S)UNSUBSCRIBE and
+	// the health check's PING, as conn.Hook describes; not the
+	// handshake, nor messages, which Stats counts); PUBLISH goes through
+	// a conn.Sender, whose hooks see it. MaxPending, OnPush and
+	// BlockingConns do not apply.
 	conn.Options
 	// Buffer is how many messages wait for the consumer (Receive,
 	// Messages). When it is full the subscription stops reading its

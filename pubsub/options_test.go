@@ -33,8 +33,8 @@ func TestDialConfigCoversOptions(t *testing.T) {
 		"MaxPending":     "does not apply: a subscription sends few commands",
 		"BlockingConns":  "does not apply: a subscription blocks nothing",
 		"OnPush":         "does not apply: pushes are the messages",
-		"Observer":       "not yet: a subscription's own commands are (un)subscribes; PUBLISH goes through a conn.Sender, whose Observer sees it",
-		"Hooks":          "not yet, as Observer: PUBLISH goes through a conn.Sender, whose hooks see it",
+		"Observer":       "the subscription's own commands (hooks.go)",
+		"Hooks":          "the subscription's own commands (hooks.go)",
 	}
 	typ := reflect.TypeFor[conn.Options]()
 	for i := range typ.NumField() {
