@@ -13,19 +13,6 @@ import (
 	"github.com/echomq/echomq-go/internal/wire"
 )
 
-// ClientOptions configure a Client: the connection's Options plus how it
-// redials and how many dedicated connections blocking commands may use.
-type ClientOptions struct {
-	Options
-	// MinBackoff and MaxBackoff bound the redial backoff, which doubles
-	// after each failed attempt with full jitter. Defaults 50 ms and 5 s.
-	MinBackoff, MaxBackoff time.Duration
-	// BlockingConns is the most dedicated connections, lent to blocking
-	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, …) and to
-	// Dedicated. Default 4.
-	BlockingConns int
-}
-
 // Client owns a pipelining connection and replaces it after a fault.
 //
 // Calls made while there is no healthy connection (from a fault until a
@@ -45,7 +32,7 @@ type ClientOptions struct {
 // timeout they are refused. Dedicated lends a connection for WATCH and
 // transactions sent over several calls.
 type Client struct {
-	opts  ClientOptions
+	opts  Options  // MinBackoff, MaxBackoff and BlockingConns defaulted
 	hooks *hookSet // nil without Options.Hooks and Observer
 
 	mu      sync.Mutex
@@ -68,7 +55,9 @@ type Client struct {
 
 // NewClient dials the first connection (so a wrong address or password
 // is reported at once) and starts the supervisor that redials after faults.
-func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
+// Every field of opts applies, MinBackoff, MaxBackoff and BlockingConns
+// among them.
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.MinBackoff <= 0 {
 		opts.MinBackoff = 50 * time.Millisecond
 	}
@@ -78,13 +67,13 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 	if opts.BlockingConns <= 0 {
 		opts.BlockingConns = 4
 	}
-	c, err := Dial(ctx, opts.Options)
+	c, err := Dial(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	cl := &Client{
 		opts:     opts,
-		hooks:    newHookSet(opts.Options),
+		hooks:    newHookSet(opts),
 		cur:      c,
 		changed:  make(chan struct{}),
 		slots:    make(chan struct{}, opts.BlockingConns),
@@ -265,7 +254,7 @@ func (cl *Client) redial() *Conn {
 			return nil
 		case <-time.After(wait):
 		}
-		c, err := Dial(cl.life, cl.opts.Options)
+		c, err := Dial(cl.life, cl.opts)
 		if err == nil {
 			cl.mu.Lock()
 			if cl.closed {
@@ -387,7 +376,7 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 	}
 	cl.mu.Unlock()
 	// The liveness check allows for each blocking command's own timeout.
-	c, err := Dial(ctx, cl.opts.Options)
+	c, err := Dial(ctx, cl.opts)
 	if err == nil && c.id == 0 {
 		// RESP2: HELLO did not tell the connection's CLIENT ID, which
 		// stopBlocked needs. Only a server that refuses CLIENT ID gets a
@@ -632,7 +621,7 @@ func (cl *Client) unblock(ctx context.Context, id int64) (int64, error) {
 			return n, err
 		}
 	}
-	c, err := Dial(ctx, cl.opts.Options)
+	c, err := Dial(ctx, cl.opts)
 	if err != nil {
 		return 0, err
 	}

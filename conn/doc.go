@@ -6,7 +6,7 @@
 // Most programs want a Client: it dials, redials after a fault, and
 // gives blocking commands a connection of their own.
 //
-//	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: "127.0.0.1:6379"}})
+//	cl, err := conn.NewClient(ctx, conn.Options{Addr: "127.0.0.1:6379"})
 //	// or: opts, err := conn.ParseURL("redis://:password@127.0.0.1:6379/0")
 //	defer cl.Close()
 //

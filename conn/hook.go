@@ -11,7 +11,9 @@ import (
 
 // Hook wraps every command and every pipeline a connection or Client
 // sends, for logging, metrics and tracing. Set them in Options.Hooks; a
-// Client passes them to its connections. Each field may be nil.
+// Client passes them to its connections (and a pubsub.Subscription given
+// the same Options runs them for its own commands). Each field may be
+// nil.
 //
 // A submission of one command (Do, DoFunc, a typed command, a Stream
 // flush of one) is a command: BeforeCommand as it is queued, AfterCommand

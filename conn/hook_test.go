@@ -212,9 +212,9 @@ func TestHooksClientResendOnce(t *testing.T) {
 	ctx := testCtx(t)
 	rec := &hookRecorder{}
 	obs := &recorder{}
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{
+	cl, err := conn.NewClient(ctx, conn.Options{
 		Addr: s.Addr, ClientName: "hook-victim", Hooks: []conn.Hook{rec.hook()}, Observer: obs,
-	}})
+	})
 	require.NoError(t, err)
 	defer cl.Close()
 	got, err := echo(ctx, cl, "before")

@@ -428,7 +428,7 @@ func TestWorkerPromotesDelayed(t *testing.T) {
 func TestWorkerOverClientSurvivesRestart(t *testing.T) {
 	fresh(t, "restart")
 	ctx := tctx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // a TTL, count the hits.
 func Example() {
 	ctx := context.Background()
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func Example() {
 // newExampleClient connects to the package's server.
 func newExampleClient() (*conn.Client, context.Context) {
 	ctx := context.Background()
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -25,6 +26,7 @@ type Batch struct {
 	done    bool  // the replies of the last Exec are there
 	execErr error // why the last Exec has no replies
 	gen     uint32
+	cb      *cmds.Builder // Builder's (builder.go), made on first use
 }
 
 // ErrIncompleteCommand is matched by the error of Exec when a command
