@@ -78,7 +78,7 @@ func (c Cmd) Err() error {
 // Its methods take and return the builder by value, so a chain needs no
 // variable.
 type CmdBuilder struct {
-	b       []byte
+	b    []byte
 	want int // arguments announced
 	got  int // arguments given
 }
