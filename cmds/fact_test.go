@@ -181,3 +181,26 @@ func TestCommandFact(t *testing.T) {
 }
 
 var sinkFact Fact
+
+// BenchmarkInspect: the inspector's cost per command given as arguments.
+func BenchmarkInspect(b *testing.B) {
+	cmds := [][][]byte{
+		bytesArgs([]string{"PING"}), bytesArgs([]string{"SET", "key:1", "value"}),
+		bytesArgs([]string{"get", "key:1"}), bytesArgs([]string{"EVALSHA", "0123456789012345678901234567890123456789", "1", "k", "a"}),
+	}
+	keys := make([]Span, 0, 16)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		sinkFact, keys = Inspect(cmds[i%len(cmds)], keys[:0])
+	}
+}
+
+// BenchmarkFact: a builder's Fact, per command.
+func BenchmarkFact(b *testing.B) {
+	var bd Builder
+	c := bd.Incr("n").Build()
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkFact = c.Fact()
+	}
+}
