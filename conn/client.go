@@ -164,18 +164,14 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // The hooks (Options.Hooks, Observer) see each submission once, here,
 // whichever connection takes it.
 func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
-	if cmds.Facts == nil {
-		// Facts unknown: read from the bytes once, here.
-		var l *wire.Facts
-		var err error
-		if cmds, l, err = wire.Known(cmds); err != nil {
-			return err
-		}
-		err = cl.sendHooked(ctx, cmds, h)
-		wire.Release(l)
+	// Facts unknown: read from the bytes once, here; given: checked.
+	cmds, l, err := wire.Known(cmds)
+	if err != nil {
 		return err
 	}
-	return cl.sendHooked(ctx, cmds, h)
+	err = cl.sendHooked(ctx, cmds, h)
+	wire.Release(l)
+	return err
 }
 
 // sendHooked is Send, with the facts known.

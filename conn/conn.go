@@ -252,23 +252,6 @@ func (c *Conn) Err() error {
 // reader goroutine. cmds.B is copied. When Send returns an error, h is
 // never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
-	if cmds.Facts == nil {
-		return c.sendUnknown(ctx, cmds, h)
-	}
-	if c.hooks != nil {
-		return c.sendHooked(ctx, cmds, h)
-	}
-	return c.send(ctx, cmds, h)
-}
-
-// ErrMalformed is matched (errors.Is) by the error of a submission given
-// without its facts whose bytes are not N whole commands (arrays of bulk
-// strings). Nothing is sent.
-var ErrMalformed = wire.ErrMalformed
-
-// sendUnknown is Send for a submission without its facts: they are read
-// from its bytes, once, for the time of the call.
-func (c *Conn) sendUnknown(ctx context.Context, cmds Cmds, h Handler) error {
 	cmds, l, err := wire.Known(cmds)
 	if err != nil {
 		return err
@@ -281,6 +264,12 @@ func (c *Conn) sendUnknown(ctx context.Context, cmds Cmds, h Handler) error {
 	wire.Release(l)
 	return err
 }
+
+// ErrMalformed is matched (errors.Is) by the error of a submission whose
+// bytes are not N whole commands (arrays of bulk strings), read when it
+// came without its facts, or whose Facts do not describe its bytes (not
+// one per command, their sizes not adding up to len(B)). Nothing is sent.
+var ErrMalformed = wire.ErrMalformed
 
 // send is Send without the hooks: a Client runs them itself, once per
 // submission, whichever connection takes it.

@@ -155,8 +155,9 @@ func TestRefusedOnEveryPath(t *testing.T) {
 	}
 }
 
-// TestMalformedLiteralCmds: a literal Cmds whose bytes are not N commands
-// is refused with ErrMalformed, and nothing is sent.
+// TestMalformedLiteralCmds: a literal Cmds whose bytes are not N commands,
+// or whose Facts do not describe its bytes, is refused with ErrMalformed,
+// and nothing is sent.
 func TestMalformedLiteralCmds(t *testing.T) {
 	ctx := testCtx(t)
 	c := setup(t, conn.Options{})
@@ -169,6 +170,10 @@ func TestMalformedLiteralCmds(t *testing.T) {
 		{B: []byte("*1\r\n:1\r\n"), N: 1},         // not bulk strings
 		{B: []byte("*0\r\n"), N: 1},               // no arguments
 		{B: []byte("*1\r\n$9999\r\nx\r\n"), N: 1}, // short bulk
+		// Facts that do not describe the bytes.
+		{B: ping, N: 1, Facts: []cmds.Fact{}},
+		{B: ping, N: 1, Facts: []cmds.Fact{{Size: uint32(len(ping)) + 1}}},
+		{B: append(ping, ping...), N: 2, Facts: []cmds.Fact{{Size: uint32(len(ping))}}},
 	} {
 		if err := sendWait(ctx, c, w); !errors.Is(err, conn.ErrMalformed) {
 			t.Errorf("%q N=%d: %v, want ErrMalformed", w.B, w.N, err)

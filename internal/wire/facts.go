@@ -154,8 +154,25 @@ var factsPool = sync.Pool{New: func() any { return new(Facts) }}
 // the facts read from its bytes, the one place where a submission is
 // parsed (one made by a user from raw resp types, or a literal Cmds).
 // Call release when the facts are no longer needed (when Send returns).
+//
+// Facts given are checked against the bytes they describe: one per
+// command, their sizes adding up to len(B); else the error is
+// ErrMalformed.
 func Known(c Cmds) (Cmds, *Facts, error) {
-	if c.Facts != nil || c.N <= 0 {
+	if c.N <= 0 {
+		return c, nil, nil
+	}
+	if c.Facts != nil {
+		if len(c.Facts) != c.N {
+			return c, nil, ErrMalformed
+		}
+		n := 0
+		for i := range c.Facts {
+			n += int(c.Facts[i].Size)
+		}
+		if n != len(c.B) {
+			return c, nil, ErrMalformed
+		}
 		return c, nil, nil
 	}
 	l := factsPool.Get().(*Facts)
