@@ -195,14 +195,3 @@ func Release(l *Facts) {
 	}
 	factsPool.Put(l)
 }
-
-// Each calls fn with each command of c (its facts and its bytes), in
-// order; c must have its facts.
-func Each(c Cmds, fn func(i int, f *cmds.Fact, cmd []byte)) {
-	at := uint32(0)
-	for i := range c.Facts {
-		f := &c.Facts[i]
-		fn(i, f, c.B[at:at+f.Size])
-		at += f.Size
-	}
-}
