@@ -55,31 +55,51 @@ func (f *Fact) Key(cmd []byte, i int) []byte { return f.Keys[i].Of(cmd) }
 // until the Builder starts the next command. A command with an Err has
 // the zero Fact.
 func (c Command) Fact() Fact {
-	if c.Err() != nil {
-		return Fact{}
+	var f Fact
+	c.b.spans2 = c.fill(&f, c.b.spans2[:0])
+	return f
+}
+
+// AppendFact appends the command's Fact to facts and its keys' spans to
+// keys (the Fact's Keys view them), and returns both: Fact without a copy
+// of the keys, for a list of commands that owns its memory (a pipeline's).
+// A command with an Err appends nothing.
+func (c Command) AppendFact(facts []Fact, keys []Span) ([]Fact, []Span) {
+	if c.err != nil || len(c.cmd.Bytes()) == 0 {
+		return facts, keys
 	}
+	facts = append(facts, Fact{})
+	return facts, c.fill(&facts[len(facts)-1], keys)
+}
+
+// fill sets *f to the command's Fact, its keys' spans appended to keys.
+func (c *Command) fill(f *Fact, keys []Span) []Span {
 	b := c.cmd.Bytes()
-	n := len(c.info.Words) + c.b.nargs
-	f := Fact{Info: c.info, Kind: c.kind, Timeout: c.timeout, Size: uint32(len(b))}
+	if c.err != nil || len(b) == 0 {
+		return keys
+	}
+	in := c.info
+	n := len(in.Words) + c.b.nargs
+	f.Info, f.Kind, f.Timeout, f.Size = in, c.kind, c.timeout, uint32(len(b))
 	at := uint32(headerLen(n))
-	w0 := uint32(len(c.info.Words[0]))
+	w0 := uint32(len(in.Words[0]))
 	f.Name = Span{Off: at + uint32(headerLen(int(w0))), Len: w0}
 	if n > 1 {
 		at = f.Name.Off + w0 + 2
 		l, h := bulkLen(b, at)
 		f.Arg1 = Span{Off: at + h, Len: l}
 	}
-	if c.info == infoClientReplyP || c.info == infoScriptDebugP {
-		f.Kind = refineLast(f.Kind, c.info, lastArg(b))
+	if in == infoClientReplyP || in == infoScriptDebugP {
+		f.Kind = refineLast(f.Kind, in, lastArg(b))
 	}
 	bd := c.b
-	bd.spans2 = bd.spans2[:0]
+	start := len(keys)
 	if bd.ordered {
 		for _, k := range bd.keys {
-			bd.spans2 = append(bd.spans2, Span{Off: k.off, Len: k.n})
+			keys = append(keys, Span{Off: k.off, Len: k.n})
 		}
 		for _, k := range bd.chans {
-			bd.spans2 = append(bd.spans2, Span{Off: k.off, Len: k.n})
+			keys = append(keys, Span{Off: k.off, Len: k.n})
 		}
 	} else if len(bd.keys)+len(bd.chans) > 0 {
 		// Out of order: the command was encoded from argv; the keys'
@@ -93,16 +113,16 @@ func (c Command) Fact() Fact {
 		}
 		bd.offs = offs
 		for _, k := range bd.keys {
-			bd.spans2 = append(bd.spans2, Span{Off: offs[k.pos], Len: k.n})
+			keys = append(keys, Span{Off: offs[k.pos], Len: k.n})
 		}
 		for _, k := range bd.chans {
-			bd.spans2 = append(bd.spans2, Span{Off: offs[k.pos], Len: k.n})
+			keys = append(keys, Span{Off: offs[k.pos], Len: k.n})
 		}
 	}
-	if len(bd.spans2) > 0 {
-		f.Keys = bd.spans2
+	if len(keys) > start {
+		f.Keys = keys[start:len(keys):len(keys)]
 	}
-	return f
+	return keys
 }
 
 // bulkLen reads the bulk header "$n\r\n" at b[at:]: n and the header's

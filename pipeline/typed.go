@@ -42,7 +42,7 @@ func (b *Batch) AddCommand(c cmds.Command) int {
 	}
 	b.catchUp()
 	b.cmds.AddCmd(c.Cmd())
-	b.facts.Add(c.Fact())
+	b.facts.Command(c)
 	return b.cmds.Len() - 1
 }
 

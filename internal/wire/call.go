@@ -128,7 +128,7 @@ func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value
 		return err
 	}
 	cl := getCall()
-	cl.facts.Add(c.Fact())
+	cl.facts.Command(c)
 	w := Cmds{B: c.Cmd().Bytes(), N: 1, Facts: cl.facts.List()}
 	return cl.exchange(ctx, s, w, fn)
 }

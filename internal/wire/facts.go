@@ -64,6 +64,11 @@ func (l *Facts) As(in *cmds.Info, args [][]byte) {
 	l.facts = append(l.facts, f)
 }
 
+// Command adds the fact of a command built by package cmds.
+func (l *Facts) Command(c cmds.Command) {
+	l.facts, l.keys = c.AppendFact(l.facts, l.keys)
+}
+
 // Add adds a fact made elsewhere (a builder's), copying its keys.
 func (l *Facts) Add(f cmds.Fact) {
 	if len(f.Keys) > 0 {
