@@ -86,10 +86,21 @@ func TestInspect(t *testing.T) {
 				t.Errorf("%v: Arg1 span %q", tc.args, got)
 			}
 		}
-		for i := range f.Keys {
-			_ = f.Key(enc, i) // in range
+		// Each key span is one whole argument (after the name) of the
+		// encoding (findKeys, from the key specs, says which).
+		for i, sp := range f.Keys {
+			k, end := f.Key(enc, i), sp.Off+sp.Len
+			whole := false
+			for _, a := range tc.args[1:] {
+				whole = whole || string(k) == a
+			}
+			if !whole || string(enc[end:end+2]) != "\r\n" || enc[sp.Off-1] != '\n' {
+				t.Errorf("%v: key %d span %+v is %q, not an argument", tc.args, i, sp, k)
+			}
 		}
-		_ = keys
+		if len(keys) != len(f.Keys) {
+			t.Errorf("%v: %d spans appended, %d keys", tc.args, len(keys), len(f.Keys))
+		}
 	}
 	if f, _ := Inspect(nil, nil); f.Info != nil || f.Kind != 0 {
 		t.Errorf("no args: %+v", f)
