@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/echomq/echomq-go/internal/cmdinfo"
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/wire"
 )
 
@@ -153,6 +153,18 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // The hooks (Options.Hooks, Observer) see each submission once, here,
 // whichever connection takes it.
 func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
+	// Facts unknown: read from the bytes once, here; given: checked.
+	cmds, l, err := wire.Known(cmds)
+	if err != nil {
+		return err
+	}
+	err = cl.sendHooked(ctx, cmds, h)
+	wire.Release(l)
+	return err
+}
+
+// sendHooked is Send, with the facts known.
+func (cl *Client) sendHooked(ctx context.Context, cmds Cmds, h Handler) error {
 	if cl.hooks == nil {
 		return cl.send(ctx, cmds, h)
 	}
@@ -169,8 +181,8 @@ func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
 
 // send is Send without the hooks.
 func (cl *Client) send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if cmds.Special {
-		switch r := route(cmds.B); {
+	if r := route(cmds.Facts); r.blocking > 0 || r.forever != "" {
+		switch {
 		case r.blocking > 0:
 			if !h.Waits() {
 				return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
@@ -434,30 +446,38 @@ type routing struct {
 	forever  string // the name of a WAIT or WAITAOF without a timeout, if any
 }
 
+// The Infos of WAIT and WAITAOF, which a Client sends on its shared
+// connection.
+var (
+	infoWait    = cmds.Lookup("wait")
+	infoWaitaof = cmds.Lookup("waitaof")
+)
+
 // route counts a submission's blocking commands outside transactions.
-func route(b []byte) routing {
+func route(facts []cmds.Fact) routing {
 	var r routing
 	inMulti := false
-	cmdinfo.Each(b, func(info cmdinfo.Info) error {
-		switch info.Kind {
-		case cmdinfo.Blocking:
+	for i := range facts {
+		f := &facts[i]
+		switch {
+		case f.Kind&(cmds.Blocking|cmds.TxMulti|cmds.TxEnd) == 0:
+		case f.Kind&cmds.Blocking != 0:
 			switch {
 			case inMulti:
-			case info.Name == "WAIT" || info.Name == "WAITAOF":
+			case f.Info != nil && (f.Info == infoWait || f.Info == infoWaitaof):
 				r.waits++
-				if info.Timeout == 0 && r.forever == "" {
-					r.forever = info.Name
+				if f.Timeout == 0 && r.forever == "" {
+					r.forever = f.Info.Words[0]
 				}
 			default:
 				r.blocking++
 			}
-		case cmdinfo.Multi:
+		case f.Kind&cmds.TxMulti != 0:
 			inMulti = true
-		case cmdinfo.EndTx:
+		case f.Kind&cmds.TxEnd != 0:
 			inMulti = false
 		}
-		return nil
-	})
+	}
 	return r
 }
 
