@@ -78,6 +78,11 @@ type RawCommand struct {
 	f *cmds.Fact
 }
 
+// NewRawCommand is the RawCommand of the command encoded in b, whose
+// keys f tells (nil: none known), for a Sender or subscriber written
+// outside this package that runs Hooks itself.
+func NewRawCommand(b []byte, f *cmds.Fact) RawCommand { return RawCommand{b: b, f: f} }
+
 // Bytes returns the command as sent: a RESP array of bulk strings, as
 // Cmds.All reads them.
 func (c RawCommand) Bytes() []byte { return c.b }

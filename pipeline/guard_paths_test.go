@@ -192,7 +192,7 @@ func TestBlockingLentOnEveryPath(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestHooksSeeNamesAndKeys(t *testing.T) {
 	srv.Flush(t)
 	ctx := testCtx(t)
 	rec := &keyRecorder{}
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{rec.hook()}}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{rec.hook()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func (l *link) before(ctx context.Context, o *op, name string, raw []byte) {
 	o.info, o.start = conn.CommandInfo{Name: name}, time.Now()
 	for _, h := range l.hooks {
 		if h.BeforeCommand != nil {
-			if c := h.BeforeCommand(ctx, o.info, raw); c != nil {
+			if c := h.BeforeCommand(ctx, o.info, conn.NewRawCommand(raw, nil)); c != nil {
 				ctx = c
 			}
 		}

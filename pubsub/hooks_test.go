@@ -51,9 +51,9 @@ func newHookRec() *hookRec { return &hookRec{ended: make(chan string, 1024)} }
 
 func (r *hookRec) hook() conn.Hook {
 	return conn.Hook{
-		BeforeCommand: func(ctx context.Context, cmd conn.CommandInfo, raw []byte) context.Context {
+		BeforeCommand: func(ctx context.Context, cmd conn.CommandInfo, raw conn.RawCommand) context.Context {
 			var args []string // raw is *N, then $len and the argument, each line CRLF-ended
-			for i, line := range strings.Split(strings.TrimSuffix(string(raw), "\r\n"), "\r\n") {
+			for i, line := range strings.Split(strings.TrimSuffix(string(raw.Bytes()), "\r\n"), "\r\n") {
 				if i >= 2 && i%2 == 0 {
 					args = append(args, line)
 				}
@@ -61,7 +61,7 @@ func (r *hookRec) hook() conn.Hook {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if len(args) == 0 || args[0] != cmd.Name {
-				panic(fmt.Sprintf("raw %q does not start with the command %q", raw, cmd.Name))
+				panic(fmt.Sprintf("raw %q does not start with the command %q", raw.Bytes(), cmd.Name))
 			}
 			r.events = append(r.events, hookEvent{name: cmd.Name, args: strings.Join(args[1:], " ")})
 			return context.WithValue(ctx, markKey{}, len(r.events))
