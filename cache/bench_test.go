@@ -126,7 +126,7 @@ func BenchmarkMix(b *testing.B) {
 		}
 	})
 	b.Run("nocache", func(b *testing.B) {
-		cl, err := conn.NewClient(context.Background(), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+		cl, err := conn.NewClient(context.Background(), conn.Options{Addr: srv.Addr})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -53,6 +53,9 @@ type Options struct {
 	// a second connection, subscribed to __redis__:invalidate, and the
 	// reading connection redirects its invalidations there. An OnPush
 	// given here receives the pushes the Cache does not consume.
+	// MinBackoff and MaxBackoff bound the redial backoff after a fault,
+	// which doubles after each failed attempt, with full jitter
+	// (defaults 50 ms and 5 s); BlockingConns does not apply.
 	conn.Options
 	// Mode is the tracking mode; Default unless set.
 	Mode Mode
@@ -74,10 +77,6 @@ type Options struct {
 	// served for long. Defaults 1 s and 3 s; a negative HealthInterval
 	// disables the check.
 	HealthInterval, HealthTimeout time.Duration
-	// MinBackoff and MaxBackoff bound the redial backoff after a fault,
-	// which doubles after each failed attempt, with full jitter.
-	// Defaults 50 ms and 5 s.
-	MinBackoff, MaxBackoff time.Duration
 }
 
 // Cache serves reads from memory and keeps them true with the server's

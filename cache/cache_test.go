@@ -304,10 +304,13 @@ func TestClientTTL(t *testing.T) {
 	c := newCache(t, opts(3))
 	must(t, srv, "SET", "k", "v")
 	ctx := testCtx(t)
+	// The TTL counts from when the read was sent (the conservative
+	// end): start is taken before it, so that the entry's expiry is
+	// after start+TTL by causality, however slow the round trip.
+	start := time.Now()
 	if _, _, err := c.Get(ctx, "k", 30*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	waitFor(t, "the entry to expire", func() bool {
 		if _, _, err := c.Get(ctx, "k", 30*time.Millisecond); err != nil {
 			t.Fatal(err)

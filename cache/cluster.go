@@ -276,11 +276,131 @@ func (cc *ClusterCache) GetInto(ctx context.Context, dst []byte, key string, ttl
 			return dst, false, err
 		}
 		v, ok, err := c.GetInto(ctx, dst, key, ttl)
-		if err != nil && i < maxRedirects && cc.redirected(ctx, seq0, err) {
-			continue
+		if err != nil {
+			found := false
+			read := func(r resp.Value) error {
+				switch {
+				case r.IsNull():
+				case r.Type == resp.BulkString:
+					v, found = append(dst, r.Str...), true
+				default:
+					return &resp.TypeError{Want: "bulk string", Got: r.Type}
+				}
+				return nil
+			}
+			if asked, aerr := cc.askedRead(ctx, err, resp.Command(nil, "GET", key), read); asked {
+				return v, found, aerr
+			}
+			if i < maxRedirects && cc.redirected(ctx, seq0, err) {
+				continue
+			}
 		}
 		return v, ok, err
 	}
+}
+
+// askedRead reads, when err is an ASK answer (the key's slot is being
+// moved and the key is already at the importing node), from the
+// importing node after ASKING, without keeping the reply: that node
+// serves the slot only to commands sent after ASKING until the move is
+// done, and a later read goes through its cache once MOVED says so.
+// asked is false when err is not ASK or names no node the ClusterCache
+// knows.
+func (cc *ClusterCache) askedRead(ctx context.Context, err error, cmd resp.Cmd, fn func(resp.Value) error) (asked bool, _ error) {
+	var se *resp.ServerError
+	if !errors.As(err, &se) || se.Code() != "ASK" {
+		return false, err
+	}
+	t := cc.askTarget(se)
+	if t == nil {
+		return false, err
+	}
+	s, err := t.session()
+	if err != nil {
+		return true, err
+	}
+	return true, askingDo(ctx, s.c, cmd, fn)
+}
+
+// MGet is Cache.MGet across the cluster: the keys are grouped by the
+// node of their slot, each node's group read through its Cache (its
+// misses pipelined) at the same time as the others, and values[i] is the
+// value of keys[i], nil when the key does not exist. A group answered
+// MOVED, or whose node is unreachable or was closed by a refresh, is read
+// again after the slot map is refreshed (reads are safe to repeat), at
+// most maxRedirects times; any other error fails the call.
+func (cc *ClusterCache) MGet(ctx context.Context, ttl time.Duration, keys ...string) ([][]byte, error) {
+	if ttl <= 0 {
+		return nil, ErrTTL
+	}
+	out := make([][]byte, len(keys))
+	todo := make([]int, len(keys))
+	for i := range todo {
+		todo[i] = i
+	}
+	for try := 0; len(todo) > 0; try++ {
+		seq0 := cc.seq.Load()
+		groups := map[*Cache][]int{}
+		for _, i := range todo {
+			c, err := cc.node(keys[i])
+			if err != nil {
+				return nil, err
+			}
+			groups[c] = append(groups[c], i)
+		}
+		type result struct {
+			idx  []int
+			vals [][]byte
+			err  error
+		}
+		results := make(chan result, len(groups))
+		for c, idx := range groups {
+			go func() {
+				ks := make([]string, len(idx))
+				for j, i := range idx {
+					ks[j] = keys[i]
+				}
+				vals, err := c.MGet(ctx, ttl, ks...)
+				results <- result{idx, vals, err}
+			}()
+		}
+		var again []int
+		var firstErr error
+		for range groups {
+			r := <-results
+			switch {
+			case r.err == nil:
+				for j, i := range r.idx {
+					out[i] = r.vals[j]
+				}
+			case firstErr == nil && isAsk(r.err):
+				// Some key of the group is at its slot's importing node:
+				// read the group's keys one by one, each following its
+				// own redirection.
+				for _, i := range r.idx {
+					v, ok, err := cc.GetInto(ctx, nil, keys[i], ttl)
+					switch {
+					case err != nil:
+						firstErr = err
+					case ok:
+						out[i] = v
+					}
+					if err != nil {
+						break
+					}
+				}
+			case firstErr == nil && try < maxRedirects && cc.redirected(ctx, seq0, r.err):
+				again = append(again, r.idx...)
+			case firstErr == nil:
+				firstErr = r.err
+			}
+		}
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		todo = again
+	}
+	return out, nil
 }
 
 // DoCached is Cache.DoCached on the node of the key's slot (args[1]).
@@ -296,8 +416,13 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 			return err
 		}
 		err = c.DoCached(ctx, ttl, fn, args...)
-		if err != nil && i < maxRedirects && cc.redirected(ctx, seq0, err) {
-			continue
+		if err != nil {
+			if asked, aerr := cc.askedRead(ctx, err, resp.Command(nil, args...), fn); asked {
+				return aerr
+			}
+			if i < maxRedirects && cc.redirected(ctx, seq0, err) {
+				continue
+			}
 		}
 		return err
 	}
@@ -306,20 +431,36 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 // Do is Cache.Do on the node of key's slot: the command's key is key
 // (read your writes as Cache.Do). A MOVED answer is followed, and so are
 // ErrNotConnected and ErrClosed of a node's Cache (the command was not
-// sent); an error after sending is
-// returned, since the command may have run. During a slot migration a
-// key already moved is answered ASK, and Do returns that error.
+// sent); an error after sending is returned, since the command may have
+// run. During a slot migration a key already moved is answered ASK (the
+// command did not run): Do sends it again to the importing node, after
+// ASKING on the same connection, when that node is a primary the
+// ClusterCache knows.
 func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (resp.Value, error) {
+	var asked *Cache
 	for i := 0; ; i++ {
 		seq0 := cc.seq.Load()
-		c, err := cc.node(key)
-		if err != nil {
-			return resp.Value{}, err
+		c := asked
+		if c == nil {
+			var err error
+			if c, err = cc.node(key); err != nil {
+				return resp.Value{}, err
+			}
 		}
-		v, err := c.Do(ctx, args...)
+		var v resp.Value
+		err := c.doFunc(ctx, resp.Command(nil, args...), func(r resp.Value) error {
+			v = r.Clone()
+			return nil
+		}, asked != nil)
+		asked = nil
 		var se *resp.ServerError
-		// Only MOVED and a refusal before sending are safe to repeat: a
-		// write that broke its connection may have run.
+		if i < maxRedirects && errors.As(err, &se) && se.Code() == "ASK" {
+			if asked = cc.askTarget(se); asked != nil {
+				continue
+			}
+		}
+		// Only MOVED, ASK and a refusal before sending are safe to
+		// repeat: a write that broke its connection may have run.
 		if i < maxRedirects && (errors.As(err, &se) && se.Code() == "MOVED" ||
 			errors.Is(err, ErrNotConnected) || errors.Is(err, ErrClosed)) &&
 			cc.redirected(ctx, seq0, err) {
@@ -327,6 +468,27 @@ func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (res
 		}
 		return v, err
 	}
+}
+
+// isAsk reports whether err is an ASK answer.
+func isAsk(err error) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && se.Code() == "ASK"
+}
+
+// askTarget returns the Cache of the node an ASK error names ("ASK
+// <slot> <host:port>"), or nil when the ClusterCache has none there.
+func (cc *ClusterCache) askTarget(se *resp.ServerError) *Cache {
+	f := strings.Fields(se.Error())
+	if len(f) != 3 {
+		return nil
+	}
+	cc.mu.RLock()
+	defer cc.mu.RUnlock()
+	if cc.closed {
+		return nil
+	}
+	return cc.nodes[f[2]]
 }
 
 // Sync is Cache.Sync on every node.

@@ -78,6 +78,35 @@ func TestCluster(t *testing.T) {
 		if v := get("k1"); v != "other" {
 			t.Fatalf("k1 = %s after another client's write", v)
 		}
+		// MGet: the keys of every node, in order, from memory where they
+		// are kept; then another client's write is seen through it.
+		keys := make([]string, 30)
+		want := make([]string, 30)
+		for i := range keys {
+			keys[i], want[i] = "k"+strconv.Itoa(i), "v"+strconv.Itoa(i)
+		}
+		want[1] = "other"
+		hits := cc.Stats().Hits
+		vals, err := cc.MGet(ctx, time.Hour, keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mgetText(vals); got != strings.Join(want, " ") {
+			t.Fatalf("MGet = %s", got)
+		}
+		if s := cc.Stats(); s.Hits != hits+30 {
+			t.Fatalf("%+v: MGet of 30 kept keys was not served from memory (hits before %d)", s, hits)
+		}
+		must(t, owner(t, cl, "k7"), "SET", "k7", "changed")
+		if err := cc.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if vals, err = cc.MGet(ctx, time.Hour, "k7", "k8"); err != nil || mgetText(vals) != "changed v8" {
+			t.Fatalf("MGet after another client's write = %s, %v", mgetText(vals), err)
+		}
+		if _, err := cc.MGet(ctx, 0, "k7"); !errors.Is(err, cache.ErrTTL) {
+			t.Fatalf("MGet with no TTL: %v", err)
+		}
 		// A missing key is not kept.
 		before := cc.Stats().Misses
 		get("missing")
@@ -119,6 +148,15 @@ func TestCluster(t *testing.T) {
 		if err := cc.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// MGet across the nodes, k1 among them: its group is answered
+		// MOVED by a, and read again at b.
+		vals, err = cc.MGet(ctx, time.Hour, "k0", "k1", "missing", "k2", "k3")
+		if err != nil {
+			t.Fatalf("MGet after the slot moved: %v", err)
+		}
+		if got := mgetText(vals); got != "v0 on-b <nil> v2 v3" {
+			t.Fatalf("MGet after the slot moved = %s", got)
+		}
 		if v := get("k1"); v != "on-b" {
 			t.Fatalf("k1 = %s after its slot moved", v)
 		}
@@ -135,6 +173,19 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("TTL: %v", err)
 		}
 	})
+}
+
+// mgetText renders MGet's values, <nil> for a missing key.
+func mgetText(vals [][]byte) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		if v == nil {
+			parts[i] = "<nil>"
+		} else {
+			parts[i] = string(v)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // splitLines splits servertest's rendering of an array.
@@ -229,4 +280,82 @@ func waitReplicated(t *testing.T, primary, replica *servertest.Server) {
 	}
 	want := field(primary, "master_repl_offset")
 	waitFor(t, "replication", func() bool { return field(replica, "slave_repl_offset") >= want })
+}
+
+// A write to a key of a slot half-moved: the old owner answers ASK for a
+// key it no longer has (the command did not run), and Do sends it to the
+// importing node after ASKING, on that node's tracked connection; reads
+// of such a key (GetInto, DoCached, MGet) are answered there too, not
+// kept; the value is there once the move is done, and a read through the
+// cache sees it.
+func TestClusterDoFollowsAsk(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		servertest.Need(t, srv)
+		cl, err := servertest.StartCluster(2, 0, servertest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Stop)
+		o := cache.ClusterOptions{Addrs: cl.Addrs()[:1], RefreshInterval: time.Hour}
+		o.Protocol = proto
+		cc, err := cache.NewCluster(testCtx(t), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cc.Close() })
+		ctx := testCtx(t)
+		a, b := cl.Primaries[0], cl.Primaries[1]
+		// Two keys of one slot on a: {t}stay stays there, {t}gone moves.
+		var tag string
+		for i := 0; ; i++ {
+			tag = "{t" + strconv.Itoa(i) + "}"
+			if owner(t, cl, tag) == a {
+				break
+			}
+		}
+		stay, gone := tag+"stay", tag+"gone"
+		must(t, a, "SET", stay, "0")
+		must(t, a, "SET", gone, "0")
+		sl := must(t, a, "CLUSTER", "KEYSLOT", tag)
+		must(t, b, "CLUSTER", "SETSLOT", sl, "IMPORTING", cl.IDs[a.Addr])
+		must(t, a, "CLUSTER", "SETSLOT", sl, "MIGRATING", cl.IDs[b.Addr])
+		host, port, _ := net.SplitHostPort(b.Addr)
+		must(t, a, "MIGRATE", host, port, gone, "0", "5000")
+
+		if _, err := cc.Do(ctx, gone, "SET", gone, "written-at-b"); err != nil {
+			t.Fatalf("SET of a key moved during the migration: %v", err)
+		}
+		if _, err := cc.Do(ctx, stay, "SET", stay, "written-at-a"); err != nil {
+			t.Fatalf("SET of a key not moved yet: %v", err)
+		}
+		// Reads of the half-moved slot: the key already at b is read
+		// there after ASKING (not kept), the other from a.
+		if v, ok, err := cc.GetInto(ctx, nil, gone, time.Hour); err != nil || !ok || string(v) != "written-at-b" {
+			t.Fatalf("read of a key moved during the migration = %q, %t, %v", v, ok, err)
+		}
+		if v, ok, err := cc.GetInto(ctx, nil, tag+"never", time.Hour); err != nil || ok {
+			t.Fatalf("read of a missing key during the migration = %q, %t, %v", v, ok, err)
+		}
+		var n int64
+		if err := cc.DoCached(ctx, time.Hour, func(v resp.Value) error { n = v.Int; return nil }, "STRLEN", gone); err != nil || n != int64(len("written-at-b")) {
+			t.Fatalf("STRLEN of a key moved during the migration = %d, %v", n, err)
+		}
+		vals, err := cc.MGet(ctx, time.Hour, stay, gone, tag+"never")
+		if err != nil || mgetText(vals) != "written-at-a written-at-b <nil>" {
+			t.Fatalf("MGet during the migration = %s, %v", mgetText(vals), err)
+		}
+		must(t, a, "MIGRATE", host, port, stay, "0", "5000")
+		for _, s := range append([]*servertest.Server{b, a}, cl.Primaries...) {
+			must(t, s, "CLUSTER", "SETSLOT", sl, "NODE", cl.IDs[b.Addr])
+		}
+		for k, want := range map[string]string{gone: "written-at-b", stay: "written-at-a"} {
+			if got := must(t, b, "GET", k); got != want {
+				t.Fatalf("%s = %q at the new owner, want %q", k, got, want)
+			}
+			v, ok, err := cc.GetInto(ctx, nil, k, time.Hour)
+			if err != nil || !ok || string(v) != want {
+				t.Fatalf("read of %s through the cache = %q, %t, %v", k, v, ok, err)
+			}
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -270,6 +271,12 @@ func (l *loader) wait(ctx context.Context) (*loader, error) {
 // (read your writes). fn, when not nil, gets the reply, valid only during
 // fn. A server error reply is returned as a *resp.ServerError.
 func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
+	return c.doFunc(ctx, cmd, fn, false)
+}
+
+// doFunc is DoFunc, the command preceded by ASKING on the same connection
+// when asking (a ClusterCache following ASK to the slot's importing node).
+func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error, asking bool) error {
 	if changesTracking(cmd.Bytes()) {
 		return fmt.Errorf("%w: CLIENT TRACKING and CLIENT CACHING belong to the Cache", ErrRefused)
 	}
@@ -283,13 +290,18 @@ func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 		// and the reader applies pushes in stream order, so the PING's
 		// reply comes after them.
 		var cmds resp.Cmds
+		at := 0
+		if asking {
+			cmds.Add("ASKING")
+			at = 1
+		}
 		cmds.AddCmd(cmd)
 		cmds.Add("PING")
 		w, err := wire.FromCmds(&cmds)
 		if err != nil {
 			return err
 		}
-		h := &firstReply{done: make(chan struct{}, 1)}
+		h := &firstReply{done: make(chan struct{}, 1), at: at}
 		if err := s.c.Send(ctx, w, h); err != nil {
 			return err
 		}
@@ -315,10 +327,45 @@ func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 	// just before it writes the replies of that loop, after the
 	// command's own reply but before the reply of any command it reads
 	// later; a PING sent once the reply is in comes back after them.
-	if err := s.c.DoFunc(ctx, cmd, fn); err != nil {
+	if asking {
+		if err := askingDo(ctx, s.c, cmd, fn); err != nil {
+			return err
+		}
+	} else if err := s.c.DoFunc(ctx, cmd, fn); err != nil {
 		return err
 	}
 	return c.Sync(ctx)
+}
+
+// askingDo sends ASKING and cmd together on cn and gives cmd's reply to
+// fn.
+func askingDo(ctx context.Context, cn *conn.Conn, cmd resp.Cmd, fn func(resp.Value) error) error {
+	var cmds resp.Cmds
+	cmds.Add("ASKING")
+	cmds.AddCmd(cmd)
+	w, err := wire.FromCmds(&cmds)
+	if err != nil {
+		return err
+	}
+	h := &firstReply{done: make(chan struct{}, 1), at: 1}
+	if err := cn.Send(ctx, w, h); err != nil {
+		return err
+	}
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if h.err != nil {
+		return h.err
+	}
+	if h.val.IsError() {
+		return h.val.Err()
+	}
+	if fn != nil {
+		return fn(h.val)
+	}
+	return nil
 }
 
 // changesTracking reports whether an encoded command is CLIENT TRACKING
@@ -376,15 +423,16 @@ func (c *Cache) Sync(ctx context.Context) error {
 	return s.c.DoFunc(ctx, resp.Command(nil, "PING"), nil)
 }
 
-// firstReply keeps the first reply of a submission.
+// firstReply keeps reply at (the first, by default) of a submission.
 type firstReply struct {
 	done chan struct{}
+	at   int
 	val  resp.Value
 	err  error
 }
 
 func (h *firstReply) Reply(i int, v resp.Value) {
-	if i == 0 {
+	if i == h.at {
 		h.val = v.Clone()
 	}
 }

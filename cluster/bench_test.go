@@ -94,7 +94,7 @@ func benchEnqueue(b *testing.B, s conn.Sender, flush func()) {
 func BenchmarkRouting(b *testing.B) {
 	benchServers(b)
 	b.Run("standalone-conn.Client", func(b *testing.B) {
-		cl, err := conn.NewClient(context.Background(), conn.ClientOptions{Options: conn.Options{Addr: benchAlone.Addr}})
+		cl, err := conn.NewClient(context.Background(), conn.Options{Addr: benchAlone.Addr})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -38,7 +38,7 @@ type nodeScript struct {
 // client returns the node's connection, dialing it the first time. A
 // failed dial is tried again only after a backoff; meanwhile calls fail
 // at once with an error matching conn.ErrNotConnected.
-func (n *node) client(ctx context.Context, opts conn.ClientOptions) (*conn.Client, error) {
+func (n *node) client(ctx context.Context, opts conn.Options) (*conn.Client, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cl != nil {

@@ -16,7 +16,7 @@ type Options struct {
 	// Node configures the connection to each primary (a conn.Client per
 	// primary): auth, TLS, timeouts, redial backoff, blocking
 	// connections. Its Addr is a seed when Seeds is empty.
-	Node conn.ClientOptions
+	Node conn.Options
 	// MaxRedirects bounds how many times one command follows MOVED, ASK,
 	// TRYAGAIN or CLUSTERDOWN before it fails with an error matching
 	// ErrRedirectLimit. Default 5.
@@ -64,7 +64,7 @@ func ParseURL(raw string) (Options, error) {
 			return Options{}, fmt.Errorf("cluster: database %d: a cluster has only database 0", co.DB)
 		}
 		if i == 0 {
-			o.Node.Options = co
+			o.Node = co
 		}
 		o.Seeds = append(o.Seeds, co.Addr)
 	}

@@ -13,7 +13,7 @@ import (
 // a Client holds its Options, and they the connection options.)
 
 // String describes the options with the password redacted: the seeds,
-// then the connection options as conn.ClientOptions.String gives them,
+// then the connection options as conn.Options.String gives them,
 // then the Client's own when they are set.
 func (o Options) String() string {
 	var b strings.Builder

@@ -54,7 +54,8 @@ func TestNoTypePrintsThePassword(t *testing.T) {
 	ctx := testCtx(t)
 	addr := srv.Primaries[0].Addr
 	copts := conn.Options{Addr: addr, Username: "default", Password: secret, ClientName: "print-test"}
-	clopts := conn.ClientOptions{Options: copts, BlockingConns: 2}
+	clopts := copts
+	clopts.BlockingConns = 2
 	cc, err := conn.NewClient(ctx, clopts)
 	require.NoError(t, err)
 	t.Cleanup(func() { cc.Close() })
@@ -84,7 +85,6 @@ func TestNoTypePrintsThePassword(t *testing.T) {
 	// Every holder of a password, by its package-qualified name.
 	samples := map[string]any{
 		"conn.Options":         copts,
-		"conn.ClientOptions":   clopts,
 		"conn.Conn":            c,
 		"conn.Client":          cc,
 		"cluster.Options":      copt,

@@ -202,7 +202,7 @@ func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 			}
 		}
 		sends = rest
-		w.Special = s.special
+		// w.Facts nil: the node's connection reads them (a redirect is rare).
 		c, err := n.client(s.ctx, s.cl.opts.Node)
 		if err != nil {
 			s.err = err

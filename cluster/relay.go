@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -20,12 +21,13 @@ import (
 // are kept in the arena and handed over once every part is in and every
 // refused command has its final reply.
 type sub struct {
-	cl      *Client
-	h       wire.Handler
-	ctx     context.Context
-	n       int
-	special bool
-	info    *cmdInfo // the command's entry, for a single command
+	cl     *Client
+	h      wire.Handler
+	ctx    context.Context
+	n      int
+	facts  []cmds.Fact // the commands' facts, nil when they came without (used during Send only)
+	pfacts []cmds.Fact // scratch: a split part's facts
+	info   *cmdInfo    // the command's entry, for a single command
 
 	buf   []byte   // the commands, back to back
 	argv  argv     // scratch for parsing them
@@ -75,7 +77,12 @@ var subPool = sync.Pool{New: func() any { return new(sub) }}
 
 func getSub(cl *Client, h wire.Handler, ctx context.Context, w wire.Cmds) *sub {
 	s := subPool.Get().(*sub)
-	s.cl, s.h, s.ctx, s.n, s.special = cl, h, ctx, w.N, w.Special
+	s.cl, s.h, s.ctx, s.n = cl, h, ctx, w.N
+	s.facts = nil
+	if w.Facts != nil {
+		s.facts = append(s.pfacts[:0], w.Facts...)
+		s.pfacts = s.facts[len(s.facts):]
+	}
 	s.buf = append(s.buf[:0], w.B...)
 	s.ends = slices.Grow(s.ends[:0], w.N)[:w.N]
 	s.slots = slices.Grow(s.slots[:0], w.N)[:w.N]
@@ -90,6 +97,10 @@ func (s *sub) release() {
 	clear(s.vals)
 	clear(s.parts)
 	s.cl, s.h, s.ctx, s.info, s.last.info, s.last.tag = nil, nil, nil, nil, nil, s.last.tag[:0]
+	if s.facts != nil {
+		clear(s.facts[:cap(s.facts)])
+		s.pfacts, s.facts = s.facts[:0], nil
+	}
 	s.whole = part{}
 	s.vals, s.redo, s.parts, s.idx = s.vals[:0], s.redo[:0], s.parts[:0], s.idx[:0]
 	s.txs, s.waits = s.txs[:0], s.waits[:0]
@@ -235,7 +246,17 @@ func (s *sub) split() error {
 			b = append(b, s.cmd(i)...)
 		}
 		s.parts[k] = part{s: s, idx: idx}
-		err := s.sendPart(s.cl.node(addr), &s.parts[k], wire.Cmds{B: b, N: len(idx), Special: s.special}, k == 0)
+		w := wire.Cmds{B: b, N: len(idx)}
+		if s.facts != nil {
+			// The part's facts, in a scratch after the submission's:
+			// used only while it is sent.
+			pf := s.pfacts[:0]
+			for _, i := range idx {
+				pf = append(pf, s.facts[i])
+			}
+			s.pfacts, w.Facts = pf, pf
+		}
+		err := s.sendPart(s.cl.node(addr), &s.parts[k], w, k == 0)
 		if err != nil {
 			return err
 		}

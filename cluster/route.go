@@ -11,7 +11,6 @@ import (
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
-	"github.com/echomq/echomq-go/internal/cmdinfo"
 	"github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/internal/wire"
 )
@@ -267,24 +266,41 @@ func (s *sub) spanOf(i int) (txSpan, bool) {
 	return txSpan{}, false
 }
 
-// blockingIn returns the name of the first blocking command of b outside
-// a transaction (BLPOP, XREAD … BLOCK, …; WAIT and WAITAOF aside), or "".
-func blockingIn(b []byte) string {
-	name, inMulti := "", false
-	cmdinfo.Each(b, func(info cmdinfo.Info) error {
-		switch info.Kind {
-		case cmdinfo.Blocking:
-			if !inMulti && name == "" && info.Name != "WAIT" && info.Name != "WAITAOF" {
-				name = info.Name
+// The Infos of WAIT and WAITAOF, which count the connection's writes.
+var (
+	infoWait    = cmds.Lookup("wait")
+	infoWaitaof = cmds.Lookup("waitaof")
+)
+
+// blockingIn returns the name of the first blocking command of the
+// submission outside a transaction (BLPOP, XREAD … BLOCK, …; WAIT and
+// WAITAOF aside), or "", from the commands' facts (read from the bytes
+// when the submission came without them).
+func (s *sub) blockingIn() string {
+	facts := s.facts
+	if facts == nil {
+		w, l, err := wire.Known(wire.Cmds{B: s.buf, N: s.n})
+		if err != nil {
+			return "" // the nodes refuse it
+		}
+		defer wire.Release(l)
+		facts = w.Facts
+	}
+	inMulti := false
+	for i := range facts {
+		f := &facts[i]
+		switch {
+		case f.Kind&cmds.Blocking != 0:
+			if !inMulti && f.Info != nil && f.Info != infoWait && f.Info != infoWaitaof {
+				return f.Info.Words[0]
 			}
-		case cmdinfo.Multi:
+		case f.Kind&cmds.TxMulti != 0:
 			inMulti = true
-		case cmdinfo.EndTx:
+		case f.Kind&cmds.TxEnd != 0:
 			inMulti = false
 		}
-		return nil
-	})
-	return name
+	}
+	return ""
 }
 
 // dispatch sends the submission's parts, one per primary.
@@ -311,8 +327,8 @@ func (s *sub) dispatch() error {
 		s.release()
 		return &RouteError{Command: name, Reason: reasonWaitSpread}
 	}
-	if !same && s.special {
-		if name := blockingIn(s.buf); name != "" {
+	if !same {
+		if name := s.blockingIn(); name != "" {
 			// Each part of a split batch is sent without waiting for
 			// it, which a blocking command's connection cannot be:
 			// refused before any part is sent, rather than after
@@ -323,7 +339,7 @@ func (s *sub) dispatch() error {
 	}
 	if same {
 		s.direct, s.pending = true, 1
-		return s.sendPart(n0, &s.whole, wire.Cmds{B: s.buf, N: s.n, Special: s.special}, true)
+		return s.sendPart(n0, &s.whole, wire.Cmds{B: s.buf, N: s.n, Facts: s.facts}, true)
 	}
 	return s.split()
 }

@@ -235,6 +235,8 @@ type Builder struct {
 	tmp      []byte
 	argv     []string
 	num      [40]byte
+	spans2   []Span   // Command.Fact's Keys
+	offs     []uint32 // Command.Fact's argument offsets, out of order
 }
 
 // start begins a command, its name first.

@@ -1,8 +1,9 @@
-package cmds
+package cmds_test
 
 import (
 	"context"
 	"fmt"
+	. "github.com/echomq/echomq-go/cmds"
 	"math/rand/v2"
 	"reflect"
 	"sort"
@@ -19,10 +20,10 @@ import (
 // (resp.Command) whose replies are decoded by hand here, with code of its
 // own. Every result must be the same Go value, under RESP2 and RESP3.
 func TestRandomTypedVsRaw(t *testing.T) {
-	servertest.Need(t, srv)
+	servertest.Need(t, Srv())
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			srv.Flush(t)
+			Srv().Flush(t)
 			c := dialConn(t, proto)
 			rng := rand.New(rand.NewPCG(uint64(proto), 16))
 			var b Builder

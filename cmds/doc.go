@@ -56,6 +56,19 @@
 // which a connection refuses; an option given without the option it
 // belongs to (XADD's TrimLimit without Trim) an Err matching ErrAlone.
 //
+// # Facts: parsed once
+//
+// Fact is what a connection, a cluster router and the hooks need of an
+// encoded command: its Info, its Kind refined by its arguments (XREAD …
+// BLOCK, CLIENT REPLY OFF|SKIP), its blocking Timeout, its size, and where
+// its name, second argument and keys are in its bytes (Span offsets).
+// Command.Fact has it from the builder; Inspect (or Info.Fact, with the
+// Info known) computes it for a command given as arguments, without
+// allocating. A submission carries one Fact per command (conn.Cmds.Facts)
+// from where it is encoded, so nothing reads the bytes again; only a
+// submission made from raw resp types arrives without them, and the
+// connection that receives it inspects its bytes once.
+//
 // A Builder reuses its memory: once it has grown, building a command
 // allocates nothing. A Command views that memory and is valid until the
 // Builder starts the next command.

@@ -383,10 +383,37 @@ func ScanPageOf(v resp.Value) (ScanPage, error) {
 	return ScanPage{Cursor: cur, Items: items}, nil
 }
 
-// Entry is a stream entry: its ID and its fields and values.
+// Entry is a stream entry: its ID and its fields and values, in the
+// order they were added (a field may repeat). An entry deleted while it
+// was pending in a group (XREADGROUP of history, XCLAIM, XAUTOCLAIM) has
+// its ID alone: no Fields.
 type Entry struct {
 	ID     string
 	Fields []FieldValue
+}
+
+// Value returns the value of the entry's field, the first when it
+// repeats; ok is false when the entry has no such field.
+func (e Entry) Value(field string) (value string, ok bool) {
+	for _, f := range e.Fields {
+		if f.Field == field {
+			return f.Value, true
+		}
+	}
+	return "", false
+}
+
+// Map returns the entry's fields as a map (the last value of a field
+// that repeats), nil for an entry without fields.
+func (e Entry) Map() map[string]string {
+	if e.Fields == nil {
+		return nil
+	}
+	m := make(map[string]string, len(e.Fields))
+	for _, f := range e.Fields {
+		m[f.Field] = f.Value
+	}
+	return m
 }
 
 // Entries reads stream entries (XRANGE, XREVRANGE, XCLAIM). An entry

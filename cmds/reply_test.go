@@ -1,8 +1,9 @@
-package cmds
+package cmds_test
 
 import (
 	"context"
 	"fmt"
+	. "github.com/echomq/echomq-go/cmds"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -18,9 +19,9 @@ import (
 
 func dialConn(t testing.TB, proto int) *conn.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLong)
 	defer cancel()
-	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr, Protocol: proto})
+	c, err := conn.Dial(ctx, conn.Options{Addr: Srv().Addr, Protocol: proto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func decode[T any](t testing.TB, c *conn.Conn, cmd Command, fn func(resp.Value) 
 		t.Fatalf("%s: %v", cmd, err)
 	}
 	var out T
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLong)
 	defer cancel()
 	err := c.DoFunc(ctx, cmd.Cmd(), func(v resp.Value) error {
 		var err error
@@ -70,8 +71,8 @@ func noErr(fn func(resp.Value) error) func(resp.Value) (bool, error) {
 // and requires the same Go value from the typed decoder on both, and the
 // value the data says.
 func TestTypedRepliesBothProtocols(t *testing.T) {
-	servertest.Need(t, srv)
-	srv.Flush(t)
+	servertest.Need(t, Srv())
+	Srv().Flush(t)
 	type result struct {
 		name string
 		got  any
@@ -220,8 +221,8 @@ func fold(v any, prefix string) any {
 // (Scored, FloatOrNil) under RESP2 and RESP3, against the scores decoded
 // by hand from the RESP3 doubles.
 func TestScoresDifferential(t *testing.T) {
-	servertest.Need(t, srv)
-	srv.Flush(t)
+	servertest.Need(t, Srv())
+	Srv().Flush(t)
 	rng := rand.New(rand.NewPCG(16, 1))
 	c2, c3 := dialConn(t, 2), dialConn(t, 3)
 	var b Builder
@@ -275,5 +276,24 @@ func TestScoresDifferential(t *testing.T) {
 		if want[z.Member] != z.Score {
 			t.Errorf("%s: %v, want %v", z.Member, z.Score, want[z.Member])
 		}
+	}
+}
+
+// An Entry keeps its fields in order, repeats included; Value finds the
+// first, Map keeps the last, and an entry without fields (deleted while
+// pending) has a nil Map.
+func TestEntryValueAndMap(t *testing.T) {
+	e := Entry{ID: "1-1", Fields: []FieldValue{{Field: "a", Value: "1"}, {Field: "b", Value: "2"}, {Field: "a", Value: "3"}}}
+	if v, ok := e.Value("a"); !ok || v != "1" {
+		t.Fatalf("Value(a) = %q, %t", v, ok)
+	}
+	if v, ok := e.Value("c"); ok || v != "" {
+		t.Fatalf("Value(c) = %q, %t", v, ok)
+	}
+	if m := e.Map(); len(m) != 2 || m["a"] != "3" || m["b"] != "2" {
+		t.Fatalf("Map = %v", m)
+	}
+	if m := (Entry{ID: "1-2"}).Map(); m != nil {
+		t.Fatalf("Map of an entry without fields = %v", m)
 	}
 }

@@ -122,10 +122,10 @@ func TestAdversaryCancelledPopsUnderLoad(t *testing.T) {
 		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
 			s := startServer(t, servertest.Options{})
 			ctx := testCtx(t)
-			cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr, Protocol: proto}, BlockingConns: 3})
+			cl, err := conn.NewClient(ctx, conn.Options{Addr: s.Addr, Protocol: proto, BlockingConns: 3})
 			require.NoError(t, err)
 			defer cl.Close()
-			prod, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr}})
+			prod, err := conn.NewClient(ctx, conn.Options{Addr: s.Addr})
 			require.NoError(t, err)
 			defer prod.Close()
 
@@ -358,7 +358,7 @@ func TestAdversaryDialCancelAfterHandshakeReply(t *testing.T) {
 func TestAdversaryLentConnKnowsItsID(t *testing.T) {
 	needServer(t)
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Protocol: 2}, BlockingConns: 4})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, Protocol: 2, BlockingConns: 4})
 	require.NoError(t, err)
 	defer cl.Close()
 	unknown := 0
@@ -387,8 +387,8 @@ func TestAdversaryServerKilledUnderFiftyBlocked(t *testing.T) {
 	s := startServer(t, servertest.Options{})
 	ctx := testCtx(t)
 	const slots, callers = 8, 50
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{
-		Options:       conn.Options{Addr: s.Addr, DialTimeout: 2 * time.Second},
+	cl, err := conn.NewClient(ctx, conn.Options{
+		Addr: s.Addr, DialTimeout: 2 * time.Second,
 		BlockingConns: slots,
 		MinBackoff:    time.Millisecond, MaxBackoff: 20 * time.Millisecond,
 	})
@@ -471,8 +471,8 @@ func TestAdversaryCancelWhileCut(t *testing.T) {
 	s := startServer(t, servertest.Options{})
 	p := newProxy(t, s.Addr)
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{
-		Options:       conn.Options{Addr: p.Addr()},
+	cl, err := conn.NewClient(ctx, conn.Options{
+		Addr:          p.Addr(),
 		BlockingConns: 3,
 		MinBackoff:    time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 	})
@@ -565,7 +565,7 @@ func TestAdversaryCancelledBatchWithPlainPop(t *testing.T) {
 	needServer(t)
 	srv.Flush(t)
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}, BlockingConns: 1})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, BlockingConns: 1})
 	require.NoError(t, err)
 	defer cl.Close()
 	for i := range 10 {
@@ -596,7 +596,7 @@ func TestAdversaryCancelledBatchWithPlainPop(t *testing.T) {
 func TestAdversaryDedicatedPanicGivesSlotBack(t *testing.T) {
 	needServer(t)
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}, BlockingConns: 1})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, BlockingConns: 1})
 	require.NoError(t, err)
 	defer cl.Close()
 	for i := range 3 {
@@ -638,7 +638,7 @@ func TestAdversaryCancelBehindWait(t *testing.T) {
 		return strings.Contains(info, "master_link_status:up")
 	})
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: primary.Addr, ClientName: "behind-wait"}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: primary.Addr, ClientName: "behind-wait"})
 	require.NoError(t, err)
 	defer cl.Close()
 	_, err = cl.Do(ctx, "BLPOP", "warm", "0.01") // a lent connection, pooled
@@ -689,8 +689,8 @@ func TestAdversaryCancelBehindWait(t *testing.T) {
 func TestAdversaryBurstAfterIdleClose(t *testing.T) {
 	s := startServer(t, servertest.Options{})
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{
-		Options:       conn.Options{Addr: s.Addr, ClientName: "burst"},
+	cl, err := conn.NewClient(ctx, conn.Options{
+		Addr: s.Addr, ClientName: "burst",
 		BlockingConns: 4,
 		MinBackoff:    time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 	})
@@ -747,7 +747,7 @@ func TestAdversaryBurstAfterIdleClose(t *testing.T) {
 func TestAdversaryCancelledBatchWithWaitForever(t *testing.T) {
 	s := startServer(t, servertest.Options{}) // no replica: WAIT 1 0 waits for ever
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr, DialTimeout: 3 * time.Second}, BlockingConns: 1})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: s.Addr, DialTimeout: 3 * time.Second, BlockingConns: 1})
 	require.NoError(t, err)
 	defer cl.Close()
 	blocked := func(n string) func() bool {
@@ -818,15 +818,15 @@ func TestAdversaryUnblockAnswerLost(t *testing.T) {
 	ctx := testCtx(t)
 	once := &sync.Once{}
 	ran := make(chan struct{})
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{
-		Options: conn.Options{Addr: srv.Addr, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	cl, err := conn.NewClient(ctx, conn.Options{
+		Addr: srv.Addr, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			var d net.Dialer
 			nc, err := d.DialContext(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
 			return &cutAfterUnblock{Conn: nc, once: once, ran: ran}, nil
-		}},
+		},
 		MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 	})
 	require.NoError(t, err)

@@ -9,22 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/echomq/echomq-go/internal/cmdinfo"
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/wire"
 )
-
-// ClientOptions configure a Client: the connection's Options plus how it
-// redials and how many dedicated connections blocking commands may use.
-type ClientOptions struct {
-	Options
-	// MinBackoff and MaxBackoff bound the redial backoff, which doubles
-	// after each failed attempt with full jitter. Defaults 50 ms and 5 s.
-	MinBackoff, MaxBackoff time.Duration
-	// BlockingConns is the most dedicated connections, lent to blocking
-	// commands (BLPOP, BZPOPMIN, XREAD … BLOCK, …) and to
-	// Dedicated. Default 4.
-	BlockingConns int
-}
 
 // Client owns a pipelining connection and replaces it after a fault.
 //
@@ -45,7 +32,7 @@ type ClientOptions struct {
 // timeout they are refused. Dedicated lends a connection for WATCH and
 // transactions sent over several calls.
 type Client struct {
-	opts  ClientOptions
+	opts  Options  // MinBackoff, MaxBackoff and BlockingConns defaulted
 	hooks *hookSet // nil without Options.Hooks and Observer
 
 	mu      sync.Mutex
@@ -68,7 +55,9 @@ type Client struct {
 
 // NewClient dials the first connection (so a wrong address or password
 // is reported at once) and starts the supervisor that redials after faults.
-func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
+// Every field of opts applies, MinBackoff, MaxBackoff and BlockingConns
+// among them.
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.MinBackoff <= 0 {
 		opts.MinBackoff = 50 * time.Millisecond
 	}
@@ -78,13 +67,13 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 	if opts.BlockingConns <= 0 {
 		opts.BlockingConns = 4
 	}
-	c, err := Dial(ctx, opts.Options)
+	c, err := Dial(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	cl := &Client{
 		opts:     opts,
-		hooks:    newHookSet(opts.Options),
+		hooks:    newHookSet(opts),
 		cur:      c,
 		changed:  make(chan struct{}),
 		slots:    make(chan struct{}, opts.BlockingConns),
@@ -164,6 +153,18 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // The hooks (Options.Hooks, Observer) see each submission once, here,
 // whichever connection takes it.
 func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
+	// Facts unknown: read from the bytes once, here; given: checked.
+	cmds, l, err := wire.Known(cmds)
+	if err != nil {
+		return err
+	}
+	err = cl.sendHooked(ctx, cmds, h)
+	wire.Release(l)
+	return err
+}
+
+// sendHooked is Send, with the facts known.
+func (cl *Client) sendHooked(ctx context.Context, cmds Cmds, h Handler) error {
 	if cl.hooks == nil {
 		return cl.send(ctx, cmds, h)
 	}
@@ -180,8 +181,8 @@ func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
 
 // send is Send without the hooks.
 func (cl *Client) send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if cmds.Special {
-		switch r := route(cmds.B); {
+	if r := route(cmds.Facts); r.blocking > 0 || r.forever != "" {
+		switch {
 		case r.blocking > 0:
 			if !h.Waits() {
 				return cl.refused(cmds, &CommandError{Command: "blocking command", Reason: reasonNotWaiting})
@@ -265,7 +266,7 @@ func (cl *Client) redial() *Conn {
 			return nil
 		case <-time.After(wait):
 		}
-		c, err := Dial(cl.life, cl.opts.Options)
+		c, err := Dial(cl.life, cl.opts)
 		if err == nil {
 			cl.mu.Lock()
 			if cl.closed {
@@ -387,7 +388,7 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 	}
 	cl.mu.Unlock()
 	// The liveness check allows for each blocking command's own timeout.
-	c, err := Dial(ctx, cl.opts.Options)
+	c, err := Dial(ctx, cl.opts)
 	if err == nil && c.id == 0 {
 		// RESP2: HELLO did not tell the connection's CLIENT ID, which
 		// stopBlocked needs. Only a server that refuses CLIENT ID gets a
@@ -445,30 +446,38 @@ type routing struct {
 	forever  string // the name of a WAIT or WAITAOF without a timeout, if any
 }
 
+// The Infos of WAIT and WAITAOF, which a Client sends on its shared
+// connection.
+var (
+	infoWait    = cmds.Lookup("wait")
+	infoWaitaof = cmds.Lookup("waitaof")
+)
+
 // route counts a submission's blocking commands outside transactions.
-func route(b []byte) routing {
+func route(facts []cmds.Fact) routing {
 	var r routing
 	inMulti := false
-	cmdinfo.Each(b, func(info cmdinfo.Info) error {
-		switch info.Kind {
-		case cmdinfo.Blocking:
+	for i := range facts {
+		f := &facts[i]
+		switch {
+		case f.Kind&(cmds.Blocking|cmds.TxMulti|cmds.TxEnd) == 0:
+		case f.Kind&cmds.Blocking != 0:
 			switch {
 			case inMulti:
-			case info.Name == "WAIT" || info.Name == "WAITAOF":
+			case f.Info != nil && (f.Info == infoWait || f.Info == infoWaitaof):
 				r.waits++
-				if info.Timeout == 0 && r.forever == "" {
-					r.forever = info.Name
+				if f.Timeout == 0 && r.forever == "" {
+					r.forever = f.Info.Words[0]
 				}
 			default:
 				r.blocking++
 			}
-		case cmdinfo.Multi:
+		case f.Kind&cmds.TxMulti != 0:
 			inMulti = true
-		case cmdinfo.EndTx:
+		case f.Kind&cmds.TxEnd != 0:
 			inMulti = false
 		}
-		return nil
-	})
+	}
 	return r
 }
 
@@ -632,7 +641,7 @@ func (cl *Client) unblock(ctx context.Context, id int64) (int64, error) {
 			return n, err
 		}
 	}
-	c, err := Dial(ctx, cl.opts.Options)
+	c, err := Dial(ctx, cl.opts)
 	if err != nil {
 		return 0, err
 	}

@@ -39,13 +39,15 @@ type Sender interface {
 }
 
 // Cmds is a submission: N commands encoded back to back in B (RESP arrays
-// of bulk strings), and Special, whether some of them must be inspected
-// before a shared connection sends them (blocking commands, commands that
-// change the reply model). Make one with CmdsOf or CmdsOfBatch; range
-// over its commands with its All method. A Cmds put together by hand
-// must keep N equal to the commands in B and Special set when any of
-// them came with it (joining two submissions: append B, add N, or
-// Special): a connection trusts both and does not re-count.
+// of bulk strings), and Facts, what is known about each (its kind and
+// timeout, its keys: see cmds.Fact), one per command, known where it was
+// encoded. Make one with CmdsOf or CmdsOfBatch; range over its commands
+// with its All method. Facts nil means unknown: the connection that
+// receives the submission reads them from B, once, and refuses a B that
+// is not N whole commands (an error matching ErrMalformed). A Cmds put
+// together by hand must keep N equal to the commands in B and, when it
+// has Facts, one Fact per command with that command's Size (joining two
+// submissions: append B, add N, append Facts), or leave Facts nil.
 type Cmds = wire.Cmds
 
 // Handler receives the replies of one submission: Reply(i, v) for each
@@ -250,11 +252,24 @@ func (c *Conn) Err() error {
 // reader goroutine. cmds.B is copied. When Send returns an error, h is
 // never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
-	if c.hooks != nil {
-		return c.sendHooked(ctx, cmds, h)
+	cmds, l, err := wire.Known(cmds)
+	if err != nil {
+		return err
 	}
-	return c.send(ctx, cmds, h)
+	if c.hooks != nil {
+		err = c.sendHooked(ctx, cmds, h)
+	} else {
+		err = c.send(ctx, cmds, h)
+	}
+	wire.Release(l)
+	return err
 }
+
+// ErrMalformed is matched (errors.Is) by the error of a submission whose
+// bytes are not N whole commands (arrays of bulk strings), read when it
+// came without its facts, or whose Facts do not describe its bytes (not
+// one per command, their sizes not adding up to len(B)). Nothing is sent.
+var ErrMalformed = wire.ErrMalformed
 
 // send is Send without the hooks: a Client runs them itself, once per
 // submission, whichever connection takes it.
@@ -302,10 +317,8 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	}
 	var block time.Duration
 	blocking := false
-	if w.Special {
-		if blocking, block, err = c.inspect(cmds); err != nil {
-			return false, err
-		}
+	if blocking, block, err = c.inspect(w); err != nil {
+		return false, err
 	}
 	c.mu.Lock()
 	if err := c.waitRoom(ctx, n); err != nil {

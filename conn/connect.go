@@ -14,11 +14,12 @@ func Connect(ctx context.Context, url string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewClient(ctx, ClientOptions{Options: opts})
+	return NewClient(ctx, opts)
 }
 
-// Options returns the connection options the Client dials with, for
-// another connection to the same server with the same credentials (a
-// pubsub.Subscription, say). They hold the password: they print with it
-// redacted, but do not log their fields one by one.
-func (cl *Client) Options() Options { return cl.opts.Options }
+// Options returns the options the Client dials with (MinBackoff,
+// MaxBackoff and BlockingConns with their defaults filled in), for
+// another connection to the same server with the same credentials and
+// hooks (pubsub.Subscribe, say). They hold the password: they print
+// with it redacted, but do not log their fields one by one.
+func (cl *Client) Options() Options { return cl.opts }

@@ -6,7 +6,7 @@
 // Most programs want a Client: it dials, redials after a fault, and
 // gives blocking commands a connection of their own.
 //
-//	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: "127.0.0.1:6379"}})
+//	cl, err := conn.NewClient(ctx, conn.Options{Addr: "127.0.0.1:6379"})
 //	// or: opts, err := conn.ParseURL("redis://:password@127.0.0.1:6379/0")
 //	defer cl.Close()
 //
@@ -150,7 +150,8 @@
 // Options.Hooks wrap every command and every pipeline a Conn or Client
 // sends: a Hook's BeforeCommand as a command is queued (with its
 // CommandInfo: the upper-case name, the script's SHA1 for EVALSHA; and
-// the command as encoded, to pick keys from), its AfterCommand once,
+// a RawCommand: the command as encoded and its keys, as views, from the
+// facts its encoder knew), its AfterCommand once,
 // with the reply or the error that ended it (a server error reply, a
 // refusal, a done ctx, a fault) and the duration since it was queued;
 // BeforePipeline and AfterPipeline around a submission of several

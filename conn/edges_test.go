@@ -27,8 +27,8 @@ func TestClientBlockingConnKilled(t *testing.T) {
 	srv.Flush(t)
 	before := goroutines()
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{
-		Options:       conn.Options{Addr: srv.Addr},
+	cl, err := conn.NewClient(ctx, conn.Options{
+		Addr:          srv.Addr,
 		BlockingConns: 2,
 		MinBackoff:    time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 	})
@@ -87,8 +87,8 @@ func TestClientBlockingConnKilled(t *testing.T) {
 func TestClientBlockingServerRestart(t *testing.T) {
 	s := startServer(t, servertest.Options{})
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{
-		Options:       conn.Options{Addr: s.Addr},
+	cl, err := conn.NewClient(ctx, conn.Options{
+		Addr:          s.Addr,
 		BlockingConns: 1,
 		MinBackoff:    time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 	})
@@ -132,7 +132,7 @@ func TestClientCancelledBlockingPopLosesNothing(t *testing.T) {
 			servertest.Need(t, srv)
 			srv.Flush(t)
 			before := goroutines()
-			cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Protocol: proto}})
+			cl, err := conn.NewClient(testCtx(t), conn.Options{Addr: srv.Addr, Protocol: proto})
 			require.NoError(t, err)
 			lost, returned := 0, 0
 			for i := range 20 {
@@ -190,7 +190,7 @@ func TestClientCancelledBlockingPopLosesNothing(t *testing.T) {
 func TestClientCancelledBlockingBatchReturnsWhatWasPopped(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(testCtx(t), conn.Options{Addr: srv.Addr})
 	require.NoError(t, err)
 	defer cl.Close()
 	_, err = srv.Do("RPUSH", "has", "popped")
@@ -219,8 +219,8 @@ func TestClientCancelledBlockingPopSharedConnDown(t *testing.T) {
 	lost := 0
 	for i := range 10 {
 		name := "shared-down-" + strconv.Itoa(i)
-		cl, err := conn.NewClient(ctx, conn.ClientOptions{
-			Options:    conn.Options{Addr: srv.Addr, ClientName: name},
+		cl, err := conn.NewClient(ctx, conn.Options{
+			Addr: srv.Addr, ClientName: name,
 			MinBackoff: time.Hour, // no redial within the test
 		})
 		require.NoError(t, err)
@@ -265,7 +265,7 @@ func TestClientWaitCountsOwnWrites(t *testing.T) {
 		return strings.Contains(info, "master_link_status:up")
 	})
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: primary.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: primary.Addr})
 	require.NoError(t, err)
 	defer cl.Close()
 
@@ -294,7 +294,7 @@ func TestClientWaitCountsOwnWrites(t *testing.T) {
 // connection they would hold up every call for ever. Nothing is sent.
 func TestClientRefusesWaitForever(t *testing.T) {
 	servertest.Need(t, srv)
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(testCtx(t), conn.Options{Addr: srv.Addr})
 	require.NoError(t, err)
 	defer cl.Close()
 	srv.ResetStats(t)
@@ -318,7 +318,7 @@ func TestClientIdleConnClosedByServer(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			s := startServer(t, servertest.Options{})
 			ctx := testCtx(t)
-			cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr, ClientName: "idle-victim"}})
+			cl, err := conn.NewClient(ctx, conn.Options{Addr: s.Addr, ClientName: "idle-victim"})
 			require.NoError(t, err)
 			defer cl.Close()
 			// A dedicated connection, idle in the pool, too.
@@ -362,7 +362,7 @@ func TestClientCloseDuringBlockingCall(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
 	before := goroutines()
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(testCtx(t), conn.Options{Addr: srv.Addr})
 	require.NoError(t, err)
 	ended := make(chan error, 1)
 	go func() {

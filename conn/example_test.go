@@ -14,7 +14,7 @@ import (
 // commands a connection of their own.
 func ExampleNewClient() {
 	ctx := context.Background()
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestReplyModelRefusedEveryPath(t *testing.T) {
 	c := setup(t, conn.Options{})
 	srv.ResetStats(t)
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	require.NoError(t, err)
 	defer cl.Close()
 	_, err = cl.Do(ctx, "SUBSCRIBE", "news")
@@ -127,7 +127,7 @@ func TestTransactionsWholeOrDedicated(t *testing.T) {
 	require.Equal(t, 2, exec.Len())
 	require.EqualValues(t, 2, exec.Elems[1].Int)
 
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	require.NoError(t, err)
 	defer cl.Close()
 	err = cl.Dedicated(ctx, func(d *conn.Conn) error {
@@ -193,7 +193,7 @@ func TestBatchArgCountRefused(t *testing.T) {
 func TestDoneContextSendsNothing(t *testing.T) {
 	c := setup(t, conn.Options{})
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	require.NoError(t, err)
 	defer cl.Close()
 	done, cancel := context.WithCancel(context.Background())
@@ -280,7 +280,7 @@ func TestClientBlockingDedicated(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
 	ctx := testCtx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	defer cl.Close()
 

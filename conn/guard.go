@@ -5,12 +5,16 @@ import (
 	"math"
 	"time"
 
-	"github.com/echomq/echomq-go/internal/cmdinfo"
+	"strings"
+
+	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/internal/wire"
 )
 
-// The guard: what a Conn checks before it sends commands that are marked
-// special (resp.Cmd.Special), so that no command can make another
-// caller's reply go astray.
+// The guard: what a Conn checks, from the facts of each submission's
+// commands (cmds.Fact: their kinds, refined by their arguments), before it
+// sends them, so that no command can make another caller's reply go
+// astray.
 //
 //	kind         shared Conn                    Conn of Client.Dedicated
 //	ReplyModel   refused                        refused
@@ -68,52 +72,71 @@ const (
 
 var errBadSubmission = errors.New("conn: submission of no commands or no handler")
 
-// inspect checks the special commands of one submission. It reports
+// guarded are the kinds the guard looks at.
+const guarded = cmds.ReplyModel | cmds.Blocking | cmds.TxMulti | cmds.TxEnd | cmds.TxWatch
+
+// inspect checks the facts of one submission's commands. It reports
 // whether the submission blocks, and for how long at most (0: maybe for
 // ever), or the error that refuses it.
-func (c *Conn) inspect(b []byte) (blocking bool, timeout time.Duration, err error) {
+func (c *Conn) inspect(w wire.Cmds) (blocking bool, timeout time.Duration, err error) {
 	inMulti, forever := false, false
-	err = cmdinfo.Each(b, func(info cmdinfo.Info) error {
-		switch info.Kind {
-		case cmdinfo.ReplyModel:
-			return refusal(info.Name)
-		case cmdinfo.Blocking:
+	at := uint32(0)
+	for i := range w.Facts {
+		f := &w.Facts[i]
+		cmd := w.B[at : at+f.Size]
+		at += f.Size
+		if f.Kind&guarded == 0 {
+			continue
+		}
+		switch {
+		case f.Kind&cmds.ReplyModel != 0:
+			return false, 0, refusal(f, cmd)
+		case f.Kind&cmds.Blocking != 0:
 			if inMulti {
-				return nil // queued by the transaction: it does not block
+				continue // queued by the transaction: it does not block
 			}
 			blocking = true
-			if info.Timeout == 0 {
+			if f.Timeout == 0 {
 				forever = true
 			}
-			timeout = min(timeout+info.Timeout, math.MaxInt64/2)
-		case cmdinfo.Multi:
+			timeout = min(timeout+f.Timeout, math.MaxInt64/2)
+		case f.Kind&cmds.TxMulti != 0:
 			inMulti = true
 			if c.exclusive.Load() {
 				c.txUsed.Store(true)
 			}
-		case cmdinfo.EndTx:
+		case f.Kind&cmds.TxEnd != 0:
 			inMulti = false
-		case cmdinfo.Watch:
+		case f.Kind&cmds.TxWatch != 0:
 			if !c.exclusive.Load() {
-				return &CommandError{Command: info.Name, Reason: reasonWatch}
+				return false, 0, &CommandError{Command: "WATCH", Reason: reasonWatch}
 			}
 			c.txUsed.Store(true)
 		}
-		return nil
-	})
-	if err == nil && inMulti && !c.exclusive.Load() {
-		err = &CommandError{Command: "MULTI", Reason: reasonMulti}
+	}
+	if inMulti && !c.exclusive.Load() {
+		return false, 0, &CommandError{Command: "MULTI", Reason: reasonMulti}
 	}
 	if forever {
 		timeout = 0
 	}
-	return blocking, timeout, err
+	return blocking, timeout, nil
+}
+
+// commandName is the name of the command of f, encoded in cmd, in upper
+// case, with its subcommand when the table has one ("CLIENT REPLY"), for
+// errors.
+func commandName(f *cmds.Fact, cmd []byte) string {
+	if f.Info != nil {
+		return strings.Join(f.Info.Words, " ")
+	}
+	return strings.ToUpper(string(f.Name.Of(cmd)))
 }
 
 // refusal is the error for a command that changes the reply model.
-func refusal(name string) error {
-	switch name {
-	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE":
+func refusal(f *cmds.Fact, cmd []byte) error {
+	name := commandName(f, cmd)
+	if f.Kind&cmds.PubSub != 0 {
 		return &CommandError{Command: name, Reason: reasonSubscribe}
 	}
 	return &CommandError{Command: name, Reason: reasonReplyModel}

@@ -5,13 +5,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
 // Hook wraps every command and every pipeline a connection or Client
 // sends, for logging, metrics and tracing. Set them in Options.Hooks; a
-// Client passes them to its connections. Each field may be nil.
+// Client passes them to its connections (and a pubsub.Subscription given
+// the same Options runs them for its own commands). Each field may be
+// nil.
 //
 // A submission of one command (Do, DoFunc, a typed command, a Stream
 // flush of one) is a command: BeforeCommand as it is queued, AfterCommand
@@ -37,10 +40,8 @@ import (
 // Without hooks (nor an Observer) a connection does no hook work at all.
 type Hook struct {
 	// BeforeCommand is called as cmd is queued for sending, with raw,
-	// the command as sent (a RESP array of bulk strings, as Cmds.All
-	// reads them), valid only during the call: arguments or keys are
-	// picked from it.
-	BeforeCommand func(ctx context.Context, cmd CommandInfo, raw []byte) context.Context
+	// the command as sent and its keys, valid only during the call.
+	BeforeCommand func(ctx context.Context, cmd CommandInfo, raw RawCommand) context.Context
 	// AfterCommand is called once for each BeforeCommand, took after the
 	// submission was queued: with the reply (valid only during the
 	// call) and err nil when it arrived; with the reply and a
@@ -69,11 +70,40 @@ type PipelineInfo struct {
 	Commands []CommandInfo
 }
 
+// RawCommand is a command as a [Hook] sees it: its bytes as sent and its
+// keys, read from what its encoder knew (cmds.Fact), not parsed again.
+// It views the submission's memory: valid only during the call.
+type RawCommand struct {
+	b []byte
+	f *cmds.Fact
+}
+
+// NewRawCommand is the RawCommand of the command encoded in b, whose
+// keys f tells (nil: none known), for a Sender or subscriber written
+// outside this package that runs Hooks itself.
+func NewRawCommand(b []byte, f *cmds.Fact) RawCommand { return RawCommand{b: b, f: f} }
+
+// Bytes returns the command as sent: a RESP array of bulk strings, as
+// Cmds.All reads them.
+func (c RawCommand) Bytes() []byte { return c.b }
+
+// Keys returns the number of keys the command names (its shard channels
+// after them: SPUBLISH's), as far as its encoder knew them.
+func (c RawCommand) Keys() int {
+	if c.f == nil {
+		return 0
+	}
+	return len(c.f.Keys)
+}
+
+// Key returns key i, a view of the command's bytes.
+func (c RawCommand) Key(i int) []byte { return c.f.Key(c.b, i) }
+
 // ObserverHook is the Hook that tells obs of every command (what
 // Options.Observer does).
 func ObserverHook(obs Observer) Hook {
 	return Hook{
-		BeforeCommand: func(ctx context.Context, cmd CommandInfo, _ []byte) context.Context {
+		BeforeCommand: func(ctx context.Context, cmd CommandInfo, _ RawCommand) context.Context {
 			obs.CommandStart(cmd)
 			return ctx
 		},
@@ -129,7 +159,13 @@ var hookedPool = sync.Pool{New: func() any { return new(hooked) }}
 func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *hooked {
 	o := hookedPool.Get().(*hooked)
 	o.h, o.set, o.next = h, s, 0
-	o.cmds = appendInfos(o.cmds[:0], cmds.B, cmds.N)
+	o.cmds = o.cmds[:0]
+	at := uint32(0)
+	for i := range cmds.Facts {
+		f := &cmds.Facts[i]
+		o.cmds = append(o.cmds, commandInfo(f, cmds.B[at:at+f.Size]))
+		at += f.Size
+	}
 	o.multi = len(o.cmds) > 1
 	o.start = time.Now()
 	if o.multi && s.pipeline {
@@ -143,11 +179,12 @@ func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *ho
 		}
 	}
 	o.pctx = ctx
-	b := cmds.B
-	for _, c := range o.cmds {
+	at = 0
+	for i, c := range o.cmds {
 		cctx := ctx
-		var raw []byte
-		raw, b = nextCommand(b)
+		f := &cmds.Facts[i]
+		raw := RawCommand{b: cmds.B[at : at+f.Size], f: f}
+		at += f.Size
 		for _, hk := range s.hooks {
 			if hk.BeforeCommand != nil {
 				if x := hk.BeforeCommand(cctx, c, raw); x != nil {
@@ -232,18 +269,4 @@ func (o *hooked) release() {
 // submission refused before any connection saw it.
 func (s *hookSet) refuse(ctx context.Context, cmds wire.Cmds, err error) {
 	s.begin(ctx, cmds, nil).fail(err)
-}
-
-// nextCommand splits the first encoded command off b.
-func nextCommand(b []byte) (cmd, rest []byte) {
-	nargs, r, ok := header(b, '*')
-	if !ok {
-		return nil, nil
-	}
-	for range nargs {
-		if _, r, ok = bulk(r); !ok {
-			return nil, nil
-		}
-	}
-	return b[:len(b)-len(r)], r
 }

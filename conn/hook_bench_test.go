@@ -15,7 +15,7 @@ import (
 // command, as metrics are), and the Observer adapter.
 func BenchmarkHooks(b *testing.B) {
 	nop := conn.Hook{
-		BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ []byte) context.Context { return ctx },
+		BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ conn.RawCommand) context.Context { return ctx },
 		AfterCommand:  func(context.Context, conn.CommandInfo, resp.Value, time.Duration, error) {},
 	}
 	for _, bc := range []struct {

@@ -25,6 +25,7 @@ type hookEvent struct {
 	err   error
 	tag   any // the context value "tag" the After function saw
 	raw   string
+	keys  string // BeforeCommand's keys, space-separated
 }
 
 type tagKey struct{}
@@ -59,11 +60,15 @@ func (r *hookRecorder) len() int {
 
 func (r *hookRecorder) hook() conn.Hook {
 	return conn.Hook{
-		BeforeCommand: func(ctx context.Context, cmd conn.CommandInfo, raw []byte) context.Context {
+		BeforeCommand: func(ctx context.Context, cmd conn.CommandInfo, raw conn.RawCommand) context.Context {
+			var keys []string
+			for i := range raw.Keys() {
+				keys = append(keys, string(raw.Key(i)))
+			}
 			r.mu.Lock()
 			r.seq++
 			tag := cmd.Name + "#" + strconv.Itoa(r.seq)
-			r.events = append(r.events, hookEvent{kind: "+", name: cmd.Name, tag: ctx.Value(tagKey{}), raw: string(raw)})
+			r.events = append(r.events, hookEvent{kind: "+", name: cmd.Name, tag: ctx.Value(tagKey{}), raw: string(raw.Bytes()), keys: strings.Join(keys, " ")})
 			r.mu.Unlock()
 			return context.WithValue(ctx, tagKey{}, tag)
 		},
@@ -212,9 +217,9 @@ func TestHooksClientResendOnce(t *testing.T) {
 	ctx := testCtx(t)
 	rec := &hookRecorder{}
 	obs := &recorder{}
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{
+	cl, err := conn.NewClient(ctx, conn.Options{
 		Addr: s.Addr, ClientName: "hook-victim", Hooks: []conn.Hook{rec.hook()}, Observer: obs,
-	}})
+	})
 	require.NoError(t, err)
 	defer cl.Close()
 	got, err := echo(ctx, cl, "before")
@@ -262,7 +267,7 @@ func TestHooksOrder(t *testing.T) {
 	var order []string
 	mk := func(name string) conn.Hook {
 		return conn.Hook{
-			BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ []byte) context.Context {
+			BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ conn.RawCommand) context.Context {
 				mu.Lock()
 				order = append(order, "+"+name)
 				mu.Unlock()
@@ -292,7 +297,7 @@ func TestAllocsHooked(t *testing.T) {
 	}
 	var n int
 	c := setup(t, conn.Options{Hooks: []conn.Hook{{
-		BeforeCommand: func(context.Context, conn.CommandInfo, []byte) context.Context { return nil },
+		BeforeCommand: func(context.Context, conn.CommandInfo, conn.RawCommand) context.Context { return nil },
 		AfterCommand: func(context.Context, conn.CommandInfo, resp.Value, time.Duration, error) {
 			n++
 		},

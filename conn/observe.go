@@ -3,6 +3,8 @@ package conn
 import (
 	"sync"
 	"time"
+
+	"github.com/echomq/echomq-go/cmds"
 )
 
 // Observer is told of every command a connection sends, for metrics and
@@ -41,71 +43,29 @@ type CommandInfo struct {
 	Script string
 }
 
-// appendInfos appends the CommandInfo of each of the n commands encoded
-// back to back in b (arrays of bulk strings, as package resp encodes
-// them). A command it cannot read is named "?".
-func appendInfos(dst []CommandInfo, b []byte, n int) []CommandInfo {
-	for range n {
-		var c CommandInfo
-		var nargs int
-		var ok bool
-		if nargs, b, ok = header(b, '*'); !ok || nargs < 1 {
-			return unknown(dst, n)
-		}
-		for i := range nargs {
-			var arg []byte
-			if arg, b, ok = bulk(b); !ok {
-				return unknown(dst, n)
-			}
-			switch {
-			case i == 0:
-				c.Name = internUpper(arg)
-			case i == 1 && (c.Name == "EVALSHA" || c.Name == "EVALSHA_RO"):
-				c.Script = intern(arg)
-			}
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
+// The Infos of the commands that name a script by its SHA1.
+var (
+	infoEvalsha   = cmds.Lookup("evalsha")
+	infoEvalshaRO = cmds.Lookup("evalsha_ro")
+)
 
-// unknown pads dst to n commands named "?".
-func unknown(dst []CommandInfo, n int) []CommandInfo {
-	for len(dst) < n {
-		dst = append(dst, CommandInfo{Name: "?"})
-	}
-	return dst
-}
-
-// header reads "<kind><decimal>\r\n" at the start of b.
-func header(b []byte, kind byte) (int, []byte, bool) {
-	if len(b) < 4 || b[0] != kind {
-		return 0, b, false
-	}
-	end := 1
-	for end < len(b) && b[end] != '\r' {
-		end++
-	}
-	if end+1 >= len(b) || b[end+1] != '\n' {
-		return 0, b, false
-	}
-	v := 0
-	for _, d := range b[1:end] {
-		if d < '0' || d > '9' || v > 1<<40 {
-			return 0, b, false
+// commandInfo names the command of f, encoded in raw: from its Info (the
+// table's upper-case first word, a string made once) or, for a command
+// the table does not know, its name as sent, upper-cased and interned.
+func commandInfo(f *cmds.Fact, raw []byte) CommandInfo {
+	var c CommandInfo
+	if f.Info != nil {
+		c.Name = f.Info.Words[0]
+		if (f.Info == infoEvalsha || f.Info == infoEvalshaRO) && f.Arg1.Len > 0 {
+			c.Script = intern(f.Arg1.Of(raw))
 		}
-		v = v*10 + int(d-'0')
+		return c
 	}
-	return v, b[end+2:], end > 1
-}
-
-// bulk reads one bulk string at the start of b.
-func bulk(b []byte) (arg, rest []byte, ok bool) {
-	size, b, ok := header(b, '$')
-	if !ok || len(b) < size+2 {
-		return nil, b, false
+	if f.Name.Len == 0 {
+		return CommandInfo{Name: "?"}
 	}
-	return b[:size], b[size+2:], true
+	c.Name = internUpper(f.Name.Of(raw))
+	return c
 }
 
 // The names and SHAs observed, interned so that observing allocates no

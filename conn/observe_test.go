@@ -148,7 +148,7 @@ func TestObserverRefusedAndFaults(t *testing.T) {
 func TestObserverClient(t *testing.T) {
 	needServer(t)
 	rec := &recorder{}
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Observer: rec}})
+	cl, err := conn.NewClient(testCtx(t), conn.Options{Addr: srv.Addr, Observer: rec})
 	require.NoError(t, err)
 	_, err = cl.Do(testCtx(t), "ECHO", "x")
 	require.NoError(t, err)

@@ -15,8 +15,10 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// Options configure a connection. The zero value, with Addr set, connects
-// over TCP with RESP3 (falling back to RESP2), no auth, database 0.
+// Options configure a Client (NewClient, Connect) or a single connection
+// (Dial). The zero value, with Addr set, connects over TCP with RESP3
+// (falling back to RESP2), no auth, database 0. MinBackoff, MaxBackoff
+// and BlockingConns are the Client's: a Conn from Dial ignores them.
 type Options struct {
 	// Network is "tcp" (default) or "unix".
 	Network string
@@ -25,8 +27,8 @@ type Options struct {
 	Addr string
 	// Username and Password authenticate (ACL user, or the default user
 	// when Username is empty). The password never appears in an error, a
-	// log line, String, or fmt's output of Options, ClientOptions, *Conn
-	// or *Client in any verb (see their Format methods).
+	// log line, String, or fmt's output of Options, *Conn or *Client in
+	// any verb (see their Format methods).
 	Username string
 	Password string
 	// DB is selected after connecting when non-zero.
@@ -74,6 +76,17 @@ type Options struct {
 	ReadBufferSize int
 	// Dialer, when set, replaces net.Dialer for the transport.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// For a Client only (a Conn from Dial ignores them):
+
+	// MinBackoff and MaxBackoff bound the Client's redial backoff, which
+	// doubles after each failed attempt with full jitter. Defaults 50 ms
+	// and 5 s.
+	MinBackoff, MaxBackoff time.Duration
+	// BlockingConns is the most dedicated connections a Client lends to
+	// blocking commands (BLPOP, BZPOPMIN, XREAD … BLOCK, …) and to
+	// Dedicated. Default 4.
+	BlockingConns int
 }
 
 func (o Options) withDefaults() Options {
@@ -91,7 +104,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// String describes the options with the password redacted.
+// String describes the options with the password redacted; the Client's
+// backoff bounds and dedicated connections limit are shown when set.
 func (o Options) String() string {
 	o = o.withDefaults()
 	var b strings.Builder
@@ -106,6 +120,15 @@ func (o Options) String() string {
 	if o.ClientName != "" {
 		fmt.Fprintf(&b, " name=%s", o.ClientName)
 	}
+	if o.MinBackoff != 0 {
+		fmt.Fprintf(&b, " min_backoff=%v", o.MinBackoff)
+	}
+	if o.MaxBackoff != 0 {
+		fmt.Fprintf(&b, " max_backoff=%v", o.MaxBackoff)
+	}
+	if o.BlockingConns != 0 {
+		fmt.Fprintf(&b, " blocking_conns=%d", o.BlockingConns)
+	}
 	return b.String()
 }
 
@@ -119,8 +142,8 @@ func (o Options) GoString() string { return o.String() }
 //	unix://[user[:password]@]/path/to/socket[?db=N…]
 //
 // Query options: db, protocol (2 or 3), client_name, dial_timeout,
-// read_timeout, write_timeout (Go durations), max_pending. Unknown options
-// are an error.
+// read_timeout, write_timeout, min_backoff, max_backoff (Go durations),
+// max_pending, blocking_conns. Unknown options are an error.
 //
 // A user name or password holding '#', '/', '?' or '@' must be
 // percent-encoded (%23, %2F, %3F, %40; and '%' itself as %25): unescaped,
@@ -279,6 +302,12 @@ func (o *Options) setQuery(k, v string) error {
 		o.WriteTimeout, err = time.ParseDuration(v)
 	case "max_pending":
 		o.MaxPending, err = strconv.Atoi(v)
+	case "min_backoff":
+		o.MinBackoff, err = time.ParseDuration(v)
+	case "max_backoff":
+		o.MaxBackoff, err = time.ParseDuration(v)
+	case "blocking_conns":
+		o.BlockingConns, err = strconv.Atoi(v)
 	default:
 		return &urlError{"unknown URL option", strconv.Quote(k)}
 	}

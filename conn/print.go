@@ -3,20 +3,18 @@ package conn
 import (
 	"fmt"
 	"github.com/echomq/echomq-go/internal/redact"
-	"strings"
 )
 
 // Printing never shows a password. fmt prints a struct by walking its
 // fields, unexported ones too, without calling their String methods; and
 // for verbs other than v, s, q, x and X (%d, %t, …) it walks even a type
-// that has a String method. So Options, ClientOptions, *Conn and *Client
-// implement fmt.Formatter: every verb prints their String, which holds
+// that has a String method. So Options, *Conn and *Client implement
+// fmt.Formatter: every verb prints their String, which holds
 // "password=REDACTED" in place of the password.
 //
 // What fmt reaches without asking the value is beyond any method: an
-// Options or ClientOptions held by value in an unexported field of the
-// caller's struct, and a *Conn or *Client held in an unexported field
-// and printed with a verb a pointer does not take (%s, %q, %t: fmt then
+// Options held by value in an unexported field of the caller's struct,
+// and a *Conn or *Client held in an unexported field and printed with a verb a pointer does not take (%s, %q, %t: fmt then
 // prints the pointed-to struct raw, and a Conn holds its Options by
 // value). Print the value itself, or hold it in an exported field.
 
@@ -25,32 +23,6 @@ import (
 // would otherwise print every field, the password among them.
 func (o Options) Format(f fmt.State, verb rune) {
 	redact.Format(f, verb, "conn.Options", o.String())
-}
-
-// String describes the client options with the password redacted: the
-// connection options, as Options.String gives them, and then the backoff
-// bounds and the dedicated connections limit when they are set.
-func (o ClientOptions) String() string {
-	var b strings.Builder
-	b.WriteString(o.Options.String())
-	if o.MinBackoff != 0 {
-		fmt.Fprintf(&b, " min_backoff=%v", o.MinBackoff)
-	}
-	if o.MaxBackoff != 0 {
-		fmt.Fprintf(&b, " max_backoff=%v", o.MaxBackoff)
-	}
-	if o.BlockingConns != 0 {
-		fmt.Fprintf(&b, " blocking_conns=%d", o.BlockingConns)
-	}
-	return b.String()
-}
-
-// GoString is String, so that %#v does not print the password either.
-func (o ClientOptions) GoString() string { return o.String() }
-
-// Format prints String for any verb, as Options.Format does.
-func (o ClientOptions) Format(f fmt.State, verb rune) {
-	redact.Format(f, verb, "conn.ClientOptions", o.String())
 }
 
 // String describes the connection by its options, password redacted:

@@ -62,19 +62,21 @@ func assertRedacted(t *testing.T, secret string, vals ...any) {
 	}
 }
 
-// Options and ClientOptions, by value and by pointer, never show the
-// password, in any verb: %d and %t would print every field.
+// Options, by value and by pointer, never show the password, in any
+// verb: %d and %t would print every field. The Client's fields show when
+// set.
 func TestFormatOptionsRedacts(t *testing.T) {
 	const pw = "Hunter2pw"
 	o := conn.Options{Addr: "h:1", Username: "alice", Password: pw, DB: 3, ClientName: "w"}
-	co := conn.ClientOptions{Options: o, MinBackoff: 10 * time.Millisecond, MaxBackoff: time.Second, BlockingConns: 2}
+	co := o
+	co.MinBackoff, co.MaxBackoff, co.BlockingConns = 10*time.Millisecond, time.Second, 2
 	assertRedacted(t, pw, o, &o, co, &co)
 
 	if got, want := fmt.Sprintf("%+v", co), o.String()+" min_backoff=10ms max_backoff=1s blocking_conns=2"; got != want {
-		t.Errorf("%%+v of ClientOptions = %q, want %q", got, want)
+		t.Errorf("%%+v of Options with a Client's fields = %q, want %q", got, want)
 	}
 	if got, want := fmt.Sprintf("%#v", co), co.String(); got != want {
-		t.Errorf("%%#v of ClientOptions = %q, want %q", got, want)
+		t.Errorf("%%#v of Options with a Client's fields = %q, want %q", got, want)
 	}
 	if got, want := fmt.Sprintf("%#v", o), o.String(); got != want {
 		t.Errorf("%%#v of Options = %q, want %q", got, want)
@@ -105,7 +107,7 @@ func TestFormatConnClientRedacts(t *testing.T) {
 	s := startServer(t, servertest.Options{Password: pw})
 	o := conn.Options{Addr: s.Addr, Username: "default", Password: pw, ClientName: "fmt-test"}
 	c := dial(t, o)
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: o})
+	cl, err := conn.NewClient(testCtx(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +178,7 @@ func TestSecretNotInDialErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("RESP%d: Dial with %v succeeded", proto, o)
 			}
-			_, cerr := conn.NewClient(testCtx(t), conn.ClientOptions{Options: o})
+			_, cerr := conn.NewClient(testCtx(t), o)
 			if cerr == nil {
 				t.Fatalf("RESP%d: NewClient with %v succeeded", proto, o)
 			}

@@ -145,8 +145,8 @@ func TestServerKilledRawConn(t *testing.T) {
 func TestServerKilledClientReconnects(t *testing.T) {
 	s := startServer(t, servertest.Options{})
 	before := goroutines()
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{
-		Options:    conn.Options{Addr: s.Addr},
+	cl, err := conn.NewClient(testCtx(t), conn.Options{
+		Addr:       s.Addr,
 		MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
 	if err != nil {
@@ -202,7 +202,7 @@ func TestServerKilledClientReconnects(t *testing.T) {
 func TestClientCloseEndsBlockingCall(t *testing.T) {
 	needServer(t)
 	srv.Flush(t)
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, ClientName: "blocked-blpop"}})
+	cl, err := conn.NewClient(testCtx(t), conn.Options{Addr: srv.Addr, ClientName: "blocked-blpop"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +246,8 @@ func TestClientCloseEndsBlockingCall(t *testing.T) {
 func TestClientThroughRepeatedCuts(t *testing.T) {
 	p := newProxy(t, srvAddr(t))
 	before := goroutines()
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{
-		Options:    conn.Options{Addr: p.Addr()},
+	cl, err := conn.NewClient(testCtx(t), conn.Options{
+		Addr:       p.Addr(),
 		MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond,
 	})
 	if err != nil {

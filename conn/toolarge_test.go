@@ -125,7 +125,7 @@ func newClient(t *testing.T, opts conn.Options) *conn.Client {
 	if opts.Addr == "" {
 		opts.Addr = srv.Addr
 	}
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(testCtx(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

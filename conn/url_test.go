@@ -35,6 +35,8 @@ func TestParseURL(t *testing.T) {
 		{"redis://h?dial_timeout=2s&read_timeout=1m30s&write_timeout=250ms&max_pending=64",
 			conn.Options{Addr: "h:6379", DialTimeout: 2 * time.Second, ReadTimeout: 90 * time.Second, WriteTimeout: 250 * time.Millisecond, MaxPending: 64}, false},
 		{"redis://h?read_timeout=-1s", conn.Options{Addr: "h:6379", ReadTimeout: -time.Second}, false}, // disables liveness
+		{"redis://h?min_backoff=10ms&max_backoff=2s&blocking_conns=16", // the Client's
+			conn.Options{Addr: "h:6379", MinBackoff: 10 * time.Millisecond, MaxBackoff: 2 * time.Second, BlockingConns: 16}, false},
 		// Reserved characters in the user info: percent-encoded, or an
 		// '@' or ':' within the password, which the last '@' and the first
 		// ':' place correctly.
@@ -92,6 +94,9 @@ func TestParseURLBadInputs(t *testing.T) {
 		"redis://h?dial_timeout=5",
 		"redis://h?read_timeout=soon",
 		"redis://h?max_pending=many",
+		"redis://h?min_backoff=10",
+		"redis://h?max_backoff=later",
+		"redis://h?blocking_conns=1.5",
 		"redis://h?timeout=1s",
 		"unix://",
 		"unix://h",

@@ -1,6 +1,9 @@
 package dispatch
 
-import "github.com/echomq/echomq-go/resp"
+import (
+	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/resp"
+)
 
 // Args builds the KEYS and ARGV of one script call, keys first. Each key
 // and argument is encoded as a RESP bulk string as it is added, so a call
@@ -80,3 +83,7 @@ func buildCall(buf []byte, head *resp.Args, a *Args) resp.Cmd {
 	return resp.BuildCommand(buf, head.Len()+1+a.run.Len()).
 		Args(head).ArgInt(int64(a.nk)).Args(&a.run).Cmd()
 }
+
+// infoEvalsha is EVALSHA's entry in the command table: the executors know
+// the command they send, so its facts need no look-up.
+var infoEvalsha = cmds.Lookup("evalsha")

@@ -27,6 +27,7 @@ type Batch struct {
 	redo  []int          // indices of the calls to send again
 	loads []pendingLoad  // distinct scripts to load before a re-send
 	col   wire.Collector // replies, one slot per call
+	facts wire.Facts     // the facts of the commands in wire
 }
 
 // batchCall is one call in a Batch.
@@ -104,6 +105,7 @@ func (b *Batch) begin() { b.col.Begin(len(b.calls)) }
 // land at the calls' indices.
 func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native bool, idx []int) error {
 	b.wire.Reset()
+	b.facts.Reset()
 	if idx == nil {
 		for i := range b.calls {
 			b.appendCall(i, native)
@@ -117,15 +119,22 @@ func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native bool, idx [
 	if err != nil {
 		return err
 	}
+	if w.N != b.facts.Len() {
+		return wire.ErrMalformed // cannot be: appendCall adds both
+	}
+	w.Facts = b.facts.List()
 	return b.col.Exchange(ctx, s, w, idx)
 }
 
 // appendCall encodes call i in the executor's form.
 func (b *Batch) appendCall(i int, native bool) {
 	c := &b.calls[i]
-	head := &c.s.evalsha
+	head, info := &c.s.evalsha, infoEvalsha
 	if native {
-		head = &c.s.nativeHead
+		head, info = &c.s.nativeHead, nil // EMQ.*: not in the table
 	}
+	at := len(b.wire.Bytes())
 	appendCall(&b.wire, head, c.nk, &c.args)
+	// The fact of the command just encoded, its Info known here.
+	b.facts.EncodedAs(info, b.wire.Bytes()[at:])
 }

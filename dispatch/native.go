@@ -26,7 +26,7 @@ func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Valu
 	buf := bufPool.Get().(*cmdBuf)
 	cmd := buildCall(buf.b, &s.nativeHead, a)
 	buf.b = cmd.Bytes()
-	err := wire.DoFunc(ctx, x.s, cmd, fn)
+	err := wire.DoFuncAs(ctx, x.s, cmd, nil, fn) // EMQ.*: not in the table
 	if cap(buf.b) <= 64<<10 {
 		bufPool.Put(buf)
 	}

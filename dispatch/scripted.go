@@ -77,7 +77,7 @@ func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Va
 	for sends := 1; ; sends++ {
 		gen := st.done.Load() // before the send: see ensureLoaded
 		x.evalSHAs.Add(1)
-		err = wire.DoFunc(ctx, x.s, cmd, fn)
+		err = wire.DoFuncAs(ctx, x.s, cmd, infoEvalsha, fn)
 		if !errIsNoScript(err) {
 			break
 		}

@@ -189,7 +189,7 @@ func TestWorkerRoundHugeBackoff(t *testing.T) {
 	failure := errors.New("failed")
 	r := &round{inHand: 3, pending: []done{
 		{job: jobs[0], kind: OutcomeComplete},
-		{job: jobs[1], kind: OutcomeRetry, err: failure, delay: w.cfg.backoff(jobs[1].Token, failure), max: w.cfg.MaxAttempts},
+		{job: jobs[1], kind: OutcomeRetry, err: failure, delay: w.cfg.defaultBackoff(jobs[1].Token), max: w.cfg.MaxAttempts},
 		{job: jobs[2], kind: OutcomeComplete},
 	}}
 	w.exchange(r, 0)
@@ -315,10 +315,10 @@ func TestWorkerIntervalEdges(t *testing.T) {
 		// BackoffBase (1 s) doubled per attempt, at most BackoffMax; at
 		// least half of that with the jitter.
 		floor := math.Min(1e9*math.Pow(2, float64(attempt-1)), math.MaxInt64) / 2
-		d := c.backoff(attempt, nil)
+		d := c.defaultBackoff(attempt)
 		require.GreaterOrEqual(t, float64(d), floor*0.999, "attempt %d: %v", attempt, d)
 	}
-	require.GreaterOrEqual(t, c.backoff(math.MaxInt64, nil), time.Duration(math.MaxInt64/2))
+	require.GreaterOrEqual(t, c.defaultBackoff(math.MaxInt64), time.Duration(math.MaxInt64/2))
 }
 
 // TestRequeueDeadTimeEdges: the time bounds of a DeadFilter reach the

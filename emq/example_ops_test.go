@@ -20,7 +20,7 @@ func exampleQueue(name string) (q *emq.Queue, close func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	if err != nil {
 		log.Fatal(err)
 	}

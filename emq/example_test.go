@@ -86,7 +86,7 @@ func ExampleOpen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func ExampleWorker() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	if err != nil {
 		log.Fatal(err)
 	}

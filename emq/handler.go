@@ -68,14 +68,27 @@ var (
 )
 
 // PanicError is the failure of a handler that panicked: the worker
-// recovers, and retries the job like any failure.
+// recovers, and retries the job like any failure. A panic in one of the
+// worker's callbacks (WorkerConfig.TimeoutFor, Backoff, OnEvent) is
+// recovered too, and named by Func: the worker goes on with its own rule
+// (Timeout, the default backoff) and reports it as an EventError whose Err
+// is the *PanicError (OnEvent's own panics are only counted, in
+// WorkerStats.Panics, since telling OnEvent could panic again).
 type PanicError struct {
 	Value any    // what the handler panicked with
 	Stack []byte // the goroutine's stack at the panic
+	// Func is "" for the handler, else the callback that panicked:
+	// "TimeoutFor", "Backoff" or "OnEvent".
+	Func string
 }
 
 // Error describes the panic.
-func (e *PanicError) Error() string { return fmt.Sprintf("emq: handler panicked: %v", e.Value) }
+func (e *PanicError) Error() string {
+	if e.Func != "" {
+		return fmt.Sprintf("emq: %s panicked: %v", e.Func, e.Value)
+	}
+	return fmt.Sprintf("emq: handler panicked: %v", e.Value)
+}
 
 // Unwrap returns the panic value when it is an error.
 func (e *PanicError) Unwrap() error {
@@ -94,7 +107,7 @@ const (
 	EventStale                          // complete or retry answered stale: the lease had been lost
 	EventAbandoned                      // the handler returned ErrAbandon
 	EventLeaseLost                      // extend answered stale; the handler's ctx was cancelled
-	EventError                          // an exchange with the server failed (Err), or was never sent; Op names it
+	EventError                          // an exchange with the server failed (Err), or was never sent, or a callback panicked; Op names it
 	EventTimedOut                       // the handler ran past its timeout (Err matches ErrJobTimeout); the job is retried
 )
 
@@ -125,7 +138,7 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind EventKind // what happened
 	Job  Job       // the job concerned; zero for a claim, promote or reap error
-	Op   string    // for EventError: "claim", "complete", "retry", "release", "extend", "promote", "reap" or "trim"
+	Op   string    // for EventError: "claim", "complete", "retry", "release", "extend", "promote", "reap" or "trim"; "timeout" or "backoff" when TimeoutFor or Backoff panicked (Err is the *PanicError)
 	// Err is the handler's error for EventRetried and EventDead (for a
 	// job that timed out, an error matching [ErrJobTimeout]), the
 	// timeout for EventTimedOut, the exchange's for EventError. A completion or retry the worker never

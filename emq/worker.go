@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,11 +168,30 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	return c, nil
 }
 
-// backoff returns the delay before retrying a job whose attempt failed.
-func (c *WorkerConfig) backoff(attempt int64, err error) time.Duration {
+// backoff returns the delay before retrying a job whose attempt failed:
+// Backoff's, or the default rule's when there is no Backoff or it
+// panicked (then p is the recovered panic).
+func (c *WorkerConfig) backoff(attempt int64, err error) (d time.Duration, p *PanicError) {
 	if c.Backoff != nil {
-		return c.Backoff(attempt, err)
+		if d, p = c.userBackoff(attempt, err); p == nil {
+			return d, nil
+		}
 	}
+	return c.defaultBackoff(attempt), p
+}
+
+// userBackoff calls Backoff, recovering its panic.
+func (c *WorkerConfig) userBackoff(attempt int64, err error) (d time.Duration, p *PanicError) {
+	defer func() {
+		if r := recover(); r != nil {
+			p = &PanicError{Value: r, Stack: debug.Stack(), Func: "Backoff"}
+		}
+	}()
+	return c.Backoff(attempt, err), nil
+}
+
+// defaultBackoff is the rule of BackoffBase and BackoffMax.
+func (c *WorkerConfig) defaultBackoff(attempt int64) time.Duration {
 	d := c.BackoffBase
 	for i := int64(1); i < attempt && d < c.BackoffMax; i++ {
 		d = twice(d, c.BackoffMax)
@@ -516,6 +536,17 @@ func (w *Worker) emit(e Event) {
 		s.timedOut.Add(1)
 	}
 	if w.cfg.OnEvent != nil {
-		w.cfg.OnEvent(e)
+		w.tell(e)
 	}
+}
+
+// tell calls OnEvent, recovering its panic: counted in Panics, and not
+// told to OnEvent again.
+func (w *Worker) tell(e Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.stats.panics.Add(1)
+		}
+	}()
+	w.cfg.OnEvent(e)
 }

@@ -74,7 +74,10 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	}
 	timeout := w.cfg.Timeout
 	if w.cfg.TimeoutFor != nil {
-		if d := w.cfg.TimeoutFor(c.job); d > 0 {
+		if d, p := w.timeoutFor(c.job); p != nil {
+			w.stats.panics.Add(1)
+			w.emit(Event{Kind: EventError, Job: job, Op: "timeout", Err: p})
+		} else if d > 0 {
 			timeout = d
 		}
 	}
@@ -192,7 +195,11 @@ func (w *Worker) outcome(job Job, err error, lost bool) done {
 		if errors.Is(err, ErrSkipRetry) {
 			d.max = 0
 		}
-		d.delay = w.cfg.backoff(job.Token, err)
+		var p *PanicError
+		if d.delay, p = w.cfg.backoff(job.Token, err); p != nil {
+			w.stats.panics.Add(1)
+			w.emit(Event{Kind: EventError, Job: job, Op: "backoff", Err: p})
+		}
 	}
 	return d
 }
@@ -222,6 +229,16 @@ func (w *Worker) holdLease(s *slot, job Job, at time.Time) bool {
 		s.mu.Unlock()
 	}
 	return true
+}
+
+// timeoutFor calls TimeoutFor, recovering its panic.
+func (w *Worker) timeoutFor(job *Job) (d time.Duration, p *PanicError) {
+	defer func() {
+		if r := recover(); r != nil {
+			p = &PanicError{Value: r, Stack: debug.Stack(), Func: "TimeoutFor"}
+		}
+	}()
+	return w.cfg.TimeoutFor(job), nil
 }
 
 // call runs the handler, turning a panic into a *PanicError.

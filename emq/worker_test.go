@@ -78,7 +78,7 @@ func TestBackoff(t *testing.T) {
 	c, _ := WorkerConfig{BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second}.withDefaults()
 	for attempt, want := range map[int64]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 80: time.Second} {
 		for range 50 {
-			if d := c.backoff(attempt, nil); d < want/2 || d > want {
+			if d := c.defaultBackoff(attempt); d < want/2 || d > want {
 				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", attempt, d, want/2, want)
 			}
 		}
@@ -428,7 +428,7 @@ func TestWorkerPromotesDelayed(t *testing.T) {
 func TestWorkerOverClientSurvivesRestart(t *testing.T) {
 	fresh(t, "restart")
 	ctx := tctx(t)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

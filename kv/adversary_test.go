@@ -29,7 +29,7 @@ func TestAdversaryXReadGroupCancelledUnderLoad(t *testing.T) {
 			require.NotNil(t, s)
 			s.Flush(t)
 			ctx := testCtx(t)
-			cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.Addr}, BlockingConns: 2})
+			cl, err := conn.NewClient(ctx, conn.Options{Addr: s.Addr, BlockingConns: 2})
 			require.NoError(t, err)
 			defer cl.Close()
 			_, err = kv.XGroupCreate(ctx, cl, "adv-s", "g", "$")

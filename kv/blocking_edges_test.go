@@ -27,8 +27,8 @@ func clientsOf(t *testing.T) map[string]struct {
 		cl     *conn.Client
 	}{}
 	for name, s := range map[string]*servertest.Server{"RESP3": srv, "RESP2": srv2} {
-		cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{
-			Options:    conn.Options{Addr: s.Addr},
+		cl, err := conn.NewClient(testCtx(t), conn.Options{
+			Addr:       s.Addr,
 			MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		})
 		require.NoError(t, err)

@@ -26,7 +26,7 @@ func call[T any](ctx context.Context, s conn.Sender, b *cmds.Builder, c cmds.Com
 	var out T
 	err := c.Err()
 	if err == nil {
-		err = wire.DoFunc(ctx, s, c.Cmd(), func(v resp.Value) (err error) {
+		err = wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
 			out, err = dec(v)
 			return err
 		})
@@ -41,7 +41,7 @@ func callOK[T any](ctx context.Context, s conn.Sender, b *cmds.Builder, c cmds.C
 	var ok bool
 	err := c.Err()
 	if err == nil {
-		err = wire.DoFunc(ctx, s, c.Cmd(), func(v resp.Value) (err error) {
+		err = wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
 			out, ok, err = dec(v)
 			return err
 		})

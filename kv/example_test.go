@@ -15,7 +15,7 @@ import (
 // a TTL, count the hits.
 func Example() {
 	ctx := context.Background()
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func Example() {
 // newExampleClient connects to the package's server.
 func newExampleClient() (*conn.Client, context.Context) {
 	ctx := context.Background()
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -109,8 +109,10 @@ func ExampleXReadGroup() {
 	}
 	for _, st := range streams {
 		for _, e := range st.Entries {
-			fmt.Println(st.Stream, e.Values["sku"], e.Values["qty"])
-			n, _ := kv.XAck(ctx, cl, st.Stream, "billing", e.ID)
+			sku, _ := e.Value("sku")
+			qty, _ := e.Value("qty")
+			fmt.Println(st.Key, sku, qty)
+			n, _ := kv.XAck(ctx, cl, st.Key, "billing", e.ID)
 			fmt.Println("acked:", n)
 		}
 	}

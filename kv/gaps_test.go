@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/kv"
 	"github.com/echomq/echomq-go/resp"
@@ -160,7 +161,9 @@ func TestStreamsAdded(t *testing.T) {
 		{"XADD", "st", "1-1", "a", "1"}, {"XADD", "st", "1-2", "b", "2"}, {"XADD", "st", "2-0", "c", "3"},
 	}
 	group := append(entries, []string{"XGROUP", "CREATE", "st", "g", "0"}, []string{"XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "st", ">"})
-	e := func(id, f, v string) kv.XEntry { return kv.XEntry{ID: id, Values: map[string]string{f: v}} }
+	e := func(id, f, v string) kv.XEntry {
+		return kv.XEntry{ID: id, Fields: []cmds.FieldValue{{Field: f, Value: v}}}
+	}
 	runTable(t, []tcase{
 		{name: "XRange", setup: entries, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XRange(ctx, s, "st", "(1-1", "+", 0)
@@ -173,7 +176,7 @@ func TestStreamsAdded(t *testing.T) {
 		}, want: []kv.XEntry{}},
 		{name: "XRead", setup: entries, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XRead(ctx, s, kv.XReadArgs{Streams: []string{"st", "none"}, IDs: []string{"1-2", "0"}})
-		}, want: []kv.XStream{{Stream: "st", Entries: []kv.XEntry{e("2-0", "c", "3")}}}},
+		}, want: []kv.XStream{{Key: "st", Entries: []kv.XEntry{e("2-0", "c", "3")}}}},
 		{name: "XRead blocks, then times out", setup: entries, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XRead(ctx, s, kv.XReadArgs{Streams: []string{"st"}, IDs: []string{"$"}, Block: 20 * time.Millisecond})
 		}, want: []kv.XStream(nil)},

@@ -65,7 +65,7 @@ func targets(t *testing.T) []target {
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
 		require.Equal(t, s.proto, c.Protocol())
-		cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: s.server.Addr}})
+		cl, err := conn.NewClient(ctx, conn.Options{Addr: s.server.Addr})
 		require.NoError(t, err)
 		t.Cleanup(func() { cl.Close() })
 		out = append(out,

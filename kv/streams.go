@@ -15,21 +15,14 @@ import (
 // consumer that fails can have its entries claimed by another
 // (XAUTOCLAIM).
 
-// XEntry is one entry of a stream.
-type XEntry struct {
-	// ID is the entry's id, "<ms>-<seq>".
-	ID string
-	// Values are its fields and values. Nil for an entry deleted while
-	// it was pending in a group (XREADGROUP of history returns its id
-	// alone).
-	Values map[string]string
-}
+// XEntry is one entry of a stream: its ID and its fields and values in
+// order (cmds.Entry; Value and Map read them). An entry deleted while it
+// was pending in a group has its ID alone.
+type XEntry = cmds.Entry
 
-// XStream is the entries read from one stream.
-type XStream struct {
-	Stream  string
-	Entries []XEntry
-}
+// XStream is the entries read from one stream (cmds.Stream: Key and
+// Entries).
+type XStream = cmds.Stream
 
 // XAddOptions are XADD's options. The zero value adds an entry with an
 // id of the server's choosing, creating the stream if need be, and
@@ -197,7 +190,7 @@ func XReadGroup(ctx context.Context, s conn.Sender, a XReadGroupArgs) ([]XStream
 	}
 	var out []XStream
 	err := run(ctx, s, buf, b, func(v resp.Value) (err error) {
-		out, err = streams(v)
+		out, err = cmds.Streams(v)
 		return err
 	})
 	return out, err
@@ -268,7 +261,7 @@ func XAutoClaim(ctx context.Context, s conn.Sender, a XAutoClaimArgs) (XAutoClai
 		if r.Next, err = text(v.Elems[0]); err != nil {
 			return err
 		}
-		if r.Entries, err = entries(v.Elems[1]); err != nil {
+		if r.Entries, err = cmds.Entries(v.Elems[1]); err != nil {
 			return err
 		}
 		if len(v.Elems) > 2 {
@@ -277,66 +270,6 @@ func XAutoClaim(ctx context.Context, s conn.Sender, a XAutoClaimArgs) (XAutoClai
 		return err
 	})
 	return r, err
-}
-
-// streams reads XREADGROUP's reply: a RESP3 map or a RESP2 array of
-// [stream, entries] pairs; nil when nothing was read.
-func streams(v resp.Value) ([]XStream, error) {
-	var out []XStream
-	add := func(k, e resp.Value) error {
-		name, err := text(k)
-		if err != nil {
-			return err
-		}
-		es, err := entries(e)
-		out = append(out, XStream{Stream: name, Entries: es})
-		return err
-	}
-	switch v.Type {
-	case resp.Null:
-		return nil, nil
-	case resp.Map:
-		return out, pairs(v, add)
-	case resp.Array:
-		for _, p := range v.Elems {
-			if p.Type != resp.Array || len(p.Elems) != 2 {
-				return nil, &resp.TypeError{Want: "[stream, entries]", Got: p.Type}
-			}
-			if err := add(p.Elems[0], p.Elems[1]); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	return nil, &resp.TypeError{Want: "streams", Got: v.Type}
-}
-
-// entries reads an array of [id, [field, value, …]] entries.
-func entries(v resp.Value) ([]XEntry, error) {
-	if v.IsNull() {
-		return nil, nil
-	}
-	if v.Type != resp.Array {
-		return nil, &resp.TypeError{Want: "entries", Got: v.Type}
-	}
-	out := make([]XEntry, len(v.Elems))
-	for i, e := range v.Elems {
-		if e.Type != resp.Array || len(e.Elems) != 2 {
-			return nil, &resp.TypeError{Want: "[id, fields]", Got: e.Type}
-		}
-		id, err := text(e.Elems[0])
-		if err != nil {
-			return nil, err
-		}
-		out[i].ID = id
-		if e.Elems[1].IsNull() {
-			continue // deleted while pending
-		}
-		if out[i].Values, err = cmds.StringMap(e.Elems[1]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // XRange returns the entries of stream with ids from start to end,
@@ -349,7 +282,7 @@ func XRange(ctx context.Context, s conn.Sender, stream, start, end string, count
 	if count > 0 {
 		x = x.Count(count)
 	}
-	return call(ctx, s, b, x.Build(), entries)
+	return call(ctx, s, b, x.Build(), cmds.Entries)
 }
 
 // XRevRange is XRange newest first (XREVRANGE): from end down to start.
@@ -359,7 +292,7 @@ func XRevRange(ctx context.Context, s conn.Sender, stream, end, start string, co
 	if count > 0 {
 		x = x.Count(count)
 	}
-	return call(ctx, s, b, x.Build(), entries)
+	return call(ctx, s, b, x.Build(), cmds.Entries)
 }
 
 // XReadArgs are XREAD's arguments.
@@ -396,7 +329,7 @@ func XRead(ctx context.Context, s conn.Sender, a XReadArgs) ([]XStream, error) {
 	if a.Block != 0 {
 		x = x.Block(max(a.Block, 0)) // BlockForever: BLOCK 0
 	}
-	return call(ctx, s, b, x.Build(), streams)
+	return call(ctx, s, b, x.Build(), cmds.Streams)
 }
 
 // XDel deletes entries of stream by id (XDEL) and returns how many

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/kv"
 )
@@ -42,9 +43,9 @@ func TestStreams(t *testing.T) {
 		}, want: false},
 		{name: "XReadGroup new entries", setup: [][]string{entry("1-1", "a", "1"), entry("1-2", "b", "2", "c", "3"), group}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XReadGroup(ctx, s, kv.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st"}, Count: 10})
-		}, want: []kv.XStream{{Stream: "st", Entries: []kv.XEntry{
-			{ID: "1-1", Values: map[string]string{"a": "1"}},
-			{ID: "1-2", Values: map[string]string{"b": "2", "c": "3"}},
+		}, want: []kv.XStream{{Key: "st", Entries: []kv.XEntry{
+			{ID: "1-1", Fields: []cmds.FieldValue{{Field: "a", Value: "1"}}},
+			{ID: "1-2", Fields: []cmds.FieldValue{{Field: "b", Value: "2"}, {Field: "c", Value: "3"}}},
 		}}}, after: [][2]string{{"XPENDING st g", "2\n1-1\n1-2\nc1\n2"}}},
 		{name: "XReadGroup of nothing new", setup: [][]string{group}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XReadGroup(ctx, s, kv.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st"}})
@@ -57,7 +58,7 @@ func TestStreams(t *testing.T) {
 			{"XREADGROUP", "GROUP", "g", "c1", "STREAMS", "st", ">"}, {"XDEL", "st", "1-1"},
 		}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XReadGroup(ctx, s, kv.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"st"}, IDs: []string{"0"}, NoAck: true})
-		}, want: []kv.XStream{{Stream: "st", Entries: []kv.XEntry{{ID: "1-1"}, {ID: "1-2", Values: map[string]string{"b": "2"}}}}}},
+		}, want: []kv.XStream{{Key: "st", Entries: []kv.XEntry{{ID: "1-1"}, {ID: "1-2", Fields: []cmds.FieldValue{{Field: "b", Value: "2"}}}}}}},
 		// A negative Block other than BlockForever (a deadline computed
 		// in the past, say) is refused before sending: BLOCK 0 would wait
 		// for ever. Nothing is read, so the entry stays undelivered.
@@ -79,8 +80,8 @@ func TestStreams(t *testing.T) {
 		}, call: func(ctx context.Context, s conn.Sender) (any, error) {
 			return kv.XAutoClaim(ctx, s, kv.XAutoClaimArgs{Stream: "st", Group: "g", Consumer: "c2", Count: 10})
 		}, want: kv.XAutoClaimResult{Next: "0-0", Entries: []kv.XEntry{
-			{ID: "1-1", Values: map[string]string{"a": "1"}},
-			{ID: "1-3", Values: map[string]string{"a": "3"}},
+			{ID: "1-1", Fields: []cmds.FieldValue{{Field: "a", Value: "1"}}},
+			{ID: "1-3", Fields: []cmds.FieldValue{{Field: "a", Value: "3"}}},
 		}, Deleted: []string{"1-2"}}},
 		{name: "XAutoClaim of entries not idle long enough", setup: [][]string{
 			entry("1-1", "a", "1"), group, {"XREADGROUP", "GROUP", "g", "c1", "STREAMS", "st", ">"},
@@ -109,7 +110,7 @@ func TestXReadGroupBlockingOnClient(t *testing.T) {
 					Group: "workers", Consumer: "w1", Streams: []string{"jobs"}, Block: kv.BlockForever,
 				})
 				if err != nil {
-					st = []kv.XStream{{Stream: err.Error()}}
+					st = []kv.XStream{{Key: err.Error()}}
 				}
 				read <- st
 			}()
@@ -125,7 +126,7 @@ func TestXReadGroupBlockingOnClient(t *testing.T) {
 			id, err := kv.XAdd(ctx, tg.sender, "jobs", "task", "resize")
 			require.NoError(t, err)
 			st := <-read
-			require.Equal(t, []kv.XStream{{Stream: "jobs", Entries: []kv.XEntry{{ID: id, Values: map[string]string{"task": "resize"}}}}}, st)
+			require.Equal(t, []kv.XStream{{Key: "jobs", Entries: []kv.XEntry{{ID: id, Fields: []cmds.FieldValue{{Field: "task", Value: "resize"}}}}}}, st)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // Exec of a reused Batch of 100 PINGs allocates nothing in steady state,
@@ -96,5 +97,45 @@ func TestAllocsTypedBatch(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, run); n != 0 {
 		t.Fatalf("typed batch of 102 commands = %v allocs, want 0", n)
+	}
+}
+
+// Adding to a Stream allocates nothing in steady state, its facts
+// included: raw strings (inspected as they are added), a resp.Cmd (read
+// once) and the chunks' submissions.
+func TestAllocsStreamAdd(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race (sync.Pool drops items)")
+	}
+	c := setup(t, conn.Options{})
+	ctx := context.Background()
+	var got int64
+	st := pipeline.NewStream(c, func(seq int64, v resp.Value, err error) {
+		if err == nil && !v.IsError() {
+			got++
+		}
+	}, pipeline.StreamOptions{Chunk: 50, Window: 200})
+	get := resp.Command(nil, "GET", "k")
+	run := func() {
+		for range 50 {
+			if err := st.Add(ctx, "SET", "k", "v"); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.AddCmd(ctx, get); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 20 {
+		run()
+	}
+	if n := testing.AllocsPerRun(100, run); n != 0 {
+		t.Fatalf("Stream.Add allocates %v per 100 commands", n)
+	}
+	if err := st.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(121 * 100); got != want {
+		t.Fatalf("%d replies, want %d", got, want)
 	}
 }

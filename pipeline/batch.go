@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -17,14 +18,16 @@ import (
 // commands again. In steady state neither appending nor Exec allocates.
 // A Batch is not safe for concurrent use.
 type Batch struct {
-	cmds resp.Cmds
-	col  wire.Collector
+	cmds  resp.Cmds
+	facts wire.Facts // the commands', but those added already encoded
+	col   wire.Collector
 	// The typed side (typed.go): the first command added that was built
 	// wrong, what the last Exec did, and the generation Reset moves on.
 	bad     error
 	done    bool  // the replies of the last Exec are there
 	execErr error // why the last Exec has no replies
 	gen     uint32
+	cb      *cmds.Builder // Builder's (builder.go), made on first use
 }
 
 // ErrIncompleteCommand is matched by the error of Exec when a command
@@ -43,16 +46,37 @@ func (b *Batch) Len() int { return b.cmds.Len() }
 // Reset removes every command and reply, keeping the memory.
 func (b *Batch) Reset() {
 	b.cmds.Reset()
+	b.facts.Reset()
 	b.col.Reset()
 	b.bad, b.done, b.execErr = nil, false, nil
 	b.gen++
 }
 
 // Add appends a command given as strings.
-func (b *Batch) Add(args ...string) { b.cmds.Add(args...) }
+func (b *Batch) Add(args ...string) {
+	b.catchUp()
+	b.cmds.Add(args...)
+	if len(args) > 0 {
+		b.facts.Strings(args)
+	}
+}
 
 // AddBytes appends a command given as byte slices.
-func (b *Batch) AddBytes(args ...[]byte) { b.cmds.AddBytes(args...) }
+func (b *Batch) AddBytes(args ...[]byte) {
+	b.catchUp()
+	b.cmds.AddBytes(args...)
+	if len(args) > 0 {
+		b.facts.Bytes(args)
+	}
+}
+
+// catchUp reads the facts of the commands added already encoded (AddCmd,
+// Begin), so that the facts stay in the commands' order.
+func (b *Batch) catchUp() {
+	if b.facts.Len() < b.cmds.Len() {
+		b.facts.Sync(&b.cmds) // an error is Exec's to return
+	}
+}
 
 // AddCmd appends a command built on its own (resp.Command,
 // resp.BuildCommand).
@@ -94,7 +118,7 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 	if b.bad != nil {
 		return b.bad
 	}
-	w, err := wire.FromCmds(&b.cmds)
+	w, err := b.facts.Sync(&b.cmds)
 	if err != nil {
 		return err
 	}

@@ -16,11 +16,12 @@
 // after Exec is the decoded reply, under RESP2 and RESP3 alike:
 //
 //	var b pipeline.Batch
-//	var cb cmds.Builder
-//	n := b.Int(cb.Incr("visits").Build())
+//	n := b.Int(b.Builder().Incr("visits").Build())
 //	if err := b.Exec(ctx, c); err != nil { … }
 //	visits, err := n.Value()
 //
-// Handles are values, and a reused Batch and Builder allocate nothing per
-// command in steady state (TestAllocsTypedBatch).
+// Batch.Builder is the batch's own cmds.Builder; any other Builder does
+// as well. Handles are values, and a reused Batch and Builder allocate
+// nothing per command in steady state (TestAllocsTypedBatch,
+// TestAllocsBatchBuilder).
 package pipeline

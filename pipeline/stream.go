@@ -5,8 +5,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
-	"github.com/echomq/echomq-go/internal/cmdinfo"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -41,8 +41,10 @@ type Stream struct {
 	window int
 	chunk  int
 
-	cmds resp.Cmds // gathered, not yet sent
-	next int64     // sequence number of the first command in cmds
+	cmds  resp.Cmds  // gathered, not yet sent
+	facts wire.Facts // their facts
+	probe wire.Facts // the fact of the command being added
+	next  int64      // sequence number of the first command in cmds
 
 	mu       sync.Mutex
 	inflight int
@@ -113,10 +115,28 @@ func (st *Stream) Add(ctx context.Context, args ...string) error {
 	if len(args) == 0 {
 		return ErrEmptyCommand
 	}
-	if cmdinfo.Maybe(args[0]) && cmdinfo.Special(args[0]) {
-		return st.AddCmd(ctx, resp.Command(nil, args...))
+	st.probe.Reset()
+	st.probe.Strings(args)
+	return st.add(ctx, func() { st.cmds.Add(args...) })
+}
+
+// guarded are the kinds a connection looks at before sending (see
+// conn's guard): such a command goes in a chunk of its own.
+const guarded = cmds.ReplyModel | cmds.Blocking | cmds.TxMulti | cmds.TxEnd | cmds.TxWatch
+
+// add appends the command whose fact is in probe, encoded by enc.
+func (st *Stream) add(ctx context.Context, enc func()) error {
+	f := st.probe.List()[0]
+	if f.Kind&guarded != 0 {
+		if err := st.Flush(ctx); err != nil {
+			return err
+		}
+		enc()
+		st.facts.Add(f)
+		return st.Flush(ctx)
 	}
-	st.cmds.Add(args...)
+	enc()
+	st.facts.Add(f)
 	return st.added(ctx)
 }
 
@@ -129,22 +149,19 @@ func (st *Stream) added(ctx context.Context) error {
 
 // AddCmd appends a command built on its own (resp.Command,
 // resp.BuildCommand). One that cannot be sent (cmd.Err) is refused and
-// takes no sequence number. A special command (cmd.Special: blocking,
-// subscribing, transactions) is sent in a chunk of its own, so that if
-// the connection refuses it, no other command shares its fate.
+// takes no sequence number. A command a connection guards (blocking,
+// subscribing, transactions: see conn's guard) is sent in a chunk of its
+// own, so that if the connection refuses it, no other command shares its
+// fate. Its facts are read from its bytes, once, here.
 func (st *Stream) AddCmd(ctx context.Context, cmd resp.Cmd) error {
 	if err := cmd.Err(); err != nil {
 		return err
 	}
-	if cmd.Special() {
-		if err := st.Flush(ctx); err != nil {
-			return err
-		}
-		st.cmds.AddCmd(cmd)
-		return st.Flush(ctx)
+	st.probe.Reset()
+	if err := st.probe.Encoded(cmd.Bytes(), 1); err != nil {
+		return err
 	}
-	st.cmds.AddCmd(cmd)
-	return st.added(ctx)
+	return st.add(ctx, func() { st.cmds.AddCmd(cmd) })
 }
 
 // ErrStreamFailed is matched by the error Flush, Add and Wait return once
@@ -178,12 +195,13 @@ func (st *Stream) Flush(ctx context.Context) error {
 	st.inflight += n
 	st.mu.Unlock()
 	c.base, c.n, c.copied = st.next, n, 0
-	w, err := wire.FromCmds(&st.cmds)
+	w, err := st.facts.Sync(&st.cmds)
 	if err == nil {
 		err = st.s.Send(ctx, w, c)
 	}
 	st.next += int64(n)
 	st.cmds.Reset()
+	st.facts.Reset()
 	if err != nil {
 		// Never sent: each command still gets its one outcome, in order,
 		// after the chunks before it have had theirs.

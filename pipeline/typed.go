@@ -40,7 +40,9 @@ func (b *Batch) AddCommand(c cmds.Command) int {
 		}
 		return b.cmds.Len()
 	}
+	b.catchUp()
 	b.cmds.AddCmd(c.Cmd())
+	b.facts.Command(c)
 	return b.cmds.Len() - 1
 }
 

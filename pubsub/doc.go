@@ -6,7 +6,14 @@
 // A subscriber connection carries nothing but its subscriptions, so a
 // Subscription dials one for itself, with the same Options a
 // conn.Client is given (TLS, AUTH/ACL, HELLO 3 with a RESP2 fallback,
-// the client name):
+// the client name, the redial backoff, the hooks). Subscribe connects
+// and subscribes in one call, with a Client's options, say:
+//
+//	sub, err := pubsub.Subscribe(ctx, client.Options(), "orders") // confirmed by the server
+//	defer sub.Close()
+//
+// New connects one subscribed to nothing yet, with a Buffer or a
+// PingInterval of your own:
 //
 //	sub, err := pubsub.New(ctx, pubsub.Options{Options: conn.Options{Addr: "127.0.0.1:6379"}})
 //	defer sub.Close()

@@ -27,7 +27,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -53,4 +53,31 @@ func ExampleNew() {
 	// receivers: 1
 	// orders "" order 42 placed
 	// audit.login "audit.*" alice
+}
+
+// Subscribe with a Client's options in one call, and publish through
+// the Client.
+func ExampleSubscribe() {
+	ctx := context.Background()
+	cl, err := conn.Connect(ctx, "redis://"+srv.Addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cl.Close()
+	sub, err := pubsub.Subscribe(ctx, cl.Options(), "news") // confirmed by the server
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
+
+	if _, err := pubsub.Publish(ctx, cl, "news", "hello"); err != nil {
+		log.Fatal(err)
+	}
+	msg, err := sub.Receive(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s: %s\n", msg.Channel, msg.Payload)
+	// Output:
+	// news: hello
 }

@@ -35,6 +35,7 @@ type link struct {
 	wtimeout time.Duration
 	sink     func(l *link, v resp.Value) bool // takes a message; false: stop reading
 	kick     func()                           // wakes the reader if it waits for room
+	hooks    []conn.Hook                      // see hooksOf
 
 	// Shared, guarded by mu.
 	wmu sync.Mutex // one write at a time, ops queued in write order
@@ -56,6 +57,11 @@ type op struct {
 	confirm string // the confirmation word owed ("subscribe", …), or "" for one reply
 	owed    int
 	done    chan error // buffered: the reader never waits for the caller
+
+	// For the hooks, when there are any (see before).
+	ctx   context.Context
+	info  conn.CommandInfo
+	start time.Time
 }
 
 // wait waits for the op's replies, or ctx's end.
@@ -78,7 +84,7 @@ func (c counter) Read(b []byte) (int, error) {
 }
 
 // dialLink connects and runs the handshake; start begins reading.
-func dialLink(ctx context.Context, o Options, sink func(*link, resp.Value) bool, kick func()) (*link, error) {
+func dialLink(ctx context.Context, o Options, hooks []conn.Hook, sink func(*link, resp.Value) bool, kick func()) (*link, error) {
 	cfg := dialConfig(o.Options)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -86,7 +92,7 @@ func dialLink(ctx context.Context, o Options, sink func(*link, resp.Value) bool,
 	if err != nil {
 		return nil, fmt.Errorf("pubsub: dial %s %s: %w", cfg.Network, cfg.Addr, err)
 	}
-	l := &link{nc: nc, wtimeout: o.WriteTimeout, sink: sink, kick: kick, halt: make(chan struct{}), done: make(chan struct{})}
+	l := &link{nc: nc, wtimeout: o.WriteTimeout, sink: sink, kick: kick, hooks: hooks, halt: make(chan struct{}), done: make(chan struct{})}
 	l.rd = resp.NewReaderLimits(counter{l}, o.Limits, o.ReadBufferSize)
 	res, err := dial.Handshake(ctx, nc, l.rd, cfg)
 	if err != nil {
@@ -113,8 +119,9 @@ func (l *link) start(o Options) {
 // reply. On error nothing more is owed to the caller. Until the replies
 // are in, the reader reads on even when the queue is full (see
 // mustRead), so a consumer that changes the subscription itself never
-// waits for its own reading.
-func (l *link) send(confirm string, args ...string) (*op, error) {
+// waits for its own reading. The hooks see the command start here, with
+// ctx, and end once: when its replies are in, or at the link's fault.
+func (l *link) send(ctx context.Context, confirm string, args ...string) (*op, error) {
 	o := &op{confirm: confirm, owed: 1, done: make(chan error, 1)}
 	if confirm != "" {
 		o.owed = len(args) - 1
@@ -122,10 +129,12 @@ func (l *link) send(confirm string, args ...string) (*op, error) {
 	b := resp.AppendCommand(nil, args...)
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
+	l.before(ctx, o, args[0], b)
 	l.mu.Lock()
 	if l.err != nil {
 		err := l.err
 		l.mu.Unlock()
+		l.after(o, resp.Value{}, err)
 		return nil, err
 	}
 	l.ops = append(l.ops, o)
@@ -185,9 +194,9 @@ func (l *link) dispatch(v resp.Value) error {
 			return conn.ErrClosed
 		}
 	case frameConfirm:
-		return l.answer(word, nil)
+		return l.answer(word, v, nil)
 	case frameReply:
-		return l.answer("", v.Err())
+		return l.answer("", v, v.Err())
 	}
 	return nil
 }
@@ -203,10 +212,10 @@ func (l *link) skippedMessage(v resp.Value) bool {
 	return e.Type == resp.Push || l.protocol == 2 && e.Type == resp.Array
 }
 
-// answer gives a confirmation (word) or a reply (err is its server
+// answer gives a confirmation (word) or a reply (v; err is its server
 // error) to the oldest op owed one. A server error ends the op however
 // many confirmations it was owed: the server refused the whole command.
-func (l *link) answer(word string, err error) error {
+func (l *link) answer(word string, v resp.Value, err error) error {
 	l.mu.Lock()
 	if len(l.ops) == 0 {
 		l.mu.Unlock()
@@ -227,13 +236,17 @@ func (l *link) answer(word string, err error) error {
 	default:
 		o.owed--
 	}
-	if o.owed == 0 {
+	ended := o.owed == 0
+	if ended {
 		l.ops[0] = nil
 		l.ops = l.ops[1:]
 		l.owing.Add(-1)
-		o.done <- err
 	}
 	l.mu.Unlock()
+	if ended {
+		l.after(o, v, err) // before the caller learns of it
+		o.done <- err
+	}
 	return nil
 }
 
@@ -261,6 +274,7 @@ func (l *link) die(err error) {
 	l.ops = nil
 	l.mu.Unlock()
 	for _, o := range ops {
+		l.after(o, resp.Value{}, err)
 		o.done <- err
 	}
 	close(l.done)
@@ -297,7 +311,7 @@ func (l *link) watch(pingEvery, timeout time.Duration) {
 		idle += tick
 		switch {
 		case pinged < 0 && idle >= pingEvery:
-			if _, err := l.send("", "PING"); err != nil {
+			if _, err := l.send(context.Background(), "", "PING"); err != nil {
 				return
 			}
 			pinged = idle

@@ -50,8 +50,8 @@ func newSub(t testing.TB, opts pubsub.Options) *pubsub.Subscription {
 // cleanup.
 func newClient(t testing.TB, addr string) *conn.Client {
 	t.Helper()
-	cl, err := conn.NewClient(testCtx(t), conn.ClientOptions{
-		Options:    conn.Options{Addr: addr},
+	cl, err := conn.NewClient(testCtx(t), conn.Options{
+		Addr:       addr,
 		MinBackoff: 5 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 	})
 	require.NoError(t, err)

@@ -7,19 +7,25 @@ import (
 	"github.com/echomq/echomq-go/internal/dial"
 )
 
-// Options configure a Subscription: where and how to connect, as for a
-// conn.Client, plus the message buffer, the health check and the redial
-// backoff.
+// Options configure a Subscription: where and how to connect and
+// redial, as for a conn.Client, plus the message buffer and the health
+// check.
 type Options struct {
 	// Options say where and how to connect (address, TLS, AUTH/ACL,
-	// protocol, client name, timeouts): the same Options a conn.Client
-	// is given. Protocol 3 (the default) receives messages as RESP3 push
-	// frames, falling back to RESP2 subscriber mode when the server
-	// refuses HELLO; Protocol 2 uses RESP2 only. ReadTimeout is how long
-	// a health-check PING may go unanswered while the subscription is
-	// reading (default 10 s; negative disables the health check).
-	// MaxPending and OnPush do not apply; nor, yet, Observer and Hooks
-	// (PUBLISH goes through a conn.Sender, whose hooks see it).
+	// protocol, client name, timeouts) and redial: the same Options a
+	// conn.Client is given. Protocol 3 (the default) receives messages
+	// as RESP3 push frames, falling back to RESP2 subscriber mode when
+	// the server refuses HELLO; Protocol 2 uses RESP2 only. ReadTimeout
+	// is how long a health-check PING may go unanswered while the
+	// subscription is reading (default 10 s; negative disables the
+	// health check). MinBackoff and MaxBackoff bound the redial backoff
+	// after a fault, which doubles after each failed attempt, with full
+	// jitter (defaults 50 ms and 5 s). Hooks and Observer see the
+	// subscription's own commands ((P/S)SUBSCRIBE, (P/S)UNSUBSCRIBE and
+	// the health check's PING, as conn.Hook describes; not the
+	// handshake, nor messages, which Stats counts); PUBLISH goes through
+	// a conn.Sender, whose hooks see it. MaxPending, OnPush and
+	// BlockingConns do not apply.
 	conn.Options
 	// Buffer is how many messages wait for the consumer (Receive,
 	// Messages). When it is full the subscription stops reading its
@@ -30,10 +36,6 @@ type Options struct {
 	// PingInterval is how long the connection may be silent before the
 	// subscription sends a PING to check it. Default 10 s.
 	PingInterval time.Duration
-	// MinBackoff and MaxBackoff bound the redial backoff after a fault,
-	// which doubles after each failed attempt, with full jitter.
-	// Defaults 50 ms and 5 s.
-	MinBackoff, MaxBackoff time.Duration
 }
 
 // Defaults.

@@ -28,10 +28,13 @@ func TestDialConfigCoversOptions(t *testing.T) {
 		"WriteTimeout":   "each write",
 		"Limits":         "the reader",
 		"ReadBufferSize": "the reader",
+		"MinBackoff":     "the redial",
+		"MaxBackoff":     "the redial",
 		"MaxPending":     "does not apply: a subscription sends few commands",
+		"BlockingConns":  "does not apply: a subscription blocks nothing",
 		"OnPush":         "does not apply: pushes are the messages",
-		"Observer":       "not yet: a subscription's own commands are (un)subscribes; PUBLISH goes through a conn.Sender, whose Observer sees it",
-		"Hooks":          "not yet, as Observer: PUBLISH goes through a conn.Sender, whose hooks see it",
+		"Observer":       "the subscription's own commands (hooks.go)",
+		"Hooks":          "the subscription's own commands (hooks.go)",
 	}
 	typ := reflect.TypeFor[conn.Options]()
 	for i := range typ.NumField() {
@@ -65,7 +68,7 @@ func TestOptionsDefaults(t *testing.T) {
 	require.Equal(t, defaultPingInterval, o.PingInterval)
 	require.Equal(t, defaultMinBackoff, o.MinBackoff)
 	require.Equal(t, defaultMaxBackoff, o.MaxBackoff)
-	o = Options{Buffer: 3, MinBackoff: 10 * time.Second}.withDefaults()
+	o = Options{Buffer: 3, Options: conn.Options{MinBackoff: 10 * time.Second}}.withDefaults()
 	require.Equal(t, 3, o.Buffer)
 	require.Equal(t, 10*time.Second, o.MaxBackoff)
 	require.Equal(t, "tcp", dialConfig(conn.Options{}).Network)

@@ -22,12 +22,6 @@ func (o Options) String() string {
 	if o.PingInterval != 0 {
 		fmt.Fprintf(&b, " ping_interval=%v", o.PingInterval)
 	}
-	if o.MinBackoff != 0 {
-		fmt.Fprintf(&b, " min_backoff=%v", o.MinBackoff)
-	}
-	if o.MaxBackoff != 0 {
-		fmt.Fprintf(&b, " max_backoff=%v", o.MaxBackoff)
-	}
 	return b.String()
 }
 

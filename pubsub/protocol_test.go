@@ -113,9 +113,11 @@ func TestHealthCheckTimeout(t *testing.T) {
 	})
 	ctx := testCtx(t)
 	sub := newSub(t, pubsub.Options{
-		Options:      conn.Options{Addr: addr, ReadTimeout: 50 * time.Millisecond},
+		Options: conn.Options{
+			Addr: addr, ReadTimeout: 50 * time.Millisecond,
+			MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+		},
 		PingInterval: 20 * time.Millisecond,
-		MinBackoff:   time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 	})
 	require.NoError(t, sub.Subscribe(ctx, "x"))
 	_, err := sub.Receive(ctx)

@@ -73,10 +73,9 @@ func TestRestartMidStream(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			s := startServer(t, servertest.Options{})
 			ctx := testCtx(t)
-			sub := newSub(t, pubsub.Options{
-				Options:    conn.Options{Addr: s.Addr},
-				MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
-			})
+			sub := newSub(t, pubsub.Options{Options: conn.Options{
+				Addr: s.Addr, MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+			}})
 			require.NoError(t, sub.Subscribe(ctx, "live"))
 			require.NoError(t, sub.PSubscribe(ctx, "p.*"))
 			require.NoError(t, sub.SSubscribe(ctx, "sh"))
@@ -160,10 +159,9 @@ func TestRestartMidStream(t *testing.T) {
 func TestSubscribeDuringOutage(t *testing.T) {
 	s := startServer(t, servertest.Options{})
 	ctx := testCtx(t)
-	sub := newSub(t, pubsub.Options{
-		Options:    conn.Options{Addr: s.Addr},
-		MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
-	})
+	sub := newSub(t, pubsub.Options{Options: conn.Options{
+		Addr: s.Addr, MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+	}})
 	require.NoError(t, sub.Subscribe(ctx, "a", "b"))
 	s.Kill()
 	m, err := sub.Receive(ctx)

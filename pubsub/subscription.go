@@ -17,9 +17,10 @@ import (
 // after a fault, restores every subscription and reports the gap (see
 // GapError). Its methods are safe for concurrent use.
 type Subscription struct {
-	opts Options // defaults applied
-	q    *queue
-	b    builder // the current link's reader's alone
+	opts  Options     // defaults applied
+	hooks []conn.Hook // Options.Hooks and Observer's, for every link
+	q     *queue
+	b     builder // the current link's reader's alone
 
 	// opSem serialises changes to the set with the commands that carry
 	// them to the server (and a new link's resubscription), so the set
@@ -49,6 +50,7 @@ type Subscription struct {
 func New(ctx context.Context, opts Options) (*Subscription, error) {
 	s := &Subscription{
 		opts:  opts.withDefaults(),
+		hooks: hooksOf(opts.Options),
 		opSem: make(chan struct{}, 1),
 		ready: make(chan struct{}),
 	}
@@ -64,6 +66,29 @@ func New(ctx context.Context, opts Options) (*Subscription, error) {
 	}
 	s.wg.Add(1)
 	go s.supervise(l)
+	return s, nil
+}
+
+// Subscribe is New then Subscribe in one call: it connects a
+// Subscription with the connection options opts (a conn.Client's, from
+// its Options method, or conn.ParseURL's) and the subscription's
+// defaults, and subscribes it to channels, at least one. When it
+// returns, the server has confirmed every channel. On error nothing is
+// left open. For a Buffer or PingInterval of your own, call New.
+//
+//	sub, err := pubsub.Subscribe(ctx, client.Options(), "news")
+func Subscribe(ctx context.Context, opts conn.Options, channel ...string) (*Subscription, error) {
+	if len(channel) == 0 {
+		return nil, errNoNames
+	}
+	s, err := New(ctx, Options{Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Subscribe(ctx, channel...); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -155,7 +180,7 @@ func (s *Subscription) subscribe(ctx context.Context, k kind, names []string) er
 			}
 			continue // the new link restored the set; confirm on it
 		}
-		o, err := l.send(kinds[k].subbed, append([]string{kinds[k].sub}, names...)...)
+		o, err := l.send(ctx, kinds[k].subbed, append([]string{kinds[k].sub}, names...)...)
 		s.unlock()
 		if err == nil {
 			err = o.wait(ctx)
@@ -193,7 +218,7 @@ func (s *Subscription) unsubscribe(ctx context.Context, k kind, names []string) 
 		s.unlock()
 		return nil
 	}
-	o, err := l.send(kinds[k].unsubbed, append([]string{kinds[k].unsub}, names...)...)
+	o, err := l.send(ctx, kinds[k].unsubbed, append([]string{kinds[k].unsub}, names...)...)
 	s.unlock()
 	if err == nil {
 		err = o.wait(ctx)

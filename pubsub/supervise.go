@@ -13,7 +13,7 @@ import (
 // and makes it the current link. The set cannot change meanwhile
 // (opSem), so nothing is subscribed twice or missed.
 func (s *Subscription) connect(ctx context.Context) (*link, error) {
-	l, err := dialLink(ctx, s.opts, s.sink, s.q.kick)
+	l, err := dialLink(ctx, s.opts, s.hooks, s.sink, s.q.kick)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (s *Subscription) restore(ctx context.Context, l *link) error {
 		for n := range s.set[k] {
 			args = append(args, n)
 		}
-		o, err := l.send(kinds[k].subbed, args...)
+		o, err := l.send(ctx, kinds[k].subbed, args...)
 		if err != nil {
 			return err
 		}

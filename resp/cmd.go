@@ -3,8 +3,6 @@ package resp
 import (
 	"errors"
 	"strconv"
-
-	"github.com/echomq/echomq-go/internal/cmdinfo"
 )
 
 // ErrEmptyCommand is the error of a command of no arguments. The server
@@ -36,9 +34,8 @@ func (e *argCountError) Is(target error) bool { return target == ErrArgCount }
 // A Cmd views the buffer it was built in: it is valid until that buffer
 // is reused.
 type Cmd struct {
-	b       []byte
-	special bool
-	err     error
+	b   []byte
+	err error
 }
 
 // Command encodes a command whose arguments are strings into buf's
@@ -48,7 +45,7 @@ func Command(buf []byte, args ...string) Cmd {
 		return Cmd{err: ErrEmptyCommand}
 	}
 	b := AppendCommand(buf[:0], args...)
-	return Cmd{b: b, special: (cmdinfo.Maybe(args[0]) && cmdinfo.Special(args[0]))}
+	return Cmd{b: b}
 }
 
 // CommandBytes encodes a command whose arguments are byte slices into
@@ -58,7 +55,7 @@ func CommandBytes(buf []byte, args ...[]byte) Cmd {
 		return Cmd{err: ErrEmptyCommand}
 	}
 	b := AppendCommandBytes(buf[:0], args...)
-	return Cmd{b: b, special: (cmdinfo.MaybeBytes(args[0]) && cmdinfo.SpecialBytes(args[0]))}
+	return Cmd{b: b}
 }
 
 // Bytes returns the encoded command. The caller must not modify it.
@@ -73,11 +70,6 @@ func (c Cmd) Err() error {
 	return c.err
 }
 
-// Special reports whether the command's name is one a connection must
-// look at before sending it: commands that change the reply model
-// (SUBSCRIBE, MONITOR, …), block (BLPOP, …) or open a transaction.
-func (c Cmd) Special() bool { return c.special }
-
 // CmdBuilder builds one command whose arguments mix strings, byte slices
 // and integers, without allocating when its buffer has room:
 //
@@ -86,10 +78,9 @@ func (c Cmd) Special() bool { return c.special }
 // Its methods take and return the builder by value, so a chain needs no
 // variable.
 type CmdBuilder struct {
-	b       []byte
-	want    int // arguments announced
-	got     int // arguments given
-	special bool
+	b    []byte
+	want int // arguments announced
+	got  int // arguments given
 }
 
 // BuildCommand starts a command of nargs arguments (its name included)
@@ -100,9 +91,6 @@ func BuildCommand(buf []byte, nargs int) CmdBuilder {
 
 // Arg appends a string argument.
 func (b CmdBuilder) Arg(s string) CmdBuilder {
-	if b.got == 0 {
-		b.special = (cmdinfo.Maybe(s) && cmdinfo.Special(s))
-	}
 	b.b = AppendBulkString(b.b, s)
 	b.got++
 	return b
@@ -110,9 +98,6 @@ func (b CmdBuilder) Arg(s string) CmdBuilder {
 
 // ArgBytes appends a byte-slice argument.
 func (b CmdBuilder) ArgBytes(p []byte) CmdBuilder {
-	if b.got == 0 {
-		b.special = (cmdinfo.MaybeBytes(p) && cmdinfo.SpecialBytes(p))
-	}
 	b.b = AppendBulk(b.b, p)
 	b.got++
 	return b
@@ -127,9 +112,6 @@ func (b CmdBuilder) ArgInt(i int64) CmdBuilder {
 
 // Args appends every argument of a.
 func (b CmdBuilder) Args(a *Args) CmdBuilder {
-	if b.got == 0 && a.n > 0 {
-		b.special = a.special
-	}
 	b.b = append(b.b, a.b...)
 	b.got += a.n
 	return b
@@ -143,50 +125,37 @@ func (b CmdBuilder) Cmd() Cmd {
 	case b.got != b.want:
 		return Cmd{err: &argCountError{want: b.want, got: b.got}}
 	}
-	return Cmd{b: b.b, special: b.special}
+	return Cmd{b: b.b}
 }
 
 // Args is a run of encoded arguments and their count, for commands that
 // share arguments encoded once (a script's KEYS and ARGV, a fixed command
 // head). The zero Args is empty and ready; Reset keeps its memory.
 type Args struct {
-	b       []byte
-	n       int
-	special bool // the first argument is a special command name
+	b []byte
+	n int
 }
 
 // Add appends a string argument.
 func (a *Args) Add(s string) {
-	if a.n == 0 {
-		a.special = cmdinfo.Maybe(s) && cmdinfo.Special(s)
-	}
 	a.b = AppendBulkString(a.b, s)
 	a.n++
 }
 
 // AddBytes appends a byte-slice argument; the bytes are copied.
 func (a *Args) AddBytes(p []byte) {
-	if a.n == 0 {
-		a.special = cmdinfo.MaybeBytes(p) && cmdinfo.SpecialBytes(p)
-	}
 	a.b = AppendBulk(a.b, p)
 	a.n++
 }
 
 // AddInt appends an integer argument, in decimal.
 func (a *Args) AddInt(i int64) {
-	if a.n == 0 {
-		a.special = false
-	}
 	a.b = AppendBulkInt(a.b, i)
 	a.n++
 }
 
 // AddArgs appends every argument of o.
 func (a *Args) AddArgs(o *Args) {
-	if a.n == 0 {
-		a.special = o.special
-	}
 	a.b = append(a.b, o.b...)
 	a.n += o.n
 }
@@ -198,4 +167,4 @@ func (a *Args) Len() int { return a.n }
 func (a *Args) Size() int { return len(a.b) }
 
 // Reset removes every argument, keeping the memory.
-func (a *Args) Reset() { a.b, a.n, a.special = a.b[:0], 0, false }
+func (a *Args) Reset() { a.b, a.n = a.b[:0], 0 }

@@ -113,12 +113,4 @@ func TestCmdOneCommand(t *testing.T) {
 	if cmd.Err() != nil || countCommands(t, cmd.Bytes()) != 1 {
 		t.Fatalf("builder with Args: %q %v", cmd.Bytes(), cmd.Err())
 	}
-	for name, special := range map[string]bool{
-		"GET": false, "EVALSHA": false, "subscribe": true, "BLPOP": true, "xread": true,
-		"Client": true, "MULTI": true, "PING": false, "SET": false, "BZPOPMIN": true,
-	} {
-		if got := resp.Command(nil, name, "x").Special(); got != special {
-			t.Errorf("%s: Special = %v, want %v", name, got, special)
-		}
-	}
 }

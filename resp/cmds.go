@@ -1,7 +1,5 @@
 package resp
 
-import "github.com/echomq/echomq-go/internal/cmdinfo"
-
 // Cmds is a sequence of encoded commands and its count, the form in
 // which a connection accepts many commands at once (pipeline.Batch and
 // pipeline.Stream build one). Commands are added whole (Add, AddBytes,
@@ -14,12 +12,11 @@ import "github.com/echomq/echomq-go/internal/cmdinfo"
 // Cmds allocates nothing in steady state. It is not safe for concurrent
 // use.
 type Cmds struct {
-	b       []byte
-	n       int
-	want    int // arguments announced by Begin
-	got     int // arguments given since Begin
-	special bool
-	err     error
+	b    []byte
+	n    int
+	want int // arguments announced by Begin
+	got  int // arguments given since Begin
+	err  error
 }
 
 // Add appends a command given as strings.
@@ -28,9 +25,6 @@ func (c *Cmds) Add(args ...string) {
 	if len(args) == 0 {
 		c.fail(ErrEmptyCommand)
 		return
-	}
-	if !c.special && cmdinfo.Maybe(args[0]) {
-		c.special = cmdinfo.Special(args[0])
 	}
 	c.b = AppendCommand(c.b, args...)
 	c.n++
@@ -42,9 +36,6 @@ func (c *Cmds) AddBytes(args ...[]byte) {
 	if len(args) == 0 {
 		c.fail(ErrEmptyCommand)
 		return
-	}
-	if !c.special && cmdinfo.MaybeBytes(args[0]) {
-		c.special = cmdinfo.SpecialBytes(args[0])
 	}
 	c.b = AppendCommandBytes(c.b, args...)
 	c.n++
@@ -58,7 +49,6 @@ func (c *Cmds) AddCmd(cmd Cmd) {
 		c.fail(err)
 		return
 	}
-	c.special = c.special || cmd.special
 	c.b = append(c.b, cmd.b...)
 	c.n++
 }
@@ -78,18 +68,12 @@ func (c *Cmds) Begin(nargs int) {
 
 // Arg appends a string argument to the command begun with Begin.
 func (c *Cmds) Arg(s string) {
-	if c.got == 0 {
-		c.special = c.special || (cmdinfo.Maybe(s) && cmdinfo.Special(s))
-	}
 	c.b = AppendBulkString(c.b, s)
 	c.got++
 }
 
 // ArgBytes appends a byte-slice argument to the command begun with Begin.
 func (c *Cmds) ArgBytes(p []byte) {
-	if c.got == 0 {
-		c.special = c.special || (cmdinfo.MaybeBytes(p) && cmdinfo.SpecialBytes(p))
-	}
 	c.b = AppendBulk(c.b, p)
 	c.got++
 }
@@ -102,9 +86,6 @@ func (c *Cmds) ArgInt(i int64) {
 
 // Args appends every argument of a to the command begun with Begin.
 func (c *Cmds) Args(a *Args) {
-	if c.got == 0 && a.n > 0 {
-		c.special = c.special || a.special
-	}
 	c.b = append(c.b, a.b...)
 	c.got += a.n
 }
@@ -134,10 +115,6 @@ func (c *Cmds) Len() int { return c.n }
 
 // Bytes returns the encoded commands. The caller must not modify them.
 func (c *Cmds) Bytes() []byte { return c.b }
-
-// Special reports whether some command's name is one a connection must
-// look at before sending it (see Cmd.Special).
-func (c *Cmds) Special() bool { return c.special }
 
 // Err returns why the commands cannot be sent: ErrEmptyCommand, or an
 // error matching ErrArgCount (the last command begun with Begin is

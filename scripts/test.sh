@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of echomq-go: go vet, then the race-enabled tests against
-# a real server (the root module's, then each contrib/* module's: ./... does
-# not enter another module) on Redis and on Valkey in turn, then every fuzz
+# a real server (the root module's, then each contrib/* module's and
+# bench/peers', which holds the go-redis newcomer program: ./... does not
+# enter another module) on Redis and on Valkey in turn, then every fuzz
 # target for a short while, the allocation budgets and the emqbench
 # conformance gate (those three once: they do not depend on the server).
 #
@@ -126,7 +127,7 @@ path_without_valkey() {
 # --- vet (once) ---------------------------------------------------------------
 step "go vet ./..."
 go vet ./... || fail "go vet"
-for mod in contrib/*/; do
+for mod in contrib/*/ bench/peers/; do
 	mod=${mod%/}
 	[[ -f $mod/go.mod ]] || continue
 	step "$mod: go vet ./..."
@@ -194,10 +195,10 @@ for kind in "${servers[@]}"; do
 	status=${PIPESTATUS[0]}
 	set -e
 	[[ $status -eq 0 ]] || fail "go test ($label)"
-	# The contrib modules have a go.mod of their own (so that the core's
-	# stays small): test each from its directory. Their test lines join the
-	# log, so the counts include them.
-	for mod in contrib/*/; do
+	# The contrib modules and bench/peers have a go.mod of their own (so
+	# that the core's stays small): test each from its directory. Their
+	# test lines join the log, so the counts include them.
+	for mod in contrib/*/ bench/peers/; do
 		mod=${mod%/}
 		[[ -f $mod/go.mod ]] || continue
 		step "$label: $mod: go test -race -count=1 ./... $*"

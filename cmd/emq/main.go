@@ -156,7 +156,7 @@ type client interface {
 // dial connects to the node, and through it to its cluster when it is
 // part of one: then every command is routed by slot.
 func dial(ctx context.Context, opts conn.Options) (client, error) {
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func dial(ctx context.Context, opts conn.Options) (client, error) {
 	}
 	cl.Close()
 	o := cluster.Options{Seeds: []string{opts.Addr}}
-	o.Node.Options = opts
+	o.Node = opts
 	return cluster.NewClient(ctx, o)
 }
 

@@ -30,7 +30,8 @@ const cacheSampleEvery = 32
 // redial, and still serve nothing stale.
 func cacheWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	prefix := "emqbench:" + nd.runID + ":c:"
-	o := cache.Options{Options: nd.opts, MinBackoff: time.Millisecond, MaxBackoff: 100 * time.Millisecond}
+	o := cache.Options{Options: nd.opts}
+	o.MinBackoff, o.MaxBackoff = time.Millisecond, 100*time.Millisecond
 	var c cacheClient
 	if nd.cluster {
 		if cfg.chaos > 0 {

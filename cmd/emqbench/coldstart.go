@@ -53,7 +53,8 @@ func (cs *coldStart) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) e
 	cs.held = append(cs.held, heldSend{h: h, n: cmds.N})
 	cs.cmds.B = append(cs.cmds.B, cmds.B...)
 	cs.cmds.N += cmds.N
-	cs.cmds.Special = cs.cmds.Special || cmds.Special
+	// cs.cmds.Facts stays nil: the combined submission's facts are read
+	// from its bytes, once, by the Sender it goes to.
 	full := len(cs.held) == cs.want
 	cs.mu.Unlock()
 	if full {

@@ -84,7 +84,7 @@ type sender interface {
 func (nd *node) dial(ctx context.Context) (sender, error) {
 	if nd.cluster {
 		o := cluster.Options{Seeds: []string{nd.opts.Addr}}
-		o.Node.Options = nd.opts
+		o.Node = nd.opts
 		o.Node.DB = 0
 		return cluster.NewClient(ctx, o)
 	}

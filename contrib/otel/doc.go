@@ -30,5 +30,5 @@
 //
 //	opts := conn.Options{Addr: addr}
 //	opts.Hooks = append(opts.Hooks, emqotel.Hook(opts, emqotel.Options{}))
-//	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+//	cl, err := conn.NewClient(ctx, opts)
 package emqotel

@@ -22,7 +22,7 @@ func ExampleHook() {
 
 	opts := conn.Options{Addr: srv.Addr}
 	opts.Hooks = append(opts.Hooks, emqotel.Hook(opts, emqotel.Options{TracerProvider: tp}))
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func (t *tracer) start(ctx context.Context, name string, extra ...attribute.KeyV
 	return t.tr.Start(ctx, name, t.spanKind, trace.WithAttributes(attrs...))
 }
 
-func (t *tracer) beforeCommand(ctx context.Context, cmd conn.CommandInfo, _ []byte) context.Context {
+func (t *tracer) beforeCommand(ctx context.Context, cmd conn.CommandInfo, _ conn.RawCommand) context.Context {
 	if ctx.Value(inPipeline{}) != nil && !t.perCmd {
 		return ctx
 	}

@@ -40,7 +40,7 @@ func traced(t *testing.T, addr string, o emqotel.Options) (*conn.Client, *tracet
 	opts.Hooks = append(opts.Hooks, emqotel.Hook(opts, o))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: opts})
+	cl, err := conn.NewClient(ctx, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { cl.Close() })
 	return cl, exp, tp.Tracer("test")

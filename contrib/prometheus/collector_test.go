@@ -97,7 +97,7 @@ func TestScrape(t *testing.T) {
 	hs := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	defer hs.Close()
 
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{col.Hook()}}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{col.Hook()}})
 	require.NoError(t, err)
 	defer cl.Close()
 	q, err := emq.Open(ctx, cl, "metrics")

@@ -20,7 +20,7 @@ var _ conn.Observer = (*Collector)(nil)
 // command.
 func (c *Collector) Hook() conn.Hook {
 	return conn.Hook{
-		BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ []byte) context.Context {
+		BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ conn.RawCommand) context.Context {
 			c.commands.inFlight.Inc()
 			return ctx
 		},

@@ -11,7 +11,7 @@
 //	prometheus.MustRegister(col)
 //
 //	// every command a connection sends (a conn.Hook)
-//	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: addr, Hooks: []conn.Hook{col.Hook()}}})
+//	cl, err := conn.NewClient(ctx, conn.Options{Addr: addr, Hooks: []conn.Hook{col.Hook()}})
 //
 //	// the queue's counts, read (one atomic script) at each scrape
 //	q, err := emq.Open(ctx, cl, "emails")

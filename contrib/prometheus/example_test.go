@@ -20,7 +20,7 @@ func Example() {
 	col := emqprom.New(emqprom.Options{})
 	prometheus.MustRegister(col)
 
-	cl, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: "127.0.0.1:6379", Hooks: []conn.Hook{col.Hook()}}})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: "127.0.0.1:6379", Hooks: []conn.Hook{col.Hook()}})
 	if err != nil {
 		log.Fatal(err)
 	}

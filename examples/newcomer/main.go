@@ -13,7 +13,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/kv"
 	"github.com/echomq/echomq-go/pipeline"
@@ -83,14 +82,11 @@ func run(ctx context.Context, url string, w io.Writer) error {
 		fmt.Fprintln(w, "scan:", key)
 	}
 
-	sub, err := pubsub.New(ctx, pubsub.Options{Options: c.Options()})
+	sub, err := pubsub.Subscribe(ctx, c.Options(), "news")
 	if err != nil {
 		return err
 	}
 	defer sub.Close()
-	if err := sub.Subscribe(ctx, "news"); err != nil {
-		return err
-	}
 	if _, err := pubsub.Publish(ctx, c, "news", "hello, subscribers"); err != nil {
 		return err
 	}
@@ -101,10 +97,9 @@ func run(ctx context.Context, url string, w io.Writer) error {
 	fmt.Fprintf(w, "pubsub: %s: %s\n", msg.Channel, msg.Payload)
 
 	var b pipeline.Batch
-	var cb cmds.Builder
 	var hits pipeline.Reply[int64]
 	for range 1000 {
-		hits = b.Int(cb.Incr("hits").Build())
+		hits = b.Int(b.Builder().Incr("hits").Build())
 	}
 	if err := b.Exec(ctx, c); err != nil {
 		return err

@@ -65,8 +65,12 @@ func TestBuildArgs(t *testing.T) {
 		}
 	}
 	blocking, _ := wire.BuildArgs(nil, []any{"BLPOP", "q", time.Second})
-	if !blocking.Special() {
-		t.Error("BLPOP given as values is not marked for inspection")
+	var facts wire.Facts
+	if err := facts.Encoded(blocking.Bytes(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if f := facts.List()[0]; !f.Kind.Has(cmds.Blocking) || f.Timeout != time.Second {
+		t.Errorf("BLPOP given as values: kind %b, timeout %v", f.Kind, f.Timeout)
 	}
 }
 

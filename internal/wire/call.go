@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -26,6 +27,7 @@ type call struct {
 	arena resp.Arena
 	val   resp.Value
 	err   error
+	facts Facts // the command's, when it came without
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -38,6 +40,7 @@ func getCall() *call {
 
 func putCall(c *call) {
 	c.arena.Reset()
+	c.facts.Reset()
 	c.val, c.err = resp.Value{}, nil
 	callPool.Put(c)
 }
@@ -85,12 +88,54 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 //
 // When ctx ends first, DoFunc returns ctx.Err() at once; the command stays
 // queued and its late reply is read and dropped.
+//
+// The command's facts are read from its bytes here, once (a user's
+// resp.Cmd, a raw Do): DoCommand takes a builder's, known already.
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
 	w, err := FromCmd(cmd)
 	if err != nil {
 		return err
 	}
 	cl := getCall()
+	if err := cl.facts.Encoded(w.B, 1); err != nil {
+		putCall(cl)
+		return err
+	}
+	w.Facts = cl.facts.List()
+	return cl.exchange(ctx, s, w, fn)
+}
+
+// DoFuncAs is DoFunc for a command whose Info the caller knows (nil: one
+// the table does not know, as EMQ.*): its name is not looked up.
+func DoFuncAs(ctx context.Context, s Sender, cmd resp.Cmd, in *cmds.Info, fn func(resp.Value) error) error {
+	w, err := FromCmd(cmd)
+	if err != nil {
+		return err
+	}
+	cl := getCall()
+	if err := cl.facts.EncodedAs(in, w.B); err != nil {
+		putCall(cl)
+		return err
+	}
+	w.Facts = cl.facts.List()
+	return cl.exchange(ctx, s, w, fn)
+}
+
+// DoCommand is DoFunc for a command built by package cmds, whose facts
+// its builder knows.
+func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value) error) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	cl := getCall()
+	cl.facts.Command(c)
+	w := Cmds{B: c.Cmd().Bytes(), N: 1, Facts: cl.facts.List()}
+	return cl.exchange(ctx, s, w, fn)
+}
+
+// exchange sends w with cl as its Handler, waits for the reply and
+// recycles cl.
+func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Value) error) error {
 	if err := s.Send(ctx, w, cl); err != nil {
 		putCall(cl)
 		return err

@@ -13,6 +13,7 @@ package wire
 import (
 	"context"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -35,30 +36,36 @@ type Handler interface {
 	Waits() bool
 }
 
-// Cmds is a submission: n commands encoded back to back in B, and
-// whether some of them must be inspected before sending (resp's Special).
-// It is built only from resp's counted types (FromCmd, FromCmds) or by
-// this module's own counted builders.
+// Cmds is a submission: N commands encoded back to back in B, and the
+// facts of each (its kind, timeout, keys, where its arguments are), known
+// where it was encoded. Facts nil means unknown: the Sender that receives
+// the submission reads them from B, once (Known). It is built from resp's
+// counted types (FromCmd, FromCmds: facts unknown), by this module's
+// encoders with a Facts beside them, or by hand.
 type Cmds struct {
-	B       []byte
-	N       int
-	Special bool
+	B []byte
+	N int
+	// Facts has one cmds.Fact per command, in order, or is nil. The
+	// facts' Keys and spans are offsets in each command's own bytes (the
+	// Size of the facts before it on).
+	Facts []cmds.Fact
 }
 
-// FromCmd is the submission of one command.
+// FromCmd is the submission of one command; its facts are unknown.
 func FromCmd(c resp.Cmd) (Cmds, error) {
 	if err := c.Err(); err != nil {
 		return Cmds{}, err
 	}
-	return Cmds{B: c.Bytes(), N: 1, Special: c.Special()}, nil
+	return Cmds{B: c.Bytes(), N: 1}, nil
 }
 
-// FromCmds is the submission of every command in c.
+// FromCmds is the submission of every command in c; its facts are
+// unknown.
 func FromCmds(c *resp.Cmds) (Cmds, error) {
 	if err := c.Err(); err != nil {
 		return Cmds{}, err
 	}
-	return Cmds{B: c.Bytes(), N: c.Len(), Special: c.Special()}, nil
+	return Cmds{B: c.Bytes(), N: c.Len()}, nil
 }
 
 // Sender submits commands: conn.Conn, conn.Client and every client this

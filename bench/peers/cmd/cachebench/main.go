@@ -114,7 +114,7 @@ func newClient(ctx context.Context, cfg config, name string) (client, error) {
 		}
 		return &rueidisCache{c: c}, nil
 	default:
-		c, err := conn.NewClient(ctx, conn.ClientOptions{Options: conn.Options{Addr: cfg.addr}})
+		c, err := conn.NewClient(ctx, conn.Options{Addr: cfg.addr})
 		if err != nil {
 			return nil, err
 		}

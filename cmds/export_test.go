@@ -1,0 +1,19 @@
+package cmds
+
+import (
+	"time"
+
+	"github.com/echomq/echomq-go/internal/servertest"
+)
+
+// For the tests of package cmds_test, which use conn (conn imports cmds,
+// so they cannot be in package cmds).
+
+// Srv returns the server TestMain started.
+func Srv() *servertest.Server { return srv }
+
+// WaitLong is the tests' backstop against hangs.
+const WaitLong = waitLong
+
+// CPUNow is the process's CPU time.
+func CPUNow() time.Duration { return cpuNow() }

@@ -1,0 +1,413 @@
+package cmds
+
+import (
+	"math"
+	"strconv"
+	"time"
+	"unsafe"
+)
+
+// Span is where one argument of an encoded command is: bytes
+// [Off, Off+Len) of the command's encoding (the RESP array of bulk
+// strings, from its '*').
+type Span struct{ Off, Len uint32 }
+
+// Of returns the bytes of s in cmd, the command's encoding.
+func (s Span) Of(cmd []byte) []byte { return cmd[s.Off : s.Off+s.Len : s.Off+s.Len] }
+
+// Fact is what a connection, a cluster router and the hooks need to know
+// about one encoded command, known where it is encoded (a builder's
+// Command.Fact, or Inspect for a command given as arguments), so that
+// nobody parses the command's bytes again.
+type Fact struct {
+	// Info is the command's entry in the generated table, nil for a
+	// command the table does not know (a module's, EMQ.*, a typo, a
+	// container such as CLIENT with a subcommand it lacks).
+	Info *Info
+	// Kind is the command's kind refined by its arguments: XREAD is
+	// Blocking only with BLOCK, CLIENT REPLY is ReplyModel only with OFF
+	// or SKIP; SYNC and PSYNC, which the table leaves out, are
+	// ReplyModel.
+	Kind Kind
+	// Timeout is how long a Blocking command may wait on the server; 0
+	// means for ever (or not Blocking, or a timeout the server would
+	// refuse at once).
+	Timeout time.Duration
+	// Size is the length in bytes of the command's encoding: the next
+	// command of a submission starts Size bytes later.
+	Size uint32
+	// Name is the command's first argument, its name as sent.
+	Name Span
+	// Arg1 is its second argument (EVALSHA's SHA1, a subcommand), the
+	// zero Span when it has none.
+	Arg1 Span
+	// Keys are its keys, then its shard channels (SPUBLISH's), where
+	// they are in its encoding. The slice views memory of whoever made
+	// the Fact: copy the Fact's Keys to keep it past that.
+	Keys []Span
+}
+
+// Key returns key i of the command encoded in cmd.
+func (f *Fact) Key(cmd []byte, i int) []byte { return f.Keys[i].Of(cmd) }
+
+// Fact returns what is known about the command, its key positions as
+// offsets in Cmd().Bytes(). Its Keys view the Builder's memory, valid
+// until the Builder starts the next command. A command with an Err has
+// the zero Fact.
+func (c Command) Fact() Fact {
+	var f Fact
+	c.b.spans2 = c.fill(&f, c.b.spans2[:0])
+	return f
+}
+
+// AppendFact appends the command's Fact to facts and its keys' spans to
+// keys (the Fact's Keys view them), and returns both: Fact without a copy
+// of the keys, for a list of commands that owns its memory (a pipeline's).
+// A command with an Err appends nothing.
+func (c Command) AppendFact(facts []Fact, keys []Span) ([]Fact, []Span) {
+	if c.err != nil || len(c.cmd.Bytes()) == 0 {
+		return facts, keys
+	}
+	facts = append(facts, Fact{})
+	return facts, c.fill(&facts[len(facts)-1], keys)
+}
+
+// fill sets *f to the command's Fact, its keys' spans appended to keys.
+func (c *Command) fill(f *Fact, keys []Span) []Span {
+	b := c.cmd.Bytes()
+	if c.err != nil || len(b) == 0 {
+		return keys
+	}
+	in := c.info
+	n := len(in.Words) + c.b.nargs
+	f.Info, f.Kind, f.Timeout, f.Size = in, c.kind, c.timeout, uint32(len(b))
+	at := uint32(headerLen(n))
+	w0 := uint32(len(in.Words[0]))
+	f.Name = Span{Off: at + uint32(headerLen(int(w0))), Len: w0}
+	if n > 1 {
+		at = f.Name.Off + w0 + 2
+		l, h := bulkLen(b, at)
+		f.Arg1 = Span{Off: at + h, Len: l}
+	}
+	if in == infoClientReplyP || in == infoScriptDebugP {
+		f.Kind = refineLast(f.Kind, in, lastArg(b))
+	}
+	bd := c.b
+	start := len(keys)
+	if bd.ordered {
+		for _, k := range bd.keys {
+			keys = append(keys, Span{Off: k.off, Len: k.n})
+		}
+		for _, k := range bd.chans {
+			keys = append(keys, Span{Off: k.off, Len: k.n})
+		}
+	} else if len(bd.keys)+len(bd.chans) > 0 {
+		// Out of order: the command was encoded from argv; the keys'
+		// offsets follow from the arguments' lengths.
+		offs := bd.offs[:0]
+		at := uint32(headerLen(len(bd.argv)))
+		for _, a := range bd.argv {
+			at += uint32(headerLen(len(a)))
+			offs = append(offs, at)
+			at += uint32(len(a)) + 2
+		}
+		bd.offs = offs
+		for _, k := range bd.keys {
+			keys = append(keys, Span{Off: offs[k.pos], Len: k.n})
+		}
+		for _, k := range bd.chans {
+			keys = append(keys, Span{Off: offs[k.pos], Len: k.n})
+		}
+	}
+	if len(keys) > start {
+		f.Keys = keys[start:len(keys):len(keys)]
+	}
+	return keys
+}
+
+// bulkLen reads the bulk header "$n\r\n" at b[at:]: n and the header's
+// length.
+func bulkLen(b []byte, at uint32) (n, h uint32) {
+	i := at + 1
+	for ; b[i] != '\r'; i++ {
+		n = n*10 + uint32(b[i]-'0')
+	}
+	return n, i + 2 - at
+}
+
+// lastArg returns the last argument of the command encoded in b.
+func lastArg(b []byte) []byte {
+	end := len(b) - 2
+	i := end - 1
+	for i >= 0 && b[i] != '\n' {
+		i--
+	}
+	return b[i+1 : end]
+}
+
+// The Infos whose kind depends on their arguments.
+var (
+	infoClientReplyP = &infoClientReply
+	infoScriptDebugP = &infoScriptDebug
+	infoXreadP       = &infoXread
+	infoXreadgroupP  = &infoXreadgroup
+	infoBlmpopP      = &infoBlmpop
+	infoBzmpopP      = &infoBzmpop
+)
+
+// refineLast refines the kind of CLIENT REPLY (ReplyModel only with OFF
+// or SKIP) and SCRIPT DEBUG (ReplyModel but with NO) by their mode.
+func refineLast(k Kind, in *Info, mode []byte) Kind {
+	switch in {
+	case infoClientReplyP:
+		if !equalFold(mode, "OFF") && !equalFold(mode, "SKIP") {
+			k &^= ReplyModel
+		}
+	case infoScriptDebugP:
+		if equalFold(mode, "NO") {
+			k &^= ReplyModel
+		}
+	}
+	return k
+}
+
+// Inspect returns the Fact of the command whose arguments are args
+// (args[0] its name; a subcommand after it), as package resp encodes it
+// (an array of bulk strings), looking its name up in the generated table
+// in any case. The Fact's Keys are appended to keys, which is returned:
+// reuse it, and Inspect allocates nothing. No args is the zero Fact.
+func Inspect(args [][]byte, keys []Span) (Fact, []Span) {
+	if len(args) == 0 {
+		return Fact{}, keys
+	}
+	return lookupArgs(args).Fact(args, keys)
+}
+
+// Fact returns the Fact of a command of this Info given as args (args[0]
+// its name), as Inspect does but without looking the name up: in is
+// trusted to be the command's. A nil Info is a command the table does not
+// know.
+func (in *Info) Fact(args [][]byte, keys []Span) (Fact, []Span) {
+	if len(args) == 0 {
+		return Fact{}, keys
+	}
+	f := Fact{Info: in}
+	// The spans follow from the arguments' lengths.
+	at := uint32(headerLen(len(args)))
+	at += uint32(headerLen(len(args[0])))
+	f.Name = Span{Off: at, Len: uint32(len(args[0]))}
+	at += uint32(len(args[0])) + 2
+	if len(args) > 1 {
+		h := uint32(headerLen(len(args[1])))
+		f.Arg1 = Span{Off: at + h, Len: uint32(len(args[1]))}
+	}
+	if in == nil {
+		if equalFold(args[0], "SYNC") || equalFold(args[0], "PSYNC") {
+			f.Kind = ReplyModel | NoKeys
+		}
+		f.Size = encodedSize(args)
+		return f, keys
+	}
+	f.Kind = in.Kind
+	if in.Kind&(Blocking|ReplyModel) != 0 {
+		f.Kind, f.Timeout = refine(in, f.Kind, args)
+	}
+	if in.Kind&NoKeys == 0 {
+		var idx [16]int32
+		pos := in.findKeys(args, idx[:0])
+		if len(pos) > 0 {
+			start := len(keys)
+			offs := argOffsets(args)
+			for _, p := range pos {
+				if int(p) < len(args) {
+					keys = append(keys, Span{Off: offs(int(p)), Len: uint32(len(args[p]))})
+				}
+			}
+			if len(keys) > start {
+				f.Keys = keys[start:len(keys):len(keys)]
+			}
+		}
+	}
+	f.Size = encodedSize(args)
+	return f, keys
+}
+
+// argOffsets returns a function giving the offset of argument i's bytes
+// in the encoding of args; it walks the arguments once, in order.
+func argOffsets(args [][]byte) func(i int) uint32 {
+	next, at := 0, uint32(headerLen(len(args)))
+	return func(i int) uint32 {
+		if i < next {
+			next, at = 0, uint32(headerLen(len(args)))
+		}
+		for ; next < i; next++ {
+			at += uint32(headerLen(len(args[next]))+len(args[next])) + 2
+		}
+		return at + uint32(headerLen(len(args[i])))
+	}
+}
+
+// encodedSize is the length of the encoding of args.
+func encodedSize(args [][]byte) uint32 {
+	n := headerLen(len(args))
+	for _, a := range args {
+		n += headerLen(len(a)) + len(a) + 2
+	}
+	return uint32(n)
+}
+
+// refine computes the kind and timeout of a Blocking or ReplyModel
+// command from its arguments.
+func refine(in *Info, k Kind, args [][]byte) (Kind, time.Duration) {
+	switch in {
+	case infoClientReplyP, infoScriptDebugP:
+		if len(args) < 3 {
+			return k &^ ReplyModel, 0
+		}
+		return refineLast(k, in, args[2]), 0
+	case infoXreadP, infoXreadgroupP:
+		for i := 1; i+1 < len(args); i++ {
+			if equalFold(args[i], "STREAMS") {
+				break
+			}
+			if equalFold(args[i], "BLOCK") {
+				return k, millis(args[i+1])
+			}
+		}
+		return k &^ Blocking, 0
+	}
+	if k&Blocking == 0 {
+		return k, 0
+	}
+	switch in.Timeout {
+	case DecimalSeconds:
+		if in == infoBlmpopP || in == infoBzmpopP {
+			if len(args) > 1 {
+				return k, seconds(args[1])
+			}
+			return k, 0
+		}
+		return k, seconds(args[len(args)-1])
+	case Milliseconds:
+		return k, millis(args[len(args)-1])
+	case Seconds:
+		return k, wholeSeconds(args[len(args)-1])
+	}
+	return k, 0
+}
+
+// seconds reads a timeout in seconds (a decimal, maybe fractional); a
+// text the server would refuse counts as no timeout, which is the safe
+// side: the server answers it with an error at once.
+func seconds(b []byte) time.Duration {
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64)
+	if err != nil || f <= 0 || f > math.MaxInt64/float64(time.Second) {
+		return 0
+	}
+	return time.Duration(f * float64(time.Second))
+}
+
+// millis reads a timeout in milliseconds.
+func millis(b []byte) time.Duration {
+	n, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(b), len(b)), 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/int64(time.Millisecond) {
+		return 0
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+// wholeSeconds reads a timeout in whole seconds.
+func wholeSeconds(b []byte) time.Duration {
+	n, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(b), len(b)), 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/int64(time.Second) {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// equalFold reports whether b is upper, ignoring the case of ASCII
+// letters; upper is in upper case.
+func equalFold(b []byte, upper string) bool {
+	if len(b) != len(upper) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != upper[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The name index: the generated commands by the first letter and length
+// of their first word, so that a look-up compares a name with one or two
+// candidates, without a map or an allocation.
+type nameEntry struct {
+	word string  // the first word, upper case
+	info *Info   // a command without subcommands
+	subs []*Info // a container's subcommands
+}
+
+const maxIndexed = 24
+
+var nameIndex [27][maxIndexed + 1][]nameEntry
+
+func letter(c byte) int {
+	c |= 0x20
+	if 'a' <= c && c <= 'z' {
+		return int(c - 'a')
+	}
+	return 26
+}
+
+func init() {
+	for _, in := range commands {
+		w := in.Words[0]
+		if len(w) > maxIndexed {
+			continue
+		}
+		bucket := &nameIndex[letter(w[0])][len(w)]
+		i := 0
+		for i < len(*bucket) && (*bucket)[i].word != w {
+			i++
+		}
+		if i == len(*bucket) {
+			*bucket = append(*bucket, nameEntry{word: w})
+		}
+		e := &(*bucket)[i]
+		if len(in.Words) == 1 {
+			e.info = in
+		} else {
+			e.subs = append(e.subs, in)
+		}
+	}
+}
+
+// lookupArgs finds the Info of the command args name, its subcommand
+// included, or nil.
+func lookupArgs(args [][]byte) *Info {
+	name := args[0]
+	if len(name) == 0 || len(name) > maxIndexed {
+		return nil
+	}
+	for i := range nameIndex[letter(name[0])][len(name)] {
+		e := &nameIndex[letter(name[0])][len(name)][i]
+		if !equalFold(name, e.word) {
+			continue
+		}
+		if e.subs == nil || len(args) < 2 {
+			return e.info
+		}
+		for _, s := range e.subs {
+			if equalFold(args[1], s.Words[1]) {
+				return s
+			}
+		}
+		return e.info
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package wire
+
+import (
+	"errors"
+	"sync"
+	"unsafe"
+
+	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// ErrMalformed is the error of a submission given without its facts
+// whose bytes are not N commands encoded as arrays of bulk strings, as
+// package resp encodes them. Nothing is sent.
+var ErrMalformed = errors.New("conn: submission bytes are not N encoded commands")
+
+// Facts gathers the facts of commands as they are encoded, beside the
+// resp.Cmds that holds their bytes: the encoders of this module (a
+// pipeline.Batch, a Stream, dispatch) fill one where they encode, so that
+// no connection reads the bytes again. The zero Facts is empty and ready;
+// Reset keeps its memory.
+type Facts struct {
+	facts []cmds.Fact
+	keys  []cmds.Span
+	args  [][]byte
+}
+
+// Reset removes every fact, keeping the memory.
+func (l *Facts) Reset() {
+	clear(l.args)
+	l.facts, l.keys, l.args = l.facts[:0], l.keys[:0], l.args[:0]
+}
+
+// Len is the number of commands with facts.
+func (l *Facts) Len() int { return len(l.facts) }
+
+// List returns the facts, one per command; valid until the next Reset.
+func (l *Facts) List() []cmds.Fact { return l.facts }
+
+// Strings adds the fact of a command given as strings.
+func (l *Facts) Strings(args []string) {
+	a := l.args[:0]
+	for _, s := range args {
+		a = append(a, unsafe.Slice(unsafe.StringData(s), len(s)))
+	}
+	l.Bytes(a)
+	clear(a)
+	l.args = a[:0]
+}
+
+// Bytes adds the fact of a command given as byte slices.
+func (l *Facts) Bytes(args [][]byte) {
+	var f cmds.Fact
+	f, l.keys = cmds.Inspect(args, l.keys)
+	l.facts = append(l.facts, f)
+}
+
+// As adds the fact of a command given as byte slices whose Info the
+// encoder knows (nil: one the table does not know), without looking its
+// name up.
+func (l *Facts) As(in *cmds.Info, args [][]byte) {
+	var f cmds.Fact
+	f, l.keys = in.Fact(args, l.keys)
+	l.facts = append(l.facts, f)
+}
+
+// Command adds the fact of a command built by package cmds.
+func (l *Facts) Command(c cmds.Command) {
+	l.facts, l.keys = c.AppendFact(l.facts, l.keys)
+}
+
+// Add adds a fact made elsewhere (a builder's), copying its keys.
+func (l *Facts) Add(f cmds.Fact) {
+	if len(f.Keys) > 0 {
+		start := len(l.keys)
+		l.keys = append(l.keys, f.Keys...)
+		f.Keys = l.keys[start:len(l.keys):len(l.keys)]
+	}
+	l.facts = append(l.facts, f)
+}
+
+// Encoded adds the facts of the commands of b, n encoded commands, by
+// reading them: for commands that came already encoded (a user's
+// resp.Cmd, a command given argument by argument).
+func (l *Facts) Encoded(b []byte, n int) error {
+	for range n {
+		args, rest, ok := split(b, l.args[:0])
+		l.args = args
+		if !ok || len(args) == 0 {
+			clear(args)
+			return ErrMalformed
+		}
+		l.Bytes(args)
+		clear(args)
+		b = rest
+	}
+	if len(b) != 0 {
+		return ErrMalformed
+	}
+	return nil
+}
+
+// EncodedAs adds the fact of the one command encoded in b, whose Info the
+// encoder knows (nil: one the table does not know), without looking its
+// name up: dispatch's EVALSHA and EMQ.* calls.
+func (l *Facts) EncodedAs(in *cmds.Info, b []byte) error {
+	args, rest, ok := split(b, l.args[:0])
+	l.args = args
+	if !ok || len(args) == 0 || len(rest) != 0 {
+		clear(args)
+		return ErrMalformed
+	}
+	l.As(in, args)
+	clear(args)
+	return nil
+}
+
+// Sync adds the facts of the commands of c beyond those it has (the ones
+// added already encoded), and returns the submission of c with its facts.
+func (l *Facts) Sync(c *resp.Cmds) (Cmds, error) {
+	if err := c.Err(); err != nil {
+		return Cmds{}, err
+	}
+	b, n := c.Bytes(), c.Len()
+	if len(l.facts) < n {
+		at := 0
+		for _, f := range l.facts {
+			at += int(f.Size)
+		}
+		if err := l.Encoded(b[at:], n-len(l.facts)); err != nil {
+			return Cmds{}, err
+		}
+	}
+	return Cmds{B: b, N: n, Facts: l.facts[:n:n]}, nil
+}
+
+// split reads one array of bulk strings at the start of b.
+func split(b []byte, args [][]byte) ([][]byte, []byte, bool) {
+	n, rest, ok := header(b, '*')
+	if !ok {
+		return args, nil, false
+	}
+	for range n {
+		var size int
+		if size, rest, ok = header(rest, '$'); !ok || len(rest) < size+2 ||
+			rest[size] != '\r' || rest[size+1] != '\n' {
+			return args, nil, false
+		}
+		args = append(args, rest[:size:size])
+		rest = rest[size+2:]
+	}
+	return args, rest, true
+}
+
+// factsPool holds the Facts of submissions given without theirs.
+var factsPool = sync.Pool{New: func() any { return new(Facts) }}
+
+// Known returns c with its facts: c itself when it has them, else c with
+// the facts read from its bytes, the one place where a submission is
+// parsed (one made by a user from raw resp types, or a literal Cmds).
+// Call release when the facts are no longer needed (when Send returns).
+//
+// Facts given are checked against the bytes they describe: one per
+// command, their sizes adding up to len(B); else the error is
+// ErrMalformed.
+func Known(c Cmds) (Cmds, *Facts, error) {
+	if c.N <= 0 {
+		return c, nil, nil
+	}
+	if c.Facts != nil {
+		if len(c.Facts) != c.N {
+			return c, nil, ErrMalformed
+		}
+		n := 0
+		for i := range c.Facts {
+			n += int(c.Facts[i].Size)
+		}
+		if n != len(c.B) {
+			return c, nil, ErrMalformed
+		}
+		return c, nil, nil
+	}
+	l := factsPool.Get().(*Facts)
+	if err := l.Encoded(c.B, c.N); err != nil {
+		Release(l)
+		return c, nil, err
+	}
+	c.Facts = l.facts
+	return c, l, nil
+}
+
+// Release gives back the Facts Known returned (nil is ignored).
+func Release(l *Facts) {
+	if l == nil {
+		return
+	}
+	l.Reset()
+	if cap(l.facts) > 1<<12 {
+		*l = Facts{}
+	}
+	factsPool.Put(l)
+}

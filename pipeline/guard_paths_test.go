@@ -1,0 +1,259 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/kv"
+	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// waiter is a Handler whose caller waits for Done.
+type waiter struct {
+	replies []string
+	done    chan error
+}
+
+func newWaiter() *waiter { return &waiter{done: make(chan error, 1)} }
+
+func (w *waiter) Reply(_ int, v resp.Value) { w.replies = append(w.replies, v.Text()) }
+func (w *waiter) Done(err error)            { w.done <- err }
+func (w *waiter) Waits() bool               { return true }
+
+// sendWait submits cmds on s and waits for them.
+func sendWait(ctx context.Context, s conn.Sender, cmds conn.Cmds) error {
+	w := newWaiter()
+	if err := s.Send(ctx, cmds, w); err != nil {
+		return err
+	}
+	return <-w.done
+}
+
+// guardPaths are the ways to submit one command given as strings: each
+// path reaches the connection with the command's facts known (a builder,
+// Batch.Add, Stream, Do) or unknown (a user's resp types, a literal Cmds).
+func guardPaths(args ...string) map[string]func(ctx context.Context, s conn.Sender) error {
+	anyArgs := make([]any, len(args))
+	for i, a := range args {
+		anyArgs[i] = a
+	}
+	return map[string]func(ctx context.Context, s conn.Sender) error{
+		"Do": func(ctx context.Context, s conn.Sender) error {
+			_, err := s.Do(ctx, anyArgs...)
+			return err
+		},
+		"DoFunc": func(ctx context.Context, s conn.Sender) error {
+			return s.DoFunc(ctx, resp.Command(nil, args...), nil)
+		},
+		"CmdsOf": func(ctx context.Context, s conn.Sender) error {
+			w, err := conn.CmdsOf(resp.Command(nil, args...))
+			if err != nil {
+				return err
+			}
+			return sendWait(ctx, s, w)
+		},
+		"CmdsOfBatch": func(ctx context.Context, s conn.Sender) error {
+			var c resp.Cmds
+			c.Add(args...)
+			w, err := conn.CmdsOfBatch(&c)
+			if err != nil {
+				return err
+			}
+			return sendWait(ctx, s, w)
+		},
+		"literal Cmds": func(ctx context.Context, s conn.Sender) error {
+			return sendWait(ctx, s, conn.Cmds{B: resp.AppendCommand(nil, args...), N: 1})
+		},
+		"Batch.Add": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.Add(args...)
+			return b.Exec(ctx, s)
+		},
+		"Batch.AddCmd": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.AddCmd(resp.Command(nil, args...))
+			return b.Exec(ctx, s)
+		},
+		"Batch.Begin": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.Begin(len(args))
+			for _, a := range args {
+				b.Arg(a)
+			}
+			return b.Exec(ctx, s)
+		},
+		"Stream.Add": func(ctx context.Context, s conn.Sender) error {
+			var out []error
+			st := pipeline.NewStream(s, func(_ int64, _ resp.Value, err error) { out = append(out, err) }, pipeline.StreamOptions{})
+			err := st.Add(ctx, args...)
+			if werr := st.Wait(ctx); err == nil {
+				err = werr
+			}
+			return err
+		},
+	}
+}
+
+// TestRefusedOnEveryPath: a command that would break a shared connection
+// is refused with the same *CommandError whichever way it is submitted,
+// facts known or read from the bytes, and nothing is sent: the
+// connection still answers one reply per command. A literal Cmds (facts
+// unknown) was sent as it was before the facts: nothing marked it.
+func TestRefusedOnEveryPath(t *testing.T) {
+	var b cmds.Builder
+	for _, tc := range []struct {
+		args    []string
+		builder func() cmds.Command
+		name    string
+	}{
+		{[]string{"SUBSCRIBE", "ch"}, func() cmds.Command { return b.Subscribe("ch").Build() }, "SUBSCRIBE"},
+		{[]string{"client", "reply", "off"}, func() cmds.Command { return b.ClientReply(cmds.ReplyOff).Build() }, "CLIENT REPLY"},
+		{[]string{"WATCH", "k"}, func() cmds.Command { return b.Watch("k").Build() }, "WATCH"},
+		{[]string{"MULTI"}, func() cmds.Command { return b.Multi().Build() }, "MULTI"},
+		{[]string{"SYNC"}, nil, "SYNC"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			c := setup(t, conn.Options{})
+			paths := guardPaths(tc.args...)
+			if tc.builder != nil {
+				paths["Batch.AddCommand"] = func(ctx context.Context, s conn.Sender) error {
+					var bt pipeline.Batch
+					bt.AddCommand(tc.builder())
+					return bt.Exec(ctx, s)
+				}
+			}
+			var want *conn.CommandError
+			for path, send := range paths {
+				err := send(ctx, c)
+				var ce *conn.CommandError
+				if !errors.As(err, &ce) || !errors.Is(err, conn.ErrCommandRefused) {
+					t.Fatalf("%s: %v, want a *conn.CommandError", path, err)
+				}
+				if ce.Command != tc.name {
+					t.Errorf("%s: refused as %q, want %q", path, ce.Command, tc.name)
+				}
+				if want == nil {
+					want = ce
+				} else if *ce != *want {
+					t.Errorf("%s: %+v, want %+v", path, *ce, *want)
+				}
+				// Nothing was sent: the connection is in sync.
+				v, err := c.Do(ctx, "ECHO", path)
+				if err != nil || v.Text() != path {
+					t.Fatalf("after %s: ECHO answered %q, %v", path, v.Text(), err)
+				}
+			}
+		})
+	}
+}
+
+// TestMalformedLiteralCmds: a literal Cmds whose bytes are not N commands,
+// or whose Facts do not describe its bytes, is refused with ErrMalformed,
+// and nothing is sent.
+func TestMalformedLiteralCmds(t *testing.T) {
+	ctx := testCtx(t)
+	c := setup(t, conn.Options{})
+	ping := resp.AppendCommand(nil, "PING")
+	for _, w := range []conn.Cmds{
+		{B: ping, N: 2},                           // fewer commands than N
+		{B: append(ping, ping...), N: 1},          // more
+		{B: []byte("PING\r\n"), N: 1},             // inline
+		{B: ping[:len(ping)-1], N: 1},             // cut
+		{B: []byte("*1\r\n:1\r\n"), N: 1},         // not bulk strings
+		{B: []byte("*0\r\n"), N: 1},               // no arguments
+		{B: []byte("*1\r\n$9999\r\nx\r\n"), N: 1}, // short bulk
+		// Facts that do not describe the bytes.
+		{B: ping, N: 1, Facts: []cmds.Fact{}},
+		{B: ping, N: 1, Facts: []cmds.Fact{{Size: uint32(len(ping)) + 1}}},
+		{B: append(ping, ping...), N: 2, Facts: []cmds.Fact{{Size: uint32(len(ping))}}},
+	} {
+		if err := sendWait(ctx, c, w); !errors.Is(err, conn.ErrMalformed) {
+			t.Errorf("%q N=%d: %v, want ErrMalformed", w.B, w.N, err)
+		}
+	}
+	if v, err := c.Do(ctx, "ECHO", "in sync"); err != nil || v.Text() != "in sync" {
+		t.Fatalf("ECHO answered %q, %v", v.Text(), err)
+	}
+}
+
+// TestBlockingLentOnEveryPath: a Client sends a blocking command on a
+// connection of its own whichever way it was submitted: while BLPOP
+// blocks on the server, the Client's shared connection answers a PING;
+// then an LPUSH ends the BLPOP with its element.
+func TestBlockingLentOnEveryPath(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	other := setup(t, conn.Options{})
+	var b cmds.Builder
+	paths := guardPaths("BLPOP", "q", "0")
+	paths["Batch.AddCommand"] = func(ctx context.Context, s conn.Sender) error {
+		var bt pipeline.Batch
+		bt.AddCommand(b.Blpop([]string{"q"}, 0).Build())
+		return bt.Exec(ctx, s)
+	}
+	paths["kv.BLPop"] = func(ctx context.Context, s conn.Sender) error {
+		_, _, ok, err := kv.BLPop(ctx, s, 0, "q")
+		if err == nil && !ok {
+			err = errors.New("BLPOP gave nothing")
+		}
+		return err
+	}
+	delete(paths, "Stream.Add") // a Stream does not wait for its chunks: refused (below)
+	for path, send := range paths {
+		done := make(chan error, 1)
+		go func() { done <- send(ctx, cl) }()
+		waitBlocked(t, ctx, other, 1)
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		v, err := cl.Do(pctx, "PING")
+		cancel()
+		if err != nil || v.Text() != "PONG" {
+			t.Fatalf("%s: PING while BLPOP blocks: %q, %v (the BLPOP holds the shared connection)", path, v.Text(), err)
+		}
+		if _, err := other.Do(ctx, "LPUSH", "q", "v"); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	// A Stream's chunks are not waited for: a blocking command is refused.
+	err = guardPaths("BLPOP", "q", "0")["Stream.Add"](ctx, cl)
+	var ce *conn.CommandError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "blocking") {
+		t.Fatalf("Stream.Add BLPOP: %v", err)
+	}
+}
+
+// waitBlocked waits until the server has n clients blocked.
+func waitBlocked(t *testing.T, ctx context.Context, c *conn.Conn, n int) {
+	t.Helper()
+	want := "blocked_clients:" + string(rune('0'+n))
+	for {
+		v, err := c.Do(ctx, "INFO", "clients")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(v.Text(), want+"\r\n") {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("never %s", want)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
