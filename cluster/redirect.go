@@ -1,12 +1,12 @@
 package cluster
 
 import (
-	"bytes"
 	"errors"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -46,16 +46,13 @@ func (s *sub) refused(i int, v resp.Value) bool {
 // scriptOf returns the SHA of command i when it is EVALSHA (or
 // EVALSHA_RO) of a registered script.
 func (s *sub) scriptOf(i int) ([]byte, bool) {
-	var a argv
-	if _, err := a.parse(s.cmd(i)); err != nil || a.len() < 2 {
+	f := &s.facts[i] // its Name and Arg1: offsets in s.buf, valid after Send
+	if f.Info == nil || f.Info.Name != "evalsha" && f.Info.Name != "evalsha_ro" || f.Arg1 == (cmds.Span{}) {
 		return nil, false
 	}
-	name := a.arg(0)
-	if !bytes.EqualFold(name, []byte("evalsha")) && !bytes.EqualFold(name, []byte("evalsha_ro")) {
-		return nil, false
-	}
-	_, ok := s.cl.source(a.arg(1))
-	return a.arg(1), ok
+	sha := f.Arg1.Of(s.cmd(i))
+	_, ok := s.cl.source(sha)
+	return sha, ok
 }
 
 func hasCode(msg []byte, code string) bool {

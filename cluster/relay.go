@@ -30,8 +30,7 @@ type sub struct {
 	info   *cmdInfo    // the command's entry, for a single command
 
 	buf   []byte   // the commands, back to back
-	argv  argv     // scratch for parsing them
-	last  lastCmd  // the last command name looked up
+	last  lastSlot // the last hashtag hashed
 	ends  []int    // command i is buf[ends[i-1]:ends[i]]
 	slots []int    // command i's slot (keyless: any primary)
 	txs   []txSpan // the transactions, in order
@@ -96,7 +95,7 @@ func (s *sub) release() {
 	s.arena.Reset()
 	clear(s.vals)
 	clear(s.parts)
-	s.cl, s.h, s.ctx, s.info, s.last.info, s.last.tag = nil, nil, nil, nil, nil, s.last.tag[:0]
+	s.cl, s.h, s.ctx, s.info, s.last.tag = nil, nil, nil, nil, s.last.tag[:0]
 	if s.facts != nil {
 		clear(s.facts[:cap(s.facts)])
 		s.pfacts, s.facts = s.facts[:0], nil

@@ -6,13 +6,14 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // keyless marks a command with no key: any primary may run it.
@@ -22,82 +23,42 @@ const keyless = -1
 // cmds): its key specs and its request and response policies.
 type cmdInfo = cmds.Info
 
-// route returns the slot of the command in a (keyless when it has no
-// key), the command's entry, or a *CrossSlotError when its keys hash to
-// different slots. A command the generated table does not know (a
-// module's, a newer server's) is routed keyless: see the package doc.
-func (cl *Client) route(a *argv, last *lastCmd) (int, *cmdInfo, error) {
-	info := last.lookup(a)
-	if info == nil {
-		return keyless, nil, nil // unknown here: the node will say (MOVED)
-	}
-	last.keys = info.AppendRouteKeys(a.args, last.keys[:0])
+// route returns the slot of the command cmd whose fact is f (keyless
+// when it has no key), or a *CrossSlotError when its keys hash to
+// different slots. The keys (and shard channels) are the fact's: the
+// builder's, or the generated table's key specs applied where the
+// command was encoded or, for a submission that came without facts, where
+// Send read them (wire.Known). A command the generated table does not
+// know (a module's, a newer server's) has none and is routed keyless: see
+// the package doc.
+func route(f *cmds.Fact, cmd []byte, last *lastSlot) (int, error) {
 	s := keyless
-	for _, i := range last.keys {
-		k := last.slotOf(a.arg(int(i)))
+	for i := range f.Keys {
+		k := last.slotOf(f.Key(cmd, i))
 		if s == keyless {
 			s = k
 		} else if k != s {
-			return 0, nil, &CrossSlotError{Command: strings.ToUpper(string(a.arg(0))), Slots: [2]int{s, k}}
+			return 0, &CrossSlotError{Command: strings.ToUpper(string(f.Name.Of(cmd))), Slots: [2]int{s, k}}
 		}
 	}
-	return s, info, nil
+	return s, nil
 }
 
-// lastCmd remembers the last command looked up: a batch repeats one
-// command name over and over.
-type lastCmd struct {
-	name, sub []byte // the name (and subcommand) as sent
-	info      *cmdInfo
-	keys      []int32 // scratch: the key positions of a command
-	tag       []byte  // the last hashtag hashed, and its slot
-	slot      int     // -1: none yet
+// lastSlot remembers the last hashtag hashed: a batch's keys often share
+// one.
+type lastSlot struct {
+	tag  []byte // the last hashtag hashed, and its slot
+	slot int    // -1: none yet
 }
 
 // slotOf returns key's slot, hashing only a hashtag it has not just seen.
-func (l *lastCmd) slotOf(key []byte) int {
+func (l *lastSlot) slotOf(key []byte) int {
 	tag := slot.Hashtag(key)
 	if l.slot >= 0 && bytes.Equal(tag, l.tag) {
 		return l.slot
 	}
 	l.tag, l.slot = append(l.tag[:0], tag...), int(slot.Of(tag))
 	return l.slot
-}
-
-// lookup returns the entry of the command in a (its subcommand's when it
-// has one), the last one's again when a repeats its name.
-func (l *lastCmd) lookup(a *argv) *cmdInfo {
-	name := l.info != nil && bytes.Equal(a.arg(0), l.name)
-	if name && (len(l.info.Words) == 1 || a.len() > 1 && bytes.Equal(a.arg(1), l.sub)) {
-		return l.info
-	}
-	info := lookup(a)
-	l.info, l.name = info, append(l.name[:0], a.arg(0)...)
-	if info != nil && len(info.Words) > 1 {
-		l.sub = append(l.sub[:0], a.arg(1)...)
-	}
-	return info
-}
-
-// lookup finds the command in a in the generated table: by its name in
-// lower case, or, for a container (CLIENT, CONFIG, …, which has no entry
-// of its own), by "name|subcommand".
-func lookup(a *argv) *cmdInfo {
-	var buf [48]byte
-	name := a.arg(0)
-	if len(name) == 0 || len(name) > 24 {
-		return nil // no command's name is that long
-	}
-	k := lower(buf[:0], name)
-	if info := cmds.Lookup(unsafe.String(&k[0], len(k))); info != nil || a.len() < 2 {
-		return info
-	}
-	sub := a.arg(1)
-	if len(sub) == 0 || len(sub) > len(buf)-len(k)-1 {
-		return nil
-	}
-	k = lower(append(k, '|'), sub)
-	return cmds.Lookup(unsafe.String(&k[0], len(k)))
 }
 
 // target returns the node serving slot s (any primary when keyless),
@@ -147,6 +108,14 @@ func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 	if w.N <= 0 || h == nil {
 		return errNoSubmission
 	}
+	// The commands' facts: the encoders', or read from the bytes here,
+	// once, for a submission made of raw resp types. Those read here are
+	// valid while Send runs (the parts are sent with them), no longer.
+	w, known, err := wire.Known(w)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	defer wire.Release(known)
 	s := getSub(cl, h, ctx, w)
 	if err := s.plan(); err != nil {
 		s.release()
@@ -158,46 +127,46 @@ func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 	return s.dispatch()
 }
 
-// plan parses the submission, finds every command's slot and checks
+// plan finds every command's slot from its facts and checks
 // that it can be routed: a transaction (MULTI … EXEC or DISCARD) stays on
 // one slot, and its keyless commands (MULTI, EXEC, PING, …) go with its
 // keys; a WAIT (or WAITAOF) goes with the keyed command before it, whose
 // write it counts; a command that goes to every primary is sent alone.
 // Other keyless commands go with the submission's first keyed command.
 func (s *sub) plan() error {
-	b := s.buf
 	first, prev := keyless, keyless // the first and the latest keyed command's slot
 	tx := -1                        // the open transaction's MULTI, or -1
 	txSlot := keyless
-	a := &s.argv
+	at := 0
 	for i := range s.n {
-		used, err := a.parse(b)
+		f := &s.facts[i]
+		cmd := s.buf[at : at+int(f.Size)]
+		sl, err := route(f, cmd, &s.last)
 		if err != nil {
 			return err
 		}
-		sl, info, err := s.cl.route(a, &s.last)
-		if err != nil {
-			return err
-		}
+		info := f.Info
 		var kind cmds.Kind
 		if info != nil {
 			kind = info.Kind
 		}
-		if info != nil && info.Name == "script|load" && a.len() == 3 {
-			s.cl.RegisterScript(sha1Hex(a.arg(2)), string(a.arg(2)))
+		if info != nil && info.Name == "script|load" {
+			if src, ok := scriptLoaded(cmd); ok {
+				s.cl.RegisterScript(sha1Hex(src), string(src))
+			}
 		}
 		if s.n == 1 {
 			s.info = info
 		}
-		name := a.arg(0)
+		alone := f.Arg1 == (cmds.Span{}) // the name only (MULTI, EXEC)
 		wait := info != nil && (info.Name == "wait" || info.Name == "waitaof")
 		if s.n > 1 && info != nil && info.Policy() == cmds.AllShards && !wait && info.Name != "ping" {
-			return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonEveryShard}
+			return &RouteError{Command: strings.ToUpper(string(f.Name.Of(cmd))), Reason: reasonEveryShard}
 		}
 		switch {
-		case tx < 0 && a.len() == 1 && kind.Has(cmds.TxMulti):
+		case tx < 0 && alone && kind.Has(cmds.TxMulti):
 			tx, txSlot = i, keyless
-		case tx >= 0 && a.len() == 1 && kind.Has(cmds.TxEnd):
+		case tx >= 0 && alone && kind.Has(cmds.TxEnd):
 			s.txs = append(s.txs, txSpan{start: tx, end: i, closed: true})
 			tx = -1
 		case tx >= 0:
@@ -209,10 +178,10 @@ func (s *sub) plan() error {
 			}
 		case wait:
 			if s.n == 1 {
-				return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonWaitAlone}
+				return &RouteError{Command: strings.ToUpper(string(f.Name.Of(cmd))), Reason: reasonWaitAlone}
 			}
 			if prev == keyless {
-				return &RouteError{Command: strings.ToUpper(string(name)), Reason: reasonWaitFirst}
+				return &RouteError{Command: strings.ToUpper(string(f.Name.Of(cmd))), Reason: reasonWaitFirst}
 			}
 			sl = prev
 			s.waits = append(s.waits, i)
@@ -224,8 +193,8 @@ func (s *sub) plan() error {
 			}
 		}
 		s.slots[i] = sl
-		s.ends[i] = len(s.buf) - len(b) + used
-		b = b[used:]
+		at += int(f.Size)
+		s.ends[i] = at
 	}
 	if tx >= 0 { // a MULTI without its EXEC: the rest is its span
 		s.txs = append(s.txs, txSpan{start: tx, end: s.n - 1})
@@ -319,11 +288,8 @@ func (s *sub) dispatch() error {
 		}
 	}
 	if !same && len(s.waits) > 0 {
-		var a argv
-		name := "WAIT"
-		if _, err := a.parse(s.cmd(s.waits[0])); err == nil {
-			name = strings.ToUpper(string(a.arg(0)))
-		}
+		w := s.waits[0]
+		name := strings.ToUpper(string(s.facts[w].Name.Of(s.cmd(w))))
 		s.release()
 		return &RouteError{Command: name, Reason: reasonWaitSpread}
 	}
@@ -375,6 +341,16 @@ var errNoSubmission = errors.New("cluster: submission of no commands or no handl
 // which may mean the topology changed (a failover).
 func connectionError(err error) bool {
 	return errors.Is(err, conn.ErrBroken) || errors.Is(err, conn.ErrNotConnected)
+}
+
+// scriptLoaded returns the script of SCRIPT LOAD <script>, encoded in
+// cmd (rare: read here, not kept in the facts).
+func scriptLoaded(cmd []byte) ([]byte, bool) {
+	v, _, err := resp.Parse(cmd, resp.Limits{})
+	if err != nil || len(v.Elems) != 3 {
+		return nil, false
+	}
+	return v.Elems[2].Str, true
 }
 
 // sha1Hex is a script's SHA as the server names it.

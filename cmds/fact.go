@@ -214,7 +214,7 @@ func (in *Info) Fact(args [][]byte, keys []Span) (Fact, []Span) {
 	}
 	if in.Kind&NoKeys == 0 {
 		var idx [16]int32
-		pos := in.findKeys(args, idx[:0])
+		pos := in.appendKeys(args, idx[:0], true) // keys, then shard channels
 		if len(pos) > 0 {
 			start := len(keys)
 			offs := argOffsets(args)

@@ -353,3 +353,34 @@ func TestPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectShardChannels: a raw command's Fact has its shard channels
+// after its keys, as a builder's has (Fact.Keys), so that a cluster
+// routes a raw SPUBLISH by its channel.
+func TestInspectShardChannels(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want []string
+	}{
+		{"SPUBLISH ch m", []string{"ch"}},
+		{"ssubscribe a b", []string{"a", "b"}},
+		{"PUBLISH ch m", nil},
+		{"GET k", []string{"k"}},
+	} {
+		args := splitRaw(c.args)
+		f, _ := Inspect(args, nil)
+		enc := resp.AppendCommand(nil, strings.Fields(c.args)...)
+		var got []string
+		for i := range f.Keys {
+			got = append(got, string(f.Key(enc, i)))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: Fact keys %q, want %q", c.args, got, c.want)
+		}
+	}
+	var b Builder
+	cmd := b.Spublish("ch", "m").Build()
+	if f := cmd.Fact(); len(f.Keys) != 1 || string(f.Key(cmd.Cmd().Bytes(), 0)) != "ch" {
+		t.Errorf("builder's SPUBLISH fact: %+v", f)
+	}
+}
