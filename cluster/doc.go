@@ -25,12 +25,16 @@
 // # Routing
 //
 // A command goes to the primary serving the slot of its keys: CRC16 of
-// each key's hashtag. Where the keys are is read from the command table
-// generated from the servers' own COMMAND INFO (package cmds: each
-// command's key specs and request/response policy tips, as data), not
-// from a hand-kept list nor from a table read at connect, so EVAL/EVALSHA/
-// FCALL numkeys, XREAD … STREAMS, MSET, SORT … STORE and MIGRATE … KEYS
-// are found as COMMAND GETKEYS finds them, with no COMMAND round trip.
+// each key's hashtag. Where the keys are is what the submission's facts
+// say (cmds.Fact: a typed builder's key positions, or, for a command
+// given as arguments, the key specs of the command table generated from
+// the servers' own COMMAND INFO, applied where it was encoded); a
+// submission of raw resp types is read once, when it is sent, and its
+// facts go on to the primaries' connections. So EVAL/EVALSHA/FCALL
+// numkeys, XREAD … STREAMS, MSET, SORT … STORE and MIGRATE … KEYS are
+// found as COMMAND GETKEYS finds them, with no table read from a server
+// at connect. Where a keyless command goes (one primary, or every one)
+// is the table's request policy (Info.Policy).
 // A command the table does not know (a module's, a newer server's, a
 // renamed one) is routed as keyless: to the batch's first keyed command's
 // primary, or any primary. Where that primary does not serve its keys it

@@ -25,7 +25,7 @@ type sub struct {
 	h      wire.Handler
 	ctx    context.Context
 	n      int
-	facts  []cmds.Fact // the commands' facts, nil when they came without (used during Send only)
+	facts  []cmds.Fact // the commands' facts (Send reads them when they came without); their Keys only during Send
 	pfacts []cmds.Fact // scratch: a split part's facts
 	info   *cmdInfo    // the command's entry, for a single command
 

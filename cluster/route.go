@@ -243,18 +243,9 @@ var (
 
 // blockingIn returns the name of the first blocking command of the
 // submission outside a transaction (BLPOP, XREAD … BLOCK, …; WAIT and
-// WAITAOF aside), or "", from the commands' facts (read from the bytes
-// when the submission came without them).
+// WAITAOF aside), or "", from the commands' facts.
 func (s *sub) blockingIn() string {
 	facts := s.facts
-	if facts == nil {
-		w, l, err := wire.Known(wire.Cmds{B: s.buf, N: s.n})
-		if err != nil {
-			return "" // the nodes refuse it
-		}
-		defer wire.Release(l)
-		facts = w.Facts
-	}
 	inMulti := false
 	for i := range facts {
 		f := &facts[i]
