@@ -5,7 +5,15 @@ import (
 	"strconv"
 
 	"github.com/echomq/echomq-go/internal/cmdinfo"
+	"github.com/echomq/echomq-go/internal/rawcmd"
 )
+
+// The constructor package cmds builds its commands with (see
+// internal/rawcmd): its builder encodes a command whole, in its own
+// memory, so the Cmd only views the bytes.
+func init() {
+	rawcmd.New = func(b []byte, special bool) Cmd { return Cmd{b: b, special: special} }
+}
 
 // ErrEmptyCommand is the error of a command of no arguments. The server
 // answers such a command with nothing at all, so on a pipelined
