@@ -212,8 +212,8 @@ type Builder struct {
 	// spills them into raw and args, from which build writes them into
 	// main in slot order.
 	ordered bool
+	inLate  bool // the constructor is writing late run nlate-1
 	main    run
-	w       *run // where arguments in order go: main, or a late run
 	// Required arguments after options (ZADD's members) are encoded at
 	// once into late runs, and join main when a later slot opens or at
 	// build.
@@ -270,13 +270,36 @@ func (b *Builder) start(info *Info) {
 	}
 	b.main.b = append(b.main.b[:headRoom], info.words...)
 	b.main.n = len(info.Words)
-	b.raw, b.args, b.spans, b.keys, b.chans = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0], b.chans[:0]
-	b.set, b.cur, b.last, b.timeout, b.err, b.bad = 0, -1, -1, 0, nil, ""
-	b.ordered, b.w = true, &b.main
-	for i := 0; i < b.nlate; i++ {
-		b.late[i].reset()
+	// One by one, so that each is only a new length.
+	b.raw = b.raw[:0]
+	b.args = b.args[:0]
+	b.spans = b.spans[:0]
+	b.keys = b.keys[:0]
+	b.chans = b.chans[:0]
+	b.set, b.cur, b.last, b.timeout = 0, -1, -1, 0
+	if b.err != nil || b.bad != "" {
+		b.err, b.bad = nil, ""
 	}
-	b.nlate, b.flushed, b.lateKeys = 0, 0, b.lateKeys[:0]
+	b.ordered, b.inLate = true, false
+	if b.nlate > 0 {
+		for i := 0; i < b.nlate; i++ {
+			b.late[i].reset()
+		}
+		b.nlate, b.flushed = 0, 0
+		b.lateKeys = b.lateKeys[:0]
+	}
+}
+
+// to returns the run the next argument goes to: main while in order,
+// the late run being written, or nil out of order (raw and args).
+func (b *Builder) to() *run {
+	switch {
+	case b.inLate:
+		return &b.late[b.nlate-1]
+	case b.ordered:
+		return &b.main
+	}
+	return nil
 }
 
 // later sets aside the arguments of a required slot that comes after
@@ -284,8 +307,8 @@ func (b *Builder) start(info *Info) {
 func (b *Builder) later(slot int) {
 	b.close()
 	b.lateSlot[b.nlate] = slot
-	b.w = &b.late[b.nlate]
 	b.nlate++
+	b.inLate = true
 }
 
 // flushLate moves the late runs of slots before limit into place.
@@ -358,14 +381,22 @@ func (b *Builder) none(what string) {
 // what an earlier call gave it (the last call wins, as between NX and
 // XX), a repeated one (multi) adds to it.
 func (b *Builder) open(slot int, multi bool) {
-	b.w = &b.main
 	if b.ordered && slot > b.last && b.flushed == b.nlate {
-		// The common case: the next slot in syntax order.
+		// The common case, small enough to inline: the next slot in
+		// syntax order (with no late run pending, so none being
+		// written).
 		b.begin[slot] = uint32(b.main.n)
 		b.set |= 1 << uint(slot)
 		b.last = slot
 		return
 	}
+	b.reopen(slot, multi)
+}
+
+// reopen is open for a slot out of order, one given again, or one after
+// late runs.
+func (b *Builder) reopen(slot int, multi bool) {
+	b.inLate = false
 	b.close()
 	if b.flushed < b.nlate {
 		b.flushLate(slot)
@@ -452,16 +483,16 @@ func (b *Builder) decode(enc []byte, n int) {
 }
 
 func (b *Builder) tok(t string) {
-	if b.ordered || b.w != &b.main {
-		b.w.add(t)
+	if r := b.to(); r != nil {
+		r.add(t)
 		return
 	}
 	b.args = append(b.args, arg{tok: t})
 }
 
 func (b *Builder) str(s string) {
-	if b.ordered || b.w != &b.main {
-		b.w.add(s)
+	if r := b.to(); r != nil {
+		r.add(s)
 		return
 	}
 	off := len(b.raw)
@@ -476,11 +507,12 @@ func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
 func (b *Builder) channel(s string) { b.routed(s, &b.chans, isChannel) }
 
 func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
-	if b.w != &b.main {
+	if b.inLate {
 		// A late run (only a command's constructor writes one, in order).
-		k := keyRef{arg: int32(b.w.n), off: uint32(len(b.w.b) + headerLen(len(s))), n: uint32(len(s))}
+		r := &b.late[b.nlate-1]
+		k := keyRef{arg: int32(r.n), off: uint32(len(r.b) + headerLen(len(s))), n: uint32(len(s))}
 		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
-		b.w.add(s)
+		r.add(s)
 		return
 	}
 	if b.ordered {
@@ -497,8 +529,8 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 
 // bytes writes a formatted number.
 func (b *Builder) bytes(p []byte) {
-	if b.ordered || b.w != &b.main {
-		b.w.addBytes(p)
+	if r := b.to(); r != nil {
+		r.addBytes(p)
 		return
 	}
 	off := len(b.raw)
@@ -507,8 +539,8 @@ func (b *Builder) bytes(p []byte) {
 }
 
 func (b *Builder) int(i int64) {
-	if b.ordered || b.w != &b.main {
-		b.w.addInt(i)
+	if r := b.to(); r != nil {
+		r.addInt(i)
 		return
 	}
 	b.bytes(strconv.AppendInt(b.num[:0], i, 10))
@@ -580,9 +612,22 @@ func ceilDiv(d, unit time.Duration) int64 {
 
 // build encodes the command begun with start.
 func (b *Builder) build(info *Info) Command {
+	if b.ordered && b.flushed == b.nlate && b.bad == "" && info.required&^b.set == 0 && info.reqIf == nil && info.dep == nil && info.timeout < 0 {
+		// The common case: in order, nothing missing, no timeout.
+		b.inLate = false
+		b.nargs = b.main.n - len(info.Words)
+		return Command{cmd: newCmd(b.head(), info.special), info: info, b: b, kind: info.Kind}
+	}
+	return b.buildAll(info)
+}
+
+// buildAll is build for every other case: late runs to place,
+// arguments to check or to write again in slot order, a timeout that
+// may be absent.
+func (b *Builder) buildAll(info *Info) Command {
 	b.close()
+	b.inLate = false
 	if b.flushed < b.nlate {
-		b.w = &b.main
 		b.flushLate(maxSlots)
 	}
 	kind := info.Kind
@@ -611,10 +656,14 @@ func (b *Builder) head() []byte {
 		out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
 		return out[headRoom-4:]
 	}
+	return b.headLong()
+}
+
+// headLong is head for 10 arguments or more.
+func (b *Builder) headLong() []byte {
+	n, out := b.main.n, b.main.b
 	if n > maxHeader {
-		b.big = resp.AppendArrayHeader(b.big[:0], n)
-		b.big = append(b.big, out[headRoom:]...)
-		return b.big
+		return b.headBig()
 	}
 	i := headRoom - 2
 	out[i], out[i+1] = '\r', '\n'
@@ -625,6 +674,16 @@ func (b *Builder) head() []byte {
 	i--
 	out[i] = '*'
 	return out[i:]
+}
+
+// headBig returns a command of more than maxHeader arguments: its
+// header, then a copy of its arguments.
+//
+//go:noinline
+func (b *Builder) headBig() []byte {
+	b.big = resp.AppendArrayHeader(b.big[:0], b.main.n)
+	b.big = append(b.big, b.main.b[headRoom:]...)
+	return b.big
 }
 
 // emit writes the arguments of a command built out of order into main,
