@@ -36,8 +36,9 @@ func (e *argCountError) Is(target error) bool { return target == ErrArgCount }
 
 // Cmd is one command encoded as a RESP array of bulk strings, the only
 // form in which a connection accepts a single command. It is built by
-// Command, CommandBytes or BuildCommand, so its bytes always hold exactly
-// one command, or it carries the error that says why it does not (Err);
+// Command, CommandBytes or BuildCommand (or by package cmds's builders,
+// which encode a command whole), so its bytes always hold exactly one
+// command, or it carries the error that says why it does not (Err);
 // a connection refuses such a Cmd before sending anything. The zero Cmd
 // is a command of no arguments.
 //
