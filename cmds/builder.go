@@ -270,10 +270,8 @@ func (b *Builder) start(info *Info) {
 	}
 	b.main.b = append(b.main.b[:headRoom], info.words...)
 	b.main.n = len(info.Words)
-	// One by one, so that each is only a new length.
-	b.raw = b.raw[:0]
-	b.args = b.args[:0]
-	b.spans = b.spans[:0]
+	// One by one, so that each is only a new length (raw, args and
+	// spans are emptied by spill, which starts them).
 	b.keys = b.keys[:0]
 	b.chans = b.chans[:0]
 	b.set, b.cur, b.last, b.timeout = 0, -1, -1, 0
@@ -444,6 +442,9 @@ func (b *Builder) close() {
 // slots' beginnings into spans.
 func (b *Builder) spill() {
 	b.ordered = false
+	b.raw = b.raw[:0]
+	b.args = b.args[:0]
+	b.spans = b.spans[:0]
 	for set := b.set; set != 0; {
 		slot := bits.TrailingZeros64(set)
 		set &^= 1 << uint(slot)
