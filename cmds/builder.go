@@ -236,10 +236,16 @@ type Builder struct {
 	cur     int // index in spans of the open span, or -1
 	last    int // the slot opened last
 	timeout time.Duration
-	err     error  // why the command built last cannot be sent
-	bad     string // why an argument is missing: the zero choice, or none of many
-	big     []byte // a command of more than maxHeader arguments
-	num     [40]byte
+	// The command built last: its number (Command.gen), its Info, its
+	// encoded form and kind, or why it cannot be sent.
+	gen  uint32
+	info *Info
+	cmd  resp.Cmd
+	kind Kind
+	err  error
+	bad  string // why an argument is missing: the zero choice, or none of many
+	big  []byte // a command of more than maxHeader arguments
+	num  [40]byte
 }
 
 // run is a run of encoded arguments (bulk strings) and their count.
@@ -270,6 +276,8 @@ func (b *Builder) start(info *Info) {
 	}
 	b.main.b = append(b.main.b[:headRoom], info.words...)
 	b.main.n = len(info.Words)
+	b.gen++
+	b.info, b.cmd = info, resp.Cmd{}
 	// One by one, so that each is only a new length (raw, args and
 	// spans are emptied by spill, which starts them).
 	b.keys = b.keys[:0]
@@ -617,7 +625,8 @@ func (b *Builder) build(info *Info) Command {
 		// The common case: in order, nothing missing, no timeout.
 		b.inLate = false
 		b.nargs = b.main.n - len(info.Words)
-		return Command{cmd: newCmd(b.head(), info.special), info: info, b: b, kind: info.Kind}
+		b.cmd, b.kind = newCmd(b.head(), info.special), info.Kind
+		return Command{b: b, gen: b.gen}
 	}
 	return b.buildAll(info)
 }
@@ -631,20 +640,21 @@ func (b *Builder) buildAll(info *Info) Command {
 	if b.flushed < b.nlate {
 		b.flushLate(maxSlots)
 	}
-	kind := info.Kind
+	b.kind = info.Kind
 	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
 		if b.err = b.check(info); b.err != nil {
-			return Command{info: info, b: b, kind: kind}
+			return Command{b: b, gen: b.gen}
 		}
 	}
-	if info.timeout >= 0 && kind&Blocking != 0 && b.set&(1<<uint(info.timeout)) == 0 && info.required&(1<<uint(info.timeout)) == 0 {
-		kind &^= Blocking // XREAD without BLOCK
+	if info.timeout >= 0 && b.kind&Blocking != 0 && b.set&(1<<uint(info.timeout)) == 0 && info.required&(1<<uint(info.timeout)) == 0 {
+		b.kind &^= Blocking // XREAD without BLOCK
 	}
 	if !b.ordered {
 		b.emit(info)
 	}
 	b.nargs = b.main.n - len(info.Words)
-	return Command{cmd: newCmd(b.head(), info.special), info: info, b: b, kind: kind}
+	b.cmd = newCmd(b.head(), info.special)
+	return Command{b: b, gen: b.gen}
 }
 
 // head writes the array header in front of the arguments in main and
@@ -741,95 +751,142 @@ func (b *Builder) check(info *Info) error {
 
 // Command is a built command: its encoded form and what is known about it
 // (name, kind, timeout, key positions). It views the memory of the Builder
-// that built it and is valid until that Builder starts the next command.
+// that built it and is valid until that Builder starts the next command;
+// used later, it is refused (its Err matches ErrStale, its Cmd is the zero
+// resp.Cmd, and it names nothing).
 //
-// It is small enough to be passed in registers: what is known about it
-// besides its bytes, its name and its kind (its error, its timeout, its
-// keys) is the Builder's, read through b.
+// A Command is its Builder and the number of the command the Builder
+// built: copied for next to nothing from a command's builder type to
+// Build to a batch.
 type Command struct {
-	cmd  resp.Cmd
-	info *Info
-	b    *Builder
-	kind Kind
+	b   *Builder
+	gen uint32
+}
+
+// ErrStale is matched by the Err of a Command used after its Builder
+// started the next command.
+var ErrStale = errors.New("cmds: command used after its Builder started the next one")
+
+// live returns c's Builder while c is the command it built last, or nil.
+func (c Command) live() *Builder {
+	if c.b != nil && c.b.gen == c.gen {
+		return c.b
+	}
+	return nil
+}
+
+// built returns c's Builder when c is its last command and was built
+// without an error, or nil.
+func (c Command) built() *Builder {
+	if b := c.live(); b != nil && b.err == nil {
+		return b
+	}
+	return nil
 }
 
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
 // with an Err is the zero resp.Cmd, which a connection refuses.
-func (c Command) Cmd() resp.Cmd { return c.cmd }
-
-// Err returns why the command cannot be sent (an error matching
-// ErrMissing or ErrAlone), or nil.
-func (c Command) Err() error {
-	if c.b != nil && c.b.err != nil {
-		return c.b.err
+func (c Command) Cmd() resp.Cmd {
+	if b := c.live(); b != nil {
+		return b.cmd
 	}
-	return c.cmd.Err()
+	return resp.Cmd{}
 }
 
-// built reports whether c was built without an error.
-func (c Command) built() bool { return c.b != nil && c.b.err == nil }
+// Err returns why the command cannot be sent (an error matching
+// ErrMissing, ErrAlone or ErrStale), or nil.
+func (c Command) Err() error {
+	b := c.live()
+	switch {
+	case b != nil && b.err != nil:
+		return b.err
+	case b != nil:
+		return b.cmd.Err()
+	case c.b != nil:
+		return ErrStale
+	}
+	return resp.Cmd{}.Err() // the zero Command: no arguments
+}
 
-// Info returns what is known about the command before it is built.
-func (c Command) Info() *Info { return c.info }
+// Info returns what is known about the command before it is built (nil
+// for the zero Command or a stale one).
+func (c Command) Info() *Info {
+	if b := c.live(); b != nil {
+		return b.info
+	}
+	return nil
+}
 
 // Name returns the command's name as COMMAND LIST has it ("get",
 // "client|kill").
-func (c Command) Name() string { return c.info.Name }
+func (c Command) Name() string {
+	if b := c.live(); b != nil {
+		return b.info.Name
+	}
+	return ""
+}
 
 // Kind returns the command's kind, with the options it was built with
 // (XREAD is Blocking only with BLOCK).
-func (c Command) Kind() Kind { return c.kind }
+func (c Command) Kind() Kind {
+	if b := c.live(); b != nil {
+		return b.kind
+	}
+	return 0
+}
 
 // Timeout returns how long a Blocking command may wait on the server, as
 // given to its builder; 0 means for ever (or not Blocking).
 func (c Command) Timeout() time.Duration {
-	if c.b == nil {
-		return 0
+	if b := c.live(); b != nil {
+		return b.timeout
 	}
-	return c.b.timeout
+	return 0
 }
 
 // Args returns the number of arguments after the name's words.
 func (c Command) Args() int {
-	if !c.built() {
-		return 0
+	if b := c.built(); b != nil {
+		return b.nargs
 	}
-	return c.b.nargs
+	return 0
 }
 
 // Keys returns the number of keys the command names.
 func (c Command) Keys() int {
-	if !c.built() {
-		return 0
+	if b := c.built(); b != nil {
+		return len(b.keys)
 	}
-	return len(c.b.keys)
+	return 0
 }
 
 // KeyPos returns the position of key i among the command's arguments
 // (the name's words first: in GET k, k is at 1), as COMMAND GETKEYS
 // finds it.
-func (c Command) KeyPos(i int) int { return int(c.b.keys[i].pos) }
+func (c Command) KeyPos(i int) int { return int(c.built().keys[i].pos) }
 
 // Key returns key i, a view of the Builder's memory.
 func (c Command) Key(i int) []byte {
-	k := c.b.keys[i]
-	return c.b.main.b[k.off : k.off+k.n : k.off+k.n]
+	b := c.built()
+	k := b.keys[i]
+	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }
 
 // ShardChannels returns the number of shard channels the command names
 // (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE): not keys, but a cluster sends the
 // command to the node serving their slot, as for a key.
 func (c Command) ShardChannels() int {
-	if !c.built() {
-		return 0
+	if b := c.built(); b != nil {
+		return len(b.chans)
 	}
-	return len(c.b.chans)
+	return 0
 }
 
 // ShardChannel returns shard channel i, a view of the Builder's memory.
 func (c Command) ShardChannel(i int) []byte {
-	k := c.b.chans[i]
-	return c.b.main.b[k.off : k.off+k.n : k.off+k.n]
+	b := c.built()
+	k := b.chans[i]
+	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }
 
 // Slot returns the cluster hash slot of the command's keys and shard
@@ -837,10 +894,11 @@ func (c Command) ShardChannel(i int) []byte {
 // true when they hash to more than one slot (slot is then the first's).
 // It reads the keys the builder kept, without parsing the command.
 func (c Command) Slot() (slot uint16, has, cross bool) {
-	if !c.built() {
+	b := c.built()
+	if b == nil {
 		return 0, false, false
 	}
-	for i := range c.b.keys {
+	for i := range b.keys {
 		s := hashslot.Of(c.Key(i))
 		if !has {
 			slot, has = s, true
@@ -848,7 +906,7 @@ func (c Command) Slot() (slot uint16, has, cross bool) {
 			cross = true
 		}
 	}
-	for i := range c.b.chans {
+	for i := range b.chans {
 		s := hashslot.Of(c.ShardChannel(i))
 		if !has {
 			slot, has = s, true
@@ -861,11 +919,10 @@ func (c Command) Slot() (slot uint16, has, cross bool) {
 
 // AppendKeyPos appends the position of every key to dst.
 func (c Command) AppendKeyPos(dst []int) []int {
-	if !c.built() {
-		return dst
-	}
-	for _, p := range c.b.keys {
-		dst = append(dst, int(p.pos))
+	if b := c.built(); b != nil {
+		for _, p := range b.keys {
+			dst = append(dst, int(p.pos))
+		}
 	}
 	return dst
 }
@@ -876,7 +933,7 @@ func (c Command) String() string {
 	if err := c.Err(); err != nil {
 		return "(" + err.Error() + ")"
 	}
-	return string(appendText(nil, c.cmd.Bytes()))
+	return string(appendText(nil, c.Cmd().Bytes()))
 }
 
 // appendText renders an encoded command (an array of bulk strings) as its
