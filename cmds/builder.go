@@ -166,9 +166,8 @@ const (
 )
 
 // keyRef is a key: its index among the arguments, its position among
-// those sent (filled by build), and where its bytes are: an offset in
-// main (in its late run, for a late run's) until build makes it one in
-// the command's bytes.
+// those sent, and where its bytes are: an offset in main (in its late
+// run, for a late run's, until the run joins main).
 type keyRef struct {
 	arg, pos int32
 	off, n   uint32
@@ -388,9 +387,8 @@ func (b *Builder) none(what string) {
 // XX), a repeated one (multi) adds to it.
 func (b *Builder) open(slot int, multi bool) {
 	if b.ordered && slot > b.last && b.flushed == b.nlate {
-		// The common case, small enough to inline: the next slot in
-		// syntax order (with no late run pending, so none being
-		// written).
+		// The common case: the next slot in syntax order, with no late
+		// run pending (so none being written).
 		b.begin[slot] = uint32(b.main.n)
 		b.set |= 1 << uint(slot)
 		b.last = slot
@@ -525,8 +523,7 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 		return
 	}
 	if b.ordered {
-		// Where the bytes are in main: after the bulk header. build
-		// makes off an offset in the command's bytes.
+		// Where the bytes are in main: after the bulk header.
 		off := len(b.main.b) + headerLen(len(s))
 		*list = append(*list, keyRef{arg: int32(b.main.n), pos: int32(b.main.n), off: uint32(off), n: uint32(len(s))})
 		b.main.add(s)
