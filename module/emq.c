@@ -77,6 +77,10 @@ static void on_event(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subeven
 static RedisModuleString *S_PENDING, *S_ACTIVE, *S_DELAYED, *S_DEAD, *S_COMPLETED;
 static RedisModuleString *S_ZERO, *S_XX, *S_VERSION, *S_EMPTY;
 static RedisModuleString *F_STATE, *F_ATTEMPTS, *F_PAYLOAD, *F_ERROR, *F_PAUSED;
+/* S_NUM[i] is the decimal text of i: the attempts a claim writes, with no
+ * string of the call's own (the server copies a value it stores). */
+#define NUMS 256
+static RedisModuleString *S_NUM[NUMS];
 
 /* ---------------------------------------------------------------------- */
 /* A growable vector of strings. */
@@ -100,7 +104,8 @@ static void sv_push(svec *s, RedisModuleString *x) {
 typedef struct {
     const char *p;
     size_t len;
-    int tag; /* 0 empty slot, else the entry's tag */
+    uint64_t h; /* the hash of p: a probe compares bytes only on equal hashes */
+    int tag;    /* 0 empty slot, else the entry's tag */
 } sent;
 
 typedef struct {
@@ -136,43 +141,48 @@ static void ss_init(sset *s, size_t want) {
     s->n = 0;
 }
 
-/* ss_slot returns the slot of p: its entry, or the empty slot it would take. */
-static sent *ss_slot(sset *s, const char *p, size_t len) {
-    size_t i = hbytes(p, len) & (s->cap - 1);
+/* ss_slot returns the slot of p (hash h): its entry, or the empty slot it
+ * would take. */
+static sent *ss_slot(sset *s, const char *p, size_t len, uint64_t h) {
+    size_t i = h & (s->cap - 1);
     for (;;) {
         sent *e = &s->t[i];
-        if (!e->tag || (e->len == len && memcmp(e->p, p, len) == 0)) return e;
+        if (!e->tag || (e->h == h && e->len == len && memcmp(e->p, p, len) == 0)) return e;
         i = (i + 1) & (s->cap - 1);
     }
 }
 
-static int ss_get(sset *s, const char *p, size_t len) {
-    if (!s->t) return 0;
-    return ss_slot(s, p, len)->tag;
+/* ss_room makes room for one more entry: the set is at most half full
+ * after it (slots found before it are stale). */
+static void ss_room(sset *s) {
+    if (!s->t) ss_init(s, 8);
+    if ((s->n + 1) * 2 <= s->cap) return;
+    sset g;
+    ss_init(&g, s->cap);
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->t[i].tag) *ss_slot(&g, s->t[i].p, s->t[i].len, s->t[i].h) = s->t[i];
+    g.n = s->n;
+    xfree(s->t);
+    *s = g;
 }
 
-/* ss_set sets p's tag; p must live as long as the set. The set is sized
- * by ss_init for every entry it will hold. */
-static void ss_set(sset *s, const char *p, size_t len, int tag) {
-    sent *e = ss_slot(s, p, len);
-    if (!e->tag) s->n++;
+/* ss_find returns p's slot, room made for p to join: its entry (tag set)
+ * or the empty slot to fill with ss_fill. */
+static sent *ss_find(sset *s, const char *p, size_t len) {
+    uint64_t h = hbytes(p, len);
+    ss_room(s);
+    sent *e = ss_slot(s, p, len, h);
+    if (!e->tag) e->h = h; /* kept for ss_fill: an empty slot's h is unread */
+    return e;
+}
+
+/* ss_fill fills the empty slot e that ss_find returned for p; p must live
+ * as long as the set. */
+static void ss_fill(sset *s, sent *e, const char *p, size_t len, int tag) {
     e->p = p;
     e->len = len;
     e->tag = tag;
-}
-
-/* ss_add sets the tag of p, new to the set, growing the set as needed. */
-static void ss_add(sset *s, const char *p, size_t len, int tag) {
-    if (!s->t) ss_init(s, 8);
-    if ((s->n + 1) * 2 > s->cap) {
-        sset g;
-        ss_init(&g, s->cap);
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->t[i].tag) ss_set(&g, s->t[i].p, s->t[i].len, s->t[i].tag);
-        xfree(s->t);
-        *s = g;
-    }
-    ss_set(s, p, len, tag);
+    s->n++;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -271,10 +281,13 @@ static void call_end(call *c) {
 
 static const char *sp(const RedisModuleString *s, size_t *len) { return RedisModule_StringPtrLen(s, len); }
 
-/* num_str: the decimal text of v's integer part (as "%lld"), the call's
- * own string (ll2string in the server: no printf). */
+/* num_str: the decimal text of v's integer part (as "%lld"): a constant
+ * for 0-255, else the call's own string (ll2string in the server: no
+ * printf). */
 static RedisModuleString *num_str(call *c, double v) {
-    RedisModuleString *s = RedisModule_CreateStringFromLongLong(c->ctx, (long long)v);
+    long long x = (long long)v;
+    if (x >= 0 && x < NUMS) return S_NUM[x];
+    RedisModuleString *s = RedisModule_CreateStringFromLongLong(c->ctx, x);
     own(c, s);
     return s;
 }
@@ -390,22 +403,27 @@ static int shape(call *c, RedisModuleCtx *ctx, RedisModuleString **argv, int arg
 /* layout_q reads the queue name from KEYS[i+1], which must be
  * emq:{q}:<suffix>. */
 static int layout_q(call *c, int i, const char *suffix) {
-    size_t kl, sl = strlen(suffix);
+    size_t kl, sl = strlen(suffix), j;
     const char *k = sp(c->keys[i], &kl);
     if (kl < 5 || memcmp(k, "emq:{", 5) != 0) return -1;
-    const char *close = memchr(k + 5, '}', kl - 5);
-    if (!close) return -1;
-    size_t ql = (size_t)(close - (k + 5));
-    if (ql < 1 || ql > 256 || memchr(k + 5, '{', ql) || memchr(k + 5, '\0', ql)) return -1;
-    if (kl != 5 + ql + 2 + sl || close[1] != ':' || memcmp(close + 2, suffix, sl) != 0) return -1;
+    /* The queue: up to the first '}', 1-256 bytes, no '{' or NUL in it
+     * (one either way fails the key, before a '}' or without one). */
+    for (j = 5; j < kl && j <= 5 + 256; j++) {
+        char ch = k[j];
+        if (ch == '}') break;
+        if (ch == '{' || ch == '\0') return -1;
+    }
+    if (j >= kl || k[j] != '}') return -1;
+    size_t ql = j - 5;
+    if (ql < 1 || ql > 256 || kl != 5 + ql + 2 + sl || k[j + 1] != ':' || memcmp(k + j + 2, suffix, sl) != 0) return -1;
     c->q = k + 5;
     c->ql = ql;
     return 0;
 }
 
-/* is_key: KEYS[i+1] is emq:{q}:<a><b>. */
-static int is_key(call *c, int i, const char *a, const char *b, size_t bl) {
-    size_t kl, al = strlen(a);
+/* is_key: KEYS[i+1] is emq:{q}:<a><b> (a al bytes, b bl). */
+static int is_key(call *c, int i, const char *a, size_t al, const char *b, size_t bl) {
+    size_t kl;
     const char *k = sp(c->keys[i], &kl);
     if (kl != 5 + c->ql + 2 + al + bl) return 0;
     if (memcmp(k, "emq:{", 5) != 0 || memcmp(k + 5, c->q, c->ql) != 0 || k[5 + c->ql] != '}' ||
@@ -425,19 +443,21 @@ static int layout_err(call *c, int i, const char *what) {
 /* layout checks KEYS against their suffixes; suffix "job:" is the row of
  * ARGV[1]. The first key names the queue. */
 static int layout(call *c, const char *const *sfx) {
+    int qi = 0; /* the key layout_q read the queue from: it is checked */
     if (layout_q(c, 0, strcmp(sfx[0], "job:") == 0 ? "" : sfx[0]) != 0) {
         /* A row first: find the queue in the first key that is no row. */
         int j;
         for (j = 1; j < c->nk && strcmp(sfx[j], "job:") == 0; j++) {
         }
         if (j == c->nk || layout_q(c, j, sfx[j]) != 0) return layout_err(c, j == c->nk ? 0 : j, sfx[j == c->nk ? 0 : j]);
+        qi = j;
     }
     for (int i = 0; i < c->nk; i++) {
-        if (strcmp(sfx[i], "job:") == 0) {
+        if (sfx[i][0] == 'j') { /* "job:", the only suffix with a 'j' */
             size_t il;
             const char *id = sp(c->args[0], &il);
-            if (!is_key(c, i, "job:", id, il)) return layout_err(c, i, "job:<ARGV[1]>");
-        } else if (!is_key(c, i, sfx[i], "", 0)) {
+            if (!is_key(c, i, "job:", 4, id, il)) return layout_err(c, i, "job:<ARGV[1]>");
+        } else if (i != qi && !is_key(c, i, sfx[i], strlen(sfx[i]), "", 0)) {
             return layout_err(c, i, sfx[i]);
         }
     }
@@ -501,8 +521,8 @@ static RedisModuleString *job_key(call *c, const char *id, size_t il) {
  * made and opened (read and write) at the first use in the call. ip must
  * live as long as the call (an argument or the call's own string). */
 static size_t row_ix(call *c, const char *ip, size_t il) {
-    int at = ss_get(&c->rows, ip, il);
-    if (at) return (size_t)at - 1;
+    sent *e = ss_find(&c->rows, ip, il);
+    if (e->tag) return (size_t)e->tag - 1;
     if (c->nrow == c->caprow) {
         c->caprow = c->caprow ? c->caprow * 2 : 16;
         c->rowk = xrealloc(c->rowk, c->caprow * sizeof(*c->rowk));
@@ -513,7 +533,7 @@ static size_t row_ix(call *c, const char *ip, size_t il) {
     RedisModuleString *k = job_key(c, ip, il);
     c->rowk[c->nrow] = k;
     c->rowh[c->nrow] = RedisModule_OpenKey(c->ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
-    ss_add(&c->rows, ip, il, (int)++c->nrow);
+    ss_fill(&c->rows, e, ip, il, (int)++c->nrow);
     return c->nrow - 1;
 }
 
@@ -1026,7 +1046,6 @@ done:
 static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     call c;
     static const char *const sfx[] = {"pending", ""};
-    sset seen = {0};
     char *add = NULL;
     if (shape(&c, ctx, argv, argc, "EMQ.ENQUEUE_BATCH", 2, 0) != 0) return REDISMODULE_OK;
     if (layout(&c, sfx) != 0 || fence(&c) != 0) goto done;
@@ -1043,12 +1062,10 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     RedisModuleKey *pk = openw(&c, c.keys[0]);
     if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET)) {
         /* Wrong only if a job would be added: find out without writing. */
-        ss_init(&seen, (size_t)m);
         int any = 0;
         for (int j = 0; j < m && !any; j++) {
             size_t il;
             const char *ip = sp(c.args[2 * j], &il);
-            if (ss_get(&seen, ip, il)) continue;
             RedisModuleKey *rk = RedisModule_OpenKey(ctx, job_key(&c, ip, il), REDISMODULE_READ);
             if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) any = 1;
             RedisModule_CloseKey(rk);
@@ -1062,18 +1079,17 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         }
         goto done;
     }
-    ss_init(&seen, (size_t)m);
+    /* An id given twice finds its row written by the first: no set of
+     * the ids seen is needed to answer 0 for it. */
     add = xrealloc(NULL, (size_t)m + 1);
     for (int j = 0; j < m; j++) {
         size_t il;
         RedisModuleString *id = c.args[2 * j];
         const char *ip = sp(id, &il);
         add[j] = 0;
-        if (ss_get(&seen, ip, il)) continue;
         RedisModuleString *row = job_key(&c, ip, il);
         RedisModuleKey *rk = openw(&c, row);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) {
-            ss_set(&seen, ip, il, 1);
             e_newrow(&c, rk, row, S_PENDING, c.args[2 * j + 1]);
             add[j] = 1;
         }
@@ -1086,7 +1102,6 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, add[j]);
 done:
     xfree(add);
-    xfree(seen.t);
     call_end(&c);
     return REDISMODULE_OK;
 }
@@ -1478,6 +1493,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     F_PAYLOAD = mk("payload");
     F_ERROR = mk("error");
     F_PAUSED = mk("paused");
+    for (int i = 0; i < NUMS; i++) S_NUM[i] = RedisModule_CreateStringFromLongLong(NULL, i);
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         const cmddef *d = &cmds[i];
         if (RedisModule_CreateCommand(ctx, d->name, d->fn, d->flags, 0, 0, 0) != REDISMODULE_OK)
