@@ -166,10 +166,9 @@ static void ss_room(sset *s) {
     *s = g;
 }
 
-/* ss_find returns p's slot, room made for p to join: its entry (tag set)
- * or the empty slot to fill with ss_fill. */
-static sent *ss_find(sset *s, const char *p, size_t len) {
-    uint64_t h = hbytes(p, len);
+/* ss_find returns p's slot (h its hbytes), room made for p to join: its
+ * entry (tag set) or the empty slot to fill with ss_fill. */
+static sent *ss_find(sset *s, const char *p, size_t len, uint64_t h) {
     ss_room(s);
     sent *e = ss_slot(s, p, len, h);
     if (!e->tag) e->h = h; /* kept for ss_fill: an empty slot's h is unread */
@@ -332,6 +331,19 @@ static long long lua_long(double v) {
     return (long long)v;
 }
 
+/* str_num reads s as lua_tonum does; canonical decimal text (canon_int)
+ * without strtod. */
+static int str_num(const RedisModuleString *s, double *out) {
+    size_t l;
+    const char *p = RedisModule_StringPtrLen(s, &l);
+    long long v;
+    if (canon_int(p, l, &v)) {
+        *out = (double)v;
+        return 1;
+    }
+    return lua_tonum(p, out);
+}
+
 /* holds: the row's attempts is a whole number within 2^53 whose decimal
  * text is the token, byte for byte. */
 static int holds(RedisModuleString *attempts, RedisModuleString *token) {
@@ -356,7 +368,7 @@ static int holds(RedisModuleString *attempts, RedisModuleString *token) {
  * replies their EMQARG error and returns -1. */
 static int arg_int(call *c, int i, const char *what, int min, double *out) {
     double v;
-    if (i >= c->na || !lua_tonum(sp(c->args[i], NULL), &v) || v != floor(v) || v < min || v > MAXSAFE) {
+    if (i >= c->na || !str_num(c->args[i], &v) || v != floor(v) || v < min || v > MAXSAFE) {
         char b[128];
         snprintf(b, sizeof b, "EMQARG %s must be an integer >= %d", what, min);
         RedisModule_ReplyWithError(c->ctx, b);
@@ -403,19 +415,14 @@ static int shape(call *c, RedisModuleCtx *ctx, RedisModuleString **argv, int arg
 /* layout_q reads the queue name from KEYS[i+1], which must be
  * emq:{q}:<suffix>. */
 static int layout_q(call *c, int i, const char *suffix) {
-    size_t kl, sl = strlen(suffix), j;
+    size_t kl, sl = strlen(suffix);
     const char *k = sp(c->keys[i], &kl);
     if (kl < 5 || memcmp(k, "emq:{", 5) != 0) return -1;
-    /* The queue: up to the first '}', 1-256 bytes, no '{' or NUL in it
-     * (one either way fails the key, before a '}' or without one). */
-    for (j = 5; j < kl && j <= 5 + 256; j++) {
-        char ch = k[j];
-        if (ch == '}') break;
-        if (ch == '{' || ch == '\0') return -1;
-    }
-    if (j >= kl || k[j] != '}') return -1;
-    size_t ql = j - 5;
-    if (ql < 1 || ql > 256 || kl != 5 + ql + 2 + sl || k[j + 1] != ':' || memcmp(k + j + 2, suffix, sl) != 0) return -1;
+    const char *close = memchr(k + 5, '}', kl - 5);
+    if (!close) return -1;
+    size_t ql = (size_t)(close - (k + 5));
+    if (ql < 1 || ql > 256 || memchr(k + 5, '{', ql) || memchr(k + 5, '\0', ql)) return -1;
+    if (kl != 5 + ql + 2 + sl || close[1] != ':' || memcmp(close + 2, suffix, sl) != 0) return -1;
     c->q = k + 5;
     c->ql = ql;
     return 0;
@@ -444,7 +451,13 @@ static int layout_err(call *c, int i, const char *what) {
  * ARGV[1]. The first key names the queue. */
 static int layout(call *c, const char *const *sfx) {
     int qi = 0; /* the key layout_q read the queue from: it is checked */
-    if (layout_q(c, 0, strcmp(sfx[0], "job:") == 0 ? "" : sfx[0]) != 0) {
+    int row0 = sfx[0][0] == 'j'; /* "job:", the only suffix with a 'j' */
+    size_t k0l;
+    const char *k0 = sp(c->keys[0], &k0l);
+    /* A row first is read as emq:{q}: (the only form that can pass) only
+     * when it ends in "}:": a row key ends in its id. */
+    int try0 = !row0 || (k0l >= 2 && k0[k0l - 1] == ':' && k0[k0l - 2] == '}');
+    if (!try0 || layout_q(c, 0, row0 ? "" : sfx[0]) != 0) {
         /* A row first: find the queue in the first key that is no row. */
         int j;
         for (j = 1; j < c->nk && strcmp(sfx[j], "job:") == 0; j++) {
@@ -501,8 +514,74 @@ static int fence(call *c) {
     return 0;
 }
 
-/* job_key builds emq:{q}:job:<id>, the call's own string. */
-static RedisModuleString *job_key(call *c, const char *id, size_t il) {
+/* The row keys' strings (and meta's), interned across calls: a row's key
+ * is made once when its job is enqueued and found again by the claim and
+ * the completion (each of which made a string of its own before). The cache
+ * is a direct-mapped table of KC_SIZE strings made without a context (no
+ * call's memory), each entry the one reference the cache holds; a call
+ * that takes one retains it, so an entry replaced or dropped while a call
+ * still uses the string stays alive until that call's end. Only bytes
+ * are cached, no state of the key: any string of the same bytes is as
+ * good, in any database. A completion drops its row's entry; a new key
+ * replaces the entry of its slot; so the cache holds at most KC_SIZE
+ * strings of at most KC_MAXLEN bytes. An entry's hash is hbytes of the
+ * id alone (the row set's hash of it, computed once), meta's of its key:
+ * keys of two queues with one id share a slot, told apart by their
+ * bytes. */
+#define KC_SIZE 2048
+#define KC_MAXLEN 160
+typedef struct {
+    RedisModuleString *s;
+    uint64_t h;
+} kcent;
+static kcent kcache[KC_SIZE];
+
+/* kc_hit returns the entry of key k (hash h) when it holds k, else NULL. */
+static kcent *kc_hit(const char *k, size_t kl, uint64_t h) {
+    kcent *e = &kcache[h & (KC_SIZE - 1)];
+    if (!e->s || e->h != h) return NULL;
+    size_t l;
+    const char *p = RedisModule_StringPtrLen(e->s, &l);
+    return l == kl && memcmp(p, k, kl) == 0 ? e : NULL;
+}
+
+/* kc_drop drops row key kn's entry (emq:{q}:job:<id> of the call's
+ * queue), if the cache holds it. */
+static void kc_drop(call *c, RedisModuleString *kn) {
+    size_t kl;
+    const char *k = RedisModule_StringPtrLen(kn, &kl);
+    if (kl > KC_MAXLEN || kl < 11 + c->ql) return;
+    kcent *e = kc_hit(k, kl, hbytes(k + 11 + c->ql, kl - 11 - c->ql));
+    if (e) {
+        RedisModule_FreeString(NULL, e->s);
+        e->s = NULL;
+    }
+}
+
+/* key_str returns the string of key k (kl bytes; h its cache hash), held
+ * by the call until its end: from the cache, or made (and cached). */
+static RedisModuleString *key_str(call *c, const char *k, size_t kl, uint64_t h) {
+    RedisModuleString *s;
+    if (kl > KC_MAXLEN) {
+        s = RedisModule_CreateString(c->ctx, k, kl);
+    } else {
+        kcent *e = kc_hit(k, kl, h);
+        if (!e) {
+            e = &kcache[h & (KC_SIZE - 1)];
+            if (e->s) RedisModule_FreeString(NULL, e->s);
+            e->s = RedisModule_CreateString(NULL, k, kl);
+            e->h = h;
+        }
+        s = e->s;
+        RedisModule_RetainString(NULL, s);
+    }
+    own(c, s);
+    return s;
+}
+
+/* job_key returns the string of emq:{q}:job:<id> (h: hbytes of the id),
+ * held by the call until its end: from the cache, or made (and cached). */
+static RedisModuleString *job_keyh(call *c, const char *id, size_t il, uint64_t h) {
     size_t need = 7 + c->ql + 4 + il;
     if (need > c->bufcap) {
         c->bufcap = need * 2;
@@ -512,16 +591,19 @@ static RedisModuleString *job_key(call *c, const char *id, size_t il) {
     memcpy(c->buf + 5, c->q, c->ql);
     memcpy(c->buf + 5 + c->ql, "}:job:", 6);
     memcpy(c->buf + 11 + c->ql, id, il);
-    RedisModuleString *s = RedisModule_CreateString(c->ctx, c->buf, need);
-    own(c, s);
-    return s;
+    return key_str(c, c->buf, need, h);
+}
+
+static RedisModuleString *job_key(call *c, const char *id, size_t il) {
+    return job_keyh(c, id, il, hbytes(id, il));
 }
 
 /* row_ix returns the index of the row of id ip (in rowk, rowh), its key
  * made and opened (read and write) at the first use in the call. ip must
  * live as long as the call (an argument or the call's own string). */
 static size_t row_ix(call *c, const char *ip, size_t il) {
-    sent *e = ss_find(&c->rows, ip, il);
+    uint64_t h = hbytes(ip, il);
+    sent *e = ss_find(&c->rows, ip, il, h);
     if (e->tag) return (size_t)e->tag - 1;
     if (c->nrow == c->caprow) {
         c->caprow = c->caprow ? c->caprow * 2 : 16;
@@ -530,7 +612,7 @@ static size_t row_ix(call *c, const char *ip, size_t il) {
         c->rowtag = xrealloc(c->rowtag, c->caprow);
     }
     c->rowtag[c->nrow] = 0;
-    RedisModuleString *k = job_key(c, ip, il);
+    RedisModuleString *k = job_keyh(c, ip, il, h);
     c->rowk[c->nrow] = k;
     c->rowh[c->nrow] = RedisModule_OpenKey(c->ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
     ss_fill(&c->rows, e, ip, il, (int)++c->nrow);
@@ -553,7 +635,14 @@ static size_t arg_row(call *c, int i) {
 
 /* rows_expect sizes the call's set of rows for about n of them. */
 static void rows_expect(call *c, double n) {
-    if (!c->rows.t) ss_init(&c->rows, n < 1024 ? (size_t)n : 1024);
+    size_t want = n < 1024 ? (size_t)n : 1024;
+    if (!c->rows.t) ss_init(&c->rows, want);
+    if (c->caprow < want) { /* the row arrays too, at once */
+        c->caprow = want;
+        c->rowk = xrealloc(c->rowk, c->caprow * sizeof(*c->rowk));
+        c->rowh = xrealloc(c->rowh, c->caprow * sizeof(*c->rowh));
+        c->rowtag = xrealloc(c->rowtag, c->caprow);
+    }
 }
 
 static RedisModuleString *meta_key(call *c) {
@@ -562,9 +651,7 @@ static RedisModuleString *meta_key(call *c) {
     memcpy(b, "emq:{", 5);
     memcpy(b + 5, c->q, c->ql);
     memcpy(b + 5 + c->ql, "}:meta", 6);
-    RedisModuleString *s = RedisModule_CreateString(c->ctx, b, need);
-    own(c, s);
-    return s;
+    return key_str(c, b, need, hbytes(b, need));
 }
 
 static int wrongtype(call *c) {
@@ -648,6 +735,7 @@ static void e_del(call *c, RedisModuleKey *k, RedisModuleString *kn) {
 
 /* e_complete: state completed, expiring keep ms from now; or deleted. */
 static void e_complete(call *c, RedisModuleKey *row, RedisModuleString *kn, double keep) {
+    kc_drop(c, kn); /* the row is done with: no hot path reads it again */
     if (keep == 0) {
         e_del(c, row, kn);
         return;
@@ -915,7 +1003,7 @@ static int cmd_retry(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         goto done;
     }
     double attempts = 0;
-    lua_tonum(sp(at, NULL), &attempts);
+    str_num(at, &attempts);
     /* The sets this retry writes: active and its destination. */
     int dest = attempts >= max ? 4 : delay == 0 ? 2 : 3;
     RedisModuleKey *ak = openw(&c, c.keys[0]);
@@ -1371,9 +1459,9 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         settled[ns] = 0;
         if (eq_str(st, "active") && holds(at, c.args[i + 1])) {
             double delay = 0, max = 0, attempts = 0;
-            lua_tonum(sp(c.args[i + 2], NULL), &delay);
-            lua_tonum(sp(c.args[i + 3], NULL), &max);
-            lua_tonum(sp(at, NULL), &attempts);
+            str_num(c.args[i + 2], &delay);
+            str_num(c.args[i + 3], &max);
+            str_num(at, &attempts);
             settled[ns] = (char)settle_retry(&c, rk, row, id, attempts, delay, max, c.args[i + 4], ak, c.keys[1], pk,
                                              c.keys[0], dk, c.keys[2], xk, c.keys[3]);
         }

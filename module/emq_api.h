@@ -166,6 +166,7 @@ EMQ_EXTERN int (*RedisModule_ReplyWithNull)(RedisModuleCtx *ctx);
 EMQ_EXTERN RedisModuleString *(*RedisModule_CreateString)(RedisModuleCtx *ctx, const char *ptr, size_t len);
 EMQ_EXTERN RedisModuleString *(*RedisModule_CreateStringFromLongLong)(RedisModuleCtx *ctx, long long ll);
 EMQ_EXTERN void (*RedisModule_FreeString)(RedisModuleCtx *ctx, RedisModuleString *str);
+EMQ_EXTERN void (*RedisModule_RetainString)(RedisModuleCtx *ctx, RedisModuleString *str);
 EMQ_EXTERN const char *(*RedisModule_StringPtrLen)(const RedisModuleString *str, size_t *len);
 EMQ_EXTERN int (*RedisModule_StringToLongLong)(const RedisModuleString *str, long long *ll);
 
@@ -226,6 +227,7 @@ static inline int emq_api_init(RedisModuleCtx *ctx, const char *name, int ver) {
     EMQ_GET(CreateString);
     EMQ_GET(CreateStringFromLongLong);
     EMQ_GET(FreeString);
+    EMQ_GET(RetainString);
     EMQ_GET(StringPtrLen);
     EMQ_GET(StringToLongLong);
     EMQ_GET(OpenKey);
