@@ -36,6 +36,12 @@
  * server that has never done any of these propagates nothing (the server
  * itself drops what it is given then), and the module saves the work.
  *
+ * The one server command the module calls (RedisModule_Call): a claim of
+ * several jobs pops the prefix of pending it checked with one
+ * ZREMRANGEBYRANK, as claim_batch and settle_claim pop (its keyspace
+ * event and its count in commandstats are the script's too); it is not
+ * propagated itself (the members' ZREM is, as above).
+ *
  * Cluster: the module refuses to load on a cluster-enabled server: the
  * fence {emq}:version lives in another slot than a queue's keys.
  */
@@ -1231,18 +1237,44 @@ static int claim_check(call *c, RedisModuleKey *pk, double n) {
     return bad ? wrongtype(c) : 0;
 }
 
+/* pop_walk pops claim_check's walk, pending's first walk.n members, with
+ * one ZREMRANGEBYRANK, as the scripts pop (a ZREM per member looks each
+ * up again). Pending must be unchanged since the walk (nothing added to
+ * it; nothing removes from it before the claim), and the claim pops the
+ * whole walk then: it holds at most n rows, and a row can only leave
+ * during the call, never join. The call may delete pending: the handle
+ * *pkp is closed around it and opened again. The effect replicated is the
+ * members' ZREM, as the one-by-one pop replicates it (with the server's
+ * own event, zremrangebyrank, as a script's pop fires). 0 when the call
+ * failed (nothing was removed: the caller pops one by one). */
+static int pop_walk(call *c, RedisModuleKey **pkp, RedisModuleString *pn) {
+    RedisModule_CloseKey(*pkp);
+    RedisModuleCallReply *r = RedisModule_Call(c->ctx, "ZREMRANGEBYRANK", "sll", pn, 0LL, (long long)c->walk.n - 1);
+    *pkp = openw(c, pn);
+    c->walkset = *pkp;
+    if (!r) return 0;
+    int ok = RedisModule_CallReplyType(r) == REDISMODULE_REPLY_INTEGER;
+    RedisModule_FreeCallReply(r);
+    if (!ok) return 0;
+    if (c->replicate)
+        for (size_t i = 0; i < c->walk.n; i++) rep(c, "ZREM", pn, 1, c->walk.v[i]);
+    return 1;
+}
+
 /* claim_run pops pending up to its n-th row, leases every row popped (as
  * claim_batch: attempts + 1 from the row's attempts read as a number, state
  * active, in active at now + lease) and replies the jobs array. A row
  * completed in this call (rowtag 1) and claimed again is tagged 2. The
  * caller has typed pending, active and the rows. */
-static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisModuleKey *ak, RedisModuleString *an,
-                      double lease, double n) {
+static void claim_run(call *c, RedisModuleKey **pkp, RedisModuleString *pn, RedisModuleKey *ak,
+                      RedisModuleString *an, double lease, double n) {
     svec leased = {0};
     long nl = 0;
     size_t w = 0;
     RedisModuleString *dl = NULL;
     double deadline = 0;
+    int walkpopped = !c->walkstale && c->walk.n > 0 && pop_walk(c, pkp, pn);
+    RedisModuleKey *pk = *pkp;
     RedisModule_ReplyWithArray(c->ctx, REDISMODULE_POSTPONED_LEN);
     while ((double)nl < n) {
         /* pending unchanged since claim_check (nothing added to it):
@@ -1254,16 +1286,17 @@ static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisM
         if (!c->walkstale && w < c->walk.n) {
             id = c->walk.v[w];
             r = c->walkrow[w++];
+            if (!walkpopped) e_zrem(c, pk, pn, id);
         } else {
             id = zfirst(c, pk);
             if (!id) break;
             size_t il;
             const char *ip = sp(id, &il);
             r = row_ix(c, ip, il);
+            e_zrem(c, pk, pn, id);
         }
         row = c->rowk[r];
         rk = c->rowh[r];
-        e_zrem(c, pk, pn, id);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) {
             RedisModuleString *payload = NULL, *a = NULL;
             RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_PAYLOAD, &payload, F_ATTEMPTS, &a, NULL);
@@ -1320,7 +1353,7 @@ static int cmd_claim_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET) || !type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
         wrongtype(&c);
     } else if (rows_expect(&c, n), claim_check(&c, pk, n) == 0) {
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n);
+        claim_run(&c, &pk, c.keys[0], ak, c.keys[1], lease, n);
     }
     RedisModule_CloseKey(pk);
     RedisModule_CloseKey(ak);
@@ -1490,7 +1523,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (n == 0 || p)
         RedisModule_ReplyWithArray(ctx, 0);
     else
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n);
+        claim_run(&c, &pk, c.keys[0], ak, c.keys[1], lease, n);
     /* The completed ids leave active, but those claimed again. */
     for (int i = 6, j = 0; i < r0; i += 2, j++)
         if (settled[j] && c.rowtag[arg_row(&c, i)] == 1) e_zrem(&c, ak, c.keys[1], c.args[i]);
