@@ -605,6 +605,14 @@ func TestTrackingCommandsRefused(t *testing.T) {
 			t.Errorf("%v: %v, want ErrRefused", args, err)
 		}
 	}
+	// Other CLIENT subcommands go through; a malformed command is
+	// refused before sending.
+	if v, err := c.Do(testCtx(t), "CLIENT", "ID"); err != nil || v.Type != resp.Integer {
+		t.Errorf("CLIENT ID: %v, %v", v, err)
+	}
+	if err := c.DoFunc(testCtx(t), resp.Cmd{}, nil); err == nil {
+		t.Errorf("an empty command was sent")
+	}
 	must(t, srv, "SET", "k", "v1")
 	wantGet(t, c, "k", "v1")
 	must(t, srv, "SET", "k", "v2")

@@ -1,15 +1,14 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -277,7 +276,17 @@ func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 // doFunc is DoFunc, the command preceded by ASKING on the same connection
 // when asking (a ClusterCache following ASK to the slot's importing node).
 func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error, asking bool) error {
-	if changesTracking(cmd.Bytes()) {
+	// The command's one inspection: its Info is passed on with it, so
+	// the connection does not read it again.
+	var facts wire.Facts
+	if err := facts.Encoded(cmd.Bytes(), 1); err != nil {
+		if cmd.Err() != nil {
+			return cmd.Err()
+		}
+		return err
+	}
+	in := facts.List()[0].Info
+	if in == infoClientTracking || in == infoClientCaching {
 		return fmt.Errorf("%w: CLIENT TRACKING and CLIENT CACHING belong to the Cache", ErrRefused)
 	}
 	s, err := c.session()
@@ -292,12 +301,13 @@ func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 		var cmds resp.Cmds
 		at := 0
 		if asking {
+			facts.Reset() // Sync reads the three commands (rare)
 			cmds.Add("ASKING")
 			at = 1
 		}
 		cmds.AddCmd(cmd)
 		cmds.Add("PING")
-		w, err := wire.FromCmds(&cmds)
+		w, err := facts.Sync(&cmds)
 		if err != nil {
 			return err
 		}
@@ -331,7 +341,7 @@ func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 		if err := askingDo(ctx, s.c, cmd, fn); err != nil {
 			return err
 		}
-	} else if err := s.c.DoFunc(ctx, cmd, fn); err != nil {
+	} else if err := wire.DoFuncAs(ctx, s.c, cmd, in, fn); err != nil {
 		return err
 	}
 	return c.Sync(ctx)
@@ -368,34 +378,11 @@ func askingDo(ctx context.Context, cn *conn.Conn, cmd resp.Cmd, fn func(resp.Val
 	return nil
 }
 
-// changesTracking reports whether an encoded command is CLIENT TRACKING
-// or CLIENT CACHING.
-func changesTracking(b []byte) bool {
-	args := splitArgs(b, 2)
-	return len(args) == 2 && strings.EqualFold(args[0], "CLIENT") &&
-		(strings.EqualFold(args[1], "TRACKING") || strings.EqualFold(args[1], "CACHING"))
-}
-
-// splitArgs returns the first n bulk-string arguments of an encoded
-// command (a RESP array of bulk strings, as resp.Cmd holds).
-func splitArgs(b []byte, n int) []string {
-	var out []string
-	i := bytes.IndexByte(b, '\n') + 1 // past "*N\r\n"
-	for len(out) < n && i > 0 && i < len(b) && b[i] == '$' {
-		j := bytes.IndexByte(b[i:], '\r')
-		if j < 0 {
-			break
-		}
-		l, err := strconv.Atoi(string(b[i+1 : i+j]))
-		start := i + j + 2
-		if err != nil || l < 0 || start+l > len(b) {
-			break
-		}
-		out = append(out, string(b[start:start+l]))
-		i = start + l + 2
-	}
-	return out
-}
+// The commands that belong to the Cache.
+var (
+	infoClientTracking = cmds.Lookup("client|tracking")
+	infoClientCaching  = cmds.Lookup("client|caching")
+)
 
 // Do is DoFunc with the command given as strings, returning a reply that
 // owns its memory.

@@ -128,6 +128,10 @@ func BenchmarkBuild(b *testing.B) {
 			sinkRaw = resp.BuildCommand(buf[:0], 5).Arg("ZADD").Arg("board").Arg("GT").ArgBytes(score).Arg("alice").Cmd()
 		}},
 		{"cmd=ZADD/via=typed", func() { sinkRaw = bld.Zadd("board", ScoreMember{30.5, "alice"}).Gt().Build().Cmd() }},
+		// options out of order: the typed builder writes them again in
+		// the server's order
+		{"cmd=SET-EX-NX/via=raw", func() { sinkRaw = resp.Command(buf[:0], "SET", "user:1", "value", "NX", "EX", "60") }},
+		{"cmd=SET-EX-NX/via=typed", func() { sinkRaw = bld.Set("user:1", "value").Ex(time.Minute).Nx().Build().Cmd() }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -6,8 +6,8 @@ import (
 	"math/bits"
 	"strconv"
 	"time"
-	"unsafe"
 
+	"github.com/echomq/echomq-go/internal/rawcmd"
 	hashslot "github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -93,14 +93,14 @@ type Info struct {
 	// "redis-7.0.15" and "valkey-8.0.1".
 	Servers []string
 
-	words    resp.Args // Words, encoded once
-	slots    int       // argument slots, in the order they are sent
-	required uint64    // slots that must be set
-	multi    uint64    // slots that take one more run per call
-	dep      []int8    // slot → the slot that must be set with it, or -1
-	reqIf    []int8    // slot → the slot that needs it set, or -1
-	missing  []string  // slot → the option name, for errors
-	timeout  int       // the timeout slot, or -1
+	words    []byte   // Words, encoded once (bulk strings)
+	slots    int      // argument slots, in the order they are sent
+	required uint64   // slots that must be set
+	multi    uint64   // slots that take one more run per call
+	dep      []int8   // slot → the slot that must be set with it, or -1
+	reqIf    []int8   // slot → the slot that needs it set, or -1
+	missing  []string // slot → the option name, for errors
+	timeout  int      // the timeout slot, or -1
 
 	keys   []keySpec // the key specs (keyspec.go)
 	proc   keysProc  // the servers' own key finder, where the specs fall short
@@ -115,7 +115,7 @@ var byName = make(map[string]*Info, len(commands))
 func init() {
 	for _, in := range commands {
 		for _, w := range in.Words {
-			in.words.Add(w)
+			in.words = resp.AppendBulkString(in.words, w)
 		}
 		byName[in.Name] = in
 	}
@@ -169,7 +169,8 @@ const (
 )
 
 // keyRef is a key: its index among the arguments, its position among
-// those sent (filled by build), and its bytes in raw.
+// those sent, and where its bytes are: an offset in main (in its late
+// run, for a late run's, until the run joins main).
 type keyRef struct {
 	arg, pos int32
 	off, n   uint32
@@ -206,50 +207,108 @@ type span struct {
 // zero Builder is ready.
 type Builder struct {
 	// While the options come in the order of the syntax (the common
-	// case), the arguments are encoded as they come, in ra. The first
-	// option out of order (or a choice made again) spills them into raw
-	// and args, from which build writes them in slot order.
+	// case), the arguments are encoded as they come, in main, after
+	// room left for the array header: build writes the header in front
+	// of them once their count is known, and the command is main's own
+	// bytes. The first option out of order (or a choice made again)
+	// spills them into raw and args, from which build writes them into
+	// main in slot order.
 	ordered bool
-	ra      resp.Args
-	w       *resp.Args // where arguments in order go: ra, or a late run
+	inLate  bool // the constructor is writing late run nlate-1
+	main    run
 	// Required arguments after options (ZADD's members) are encoded at
-	// once into late runs, and join ra when a later slot opens or at
+	// once into late runs, and join main when a later slot opens or at
 	// build.
-	late     [maxLate]resp.Args
+	late     [maxLate]run
 	lateSlot [maxLate]int
 	nlate    int // late runs written
-	flushed  int // late runs moved to ra
+	flushed  int // late runs moved to main
 	lateKeys []lateKey
-	raw      []byte // the keys' bytes; out of order, every argument's
-	args     []arg  // out of order: the arguments
-	spans    []span
-	keys     []keyRef
-	chans    []keyRef // shard channels
-	set      uint64
-	nargs    int
-	cur      int // index in spans of the open span, or -1
-	last     int // the slot opened last
-	timeout  time.Duration
-	bad      string // why an argument is missing: the zero choice, or none of many
-	out      []byte
-	tmp      []byte
-	argv     []string
-	num      [40]byte
-	spans2   []Span   // Command.Fact's Keys
-	offs     []uint32 // Command.Fact's argument offsets, out of order
+	// In order, a slot's arguments run from begin[slot] to the begin of
+	// the next slot set (or the end); out of order, spans say where each
+	// run of a slot's arguments is in args.
+	begin   [maxSlots]uint32
+	raw     []byte // out of order: every argument's bytes
+	args    []arg  // out of order: the arguments
+	spans   []span
+	keys    []keyRef
+	chans   []keyRef // shard channels
+	set     uint64
+	nargs   int
+	cur     int // index in spans of the open span, or -1
+	last    int // the slot opened last
+	timeout time.Duration
+	// The command built last: its number (Command.gen), its Info, its
+	// encoded form and kind, or why it cannot be sent.
+	gen    uint32
+	info   *Info
+	cmd    resp.Cmd
+	kind   Kind
+	err    error
+	bad    string // why an argument is missing: the zero choice, or none of many
+	big    []byte // a command of more than maxHeader arguments
+	num    [40]byte
+	spans2 []Span // Command.Fact's scratch: its Keys
 }
+
+// run is a run of encoded arguments (bulk strings) and their count.
+type run struct {
+	b []byte
+	n int
+}
+
+func (r *run) add(s string)      { r.b = resp.AppendBulkString(r.b, s); r.n++ }
+func (r *run) addBytes(p []byte) { r.b = resp.AppendBulk(r.b, p); r.n++ }
+func (r *run) addInt(i int64)    { r.b = resp.AppendBulkInt(r.b, i); r.n++ }
+func (r *run) reset()            { r.b, r.n = r.b[:0], 0 }
+
+// headRoom is the room main keeps in front of the arguments for the
+// array header: "*n\r\n" for up to maxHeader arguments.
+const (
+	headRoom  = 8
+	maxHeader = 99999
+)
+
+// newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd).
+var newCmd = rawcmd.New.(func(b []byte) resp.Cmd)
 
 // start begins a command, its name first.
 func (b *Builder) start(info *Info) {
-	b.ra.Reset()
-	b.ra.AddArgs(&info.words)
-	b.raw, b.args, b.spans, b.keys, b.chans = b.raw[:0], b.args[:0], b.spans[:0], b.keys[:0], b.chans[:0]
-	b.set, b.nargs, b.cur, b.last, b.timeout, b.bad = 0, 0, -1, -1, 0, ""
-	b.ordered, b.w = true, &b.ra
-	for i := 0; i < b.nlate; i++ {
-		b.late[i].Reset()
+	if cap(b.main.b) < headRoom {
+		b.main.b = make([]byte, headRoom, 64)
 	}
-	b.nlate, b.flushed, b.lateKeys = 0, 0, b.lateKeys[:0]
+	b.main.b = append(b.main.b[:headRoom], info.words...)
+	b.main.n = len(info.Words)
+	b.gen++
+	b.info, b.cmd = info, resp.Cmd{}
+	// One by one, so that each is only a new length (raw, args and
+	// spans are emptied by spill, which starts them).
+	b.keys = b.keys[:0]
+	b.chans = b.chans[:0]
+	b.set, b.cur, b.last, b.timeout = 0, -1, -1, 0
+	if b.err != nil || b.bad != "" {
+		b.err, b.bad = nil, ""
+	}
+	b.ordered, b.inLate = true, false
+	if b.nlate > 0 {
+		for i := 0; i < b.nlate; i++ {
+			b.late[i].reset()
+		}
+		b.nlate, b.flushed = 0, 0
+		b.lateKeys = b.lateKeys[:0]
+	}
+}
+
+// to returns the run the next argument goes to: main while in order,
+// the late run being written, or nil out of order (raw and args).
+func (b *Builder) to() *run {
+	switch {
+	case b.inLate:
+		return &b.late[b.nlate-1]
+	case b.ordered:
+		return &b.main
+	}
+	return nil
 }
 
 // later sets aside the arguments of a required slot that comes after
@@ -257,8 +316,8 @@ func (b *Builder) start(info *Info) {
 func (b *Builder) later(slot int) {
 	b.close()
 	b.lateSlot[b.nlate] = slot
-	b.w = &b.late[b.nlate]
 	b.nlate++
+	b.inLate = true
 }
 
 // flushLate moves the late runs of slots before limit into place.
@@ -267,13 +326,16 @@ func (b *Builder) flushLate(limit int) {
 		run := b.flushed
 		b.flushed++
 		b.openSpan(b.lateSlot[run], false)
+		late := &b.late[run]
 		if b.ordered {
-			base, size := int32(b.ra.Len()), uint32(b.ra.Size())
-			b.ra.AddArgs(&b.late[run])
+			base, size := int32(b.main.n), uint32(len(b.main.b))
+			b.main.b = append(b.main.b, late.b...)
+			b.main.n += late.n
 			for _, lk := range b.lateKeys {
 				if lk.run == run {
 					k := lk.k
 					k.arg += base
+					k.pos = k.arg
 					k.off += size
 					if lk.kind == isKey {
 						b.keys = append(b.keys, k)
@@ -284,7 +346,7 @@ func (b *Builder) flushLate(limit int) {
 			}
 		} else {
 			base := len(b.args)
-			b.decode(&b.late[run])
+			b.decode(late.b, late.n)
 			for _, lk := range b.lateKeys {
 				if lk.run == run {
 					b.args[base+int(lk.k.arg)].kind = lk.kind
@@ -295,10 +357,11 @@ func (b *Builder) flushLate(limit int) {
 	}
 }
 
-// count returns the number of arguments given so far.
+// count returns the number of arguments given so far, the name's words
+// included.
 func (b *Builder) count() int {
 	if b.ordered {
-		return b.ra.Len()
+		return b.main.n
 	}
 	return len(b.args)
 }
@@ -327,8 +390,22 @@ func (b *Builder) none(what string) {
 // what an earlier call gave it (the last call wins, as between NX and
 // XX), a repeated one (multi) adds to it.
 func (b *Builder) open(slot int, multi bool) {
+	if b.ordered && slot > b.last && b.flushed == b.nlate {
+		// The common case: the next slot in syntax order, with no late
+		// run pending (so none being written).
+		b.begin[slot] = uint32(b.main.n)
+		b.set |= 1 << uint(slot)
+		b.last = slot
+		return
+	}
+	b.reopen(slot, multi)
+}
+
+// reopen is open for a slot out of order, one given again, or one after
+// late runs.
+func (b *Builder) reopen(slot int, multi bool) {
+	b.inLate = false
 	b.close()
-	b.w = &b.ra
 	if b.flushed < b.nlate {
 		b.flushLate(slot)
 	}
@@ -339,14 +416,21 @@ func (b *Builder) openSpan(slot int, multi bool) {
 	b.close()
 	bit := uint64(1) << uint(slot)
 	replace := b.set&bit != 0 && !multi
-	if b.ordered && (slot < b.last || replace) {
+	if b.ordered {
+		if slot > b.last || slot == b.last && multi {
+			if slot > b.last {
+				b.begin[slot] = uint32(b.main.n)
+			}
+			b.set |= bit
+			b.last = slot
+			return
+		}
 		b.spill()
 	}
 	b.last = slot
 	if replace {
 		for i := range b.spans {
 			if b.spans[i].slot == int32(slot) {
-				b.nargs -= int(b.spans[i].end - b.spans[i].start)
 				b.spans[i].slot = -1
 			}
 		}
@@ -359,17 +443,28 @@ func (b *Builder) openSpan(slot int, multi bool) {
 
 func (b *Builder) close() {
 	if b.cur >= 0 {
-		s := &b.spans[b.cur]
-		s.end = uint32(b.count())
-		b.nargs += int(s.end - s.start)
+		b.spans[b.cur].end = uint32(b.count())
 		b.cur = -1
 	}
 }
 
-// spill turns the arguments encoded in order into raw and args.
+// spill turns the arguments encoded in order into raw and args, and the
+// slots' beginnings into spans.
 func (b *Builder) spill() {
 	b.ordered = false
-	b.decode(&b.ra)
+	b.raw = b.raw[:0]
+	b.args = b.args[:0]
+	b.spans = b.spans[:0]
+	for set := b.set; set != 0; {
+		slot := bits.TrailingZeros64(set)
+		set &^= 1 << uint(slot)
+		end := uint32(b.main.n)
+		if set != 0 {
+			end = b.begin[bits.TrailingZeros64(set)]
+		}
+		b.spans = append(b.spans, span{slot: int32(slot), start: b.begin[slot], end: end})
+	}
+	b.decode(b.main.b[headRoom:], b.main.n)
 	for _, k := range b.keys {
 		b.args[k.arg].kind = isKey
 	}
@@ -377,47 +472,38 @@ func (b *Builder) spill() {
 		b.args[k.arg].kind = isChannel
 	}
 	b.keys, b.chans = b.keys[:0], b.chans[:0]
-	b.ra.Reset()
+	b.main.b, b.main.n = b.main.b[:headRoom], 0
 }
 
-// decode appends the arguments encoded in a to raw and args.
-func (b *Builder) decode(a *resp.Args) {
-	if a.Len() == 0 {
-		return
-	}
-	cmd := resp.BuildCommand(b.tmp[:0], a.Len()).Args(a).Cmd()
-	enc := cmd.Bytes()
-	b.tmp = enc[:0]
+// decode appends the n arguments (bulk strings) encoded in enc to raw
+// and args.
+func (b *Builder) decode(enc []byte, n int) {
 	i := 0
-	for enc[i] != '\n' { // the array header
-		i++
-	}
-	i++
-	for i < len(enc) {
+	for range n {
 		i++ // '$'
-		n := 0
+		l := 0
 		for ; enc[i] != '\r'; i++ {
-			n = n*10 + int(enc[i]-'0')
+			l = l*10 + int(enc[i]-'0')
 		}
 		i += 2
 		off := len(b.raw)
-		b.raw = append(b.raw, enc[i:i+n]...)
-		b.args = append(b.args, arg{off: uint32(off), n: uint32(n)})
-		i += n + 2
+		b.raw = append(b.raw, enc[i:i+l]...)
+		b.args = append(b.args, arg{off: uint32(off), n: uint32(l)})
+		i += l + 2
 	}
 }
 
 func (b *Builder) tok(t string) {
-	if b.ordered || b.w != &b.ra {
-		b.w.Add(t)
+	if r := b.to(); r != nil {
+		r.add(t)
 		return
 	}
 	b.args = append(b.args, arg{tok: t})
 }
 
 func (b *Builder) str(s string) {
-	if b.ordered || b.w != &b.ra {
-		b.w.Add(s)
+	if r := b.to(); r != nil {
+		r.add(s)
 		return
 	}
 	off := len(b.raw)
@@ -432,19 +518,19 @@ func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
 func (b *Builder) channel(s string) { b.routed(s, &b.chans, isChannel) }
 
 func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
-	if b.w != &b.ra {
+	if b.inLate {
 		// A late run (only a command's constructor writes one, in order).
-		k := keyRef{arg: int32(b.w.Len()), off: uint32(b.w.Size() + headerLen(len(s))), n: uint32(len(s))}
+		r := &b.late[b.nlate-1]
+		k := keyRef{arg: int32(r.n), off: uint32(len(r.b) + headerLen(len(s))), n: uint32(len(s))}
 		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
-		b.w.Add(s)
+		r.add(s)
 		return
 	}
 	if b.ordered {
-		// Where the bytes will be in the encoded arguments: after the
-		// bulk header. build moves off into the command's bytes.
-		off := b.ra.Size() + headerLen(len(s))
-		*list = append(*list, keyRef{arg: int32(b.ra.Len()), off: uint32(off), n: uint32(len(s))})
-		b.ra.Add(s)
+		// Where the bytes are in main: after the bulk header.
+		off := len(b.main.b) + headerLen(len(s))
+		*list = append(*list, keyRef{arg: int32(b.main.n), pos: int32(b.main.n), off: uint32(off), n: uint32(len(s))})
+		b.main.add(s)
 		return
 	}
 	b.str(s)
@@ -453,8 +539,8 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 
 // bytes writes a formatted number.
 func (b *Builder) bytes(p []byte) {
-	if b.ordered || b.w != &b.ra {
-		b.w.AddBytes(p)
+	if r := b.to(); r != nil {
+		r.addBytes(p)
 		return
 	}
 	off := len(b.raw)
@@ -463,8 +549,8 @@ func (b *Builder) bytes(p []byte) {
 }
 
 func (b *Builder) int(i int64) {
-	if b.ordered || b.w != &b.ra {
-		b.w.AddInt(i)
+	if r := b.to(); r != nil {
+		r.addInt(i)
 		return
 	}
 	b.bytes(strconv.AppendInt(b.num[:0], i, 10))
@@ -536,86 +622,112 @@ func ceilDiv(d, unit time.Duration) int64 {
 
 // build encodes the command begun with start.
 func (b *Builder) build(info *Info) Command {
+	if b.ordered && b.flushed == b.nlate && b.bad == "" && info.required&^b.set == 0 && info.reqIf == nil && info.dep == nil && info.timeout < 0 {
+		// The common case: in order, nothing missing, no timeout.
+		b.inLate = false
+		b.nargs = b.main.n - len(info.Words)
+		b.cmd, b.kind = newCmd(b.head()), info.Kind
+		return Command{b: b, gen: b.gen}
+	}
+	return b.buildAll(info)
+}
+
+// buildAll is build for every other case: late runs to place,
+// arguments to check or to write again in slot order, a timeout that
+// may be absent.
+func (b *Builder) buildAll(info *Info) Command {
 	b.close()
+	b.inLate = false
 	if b.flushed < b.nlate {
-		b.w = &b.ra
 		b.flushLate(maxSlots)
 	}
-	c := Command{info: info, b: b, kind: info.Kind, timeout: b.timeout}
+	b.kind = info.Kind
 	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
-		if err := b.check(info); err != nil {
-			c.err = err
-			return c
+		if b.err = b.check(info); b.err != nil {
+			return Command{b: b, gen: b.gen}
 		}
 	}
-	if info.timeout >= 0 && b.set&(1<<uint(info.timeout)) == 0 && info.Kind&Blocking != 0 && info.required&(1<<uint(info.timeout)) == 0 {
-		c.kind &^= Blocking // XREAD without BLOCK
+	if info.timeout >= 0 && b.kind&Blocking != 0 && b.set&(1<<uint(info.timeout)) == 0 && info.required&(1<<uint(info.timeout)) == 0 {
+		b.kind &^= Blocking // XREAD without BLOCK
 	}
-	var cmd resp.Cmd
-	if b.ordered {
-		// ra holds the name and the arguments.
-		n := b.ra.Len()
-		cmd = resp.BuildCommand(b.out[:0], n).Args(&b.ra).Cmd()
-		if len(b.keys)+len(b.chans) > 0 {
-			// The keys are views of the command's bytes.
-			at := uint32(headerLen(n))
-			for i := range b.keys {
-				b.keys[i].pos = b.keys[i].arg
-				b.keys[i].off += at
-			}
-			for i := range b.chans {
-				b.chans[i].pos = b.chans[i].arg
-				b.chans[i].off += at
-			}
+	if !b.ordered {
+		b.emit(info)
+	}
+	b.nargs = b.main.n - len(info.Words)
+	b.cmd = newCmd(b.head())
+	return Command{b: b, gen: b.gen}
+}
+
+// head writes the array header in front of the arguments in main and
+// returns the command's bytes. The keys' offsets stay offsets in main,
+// which holds the arguments even when the header does not fit in front
+// of them.
+func (b *Builder) head() []byte {
+	n, out := b.main.n, b.main.b
+	if n < 10 {
+		out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
+		return out[headRoom-4:]
+	}
+	return b.headLong()
+}
+
+// headLong is head for 10 arguments or more.
+func (b *Builder) headLong() []byte {
+	n, out := b.main.n, b.main.b
+	if n > maxHeader {
+		return b.headBig()
+	}
+	i := headRoom - 2
+	out[i], out[i+1] = '\r', '\n'
+	for v := n; v > 0; v /= 10 {
+		i--
+		out[i] = byte('0' + v%10)
+	}
+	i--
+	out[i] = '*'
+	return out[i:]
+}
+
+// headBig returns a command of more than maxHeader arguments: its
+// header, then a copy of its arguments.
+//
+//go:noinline
+func (b *Builder) headBig() []byte {
+	b.big = resp.AppendArrayHeader(b.big[:0], b.main.n)
+	b.big = append(b.big, b.main.b[headRoom:]...)
+	return b.big
+}
+
+// emit writes the arguments of a command built out of order into main,
+// in slot order, noting the keys.
+func (b *Builder) emit(info *Info) {
+	b.main.b = append(b.main.b[:headRoom], info.words...)
+	b.main.n = len(info.Words)
+	for slot := 0; slot < info.slots; slot++ {
+		if b.set&(1<<uint(slot)) == 0 {
+			continue
 		}
-	} else {
-		// The arguments, as views of raw and of the tokens, in slot
-		// order: raw does not change until the next command starts.
-		argv := append(b.argv[:0], info.Words...)
-		for slot := 0; slot < info.slots; slot++ {
-			if b.set&(1<<uint(slot)) == 0 {
+		for _, s := range b.spans {
+			if s.slot != int32(slot) {
 				continue
 			}
-			for _, s := range b.spans {
-				if s.slot == int32(slot) {
-					argv = b.emit(argv, s)
+			for i := s.start; i < s.end; i++ {
+				a := &b.args[i]
+				if a.tok != "" {
+					b.main.add(a.tok)
+					continue
+				}
+				k := keyRef{arg: int32(i), pos: int32(b.main.n), off: uint32(len(b.main.b) + headerLen(int(a.n))), n: a.n}
+				b.main.addBytes(b.raw[a.off : a.off+a.n])
+				switch a.kind {
+				case isKey:
+					b.keys = append(b.keys, k)
+				case isChannel:
+					b.chans = append(b.chans, k)
 				}
 			}
 		}
-		b.argv = argv
-		cmd = resp.Command(b.out[:0], argv...)
 	}
-	// cmd is kept apart from c until here: escape analysis does not tell
-	// a struct's fields apart, and b.out taken from c would make b (in
-	// c) and whatever a command's builder type holds besides (ZADD's
-	// members) escape.
-	if len(cmd.Bytes()) > 0 {
-		b.out = cmd.Bytes()[:0]
-	}
-	c.cmd = cmd
-	return c
-}
-
-// emit appends the arguments of span s to argv, noting the keys.
-func (b *Builder) emit(argv []string, s span) []string {
-	for i := s.start; i < s.end; i++ {
-		a := &b.args[i]
-		switch {
-		case a.tok != "":
-			argv = append(argv, a.tok)
-		case a.n > 0:
-			argv = append(argv, unsafe.String(&b.raw[a.off], a.n))
-		default:
-			argv = append(argv, "")
-		}
-		switch a.kind {
-		case isKey:
-			b.keys = append(b.keys, keyRef{arg: int32(i), pos: int32(len(argv) - 1), off: a.off, n: a.n})
-		case isChannel:
-			b.chans = append(b.chans, keyRef{arg: int32(i), pos: int32(len(argv) - 1), off: a.off, n: a.n})
-		}
-	}
-	return argv
 }
 
 func (b *Builder) check(info *Info) error {
@@ -640,91 +752,142 @@ func (b *Builder) check(info *Info) error {
 
 // Command is a built command: its encoded form and what is known about it
 // (name, kind, timeout, key positions). It views the memory of the Builder
-// that built it and is valid until that Builder starts the next command.
+// that built it and is valid until that Builder starts the next command;
+// used later, it is refused (its Err matches ErrStale, its Cmd is the zero
+// resp.Cmd, and it names nothing).
+//
+// A Command is its Builder and the number of the command the Builder
+// built: copied for next to nothing from a command's builder type to
+// Build to a batch.
 type Command struct {
-	cmd     resp.Cmd
-	info    *Info
-	b       *Builder
-	err     error
-	kind    Kind
-	timeout time.Duration
+	b   *Builder
+	gen uint32
+}
+
+// ErrStale is matched by the Err of a Command used after its Builder
+// started the next command.
+var ErrStale = errors.New("cmds: command used after its Builder started the next one")
+
+// live returns c's Builder while c is the command it built last, or nil.
+func (c Command) live() *Builder {
+	if c.b != nil && c.b.gen == c.gen {
+		return c.b
+	}
+	return nil
+}
+
+// built returns c's Builder when c is its last command and was built
+// without an error, or nil.
+func (c Command) built() *Builder {
+	if b := c.live(); b != nil && b.err == nil {
+		return b
+	}
+	return nil
 }
 
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
 // with an Err is the zero resp.Cmd, which a connection refuses.
-func (c Command) Cmd() resp.Cmd { return c.cmd }
-
-// Err returns why the command cannot be sent (an error matching
-// ErrMissing or ErrAlone), or nil.
-func (c Command) Err() error {
-	if c.err != nil {
-		return c.err
+func (c Command) Cmd() resp.Cmd {
+	if b := c.live(); b != nil {
+		return b.cmd
 	}
-	return c.cmd.Err()
+	return resp.Cmd{}
 }
 
-// Info returns what is known about the command before it is built.
-func (c Command) Info() *Info { return c.info }
+// Err returns why the command cannot be sent (an error matching
+// ErrMissing, ErrAlone or ErrStale), or nil.
+func (c Command) Err() error {
+	b := c.live()
+	switch {
+	case b != nil && b.err != nil:
+		return b.err
+	case b != nil:
+		return b.cmd.Err()
+	case c.b != nil:
+		return ErrStale
+	}
+	return resp.Cmd{}.Err() // the zero Command: no arguments
+}
+
+// Info returns what is known about the command before it is built (nil
+// for the zero Command or a stale one).
+func (c Command) Info() *Info {
+	if b := c.live(); b != nil {
+		return b.info
+	}
+	return nil
+}
 
 // Name returns the command's name as COMMAND LIST has it ("get",
 // "client|kill").
-func (c Command) Name() string { return c.info.Name }
+func (c Command) Name() string {
+	if b := c.live(); b != nil {
+		return b.info.Name
+	}
+	return ""
+}
 
 // Kind returns the command's kind, with the options it was built with
 // (XREAD is Blocking only with BLOCK).
-func (c Command) Kind() Kind { return c.kind }
+func (c Command) Kind() Kind {
+	if b := c.live(); b != nil {
+		return b.kind
+	}
+	return 0
+}
 
 // Timeout returns how long a Blocking command may wait on the server, as
 // given to its builder; 0 means for ever (or not Blocking).
-func (c Command) Timeout() time.Duration { return c.timeout }
+func (c Command) Timeout() time.Duration {
+	if b := c.live(); b != nil {
+		return b.timeout
+	}
+	return 0
+}
 
 // Args returns the number of arguments after the name's words.
 func (c Command) Args() int {
-	if c.err != nil {
-		return 0
+	if b := c.built(); b != nil {
+		return b.nargs
 	}
-	return c.b.nargs
+	return 0
 }
 
 // Keys returns the number of keys the command names.
 func (c Command) Keys() int {
-	if c.err != nil {
-		return 0
+	if b := c.built(); b != nil {
+		return len(b.keys)
 	}
-	return len(c.b.keys)
+	return 0
 }
 
 // KeyPos returns the position of key i among the command's arguments
 // (the name's words first: in GET k, k is at 1), as COMMAND GETKEYS
 // finds it.
-func (c Command) KeyPos(i int) int { return int(c.b.keys[i].pos) }
+func (c Command) KeyPos(i int) int { return int(c.built().keys[i].pos) }
 
 // Key returns key i, a view of the Builder's memory.
 func (c Command) Key(i int) []byte {
-	k := c.b.keys[i]
-	if c.b.ordered {
-		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
-	}
-	return c.b.raw[k.off : k.off+k.n : k.off+k.n]
+	b := c.built()
+	k := b.keys[i]
+	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }
 
 // ShardChannels returns the number of shard channels the command names
 // (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE): not keys, but a cluster sends the
 // command to the node serving their slot, as for a key.
 func (c Command) ShardChannels() int {
-	if c.err != nil {
-		return 0
+	if b := c.built(); b != nil {
+		return len(b.chans)
 	}
-	return len(c.b.chans)
+	return 0
 }
 
 // ShardChannel returns shard channel i, a view of the Builder's memory.
 func (c Command) ShardChannel(i int) []byte {
-	k := c.b.chans[i]
-	if c.b.ordered {
-		return c.cmd.Bytes()[k.off : k.off+k.n : k.off+k.n]
-	}
-	return c.b.raw[k.off : k.off+k.n : k.off+k.n]
+	b := c.built()
+	k := b.chans[i]
+	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }
 
 // Slot returns the cluster hash slot of the command's keys and shard
@@ -732,10 +895,11 @@ func (c Command) ShardChannel(i int) []byte {
 // true when they hash to more than one slot (slot is then the first's).
 // It reads the keys the builder kept, without parsing the command.
 func (c Command) Slot() (slot uint16, has, cross bool) {
-	if c.err != nil {
+	b := c.built()
+	if b == nil {
 		return 0, false, false
 	}
-	for i := range c.b.keys {
+	for i := range b.keys {
 		s := hashslot.Of(c.Key(i))
 		if !has {
 			slot, has = s, true
@@ -743,7 +907,7 @@ func (c Command) Slot() (slot uint16, has, cross bool) {
 			cross = true
 		}
 	}
-	for i := range c.b.chans {
+	for i := range b.chans {
 		s := hashslot.Of(c.ShardChannel(i))
 		if !has {
 			slot, has = s, true
@@ -756,11 +920,10 @@ func (c Command) Slot() (slot uint16, has, cross bool) {
 
 // AppendKeyPos appends the position of every key to dst.
 func (c Command) AppendKeyPos(dst []int) []int {
-	if c.err != nil {
-		return dst
-	}
-	for _, p := range c.b.keys {
-		dst = append(dst, int(p.pos))
+	if b := c.built(); b != nil {
+		for _, p := range b.keys {
+			dst = append(dst, int(p.pos))
+		}
 	}
 	return dst
 }
@@ -771,7 +934,7 @@ func (c Command) String() string {
 	if err := c.Err(); err != nil {
 		return "(" + err.Error() + ")"
 	}
-	return string(appendText(nil, c.cmd.Bytes()))
+	return string(appendText(nil, c.Cmd().Bytes()))
 }
 
 // appendText renders an encoded command (an array of bulk strings) as its

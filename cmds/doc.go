@@ -71,7 +71,8 @@
 //
 // A Builder reuses its memory: once it has grown, building a command
 // allocates nothing. A Command views that memory and is valid until the
-// Builder starts the next command.
+// Builder starts the next command; one used later is refused, its Err
+// matching ErrStale.
 //
 // # Key specs and policies
 //

@@ -17,3 +17,7 @@ const WaitLong = waitLong
 
 // CPUNow is the process's CPU time.
 func CPUNow() time.Duration { return cpuNow() }
+
+// RaceEnabled is whether the race detector is on (allocation budgets are
+// skipped then).
+const RaceEnabled = raceEnabled

@@ -56,7 +56,9 @@ func (f *Fact) Key(cmd []byte, i int) []byte { return f.Keys[i].Of(cmd) }
 // the zero Fact.
 func (c Command) Fact() Fact {
 	var f Fact
-	c.b.spans2 = c.fill(&f, c.b.spans2[:0])
+	if b := c.built(); b != nil {
+		b.spans2 = c.fill(&f, b.spans2[:0])
+	}
 	return f
 }
 
@@ -65,7 +67,7 @@ func (c Command) Fact() Fact {
 // of the keys, for a list of commands that owns its memory (a pipeline's).
 // A command with an Err appends nothing.
 func (c Command) AppendFact(facts []Fact, keys []Span) ([]Fact, []Span) {
-	if c.err != nil || len(c.cmd.Bytes()) == 0 {
+	if b := c.built(); b == nil || len(b.cmd.Bytes()) == 0 {
 		return facts, keys
 	}
 	facts = append(facts, Fact{})
@@ -74,13 +76,17 @@ func (c Command) AppendFact(facts []Fact, keys []Span) ([]Fact, []Span) {
 
 // fill sets *f to the command's Fact, its keys' spans appended to keys.
 func (c *Command) fill(f *Fact, keys []Span) []Span {
-	b := c.cmd.Bytes()
-	if c.err != nil || len(b) == 0 {
+	bd := c.built()
+	if bd == nil {
 		return keys
 	}
-	in := c.info
-	n := len(in.Words) + c.b.nargs
-	f.Info, f.Kind, f.Timeout, f.Size = in, c.kind, c.timeout, uint32(len(b))
+	b := bd.cmd.Bytes()
+	if len(b) == 0 {
+		return keys
+	}
+	in := bd.info
+	n := len(in.Words) + bd.nargs
+	f.Info, f.Kind, f.Timeout, f.Size = in, bd.kind, bd.timeout, uint32(len(b))
 	at := uint32(headerLen(n))
 	w0 := uint32(len(in.Words[0]))
 	f.Name = Span{Off: at + uint32(headerLen(int(w0))), Len: w0}
@@ -92,32 +98,16 @@ func (c *Command) fill(f *Fact, keys []Span) []Span {
 	if in == infoClientReplyP || in == infoScriptDebugP {
 		f.Kind = refineLast(f.Kind, in, lastArg(b))
 	}
-	bd := c.b
+	// The keys' offsets are in the Builder's main run, whose tail the
+	// command's bytes are (or, past maxHeader arguments, a copy of it
+	// behind a longer header): the same shift for every key.
+	shift := uint32(len(bd.main.b) - len(b))
 	start := len(keys)
-	if bd.ordered {
-		for _, k := range bd.keys {
-			keys = append(keys, Span{Off: k.off, Len: k.n})
-		}
-		for _, k := range bd.chans {
-			keys = append(keys, Span{Off: k.off, Len: k.n})
-		}
-	} else if len(bd.keys)+len(bd.chans) > 0 {
-		// Out of order: the command was encoded from argv; the keys'
-		// offsets follow from the arguments' lengths.
-		offs := bd.offs[:0]
-		at := uint32(headerLen(len(bd.argv)))
-		for _, a := range bd.argv {
-			at += uint32(headerLen(len(a)))
-			offs = append(offs, at)
-			at += uint32(len(a)) + 2
-		}
-		bd.offs = offs
-		for _, k := range bd.keys {
-			keys = append(keys, Span{Off: offs[k.pos], Len: k.n})
-		}
-		for _, k := range bd.chans {
-			keys = append(keys, Span{Off: offs[k.pos], Len: k.n})
-		}
+	for _, k := range bd.keys {
+		keys = append(keys, Span{Off: k.off - shift, Len: k.n})
+	}
+	for _, k := range bd.chans {
+		keys = append(keys, Span{Off: k.off - shift, Len: k.n})
 	}
 	if len(keys) > start {
 		f.Keys = keys[start:len(keys):len(keys)]

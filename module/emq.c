@@ -36,6 +36,12 @@
  * server that has never done any of these propagates nothing (the server
  * itself drops what it is given then), and the module saves the work.
  *
+ * The one server command the module calls (RedisModule_Call): a claim of
+ * several jobs pops the prefix of pending it checked with one
+ * ZREMRANGEBYRANK, as claim_batch and settle_claim pop (its keyspace
+ * event and its count in commandstats are the script's too); it is not
+ * propagated itself (the members' ZREM is, as above).
+ *
  * Cluster: the module refuses to load on a cluster-enabled server: the
  * fence {emq}:version lives in another slot than a queue's keys.
  */
@@ -77,6 +83,10 @@ static void on_event(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subeven
 static RedisModuleString *S_PENDING, *S_ACTIVE, *S_DELAYED, *S_DEAD, *S_COMPLETED;
 static RedisModuleString *S_ZERO, *S_XX, *S_VERSION, *S_EMPTY;
 static RedisModuleString *F_STATE, *F_ATTEMPTS, *F_PAYLOAD, *F_ERROR, *F_PAUSED;
+/* S_NUM[i] is the decimal text of i: the attempts a claim writes, with no
+ * string of the call's own (the server copies a value it stores). */
+#define NUMS 256
+static RedisModuleString *S_NUM[NUMS];
 
 /* ---------------------------------------------------------------------- */
 /* A growable vector of strings. */
@@ -100,7 +110,8 @@ static void sv_push(svec *s, RedisModuleString *x) {
 typedef struct {
     const char *p;
     size_t len;
-    int tag; /* 0 empty slot, else the entry's tag */
+    uint64_t h; /* the hash of p: a probe compares bytes only on equal hashes */
+    int tag;    /* 0 empty slot, else the entry's tag */
 } sent;
 
 typedef struct {
@@ -136,43 +147,47 @@ static void ss_init(sset *s, size_t want) {
     s->n = 0;
 }
 
-/* ss_slot returns the slot of p: its entry, or the empty slot it would take. */
-static sent *ss_slot(sset *s, const char *p, size_t len) {
-    size_t i = hbytes(p, len) & (s->cap - 1);
+/* ss_slot returns the slot of p (hash h): its entry, or the empty slot it
+ * would take. */
+static sent *ss_slot(sset *s, const char *p, size_t len, uint64_t h) {
+    size_t i = h & (s->cap - 1);
     for (;;) {
         sent *e = &s->t[i];
-        if (!e->tag || (e->len == len && memcmp(e->p, p, len) == 0)) return e;
+        if (!e->tag || (e->h == h && e->len == len && memcmp(e->p, p, len) == 0)) return e;
         i = (i + 1) & (s->cap - 1);
     }
 }
 
-static int ss_get(sset *s, const char *p, size_t len) {
-    if (!s->t) return 0;
-    return ss_slot(s, p, len)->tag;
+/* ss_room makes room for one more entry: the set is at most half full
+ * after it (slots found before it are stale). */
+static void ss_room(sset *s) {
+    if (!s->t) ss_init(s, 8);
+    if ((s->n + 1) * 2 <= s->cap) return;
+    sset g;
+    ss_init(&g, s->cap);
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->t[i].tag) *ss_slot(&g, s->t[i].p, s->t[i].len, s->t[i].h) = s->t[i];
+    g.n = s->n;
+    xfree(s->t);
+    *s = g;
 }
 
-/* ss_set sets p's tag; p must live as long as the set. The set is sized
- * by ss_init for every entry it will hold. */
-static void ss_set(sset *s, const char *p, size_t len, int tag) {
-    sent *e = ss_slot(s, p, len);
-    if (!e->tag) s->n++;
+/* ss_find returns p's slot (h its hbytes), room made for p to join: its
+ * entry (tag set) or the empty slot to fill with ss_fill. */
+static sent *ss_find(sset *s, const char *p, size_t len, uint64_t h) {
+    ss_room(s);
+    sent *e = ss_slot(s, p, len, h);
+    if (!e->tag) e->h = h; /* kept for ss_fill: an empty slot's h is unread */
+    return e;
+}
+
+/* ss_fill fills the empty slot e that ss_find returned for p; p must live
+ * as long as the set. */
+static void ss_fill(sset *s, sent *e, const char *p, size_t len, int tag) {
     e->p = p;
     e->len = len;
     e->tag = tag;
-}
-
-/* ss_add sets the tag of p, new to the set, growing the set as needed. */
-static void ss_add(sset *s, const char *p, size_t len, int tag) {
-    if (!s->t) ss_init(s, 8);
-    if ((s->n + 1) * 2 > s->cap) {
-        sset g;
-        ss_init(&g, s->cap);
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->t[i].tag) ss_set(&g, s->t[i].p, s->t[i].len, s->t[i].tag);
-        xfree(s->t);
-        *s = g;
-    }
-    ss_set(s, p, len, tag);
+    s->n++;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -271,10 +286,13 @@ static void call_end(call *c) {
 
 static const char *sp(const RedisModuleString *s, size_t *len) { return RedisModule_StringPtrLen(s, len); }
 
-/* num_str: the decimal text of v's integer part (as "%lld"), the call's
- * own string (ll2string in the server: no printf). */
+/* num_str: the decimal text of v's integer part (as "%lld"): a constant
+ * for 0-255, else the call's own string (ll2string in the server: no
+ * printf). */
 static RedisModuleString *num_str(call *c, double v) {
-    RedisModuleString *s = RedisModule_CreateStringFromLongLong(c->ctx, (long long)v);
+    long long x = (long long)v;
+    if (x >= 0 && x < NUMS) return S_NUM[x];
+    RedisModuleString *s = RedisModule_CreateStringFromLongLong(c->ctx, x);
     own(c, s);
     return s;
 }
@@ -319,6 +337,19 @@ static long long lua_long(double v) {
     return (long long)v;
 }
 
+/* str_num reads s as lua_tonum does; canonical decimal text (canon_int)
+ * without strtod. */
+static int str_num(const RedisModuleString *s, double *out) {
+    size_t l;
+    const char *p = RedisModule_StringPtrLen(s, &l);
+    long long v;
+    if (canon_int(p, l, &v)) {
+        *out = (double)v;
+        return 1;
+    }
+    return lua_tonum(p, out);
+}
+
 /* holds: the row's attempts is a whole number within 2^53 whose decimal
  * text is the token, byte for byte. */
 static int holds(RedisModuleString *attempts, RedisModuleString *token) {
@@ -343,7 +374,7 @@ static int holds(RedisModuleString *attempts, RedisModuleString *token) {
  * replies their EMQARG error and returns -1. */
 static int arg_int(call *c, int i, const char *what, int min, double *out) {
     double v;
-    if (i >= c->na || !lua_tonum(sp(c->args[i], NULL), &v) || v != floor(v) || v < min || v > MAXSAFE) {
+    if (i >= c->na || !str_num(c->args[i], &v) || v != floor(v) || v < min || v > MAXSAFE) {
         char b[128];
         snprintf(b, sizeof b, "EMQARG %s must be an integer >= %d", what, min);
         RedisModule_ReplyWithError(c->ctx, b);
@@ -403,9 +434,9 @@ static int layout_q(call *c, int i, const char *suffix) {
     return 0;
 }
 
-/* is_key: KEYS[i+1] is emq:{q}:<a><b>. */
-static int is_key(call *c, int i, const char *a, const char *b, size_t bl) {
-    size_t kl, al = strlen(a);
+/* is_key: KEYS[i+1] is emq:{q}:<a><b> (a al bytes, b bl). */
+static int is_key(call *c, int i, const char *a, size_t al, const char *b, size_t bl) {
+    size_t kl;
     const char *k = sp(c->keys[i], &kl);
     if (kl != 5 + c->ql + 2 + al + bl) return 0;
     if (memcmp(k, "emq:{", 5) != 0 || memcmp(k + 5, c->q, c->ql) != 0 || k[5 + c->ql] != '}' ||
@@ -425,19 +456,27 @@ static int layout_err(call *c, int i, const char *what) {
 /* layout checks KEYS against their suffixes; suffix "job:" is the row of
  * ARGV[1]. The first key names the queue. */
 static int layout(call *c, const char *const *sfx) {
-    if (layout_q(c, 0, strcmp(sfx[0], "job:") == 0 ? "" : sfx[0]) != 0) {
+    int qi = 0; /* the key layout_q read the queue from: it is checked */
+    int row0 = sfx[0][0] == 'j'; /* "job:", the only suffix with a 'j' */
+    size_t k0l;
+    const char *k0 = sp(c->keys[0], &k0l);
+    /* A row first is read as emq:{q}: (the only form that can pass) only
+     * when it ends in "}:": a row key ends in its id. */
+    int try0 = !row0 || (k0l >= 2 && k0[k0l - 1] == ':' && k0[k0l - 2] == '}');
+    if (!try0 || layout_q(c, 0, row0 ? "" : sfx[0]) != 0) {
         /* A row first: find the queue in the first key that is no row. */
         int j;
         for (j = 1; j < c->nk && strcmp(sfx[j], "job:") == 0; j++) {
         }
         if (j == c->nk || layout_q(c, j, sfx[j]) != 0) return layout_err(c, j == c->nk ? 0 : j, sfx[j == c->nk ? 0 : j]);
+        qi = j;
     }
     for (int i = 0; i < c->nk; i++) {
-        if (strcmp(sfx[i], "job:") == 0) {
+        if (sfx[i][0] == 'j') { /* "job:", the only suffix with a 'j' */
             size_t il;
             const char *id = sp(c->args[0], &il);
-            if (!is_key(c, i, "job:", id, il)) return layout_err(c, i, "job:<ARGV[1]>");
-        } else if (!is_key(c, i, sfx[i], "", 0)) {
+            if (!is_key(c, i, "job:", 4, id, il)) return layout_err(c, i, "job:<ARGV[1]>");
+        } else if (i != qi && !is_key(c, i, sfx[i], strlen(sfx[i]), "", 0)) {
             return layout_err(c, i, sfx[i]);
         }
     }
@@ -481,8 +520,74 @@ static int fence(call *c) {
     return 0;
 }
 
-/* job_key builds emq:{q}:job:<id>, the call's own string. */
-static RedisModuleString *job_key(call *c, const char *id, size_t il) {
+/* The row keys' strings (and meta's), interned across calls: a row's key
+ * is made once when its job is enqueued and found again by the claim and
+ * the completion (each of which made a string of its own before). The cache
+ * is a direct-mapped table of KC_SIZE strings made without a context (no
+ * call's memory), each entry the one reference the cache holds; a call
+ * that takes one retains it, so an entry replaced or dropped while a call
+ * still uses the string stays alive until that call's end. Only bytes
+ * are cached, no state of the key: any string of the same bytes is as
+ * good, in any database. A completion drops its row's entry; a new key
+ * replaces the entry of its slot; so the cache holds at most KC_SIZE
+ * strings of at most KC_MAXLEN bytes. An entry's hash is hbytes of the
+ * id alone (the row set's hash of it, computed once), meta's of its key:
+ * keys of two queues with one id share a slot, told apart by their
+ * bytes. */
+#define KC_SIZE 2048
+#define KC_MAXLEN 160
+typedef struct {
+    RedisModuleString *s;
+    uint64_t h;
+} kcent;
+static kcent kcache[KC_SIZE];
+
+/* kc_hit returns the entry of key k (hash h) when it holds k, else NULL. */
+static kcent *kc_hit(const char *k, size_t kl, uint64_t h) {
+    kcent *e = &kcache[h & (KC_SIZE - 1)];
+    if (!e->s || e->h != h) return NULL;
+    size_t l;
+    const char *p = RedisModule_StringPtrLen(e->s, &l);
+    return l == kl && memcmp(p, k, kl) == 0 ? e : NULL;
+}
+
+/* kc_drop drops row key kn's entry (emq:{q}:job:<id> of the call's
+ * queue), if the cache holds it. */
+static void kc_drop(call *c, RedisModuleString *kn) {
+    size_t kl;
+    const char *k = RedisModule_StringPtrLen(kn, &kl);
+    if (kl > KC_MAXLEN || kl < 11 + c->ql) return;
+    kcent *e = kc_hit(k, kl, hbytes(k + 11 + c->ql, kl - 11 - c->ql));
+    if (e) {
+        RedisModule_FreeString(NULL, e->s);
+        e->s = NULL;
+    }
+}
+
+/* key_str returns the string of key k (kl bytes; h its cache hash), held
+ * by the call until its end: from the cache, or made (and cached). */
+static RedisModuleString *key_str(call *c, const char *k, size_t kl, uint64_t h) {
+    RedisModuleString *s;
+    if (kl > KC_MAXLEN) {
+        s = RedisModule_CreateString(c->ctx, k, kl);
+    } else {
+        kcent *e = kc_hit(k, kl, h);
+        if (!e) {
+            e = &kcache[h & (KC_SIZE - 1)];
+            if (e->s) RedisModule_FreeString(NULL, e->s);
+            e->s = RedisModule_CreateString(NULL, k, kl);
+            e->h = h;
+        }
+        s = e->s;
+        RedisModule_RetainString(NULL, s);
+    }
+    own(c, s);
+    return s;
+}
+
+/* job_key returns the string of emq:{q}:job:<id> (h: hbytes of the id),
+ * held by the call until its end: from the cache, or made (and cached). */
+static RedisModuleString *job_keyh(call *c, const char *id, size_t il, uint64_t h) {
     size_t need = 7 + c->ql + 4 + il;
     if (need > c->bufcap) {
         c->bufcap = need * 2;
@@ -492,17 +597,20 @@ static RedisModuleString *job_key(call *c, const char *id, size_t il) {
     memcpy(c->buf + 5, c->q, c->ql);
     memcpy(c->buf + 5 + c->ql, "}:job:", 6);
     memcpy(c->buf + 11 + c->ql, id, il);
-    RedisModuleString *s = RedisModule_CreateString(c->ctx, c->buf, need);
-    own(c, s);
-    return s;
+    return key_str(c, c->buf, need, h);
+}
+
+static RedisModuleString *job_key(call *c, const char *id, size_t il) {
+    return job_keyh(c, id, il, hbytes(id, il));
 }
 
 /* row_ix returns the index of the row of id ip (in rowk, rowh), its key
  * made and opened (read and write) at the first use in the call. ip must
  * live as long as the call (an argument or the call's own string). */
 static size_t row_ix(call *c, const char *ip, size_t il) {
-    int at = ss_get(&c->rows, ip, il);
-    if (at) return (size_t)at - 1;
+    uint64_t h = hbytes(ip, il);
+    sent *e = ss_find(&c->rows, ip, il, h);
+    if (e->tag) return (size_t)e->tag - 1;
     if (c->nrow == c->caprow) {
         c->caprow = c->caprow ? c->caprow * 2 : 16;
         c->rowk = xrealloc(c->rowk, c->caprow * sizeof(*c->rowk));
@@ -510,10 +618,10 @@ static size_t row_ix(call *c, const char *ip, size_t il) {
         c->rowtag = xrealloc(c->rowtag, c->caprow);
     }
     c->rowtag[c->nrow] = 0;
-    RedisModuleString *k = job_key(c, ip, il);
+    RedisModuleString *k = job_keyh(c, ip, il, h);
     c->rowk[c->nrow] = k;
     c->rowh[c->nrow] = RedisModule_OpenKey(c->ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
-    ss_add(&c->rows, ip, il, (int)++c->nrow);
+    ss_fill(&c->rows, e, ip, il, (int)++c->nrow);
     return c->nrow - 1;
 }
 
@@ -533,7 +641,14 @@ static size_t arg_row(call *c, int i) {
 
 /* rows_expect sizes the call's set of rows for about n of them. */
 static void rows_expect(call *c, double n) {
-    if (!c->rows.t) ss_init(&c->rows, n < 1024 ? (size_t)n : 1024);
+    size_t want = n < 1024 ? (size_t)n : 1024;
+    if (!c->rows.t) ss_init(&c->rows, want);
+    if (c->caprow < want) { /* the row arrays too, at once */
+        c->caprow = want;
+        c->rowk = xrealloc(c->rowk, c->caprow * sizeof(*c->rowk));
+        c->rowh = xrealloc(c->rowh, c->caprow * sizeof(*c->rowh));
+        c->rowtag = xrealloc(c->rowtag, c->caprow);
+    }
 }
 
 static RedisModuleString *meta_key(call *c) {
@@ -542,9 +657,7 @@ static RedisModuleString *meta_key(call *c) {
     memcpy(b, "emq:{", 5);
     memcpy(b + 5, c->q, c->ql);
     memcpy(b + 5 + c->ql, "}:meta", 6);
-    RedisModuleString *s = RedisModule_CreateString(c->ctx, b, need);
-    own(c, s);
-    return s;
+    return key_str(c, b, need, hbytes(b, need));
 }
 
 static int wrongtype(call *c) {
@@ -628,6 +741,7 @@ static void e_del(call *c, RedisModuleKey *k, RedisModuleString *kn) {
 
 /* e_complete: state completed, expiring keep ms from now; or deleted. */
 static void e_complete(call *c, RedisModuleKey *row, RedisModuleString *kn, double keep) {
+    kc_drop(c, kn); /* the row is done with: no hot path reads it again */
     if (keep == 0) {
         e_del(c, row, kn);
         return;
@@ -895,7 +1009,7 @@ static int cmd_retry(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         goto done;
     }
     double attempts = 0;
-    lua_tonum(sp(at, NULL), &attempts);
+    str_num(at, &attempts);
     /* The sets this retry writes: active and its destination. */
     int dest = attempts >= max ? 4 : delay == 0 ? 2 : 3;
     RedisModuleKey *ak = openw(&c, c.keys[0]);
@@ -1026,7 +1140,6 @@ done:
 static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     call c;
     static const char *const sfx[] = {"pending", ""};
-    sset seen = {0};
     char *add = NULL;
     if (shape(&c, ctx, argv, argc, "EMQ.ENQUEUE_BATCH", 2, 0) != 0) return REDISMODULE_OK;
     if (layout(&c, sfx) != 0 || fence(&c) != 0) goto done;
@@ -1043,12 +1156,10 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     RedisModuleKey *pk = openw(&c, c.keys[0]);
     if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET)) {
         /* Wrong only if a job would be added: find out without writing. */
-        ss_init(&seen, (size_t)m);
         int any = 0;
         for (int j = 0; j < m && !any; j++) {
             size_t il;
             const char *ip = sp(c.args[2 * j], &il);
-            if (ss_get(&seen, ip, il)) continue;
             RedisModuleKey *rk = RedisModule_OpenKey(ctx, job_key(&c, ip, il), REDISMODULE_READ);
             if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) any = 1;
             RedisModule_CloseKey(rk);
@@ -1062,18 +1173,17 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         }
         goto done;
     }
-    ss_init(&seen, (size_t)m);
+    /* An id given twice finds its row written by the first: no set of
+     * the ids seen is needed to answer 0 for it. */
     add = xrealloc(NULL, (size_t)m + 1);
     for (int j = 0; j < m; j++) {
         size_t il;
         RedisModuleString *id = c.args[2 * j];
         const char *ip = sp(id, &il);
         add[j] = 0;
-        if (ss_get(&seen, ip, il)) continue;
         RedisModuleString *row = job_key(&c, ip, il);
         RedisModuleKey *rk = openw(&c, row);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) {
-            ss_set(&seen, ip, il, 1);
             e_newrow(&c, rk, row, S_PENDING, c.args[2 * j + 1]);
             add[j] = 1;
         }
@@ -1086,7 +1196,6 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, add[j]);
 done:
     xfree(add);
-    xfree(seen.t);
     call_end(&c);
     return REDISMODULE_OK;
 }
@@ -1128,18 +1237,44 @@ static int claim_check(call *c, RedisModuleKey *pk, double n) {
     return bad ? wrongtype(c) : 0;
 }
 
+/* pop_walk pops claim_check's walk, pending's first walk.n members, with
+ * one ZREMRANGEBYRANK, as the scripts pop (a ZREM per member looks each
+ * up again). Pending must be unchanged since the walk (nothing added to
+ * it; nothing removes from it before the claim), and the claim pops the
+ * whole walk then: it holds at most n rows, and a row can only leave
+ * during the call, never join. The call may delete pending: the handle
+ * *pkp is closed around it and opened again. The effect replicated is the
+ * members' ZREM, as the one-by-one pop replicates it (with the server's
+ * own event, zremrangebyrank, as a script's pop fires). 0 when the call
+ * failed (nothing was removed: the caller pops one by one). */
+static int pop_walk(call *c, RedisModuleKey **pkp, RedisModuleString *pn) {
+    RedisModule_CloseKey(*pkp);
+    RedisModuleCallReply *r = RedisModule_Call(c->ctx, "ZREMRANGEBYRANK", "sll", pn, 0LL, (long long)c->walk.n - 1);
+    *pkp = openw(c, pn);
+    c->walkset = *pkp;
+    if (!r) return 0;
+    int ok = RedisModule_CallReplyType(r) == REDISMODULE_REPLY_INTEGER;
+    RedisModule_FreeCallReply(r);
+    if (!ok) return 0;
+    if (c->replicate)
+        for (size_t i = 0; i < c->walk.n; i++) rep(c, "ZREM", pn, 1, c->walk.v[i]);
+    return 1;
+}
+
 /* claim_run pops pending up to its n-th row, leases every row popped (as
  * claim_batch: attempts + 1 from the row's attempts read as a number, state
  * active, in active at now + lease) and replies the jobs array. A row
  * completed in this call (rowtag 1) and claimed again is tagged 2. The
  * caller has typed pending, active and the rows. */
-static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisModuleKey *ak, RedisModuleString *an,
-                      double lease, double n) {
+static void claim_run(call *c, RedisModuleKey **pkp, RedisModuleString *pn, RedisModuleKey *ak,
+                      RedisModuleString *an, double lease, double n) {
     svec leased = {0};
     long nl = 0;
     size_t w = 0;
     RedisModuleString *dl = NULL;
     double deadline = 0;
+    int walkpopped = !c->walkstale && c->walk.n > 0 && pop_walk(c, pkp, pn);
+    RedisModuleKey *pk = *pkp;
     RedisModule_ReplyWithArray(c->ctx, REDISMODULE_POSTPONED_LEN);
     while ((double)nl < n) {
         /* pending unchanged since claim_check (nothing added to it):
@@ -1151,16 +1286,17 @@ static void claim_run(call *c, RedisModuleKey *pk, RedisModuleString *pn, RedisM
         if (!c->walkstale && w < c->walk.n) {
             id = c->walk.v[w];
             r = c->walkrow[w++];
+            if (!walkpopped) e_zrem(c, pk, pn, id);
         } else {
             id = zfirst(c, pk);
             if (!id) break;
             size_t il;
             const char *ip = sp(id, &il);
             r = row_ix(c, ip, il);
+            e_zrem(c, pk, pn, id);
         }
         row = c->rowk[r];
         rk = c->rowh[r];
-        e_zrem(c, pk, pn, id);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) {
             RedisModuleString *payload = NULL, *a = NULL;
             RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_PAYLOAD, &payload, F_ATTEMPTS, &a, NULL);
@@ -1217,7 +1353,7 @@ static int cmd_claim_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET) || !type_ok(ak, REDISMODULE_KEYTYPE_ZSET)) {
         wrongtype(&c);
     } else if (rows_expect(&c, n), claim_check(&c, pk, n) == 0) {
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n);
+        claim_run(&c, &pk, c.keys[0], ak, c.keys[1], lease, n);
     }
     RedisModule_CloseKey(pk);
     RedisModule_CloseKey(ak);
@@ -1356,9 +1492,9 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         settled[ns] = 0;
         if (eq_str(st, "active") && holds(at, c.args[i + 1])) {
             double delay = 0, max = 0, attempts = 0;
-            lua_tonum(sp(c.args[i + 2], NULL), &delay);
-            lua_tonum(sp(c.args[i + 3], NULL), &max);
-            lua_tonum(sp(at, NULL), &attempts);
+            str_num(c.args[i + 2], &delay);
+            str_num(c.args[i + 3], &max);
+            str_num(at, &attempts);
             settled[ns] = (char)settle_retry(&c, rk, row, id, attempts, delay, max, c.args[i + 4], ak, c.keys[1], pk,
                                              c.keys[0], dk, c.keys[2], xk, c.keys[3]);
         }
@@ -1387,7 +1523,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (n == 0 || p)
         RedisModule_ReplyWithArray(ctx, 0);
     else
-        claim_run(&c, pk, c.keys[0], ak, c.keys[1], lease, n);
+        claim_run(&c, &pk, c.keys[0], ak, c.keys[1], lease, n);
     /* The completed ids leave active, but those claimed again. */
     for (int i = 6, j = 0; i < r0; i += 2, j++)
         if (settled[j] && c.rowtag[arg_row(&c, i)] == 1) e_zrem(&c, ak, c.keys[1], c.args[i]);
@@ -1478,6 +1614,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     F_PAYLOAD = mk("payload");
     F_ERROR = mk("error");
     F_PAUSED = mk("paused");
+    for (int i = 0; i < NUMS; i++) S_NUM[i] = RedisModule_CreateStringFromLongLong(NULL, i);
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         const cmddef *d = &cmds[i];
         if (RedisModule_CreateCommand(ctx, d->name, d->fn, d->flags, 0, 0, 0) != REDISMODULE_OK)

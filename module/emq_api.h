@@ -20,6 +20,7 @@ typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
+typedef struct RedisModuleCallReply RedisModuleCallReply;
 
 /* A server event: its id and the version of the data it passes. */
 typedef struct {
@@ -50,6 +51,7 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 #define REDISMODULE_HASH_CFIELDS (1 << 2)
 
 #define REDISMODULE_POSTPONED_LEN -1
+#define REDISMODULE_REPLY_INTEGER 2
 #define REDISMODULE_CTX_FLAGS_MASTER (1 << 2)
 #define REDISMODULE_CTX_FLAGS_CLUSTER (1 << 5)
 #define REDISMODULE_CTX_FLAGS_AOF (1 << 6)
@@ -166,6 +168,7 @@ EMQ_EXTERN int (*RedisModule_ReplyWithNull)(RedisModuleCtx *ctx);
 EMQ_EXTERN RedisModuleString *(*RedisModule_CreateString)(RedisModuleCtx *ctx, const char *ptr, size_t len);
 EMQ_EXTERN RedisModuleString *(*RedisModule_CreateStringFromLongLong)(RedisModuleCtx *ctx, long long ll);
 EMQ_EXTERN void (*RedisModule_FreeString)(RedisModuleCtx *ctx, RedisModuleString *str);
+EMQ_EXTERN void (*RedisModule_RetainString)(RedisModuleCtx *ctx, RedisModuleString *str);
 EMQ_EXTERN const char *(*RedisModule_StringPtrLen)(const RedisModuleString *str, size_t *len);
 EMQ_EXTERN int (*RedisModule_StringToLongLong)(const RedisModuleString *str, long long *ll);
 
@@ -187,6 +190,10 @@ EMQ_EXTERN void (*RedisModule_ZsetRangeStop)(RedisModuleKey *kp);
 EMQ_EXTERN int (*RedisModule_HashSet)(RedisModuleKey *kp, int flags, ...);
 EMQ_EXTERN int (*RedisModule_HashGet)(RedisModuleKey *kp, int flags, ...);
 
+EMQ_EXTERN RedisModuleCallReply *(*RedisModule_Call)(RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...);
+EMQ_EXTERN int (*RedisModule_CallReplyType)(RedisModuleCallReply *reply);
+EMQ_EXTERN long long (*RedisModule_CallReplyInteger)(RedisModuleCallReply *reply);
+EMQ_EXTERN void (*RedisModule_FreeCallReply)(RedisModuleCallReply *reply);
 EMQ_EXTERN int (*RedisModule_Replicate)(RedisModuleCtx *ctx, const char *cmd, const char *fmt, ...);
 EMQ_EXTERN int (*RedisModule_NotifyKeyspaceEvent)(RedisModuleCtx *ctx, int type, const char *event,
                                                   RedisModuleString *key);
@@ -226,6 +233,7 @@ static inline int emq_api_init(RedisModuleCtx *ctx, const char *name, int ver) {
     EMQ_GET(CreateString);
     EMQ_GET(CreateStringFromLongLong);
     EMQ_GET(FreeString);
+    EMQ_GET(RetainString);
     EMQ_GET(StringPtrLen);
     EMQ_GET(StringToLongLong);
     EMQ_GET(OpenKey);
@@ -244,6 +252,10 @@ static inline int emq_api_init(RedisModuleCtx *ctx, const char *name, int ver) {
     EMQ_GET(ZsetRangeStop);
     EMQ_GET(HashSet);
     EMQ_GET(HashGet);
+    EMQ_GET(Call);
+    EMQ_GET(CallReplyType);
+    EMQ_GET(CallReplyInteger);
+    EMQ_GET(FreeCallReply);
     EMQ_GET(Replicate);
     EMQ_GET(NotifyKeyspaceEvent);
     EMQ_GET(Milliseconds);

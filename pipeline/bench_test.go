@@ -151,6 +151,8 @@ func BenchmarkConcurrentDoFunc(b *testing.B) {
 // BenchmarkBatchIncr rebuilds a Batch of 100 INCRs for each Exec and
 // reads every reply as an int64: raw (Begin/Arg, Reply(i).AsInt) against
 // typed (Int(cb.Incr(…).Build()), Value). One op is one command.
+//
+//	go test -run '^$' -bench BatchIncr -count 6 ./pipeline/ | tee bi.txt; benchstat -col /via bi.txt
 func BenchmarkBatchIncr(b *testing.B) {
 	const depth = 100
 	for _, typed := range []bool{false, true} {
@@ -158,7 +160,7 @@ func BenchmarkBatchIncr(b *testing.B) {
 		if typed {
 			name = "typed"
 		}
-		b.Run(name+"/depth=100", func(b *testing.B) {
+		b.Run("depth=100/via="+name, func(b *testing.B) {
 			c := benchConn(b)
 			ctx := context.Background()
 			var batch pipeline.Batch
@@ -210,33 +212,48 @@ func BenchmarkBatchIncr(b *testing.B) {
 	}
 }
 
-// BenchmarkBatchAdd is the client's cost of queueing one INCR, without a
-// server: Begin/Arg against Int(cb.Incr(…).Build()). One op is one
-// command.
+// BenchmarkBatchAdd is the client's cost of queueing one command,
+// without a server: Begin/Arg and Add against the typed builder and
+// handle (Int(cb.Incr(…).Build()), OK(cb.Set(…).Ex(…).Build())). One op
+// is one command; cpu-ns/op is the process's CPU per command.
+//
+//	go test -run '^$' -bench BatchAdd -count 6 ./pipeline/ | tee ba.txt; benchstat -col /via ba.txt
 func BenchmarkBatchAdd(b *testing.B) {
-	b.Run("raw", func(b *testing.B) {
-		var batch pipeline.Batch
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if i%100 == 0 {
-				batch.Reset()
+	var batch pipeline.Batch
+	var cb cmds.Builder
+	var h pipeline.Reply[int64]
+	var ok pipeline.Reply[bool]
+	for _, c := range []struct {
+		name string
+		add  func()
+	}{
+		{"cmd=INCR/via=raw", func() { batch.Begin(2); batch.Arg("INCR"); batch.Arg("n") }},
+		{"cmd=INCR/via=add", func() { batch.Add("INCR", "n") }},
+		{"cmd=INCR/via=typed", func() { h = batch.Int(cb.Incr("n").Build()) }},
+		{"cmd=SET-EX/via=raw", func() {
+			batch.Begin(5)
+			batch.Arg("SET")
+			batch.Arg("user:1")
+			batch.Arg("value")
+			batch.Arg("EX")
+			batch.ArgInt(60)
+		}},
+		{"cmd=SET-EX/via=add", func() { batch.Add("SET", "user:1", "value", "EX", "60") }},
+		{"cmd=SET-EX/via=typed", func() { ok = batch.OK(cb.Set("user:1", "value").Ex(time.Minute).Build()) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			batch.Reset()
+			b.ReportAllocs()
+			cpu0 := cpuNow()
+			i := 0
+			for b.Loop() {
+				if i++; i%100 == 0 {
+					batch.Reset()
+				}
+				c.add()
 			}
-			batch.Begin(2)
-			batch.Arg("INCR")
-			batch.Arg("n")
-		}
-	})
-	b.Run("typed", func(b *testing.B) {
-		var batch pipeline.Batch
-		var cb cmds.Builder
-		var h pipeline.Reply[int64]
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if i%100 == 0 {
-				batch.Reset()
-			}
-			h = batch.Int(cb.Incr("n").Build())
-		}
-		_ = h
-	})
+			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+	_, _ = h, ok
 }

@@ -3,7 +3,16 @@ package resp
 import (
 	"errors"
 	"strconv"
+
+	"github.com/echomq/echomq-go/internal/rawcmd"
 )
+
+// The constructor package cmds builds its commands with (see
+// internal/rawcmd): its builder encodes a command whole, in its own
+// memory, so the Cmd only views the bytes.
+func init() {
+	rawcmd.New = func(b []byte) Cmd { return Cmd{b: b} }
+}
 
 // ErrEmptyCommand is the error of a command of no arguments. The server
 // answers such a command with nothing at all, so on a pipelined
@@ -26,8 +35,9 @@ func (e *argCountError) Is(target error) bool { return target == ErrArgCount }
 
 // Cmd is one command encoded as a RESP array of bulk strings, the only
 // form in which a connection accepts a single command. It is built by
-// Command, CommandBytes or BuildCommand, so its bytes always hold exactly
-// one command, or it carries the error that says why it does not (Err);
+// Command, CommandBytes or BuildCommand (or by package cmds's builders,
+// which encode a command whole), so its bytes always hold exactly one
+// command, or it carries the error that says why it does not (Err);
 // a connection refuses such a Cmd before sending anything. The zero Cmd
 // is a command of no arguments.
 //

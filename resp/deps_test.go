@@ -26,7 +26,9 @@ func TestNoCommandMeanings(t *testing.T) {
 			return // the standard library, found or not
 		}
 		for _, imp := range pkg.Imports {
-			if strings.HasPrefix(imp, module) {
+			// internal/rawcmd is a hook with no imports and no meaning:
+			// resp sets its constructor there for cmds's encoder.
+			if strings.HasPrefix(imp, module) && imp != module+"internal/rawcmd" {
 				t.Errorf("%s imports %s: the codec must not know command meanings", path, imp)
 			}
 			if !strings.Contains(imp, ".") || strings.HasPrefix(imp, module) {

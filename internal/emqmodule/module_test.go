@@ -327,3 +327,41 @@ func TestRefusesCluster(t *testing.T) {
 	}
 	require.Contains(t, err.Error(), "emq: refusing a cluster-enabled server")
 }
+
+// TestClaimPopsByRank: a claim of several jobs pops pending as the scripts
+// pop it, with one ZREMRANGEBYRANK per claim (the server counts it in
+// commandstats and fires its keyspace event), not a ZREM per member; the
+// replies and the datasets stay the scripts'.
+func TestClaimPopsByRank(t *testing.T) {
+	s, n := pair(t)
+	scr, nat := newSide(t, "script", s.Addr, false), newSide(t, "module", n.Addr, true)
+	q := qk("byrank")
+	p, a, d, x := q.sets()
+	var args []string
+	for i := 0; i < 6; i++ {
+		id := fmt.Sprintf("JOB%011d", i)
+		args = append(args, id, "p"+strconv.Itoa(i))
+	}
+	both(t, scr, nat, step{"enqueue_batch", []string{p, q.base()}, args, "[1 1 1 1 1 1]"})
+	for _, sd := range []*side{scr, nat} {
+		sd.must(t, "CONFIG", "RESETSTAT")
+	}
+	got := both(t, scr, nat, step{"claim_batch", []string{p, a, q.base()}, []string{"500000000", "3"}, ""})
+	require.Contains(t, got, `"JOB00000000002" "p2" 1`)
+	both(t, scr, nat, step{"settle_claim", []string{p, a, d, x, q.base()},
+		[]string{"500000000", "2", "0", "1", "0", "0", "JOB00000000000", "1"}, ""})
+	sameData(t, scr, nat)
+	calls := func(sd *side) int {
+		info := sd.must(t, "INFO", "commandstats").Text()
+		for _, line := range strings.Split(info, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_zremrangebyrank:calls="); ok {
+				c, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				require.NoError(t, err)
+				return c
+			}
+		}
+		return 0
+	}
+	require.Equal(t, 2, calls(scr), "the scripts pop with one ZREMRANGEBYRANK per claim")
+	require.Equal(t, calls(scr), calls(nat), "the module pops as the scripts do")
+}

@@ -1,0 +1,16 @@
+// Package rawcmd lets the module's own command encoder (package cmds)
+// make a resp.Cmd of bytes it has already encoded, without package resp
+// checking or copying them again. It is a hook and nothing more: package
+// resp sets New in its init, and internal/ keeps it out of users' reach,
+// so that a resp.Cmd is still built only by encoders that know its bytes
+// hold exactly one command.
+package rawcmd
+
+// New is set by package resp to its constructor, of type
+//
+//	func(b []byte) resp.Cmd
+//
+// which returns a Cmd viewing b, a complete command (an array header and
+// that many bulk strings). It is typed any because package resp imports this
+// one; the caller asserts its type once.
+var New any
