@@ -182,7 +182,7 @@ func findKeyword(args [][]byte, kw string, from int) int {
 		if i >= argc || i < 1 {
 			break
 		}
-		if keywordIs(args[i], kw) {
+		if equalFold(args[i], kw) {
 			return i + 1
 		}
 		if start <= end {
@@ -206,11 +206,11 @@ func sortKeys(args [][]byte, dst []int32) []int32 {
 	store := -1
 	for i := 2; i < len(args); i++ {
 		switch {
-		case keywordIs(args[i], "LIMIT"):
+		case equalFold(args[i], "LIMIT"):
 			i += 2
-		case keywordIs(args[i], "GET"), keywordIs(args[i], "BY"):
+		case equalFold(args[i], "GET"), equalFold(args[i], "BY"):
 			i++
-		case keywordIs(args[i], "STORE") && i+1 < len(args):
+		case equalFold(args[i], "STORE") && i+1 < len(args):
 			store = i + 1
 		}
 	}
@@ -227,7 +227,7 @@ func migrateKeys(args [][]byte, dst []int32) []int32 {
 	argc := len(args)
 	first, num := 3, 1
 	for i := 6; i < argc; i++ {
-		if keywordIs(args[i], "KEYS") {
+		if equalFold(args[i], "KEYS") {
 			if len(args[3]) > 0 {
 				return dst // the servers' syntax error: both a key and KEYS
 			}
@@ -235,9 +235,9 @@ func migrateKeys(args [][]byte, dst []int32) []int32 {
 			break
 		}
 		switch {
-		case keywordIs(args[i], "AUTH"):
+		case equalFold(args[i], "AUTH"):
 			i++
-		case keywordIs(args[i], "AUTH2"):
+		case equalFold(args[i], "AUTH2"):
 			i += 2
 		}
 	}
@@ -245,23 +245,6 @@ func migrateKeys(args [][]byte, dst []int32) []int32 {
 		dst = append(dst, int32(k))
 	}
 	return dst
-}
-
-// equalFold reports whether b is s, ASCII letters of either case (s is
-// upper case or not a letter).
-func keywordIs(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // atoi reads a non-negative decimal count, or -1.
