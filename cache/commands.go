@@ -3,37 +3,26 @@ package cache
 import (
 	"strconv"
 	"strings"
+
+	"github.com/echomq/echomq-go/cmds"
 )
 
-// cacheable lists the read-only commands whose reply depends on one key,
-// its argument 1, and on nothing else: no clock (TTL, PTTL), no chance
-// (SRANDMEMBER, HRANDFIELD), no other key. The server tracks the key of
-// every such command, so a change to it brings an invalidation.
-var cacheable = names(
-	"GET", "GETRANGE", "STRLEN", "EXISTS", "TYPE",
-	"GETBIT", "BITCOUNT", "BITPOS",
-	"HGET", "HMGET", "HGETALL", "HEXISTS", "HLEN",
-	"HKEYS", "HVALS", "HSTRLEN",
-	"SMEMBERS", "SISMEMBER", "SMISMEMBER", "SCARD",
-	"ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE",
-	"ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZSCORE", "ZMSCORE",
-	"ZCARD", "ZRANK", "ZREVRANK", "ZCOUNT", "ZLEXCOUNT",
-	"LRANGE", "LINDEX", "LLEN", "LPOS",
-	"XLEN", "XRANGE", "XREVRANGE",
-)
-
-// names maps each name to itself, so a lookup by a stack buffer gives the
-// table's own string.
-func names(list ...string) map[string]string {
-	m := make(map[string]string, len(list))
-	for _, n := range list {
-		m[n] = n
-	}
-	return m
+// cacheable reports, from the generated command table, whether a
+// command's reply can be kept while its key does not change: read-only,
+// naming one key as its argument 1 and nothing else of the dataset, the
+// same reply for the same data (not Nondeterministic: no clock as in TTL,
+// no chance as in SRANDMEMBER), and neither blocking, nor pub/sub, nor
+// admin. The server tracks the key of every such command, so a change to
+// it brings an invalidation. Given n arguments, the command must name
+// exactly one key (EXISTS k, not EXISTS a b).
+func cacheable(in *cmds.Info) bool {
+	const not = cmds.Nondeterministic | cmds.Blocking | cmds.PubSub | cmds.ReplyModel | cmds.Admin | cmds.MovableKeys | cmds.Write
+	return in != nil && len(in.Words) == 1 && in.Kind.Has(cmds.ReadOnly) && in.Kind&not == 0
 }
 
-// maxNameLen is the longest name in cacheable.
-const maxNameLen = 16
+// maxNameLen bounds the names looked up (the longest command name is
+// shorter).
+const maxNameLen = 32
 
 // checkCacheable returns the upper-case name of args's command when it
 // can be cached, else a *NotCacheableError.
@@ -50,22 +39,22 @@ func checkCacheable(args []string) (string, error) {
 	if len(name) > maxNameLen {
 		return "", &NotCacheableError{Command: strings.ToUpper(name), Reason: "not a cacheable read command"}
 	}
-	up := buf[:len(name)]
+	low := buf[:len(name)]
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
-		up[i] = c
+		low[i] = c
 	}
-	canon, ok := cacheable[string(up)]
-	if !ok {
-		return "", &NotCacheableError{Command: string(up), Reason: "not a cacheable read command (read-only, one key, no clock, no chance)"}
+	in := cmds.Lookup(string(low))
+	if !cacheable(in) {
+		return "", &NotCacheableError{Command: strings.ToUpper(name), Reason: "not a cacheable read command (read-only, one key, no clock, no chance)"}
 	}
-	if string(up) == "EXISTS" && len(args) > 2 {
-		return "", &NotCacheableError{Command: "EXISTS", Reason: "EXISTS of " + strconv.Itoa(len(args)-1) + " keys: a cached read has one key"}
+	if !in.OneKey(len(args)) {
+		return "", &NotCacheableError{Command: in.Words[0], Reason: in.Words[0] + " of " + strconv.Itoa(len(args)-1) + " keys: a cached read has one key"}
 	}
-	return canon, nil
+	return in.Words[0], nil
 }
 
 // appendID appends the lookup key of a command: each argument as its

@@ -49,6 +49,11 @@ const (
 	TxEnd
 	// TxWatch makes a later EXEC depend on keys (WATCH).
 	TxWatch
+	// Nondeterministic commands may answer two calls on the same data
+	// differently (COMMAND INFO tip nondeterministic_output: TTL,
+	// RANDOMKEY, SRANDMEMBER, TIME); a reply that only lists in an order
+	// of the server's (HGETALL, SMEMBERS) is not.
+	Nondeterministic
 )
 
 // Has reports whether k has every bit of o.

@@ -104,7 +104,7 @@ type ClusterBumpepoch struct{ b *Builder }
 //
 //	CLUSTER BUMPEPOCH
 //
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-bumpepoch/
 func (b *Builder) ClusterBumpepoch() ClusterBumpepoch {
@@ -116,7 +116,7 @@ func (b *Builder) ClusterBumpepoch() ClusterBumpepoch {
 func (c ClusterBumpepoch) Build() Command { return c.b.build(&infoClusterBumpepoch) }
 
 var infoClusterBumpepoch = Info{
-	Name: "cluster|bumpepoch", Words: []string{"CLUSTER", "BUMPEPOCH"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|bumpepoch", Words: []string{"CLUSTER", "BUMPEPOCH"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -129,7 +129,7 @@ type ClusterCountFailureReports struct{ b *Builder }
 //	CLUSTER COUNT-FAILURE-REPORTS node-id
 //
 // Arguments: nodeId.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-count-failure-reports/
 func (b *Builder) ClusterCountFailureReports(nodeId string) ClusterCountFailureReports {
@@ -145,7 +145,7 @@ func (c ClusterCountFailureReports) Build() Command {
 }
 
 var infoClusterCountFailureReports = Info{
-	Name: "cluster|count-failure-reports", Words: []string{"CLUSTER", "COUNT-FAILURE-REPORTS"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|count-failure-reports", Words: []string{"CLUSTER", "COUNT-FAILURE-REPORTS"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"node-id"},
@@ -346,7 +346,7 @@ type ClusterGetkeysinslot struct{ b *Builder }
 //	CLUSTER GETKEYSINSLOT slot count
 //
 // Arguments: slot, count.
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-getkeysinslot/
 func (b *Builder) ClusterGetkeysinslot(slot int64, count int64) ClusterGetkeysinslot {
@@ -362,7 +362,7 @@ func (b *Builder) ClusterGetkeysinslot(slot int64, count int64) ClusterGetkeysin
 func (c ClusterGetkeysinslot) Build() Command { return c.b.build(&infoClusterGetkeysinslot) }
 
 var infoClusterGetkeysinslot = Info{
-	Name: "cluster|getkeysinslot", Words: []string{"CLUSTER", "GETKEYSINSLOT"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|getkeysinslot", Words: []string{"CLUSTER", "GETKEYSINSLOT"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"slot", "count"},
@@ -399,7 +399,7 @@ type ClusterInfo struct{ b *Builder }
 //
 //	CLUSTER INFO
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-info/
 func (b *Builder) ClusterInfo() ClusterInfo {
@@ -411,7 +411,7 @@ func (b *Builder) ClusterInfo() ClusterInfo {
 func (c ClusterInfo) Build() Command { return c.b.build(&infoClusterInfo) }
 
 var infoClusterInfo = Info{
-	Name: "cluster|info", Words: []string{"CLUSTER", "INFO"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|info", Words: []string{"CLUSTER", "INFO"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -451,7 +451,7 @@ type ClusterLinks struct{ b *Builder }
 //
 //	CLUSTER LINKS
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-links/
 func (b *Builder) ClusterLinks() ClusterLinks {
@@ -463,7 +463,7 @@ func (b *Builder) ClusterLinks() ClusterLinks {
 func (c ClusterLinks) Build() Command { return c.b.build(&infoClusterLinks) }
 
 var infoClusterLinks = Info{
-	Name: "cluster|links", Words: []string{"CLUSTER", "LINKS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|links", Words: []string{"CLUSTER", "LINKS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -539,7 +539,7 @@ type ClusterMyshardid struct{ b *Builder }
 //
 //	CLUSTER MYSHARDID
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In valkey-8.0.1. See https://valkey.io/commands/cluster-myshardid/
 func (b *Builder) ClusterMyshardid() ClusterMyshardid {
@@ -551,7 +551,7 @@ func (b *Builder) ClusterMyshardid() ClusterMyshardid {
 func (c ClusterMyshardid) Build() Command { return c.b.build(&infoClusterMyshardid) }
 
 var infoClusterMyshardid = Info{
-	Name: "cluster|myshardid", Words: []string{"CLUSTER", "MYSHARDID"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|myshardid", Words: []string{"CLUSTER", "MYSHARDID"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -563,7 +563,7 @@ type ClusterNodes struct{ b *Builder }
 //
 //	CLUSTER NODES
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-nodes/
 func (b *Builder) ClusterNodes() ClusterNodes {
@@ -575,7 +575,7 @@ func (b *Builder) ClusterNodes() ClusterNodes {
 func (c ClusterNodes) Build() Command { return c.b.build(&infoClusterNodes) }
 
 var infoClusterNodes = Info{
-	Name: "cluster|nodes", Words: []string{"CLUSTER", "NODES"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|nodes", Words: []string{"CLUSTER", "NODES"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -588,7 +588,7 @@ type ClusterReplicas struct{ b *Builder }
 //	CLUSTER REPLICAS node-id
 //
 // Arguments: nodeId.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-replicas/
 func (b *Builder) ClusterReplicas(nodeId string) ClusterReplicas {
@@ -602,7 +602,7 @@ func (b *Builder) ClusterReplicas(nodeId string) ClusterReplicas {
 func (c ClusterReplicas) Build() Command { return c.b.build(&infoClusterReplicas) }
 
 var infoClusterReplicas = Info{
-	Name: "cluster|replicas", Words: []string{"CLUSTER", "REPLICAS"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|replicas", Words: []string{"CLUSTER", "REPLICAS"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"node-id"},
@@ -809,7 +809,7 @@ type ClusterShards struct{ b *Builder }
 //
 //	CLUSTER SHARDS
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-shards/
 func (b *Builder) ClusterShards() ClusterShards {
@@ -821,7 +821,7 @@ func (b *Builder) ClusterShards() ClusterShards {
 func (c ClusterShards) Build() Command { return c.b.build(&infoClusterShards) }
 
 var infoClusterShards = Info{
-	Name: "cluster|shards", Words: []string{"CLUSTER", "SHARDS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|shards", Words: []string{"CLUSTER", "SHARDS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -834,7 +834,7 @@ type ClusterSlaves struct{ b *Builder }
 //	CLUSTER SLAVES node-id
 //
 // Arguments: nodeId.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // Deprecated: the servers deprecate it since 5.0.0 (replaced by CLUSTER REPLICAS); it still works.
 //
@@ -850,7 +850,7 @@ func (b *Builder) ClusterSlaves(nodeId string) ClusterSlaves {
 func (c ClusterSlaves) Build() Command { return c.b.build(&infoClusterSlaves) }
 
 var infoClusterSlaves = Info{
-	Name: "cluster|slaves", Words: []string{"CLUSTER", "SLAVES"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|slaves", Words: []string{"CLUSTER", "SLAVES"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"node-id"},
@@ -863,7 +863,7 @@ type ClusterSlots struct{ b *Builder }
 //
 //	CLUSTER SLOTS
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-slots/
 func (b *Builder) ClusterSlots() ClusterSlots {
@@ -875,7 +875,7 @@ func (b *Builder) ClusterSlots() ClusterSlots {
 func (c ClusterSlots) Build() Command { return c.b.build(&infoClusterSlots) }
 
 var infoClusterSlots = Info{
-	Name: "cluster|slots", Words: []string{"CLUSTER", "SLOTS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "cluster|slots", Words: []string{"CLUSTER", "SLOTS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }

@@ -210,7 +210,7 @@ type ClientInfo struct{ b *Builder }
 //
 //	CLIENT INFO
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 // Reply: String (the string, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-info/
@@ -223,7 +223,7 @@ func (b *Builder) ClientInfo() ClientInfo {
 func (c ClientInfo) Build() Command { return c.b.build(&infoClientInfo) }
 
 var infoClientInfo = Info{
-	Name: "client|info", Words: []string{"CLIENT", "INFO"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeString,
+	Name: "client|info", Words: []string{"CLIENT", "INFO"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -340,7 +340,7 @@ type ClientList struct{ b *Builder }
 //	CLIENT LIST [TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]
 //
 // Options: TypeNormal, TypeMaster, TypeReplica, TypePubsub, Id.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 // Reply: String (the string, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-list/
@@ -402,7 +402,7 @@ func (c ClientList) Id(clientId ...int64) ClientList {
 func (c ClientList) Build() Command { return c.b.build(&infoClientList) }
 
 var infoClientList = Info{
-	Name: "client|list", Words: []string{"CLIENT", "LIST"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeString,
+	Name: "client|list", Words: []string{"CLIENT", "LIST"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"client-type", "client-id"},

@@ -98,7 +98,7 @@ type Dump struct{ b *Builder }
 //	DUMP key
 //
 // Arguments: key (a key).
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: String (the string, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/dump/
@@ -113,7 +113,7 @@ func (b *Builder) Dump(key string) Dump {
 func (c Dump) Build() Command { return c.b.build(&infoDump) }
 
 var infoDump = Info{
-	Name: "dump", Words: []string{"DUMP"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeString,
+	Name: "dump", Words: []string{"DUMP"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
@@ -354,7 +354,7 @@ type Migrate struct{ b *Builder }
 //
 // Arguments: host, port, destinationDb, timeout (a duration).
 // Options: Key, EmptyString, Copy, Replace, Auth, Auth2, Keys.
-// Kind: Write, MovableKeys.
+// Kind: Write, MovableKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/migrate/
 func (b *Builder) Migrate(host string, port int64, destinationDb int64, timeout time.Duration) Migrate {
@@ -438,7 +438,7 @@ func (c Migrate) Keys(keys ...string) Migrate {
 func (c Migrate) Build() Command { return c.b.build(&infoMigrate) }
 
 var infoMigrate = Info{
-	Name: "migrate", Words: []string{"MIGRATE"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "migrate", Words: []string{"MIGRATE"}, Kind: Write | MovableKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   9, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"host", "port", "key-selector", "destination-db", "timeout", "copy", "replace", "authentication", "keys"},
@@ -486,7 +486,7 @@ type ObjectEncoding struct{ b *Builder }
 //	OBJECT ENCODING key
 //
 // Arguments: key (a key).
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: String (the string, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-encoding/
@@ -501,7 +501,7 @@ func (b *Builder) ObjectEncoding(key string) ObjectEncoding {
 func (c ObjectEncoding) Build() Command { return c.b.build(&infoObjectEncoding) }
 
 var infoObjectEncoding = Info{
-	Name: "object|encoding", Words: []string{"OBJECT", "ENCODING"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeString,
+	Name: "object|encoding", Words: []string{"OBJECT", "ENCODING"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
@@ -516,7 +516,7 @@ type ObjectFreq struct{ b *Builder }
 //	OBJECT FREQ key
 //
 // Arguments: key (a key).
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: IntOrNil (an int64, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-freq/
@@ -531,7 +531,7 @@ func (b *Builder) ObjectFreq(key string) ObjectFreq {
 func (c ObjectFreq) Build() Command { return c.b.build(&infoObjectFreq) }
 
 var infoObjectFreq = Info{
-	Name: "object|freq", Words: []string{"OBJECT", "FREQ"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeIntOrNil,
+	Name: "object|freq", Words: []string{"OBJECT", "FREQ"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeIntOrNil,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
@@ -570,7 +570,7 @@ type ObjectIdletime struct{ b *Builder }
 //	OBJECT IDLETIME key
 //
 // Arguments: key (a key).
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: IntOrNil (an int64, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-idletime/
@@ -585,7 +585,7 @@ func (b *Builder) ObjectIdletime(key string) ObjectIdletime {
 func (c ObjectIdletime) Build() Command { return c.b.build(&infoObjectIdletime) }
 
 var infoObjectIdletime = Info{
-	Name: "object|idletime", Words: []string{"OBJECT", "IDLETIME"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeIntOrNil,
+	Name: "object|idletime", Words: []string{"OBJECT", "IDLETIME"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeIntOrNil,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
@@ -600,7 +600,7 @@ type ObjectRefcount struct{ b *Builder }
 //	OBJECT REFCOUNT key
 //
 // Arguments: key (a key).
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: IntOrNil (an int64, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-refcount/
@@ -615,7 +615,7 @@ func (b *Builder) ObjectRefcount(key string) ObjectRefcount {
 func (c ObjectRefcount) Build() Command { return c.b.build(&infoObjectRefcount) }
 
 var infoObjectRefcount = Info{
-	Name: "object|refcount", Words: []string{"OBJECT", "REFCOUNT"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeIntOrNil,
+	Name: "object|refcount", Words: []string{"OBJECT", "REFCOUNT"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeIntOrNil,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
@@ -820,7 +820,7 @@ type Pttl struct{ b *Builder }
 //	PTTL key
 //
 // Arguments: key (a key).
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: Int (an int64).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pttl/
@@ -835,7 +835,7 @@ func (b *Builder) Pttl(key string) Pttl {
 func (c Pttl) Build() Command { return c.b.build(&infoPttl) }
 
 var infoPttl = Info{
-	Name: "pttl", Words: []string{"PTTL"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
+	Name: "pttl", Words: []string{"PTTL"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},
@@ -849,7 +849,7 @@ type Randomkey struct{ b *Builder }
 //
 //	RANDOMKEY
 //
-// Kind: ReadOnly, NoKeys.
+// Kind: ReadOnly, NoKeys, Nondeterministic.
 // Reply: String (the string, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/randomkey/
@@ -862,7 +862,7 @@ func (b *Builder) Randomkey() Randomkey {
 func (c Randomkey) Build() Command { return c.b.build(&infoRandomkey) }
 
 var infoRandomkey = Info{
-	Name: "randomkey", Words: []string{"RANDOMKEY"}, Kind: ReadOnly | NoKeys, Timeout: NoUnit, Reply: ShapeString,
+	Name: "randomkey", Words: []string{"RANDOMKEY"}, Kind: ReadOnly | NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggFirst,
@@ -1011,7 +1011,7 @@ type Scan struct{ b *Builder }
 //
 // Arguments: cursor.
 // Options: Match, Count, Type.
-// Kind: ReadOnly, NoKeys.
+// Kind: ReadOnly, NoKeys, Nondeterministic.
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/scan/
@@ -1054,7 +1054,7 @@ func (c Scan) Type(typeArg string) Scan {
 func (c Scan) Build() Command { return c.b.build(&infoScan) }
 
 var infoScan = Info{
-	Name: "scan", Words: []string{"SCAN"}, Kind: ReadOnly | NoKeys, Timeout: NoUnit, Reply: ShapeScan,
+	Name: "scan", Words: []string{"SCAN"}, Kind: ReadOnly | NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"cursor", "pattern", "count", "type"},
@@ -1277,7 +1277,7 @@ type Ttl struct{ b *Builder }
 //	TTL key
 //
 // Arguments: key (a key).
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: Int (an int64).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ttl/
@@ -1292,7 +1292,7 @@ func (b *Builder) Ttl(key string) Ttl {
 func (c Ttl) Build() Command { return c.b.build(&infoTtl) }
 
 var infoTtl = Info{
-	Name: "ttl", Words: []string{"TTL"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
+	Name: "ttl", Words: []string{"TTL"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key"},

@@ -351,7 +351,7 @@ type Hrandfield struct{ b *Builder }
 //
 // Arguments: key (a key).
 // Options: Options.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: String without a count, Strings with one.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hrandfield/
@@ -377,7 +377,7 @@ func (c Hrandfield) Options(count int64, withvalues bool) Hrandfield {
 func (c Hrandfield) Build() Command { return c.b.build(&infoHrandfield) }
 
 var infoHrandfield = Info{
-	Name: "hrandfield", Words: []string{"HRANDFIELD"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStringsOrString,
+	Name: "hrandfield", Words: []string{"HRANDFIELD"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "options"},
@@ -393,7 +393,7 @@ type Hscan struct{ b *Builder }
 //
 // Arguments: key (a key), cursor.
 // Options: Match, Count, Novalues.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hscan/
@@ -436,7 +436,7 @@ func (c Hscan) Novalues() Hscan {
 func (c Hscan) Build() Command { return c.b.build(&infoHscan) }
 
 var infoHscan = Info{
-	Name: "hscan", Words: []string{"HSCAN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeScan,
+	Name: "hscan", Words: []string{"HSCAN"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "cursor", "pattern", "count", "novalues"},

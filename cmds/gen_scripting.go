@@ -557,7 +557,7 @@ type FunctionStats struct{ b *Builder }
 //
 //	FUNCTION STATS
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-stats/
 func (b *Builder) FunctionStats() FunctionStats {
@@ -569,7 +569,7 @@ func (b *Builder) FunctionStats() FunctionStats {
 func (c FunctionStats) Build() Command { return c.b.build(&infoFunctionStats) }
 
 var infoFunctionStats = Info{
-	Name: "function|stats", Words: []string{"FUNCTION", "STATS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "function|stats", Words: []string{"FUNCTION", "STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggFirst,

@@ -1038,7 +1038,7 @@ type InfoCmd struct{ b *Builder }
 //	INFO [section [section ...]]
 //
 // Options: Section.
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 // Reply: String (the string, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/info/
@@ -1061,7 +1061,7 @@ func (c InfoCmd) Section(section ...string) InfoCmd {
 func (c InfoCmd) Build() Command { return c.b.build(&infoInfo) }
 
 var infoInfo = Info{
-	Name: "info", Words: []string{"INFO"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeString,
+	Name: "info", Words: []string{"INFO"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"section"},
@@ -1075,7 +1075,7 @@ type Lastsave struct{ b *Builder }
 //
 //	LASTSAVE
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 // Reply: Int (an int64).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lastsave/
@@ -1088,7 +1088,7 @@ func (b *Builder) Lastsave() Lastsave {
 func (c Lastsave) Build() Command { return c.b.build(&infoLastsave) }
 
 var infoLastsave = Info{
-	Name: "lastsave", Words: []string{"LASTSAVE"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeInt,
+	Name: "lastsave", Words: []string{"LASTSAVE"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }
@@ -1100,7 +1100,7 @@ type LatencyDoctor struct{ b *Builder }
 //
 //	LATENCY DOCTOR
 //
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-doctor/
 func (b *Builder) LatencyDoctor() LatencyDoctor {
@@ -1112,7 +1112,7 @@ func (b *Builder) LatencyDoctor() LatencyDoctor {
 func (c LatencyDoctor) Build() Command { return c.b.build(&infoLatencyDoctor) }
 
 var infoLatencyDoctor = Info{
-	Name: "latency|doctor", Words: []string{"LATENCY", "DOCTOR"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "latency|doctor", Words: []string{"LATENCY", "DOCTOR"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggFirst,
@@ -1126,7 +1126,7 @@ type LatencyGraph struct{ b *Builder }
 //	LATENCY GRAPH event
 //
 // Arguments: event.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-graph/
 func (b *Builder) LatencyGraph(event string) LatencyGraph {
@@ -1140,7 +1140,7 @@ func (b *Builder) LatencyGraph(event string) LatencyGraph {
 func (c LatencyGraph) Build() Command { return c.b.build(&infoLatencyGraph) }
 
 var infoLatencyGraph = Info{
-	Name: "latency|graph", Words: []string{"LATENCY", "GRAPH"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "latency|graph", Words: []string{"LATENCY", "GRAPH"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"event"},
@@ -1179,7 +1179,7 @@ type LatencyHistogram struct{ b *Builder }
 //	LATENCY HISTOGRAM [command [command ...]]
 //
 // Options: Command.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-histogram/
 func (b *Builder) LatencyHistogram() LatencyHistogram {
@@ -1201,7 +1201,7 @@ func (c LatencyHistogram) Command(command ...string) LatencyHistogram {
 func (c LatencyHistogram) Build() Command { return c.b.build(&infoLatencyHistogram) }
 
 var infoLatencyHistogram = Info{
-	Name: "latency|histogram", Words: []string{"LATENCY", "HISTOGRAM"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "latency|histogram", Words: []string{"LATENCY", "HISTOGRAM"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"command"},
@@ -1216,7 +1216,7 @@ type LatencyHistory struct{ b *Builder }
 //	LATENCY HISTORY event
 //
 // Arguments: event.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-history/
 func (b *Builder) LatencyHistory(event string) LatencyHistory {
@@ -1230,7 +1230,7 @@ func (b *Builder) LatencyHistory(event string) LatencyHistory {
 func (c LatencyHistory) Build() Command { return c.b.build(&infoLatencyHistory) }
 
 var infoLatencyHistory = Info{
-	Name: "latency|history", Words: []string{"LATENCY", "HISTORY"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "latency|history", Words: []string{"LATENCY", "HISTORY"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"event"},
@@ -1244,7 +1244,7 @@ type LatencyLatest struct{ b *Builder }
 //
 //	LATENCY LATEST
 //
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-latest/
 func (b *Builder) LatencyLatest() LatencyLatest {
@@ -1256,7 +1256,7 @@ func (b *Builder) LatencyLatest() LatencyLatest {
 func (c LatencyLatest) Build() Command { return c.b.build(&infoLatencyLatest) }
 
 var infoLatencyLatest = Info{
-	Name: "latency|latest", Words: []string{"LATENCY", "LATEST"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "latency|latest", Words: []string{"LATENCY", "LATEST"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggFirst,
@@ -1341,7 +1341,7 @@ type MemoryDoctor struct{ b *Builder }
 //
 //	MEMORY DOCTOR
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-doctor/
 func (b *Builder) MemoryDoctor() MemoryDoctor {
@@ -1353,7 +1353,7 @@ func (b *Builder) MemoryDoctor() MemoryDoctor {
 func (c MemoryDoctor) Build() Command { return c.b.build(&infoMemoryDoctor) }
 
 var infoMemoryDoctor = Info{
-	Name: "memory|doctor", Words: []string{"MEMORY", "DOCTOR"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "memory|doctor", Words: []string{"MEMORY", "DOCTOR"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggFirst,
@@ -1390,7 +1390,7 @@ type MemoryMallocStats struct{ b *Builder }
 //
 //	MEMORY MALLOC-STATS
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-malloc-stats/
 func (b *Builder) MemoryMallocStats() MemoryMallocStats {
@@ -1402,7 +1402,7 @@ func (b *Builder) MemoryMallocStats() MemoryMallocStats {
 func (c MemoryMallocStats) Build() Command { return c.b.build(&infoMemoryMallocStats) }
 
 var infoMemoryMallocStats = Info{
-	Name: "memory|malloc-stats", Words: []string{"MEMORY", "MALLOC-STATS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "memory|malloc-stats", Words: []string{"MEMORY", "MALLOC-STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggFirst,
@@ -1440,7 +1440,7 @@ type MemoryStats struct{ b *Builder }
 //
 //	MEMORY STATS
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-stats/
 func (b *Builder) MemoryStats() MemoryStats {
@@ -1452,7 +1452,7 @@ func (b *Builder) MemoryStats() MemoryStats {
 func (c MemoryStats) Build() Command { return c.b.build(&infoMemoryStats) }
 
 var infoMemoryStats = Info{
-	Name: "memory|stats", Words: []string{"MEMORY", "STATS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "memory|stats", Words: []string{"MEMORY", "STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggFirst,
@@ -1955,7 +1955,7 @@ type SlowlogGet struct{ b *Builder }
 //	SLOWLOG GET [count]
 //
 // Options: Count.
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-get/
 func (b *Builder) SlowlogGet() SlowlogGet {
@@ -1975,7 +1975,7 @@ func (c SlowlogGet) Count(count int64) SlowlogGet {
 func (c SlowlogGet) Build() Command { return c.b.build(&infoSlowlogGet) }
 
 var infoSlowlogGet = Info{
-	Name: "slowlog|get", Words: []string{"SLOWLOG", "GET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "slowlog|get", Words: []string{"SLOWLOG", "GET"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   1, required: 0x0, multi: 0x0, timeout: -1,
 	missing: []string{"count"},
@@ -2013,7 +2013,7 @@ type SlowlogLen struct{ b *Builder }
 //
 //	SLOWLOG LEN
 //
-// Kind: NoKeys, Admin.
+// Kind: NoKeys, Admin, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-len/
 func (b *Builder) SlowlogLen() SlowlogLen {
@@ -2025,7 +2025,7 @@ func (b *Builder) SlowlogLen() SlowlogLen {
 func (c SlowlogLen) Build() Command { return c.b.build(&infoSlowlogLen) }
 
 var infoSlowlogLen = Info{
-	Name: "slowlog|len", Words: []string{"SLOWLOG", "LEN"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "slowlog|len", Words: []string{"SLOWLOG", "LEN"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 	policy: AllShards, agg: AggSum,
@@ -2094,7 +2094,7 @@ type Time struct{ b *Builder }
 //
 //	TIME
 //
-// Kind: NoKeys.
+// Kind: NoKeys, Nondeterministic.
 // Reply: Strings (a []string).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/time/
@@ -2107,7 +2107,7 @@ func (b *Builder) Time() Time {
 func (c Time) Build() Command { return c.b.build(&infoTime) }
 
 var infoTime = Info{
-	Name: "time", Words: []string{"TIME"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeStrings,
+	Name: "time", Words: []string{"TIME"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeStrings,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   0, required: 0x0, multi: 0x0, timeout: -1,
 }

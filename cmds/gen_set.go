@@ -402,7 +402,7 @@ type Spop struct{ b *Builder }
 //
 // Arguments: key (a key).
 // Options: Count.
-// Kind: Write.
+// Kind: Write, Nondeterministic.
 // Reply: String without a count, Strings with one.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/spop/
@@ -426,7 +426,7 @@ func (c Spop) Count(count int64) Spop {
 func (c Spop) Build() Command { return c.b.build(&infoSpop) }
 
 var infoSpop = Info{
-	Name: "spop", Words: []string{"SPOP"}, Kind: Write, Timeout: NoUnit, Reply: ShapeStringsOrString,
+	Name: "spop", Words: []string{"SPOP"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
@@ -442,7 +442,7 @@ type Srandmember struct{ b *Builder }
 //
 // Arguments: key (a key).
 // Options: Count.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: String without a count, Strings with one.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/srandmember/
@@ -466,7 +466,7 @@ func (c Srandmember) Count(count int64) Srandmember {
 func (c Srandmember) Build() Command { return c.b.build(&infoSrandmember) }
 
 var infoSrandmember = Info{
-	Name: "srandmember", Words: []string{"SRANDMEMBER"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStringsOrString,
+	Name: "srandmember", Words: []string{"SRANDMEMBER"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "count"},
@@ -519,7 +519,7 @@ type Sscan struct{ b *Builder }
 //
 // Arguments: key (a key), cursor.
 // Options: Match, Count.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sscan/
@@ -554,7 +554,7 @@ func (c Sscan) Count(count int64) Sscan {
 func (c Sscan) Build() Command { return c.b.build(&infoSscan) }
 
 var infoSscan = Info{
-	Name: "sscan", Words: []string{"SSCAN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeScan,
+	Name: "sscan", Words: []string{"SSCAN"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   4, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "cursor", "pattern", "count"},

@@ -779,7 +779,7 @@ type Zrandmember struct{ b *Builder }
 //
 // Arguments: key (a key).
 // Options: Options.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: Strings, or Scored (a []Z) with WITHSCORES.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrandmember/
@@ -805,7 +805,7 @@ func (c Zrandmember) Options(count int64, withscores bool) Zrandmember {
 func (c Zrandmember) Build() Command { return c.b.build(&infoZrandmember) }
 
 var infoZrandmember = Info{
-	Name: "zrandmember", Words: []string{"ZRANDMEMBER"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStringsOrScored,
+	Name: "zrandmember", Words: []string{"ZRANDMEMBER"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrScored,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "options"},
@@ -1434,7 +1434,7 @@ type Zscan struct{ b *Builder }
 //
 // Arguments: key (a key), cursor.
 // Options: Match, Count, Noscores.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: ScanPageOf (a ScanPage: the next cursor and the items).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zscan/
@@ -1477,7 +1477,7 @@ func (c Zscan) Noscores() Zscan {
 func (c Zscan) Build() Command { return c.b.build(&infoZscan) }
 
 var infoZscan = Info{
-	Name: "zscan", Words: []string{"ZSCAN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeScan,
+	Name: "zscan", Words: []string{"ZSCAN"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   5, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "cursor", "pattern", "count", "noscores"},

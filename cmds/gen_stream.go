@@ -54,7 +54,7 @@ type Xadd struct{ b *Builder }
 //
 // Arguments: key (a key), data (one or more FieldValue).
 // Options: Nomkstream, Trim, TrimEqual, TrimApproximately, TrimLimit, AutoId, Id.
-// Kind: Write.
+// Kind: Write, Nondeterministic.
 // Reply: String (the string, ok false for nil).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xadd/
@@ -135,7 +135,7 @@ func (c Xadd) Id(id string) Xadd {
 func (c Xadd) Build() Command { return c.b.build(&infoXadd) }
 
 var infoXadd = Info{
-	Name: "xadd", Words: []string{"XADD"}, Kind: Write, Timeout: NoUnit, Reply: ShapeString,
+	Name: "xadd", Words: []string{"XADD"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   9, required: 0x181, multi: 0x0, timeout: -1,
 	missing: []string{"key", "nomkstream", "trim", "strategy", "operator", "threshold", "count", "id-selector", "data"},
@@ -152,7 +152,7 @@ type Xautoclaim struct{ b *Builder }
 //
 // Arguments: key (a key), group, consumer, minIdleTime (a duration), start.
 // Options: Count, Justid.
-// Kind: Write.
+// Kind: Write, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xautoclaim/
 func (b *Builder) Xautoclaim(key string, group string, consumer string, minIdleTime time.Duration, start string) Xautoclaim {
@@ -190,7 +190,7 @@ func (c Xautoclaim) Justid() Xautoclaim {
 func (c Xautoclaim) Build() Command { return c.b.build(&infoXautoclaim) }
 
 var infoXautoclaim = Info{
-	Name: "xautoclaim", Words: []string{"XAUTOCLAIM"}, Kind: Write, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "xautoclaim", Words: []string{"XAUTOCLAIM"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   7, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "consumer", "min-idle-time", "start", "count", "justid"},
@@ -206,7 +206,7 @@ type Xclaim struct{ b *Builder }
 //
 // Arguments: key (a key), group, consumer, minIdleTime (a duration), id.
 // Options: Idle, Time, Retrycount, Force, Justid, Lastid.
-// Kind: Write.
+// Kind: Write, Nondeterministic.
 // Reply: Entries (a []Entry of IDs and fields).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xclaim/
@@ -284,7 +284,7 @@ func (c Xclaim) Lastid(lastid string) Xclaim {
 func (c Xclaim) Build() Command { return c.b.build(&infoXclaim) }
 
 var infoXclaim = Info{
-	Name: "xclaim", Words: []string{"XCLAIM"}, Kind: Write, Timeout: NoUnit, Reply: ShapeEntries,
+	Name: "xclaim", Words: []string{"XCLAIM"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeEntries,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   11, required: 0x1f, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "consumer", "min-idle-time", "id", "ms", "unix-time-milliseconds", "count", "force", "justid", "lastid"},
@@ -581,7 +581,7 @@ type XinfoConsumers struct{ b *Builder }
 //	XINFO CONSUMERS key group
 //
 // Arguments: key (a key), group.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-consumers/
 func (b *Builder) XinfoConsumers(key string, group string) XinfoConsumers {
@@ -597,7 +597,7 @@ func (b *Builder) XinfoConsumers(key string, group string) XinfoConsumers {
 func (c XinfoConsumers) Build() Command { return c.b.build(&infoXinfoConsumers) }
 
 var infoXinfoConsumers = Info{
-	Name: "xinfo|consumers", Words: []string{"XINFO", "CONSUMERS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
+	Name: "xinfo|consumers", Words: []string{"XINFO", "CONSUMERS"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group"},
@@ -746,7 +746,7 @@ type Xpending struct{ b *Builder }
 //
 // Arguments: key (a key), group.
 // Options: Filters, FiltersIdle, FiltersConsumer.
-// Kind: ReadOnly.
+// Kind: ReadOnly, Nondeterministic.
 // Reply: PendingSummary, or PendingEntries with a range.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xpending/
@@ -794,7 +794,7 @@ func (c Xpending) FiltersConsumer(consumer string) Xpending {
 func (c Xpending) Build() Command { return c.b.build(&infoXpending) }
 
 var infoXpending = Info{
-	Name: "xpending", Words: []string{"XPENDING"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapePending,
+	Name: "xpending", Words: []string{"XPENDING"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapePending,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   8, required: 0x3, multi: 0x0, timeout: -1,
 	missing: []string{"key", "group", "filters", "min-idle-time", "start", "end", "count", "consumer"},
@@ -1084,7 +1084,7 @@ type Xtrim struct{ b *Builder }
 //
 // Arguments: key (a key), strategy (one of the TrimStrategy constants), threshold.
 // Options: TrimEqual, TrimApproximately, TrimLimit.
-// Kind: Write.
+// Kind: Write, Nondeterministic.
 // Reply: Int (an int64).
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xtrim/
@@ -1128,7 +1128,7 @@ func (c Xtrim) TrimLimit(count int64) Xtrim {
 func (c Xtrim) Build() Command { return c.b.build(&infoXtrim) }
 
 var infoXtrim = Info{
-	Name: "xtrim", Words: []string{"XTRIM"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
+	Name: "xtrim", Words: []string{"XTRIM"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   6, required: 0x17, multi: 0x0, timeout: -1,
 	missing: []string{"key", "trim", "strategy", "operator", "threshold", "count"},

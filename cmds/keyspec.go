@@ -89,6 +89,29 @@ const (
 // Policy returns where a cluster sends the command when it names no key.
 func (in *Info) Policy() Policy { return in.policy }
 
+// OneKey reports whether a command of this Info given n arguments (its
+// name and subcommand included) names exactly one key, argument
+// len(Words): GET k, HGET k f, EXISTS k (not EXISTS a b), XINFO STREAM k;
+// not a command whose keys follow a keyword or a count, nor one whose
+// keys move with its arguments (MovableKeys: SORT_RO … BY reads keys of
+// its patterns), nor one with a key finder of its own (SORT, MIGRATE).
+func (in *Info) OneKey(n int) bool {
+	if in == nil || len(in.keys) != 1 || in.proc != 0 || in.Kind&MovableKeys != 0 || n <= len(in.Words) {
+		return false
+	}
+	k := in.keys[0]
+	if k.keyword != "" || k.keynum || k.notKey || int(k.index) != len(in.Words) {
+		return false
+	}
+	switch {
+	case k.lastKey == 0:
+		return true
+	case k.lastKey == -1 && k.limit <= 1:
+		return n == len(in.Words)+1 // a key to the end: only one given
+	}
+	return false
+}
+
 // Aggregate returns how the replies of the command sent to every primary
 // become one.
 func (in *Info) Aggregate() Aggregate { return in.agg }

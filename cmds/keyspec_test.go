@@ -384,3 +384,32 @@ func TestInspectShardChannels(t *testing.T) {
 		t.Errorf("builder's SPUBLISH fact: %+v", f)
 	}
 }
+
+// OneKey: one key, the argument after the name's words, and no other;
+// Nondeterministic follows the nondeterministic_output tip (not the
+// order-only one).
+func TestOneKeyAndNondeterministic(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n    int
+		want bool
+	}{
+		{"get", 2, true}, {"hget", 3, true}, {"hmget", 4, true}, {"exists", 2, true}, {"exists", 3, false},
+		{"mget", 2, true}, {"mget", 3, false}, {"xinfo|stream", 3, true}, {"lcs", 3, false},
+		{"sort_ro", 2, false}, {"xread", 4, false}, {"eval", 4, false}, {"ping", 1, false}, {"get", 1, false},
+		{"spublish", 3, false},
+	} {
+		if got := Lookup(c.name).OneKey(c.n); got != c.want {
+			t.Errorf("%s of %d arguments: OneKey %t, want %t", c.name, c.n, got, c.want)
+		}
+	}
+	if (*Info)(nil).OneKey(2) {
+		t.Errorf("a nil Info names a key")
+	}
+	for name, want := range map[string]bool{"ttl": true, "srandmember": true, "time": true, "randomkey": true,
+		"hgetall": false, "smembers": false, "get": false} {
+		if got := Lookup(name).Kind.Has(Nondeterministic); got != want {
+			t.Errorf("%s: Nondeterministic %t, want %t", name, got, want)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func newGen() *gen {
 var reservedTypes = []string{"Builder", "Command", "Info", "Kind", "Unit", "Shape", "Z", "Entry",
 	"Stream", "PendingSummary", "PendingEntry", "Popped", "ScanPage", "NullString", "NullFloat", "PendingConsumer",
 	// kinds, units, shapes, errors
-	"ReadOnly", "Write", "Blocking", "ReplyModel", "NoKeys", "MovableKeys", "Admin", "PubSub", "TxMulti", "TxEnd", "TxWatch",
+	"ReadOnly", "Write", "Blocking", "ReplyModel", "NoKeys", "MovableKeys", "Admin", "PubSub", "TxMulti", "TxEnd", "TxWatch", "Nondeterministic",
 	"NoUnit", "Seconds", "Milliseconds", "DecimalSeconds", "ErrMissing", "ErrAlone", "ErrNotOK", "ErrShape", "Lookup",
 	// policies (keyspec.go)
 	"Policy", "Aggregate", "ByKeys", "AllShards", "AggFirst", "AggSum", "AggLogicalAnd", "AggLogicalOr", "AggMin", "AggMax", "AggConcat",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -105,6 +106,9 @@ func kinds(c *command) []string {
 	if in.has("pubsub") {
 		k = append(k, "PubSub")
 	}
+	if nondeterministic(c) {
+		k = append(k, "Nondeterministic")
+	}
 	switch c.Name {
 	case "multi":
 		k = append(k, "TxMulti")
@@ -114,6 +118,20 @@ func kinds(c *command) []string {
 		k = append(k, "TxWatch")
 	}
 	return k
+}
+
+// nondeterministic reports whether a server tags the command's reply
+// nondeterministic_output (TTL, RANDOMKEY, SRANDMEMBER, TIME): it may
+// differ between two calls on the same data. The order-only tip
+// (nondeterministic_output_order: HGETALL, SMEMBERS) does not count: the
+// same data gives the same reply on one server.
+func nondeterministic(c *command) bool {
+	for _, srv := range c.Servers {
+		if in := c.Infos[srv]; in != nil && slices.Contains(in.Tips, "nondeterministic_output") {
+			return true
+		}
+	}
+	return false
 }
 
 // leaveOut are the commands not generated, and why.
