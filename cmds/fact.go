@@ -167,10 +167,24 @@ func refineLast(k Kind, in *Info, mode []byte) Kind {
 // in any case. The Fact's Keys are appended to keys, which is returned:
 // reuse it, and Inspect allocates nothing. No args is the zero Fact.
 func Inspect(args [][]byte, keys []Span) (Fact, []Span) {
+	var f Fact
 	if len(args) == 0 {
-		return Fact{}, keys
+		return f, keys
 	}
-	return lookupArgs(args).Fact(args, keys)
+	keys = lookupArgs(args).fill(&f, args, keys)
+	return f, keys
+}
+
+// AppendInspect appends the Fact of the command whose arguments are args
+// to facts and its keys' spans to keys, as Inspect finds them, without
+// copying the Fact: for a list of commands that owns its memory (a
+// pipeline's), as Command.AppendFact. No args appends the zero Fact.
+func AppendInspect(facts []Fact, keys []Span, args [][]byte) ([]Fact, []Span) {
+	facts = append(facts, Fact{})
+	if len(args) == 0 {
+		return facts, keys
+	}
+	return facts, lookupArgs(args).fill(&facts[len(facts)-1], args, keys)
 }
 
 // Fact returns the Fact of a command of this Info given as args (args[0]
@@ -178,25 +192,50 @@ func Inspect(args [][]byte, keys []Span) (Fact, []Span) {
 // trusted to be the command's. A nil Info is a command the table does not
 // know.
 func (in *Info) Fact(args [][]byte, keys []Span) (Fact, []Span) {
+	var f Fact
 	if len(args) == 0 {
-		return Fact{}, keys
+		return f, keys
 	}
-	f := Fact{Info: in}
-	// The spans follow from the arguments' lengths.
+	keys = in.fill(&f, args, keys)
+	return f, keys
+}
+
+// AppendFact is AppendInspect for a command of this Info: its name is
+// not looked up.
+func (in *Info) AppendFact(facts []Fact, keys []Span, args [][]byte) ([]Fact, []Span) {
+	facts = append(facts, Fact{})
+	if len(args) == 0 {
+		return facts, keys
+	}
+	return facts, in.fill(&facts[len(facts)-1], args, keys)
+}
+
+// fill sets the zero *f to the Fact of a command of this Info given as
+// args (at least its name), its keys' spans appended to keys.
+func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
+	f.Info = in
+	// The spans and the size follow from the arguments' lengths, in one
+	// walk; key i's offset is offs[i] (the first 16 arguments; a key past
+	// them is found by a second walk).
+	var offs [16]uint32
 	at := uint32(headerLen(len(args)))
-	at += uint32(headerLen(len(args[0])))
-	f.Name = Span{Off: at, Len: uint32(len(args[0]))}
-	at += uint32(len(args[0])) + 2
+	for i, a := range args {
+		h := uint32(headerLen(len(a)))
+		if i < len(offs) {
+			offs[i] = at + h
+		}
+		at += h + uint32(len(a)) + 2
+	}
+	f.Size = at
+	f.Name = Span{Off: offs[0], Len: uint32(len(args[0]))}
 	if len(args) > 1 {
-		h := uint32(headerLen(len(args[1])))
-		f.Arg1 = Span{Off: at + h, Len: uint32(len(args[1]))}
+		f.Arg1 = Span{Off: offs[1], Len: uint32(len(args[1]))}
 	}
 	if in == nil {
 		if equalFold(args[0], "SYNC") || equalFold(args[0], "PSYNC") {
 			f.Kind = ReplyModel | NoKeys
 		}
-		f.Size = encodedSize(args)
-		return f, keys
+		return keys
 	}
 	f.Kind = in.Kind
 	if in.Kind&(Blocking|ReplyModel) != 0 {
@@ -207,19 +246,28 @@ func (in *Info) Fact(args [][]byte, keys []Span) (Fact, []Span) {
 		pos := in.appendKeys(args, idx[:0], true) // keys, then shard channels
 		if len(pos) > 0 {
 			start := len(keys)
-			offs := argOffsets(args)
+			var far func(i int) uint32
 			for _, p := range pos {
-				if int(p) < len(args) {
-					keys = append(keys, Span{Off: offs(int(p)), Len: uint32(len(args[p]))})
+				if int(p) >= len(args) {
+					continue
 				}
+				off := uint32(0)
+				if int(p) < len(offs) {
+					off = offs[p]
+				} else {
+					if far == nil {
+						far = argOffsets(args)
+					}
+					off = far(int(p))
+				}
+				keys = append(keys, Span{Off: off, Len: uint32(len(args[p]))})
 			}
 			if len(keys) > start {
 				f.Keys = keys[start:len(keys):len(keys)]
 			}
 		}
 	}
-	f.Size = encodedSize(args)
-	return f, keys
+	return keys
 }
 
 // argOffsets returns a function giving the offset of argument i's bytes
@@ -235,15 +283,6 @@ func argOffsets(args [][]byte) func(i int) uint32 {
 		}
 		return at + uint32(headerLen(len(args[i])))
 	}
-}
-
-// encodedSize is the length of the encoding of args.
-func encodedSize(args [][]byte) uint32 {
-	n := headerLen(len(args))
-	for _, a := range args {
-		n += headerLen(len(a)) + len(a) + 2
-	}
-	return uint32(n)
 }
 
 // refine computes the kind and timeout of a Blocking or ReplyModel

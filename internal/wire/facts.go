@@ -50,18 +50,14 @@ func (l *Facts) Strings(args []string) {
 
 // Bytes adds the fact of a command given as byte slices.
 func (l *Facts) Bytes(args [][]byte) {
-	var f cmds.Fact
-	f, l.keys = cmds.Inspect(args, l.keys)
-	l.facts = append(l.facts, f)
+	l.facts, l.keys = cmds.AppendInspect(l.facts, l.keys, args)
 }
 
 // As adds the fact of a command given as byte slices whose Info the
 // encoder knows (nil: one the table does not know), without looking its
 // name up.
 func (l *Facts) As(in *cmds.Info, args [][]byte) {
-	var f cmds.Fact
-	f, l.keys = in.Fact(args, l.keys)
-	l.facts = append(l.facts, f)
+	l.facts, l.keys = in.AppendFact(l.facts, l.keys, args)
 }
 
 // Command adds the fact of a command built by package cmds.
