@@ -311,25 +311,7 @@ func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 		if err != nil {
 			return err
 		}
-		h := &firstReply{done: make(chan struct{}, 1), at: at}
-		if err := s.c.Send(ctx, w, h); err != nil {
-			return err
-		}
-		select {
-		case <-h.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if h.err != nil {
-			return h.err
-		}
-		if h.val.IsError() {
-			return h.val.Err()
-		}
-		if fn != nil {
-			return fn(h.val)
-		}
-		return nil
+		return replyAt(ctx, s.c, w, at, fn)
 	}
 	// RESP2: the invalidations travel on the other connection; a PING
 	// there sent after the reply comes back after them. Broadcast: the
@@ -357,7 +339,13 @@ func askingDo(ctx context.Context, cn *conn.Conn, cmd resp.Cmd, fn func(resp.Val
 	if err != nil {
 		return err
 	}
-	h := &firstReply{done: make(chan struct{}, 1), at: 1}
+	return replyAt(ctx, cn, w, 1, fn)
+}
+
+// replyAt sends w on cn, waits for its replies and gives reply at to fn
+// (a server error reply is returned, fn not called).
+func replyAt(ctx context.Context, cn *conn.Conn, w wire.Cmds, at int, fn func(resp.Value) error) error {
+	h := &firstReply{done: make(chan struct{}, 1), at: at}
 	if err := cn.Send(ctx, w, h); err != nil {
 		return err
 	}
