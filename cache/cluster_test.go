@@ -30,19 +30,7 @@ func owner(t *testing.T, cl *servertest.Cluster, key string) *servertest.Server 
 // reply of a missing key kept, and a slot migration followed.
 func TestCluster(t *testing.T) {
 	protocols(t, func(t *testing.T, proto int) {
-		servertest.Need(t, srv)
-		cl, err := servertest.StartCluster(3, 0, servertest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Stop)
-		o := cache.ClusterOptions{Addrs: cl.Addrs()[:1], RefreshInterval: time.Hour}
-		o.Protocol = proto
-		cc, err := cache.NewCluster(testCtx(t), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cc.Close() })
+		cl, cc := clusterCache(t, 3, proto)
 		ctx := testCtx(t)
 		get := func(key string) string {
 			t.Helper()
@@ -188,6 +176,27 @@ func mgetText(vals [][]byte) string {
 	return strings.Join(parts, " ")
 }
 
+// clusterCache starts a cluster of primaries (no replicas) and a
+// ClusterCache over it, seeded with one node and refreshed only when a
+// node says so (MOVED).
+func clusterCache(t *testing.T, primaries, proto int) (*servertest.Cluster, *cache.ClusterCache) {
+	t.Helper()
+	servertest.Need(t, srv)
+	cl, err := servertest.StartCluster(primaries, 0, servertest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	o := cache.ClusterOptions{Addrs: cl.Addrs()[:1], RefreshInterval: time.Hour}
+	o.Protocol = proto
+	cc, err := cache.NewCluster(testCtx(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cl, cc
+}
+
 // splitLines splits servertest's rendering of an array.
 func splitLines(s string) []string { return strings.Split(s, "\n") }
 
@@ -290,19 +299,7 @@ func waitReplicated(t *testing.T, primary, replica *servertest.Server) {
 // cache sees it.
 func TestClusterDoFollowsAsk(t *testing.T) {
 	protocols(t, func(t *testing.T, proto int) {
-		servertest.Need(t, srv)
-		cl, err := servertest.StartCluster(2, 0, servertest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Stop)
-		o := cache.ClusterOptions{Addrs: cl.Addrs()[:1], RefreshInterval: time.Hour}
-		o.Protocol = proto
-		cc, err := cache.NewCluster(testCtx(t), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cc.Close() })
+		cl, cc := clusterCache(t, 2, proto)
 		ctx := testCtx(t)
 		a, b := cl.Primaries[0], cl.Primaries[1]
 		// Two keys of one slot on a: {t}stay stays there, {t}gone moves.
