@@ -12,15 +12,16 @@
 // # What is cached
 //
 // Read-only commands whose reply depends on one key (argument 1) and
-// nothing else: GET, GETRANGE, STRLEN, EXISTS (one key), TYPE, GETBIT,
-// BITCOUNT, BITPOS; HGET, HMGET, HGETALL, HEXISTS, HLEN, HKEYS, HVALS,
-// HSTRLEN; SMEMBERS, SISMEMBER, SMISMEMBER, SCARD; ZRANGE, ZREVRANGE,
-// ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX, ZSCORE,
-// ZMSCORE, ZCARD, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT; LRANGE, LINDEX,
-// LLEN, LPOS; XLEN, XRANGE, XREVRANGE. Not TTL or PTTL (they change with
-// time), nor SRANDMEMBER and the like (chance), nor commands of several
-// keys. A missing key is cached too (a nil GET): the server tracks the
-// key's name, so its creation invalidates it. Server error replies are
+// nothing else, as the servers' own command table says (package cmds,
+// generated from COMMAND INFO): the readonly flag, one key as argument 1
+// (EXISTS k, not EXISTS a b), and no nondeterministic_output tip. So GET,
+// GETRANGE, STRLEN, EXISTS, TYPE, the bit reads; HGET, HMGET, HGETALL and
+// the other hash reads; the set, sorted-set and list reads (SMEMBERS,
+// ZRANGE, ZSCORE, LRANGE, LPOS, …); XLEN, XRANGE, XREVRANGE; EXPIRETIME,
+// GEOPOS, GEOSEARCH and the like. Not TTL or PTTL (they change with time),
+// nor SRANDMEMBER, HSCAN and the like (tagged nondeterministic), nor
+// commands of several keys. A missing key is cached too (a nil GET): the
+// server tracks the key's name, so its creation invalidates it. Server error replies are
 // never kept.
 //
 // A reply is kept for about the TTL the call gives, and never past the
@@ -137,5 +138,9 @@
 // the move (RefreshInterval), whichever comes first; a primary cut off
 // from the cluster but still answering this client serves its entries
 // until the refresh. Hits never ask a node, so nothing quicker can tell
-// the client that the node lost its slots.
+// the client that the node lost its slots. During a slot migration, a
+// key already moved is answered ASK by its old owner: a write (Do) is
+// sent to the importing node after ASKING, and a read is read there the
+// same way and not kept. MGet groups its keys by node and reads each
+// group through that node's Cache at once.
 package cache
