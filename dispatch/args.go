@@ -16,14 +16,19 @@ import (
 type Args struct {
 	run resp.Args // the keys then the args
 	nk  int
+	// Where each key's bytes are in run, for the call's Fact: the first
+	// len(keyAt) keys here, the others in more.
+	keyAt [8]cmds.Span
+	more  []cmds.Span
 }
 
 // Reset removes every key and argument, keeping the memory.
-func (a *Args) Reset() { a.run.Reset(); a.nk = 0 }
+func (a *Args) Reset() { a.run.Reset(); a.nk = 0; a.more = a.more[:0] }
 
 // Key appends a key (a KEYS[i] of the script).
 func (a *Args) Key(k string) {
 	a.mustBeKeys()
+	a.noteKey(len(k))
 	a.run.Add(k)
 	a.nk++
 }
@@ -31,8 +36,38 @@ func (a *Args) Key(k string) {
 // KeyBytes appends a key given as bytes; the bytes are copied.
 func (a *Args) KeyBytes(k []byte) {
 	a.mustBeKeys()
+	a.noteKey(len(k))
 	a.run.AddBytes(k)
 	a.nk++
+}
+
+// noteKey notes where the key of n bytes about to be added will be.
+func (a *Args) noteKey(n int) {
+	sp := cmds.Span{Off: uint32(a.run.Size() + bulkHeaderLen(n)), Len: uint32(n)}
+	if a.nk < len(a.keyAt) {
+		a.keyAt[a.nk] = sp
+		return
+	}
+	a.more = append(a.more, sp)
+}
+
+// copyOf makes a a copy of b (nil: empty), keeping a's memory.
+func (a *Args) copyOf(b *Args) {
+	a.Reset()
+	if b == nil {
+		return
+	}
+	a.run.AddArgs(&b.run)
+	a.nk, a.keyAt = b.nk, b.keyAt
+	a.more = append(a.more, b.more...)
+}
+
+// key returns where key i is in run.
+func (a *Args) key(i int) cmds.Span {
+	if i < len(a.keyAt) {
+		return a.keyAt[i]
+	}
+	return a.more[i-len(a.keyAt)]
 }
 
 // Arg appends an argument (an ARGV[i] of the script).

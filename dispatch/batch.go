@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -33,9 +34,8 @@ type Batch struct {
 // batchCall is one call in a Batch.
 type batchCall struct {
 	s    *Script
-	nk   int
-	args resp.Args // its keys then args
-	gen  uint64    // its script's completed loads before its last send
+	args Args   // its keys then args
+	gen  uint64 // its script's completed loads before its last send
 }
 
 // pendingLoad is a script that answered NOSCRIPT within a batch.
@@ -56,12 +56,8 @@ func (b *Batch) Add(s *Script, a *Args) {
 		b.calls = append(b.calls, batchCall{})
 	}
 	c := &b.calls[n]
-	c.s, c.nk, c.gen = s, 0, 0
-	c.args.Reset()
-	if a != nil {
-		c.nk = a.nk
-		c.args.AddArgs(&a.run)
-	}
+	c.s, c.gen = s, 0
+	c.args.copyOf(a)
 }
 
 // Len returns the number of calls in the batch.
@@ -129,12 +125,13 @@ func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native bool, idx [
 // appendCall encodes call i in the executor's form.
 func (b *Batch) appendCall(i int, native bool) {
 	c := &b.calls[i]
-	head, info := &c.s.evalsha, infoEvalsha
+	head := &c.s.evalsha
 	if native {
-		head, info = &c.s.nativeHead, nil // EMQ.*: not in the table
+		head = &c.s.nativeHead
 	}
-	at := len(b.wire.Bytes())
-	appendCall(&b.wire, head, c.nk, &c.args)
-	// The fact of the command just encoded, its Info known here.
-	b.facts.EncodedAs(info, b.wire.Bytes()[at:])
+	appendCall(&b.wire, head, c.args.nk, &c.args.run)
+	// The fact of the command just encoded, from its pieces.
+	b.facts.Made(func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+		return callFact(c.s, native, &c.args, keys)
+	})
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -26,7 +27,9 @@ func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Valu
 	buf := bufPool.Get().(*cmdBuf)
 	cmd := buildCall(buf.b, &s.nativeHead, a)
 	buf.b = cmd.Bytes()
-	err := wire.DoFuncAs(ctx, x.s, cmd, nil, fn) // EMQ.*: not in the table
+	err := wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+		return callFact(s, true, a, keys)
+	}, fn)
 	if cap(buf.b) <= 64<<10 {
 		bufPool.Put(buf)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -77,7 +78,9 @@ func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Va
 	for sends := 1; ; sends++ {
 		gen := st.done.Load() // before the send: see ensureLoaded
 		x.evalSHAs.Add(1)
-		err = wire.DoFuncAs(ctx, x.s, cmd, infoEvalsha, fn)
+		err = wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+			return callFact(s, false, a, keys)
+		}, fn)
 		if !errIsNoScript(err) {
 			break
 		}

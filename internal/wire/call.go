@@ -121,6 +121,19 @@ func DoFuncAs(ctx context.Context, s Sender, cmd resp.Cmd, in *cmds.Info, fn fun
 	return cl.exchange(ctx, s, w, fn)
 }
 
+// DoFuncMade is DoFunc for a command whose encoder makes its fact (see
+// Facts.Made): make is called once, before DoFuncMade sends.
+func DoFuncMade(ctx context.Context, s Sender, cmd resp.Cmd, make func(keys []cmds.Span) (cmds.Fact, []cmds.Span), fn func(resp.Value) error) error {
+	w, err := FromCmd(cmd)
+	if err != nil {
+		return err
+	}
+	cl := getCall()
+	cl.facts.Made(make)
+	w.Facts = cl.facts.List()
+	return cl.exchange(ctx, s, w, fn)
+}
+
 // DoCommand is DoFunc for a command built by package cmds, whose facts
 // its builder knows.
 func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value) error) error {

@@ -65,6 +65,15 @@ func (l *Facts) Command(c cmds.Command) {
 	l.facts, l.keys = c.AppendFact(l.facts, l.keys)
 }
 
+// Made adds the fact that make returns, given the memory to append its
+// keys' spans to: a fact its encoder makes from the pieces it encoded
+// (dispatch's calls), with no copy of its keys.
+func (l *Facts) Made(make func(keys []cmds.Span) (cmds.Fact, []cmds.Span)) {
+	var f cmds.Fact
+	f, l.keys = make(l.keys)
+	l.facts = append(l.facts, f)
+}
+
 // Add adds a fact made elsewhere (a builder's), copying its keys.
 func (l *Facts) Add(f cmds.Fact) {
 	if len(f.Keys) > 0 {
