@@ -131,15 +131,6 @@ func init() {
 // "client|kill"), or nil.
 func Lookup(name string) *Info { return byName[name] }
 
-// headerLen is the length of a bulk string header for n bytes ("$n\r\n").
-func headerLen(n int) int {
-	l := 4
-	for ; n >= 10; n /= 10 {
-		l++
-	}
-	return l
-}
-
 // Errors of commands built without what they need. They are never sent.
 var (
 	// ErrMissing is matched (errors.Is) by the error of a command built
@@ -526,14 +517,14 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 	if b.inLate {
 		// A late run (only a command's constructor writes one, in order).
 		r := &b.late[b.nlate-1]
-		k := keyRef{arg: int32(r.n), off: uint32(len(r.b) + headerLen(len(s))), n: uint32(len(s))}
+		k := keyRef{arg: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))}
 		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
 		r.add(s)
 		return
 	}
 	if b.ordered {
 		// Where the bytes are in main: after the bulk header.
-		off := len(b.main.b) + headerLen(len(s))
+		off := len(b.main.b) + resp.HeaderLen(len(s))
 		*list = append(*list, keyRef{arg: int32(b.main.n), pos: int32(b.main.n), off: uint32(off), n: uint32(len(s))})
 		b.main.add(s)
 		return
@@ -722,7 +713,7 @@ func (b *Builder) emit(info *Info) {
 					b.main.add(a.tok)
 					continue
 				}
-				k := keyRef{arg: int32(i), pos: int32(b.main.n), off: uint32(len(b.main.b) + headerLen(int(a.n))), n: a.n}
+				k := keyRef{arg: int32(i), pos: int32(b.main.n), off: uint32(len(b.main.b) + resp.HeaderLen(int(a.n))), n: a.n}
 				b.main.addBytes(b.raw[a.off : a.off+a.n])
 				switch a.kind {
 				case isKey:

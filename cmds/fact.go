@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 	"unsafe"
+
+	"github.com/echomq/echomq-go/resp"
 )
 
 // Span is where one argument of an encoded command is: bytes
@@ -87,9 +89,9 @@ func (c *Command) fill(f *Fact, keys []Span) []Span {
 	in := bd.info
 	n := len(in.Words) + bd.nargs
 	f.Info, f.Kind, f.Timeout, f.Size = in, bd.kind, bd.timeout, uint32(len(b))
-	at := uint32(headerLen(n))
+	at := uint32(resp.HeaderLen(n))
 	w0 := uint32(len(in.Words[0]))
-	f.Name = Span{Off: at + uint32(headerLen(int(w0))), Len: w0}
+	f.Name = Span{Off: at + uint32(resp.HeaderLen(int(w0))), Len: w0}
 	if n > 1 {
 		at = f.Name.Off + w0 + 2
 		l, h := bulkLen(b, at)
@@ -218,9 +220,9 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 	// walk; key i's offset is offs[i] (the first 16 arguments; a key past
 	// them is found by a second walk).
 	var offs [16]uint32
-	at := uint32(headerLen(len(args)))
+	at := uint32(resp.HeaderLen(len(args)))
 	for i, a := range args {
-		h := uint32(headerLen(len(a)))
+		h := uint32(resp.HeaderLen(len(a)))
 		if i < len(offs) {
 			offs[i] = at + h
 		}
@@ -273,15 +275,15 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 // argOffsets returns a function giving the offset of argument i's bytes
 // in the encoding of args; it walks the arguments once, in order.
 func argOffsets(args [][]byte) func(i int) uint32 {
-	next, at := 0, uint32(headerLen(len(args)))
+	next, at := 0, uint32(resp.HeaderLen(len(args)))
 	return func(i int) uint32 {
 		if i < next {
-			next, at = 0, uint32(headerLen(len(args)))
+			next, at = 0, uint32(resp.HeaderLen(len(args)))
 		}
 		for ; next < i; next++ {
-			at += uint32(headerLen(len(args[next]))+len(args[next])) + 2
+			at += uint32(resp.HeaderLen(len(args[next]))+len(args[next])) + 2
 		}
-		return at + uint32(headerLen(len(args[i])))
+		return at + uint32(resp.HeaderLen(len(args[i])))
 	}
 }
 

@@ -43,7 +43,7 @@ func (a *Args) KeyBytes(k []byte) {
 
 // noteKey notes where the key of n bytes about to be added will be.
 func (a *Args) noteKey(n int) {
-	sp := cmds.Span{Off: uint32(a.run.Size() + bulkHeaderLen(n)), Len: uint32(n)}
+	sp := cmds.Span{Off: uint32(a.run.Size() + resp.HeaderLen(n)), Len: uint32(n)}
 	if a.nk < len(a.keyAt) {
 		a.keyAt[a.nk] = sp
 		return

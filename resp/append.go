@@ -9,6 +9,17 @@ import (
 // strconv.AppendInt: the caller owns the buffer and nothing allocates when
 // dst has room.
 
+// HeaderLen is the length of the header AppendArrayHeader writes for n
+// elements, and of a bulk string's for n bytes ("*n\r\n", "$n\r\n"),
+// for n >= 0: where an encoded argument's bytes start, without encoding.
+func HeaderLen(n int) int {
+	l := 4
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
+}
+
 // AppendArrayHeader appends an array header for n elements ("*n\r\n").
 func AppendArrayHeader(dst []byte, n int) []byte { return appendHeader(dst, '*', int64(n)) }
 

@@ -1,0 +1,23 @@
+package resp_test
+
+import (
+	"testing"
+
+	"github.com/echomq/echomq-go/resp"
+)
+
+// HeaderLen is the length of what AppendArrayHeader and AppendBulk write
+// before the bytes, at every digit boundary.
+func TestHeaderLen(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 99, 100, 999, 1000, 99999, 100000, 1 << 31} {
+		if got, want := resp.HeaderLen(n), len(resp.AppendArrayHeader(nil, n)); got != want {
+			t.Errorf("HeaderLen(%d) = %d, array header %d", n, got, want)
+		}
+		if n <= 100000 {
+			b := make([]byte, n)
+			if got, want := resp.HeaderLen(n), len(resp.AppendBulk(nil, b))-n-2; got != want {
+				t.Errorf("HeaderLen(%d) = %d, bulk header %d", n, got, want)
+			}
+		}
+	}
+}
