@@ -396,7 +396,7 @@ func (cl *Client) dedicated(ctx context.Context) (*Conn, error) {
 		// connection closed instead); one that failed to ask (ctx ended,
 		// a fault) is not lent, nor pooled without its id.
 		var buf [16]byte
-		id, ierr := c.DoInt(ctx, resp.Command(buf[:0], "CLIENT", "ID"))
+		id, ierr := c.doIntOwn(ctx, resp.Command(buf[:0], "CLIENT", "ID"))
 		var se *resp.ServerError
 		switch {
 		case ierr == nil:
@@ -630,12 +630,13 @@ unblocking:
 
 // unblock sends CLIENT UNBLOCK id on the shared connection, or on a
 // connection of its own when the shared one is down, fails, or is held
-// up by a WAIT (which would answer first, up to its timeout later).
+// up by a WAIT (which would answer first, up to its timeout later). The
+// hooks do not see it: the user never sent it.
 func (cl *Client) unblock(ctx context.Context, id int64) (int64, error) {
 	var buf [64]byte
 	cmd := resp.Command(buf[:0], "CLIENT", "UNBLOCK", strconv.FormatInt(id, 10))
 	if cur, err := cl.current(); err == nil && cur.blocked.Load() == 0 {
-		n, err := cur.DoInt(ctx, cmd)
+		n, err := cur.doIntOwn(ctx, cmd)
 		var se *resp.ServerError
 		if err == nil || errors.As(err, &se) || ctx.Err() != nil {
 			return n, err
@@ -646,5 +647,5 @@ func (cl *Client) unblock(ctx context.Context, id int64) (int64, error) {
 		return 0, err
 	}
 	defer c.Close()
-	return c.DoInt(ctx, cmd)
+	return c.doIntOwn(ctx, cmd)
 }

@@ -157,7 +157,10 @@
 // BeforePipeline and AfterPipeline around a submission of several
 // commands. Every command is seen exactly once, in order; a Client runs
 // the hooks once per submission, even when it moves one that nothing had
-// sent onto its next connection. The context a Before function returns
+// sent onto its next connection. What a Client sends on its own behalf
+// (CLIENT UNBLOCK for a cancelled blocking call, CLIENT ID for a lent
+// connection under RESP2) and the handshake are not the user's commands:
+// the hooks do not see them. The context a Before function returns
 // reaches the matching After functions, which is how a tracer carries
 // its span (contrib/otel; contrib/prometheus counts with one).
 //

@@ -25,7 +25,10 @@ import (
 // AfterPipeline once the last has ended. Every command is seen exactly
 // once: refused ones (a *CommandError, a done ctx, ErrNotConnected) and
 // ones ended by a fault included; a Client that moves a submission
-// nothing had sent onto its next connection reports it once.
+// nothing had sent onto its next connection reports it once. Only the
+// user's commands are seen: not the handshake, nor what a Client sends
+// on its own behalf (CLIENT UNBLOCK for a cancelled blocking call,
+// CLIENT ID for a lent connection under RESP2).
 //
 // The context a Before function returns (nil: the one it was given) is
 // passed to the next hook's Before and to the After functions of the same
@@ -269,4 +272,26 @@ func (o *hooked) release() {
 // submission refused before any connection saw it.
 func (s *hookSet) refuse(ctx context.Context, cmds wire.Cmds, err error) {
 	s.begin(ctx, cmds, nil).fail(err)
+}
+
+// unhooked is a Conn seen without its hooks: what a Client sends on its
+// own behalf (CLIENT UNBLOCK for a cancelled blocking call, CLIENT ID for
+// a lent connection under RESP2) goes through it, for the user never
+// sent those commands, so hooks and the Observer do not see them. (The
+// handshake is not sent through Send at all.) It takes only submissions
+// with their facts, as wire.DoFunc makes them.
+type unhooked struct{ c *Conn }
+
+// Send is Conn.Send without the hooks.
+func (u unhooked) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	if len(cmds.Facts) != cmds.N {
+		return wire.ErrMalformed
+	}
+	return u.c.send(ctx, cmds, h)
+}
+
+// doIntOwn is DoInt for a command the Client sends on its own behalf,
+// unseen by the hooks.
+func (c *Conn) doIntOwn(ctx context.Context, cmd resp.Cmd) (int64, error) {
+	return wire.DoInt(ctx, unhooked{c}, cmd)
 }

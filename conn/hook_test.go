@@ -317,3 +317,55 @@ func TestAllocsHooked(t *testing.T) {
 	}
 	require.Equal(t, 1101, n, "AfterCommand once per call (AllocsPerRun runs once more)")
 }
+
+// TestHooksClientOwnCommandsUnseen: the commands a Client sends on its
+// own behalf are not the user's: a BLPOP cancelled via its ctx is
+// unblocked by CLIENT UNBLOCK on the shared connection (and, under
+// RESP2, the lent connection's CLIENT ID is asked first), which hooks
+// and the Observer do not see; the BLPOP they see once. The unblock
+// happened (the server ran CLIENT UNBLOCK, and the lent connection came
+// back: the next BLPOP runs on it) and the next commands work.
+func TestHooksClientOwnCommandsUnseen(t *testing.T) {
+	for _, proto := range []int{3, 2} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			servertest.Need(t, srv)
+			srv.Flush(t)
+			rec := &hookRecorder{}
+			obs := &recorder{}
+			cl, err := conn.NewClient(testCtx(t), conn.Options{
+				Addr: srv.Addr, Protocol: proto, Hooks: []conn.Hook{rec.hook()}, Observer: obs,
+			})
+			require.NoError(t, err)
+			defer cl.Close()
+			srv.ResetStats(t)
+			ctx, cancel := context.WithCancel(testCtx(t))
+			ended := make(chan error, 1)
+			go func() {
+				_, err := cl.Do(ctx, "BLPOP", "own-q", "0") // only the unblock can end it
+				ended <- err
+			}()
+			waitBlocked(t, 1)
+			cancel()
+			require.ErrorIs(t, <-ended, context.Canceled)
+			waitBlocked(t, 0)
+			require.Equal(t, int64(1), srv.CommandCalls(t, "client|unblock"), "the server unblocked the BLPOP")
+
+			_, err = srv.Do("RPUSH", "own-q", "x")
+			require.NoError(t, err)
+			v, err := cl.Do(testCtx(t), "BLPOP", "own-q", "0")
+			require.NoError(t, err)
+			require.Equal(t, "x", v.Elems[1].Text())
+			got, err := echo(testCtx(t), cl, "after")
+			require.NoError(t, err)
+			require.Equal(t, "after", got)
+			list, err := srv.Do("CLIENT", "LIST")
+			require.NoError(t, err)
+			require.Equal(t, 1, strings.Count(list, " cmd=blpop "), "the lent connection came back: connections that ran BLPOP:\n%s", list)
+
+			evs := rec.take()
+			require.Equal(t, "+BLPOP -BLPOP +BLPOP -BLPOP +ECHO -ECHO", script(evs), "the hook sees the user's commands, once each")
+			checkPairs(t, evs)
+			require.Equal(t, "+BLPOP -BLPOP +BLPOP -BLPOP +ECHO -ECHO", names(obs.take()), "the Observer too")
+		})
+	}
+}

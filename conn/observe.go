@@ -7,8 +7,9 @@ import (
 	"github.com/echomq/echomq-go/cmds"
 )
 
-// Observer is told of every command a connection sends, for metrics and
-// tracing: CommandStart as the command is queued, CommandEnd once, when
+// Observer is told of every command a connection sends for its user
+// (not the handshake, nor what a Client sends on its own behalf, as
+// CLIENT UNBLOCK), for metrics and tracing: CommandStart as the command is queued, CommandEnd once, when
 // its reply arrives or when it ends without one. Set it in
 // Options.Observer (a Client passes it to each of its connections);
 // without one, a connection does no observing work at all. An Observer
