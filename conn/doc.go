@@ -124,7 +124,9 @@
 // (nothing was sent; it never matches ErrBroken). A call on a Conn that
 // has already failed, or that the server closed while it was idle (its
 // timeout, CLIENT KILL: found before sending, on TCP and unix sockets
-// under Linux), sends nothing and gets the Conn's fault; a Client sends
+// under Linux, over TLS too; the fault matches ErrIdleClosed), sends
+// nothing and gets the Conn's fault, matching ErrNotSent besides: the
+// command did not run, so sending it again elsewhere is safe; a Client sends
 // such a call on the connection its supervisor dials next, or fails it
 // with ErrNotConnected when that dial fails; so are the calls made
 // meanwhile, rather than failed at once. A caller whose context ends

@@ -12,7 +12,9 @@ import (
 // the reply was an error (its first word when it has a code's shape, 1 to
 // 32 capital letters or underscores: NOSCRIPT, WRONGTYPE, EMQARG; else
 // "ERR"), or the kind of failure: "too_large", "not_connected",
-// "closed", "timeout", "broken", "refused", "canceled" (ctx ended,
+// "closed", "not_sent" (a Conn that had failed, or that the server
+// closed while idle, sent nothing: see ErrNotSent), "timeout",
+// "broken", "refused", "canceled" (ctx ended,
 // cancelled or past its deadline), "other". nil is "".
 func ErrorKind(err error) string {
 	var se *resp.ServerError
@@ -30,6 +32,8 @@ func ErrorKind(err error) string {
 		return "not_connected"
 	case errors.Is(err, ErrClosed):
 		return "closed"
+	case errors.Is(err, ErrNotSent):
+		return "not_sent"
 	case errors.Is(err, ErrTimeout):
 		return "timeout"
 	case errors.Is(err, ErrBroken):

@@ -24,6 +24,7 @@ func TestErrorKind(t *testing.T) {
 		{conn.ErrClosed, "closed"},
 		{conn.ErrTimeout, "timeout"},
 		{fmt.Errorf("x: %w", conn.ErrBroken), "broken"},
+		{fmt.Errorf("x: %w: %w", conn.ErrNotSent, &conn.BrokenError{Cause: conn.ErrTimeout}), "not_sent"},
 		{&conn.CommandError{Command: "MONITOR", Reason: "r"}, "refused"},
 		{context.Canceled, "canceled"},
 		{context.DeadlineExceeded, "canceled"},

@@ -14,7 +14,7 @@ var ErrClosed = errors.New("conn: closed")
 // ErrBroken is matched (errors.Is) by every error that failed a call
 // because its connection broke: an I/O error, a protocol error, the peer
 // closing, or a liveness timeout. The call's command may or may not have
-// run on the server.
+// run on the server, unless the error matches ErrNotSent too.
 var ErrBroken = errors.New("conn: connection broken")
 
 // ErrTimeout is matched by the error of calls failed because replies were
@@ -33,19 +33,37 @@ var ErrUnsolicited = errors.New("conn: reply with no command waiting for it")
 // ErrBroken.
 var ErrNotConnected = errors.New("conn: not connected")
 
+// ErrNotSent is matched (errors.Is) by the error of a call that a Conn
+// did not send because the Conn had already failed, or because the
+// server had closed it while it was idle (then the error matches
+// ErrIdleClosed too): the command did not run, so it is safe to send it
+// again, on another connection. The error also matches ErrBroken and
+// wraps the Conn's fault (a *BrokenError), for the Conn is done. A
+// Client sends such a call on its next connection itself; its calls sent
+// nowhere match ErrNotConnected.
+var ErrNotSent = errors.New("conn: nothing was sent")
+
+// ErrIdleClosed is matched by the fault of a connection that the server
+// closed while it was idle (its timeout, CLIENT KILL), found before a
+// call was sent on it: on TCP and unix sockets under Linux, over TLS
+// too. The call that found it, and every later call on the Conn, get an
+// error matching ErrNotSent, ErrIdleClosed and ErrBroken.
+var ErrIdleClosed = errors.New("conn: closed by the server while idle")
+
 // errPeerClosed is the fault of a connection found closed by the server
 // while it was idle.
-var errPeerClosed = errors.New("closed by the server while idle")
+var errPeerClosed = ErrIdleClosed
 
 // notSentError is the error of a call on a Conn that had already failed,
 // or was found closed by the server while idle, before the call could be
-// sent. To the Conn's callers it is the fault (it unwraps to the
+// sent. It matches ErrNotSent and unwraps to the fault (the
 // *BrokenError); it tells a Client that nothing was sent, so the Client
 // sends the call on the next connection instead.
 type notSentError struct{ fault error }
 
-func (e *notSentError) Error() string { return e.fault.Error() }
-func (e *notSentError) Unwrap() error { return e.fault }
+func (e *notSentError) Error() string        { return e.fault.Error() + " (nothing was sent)" }
+func (e *notSentError) Unwrap() error        { return e.fault }
+func (e *notSentError) Is(target error) bool { return target == ErrNotSent }
 
 // sentNothing wraps the fault of a call refused by a failed Conn.
 func sentNothing(fault error) error {

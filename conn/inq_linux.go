@@ -28,3 +28,37 @@ func socketState(fd uintptr, peek *[1]byte) (waiting int, closed bool) {
 	}
 	return int(n), false
 }
+
+// socketShut tells whether the peer of the socket under a TLS connection
+// has closed it: an EOF or a reset with nothing left to read, as
+// socketState tells them; or, when bytes wait (TLS records, which may
+// answer nothing: a session ticket, the close_notify alert a server
+// sends before it closes), the peer's end of the stream seen behind
+// them (poll's POLLRDHUP, or POLLHUP or POLLERR). After it nothing more
+// can arrive, so a command written now would be lost unanswered. Bytes
+// waiting without it tell nothing: the connection is taken as open. The
+// socket is only peeked at and polled: no byte is taken from it.
+func socketShut(fd uintptr, peek *[1]byte) bool {
+	if waiting, closed := socketState(fd, peek); closed || waiting == 0 {
+		return closed
+	}
+	p := pollFd{fd: int32(fd), events: pollRdHup}
+	var ts syscall.Timespec // return at once
+	n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1,
+		uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	return errno == 0 && n == 1 && p.revents&(pollRdHup|pollHup|pollErr) != 0
+}
+
+// pollFd is struct pollfd, for ppoll.
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+// poll's event bits (POLLRDHUP is 0x2000 on every Linux port Go has).
+const (
+	pollErr   = 0x8
+	pollHup   = 0x10
+	pollRdHup = 0x2000
+)
