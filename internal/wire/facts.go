@@ -194,6 +194,31 @@ func Known(c Cmds) (Cmds, *Facts, error) {
 	return c, l, nil
 }
 
+// ForGuard returns c with what a connection's guard needs: c itself when
+// it has its facts (checked, as Known does) or is Plain without them,
+// else c with its facts read from its bytes (see Known).
+func ForGuard(c Cmds) (Cmds, *Facts, error) {
+	if c.Facts == nil && c.Plain && c.N > 0 {
+		return c, nil, nil
+	}
+	return Known(c)
+}
+
+// NameOf returns the name (the first argument) of the command encoded at
+// the start of b, or nil when b does not start with an array of bulk
+// strings.
+func NameOf(b []byte) []byte {
+	n, rest, ok := header(b, '*')
+	if !ok || n == 0 {
+		return nil
+	}
+	size, rest, ok := header(rest, '$')
+	if !ok || len(rest) < size {
+		return nil
+	}
+	return rest[:size:size]
+}
+
 // Release gives back the Facts Known returned (nil is ignored).
 func Release(l *Facts) {
 	if l == nil {
