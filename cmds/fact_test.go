@@ -1,6 +1,7 @@
 package cmds
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,37 @@ func BenchmarkFact(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		sinkFact = c.Fact()
+	}
+}
+
+// TestPlain: Plain never says true of a command that may be Guarded (with
+// any arguments: the table's kind is the most a command's refined kind
+// has), in any case, nor of SYNC and PSYNC; and it says true of the
+// commands a pipeline sends most, so that their submissions skip the
+// facts.
+func TestPlain(t *testing.T) {
+	for _, in := range commands {
+		w := in.Words[0]
+		for _, name := range []string{w, strings.ToLower(w)} {
+			if Plain(name) && in.Kind&Guarded != 0 {
+				t.Errorf("Plain(%q) but %v is %b", name, in.Words, in.Kind&Guarded)
+			}
+			if Plain([]byte(name)) != Plain(name) {
+				t.Errorf("Plain(%q) differs for bytes", name)
+			}
+		}
+	}
+	for _, name := range []string{"SYNC", "psync", "BLPOP", "xread", "XREADGROUP", "CLIENT", "SCRIPT", "MULTI", "exec", "WATCH", "WAIT", "SUBSCRIBE", "HELLO", "", "MONITOR"} {
+		if Plain(name) {
+			t.Errorf("Plain(%q)", name)
+		}
+	}
+	for _, name := range []string{"PING", "SET", "get", "EVALSHA", "INCR", "HSET", "HGETALL", "ZADD", "XADD", "DEL", "MGET", "LPUSH", "EXPIRE", "FCALL", "EMQ.ENQUEUE"} {
+		if !Plain(name) {
+			t.Errorf("Plain(%q) is false: its submissions would be inspected", name)
+		}
+		if f, _ := Inspect([][]byte{[]byte(name)}, nil); f.Kind&Guarded != 0 {
+			t.Errorf("%q is Guarded", name)
+		}
 	}
 }

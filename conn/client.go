@@ -153,8 +153,13 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // The hooks (Options.Hooks, Observer) see each submission once, here,
 // whichever connection takes it.
 func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
-	// Facts unknown: read from the bytes once, here; given: checked.
-	cmds, l, err := wire.Known(cmds)
+	// Facts unknown: read from the bytes once, here (unless the
+	// submission is Plain and no hook wants them); given: checked.
+	known := wire.Known
+	if cl.hooks == nil {
+		known = wire.ForGuard
+	}
+	cmds, l, err := known(cmds)
 	if err != nil {
 		return err
 	}

@@ -252,15 +252,22 @@ func (c *Conn) Err() error {
 // reader goroutine. cmds.B is copied. When Send returns an error, h is
 // never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
+	if c.hooks == nil {
+		// The guard needs the facts of a submission only when it is
+		// not Plain.
+		cmds, l, err := wire.ForGuard(cmds)
+		if err != nil {
+			return err
+		}
+		err = c.send(ctx, cmds, h)
+		wire.Release(l)
+		return err
+	}
 	cmds, l, err := wire.Known(cmds)
 	if err != nil {
 		return err
 	}
-	if c.hooks != nil {
-		err = c.sendHooked(ctx, cmds, h)
-	} else {
-		err = c.send(ctx, cmds, h)
-	}
+	err = c.sendHooked(ctx, cmds, h)
 	wire.Release(l)
 	return err
 }

@@ -72,8 +72,9 @@ const (
 
 var errBadSubmission = errors.New("conn: submission of no commands or no handler")
 
-// guarded are the kinds the guard looks at.
-const guarded = cmds.ReplyModel | cmds.Blocking | cmds.TxMulti | cmds.TxEnd | cmds.TxWatch
+// guarded are the kinds the guard looks at: a submission whose commands
+// are all cmds.Plain by name may come without its facts.
+const guarded = cmds.Guarded
 
 // inspect checks the facts of one submission's commands. It reports
 // whether the submission blocks, and for how long at most (0: maybe for

@@ -116,6 +116,21 @@ func ObserverHook(obs Observer) Hook {
 	}
 }
 
+// A Conn or Client reads the facts of a Plain submission only for its
+// hooks: an encoder that knows it sends to one without hooks (dispatch's
+// executors) need not make them (wire.WantsFacts).
+func init() {
+	wire.SetWanted(func(s wire.Sender) (wants, known bool) {
+		switch c := s.(type) {
+		case *Conn:
+			return c.hooks != nil, true
+		case *Client:
+			return c.hooks != nil, true
+		}
+		return false, false
+	})
+}
+
 // hookSet is the hooks of a connection, Options.Observer's last; nil when
 // there are none.
 type hookSet struct {

@@ -98,38 +98,56 @@ func (b *Batch) begin() { b.col.Begin(len(b.calls)) }
 
 // roundTrip encodes the calls listed in idx (every call when idx is nil),
 // sends them as one pipeline over s and waits for their replies, which
-// land at the calls' indices.
-func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native bool, idx []int) error {
+// land at the calls' indices. With plain (s reads no facts of a plain
+// submission: wire.WantsFacts) and every call's name plain, it is sent
+// Plain, without facts; else with the facts made from each call's pieces.
+func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native, plain bool, idx []int) error {
 	b.wire.Reset()
 	b.facts.Reset()
+	if plain && native {
+		for i := range b.calls {
+			if !cmds.Plain(b.calls[i].s.native) {
+				plain = false
+				break
+			}
+		}
+	}
 	if idx == nil {
 		for i := range b.calls {
-			b.appendCall(i, native)
+			b.appendCall(i, native, plain)
 		}
 	} else {
 		for _, i := range idx {
-			b.appendCall(i, native)
+			b.appendCall(i, native, plain)
 		}
 	}
 	w, err := wire.FromCmds(&b.wire)
 	if err != nil {
 		return err
 	}
-	if w.N != b.facts.Len() {
-		return wire.ErrMalformed // cannot be: appendCall adds both
+	if plain {
+		w.Plain = true // EVALSHA, and the native names checked above
+	} else {
+		if w.N != b.facts.Len() {
+			return wire.ErrMalformed // cannot be: appendCall adds both
+		}
+		w.Facts = b.facts.List()
 	}
-	w.Facts = b.facts.List()
 	return b.col.Exchange(ctx, s, w, idx)
 }
 
-// appendCall encodes call i in the executor's form.
-func (b *Batch) appendCall(i int, native bool) {
+// appendCall encodes call i in the executor's form, and its fact unless
+// plain.
+func (b *Batch) appendCall(i int, native, plain bool) {
 	c := &b.calls[i]
 	head := &c.s.evalsha
 	if native {
 		head = &c.s.nativeHead
 	}
 	appendCall(&b.wire, head, c.args.nk, &c.args.run)
+	if plain {
+		return
+	}
 	// The fact of the command just encoded, from its pieces.
 	b.facts.Made(func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
 		return callFact(c.s, native, &c.args, keys)

@@ -15,11 +15,12 @@ import (
 // args…". The replies are the scripts' replies. Nothing is ever loaded.
 // It is safe for concurrent use.
 type Native struct {
-	s conn.Sender
+	s     conn.Sender
+	plain bool // s reads no facts of a plain call (wire.WantsFacts)
 }
 
 // NewNative returns a native executor over s.
-func NewNative(s conn.Sender) *Native { return &Native{s: s} }
+func NewNative(s conn.Sender) *Native { return &Native{s: s, plain: !wire.WantsFacts(s)} }
 
 // Eval sends s's native command with a's keys and args. It allocates
 // nothing in steady state.
@@ -27,9 +28,14 @@ func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Valu
 	buf := bufPool.Get().(*cmdBuf)
 	cmd := buildCall(buf.b, &s.nativeHead, a)
 	buf.b = cmd.Bytes()
-	err := wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-		return callFact(s, true, a, keys)
-	}, fn)
+	var err error
+	if x.plain {
+		err = wire.DoFunc(ctx, x.s, cmd, fn) // read only when its name is not plain
+	} else {
+		err = wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+			return callFact(s, true, a, keys)
+		}, fn)
+	}
 	if cap(buf.b) <= 64<<10 {
 		bufPool.Put(buf)
 	}
@@ -45,5 +51,5 @@ func (x *Native) EvalBatch(ctx context.Context, b *Batch) error {
 		return nil
 	}
 	b.begin()
-	return b.roundTrip(ctx, x.s, true, nil)
+	return b.roundTrip(ctx, x.s, true, x.plain, nil)
 }

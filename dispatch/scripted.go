@@ -33,7 +33,8 @@ type Stats struct {
 // that others wait for. That goroutine ends when SCRIPT LOAD is answered
 // or the Sender fails it.
 type Scripted struct {
-	s conn.Sender
+	s     conn.Sender
+	plain bool // s reads no facts of a plain call (wire.WantsFacts)
 
 	group singleflight.Group // one SCRIPT LOAD in flight per SHA
 
@@ -55,7 +56,7 @@ type scriptState struct {
 
 // NewScripted returns a scripted executor over s.
 func NewScripted(s conn.Sender) *Scripted {
-	return &Scripted{s: s}
+	return &Scripted{s: s, plain: !wire.WantsFacts(s)}
 }
 
 // Stats returns the executor's counters.
@@ -78,9 +79,13 @@ func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Va
 	for sends := 1; ; sends++ {
 		gen := st.done.Load() // before the send: see ensureLoaded
 		x.evalSHAs.Add(1)
-		err = wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-			return callFact(s, false, a, keys)
-		}, fn)
+		if x.plain {
+			err = wire.DoFunc(ctx, x.s, cmd, fn) // EVALSHA: Plain
+		} else {
+			err = wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+				return callFact(s, false, a, keys)
+			}, fn)
+		}
 		if !errIsNoScript(err) {
 			break
 		}

@@ -25,7 +25,7 @@ func (x *Scripted) EvalBatch(ctx context.Context, b *Batch) error {
 	b.begin()
 	b.loads = b.loads[:0]
 	x.stamp(b, nil)
-	if err := b.roundTrip(ctx, x.s, false, nil); err != nil {
+	if err := b.roundTrip(ctx, x.s, false, x.plain, nil); err != nil {
 		return err
 	}
 	var loadErr error
@@ -51,7 +51,7 @@ func (x *Scripted) EvalBatch(ctx context.Context, b *Batch) error {
 			return loadErr
 		}
 		x.stamp(b, b.redo)
-		if err := b.roundTrip(ctx, x.s, false, b.redo); err != nil {
+		if err := b.roundTrip(ctx, x.s, false, x.plain, b.redo); err != nil {
 			return err
 		}
 	}

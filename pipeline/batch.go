@@ -18,9 +18,17 @@ import (
 // commands again. In steady state neither appending nor Exec allocates.
 // A Batch is not safe for concurrent use.
 type Batch struct {
-	cmds  resp.Cmds
-	facts wire.Facts // the commands', but those added already encoded
-	col   wire.Collector
+	cmds resp.Cmds
+	// facts are the commands' once a typed command was added (and so on
+	// up to the last command added as arguments since, which Exec reads
+	// back); before that a raw command's name is only tested (cmds.Plain),
+	// and special notes one that is not plain: a batch of plain raw
+	// commands is sent without facts (wire.Cmds.Plain).
+	facts   wire.Facts
+	special bool
+	begun   bool // the name of the command begun at begunAt is untested
+	begunAt int
+	col     wire.Collector
 	// The typed side (typed.go): the first command added that was built
 	// wrong, what the last Exec did, and the generation Reset moves on.
 	bad     error
@@ -47,6 +55,7 @@ func (b *Batch) Len() int { return b.cmds.Len() }
 func (b *Batch) Reset() {
 	b.cmds.Reset()
 	b.facts.Reset()
+	b.special, b.begun = false, false
 	b.col.Reset()
 	b.bad, b.done, b.execErr = nil, false, nil
 	b.gen++
@@ -54,24 +63,39 @@ func (b *Batch) Reset() {
 
 // Add appends a command given as strings.
 func (b *Batch) Add(args ...string) {
-	b.catchUp()
+	if b.facts.Len() > 0 {
+		b.catchUp()
+		b.cmds.Add(args...)
+		if len(args) > 0 {
+			b.facts.Strings(args)
+		}
+		return
+	}
 	b.cmds.Add(args...)
-	if len(args) > 0 {
-		b.facts.Strings(args)
+	if len(args) == 0 || !cmds.Plain(args[0]) {
+		b.special = true
 	}
 }
 
 // AddBytes appends a command given as byte slices.
 func (b *Batch) AddBytes(args ...[]byte) {
-	b.catchUp()
+	if b.facts.Len() > 0 {
+		b.catchUp()
+		b.cmds.AddBytes(args...)
+		if len(args) > 0 {
+			b.facts.Bytes(args)
+		}
+		return
+	}
 	b.cmds.AddBytes(args...)
-	if len(args) > 0 {
-		b.facts.Bytes(args)
+	if len(args) == 0 || !cmds.Plain(args[0]) {
+		b.special = true
 	}
 }
 
-// catchUp reads the facts of the commands added already encoded (AddCmd,
-// Begin), so that the facts stay in the commands' order.
+// catchUp reads the facts of the commands added since the last fact
+// (as arguments before the first typed command, or already encoded), so
+// that the facts stay in the commands' order.
 func (b *Batch) catchUp() {
 	if b.facts.Len() < b.cmds.Len() {
 		b.facts.Sync(&b.cmds) // an error is Exec's to return
@@ -80,13 +104,34 @@ func (b *Batch) catchUp() {
 
 // AddCmd appends a command built on its own (resp.Command,
 // resp.BuildCommand).
-func (b *Batch) AddCmd(cmd resp.Cmd) { b.cmds.AddCmd(cmd) }
+func (b *Batch) AddCmd(cmd resp.Cmd) {
+	b.cmds.AddCmd(cmd)
+	if !cmds.Plain(wire.NameOf(cmd.Bytes())) {
+		b.special = true
+	}
+}
 
 // Begin starts a command of nargs arguments (the command name included),
 // to be given one by one with Arg, ArgBytes and ArgInt: the way to mix
 // argument types without allocating. Exec refuses a batch in which a
 // command got another number of arguments.
-func (b *Batch) Begin(nargs int) { b.cmds.Begin(nargs) }
+func (b *Batch) Begin(nargs int) {
+	b.checkBegun()
+	b.begunAt, b.begun = len(b.cmds.Bytes()), true
+	b.cmds.Begin(nargs)
+}
+
+// checkBegun tests the name of the last command begun, once its
+// arguments are in (at the next Begin, or Exec), so that Arg stays a
+// plain append.
+func (b *Batch) checkBegun() {
+	if b.begun {
+		b.begun = false
+		if !cmds.Plain(wire.NameOf(b.cmds.Bytes()[b.begunAt:])) {
+			b.special = true
+		}
+	}
+}
 
 // Arg appends a string argument to the command begun with Begin.
 func (b *Batch) Arg(s string) { b.cmds.Arg(s) }
@@ -118,7 +163,17 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 	if b.bad != nil {
 		return b.bad
 	}
-	w, err := b.facts.Sync(&b.cmds)
+	var w wire.Cmds
+	var err error
+	b.checkBegun()
+	if b.facts.Len() == 0 && !b.special {
+		// Every command raw and plain: no facts, which a receiver that
+		// needs them reads from the bytes (hooks, a cluster).
+		w, err = wire.FromCmds(&b.cmds)
+		w.Plain = true
+	} else {
+		w, err = b.facts.Sync(&b.cmds)
+	}
 	if err != nil {
 		return err
 	}

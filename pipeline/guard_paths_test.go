@@ -89,6 +89,56 @@ func guardPaths(args ...string) map[string]func(ctx context.Context, s conn.Send
 			}
 			return b.Exec(ctx, s)
 		},
+		"Batch.AddBytes": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.AddBytes(bytesOf(args)...)
+			return b.Exec(ctx, s)
+		},
+		"Batch.Begin ArgBytes": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.Begin(len(args))
+			for _, a := range bytesOf(args) {
+				b.ArgBytes(a)
+			}
+			return b.Exec(ctx, s)
+		},
+		// Among plain commands, which alone make a batch sent without
+		// facts: the one command that is not plain is found by its name,
+		// however it was added, begun last or before another.
+		"Batch among plain, begun last": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.Add("PING")
+			b.Begin(len(args))
+			for _, a := range args {
+				b.Arg(a)
+			}
+			return b.Exec(ctx, s)
+		},
+		"Batch among plain, begun before": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.Begin(len(args))
+			for _, a := range args {
+				b.Arg(a)
+			}
+			b.Begin(1)
+			b.Arg("PING")
+			b.AddCmd(resp.Command(nil, "PING"))
+			return b.Exec(ctx, s)
+		},
+		"Batch among plain, AddCmd": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.Add("PING")
+			b.AddCmd(resp.Command(nil, args...))
+			b.AddBytes([]byte("PING"))
+			return b.Exec(ctx, s)
+		},
+		"Batch among plain, Add": func(ctx context.Context, s conn.Sender) error {
+			var b pipeline.Batch
+			b.Begin(1)
+			b.Arg("PING")
+			b.Add(args...)
+			return b.Exec(ctx, s)
+		},
 		"Stream.Add": func(ctx context.Context, s conn.Sender) error {
 			var out []error
 			st := pipeline.NewStream(s, func(_ int64, _ resp.Value, err error) { out = append(out, err) }, pipeline.StreamOptions{})
@@ -99,6 +149,14 @@ func guardPaths(args ...string) map[string]func(ctx context.Context, s conn.Send
 			return err
 		},
 	}
+}
+
+func bytesOf(args []string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
 }
 
 // TestRefusedOnEveryPath: a command that would break a shared connection
@@ -254,6 +312,65 @@ func waitBlocked(t *testing.T, ctx context.Context, c *conn.Conn, n int) {
 		case <-ctx.Done():
 			t.Fatalf("never %s", want)
 		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestPlainBatchWithoutFacts: a batch of raw commands whose names are
+// all plain (cmds.Plain) reaches its Sender without facts, marked Plain,
+// so that a connection sends it without inspecting a command; one raw
+// command that is not plain by its name, or a typed command, and it
+// comes with one fact per command, each the size of its command.
+func TestPlainBatchWithoutFacts(t *testing.T) {
+	ctx := testCtx(t)
+	c := setup(t, conn.Options{})
+	var got conn.Cmds
+	rec := conn.SendFunc(func(ctx context.Context, w conn.Cmds, h conn.Handler) error {
+		got = w
+		return c.Send(ctx, w, h)
+	})
+	var cb cmds.Builder
+	for _, tc := range []struct {
+		name  string
+		add   func(b *pipeline.Batch)
+		plain bool
+	}{
+		{"Add", func(b *pipeline.Batch) { b.Add("SET", "k", "v"); b.Add("get", "k") }, true},
+		{"Begin", func(b *pipeline.Batch) { b.Begin(2); b.Arg("INCR"); b.Arg("n"); b.Begin(1); b.ArgBytes([]byte("PING")) }, true},
+		{"AddCmd AddBytes", func(b *pipeline.Batch) {
+			b.AddCmd(resp.Command(nil, "GET", "x"))
+			b.AddBytes([]byte("DEL"), []byte("k"))
+		}, true},
+		{"SINTER, shaped as SELECT", func(b *pipeline.Batch) { b.Add("PING"); b.Add("SINTER", "s") }, false},
+		{"begun SINTER", func(b *pipeline.Batch) { b.Begin(2); b.Arg("SINTER"); b.Arg("s"); b.Add("PING") }, false},
+		{"a name given as a number", func(b *pipeline.Batch) { b.Begin(1); b.ArgInt(7); b.Add("PING") }, true},
+		{"ECHO, shaped as EXEC", func(b *pipeline.Batch) { b.AddCmd(resp.Command(nil, "ECHO", "x")) }, false},
+		{"typed", func(b *pipeline.Batch) { b.Add("PING"); b.Int(cb.Incr("n").Build()); b.Add("PING") }, false},
+	} {
+		var b pipeline.Batch
+		tc.add(&b)
+		err := b.Exec(ctx, rec)
+		if tc.name == "a name given as a number" {
+			err = nil // the server knows no command "7": its error is the reply's
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.plain {
+			if got.Facts != nil || !got.Plain {
+				t.Errorf("%s: sent with %d facts, Plain %v; want none, Plain", tc.name, len(got.Facts), got.Plain)
+			}
+			continue
+		}
+		if len(got.Facts) != got.N {
+			t.Fatalf("%s: %d facts for %d commands", tc.name, len(got.Facts), got.N)
+		}
+		at := 0
+		for _, f := range got.Facts {
+			at += int(f.Size)
+		}
+		if at != len(got.B) {
+			t.Errorf("%s: facts cover %d bytes of %d", tc.name, at, len(got.B))
 		}
 	}
 }

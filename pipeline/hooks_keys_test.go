@@ -134,6 +134,18 @@ func TestHooksSeeNamesAndKeys(t *testing.T) {
 	}
 	check("batch", "bp4 +SET[k2] +MSET[a,{a}b] +INCR[k2] +GET["+raw("k3")+"] -SET -MSET -INCR!ERR -GET ap4")
 
+	// A pipeline of raw commands only, all plain: it reaches the Client
+	// without facts, which the hooks read from its bytes.
+	bt.Reset()
+	bt.Add("SET", "k5", "1")
+	bt.Begin(2)
+	bt.Arg("GET")
+	bt.Arg("k5")
+	if err := bt.Exec(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	check("plain batch", "bp2 +SET["+raw("k5")+"] +GET["+raw("k5")+"] -SET -GET ap2")
+
 	// A refused pipeline: every command ends once with the refusal.
 	bt.Reset()
 	bt.AddCommand(b.Get("x").Build())

@@ -90,18 +90,22 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // queued and its late reply is read and dropped.
 //
 // The command's facts are read from its bytes here, once (a user's
-// resp.Cmd, a raw Do): DoCommand takes a builder's, known already.
+// resp.Cmd, a raw Do), unless its name is plain (cmds.Plain): then it is
+// sent Plain, without facts, which a Sender that needs them reads.
+// DoCommand takes a builder's, known already.
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
 	w, err := FromCmd(cmd)
 	if err != nil {
 		return err
 	}
 	cl := getCall()
-	if err := cl.facts.Encoded(w.B, 1); err != nil {
-		putCall(cl)
-		return err
+	if !w.Plain {
+		if err := cl.facts.Encoded(w.B, 1); err != nil {
+			putCall(cl)
+			return err
+		}
+		w.Facts = cl.facts.List()
 	}
-	w.Facts = cl.facts.List()
 	return cl.exchange(ctx, s, w, fn)
 }
 

@@ -194,6 +194,52 @@ func Known(c Cmds) (Cmds, *Facts, error) {
 	return c, l, nil
 }
 
+// ForGuard returns c with what a connection's guard needs: c itself when
+// it has its facts (checked, as Known does) or is Plain without them,
+// else c with its facts read from its bytes (see Known).
+func ForGuard(c Cmds) (Cmds, *Facts, error) {
+	if c.Facts == nil && c.Plain && c.N > 0 {
+		return c, nil, nil
+	}
+	return Known(c)
+}
+
+// wanted is set by package conn (SetWanted) to tell, of its own Conn
+// and Client, whether they read the facts of a Plain submission.
+var wanted = func(Sender) (wants, known bool) { return false, false }
+
+// SetWanted sets what WantsFacts asks first: for a Sender it knows
+// (known), whether it wants the facts of a Plain submission. Package
+// conn calls it in its init, before any submission.
+func SetWanted(f func(s Sender) (wants, known bool)) { wanted = f }
+
+// WantsFacts reports whether s reads the facts of a submission for more
+// than its guard (hooks, a cluster's routing), so that an encoder that
+// knows its Sender (dispatch's executors) makes them only for one that
+// does. Only the module's own connections without hooks want none; any
+// other Sender, a user's among them, is taken to want them.
+func WantsFacts(s Sender) bool {
+	if w, known := wanted(s); known {
+		return w
+	}
+	return true
+}
+
+// NameOf returns the name (the first argument) of the command encoded at
+// the start of b, or nil when b does not start with an array of bulk
+// strings.
+func NameOf(b []byte) []byte {
+	n, rest, ok := header(b, '*')
+	if !ok || n == 0 {
+		return nil
+	}
+	size, rest, ok := header(rest, '$')
+	if !ok || len(rest) < size {
+		return nil
+	}
+	return rest[:size:size]
+}
+
 // Release gives back the Facts Known returned (nil is ignored).
 func Release(l *Facts) {
 	if l == nil {

@@ -49,14 +49,23 @@ type Cmds struct {
 	// facts' Keys and spans are offsets in each command's own bytes (the
 	// Size of the facts before it on).
 	Facts []cmds.Fact
+	// Plain, with Facts nil, says that the encoder found every command
+	// plain by its name (cmds.Plain): none needs the guard, so a Sender
+	// that needs no more than that sends the submission without reading
+	// its facts (ForGuard); one that needs them (hooks, a cluster's
+	// routing) reads them from B all the same (Known). It is ignored
+	// when Facts are given.
+	Plain bool
 }
 
-// FromCmd is the submission of one command; its facts are unknown.
+// FromCmd is the submission of one command; its facts are unknown, but
+// it is Plain when its name is.
 func FromCmd(c resp.Cmd) (Cmds, error) {
 	if err := c.Err(); err != nil {
 		return Cmds{}, err
 	}
-	return Cmds{B: c.Bytes(), N: 1}, nil
+	b := c.Bytes()
+	return Cmds{B: b, N: 1, Plain: cmds.Plain(NameOf(b))}, nil
 }
 
 // FromCmds is the submission of every command in c; its facts are
