@@ -14,6 +14,7 @@
 //     socket's path, without port);
 //   - on an error: the span's status Error, error.type (the server's
 //     error code, "WRONGTYPE", or the kind of failure: "broken",
+//     "not_sent",
 //     "closed", "refused", "canceled", "not_connected", "timeout",
 //     "too_large", "other") and, for a server error,
 //     db.response.status_code (the same code).
