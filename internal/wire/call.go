@@ -139,14 +139,20 @@ func DoFuncMade(ctx context.Context, s Sender, cmd resp.Cmd, make func(keys []cm
 }
 
 // DoCommand is DoFunc for a command built by package cmds, whose facts
-// its builder knows.
+// its builder knows: they go with it, unless the command is of no
+// Guarded kind and s reads no facts of a Plain submission (WantsFacts).
 func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value) error) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
 	cl := getCall()
-	cl.facts.Command(c)
-	w := Cmds{B: c.Cmd().Bytes(), N: 1, Facts: cl.facts.List()}
+	w := Cmds{B: c.Cmd().Bytes(), N: 1}
+	if c.Kind()&cmds.Guarded == 0 && !WantsFacts(s) {
+		w.Plain = true
+	} else {
+		cl.facts.Command(c)
+		w.Facts = cl.facts.List()
+	}
 	return cl.exchange(ctx, s, w, fn)
 }
 
