@@ -146,68 +146,73 @@ func TestSlotStatsMerged(t *testing.T) {
 		return out[:min(limit, len(out))]
 	}
 
-	do := func(args ...string) []slotStat {
-		t.Helper()
-		a := []any{"CLUSTER", "SLOT-STATS"}
-		for _, x := range args {
-			a = append(a, x)
-		}
-		v, err := cl.Do(ctx, a...)
-		require.NoError(t, err, "%q", args)
-		return slotStats(t, v)
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			cl := newClient(t, c, func(o *cluster.Options) { o.Node.Protocol = proto })
+			do := func(args ...string) []slotStat {
+				t.Helper()
+				a := []any{"CLUSTER", "SLOT-STATS"}
+				for _, x := range args {
+					a = append(a, x)
+				}
+				v, err := cl.Do(ctx, a...)
+				require.NoError(t, err, "%q", args)
+				return slotStats(t, v)
+			}
+
+			// SLOTSRANGE: the union, in slot order.
+			sameStats(t, every, do("SLOTSRANGE", "0", "16383"), "SLOTSRANGE 0 16383")
+			lo, hi := int64(16383), int64(0)
+			for sl := range want {
+				lo, hi = min(lo, sl), max(hi, sl)
+			}
+			sameStats(t, every[lo:hi+1], do("SLOTSRANGE", strconv.FormatInt(lo, 10), strconv.FormatInt(hi, 10)),
+				"SLOTSRANGE %d %d, over every primary's slots", lo, hi)
+
+			// ORDERBY key-count LIMIT n DESC: the n fullest slots of the cluster.
+			n := len(tags) - 2
+			top := do("ORDERBY", "key-count", "LIMIT", strconv.Itoa(n), "DESC")
+			sameStats(t, ordered(false, n), top, "ORDERBY key-count LIMIT %d DESC", n)
+			for i, st := range top {
+				require.Equal(t, int64(len(tags)-i), st.keys, "the %d-th fullest slot", i)
+			}
+			// DESC is the default.
+			sameStats(t, top, do("ORDERBY", "key-count", "LIMIT", strconv.Itoa(n)), "ORDERBY key-count LIMIT %d", n)
+
+			// ORDERBY key-count LIMIT n ASC, n over any one node's share: the
+			// empty slots in slot order, then the fullest last.
+			asc := do("ORDERBY", "key-count", "LIMIT", "16384", "ASC")
+			sameStats(t, ordered(true, 16384), asc, "ORDERBY key-count LIMIT 16384 ASC")
+			for i, st := range asc[len(asc)-len(tags):] {
+				require.Equal(t, int64(i+1), st.keys, "ASC: the %d-th of the slots with keys", i)
+			}
+			sameStats(t, ordered(true, 7000), do("ORDERBY", "key-count", "LIMIT", "7000", "ASC"), "ORDERBY key-count LIMIT 7000 ASC")
+
+			// Built with the typed builder, the same.
+			var b cmds.Builder
+			var got resp.Value
+			err := cl.DoFunc(ctx, b.ClusterSlotStats().OrderBy("key-count").OrderByLimit(int64(n)).OrderByDesc().Build().Cmd(), func(v resp.Value) error {
+				got = v.Clone()
+				return nil
+			})
+			require.NoError(t, err)
+			sameStats(t, top, slotStats(t, got), "the builder's ORDERBY key-count LIMIT %d DESC", n)
+
+			// A metric the servers refuse: their error reply is the reply.
+			_, err = cl.Do(ctx, "CLUSTER", "SLOT-STATS", "ORDERBY", "bogus-metric")
+			var se *resp.ServerError
+			require.ErrorAs(t, err, &se)
+			require.Contains(t, err.Error(), "metric")
+
+			// In a batch it would reach one node only: refused, nothing sent.
+			var bt pipeline.Batch
+			bt.Add("GET", "{"+tags[0]+"}0")
+			bt.Add("CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "16383")
+			err = bt.Exec(ctx, cl)
+			require.ErrorIs(t, err, cluster.ErrUnroutable)
+			var re *cluster.RouteError
+			require.ErrorAs(t, err, &re)
+			require.Equal(t, "CLUSTER", re.Command)
+		})
 	}
-
-	// SLOTSRANGE: the union, in slot order.
-	sameStats(t, every, do("SLOTSRANGE", "0", "16383"), "SLOTSRANGE 0 16383")
-	lo, hi := int64(16383), int64(0)
-	for sl := range want {
-		lo, hi = min(lo, sl), max(hi, sl)
-	}
-	sameStats(t, every[lo:hi+1], do("SLOTSRANGE", strconv.FormatInt(lo, 10), strconv.FormatInt(hi, 10)),
-		"SLOTSRANGE %d %d, over every primary's slots", lo, hi)
-
-	// ORDERBY key-count LIMIT n DESC: the n fullest slots of the cluster.
-	n := len(tags) - 2
-	top := do("ORDERBY", "key-count", "LIMIT", strconv.Itoa(n), "DESC")
-	sameStats(t, ordered(false, n), top, "ORDERBY key-count LIMIT %d DESC", n)
-	for i, st := range top {
-		require.Equal(t, int64(len(tags)-i), st.keys, "the %d-th fullest slot", i)
-	}
-	// DESC is the default.
-	sameStats(t, top, do("ORDERBY", "key-count", "LIMIT", strconv.Itoa(n)), "ORDERBY key-count LIMIT %d", n)
-
-	// ORDERBY key-count LIMIT n ASC, n over any one node's share: the
-	// empty slots in slot order, then the fullest last.
-	asc := do("ORDERBY", "key-count", "LIMIT", "16384", "ASC")
-	sameStats(t, ordered(true, 16384), asc, "ORDERBY key-count LIMIT 16384 ASC")
-	for i, st := range asc[len(asc)-len(tags):] {
-		require.Equal(t, int64(i+1), st.keys, "ASC: the %d-th of the slots with keys", i)
-	}
-	sameStats(t, ordered(true, 7000), do("ORDERBY", "key-count", "LIMIT", "7000", "ASC"), "ORDERBY key-count LIMIT 7000 ASC")
-
-	// Built with the typed builder, the same.
-	var b cmds.Builder
-	var got resp.Value
-	err := cl.DoFunc(ctx, b.ClusterSlotStats().OrderBy("key-count").OrderByLimit(int64(n)).OrderByDesc().Build().Cmd(), func(v resp.Value) error {
-		got = v.Clone()
-		return nil
-	})
-	require.NoError(t, err)
-	sameStats(t, top, slotStats(t, got), "the builder's ORDERBY key-count LIMIT %d DESC", n)
-
-	// A metric the servers refuse: their error reply is the reply.
-	_, err = cl.Do(ctx, "CLUSTER", "SLOT-STATS", "ORDERBY", "bogus-metric")
-	var se *resp.ServerError
-	require.ErrorAs(t, err, &se)
-	require.Contains(t, err.Error(), "metric")
-
-	// In a batch it would reach one node only: refused, nothing sent.
-	var bt pipeline.Batch
-	bt.Add("GET", "{"+tags[0]+"}0")
-	bt.Add("CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "16383")
-	err = bt.Exec(ctx, cl)
-	require.ErrorIs(t, err, cluster.ErrUnroutable)
-	var re *cluster.RouteError
-	require.ErrorAs(t, err, &re)
-	require.Equal(t, "CLUSTER", re.Command)
 }
