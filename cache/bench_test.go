@@ -146,4 +146,24 @@ func BenchmarkMix(b *testing.B) {
 	})
 }
 
+// BenchmarkMiss is one GetInto read from the server (a load: GET and
+// PTTL in one submission), serially: a key outside Broadcast's prefixes
+// is read and never kept.
+func BenchmarkMiss(b *testing.B) {
+	o := opts(3)
+	o.Mode = cache.Broadcast
+	o.Prefixes = []string{"kept:"}
+	c := newCache(b, o)
+	must(b, srv, "SET", "k", "0123456789abcdef")
+	ctx := context.Background()
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _, _ = c.GetInto(ctx, buf[:0], "k", time.Hour)
+	}
+	if s := c.Stats(); s.Hits != 0 {
+		b.Fatalf("%+v: a hit", s)
+	}
+}
+
 var _ = cache.Default

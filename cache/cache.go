@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -106,6 +107,7 @@ type Cache struct {
 // and dials a new one.
 type session struct {
 	c     *conn.Conn
+	tx    wire.Sender   // c, where every submission goes (senderOf)
 	l     *link         // RESP2 only
 	dead  chan struct{} // closed by the supervisor when it sees the loss
 	optin bool
@@ -218,7 +220,7 @@ func (c *Cache) dial(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{c: cn, dead: make(chan struct{}), optin: c.opts.Mode == OptIn}
+	s := &session{c: cn, tx: senderOf(cn), dead: make(chan struct{}), optin: c.opts.Mode == OptIn}
 	args := []string{"CLIENT", "TRACKING", "ON"}
 	if cn.Protocol() == 2 {
 		s.l, err = dialLink(ctx, c.opts.Options, c.applyInvalidation)
@@ -237,7 +239,7 @@ func (c *Cache) dial(ctx context.Context) (*session, error) {
 	case OptIn:
 		args = append(args, "OPTIN")
 	}
-	if err := cn.DoFunc(ctx, resp.Command(nil, args...), nil); err != nil {
+	if err := sendStrings(ctx, s.tx, 0, nil, args); err != nil {
 		s.close()
 		return nil, fmt.Errorf("cache: CLIENT TRACKING ON: %w", err)
 	}
@@ -339,7 +341,7 @@ func (c *Cache) check(s *session) error {
 	if s.l != nil {
 		err = s.l.sync(ctx)
 	} else {
-		err = s.c.DoFunc(ctx, resp.Command(nil, "PING"), nil)
+		err = ping(ctx, s.tx)
 	}
 	if err != nil && c.life.Err() == nil {
 		return fmt.Errorf("%w: %w", errUnhealthy, err)

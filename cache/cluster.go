@@ -195,8 +195,8 @@ func readSlots(ctx context.Context, o conn.Options, addr string) ([]string, erro
 		return nil, err
 	}
 	defer c.Close()
-	v, err := c.Do(ctx, "CLUSTER", "SLOTS")
-	if err != nil {
+	var v resp.Value
+	if err := sendStrings(ctx, senderOf(c), 0, func(r resp.Value) error { v = r; return nil }, []string{"CLUSTER", "SLOTS"}); err != nil {
 		return nil, err
 	}
 	owner := make([]string, slot.Count)
@@ -288,7 +288,7 @@ func (cc *ClusterCache) GetInto(ctx context.Context, dst []byte, key string, ttl
 				}
 				return nil
 			}
-			if asked, aerr := cc.askedRead(ctx, err, resp.Command(nil, "GET", key), read); asked {
+			if asked, aerr := cc.askedRead(ctx, err, []string{"GET", key}, read); asked {
 				return v, found, aerr
 			}
 			if i < maxRedirects && cc.redirected(ctx, seq0, err) {
@@ -306,7 +306,7 @@ func (cc *ClusterCache) GetInto(ctx context.Context, dst []byte, key string, ttl
 // done, and a later read goes through its cache once MOVED says so.
 // asked is false when err is not ASK or names no node the ClusterCache
 // knows.
-func (cc *ClusterCache) askedRead(ctx context.Context, err error, cmd resp.Cmd, fn func(resp.Value) error) (asked bool, _ error) {
+func (cc *ClusterCache) askedRead(ctx context.Context, err error, args []string, fn func(resp.Value) error) (asked bool, _ error) {
 	var se *resp.ServerError
 	if !errors.As(err, &se) || se.Code() != "ASK" {
 		return false, err
@@ -319,7 +319,7 @@ func (cc *ClusterCache) askedRead(ctx context.Context, err error, cmd resp.Cmd, 
 	if err != nil {
 		return true, err
 	}
-	return true, askingDo(ctx, s.c, cmd, fn)
+	return true, sendStrings(ctx, s.tx, 1, fn, []string{"ASKING"}, args)
 }
 
 // MGet is Cache.MGet across the cluster: the keys are grouped by the
@@ -417,7 +417,7 @@ func (cc *ClusterCache) DoCached(ctx context.Context, ttl time.Duration, fn func
 		}
 		err = c.DoCached(ctx, ttl, fn, args...)
 		if err != nil {
-			if asked, aerr := cc.askedRead(ctx, err, resp.Command(nil, args...), fn); asked {
+			if asked, aerr := cc.askedRead(ctx, err, args, fn); asked {
 				return aerr
 			}
 			if i < maxRedirects && cc.redirected(ctx, seq0, err) {
@@ -448,7 +448,7 @@ func (cc *ClusterCache) Do(ctx context.Context, key string, args ...string) (res
 			}
 		}
 		var v resp.Value
-		err := c.doFunc(ctx, resp.Command(nil, args...), func(r resp.Value) error {
+		err := c.doStrings(ctx, args, func(r resp.Value) error {
 			v = r.Clone()
 			return nil
 		}, asked != nil)

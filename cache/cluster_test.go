@@ -3,6 +3,7 @@ package cache_test
 import (
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -301,6 +302,7 @@ func waitReplicated(t *testing.T, primary, replica *servertest.Server) {
 // cache sees it.
 func TestClusterDoFollowsAsk(t *testing.T) {
 	protocols(t, func(t *testing.T, proto int) {
+		facts := watchFacts(t) // ASKING and the command after it carry their facts
 		cl, cc := clusterCache(t, 2, proto)
 		ctx := testCtx(t)
 		a, b := cl.Primaries[0], cl.Primaries[1]
@@ -355,6 +357,13 @@ func TestClusterDoFollowsAsk(t *testing.T) {
 			if err != nil || !ok || string(v) != want {
 				t.Fatalf("read of %s through the cache = %q, %t, %v", k, v, ok, err)
 			}
+		}
+		sent, faults := facts.result()
+		for _, f := range faults {
+			t.Error(f)
+		}
+		if asking := slices.Index(sent, "ASKING"); asking < 0 || asking+1 == len(sent) || sent[asking+1] != "SET "+gone+" written-at-b" {
+			t.Errorf("the SET after ASK was not sent after ASKING: %q", sent)
 		}
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/cmds"
-	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -135,7 +134,7 @@ type loader struct {
 
 	state atomic.Int32
 	done  chan struct{}
-	cmds  resp.Cmds
+	sub   submission // the commands sent, with their facts
 }
 
 var loaderPool = sync.Pool{New: func() any { return &loader{done: make(chan struct{}, 1)} }}
@@ -193,7 +192,7 @@ func (l *loader) Waits() bool { return false }
 func (l *loader) recycle() {
 	l.c, l.s, l.sh, l.ks, l.id = nil, nil, nil, nil, ""
 	l.val, l.err = resp.Value{}, nil
-	l.cmds.Reset()
+	l.sub.reset()
 	loaderPool.Put(l)
 }
 
@@ -220,21 +219,21 @@ func (c *Cache) start(ctx context.Context, s *session, sh *shard, name, key stri
 	l.pttl = -1
 	l.first = 0
 	if s.optin && l.keep {
-		l.cmds.Add("CLIENT", "CACHING", "yes")
+		l.sub.add("CLIENT", "CACHING", "yes")
 		l.first = 1
 	}
 	if args == nil {
-		l.cmds.Add(name, key)
+		l.sub.add(name, key)
 	} else {
-		l.cmds.Add(args...)
+		l.sub.add(args...)
 	}
-	l.cmds.Add("PTTL", key)
+	l.sub.add("PTTL", key)
 	l.id = string(id)
 	l.ks, l.gen, l.epoch = c.st.begin(sh, key)
 	l.sent = nowNano()
-	w, err := wire.FromCmds(&l.cmds)
+	w, err := l.sub.wire()
 	if err == nil {
-		err = s.c.Send(ctx, w, l)
+		err = s.tx.Send(ctx, w, l)
 	}
 	if err != nil {
 		c.st.end(sh, l.ks, l.gen, l.epoch, s, false, "", resp.Value{}, 0, 0)
@@ -276,8 +275,8 @@ func (c *Cache) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 // doFunc is DoFunc, the command preceded by ASKING on the same connection
 // when asking (a ClusterCache following ASK to the slot's importing node).
 func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error, asking bool) error {
-	// The command's one inspection: its Info is passed on with it, so
-	// the connection does not read it again.
+	// The command's one inspection: its fact goes with it, so the
+	// connection does not read it again.
 	var facts wire.Facts
 	if err := facts.Encoded(cmd.Bytes(), 1); err != nil {
 		if cmd.Err() != nil {
@@ -285,8 +284,28 @@ func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 		}
 		return err
 	}
-	in := facts.List()[0].Info
-	if in == infoClientTracking || in == infoClientCaching {
+	return c.doKnown(ctx, cmd, facts.List()[0], fn, asking)
+}
+
+// doStrings is doFunc for a command given as strings (args, its name
+// first), its fact made from them.
+func (c *Cache) doStrings(ctx context.Context, args []string, fn func(resp.Value) error, asking bool) error {
+	if len(args) == 0 {
+		return c.doFunc(ctx, resp.Command(nil, args...), fn, asking) // its error
+	}
+	b := getSubmission()
+	defer putSubmission(b)
+	b.add(args...)
+	w, err := b.wire()
+	if err != nil {
+		return err
+	}
+	return c.doKnown(ctx, resp.Command(nil, args...), w.Facts[0], fn, asking)
+}
+
+// doKnown is doFunc for a command whose fact f is known.
+func (c *Cache) doKnown(ctx context.Context, cmd resp.Cmd, f cmds.Fact, fn func(resp.Value) error, asking bool) error {
+	if in := f.Info; in == infoClientTracking || in == infoClientCaching {
 		return fmt.Errorf("%w: CLIENT TRACKING and CLIENT CACHING belong to the Cache", ErrRefused)
 	}
 	s, err := c.session()
@@ -298,20 +317,20 @@ func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 		// before it answers the next command on the same connection,
 		// and the reader applies pushes in stream order, so the PING's
 		// reply comes after them.
-		var cmds resp.Cmds
+		b := getSubmission()
+		defer putSubmission(b)
 		at := 0
 		if asking {
-			facts.Reset() // Sync reads the three commands (rare)
-			cmds.Add("ASKING")
+			b.add("ASKING")
 			at = 1
 		}
-		cmds.AddCmd(cmd)
-		cmds.Add("PING")
-		w, err := facts.Sync(&cmds)
+		b.addCmd(cmd, f)
+		b.add("PING")
+		w, err := b.wire()
 		if err != nil {
 			return err
 		}
-		return replyAt(ctx, s.c, w, at, fn)
+		return replyAt(ctx, s.tx, w, at, fn)
 	}
 	// RESP2: the invalidations travel on the other connection; a PING
 	// there sent after the reply comes back after them. Broadcast: the
@@ -320,33 +339,39 @@ func (c *Cache) doFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) er
 	// command's own reply but before the reply of any command it reads
 	// later; a PING sent once the reply is in comes back after them.
 	if asking {
-		if err := askingDo(ctx, s.c, cmd, fn); err != nil {
+		if err := askingDo(ctx, s.tx, cmd, f, fn); err != nil {
 			return err
 		}
-	} else if err := wire.DoFuncAs(ctx, s.c, cmd, in, fn); err != nil {
+	} else if err := wire.DoFuncMade(ctx, s.tx, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+		g, start := f, len(keys)
+		keys = append(keys, f.Keys...)
+		g.Keys = keys[start:len(keys):len(keys)]
+		return g, keys
+	}, fn); err != nil {
 		return err
 	}
 	return c.Sync(ctx)
 }
 
-// askingDo sends ASKING and cmd together on cn and gives cmd's reply to
-// fn.
-func askingDo(ctx context.Context, cn *conn.Conn, cmd resp.Cmd, fn func(resp.Value) error) error {
-	var cmds resp.Cmds
-	cmds.Add("ASKING")
-	cmds.AddCmd(cmd)
-	w, err := wire.FromCmds(&cmds)
+// askingDo sends ASKING and cmd (whose fact is f) together on tx and
+// gives cmd's reply to fn.
+func askingDo(ctx context.Context, tx wire.Sender, cmd resp.Cmd, f cmds.Fact, fn func(resp.Value) error) error {
+	b := getSubmission()
+	defer putSubmission(b)
+	b.add("ASKING")
+	b.addCmd(cmd, f)
+	w, err := b.wire()
 	if err != nil {
 		return err
 	}
-	return replyAt(ctx, cn, w, 1, fn)
+	return replyAt(ctx, tx, w, 1, fn)
 }
 
-// replyAt sends w on cn, waits for its replies and gives reply at to fn
+// replyAt sends w on tx, waits for its replies and gives reply at to fn
 // (a server error reply is returned, fn not called).
-func replyAt(ctx context.Context, cn *conn.Conn, w wire.Cmds, at int, fn func(resp.Value) error) error {
+func replyAt(ctx context.Context, tx wire.Sender, w wire.Cmds, at int, fn func(resp.Value) error) error {
 	h := &firstReply{done: make(chan struct{}, 1), at: at}
-	if err := cn.Send(ctx, w, h); err != nil {
+	if err := tx.Send(ctx, w, h); err != nil {
 		return err
 	}
 	select {
@@ -376,10 +401,10 @@ var (
 // owns its memory.
 func (c *Cache) Do(ctx context.Context, args ...string) (resp.Value, error) {
 	var out resp.Value
-	err := c.DoFunc(ctx, resp.Command(nil, args...), func(v resp.Value) error {
+	err := c.doStrings(ctx, args, func(v resp.Value) error {
 		out = v.Clone()
 		return nil
-	})
+	}, false)
 	return out, err
 }
 
@@ -395,7 +420,7 @@ func (c *Cache) Sync(ctx context.Context) error {
 	if s.l != nil {
 		return s.l.sync(ctx)
 	}
-	return s.c.DoFunc(ctx, resp.Command(nil, "PING"), nil)
+	return ping(ctx, s.tx)
 }
 
 // firstReply keeps reply at (the first, by default) of a submission.

@@ -34,7 +34,7 @@ func (p *bpart) Done(err error) {
 	if last {
 		h, err := s.h, s.err
 		if err == nil {
-			h.Reply(0, aggregateReplies(s.info.Aggregate(), s.vals))
+			h.Reply(0, s.merge())
 		}
 		s.release()
 		h.Done(err)
@@ -44,7 +44,9 @@ func (p *bpart) Done(err error) {
 // broadcast sends the submission's one command to every primary and
 // hands h one reply made of theirs, as the command's response policy
 // says: the first, a sum, a logical and/or, a minimum, a maximum, or the
-// arrays concatenated. An error reply from any primary is the reply.
+// arrays concatenated; or as its own rule says where the policy does not
+// (CLUSTER SLOT-STATS: mergeSlotStats). An error reply from any primary
+// is the reply.
 func (s *sub) broadcast() error {
 	t := s.cl.topo.Load()
 	s.pending = len(t.addrs)

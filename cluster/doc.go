@@ -53,7 +53,15 @@
 // shard or node on either server (FLUSHALL, SCRIPT FLUSH, SCRIPT LOAD,
 // CONFIG SET, CONFIG RESETSTAT, ACL SETUSER, DBSIZE, KEYS, INFO …) goes
 // to every primary when sent alone, and their
-// replies are combined as the tips say (DBSIZE sums). In a batch, where
+// replies are combined as the tips say (DBSIZE sums). CLUSTER SLOT-STATS
+// (Valkey 8.0), which each node answers for its own slots, goes to every
+// primary (its tip is all_shards) but has no response policy, so this
+// package merges its replies by a rule of its own, into what one node
+// serving every slot would answer: for SLOTSRANGE the union of the
+// primaries' entries in slot order; for ORDERBY metric [LIMIT n]
+// [ASC|DESC] the n first of their entries (each primary's own first n)
+// by the metric, descending unless ASC, ties in slot order, as a node
+// orders its own. In a batch, where
 // they would reach one node only, such commands are refused before
 // anything is sent (a *RouteError matching ErrUnroutable), PING excepted.
 //

@@ -105,6 +105,8 @@ type Info struct {
 	dep      []int8   // slot → the slot that must be set with it, or -1
 	reqIf    []int8   // slot → the slot that needs it set, or -1
 	missing  []string // slot → the option name, for errors
+	alt      []int8   // slot → the alternative of its dep's choice it belongs to, or -1 (nil: none)
+	altName  []string // slot → that alternative's token, for errors
 	timeout  int      // the timeout slot, or -1
 
 	keys   []keySpec // the key specs (keyspec.go)
@@ -245,6 +247,10 @@ type Builder struct {
 	big    []byte // a command of more than maxHeader arguments
 	num    [40]byte
 	spans2 []Span // Command.Fact's scratch: its Keys
+	// chosen is, for a choice among blocks with options of their own
+	// (Info.alt), which alternative its slot was given last (B.choose):
+	// read only for a slot set, which the alternative's method set.
+	chosen [maxSlots]uint8
 }
 
 // run is a run of encoded arguments (bulk strings) and their count.
@@ -373,6 +379,10 @@ func (b *Builder) enum(tok, what string) {
 	}
 	b.tok(tok)
 }
+
+// choose notes that the choice of slot was given its alternative k, on
+// which options of their own may depend (Info.alt).
+func (b *Builder) choose(slot, k int) { b.chosen[slot] = uint8(k) }
 
 // none records that a required argument that takes one or more values
 // was given none (DEL with no key).
@@ -739,8 +749,16 @@ func (b *Builder) check(info *Info) error {
 		}
 	}
 	for slot, d := range info.dep {
-		if d >= 0 && b.set&(1<<uint(slot)) != 0 && b.set&(1<<uint(d)) == 0 {
+		if d < 0 || b.set&(1<<uint(slot)) == 0 {
+			continue
+		}
+		if b.set&(1<<uint(d)) == 0 {
 			return &buildError{kind: ErrAlone, cmd: info.Name, opt: info.missing[slot] + " without " + info.missing[d]}
+		}
+		if info.alt != nil && info.alt[slot] >= 0 && b.chosen[d] != uint8(info.alt[slot]) {
+			// An option of one alternative of a choice given with
+			// another (SLOT-STATS's LIMIT with SLOTSRANGE).
+			return &buildError{kind: ErrAlone, cmd: info.Name, opt: info.missing[slot] + " without " + info.altName[slot]}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,6 +183,16 @@ func TestRefused(t *testing.T) {
 		{func() Command {
 			return b.Xadd("s", FieldValue{"f", "v"}).AutoId().Trim(MaxLen, "1").TrimLimit(5).Build()
 		}, nil},
+		{func() Command { return b.ClusterSlotStats().Build() }, ErrMissing},                                // no filter
+		{func() Command { return b.ClusterSlotStats().OrderByLimit(3).Build() }, ErrMissing},                // LIMIT, and no filter
+		{func() Command { return b.ClusterSlotStats().SlotsRange(0, 9).OrderByLimit(3).Build() }, ErrAlone}, // LIMIT of ORDERBY with SLOTSRANGE
+		{func() Command { return b.ClusterSlotStats().SlotsRange(0, 9).OrderByDesc().Build() }, ErrAlone},
+		{func() Command {
+			return b.ClusterSlotStats().OrderBy("key-count").OrderByLimit(3).SlotsRange(0, 9).Build()
+		}, ErrAlone}, // ORDERBY's options outlive it
+		{func() Command {
+			return b.ClusterSlotStats().SlotsRange(0, 9).OrderBy("key-count").OrderByLimit(3).Build()
+		}, nil}, // the last choice wins
 	} {
 		cmd := c.build()
 		err := cmd.Err()
@@ -197,5 +208,48 @@ func TestRefused(t *testing.T) {
 		if cmd.Cmd().Err() == nil || len(cmd.Cmd().Bytes()) != 0 || cmd.Keys() != 0 {
 			t.Errorf("%v: the Cmd is sendable", err)
 		}
+	}
+}
+
+// TestClusterSlotStatsEncoding: CLUSTER SLOT-STATS's choice of blocks
+// (SLOTSRANGE start end | ORDERBY metric [LIMIT n] [ASC|DESC]) is written
+// in the syntax's order whatever the order of the calls, the last choice
+// winning, and the error names the alternative an option belongs to.
+func TestClusterSlotStatsEncoding(t *testing.T) {
+	var b Builder
+	for _, c := range []struct {
+		build func() Command
+		want  string
+	}{
+		{func() Command { return b.ClusterSlotStats().SlotsRange(0, 16383).Build() }, "CLUSTER SLOT-STATS SLOTSRANGE 0 16383"},
+		{func() Command { return b.ClusterSlotStats().OrderBy("key-count").Build() }, "CLUSTER SLOT-STATS ORDERBY key-count"},
+		{func() Command {
+			return b.ClusterSlotStats().OrderBy("key-count").OrderByLimit(5).OrderByAsc().Build()
+		}, "CLUSTER SLOT-STATS ORDERBY key-count LIMIT 5 ASC"},
+		{func() Command {
+			return b.ClusterSlotStats().OrderByDesc().OrderByLimit(5).OrderBy("cpu-usec").Build()
+		}, "CLUSTER SLOT-STATS ORDERBY cpu-usec LIMIT 5 DESC"},
+		{func() Command {
+			return b.ClusterSlotStats().SlotsRange(1, 2).OrderByAsc().OrderBy("key-count").OrderByDesc().Build()
+		}, "CLUSTER SLOT-STATS ORDERBY key-count DESC"},
+		{func() Command {
+			return b.ClusterSlotStats().OrderBy("key-count").SlotsRange(3, 4).Build()
+		}, "CLUSTER SLOT-STATS SLOTSRANGE 3 4"},
+	} {
+		cmd := c.build()
+		if err := cmd.Err(); err != nil {
+			t.Errorf("%s: %v", c.want, err)
+			continue
+		}
+		if got := strings.Join(args(t, cmd.Cmd()), " "); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+	err := b.ClusterSlotStats().SlotsRange(0, 1).OrderByLimit(2).Build().Err()
+	if !errors.Is(err, ErrAlone) || !strings.Contains(err.Error(), "limit without ORDERBY") {
+		t.Errorf("LIMIT with SLOTSRANGE: %v", err)
+	}
+	if in := Lookup("cluster|slot-stats"); in == nil || in.Policy() != AllShards {
+		t.Errorf("CLUSTER SLOT-STATS: %+v, want the table's request policy all_shards", in)
 	}
 }

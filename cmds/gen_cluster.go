@@ -856,6 +856,80 @@ var infoClusterSlaves = Info{
 	missing: []string{"node-id"},
 }
 
+// ClusterSlotStats is the builder of CLUSTER SLOT-STATS, started by Builder.ClusterSlotStats.
+type ClusterSlotStats struct{ b *Builder }
+
+// ClusterSlotStats starts CLUSTER SLOT-STATS:
+//
+//	CLUSTER SLOT-STATS <SLOTSRANGE start-slot end-slot | ORDERBY metric [LIMIT limit] [ASC | DESC]>
+//
+// Options: SlotsRange, OrderBy, OrderByLimit, OrderByAsc, OrderByDesc.
+// Kind: NoKeys, Nondeterministic.
+//
+// In valkey-8.0.1. See https://valkey.io/commands/cluster-slot-stats/
+func (b *Builder) ClusterSlotStats() ClusterSlotStats {
+	b.start(&infoClusterSlotStats)
+	return ClusterSlotStats{b}
+}
+
+// SlotsRange sets filter: SLOTSRANGE start-slot end-slot.
+// Arguments: startSlot, endSlot.
+func (c ClusterSlotStats) SlotsRange(startSlot int64, endSlot int64) ClusterSlotStats {
+	c.b.open(0, false)
+	c.b.choose(0, 0)
+	c.b.tok("SLOTSRANGE")
+	c.b.int(startSlot)
+	c.b.int(endSlot)
+	return c
+}
+
+// OrderBy sets filter: ORDERBY metric [LIMIT limit] [ASC | DESC].
+// Arguments: metric.
+func (c ClusterSlotStats) OrderBy(metric string) ClusterSlotStats {
+	c.b.open(0, false)
+	c.b.choose(0, 1)
+	c.b.tok("ORDERBY")
+	c.b.str(metric)
+	return c
+}
+
+// OrderByLimit adds [LIMIT limit].
+// Arguments: limit.
+func (c ClusterSlotStats) OrderByLimit(limit int64) ClusterSlotStats {
+	c.b.open(1, false)
+	c.b.tok("LIMIT")
+	c.b.int(limit)
+	return c
+}
+
+// OrderByAsc sets order: ASC.
+func (c ClusterSlotStats) OrderByAsc() ClusterSlotStats {
+	c.b.open(2, false)
+	c.b.tok("ASC")
+	return c
+}
+
+// OrderByDesc sets order: DESC.
+func (c ClusterSlotStats) OrderByDesc() ClusterSlotStats {
+	c.b.open(2, false)
+	c.b.tok("DESC")
+	return c
+}
+
+// Build encodes CLUSTER SLOT-STATS. The Command is valid until the Builder starts the next one.
+func (c ClusterSlotStats) Build() Command { return c.b.build(&infoClusterSlotStats) }
+
+var infoClusterSlotStats = Info{
+	Name: "cluster|slot-stats", Words: []string{"CLUSTER", "SLOT-STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
+	Servers: []string{"valkey-8.0.1"},
+	slots:   3, required: 0x1, multi: 0x0, timeout: -1,
+	missing: []string{"filter", "limit", "order"},
+	dep:     []int8{-1, 0, 0},
+	alt:     []int8{-1, 1, 1},
+	altName: []string{"", "ORDERBY", "ORDERBY"},
+	policy:  AllShards, agg: AggConcat,
+}
+
 // ClusterSlots is the builder of CLUSTER SLOTS, started by Builder.ClusterSlots.
 type ClusterSlots struct{ b *Builder }
 

@@ -852,6 +852,39 @@ var samples = []sample{
 		c := b.ClusterSlaves("0-1")
 		return c.Build()
 	}, []func(*Builder, func(...string) bool) Command{}},
+	{"cluster|slot-stats", func(b *Builder) Command {
+		has := func(...string) bool { return true }
+		_ = has
+		c := b.ClusterSlotStats()
+		c = c.SlotsRange(1, 1)
+		return c.Build()
+	}, func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterSlotStats()
+		c = c.SlotsRange(1, 1)
+		return c.Build()
+	}, []func(*Builder, func(...string) bool) Command{func(b *Builder, has func(servers ...string) bool) Command {
+		c := b.ClusterSlotStats()
+		c = c.OrderBy("key-count")
+		return c.Build()
+	},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClusterSlotStats()
+			c = c.OrderBy("key-count")
+			c = c.OrderByLimit(1)
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClusterSlotStats()
+			c = c.OrderBy("key-count")
+			c = c.OrderByAsc()
+			return c.Build()
+		},
+		func(b *Builder, has func(servers ...string) bool) Command {
+			c := b.ClusterSlotStats()
+			c = c.OrderBy("key-count")
+			c = c.OrderByDesc()
+			return c.Build()
+		}}},
 	{"cluster|slots", func(b *Builder) Command {
 		has := func(...string) bool { return true }
 		_ = has

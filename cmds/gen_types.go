@@ -436,6 +436,7 @@ var commands = [...]*Info{
 	&infoClusterSetslot,
 	&infoClusterShards,
 	&infoClusterSlaves,
+	&infoClusterSlotStats,
 	&infoClusterSlots,
 	&infoCommandCount,
 	&infoCommandDocs,
@@ -716,11 +717,10 @@ var commands = [...]*Info{
 
 // leftOut are the commands of the servers' tables that have no builder, and why.
 var leftOut = map[string]string{
-	"cluster|slot-stats": "argument \"filter\" (<SLOTSRANGE start-slot end-slot | ORDERBY metric [LIMIT limit] [ASC | DESC]>) has a shape the generator does not handle",
-	"debug":              "the servers document none of DEBUG's arguments (COMMAND DOCS lists it without any)",
-	"psync":              "internal to replication: the connection becomes a replication stream",
-	"replconf":           "internal to replication; the servers document none of its arguments",
-	"sync":               "internal to replication: the connection becomes a replication stream",
+	"debug":    "the servers document none of DEBUG's arguments (COMMAND DOCS lists it without any)",
+	"psync":    "internal to replication: the connection becomes a replication stream",
+	"replconf": "internal to replication; the servers document none of its arguments",
+	"sync":     "internal to replication: the connection becomes a replication stream",
 }
 
 // serverLists are the servers' COMMAND LIST replies.

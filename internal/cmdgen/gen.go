@@ -59,6 +59,10 @@ type cmdOut struct {
 	Required uint64
 	Multi    uint64
 	Dep      []int // slot → slot it belongs to, or -1
+	// Alt is slot → the alternative of its Dep's choice it belongs to,
+	// or -1 (nil: none does); AltName that alternative's token.
+	Alt      []int
+	AltName  []string
 	ReqIf    []int // slot → slot that needs it, or -1
 	Timeout  int
 	Unit     string
@@ -246,7 +250,7 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			}
 			head.Code = append(head.Code, code...)
 			o.noteTimeout(g, a, s)
-		case a.Type == "oneof" && g.altsSimple(a):
+		case a.Type == "oneof" && (g.altsSimple(a) || g.altsBlocks(a)):
 			if head == &o.Ctor {
 				o.sawOpt = true
 			}
@@ -262,21 +266,75 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			if multi {
 				o.Multi |= 1 << s
 			}
-			for _, alt := range alts {
-				name := prefix + altName(a, alt)
-				m := method{Name: o.methods.take(name)}
-				v := g.value(alt, names{}, false)
-				m.Params = v.params
+			// An alternative that is a block with options of its own
+			// (CLUSTER SLOT-STATS's ORDERBY metric [LIMIT n] [ASC|DESC]):
+			// its method writes the block's token and leading required
+			// arguments into the choice's slot, its options get slots of
+			// their own that belong to the choice made with that
+			// alternative (Info.alt): every alternative's method notes
+			// which was chosen (B.choose), so that an option of one
+			// alternative given with another is ErrAlone.
+			choose := !g.altsSimple(a)
+			if choose && multi {
+				fail("argument %q (%s): a repeated choice of blocks with options", a.Name, syntax([]*argument{a}))
+			}
+			for k, alt := range alts {
+				aname := altName(a, alt)
+				if fix, ok := nameFixes[g.cmd.Name+"/"+alt.Name]; ok {
+					aname = fix
+				}
+				m := method{Name: o.methods.take(prefix + aname)}
 				m.Code = append(m.Code, fmt.Sprintf("B.open(%d, %v)", s, multi))
+				if choose {
+					m.Code = append(m.Code, fmt.Sprintf("B.choose(%d, %d)", s, k))
+				}
 				if a.Token != "" {
 					m.Code = append(m.Code, tokCode(a.Token))
 				}
-				m.Code = append(m.Code, v.code...)
 				m.Doc = append(m.Doc, fmt.Sprintf("%s sets %s: %s.", m.Name, argLabel(a), syntax([]*argument{alt})))
 				m.Since = maxSince(since, a.Since, alt.Since)
 				m.Servers = o.serversOf(alt)
-				o.Methods = append(o.Methods, m)
 				o.noteTimeout(g, alt, s)
+				if g.simple(alt) {
+					v := g.value(alt, names{}, false)
+					m.Params = v.params
+					m.Code = append(m.Code, v.code...)
+					o.Methods = append(o.Methods, m)
+					continue
+				}
+				// A block: its token and leading required arguments here,
+				// the rest placed as the options of the alternative.
+				m.Code = append(m.Code, tokCode(alt.Token))
+				lead := 0
+				mn := names{}
+				for lead < len(alt.Arguments) && !alt.Arguments[lead].optional() && g.simple(alt.Arguments[lead]) && !isNumkeys(alt.Arguments, lead) {
+					v := g.value(alt.Arguments[lead], mn, true)
+					m.Params = append(m.Params, v.params...)
+					m.Code = append(m.Code, v.code...)
+					o.noteTimeout(g, alt.Arguments[lead], s)
+					lead++
+				}
+				for _, rest := range alt.Arguments[lead:] {
+					if !rest.optional() {
+						fail("argument %q (%s): a required argument after an option in a choice's block", a.Name, syntax([]*argument{a}))
+					}
+				}
+				o.Methods = append(o.Methods, m)
+				idx, first := len(o.Methods)-1, len(o.Slots)
+				o.place(g, alt.Arguments[lead:], s, prefix+aname, &m, mn, false, m.Since, apath+"/"+alt.Name)
+				if len(m.Code) != len(o.Methods[idx].Code) {
+					fail("argument %q: a choice's block writes into its head", a.Name)
+				}
+				for sl := first; sl < len(o.Slots); sl++ {
+					if o.Dep[sl] == s {
+						o.setAlt(sl, k, alt)
+					}
+				}
+				for j := idx + 1; j < len(o.Methods); j++ {
+					if o.Methods[j].Servers == nil {
+						o.Methods[j].Servers = m.Servers
+					}
+				}
 			}
 		case a.optional() && g.simple(a):
 			if head == &o.Ctor {
@@ -350,6 +408,15 @@ func (o *cmdOut) place(g *gen, args []*argument, dep int, prefix string, head *m
 			fail("argument %q (%s) has a shape the generator does not handle", a.Name, syntax([]*argument{a}))
 		}
 	}
+}
+
+// setAlt ties slot to alternative k (alt) of the choice it depends on.
+func (o *cmdOut) setAlt(slot, k int, alt *argument) {
+	for len(o.Alt) < len(o.Slots) {
+		o.Alt = append(o.Alt, -1)
+		o.AltName = append(o.AltName, "")
+	}
+	o.Alt[slot], o.AltName[slot] = k, alt.Token
 }
 
 func (o *cmdOut) noteTimeout(g *gen, a *argument, slot int) {
@@ -454,6 +521,29 @@ func (g *gen) simple(a *argument) bool {
 		return true
 	}
 	return false
+}
+
+// altsBlocks reports whether the alternatives of a oneof are simple or,
+// for a choice made once, blocks with a token whose leading required
+// arguments are simple, their options after them (CLUSTER SLOT-STATS's
+// ORDERBY metric [LIMIT limit] [ASC | DESC]).
+func (g *gen) altsBlocks(a *argument) bool {
+	if a.multiple() {
+		return false
+	}
+	alts, multi := g.alts(a)
+	if multi {
+		return false
+	}
+	for _, alt := range alts {
+		if g.simple(alt) {
+			continue
+		}
+		if alt.Type != "block" || alt.multiple() || alt.Token == "" || tokenName(alt.Token) == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *gen) altsSimple(a *argument) bool {

@@ -244,6 +244,19 @@ func renderInfo(b *bytes.Buffer, o *cmdOut) {
 	if hasReqIf {
 		fmt.Fprintf(b, "\treqIf: []int8{%s},\n", strings.Join(reqIf, ", "))
 	}
+	if o.Alt != nil {
+		var alt, altName []string
+		for i := range o.Slots {
+			k, n := -1, ""
+			if i < len(o.Alt) {
+				k, n = o.Alt[i], o.AltName[i]
+			}
+			alt = append(alt, fmt.Sprint(k))
+			altName = append(altName, fmt.Sprintf("%q", n))
+		}
+		fmt.Fprintf(b, "\talt: []int8{%s},\n", strings.Join(alt, ", "))
+		fmt.Fprintf(b, "\taltName: []string{%s},\n", strings.Join(altName, ", "))
+	}
 	if o.KeySpecs != "" {
 		fmt.Fprintf(b, "\tkeys: %s,\n", o.KeySpecs)
 	}
@@ -338,6 +351,46 @@ func renderSamples(b *bytes.Buffer, outs []*cmdOut) {
 				firstOf[slotOfMethod[i]] = i
 			}
 		}
+		// A slot tied to one alternative of its dep's choice (o.Alt) is
+		// given with that alternative's method: chose[i] is the
+		// alternative method i gives its slot, altMethod[s][k] the method
+		// of alternative k of slot s.
+		chose := make([]int, len(o.Methods))
+		altMethod := map[int]map[int]int{}
+		for i, m := range o.Methods {
+			chose[i] = -1
+			for _, l := range m.Code {
+				var sl, k int
+				if n, _ := fmt.Sscanf(l, "B.choose(%d, %d)", &sl, &k); n == 2 {
+					chose[i] = k
+					if altMethod[sl] == nil {
+						altMethod[sl] = map[int]int{}
+					}
+					altMethod[sl][k] = i
+				}
+			}
+		}
+		altOf := func(slot int) int {
+			if slot >= 0 && slot < len(o.Alt) {
+				return o.Alt[slot]
+			}
+			return -1
+		}
+		// depMethod is the method that gives slot's dep what slot needs.
+		depMethod := func(slot int) int {
+			if k := altOf(slot); k >= 0 {
+				return altMethod[o.Dep[slot]][k]
+			}
+			return firstOf[o.Dep[slot]]
+		}
+		// offFirst: a method of a slot tied to an alternative its dep's
+		// first method does not choose: not in the sample of every
+		// option, but one of its own.
+		offFirst := func(i int) bool {
+			sl := slotOfMethod[i]
+			k := altOf(sl)
+			return k >= 0 && chose[firstOf[o.Dep[sl]]] != k
+		}
 		call := func(w *strings.Builder, i int) {
 			m := o.Methods[i]
 			c := fmt.Sprintf(".%s(%s)", m.Name, sampleArgs(m.Params))
@@ -352,7 +405,7 @@ func renderSamples(b *bytes.Buffer, outs []*cmdOut) {
 		all.WriteString("c := " + ctor + "\n")
 		for i := range o.Methods {
 			slot := slotOfMethod[i]
-			if firstOf[slot] != i {
+			if firstOf[slot] != i || offFirst(i) {
 				continue
 			}
 			call(&all, i)
@@ -363,7 +416,7 @@ func renderSamples(b *bytes.Buffer, outs []*cmdOut) {
 		var more []string
 		for i := range o.Methods {
 			slot := slotOfMethod[i]
-			if firstOf[slot] == i {
+			if firstOf[slot] == i && !offFirst(i) {
 				continue
 			}
 			var w strings.Builder
@@ -375,7 +428,10 @@ func renderSamples(b *bytes.Buffer, outs []*cmdOut) {
 				if firstOf[sj] != j || sj == slot {
 					continue
 				}
-				if o.Required&(1<<uint(sj)) != 0 || (slot >= 0 && o.Dep[slot] == sj) {
+				switch {
+				case slot >= 0 && o.Dep[slot] == sj:
+					call(&w, depMethod(slot))
+				case o.Required&(1<<uint(sj)) != 0:
 					call(&w, j)
 				}
 			}

@@ -161,6 +161,8 @@ func sampleOf(typ string, a *argument, i int) string {
 			return `"1"`
 		case a.Name == "stop":
 			return `"2"`
+		case a.Name == "metric":
+			return `"key-count"`
 		}
 		return fmt.Sprintf("%q", "v"+a.Name)
 	case "int64":
@@ -201,11 +203,14 @@ func fixTypes(c *command) {
 	}
 }
 
-// nameFixes rename the method of an optional block whose server name
-// says nothing (HELLO's "arguments" is the protocol version and its
-// options).
+// nameFixes rename the method of an optional block, or of an
+// alternative of a choice, whose server name says nothing (HELLO's
+// "arguments" is the protocol version and its options) or reads badly.
 var nameFixes = map[string]string{
 	"hello/arguments": "Protocol",
+	// CLUSTER SLOT-STATS's alternatives, read as two words.
+	"cluster|slot-stats/slotsrange": "SlotsRange",
+	"cluster|slot-stats/orderby":    "OrderBy",
 }
 
 // everyShard are the node-wide admin commands a cluster sends to every
