@@ -42,8 +42,11 @@ type Stream struct {
 	chunk  int
 
 	cmds  resp.Cmds  // gathered, not yet sent
-	facts wire.Facts // their facts
+	facts wire.Facts // their facts, but for a run of plain ones (plain)
 	probe wire.Facts // the fact of the command being added
+	// plain: s reads no facts of a plain submission (wire.WantsFacts),
+	// so a chunk of commands plain by their names goes without facts.
+	plain bool
 	next  int64      // sequence number of the first command in cmds
 
 	mu       sync.Mutex
@@ -62,7 +65,7 @@ func NewStream(s conn.Sender, fn ReplyFunc, opts StreamOptions) *Stream {
 		opts.Chunk = 128
 	}
 	opts.Chunk = min(opts.Chunk, opts.Window)
-	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk}
+	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, plain: !wire.WantsFacts(s)}
 }
 
 // chunk is the Handler of one submission of a Stream.
@@ -115,25 +118,36 @@ func (st *Stream) Add(ctx context.Context, args ...string) error {
 	if len(args) == 0 {
 		return ErrEmptyCommand
 	}
+	if st.plainRun(cmds.Plain(args[0])) {
+		st.cmds.Add(args...)
+		return st.added(ctx)
+	}
 	st.probe.Reset()
 	st.probe.Strings(args)
 	return st.add(ctx, func() { st.cmds.Add(args...) })
 }
 
-// guarded are the kinds a connection looks at before sending (see
-// conn's guard): such a command goes in a chunk of its own.
-const guarded = cmds.ReplyModel | cmds.Blocking | cmds.TxMulti | cmds.TxEnd | cmds.TxWatch
+// plainRun reports whether a command whose name is plain (cmds.Plain)
+// joins the chunk without a fact: the Sender reads none and the chunk
+// has none so far, so the connection's guard has nothing to look at.
+func (st *Stream) plainRun(plain bool) bool {
+	return plain && st.plain && st.facts.Len() == 0
+}
 
 // add appends the command whose fact is in probe, encoded by enc.
 func (st *Stream) add(ctx context.Context, enc func()) error {
 	f := st.probe.List()[0]
-	if f.Kind&guarded != 0 {
+	if f.Kind&cmds.Guarded != 0 {
+		// In a chunk of its own (see AddCmd).
 		if err := st.Flush(ctx); err != nil {
 			return err
 		}
 		enc()
 		st.facts.Add(f)
 		return st.Flush(ctx)
+	}
+	if st.facts.Len() < st.cmds.Len() {
+		st.facts.Sync(&st.cmds) // the plain run before it: read back
 	}
 	enc()
 	st.facts.Add(f)
@@ -156,6 +170,10 @@ func (st *Stream) added(ctx context.Context) error {
 func (st *Stream) AddCmd(ctx context.Context, cmd resp.Cmd) error {
 	if err := cmd.Err(); err != nil {
 		return err
+	}
+	if st.plainRun(cmds.Plain(wire.NameOf(cmd.Bytes()))) {
+		st.cmds.AddCmd(cmd)
+		return st.added(ctx)
 	}
 	st.probe.Reset()
 	if err := st.probe.Encoded(cmd.Bytes(), 1); err != nil {
@@ -195,7 +213,14 @@ func (st *Stream) Flush(ctx context.Context) error {
 	st.inflight += n
 	st.mu.Unlock()
 	c.base, c.n, c.copied = st.next, n, 0
-	w, err := st.facts.Sync(&st.cmds)
+	var w wire.Cmds
+	var err error
+	if st.plain && st.facts.Len() == 0 {
+		w, err = wire.FromCmds(&st.cmds) // every command plain by name
+		w.Plain = true
+	} else {
+		w, err = st.facts.Sync(&st.cmds)
+	}
 	if err == nil {
 		err = st.s.Send(ctx, w, c)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +167,69 @@ func TestStreamEmptyCommand(t *testing.T) {
 	}
 	if len(o.bad)+len(o.disorder) > 0 {
 		t.Fatalf("wrong outcomes: %v %v", o.bad, o.disorder)
+	}
+}
+
+// TestStreamMixedKinds: a stream of commands plain by their names (sent
+// without facts to a Conn without hooks), commands that are not
+// (SINTER, shaped like SELECT; ECHO, like EXEC: their facts read, the
+// plain run before them read back), a guarded one (WATCH: in a chunk of
+// its own, refused) and more plain ones, over a Conn with and without
+// hooks: every reply arrives once, in order, under its own sequence
+// number, and the refusal is WATCH's alone.
+func TestStreamMixedKinds(t *testing.T) {
+	hook := conn.Hook{BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ conn.RawCommand) context.Context { return ctx }}
+	for _, opts := range []conn.Options{{}, {Hooks: []conn.Hook{hook}}} {
+		c := setup(t, opts)
+		ctx := testCtx(t)
+		var got []string
+		st := pipeline.NewStream(c, func(seq int64, v resp.Value, err error) {
+			switch {
+			case err != nil:
+				got = append(got, fmt.Sprintf("%d:err", seq))
+			case v.Type == resp.Integer:
+				got = append(got, fmt.Sprintf("%d:%d", seq, v.Int))
+			case len(v.Elems) == 1:
+				got = append(got, fmt.Sprintf("%d:%s", seq, v.Elems[0].Text()))
+			default:
+				got = append(got, fmt.Sprintf("%d:%s", seq, v.Text()))
+			}
+		}, pipeline.StreamOptions{Chunk: 3, Window: 8})
+		var want []string
+		seq := 0
+		add := func(w string, args ...string) {
+			t.Helper()
+			err := st.Add(ctx, args...)
+			if args[0] == "WATCH" {
+				if !errors.Is(err, conn.ErrCommandRefused) {
+					t.Fatalf("WATCH in a stream: %v", err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, fmt.Sprintf("%d:%s", seq, w))
+			seq++
+		}
+		for round := range 3 {
+			r := strconv.Itoa(round)
+			add("1", "SADD", "s"+r, "a"+r)
+			add("PONG", "PING")
+			add("1", "INCR", "n"+r)
+			add("a"+r, "SINTER", "s"+r)
+			add("OK", "SET", "k", r)
+			if err := st.AddCmd(ctx, resp.Command(nil, "ECHO", "e"+r)); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, fmt.Sprintf("%d:e%s", seq, r))
+			seq++
+			add("err", "WATCH", "k")
+			add(r, "GET", "k")
+		}
+		if err := st.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("hooks %v:\n got %v\nwant %v", opts.Hooks != nil, got, want)
+		}
 	}
 }
