@@ -47,7 +47,7 @@ type Stream struct {
 	// plain: s reads no facts of a plain submission (wire.WantsFacts),
 	// so a chunk of commands plain by their names goes without facts.
 	plain bool
-	next  int64      // sequence number of the first command in cmds
+	next  int64 // sequence number of the first command in cmds
 
 	mu       sync.Mutex
 	inflight int
