@@ -74,6 +74,16 @@
 // submission made from raw resp types arrives without them, and the
 // connection that receives it inspects its bytes once.
 //
+// Plain (a test of a name's first letter and length against the table)
+// says that no command of that name is of a Guarded kind, whatever its
+// arguments. An encoder of raw commands (pipeline.Batch, a DoFunc of a
+// resp.Cmd, a Stream, dispatch's calls) tests each name with it instead
+// of inspecting the command: a submission of plain commands goes Plain,
+// without facts, and a connection without hooks sends it without reading
+// it; hooks and a cluster's router, which need the keys, read the facts
+// from its bytes once. PING or SET in a pipeline costs one load, as it
+// did before the facts.
+//
 // A Builder reuses its memory: once it has grown, building a command
 // allocates nothing. A Command views that memory and is valid until the
 // Builder starts the next command; one used later is refused, its Err

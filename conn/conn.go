@@ -48,6 +48,12 @@ type Sender interface {
 // together by hand must keep N equal to the commands in B and, when it
 // has Facts, one Fact per command with that command's Size (joining two
 // submissions: append B, add N, append Facts), or leave Facts nil.
+//
+// Plain, with Facts nil, is the encoder's word that every command's name
+// is cmds.Plain: a connection without hooks then sends the submission
+// without reading it (it trusts Plain, as it trusts N), and one with
+// hooks reads the facts as for any submission without them. Set it only
+// when every name passes cmds.Plain, and only on well-formed bytes.
 type Cmds = wire.Cmds
 
 // Handler receives the replies of one submission: Reply(i, v) for each
