@@ -47,13 +47,15 @@ type Sender interface {
 // is not N whole commands (an error matching ErrMalformed). A Cmds put
 // together by hand must keep N equal to the commands in B and, when it
 // has Facts, one Fact per command with that command's Size (joining two
-// submissions: append B, add N, append Facts), or leave Facts nil.
+// submissions: a new Cmds, B appended, N added, Facts appended, as a
+// Plain one stays Plain), or leave Facts nil.
 //
-// Plain, with Facts nil, is the encoder's word that every command's name
-// is cmds.Plain: a connection without hooks then sends the submission
-// without reading it (it trusts Plain, as it trusts N), and one with
-// hooks reads the facts as for any submission without them. Set it only
-// when every name passes cmds.Plain, and only on well-formed bytes.
+// The module's own encoders of raw commands (pipeline.Batch, DoFunc of a
+// resp.Cmd, a Stream, dispatch) send a submission whose names are all
+// cmds.Plain without facts, marked Plain (see Plain): a connection
+// without hooks sends it without reading it, one with hooks reads the
+// facts as for any submission without them. A Cmds put together by hand
+// is never Plain: its bytes are read.
 type Cmds = wire.Cmds
 
 // Handler receives the replies of one submission: Reply(i, v) for each

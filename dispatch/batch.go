@@ -121,13 +121,15 @@ func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native, plain bool
 			b.appendCall(i, native, plain)
 		}
 	}
-	w, err := wire.FromCmds(&b.wire)
+	from := wire.FromCmds
+	if plain {
+		from = wire.PlainCmds // EVALSHA, and the native names checked above
+	}
+	w, err := from(&b.wire)
 	if err != nil {
 		return err
 	}
-	if plain {
-		w.Plain = true // EVALSHA, and the native names checked above
-	} else {
+	if !plain {
 		if w.N != b.facts.Len() {
 			return wire.ErrMalformed // cannot be: appendCall adds both
 		}

@@ -23,7 +23,7 @@ type Batch struct {
 	// up to the last command added as arguments since, which Exec reads
 	// back); before that a raw command's name is only tested (cmds.Plain),
 	// and special notes one that is not plain: a batch of plain raw
-	// commands is sent without facts (wire.Cmds.Plain).
+	// commands is sent without facts (wire.PlainCmds).
 	facts   wire.Facts
 	special bool
 	begun   bool // the name of the command begun at begunAt is untested
@@ -169,8 +169,7 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 	if b.facts.Len() == 0 && !b.special {
 		// Every command raw and plain: no facts, which a receiver that
 		// needs them reads from the bytes (hooks, a cluster).
-		w, err = wire.FromCmds(&b.cmds)
-		w.Plain = true
+		w, err = wire.PlainCmds(&b.cmds)
 	} else {
 		w, err = b.facts.Sync(&b.cmds)
 	}

@@ -357,8 +357,8 @@ func TestPlainBatchWithoutFacts(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if tc.plain {
-			if got.Facts != nil || !got.Plain {
-				t.Errorf("%s: sent with %d facts, Plain %v; want none, Plain", tc.name, len(got.Facts), got.Plain)
+			if got.Facts != nil || !got.Plain() {
+				t.Errorf("%s: sent with %d facts, Plain %v; want none, Plain", tc.name, len(got.Facts), got.Plain())
 			}
 			continue
 		}

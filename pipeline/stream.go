@@ -216,8 +216,7 @@ func (st *Stream) Flush(ctx context.Context) error {
 	var w wire.Cmds
 	var err error
 	if st.plain && st.facts.Len() == 0 {
-		w, err = wire.FromCmds(&st.cmds) // every command plain by name
-		w.Plain = true
+		w, err = wire.PlainCmds(&st.cmds) // every command plain by name
 	} else {
 		w, err = st.facts.Sync(&st.cmds)
 	}

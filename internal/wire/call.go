@@ -99,7 +99,7 @@ func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) err
 		return err
 	}
 	cl := getCall()
-	if !w.Plain {
+	if !w.Plain() {
 		if err := cl.facts.Encoded(w.B, 1); err != nil {
 			putCall(cl)
 			return err
@@ -148,7 +148,7 @@ func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value
 	cl := getCall()
 	w := Cmds{B: c.Cmd().Bytes(), N: 1}
 	if c.Kind()&cmds.Guarded == 0 && !WantsFacts(s) {
-		w.Plain = true
+		w.plain = true
 	} else {
 		cl.facts.Command(c)
 		w.Facts = cl.facts.List()

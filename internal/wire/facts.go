@@ -198,7 +198,7 @@ func Known(c Cmds) (Cmds, *Facts, error) {
 // it has its facts (checked, as Known does) or is Plain without them,
 // else c with its facts read from its bytes (see Known).
 func ForGuard(c Cmds) (Cmds, *Facts, error) {
-	if c.Facts == nil && c.Plain && c.N > 0 {
+	if c.Plain() && c.N > 0 {
 		return c, nil, nil
 	}
 	return Known(c)

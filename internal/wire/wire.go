@@ -49,13 +49,27 @@ type Cmds struct {
 	// facts' Keys and spans are offsets in each command's own bytes (the
 	// Size of the facts before it on).
 	Facts []cmds.Fact
-	// Plain, with Facts nil, says that the encoder found every command
-	// plain by its name (cmds.Plain): none needs the guard, so a Sender
-	// that needs no more than that sends the submission without reading
-	// its facts (ForGuard); one that needs them (hooks, a cluster's
-	// routing) reads them from B all the same (Known). It is ignored
-	// when Facts are given.
-	Plain bool
+	// plain, with Facts nil: the encoder found every command plain by
+	// its name (cmds.Plain), so none needs the guard, and a Sender that
+	// needs no more than that sends the submission without reading its
+	// facts (ForGuard); one that needs them (hooks, a cluster's routing)
+	// reads them from B all the same (Known). Only this package sets it
+	// (FromCmd, PlainCmds): a submission made by hand is always read.
+	plain bool
+}
+
+// Plain reports whether the submission's encoder found every command
+// plain by its name (cmds.Plain), and sent it without its facts for a
+// connection without hooks to send unread. Only the module's own
+// encoders make Plain submissions.
+func (c Cmds) Plain() bool { return c.plain && c.Facts == nil }
+
+// PlainCmds is the submission of every command in c, which its encoder
+// found plain by their names: without facts, Plain.
+func PlainCmds(c *resp.Cmds) (Cmds, error) {
+	w, err := FromCmds(c)
+	w.plain = err == nil
+	return w, err
 }
 
 // FromCmd is the submission of one command; its facts are unknown, but
@@ -65,7 +79,7 @@ func FromCmd(c resp.Cmd) (Cmds, error) {
 		return Cmds{}, err
 	}
 	b := c.Bytes()
-	return Cmds{B: b, N: 1, Plain: cmds.Plain(NameOf(b))}, nil
+	return Cmds{B: b, N: 1, plain: cmds.Plain(NameOf(b))}, nil
 }
 
 // FromCmds is the submission of every command in c; its facts are
