@@ -260,22 +260,21 @@ func (c *Conn) Err() error {
 // reader goroutine. cmds.B is copied. When Send returns an error, h is
 // never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
+	// The hooks need the facts; the guard alone, only those of a
+	// submission that is not Plain.
+	known := wire.Known
 	if c.hooks == nil {
-		// The guard needs the facts of a submission only when it is
-		// not Plain.
-		cmds, l, err := wire.ForGuard(cmds)
-		if err != nil {
-			return err
-		}
-		err = c.send(ctx, cmds, h)
-		wire.Release(l)
-		return err
+		known = wire.ForGuard
 	}
-	cmds, l, err := wire.Known(cmds)
+	cmds, l, err := known(cmds)
 	if err != nil {
 		return err
 	}
-	err = c.sendHooked(ctx, cmds, h)
+	if c.hooks != nil {
+		err = c.sendHooked(ctx, cmds, h)
+	} else {
+		err = c.send(ctx, cmds, h)
+	}
 	wire.Release(l)
 	return err
 }
