@@ -26,6 +26,10 @@ type Batch struct {
 	// commands is sent without facts (wire.PlainCmds).
 	facts   wire.Facts
 	special bool
+	// eager: the Sender of the last Exec reads facts (wire.WantsFacts:
+	// hooks, a cluster), so raw commands added since get theirs as they
+	// come, from their arguments, rather than read back from the bytes.
+	eager   bool
 	begun   bool // the name of the command begun at begunAt is untested
 	begunAt int
 	col     wire.Collector
@@ -63,7 +67,7 @@ func (b *Batch) Reset() {
 
 // Add appends a command given as strings.
 func (b *Batch) Add(args ...string) {
-	if b.facts.Len() > 0 {
+	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
 		b.cmds.Add(args...)
 		if len(args) > 0 {
@@ -79,7 +83,7 @@ func (b *Batch) Add(args ...string) {
 
 // AddBytes appends a command given as byte slices.
 func (b *Batch) AddBytes(args ...[]byte) {
-	if b.facts.Len() > 0 {
+	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
 		b.cmds.AddBytes(args...)
 		if len(args) > 0 {
@@ -163,16 +167,7 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 	if b.bad != nil {
 		return b.bad
 	}
-	var w wire.Cmds
-	var err error
-	b.checkBegun()
-	if b.facts.Len() == 0 && !b.special {
-		// Every command raw and plain: no facts, which a receiver that
-		// needs them reads from the bytes (hooks, a cluster).
-		w, err = wire.PlainCmds(&b.cmds)
-	} else {
-		w, err = b.facts.Sync(&b.cmds)
-	}
+	w, err := b.submission(wire.WantsFacts(s))
 	if err != nil {
 		return err
 	}
@@ -181,6 +176,19 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 	}
 	b.col.Begin(w.N)
 	return b.col.Exchange(ctx, s, w, nil)
+}
+
+// submission is the batch's submission for a Sender that reads the facts
+// of a Plain submission (wants), or not: Plain, without facts, when every
+// command was added raw and is plain by its name and the Sender reads
+// none; else with one fact per command.
+func (b *Batch) submission(wants bool) (wire.Cmds, error) {
+	b.checkBegun()
+	b.eager = wants
+	if b.facts.Len() == 0 && !b.special && !wants {
+		return wire.PlainCmds(&b.cmds)
+	}
+	return b.facts.Sync(&b.cmds)
 }
 
 // Replies returns the replies of the last Exec, in command order. They are

@@ -317,18 +317,17 @@ func waitBlocked(t *testing.T, ctx context.Context, c *conn.Conn, n int) {
 }
 
 // TestPlainBatchWithoutFacts: a batch of raw commands whose names are
-// all plain (cmds.Plain) reaches its Sender without facts, marked Plain,
-// so that a connection sends it without inspecting a command; one raw
-// command that is not plain by its name, or a typed command, and it
-// comes with one fact per command, each the size of its command.
+// all plain (cmds.Plain) goes to a Sender that reads no facts of such a
+// submission (a Conn or Client without hooks) without facts, marked
+// Plain, so that the connection sends it without inspecting a command;
+// one raw command that is not plain by its name, a typed command, or a
+// Sender that reads facts (a wrapper, hooks, a cluster), and it goes with
+// one fact per command, each the size of its command. Every batch is
+// also sent, to a Conn and to a wrapper, and answered.
 func TestPlainBatchWithoutFacts(t *testing.T) {
 	ctx := testCtx(t)
 	c := setup(t, conn.Options{})
-	var got conn.Cmds
-	rec := conn.SendFunc(func(ctx context.Context, w conn.Cmds, h conn.Handler) error {
-		got = w
-		return c.Send(ctx, w, h)
-	})
+	wrapper := conn.SendFunc(c.Send)
 	var cb cmds.Builder
 	for _, tc := range []struct {
 		name  string
@@ -341,36 +340,74 @@ func TestPlainBatchWithoutFacts(t *testing.T) {
 			b.AddCmd(resp.Command(nil, "GET", "x"))
 			b.AddBytes([]byte("DEL"), []byte("k"))
 		}, true},
-		{"SINTER, shaped as SELECT", func(b *pipeline.Batch) { b.Add("PING"); b.Add("SINTER", "s") }, false},
-		{"begun SINTER", func(b *pipeline.Batch) { b.Begin(2); b.Arg("SINTER"); b.Arg("s"); b.Add("PING") }, false},
 		{"a name given as a number", func(b *pipeline.Batch) { b.Begin(1); b.ArgInt(7); b.Add("PING") }, true},
 		{"ECHO, shaped as EXEC", func(b *pipeline.Batch) { b.AddCmd(resp.Command(nil, "ECHO", "x")) }, false},
+		{"SINTER, shaped as SELECT", func(b *pipeline.Batch) { b.Add("PING"); b.Add("SINTER", "s") }, false},
+		{"begun SINTER", func(b *pipeline.Batch) { b.Begin(2); b.Arg("SINTER"); b.Arg("s"); b.Add("PING") }, false},
 		{"typed", func(b *pipeline.Batch) { b.Add("PING"); b.Int(cb.Incr("n").Build()); b.Add("PING") }, false},
 	} {
-		var b pipeline.Batch
-		tc.add(&b)
-		err := b.Exec(ctx, rec)
-		if tc.name == "a name given as a number" {
-			err = nil // the server knows no command "7": its error is the reply's
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if tc.plain {
-			if got.Facts != nil || !got.Plain() {
-				t.Errorf("%s: sent with %d facts, Plain %v; want none, Plain", tc.name, len(got.Facts), got.Plain())
+		for _, wants := range []bool{false, true} {
+			var b pipeline.Batch
+			tc.add(&b)
+			got, err := b.Submission(wants)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
 			}
-			continue
+			if tc.plain && !wants {
+				if got.Facts != nil || !got.Plain() {
+					t.Errorf("%s: sent with %d facts, Plain %v; want none, Plain", tc.name, len(got.Facts), got.Plain())
+				}
+			} else {
+				if got.Plain() || len(got.Facts) != got.N {
+					t.Fatalf("%s, wants %v: %d facts for %d commands, Plain %v", tc.name, wants, len(got.Facts), got.N, got.Plain())
+				}
+				at := 0
+				for _, f := range got.Facts {
+					at += int(f.Size)
+				}
+				if at != len(got.B) {
+					t.Errorf("%s: facts cover %d bytes of %d", tc.name, at, len(got.B))
+				}
+			}
+			for _, s := range []conn.Sender{c, wrapper} {
+				if err := b.Exec(ctx, s); err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				if len(b.Replies()) != b.Len() {
+					t.Fatalf("%s: %d replies for %d commands", tc.name, len(b.Replies()), b.Len())
+				}
+			}
 		}
-		if len(got.Facts) != got.N {
-			t.Fatalf("%s: %d facts for %d commands", tc.name, len(got.Facts), got.N)
-		}
-		at := 0
-		for _, f := range got.Facts {
-			at += int(f.Size)
-		}
-		if at != len(got.B) {
-			t.Errorf("%s: facts cover %d bytes of %d", tc.name, at, len(got.B))
-		}
+	}
+}
+
+// TestBatchEagerAfterWantingSender: once a batch was sent to a Sender
+// that reads facts, the raw commands added after its Reset get their
+// facts as they are added (from their arguments, not read back from the
+// bytes at the next Exec); sent to one that reads none, they get none.
+func TestBatchEagerAfterWantingSender(t *testing.T) {
+	ctx := testCtx(t)
+	c := setup(t, conn.Options{})
+	var b pipeline.Batch
+	b.Add("PING")
+	if err := b.Exec(ctx, conn.SendFunc(c.Send)); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	b.Add("SET", "k", "v")
+	b.AddBytes([]byte("GET"), []byte("k"))
+	if n := b.FactsKept(); n != 2 {
+		t.Fatalf("after a wanting Sender: %d facts kept at Add, want 2", n)
+	}
+	if err := b.Exec(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if v := b.Reply(1); v.Text() != "v" {
+		t.Fatalf("GET: %q", v.Text())
+	}
+	b.Reset()
+	b.Add("SET", "k", "w")
+	if n := b.FactsKept(); n != 0 {
+		t.Fatalf("after a Conn without hooks: %d facts kept at Add, want 0", n)
 	}
 }
