@@ -28,11 +28,15 @@ type Batch struct {
 	special bool
 	// eager: the Sender of the last Exec reads facts (wire.WantsFacts:
 	// hooks, a cluster), so raw commands added since get theirs as they
-	// come, from their arguments, rather than read back from the bytes.
-	eager   bool
-	begun   bool // the name of the command begun at begunAt is untested
-	begunAt int
-	col     wire.Collector
+	// come, from their arguments, rather than read back from the bytes;
+	// lean: it reads none, so typed commands of no Guarded kind go
+	// without theirs too. A Batch never sent is neither: its typed
+	// commands keep the facts their builder has (a cluster routes by
+	// them), its raw ones go without.
+	eager, lean bool
+	begun       bool // the name of the command begun at begunAt is untested
+	begunAt     int
+	col         wire.Collector
 	// The typed side (typed.go): the first command added that was built
 	// wrong, what the last Exec did, and the generation Reset moves on.
 	bad     error
@@ -184,7 +188,7 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 // none; else with one fact per command.
 func (b *Batch) submission(wants bool) (wire.Cmds, error) {
 	b.checkBegun()
-	b.eager = wants
+	b.eager, b.lean = wants, !wants
 	if b.facts.Len() == 0 && !b.special && !wants {
 		return wire.PlainCmds(&b.cmds)
 	}

@@ -384,7 +384,8 @@ func TestPlainBatchWithoutFacts(t *testing.T) {
 // TestBatchEagerAfterWantingSender: once a batch was sent to a Sender
 // that reads facts, the raw commands added after its Reset get their
 // facts as they are added (from their arguments, not read back from the
-// bytes at the next Exec); sent to one that reads none, they get none.
+// bytes at the next Exec); sent to one that reads none, they get none,
+// nor do its typed commands of no Guarded kind.
 func TestBatchEagerAfterWantingSender(t *testing.T) {
 	ctx := testCtx(t)
 	c := setup(t, conn.Options{})
@@ -409,5 +410,37 @@ func TestBatchEagerAfterWantingSender(t *testing.T) {
 	b.Add("SET", "k", "w")
 	if n := b.FactsKept(); n != 0 {
 		t.Fatalf("after a Conn without hooks: %d facts kept at Add, want 0", n)
+	}
+	// Typed commands: a fresh batch keeps their builder's facts (a
+	// cluster routes by them); after a Sender that reads none, those of
+	// no Guarded kind go without, like plain raw commands, and a Guarded
+	// one brings the facts back for all.
+	var cb cmds.Builder
+	var fresh pipeline.Batch
+	fresh.Int(cb.Incr("n").Build())
+	if n := fresh.FactsKept(); n != 1 {
+		t.Fatalf("fresh batch: %d facts for a typed INCR, want 1", n)
+	}
+	n := b.Int(cb.Incr("n").Build())
+	if k := b.FactsKept(); k != 0 {
+		t.Fatalf("after a Conn without hooks: %d facts for SET and a typed INCR, want 0", k)
+	}
+	if w, err := b.Submission(false); err != nil || !w.Plain() {
+		t.Fatalf("SET, INCR: Plain %v, %v", w.Plain(), err)
+	}
+	if err := b.Exec(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := n.Value(); err != nil || v < 1 {
+		t.Fatalf("INCR: %d, %v", v, err)
+	}
+	b.Reset()
+	b.Int(cb.Incr("n").Build())
+	b.Int(cb.Watch("k").Build()) // refused: WATCH on a shared connection
+	if k := b.FactsKept(); k != 2 {
+		t.Fatalf("INCR, WATCH: %d facts, want 2", k)
+	}
+	if err := b.Exec(ctx, c); !errors.Is(err, conn.ErrCommandRefused) {
+		t.Fatalf("WATCH in a batch: %v", err)
 	}
 }

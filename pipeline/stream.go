@@ -51,7 +51,7 @@ type Stream struct {
 
 	mu       sync.Mutex
 	inflight int
-	room     chan struct{} // closed when room is freed, if someone waits
+	room     chan struct{} // signalled (never closed) when room is freed: one waiter, the Stream's goroutine
 	err      error         // the first fault
 	free     []*chunk
 }
@@ -65,7 +65,8 @@ func NewStream(s conn.Sender, fn ReplyFunc, opts StreamOptions) *Stream {
 		opts.Chunk = 128
 	}
 	opts.Chunk = min(opts.Chunk, opts.Window)
-	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, plain: !wire.WantsFacts(s)}
+	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, plain: !wire.WantsFacts(s),
+		room: make(chan struct{}, 1)}
 }
 
 // chunk is the Handler of one submission of a Stream.
@@ -103,9 +104,9 @@ func (c *chunk) end(err error, fault bool) {
 		st.err = err
 	}
 	st.inflight -= c.n
-	if st.room != nil {
-		close(st.room)
-		st.room = nil
+	select {
+	case st.room <- struct{}{}:
+	default: // a signal is pending already
 	}
 	st.free = append(st.free, c)
 	st.mu.Unlock()
@@ -254,13 +255,11 @@ func (st *Stream) drainTo(n int) {
 // On ctx's end it returns ctx.Err() with mu unlocked.
 func (st *Stream) waitLocked(ctx context.Context, busy func() bool) error {
 	for busy() {
-		if st.room == nil {
-			st.room = make(chan struct{})
-		}
-		ch := st.room
+		// A signal may be stale (room freed before this wait): busy is
+		// checked again, so it only costs a turn of the loop.
 		st.mu.Unlock()
 		select {
-		case <-ch:
+		case <-st.room:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
