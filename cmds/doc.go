@@ -29,11 +29,17 @@
 // given.
 //
 // Durations are time.Duration, written in the unit the server reads,
-// always rounded up so that a positive duration is never sent as 0:
+// always rounded away from zero so that no duration but 0 is sent as 0:
 // whole seconds (EXPIRE, SET's EX), whole milliseconds (PEXPIRE, SET's
 // PX, XREAD's BLOCK, WAIT's timeout), or seconds with up to three
 // decimals (the timeouts of BLPOP, BRPOP, BLMOVE, BZPOPMIN, …: 1500ms is
-// written 1.5). A timeout of 0 blocks for ever. Points in time are
+// written 1.5). A timeout of 0 blocks for ever; a negative one, -1ns
+// included, is sent negative (-1: BLPOP's in whole seconds, as the
+// servers read -0.001 as 0), which the server refuses ("timeout is
+// negative") rather than blocking for ever. A float64 is
+// written the shortest way that reads back exactly, infinities as +inf
+// and -inf; NaN, which no server takes, makes the command's Err match
+// ErrNaN and it is never sent. Points in time are
 // time.Time, written as Unix seconds (truncated) or milliseconds. Score
 // bounds (ZRANGEBYSCORE's min and max) are strings, so that -inf, +inf
 // and exclusive bounds such as "(1.5" can be given.

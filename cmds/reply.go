@@ -36,6 +36,7 @@ const (
 	ShapeEntries                      // Entries
 	ShapeStreams                      // Streams
 	ShapePending                      // PendingSummary, or PendingEntries with a range
+	ShapeStringsOrMap                 // String without a count, Strings with one, StringMap with WITHVALUES
 )
 
 // ErrNotOK is matched by the error of OK for a reply that is not +OK.
@@ -96,7 +97,10 @@ func OKOrNil(v resp.Value) (bool, error) {
 	if v.IsNull() {
 		return false, nil
 	}
-	return true, OK(v)
+	if err := OK(v); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Status returns a status reply's text (PING's PONG, TYPE's "string").
@@ -236,10 +240,21 @@ func NullStrings(v resp.Value) ([]NullString, error) {
 	return out, nil
 }
 
-// pairs calls fn for each pair of a RESP3 map or a RESP2 flat array.
+// pairs calls fn for each pair of a RESP3 map, a RESP2 flat array, or
+// a RESP3 array of [key, value] pairs (HRANDFIELD … WITHVALUES).
 func pairs(v resp.Value, fn func(k, v resp.Value) error) error {
 	switch {
 	case v.IsNull():
+		return nil
+	case v.Type == resp.Array && len(v.Elems) > 0 && isList(v.Elems[0]):
+		for _, p := range v.Elems {
+			if !isList(p) || len(p.Elems) != 2 {
+				return &shapeError{"a key-value pair"}
+			}
+			if err := fn(p.Elems[0], p.Elems[1]); err != nil {
+				return err
+			}
+		}
 		return nil
 	case v.Type == resp.Map, v.Type == resp.Array && len(v.Elems)%2 == 0:
 	default:
@@ -257,7 +272,9 @@ func pairs(v resp.Value, fn func(k, v resp.Value) error) error {
 }
 
 // StringMap reads a map of strings: a RESP3 map or a RESP2 flat array of
-// pairs (HGETALL, CONFIG GET).
+// pairs (HGETALL, CONFIG GET), or a RESP3 array of pairs (HRANDFIELD
+// with a count and WITHVALUES; of a field a negative count repeats, the
+// map keeps one).
 func StringMap(v resp.Value) (map[string]string, error) {
 	m := make(map[string]string, v.Len())
 	err := pairs(v, func(k, val resp.Value) error {
