@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/echomq/echomq-go/cmds"
@@ -270,8 +271,11 @@ func DecrBy(ctx context.Context, s conn.Sender, key string, n int64) (int64, err
 
 // IncrByFloat adds f to the number at key (INCRBYFLOAT; a missing key
 // counts as 0) and returns the result, read back as a float64 under
-// RESP2 and RESP3 alike.
+// RESP2 and RESP3 alike. A NaN f is ErrInvalid.
 func IncrByFloat(ctx context.Context, s conn.Sender, key string, f float64) (float64, error) {
+	if math.IsNaN(f) {
+		return 0, invalid("INCRBYFLOAT by NaN")
+	}
 	b := builder()
 	return call(ctx, s, b, b.Incrbyfloat(key, f).Build(), cmds.Float)
 }

@@ -1,0 +1,63 @@
+package kv_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/kv"
+)
+
+// TestNaNNeverSent: a NaN score or increment is refused with ErrInvalid
+// before anything is sent (a hook counts what is), as a NaN score bound
+// already was, and a ZADD of several members with one NaN adds none.
+// Before, ZAdd sent "NaN" for the server to refuse, and ZIncrBy,
+// IncrByFloat and HIncrByFloat returned package cmds' error, not
+// ErrInvalid.
+func TestNaNNeverSent(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	var sent atomic.Int64
+	hook := conn.Hook{BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, _ conn.RawCommand) context.Context {
+		sent.Add(1)
+		return ctx
+	}}
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{hook}})
+	require.NoError(t, err)
+	defer cl.Close()
+	nan := math.NaN()
+	for name, call := range map[string]func() error{
+		"ZAdd": func() error {
+			_, err := kv.ZAdd(ctx, cl, "z", kv.Z{Member: "a", Score: 1}, kv.Z{Member: "b", Score: nan})
+			return err
+		},
+		"ZIncrBy":      func() error { _, err := kv.ZIncrBy(ctx, cl, "z", nan, "a"); return err },
+		"IncrByFloat":  func() error { _, err := kv.IncrByFloat(ctx, cl, "f", nan); return err },
+		"HIncrByFloat": func() error { _, err := kv.HIncrByFloat(ctx, cl, "h", "f", nan); return err },
+		"ZRangeByScore": func() error {
+			_, err := kv.ZRangeByScore(ctx, cl, "z", kv.ScoreRange{Min: nan, Max: 1})
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, kv.ErrInvalid) {
+			t.Errorf("%s with NaN: %v, want ErrInvalid", name, err)
+		}
+	}
+	require.Zero(t, sent.Load(), "commands sent")
+	n, err := kv.ZCard(ctx, cl, "z")
+	require.NoError(t, err)
+	require.Zero(t, n, "members added")
+	// Infinities are numbers the server takes.
+	_, err = kv.ZAdd(ctx, cl, "z", kv.Z{Member: "top", Score: math.Inf(1)})
+	require.NoError(t, err)
+	f, ok, err := kv.ZScore(ctx, cl, "z", "top")
+	require.NoError(t, err)
+	require.True(t, ok && math.IsInf(f, 1), "ZSCORE top = %v, %t", f, ok)
+}
