@@ -32,13 +32,14 @@ var ErrStale = errors.New("pipeline: reply handle from before Reset")
 
 // AddCommand appends a typed command and returns its index, for Reply and
 // Err. A command built wrong (its Err is not nil: a required argument
-// missing) makes Exec return that error and send nothing.
+// missing, a NaN, a stale Command) is not appended: its index is -1, and
+// it makes Exec return that error and send nothing until Reset.
 func (b *Batch) AddCommand(c cmds.Command) int {
 	if err := c.Err(); err != nil {
 		if b.bad == nil {
 			b.bad = err
 		}
-		return b.cmds.Len()
+		return -1
 	}
 	b.catchUp()
 	b.cmds.AddCmd(c.Cmd())
@@ -88,7 +89,8 @@ func (r Reply[T]) Value() (T, error) {
 	return r.dec(v)
 }
 
-// Index returns the command's index in the batch, for Reply and Err.
+// Index returns the command's index in the batch, for Reply and Err; -1
+// for a command built wrong, which is not in the batch.
 func (r Reply[T]) Index() int { return int(r.i) }
 
 // NullReply is the handle of a queued command whose reply may be nil.
@@ -109,7 +111,8 @@ func (r NullReply[T]) Value() (v T, ok bool, err error) {
 	return r.dec(rv)
 }
 
-// Index returns the command's index in the batch, for Reply and Err.
+// Index returns the command's index in the batch, for Reply and Err; -1
+// for a command built wrong, which is not in the batch.
 func (r NullReply[T]) Index() int { return int(r.i) }
 
 // Decode appends c and returns a handle whose Value decodes its reply
