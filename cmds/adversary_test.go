@@ -191,3 +191,35 @@ func TestHrandfieldWithValuesBothProtocols(t *testing.T) {
 		t.Errorf("StringMap of a lone element: %v, want ErrShape", err)
 	}
 }
+
+// TestIntOfDoubleBothProtocols: Int of a reply the server sends as a
+// double under RESP3 and as its text under RESP2 (ZSCORE, ZINCRBY) reads
+// the same under both: a whole score as its integer, any other score as
+// a *resp.TypeError. Under RESP3 a whole score used to be an error too.
+func TestIntOfDoubleBothProtocols(t *testing.T) {
+	servertest.Need(t, Srv())
+	Srv().Flush(t)
+	var b Builder
+	for _, proto := range []int{2, 3} {
+		c := dialConn(t, proto)
+		decode(t, c, b.Zadd("z", ScoreMember{2, "two"}, ScoreMember{2.5, "half"}, ScoreMember{-1e15, "low"}, ScoreMember{1e300, "huge"}).Build(), Int)
+		for _, m := range []struct {
+			member string
+			want   int64
+		}{{"two", 2}, {"low", -1e15}} {
+			if got, err := decodeErr(c, b.Zscore("z", m.member).Build(), Int); err != nil || got != m.want {
+				t.Errorf("RESP%d: Int(ZSCORE %s) = %d, %v; want %d", proto, m.member, got, err, m.want)
+			}
+		}
+		for _, m := range []string{"half", "huge"} {
+			var te *resp.TypeError
+			if got, err := decodeErr(c, b.Zscore("z", m).Build(), Int); !errors.As(err, &te) {
+				t.Errorf("RESP%d: Int(ZSCORE %s) = %d, %v; want a *resp.TypeError", proto, m, got, err)
+			}
+		}
+		if n, ok, err := IntOrNil(resp.Value{Type: resp.Double, Int: int64(math.Float64bits(7)), Str: []byte("7")}); n != 7 || !ok || err != nil {
+			t.Errorf("IntOrNil(double 7) = %d, %t, %v", n, ok, err)
+		}
+		decode(t, c, b.Del("z").Build(), Int)
+	}
+}

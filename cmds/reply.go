@@ -2,6 +2,7 @@ package cmds
 
 import (
 	"errors"
+	"math"
 
 	"github.com/echomq/echomq-go/resp"
 )
@@ -107,8 +108,20 @@ func OKOrNil(v resp.Value) (bool, error) {
 func Status(v resp.Value) (string, error) { return text(v) }
 
 // Int reads an integer (RESP2 and RESP3 alike; a number in a string
-// too). It allocates nothing.
-func Int(v resp.Value) (int64, error) { return v.AsInt() }
+// too). A RESP3 double that is a whole number in int64's range reads as
+// that integer, as the RESP2 string of the same reply does (ZSCORE of a
+// score of 2: "2" under RESP2, the double 2 under RESP3); any other
+// double is a *resp.TypeError, as "2.5" is under RESP2. It allocates
+// nothing.
+func Int(v resp.Value) (int64, error) {
+	if v.Type == resp.Double {
+		if f := v.Float(); f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+			return int64(f), nil
+		}
+		return 0, &resp.TypeError{Want: "integer", Got: v.Type}
+	}
+	return v.AsInt()
+}
 
 // IntOrNil reads an integer that may be nil: ok is false for nil (ZRANK
 // of a missing member). ZRANK's WITHSCORE pair reads its rank.
@@ -119,7 +132,7 @@ func IntOrNil(v resp.Value) (n int64, ok bool, err error) {
 	if isList(v) && len(v.Elems) == 2 {
 		v = v.Elems[0]
 	}
-	n, err = v.AsInt()
+	n, err = Int(v)
 	return n, err == nil, err
 }
 
