@@ -223,3 +223,34 @@ func TestIntOfDoubleBothProtocols(t *testing.T) {
 		decode(t, c, b.Del("z").Build(), Int)
 	}
 }
+
+// TestStringOfDoubleBothProtocols: String, NullStrings and Strings of a
+// reply that is a double under RESP3 and its text under RESP2 give the
+// same strings under both (the double's text as sent); under RESP3 they
+// were a *resp.TypeError.
+func TestStringOfDoubleBothProtocols(t *testing.T) {
+	servertest.Need(t, Srv())
+	Srv().Flush(t)
+	var b Builder
+	var got [2][]string
+	for i, proto := range []int{2, 3} {
+		c := dialConn(t, proto)
+		decode(t, c, b.Zadd("z", ScoreMember{2.5, "a"}, ScoreMember{math.Inf(1), "top"}, ScoreMember{0.1, "tenth"}).Build(), Int)
+		for _, m := range []string{"a", "top", "tenth"} {
+			s, err := decodeErr(c, b.Zscore("z", m).Build(), with2(String))
+			if err != nil || !s.OK {
+				t.Fatalf("RESP%d: String(ZSCORE %s): %v, %v", proto, m, s, err)
+			}
+			got[i] = append(got[i], s.V)
+		}
+		ns, err := decodeErr(c, b.Zmscore("z", "a", "none").Build(), NullStrings)
+		if err != nil || len(ns) != 2 || !ns[0].OK || ns[1].OK {
+			t.Fatalf("RESP%d: NullStrings(ZMSCORE): %v, %v", proto, ns, err)
+		}
+		got[i] = append(got[i], ns[0].String)
+		decode(t, c, b.Del("z").Build(), Int)
+	}
+	if !slices.Equal(got[0], got[1]) || got[0][0] != "2.5" {
+		t.Errorf("RESP2 %q, RESP3 %q: want the same, 2.5 first", got[0], got[1])
+	}
+}

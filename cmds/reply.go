@@ -52,9 +52,11 @@ type shapeError struct{ want string }
 func (e *shapeError) Error() string        { return ErrShape.Error() + ": want " + e.want }
 func (e *shapeError) Is(target error) bool { return target == ErrShape }
 
+// isText: a string, or a RESP3 double, whose text as sent is the RESP2
+// string of the same reply (ZSCORE's "2.5" under both protocols).
 func isText(v resp.Value) bool {
 	switch v.Type {
-	case resp.BulkString, resp.SimpleString, resp.Verbatim:
+	case resp.BulkString, resp.SimpleString, resp.Verbatim, resp.Double:
 		return true
 	}
 	return false
@@ -203,7 +205,9 @@ func NullFloats(v resp.Value) ([]NullFloat, error) {
 }
 
 // String reads a string that may be nil: ok is false for nil (GET of a
-// missing key). The string is a copy.
+// missing key). The string is a copy. A RESP3 double reads as its text
+// as sent, which is the RESP2 string of the same reply, so that String,
+// Strings, NullStrings and StringMap give the same under both protocols.
 func String(v resp.Value) (s string, ok bool, err error) {
 	if v.IsNull() {
 		return "", false, nil
