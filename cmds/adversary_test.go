@@ -254,3 +254,38 @@ func TestStringOfDoubleBothProtocols(t *testing.T) {
 		t.Errorf("RESP2 %q, RESP3 %q: want the same, 2.5 first", got[0], got[1])
 	}
 }
+
+// TestStaleCmdRefusedWithItsError: sent with DoFunc, as the package doc
+// shows, a stale Command or one built wrong is refused with its own
+// error (ErrStale, ErrMissing, ErrNaN), nothing sent, and the connection
+// goes on; it used to be "resp: command of no arguments" for each.
+func TestStaleCmdRefusedWithItsError(t *testing.T) {
+	servertest.Need(t, Srv())
+	c := dialConn(t, 3)
+	var b Builder
+	stale := b.Get("a").Build()
+	b.Get("b").Build()
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLong)
+	defer cancel()
+	called := false
+	fn := func(resp.Value) error { called = true; return nil }
+	if err := c.DoFunc(ctx, stale.Cmd(), fn); !errors.Is(err, ErrStale) {
+		t.Errorf("stale: %v, want ErrStale", err)
+	}
+	if err := c.DoFunc(ctx, b.Del().Build().Cmd(), fn); !errors.Is(err, ErrMissing) {
+		t.Errorf("DEL of no key: %v, want ErrMissing", err)
+	}
+	if err := c.DoFunc(ctx, b.Zincrby("z", math.NaN(), "m").Build().Cmd(), fn); !errors.Is(err, ErrNaN) {
+		t.Errorf("NaN: %v, want ErrNaN", err)
+	}
+	var zero Command
+	if err := c.DoFunc(ctx, zero.Cmd(), fn); !errors.Is(err, resp.ErrEmptyCommand) {
+		t.Errorf("zero Command: %v, want resp.ErrEmptyCommand", err)
+	}
+	if called {
+		t.Error("a refused command had a reply")
+	}
+	if got := decode(t, c, b.Echo("after").Build(), with2(String)); got.V != "after" {
+		t.Errorf("the next command read %q", got.V)
+	}
+}

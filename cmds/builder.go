@@ -272,6 +272,9 @@ const (
 // newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd).
 var newCmd = rawcmd.New.(func(b []byte) resp.Cmd)
 
+// failedCmd makes a resp.Cmd that carries err and no bytes.
+var failedCmd = rawcmd.Failed.(func(err error) resp.Cmd)
+
 // start begins a command, its name first.
 func (b *Builder) start(info *Info) {
 	if cap(b.main.b) < headRoom {
@@ -769,8 +772,8 @@ func (b *Builder) check(info *Info) error {
 // Command is a built command: its encoded form and what is known about it
 // (name, kind, timeout, key positions). It views the memory of the Builder
 // that built it and is valid until that Builder starts the next command;
-// used later, it is refused (its Err matches ErrStale, its Cmd is the zero
-// resp.Cmd, and it names nothing).
+// used later, it is refused (its Err matches ErrStale, its Cmd has no
+// bytes and that error, and it names nothing).
 //
 // A Command is its Builder and the number of the command the Builder
 // built: copied for next to nothing from a command's builder type to
@@ -802,10 +805,17 @@ func (c Command) built() *Builder {
 }
 
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
-// with an Err is the zero resp.Cmd, which a connection refuses.
+// with an Err is a resp.Cmd of no bytes whose Err is that error, which a
+// connection refuses with it (a stale Command's matches ErrStale).
 func (c Command) Cmd() resp.Cmd {
 	if b := c.live(); b != nil {
+		if b.err != nil {
+			return failedCmd(b.err)
+		}
 		return b.cmd
+	}
+	if c.b != nil {
+		return failedCmd(ErrStale)
 	}
 	return resp.Cmd{}
 }

@@ -58,9 +58,10 @@
 // whose key specs are "not_key", are not keys but are routed like them:
 // ShardChannel has them. A command built without
 // what it needs (XADD with neither an ID nor "*", DEL with no key, a
-// zero choice constant) has an Err matching ErrMissing and the zero Cmd,
-// which a connection refuses; an option given without the option it
-// belongs to (XADD's TrimLimit without Trim) an Err matching ErrAlone.
+// zero choice constant) has an Err matching ErrMissing and a Cmd of no
+// bytes carrying that error, which a connection refuses with it; an
+// option given without the option it belongs to (XADD's TrimLimit
+// without Trim) an Err matching ErrAlone.
 //
 // # Facts: parsed once
 //
