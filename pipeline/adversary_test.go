@@ -54,3 +54,31 @@ func TestTypedBatchBuiltWrongIndex(t *testing.T) {
 	_, err = nan.Value()
 	require.True(t, errors.Is(err, pipeline.ErrStale), "a handle from before Reset: %v", err)
 }
+
+// TestTypedHandleQueuedAfterExec: a handle queued after an Exec, in a
+// batch not Reset, read before the next Exec is ErrNotExecuted (it used
+// to panic: "pipeline: Reply(1) of 1 replies"), and the next Exec gives
+// it its reply; a command built wrong after a successful Exec is its
+// build error, not ErrNotExecuted nor the old replies.
+func TestTypedHandleQueuedAfterExec(t *testing.T) {
+	c := setup(t, conn.Options{})
+	var b pipeline.Batch
+	first := b.Int(b.Builder().Incr("n").Build())
+	require.NoError(t, b.Exec(testCtx(t), c))
+	late := b.Int(b.Builder().Incr("n").Build())
+	_, err := late.Value()
+	require.ErrorIs(t, err, pipeline.ErrNotExecuted)
+	v, err := first.Value()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, v, "the first Exec's reply is still there")
+
+	require.NoError(t, b.Exec(testCtx(t), c))
+	v, err = late.Value()
+	require.NoError(t, err)
+	require.EqualValues(t, 3, v, "the second Exec sent both INCRs")
+
+	bad := b.Int(b.Builder().Del().Build())
+	_, err = bad.Value()
+	require.ErrorIs(t, err, cmds.ErrMissing)
+	require.ErrorIs(t, b.Exec(testCtx(t), c), cmds.ErrMissing)
+}

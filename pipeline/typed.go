@@ -23,7 +23,8 @@ import (
 // copies its bytes, so one cmds.Builder builds every command of a batch.
 
 // ErrNotExecuted is matched by the error of a handle's Value read before
-// the batch's Exec.
+// the batch's Exec, or read after an Exec that ran before the handle's
+// command was queued (the batch was not Reset: its next Exec sends it).
 var ErrNotExecuted = errors.New("pipeline: reply read before Exec")
 
 // ErrStale is matched by the error of a handle's Value when the batch was
@@ -61,12 +62,13 @@ func (b *Batch) reply(gen uint32, i int) (resp.Value, error) {
 		return resp.Value{}, ErrNotExecuted
 	case gen != b.gen:
 		return resp.Value{}, ErrStale
+	case i < 0 && b.bad != nil:
+		return resp.Value{}, b.bad // built wrong: never in the batch
 	case b.execErr != nil:
 		return resp.Value{}, b.execErr
-	case !b.done:
-		return resp.Value{}, ErrNotExecuted
 	}
-	return b.Reply(i), nil
+	// Not executed yet, or queued after the Exec whose replies these are.
+	return resp.Value{}, ErrNotExecuted
 }
 
 // Reply is the handle of a queued command whose reply decodes to a T.
