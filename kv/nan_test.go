@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -60,4 +61,39 @@ func TestNaNNeverSent(t *testing.T) {
 	f, ok, err := kv.ZScore(ctx, cl, "z", "top")
 	require.NoError(t, err)
 	require.True(t, ok && math.IsInf(f, 1), "ZSCORE top = %v, %t", f, ok)
+}
+
+// TestNoTTLRoundTrip: the NoTTL that TTL returns for a key that never
+// expires can be given back: SetWith with it sets no expiry (it was
+// ErrInvalid, "a negative TTL"), and Expire with it is ErrInvalid with
+// nothing sent, where it removed the key (PEXPIRE 0).
+func TestNoTTLRoundTrip(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, kv.Set(ctx, cl, "forever", "v"))
+	ttl, ok, err := kv.TTL(ctx, cl, "forever")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, kv.NoTTL, ttl)
+
+	set, err := kv.SetWith(ctx, cl, "copy", "v", kv.SetOptions{TTL: ttl})
+	require.NoError(t, err)
+	require.True(t, set)
+	got, ok, err := kv.TTL(ctx, cl, "copy")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, kv.NoTTL, got)
+
+	_, err = kv.Expire(ctx, cl, "copy", ttl)
+	require.ErrorIs(t, err, kv.ErrInvalid)
+	n, err := kv.Exists(ctx, cl, "copy")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "Expire with NoTTL removed the key")
+
+	_, err = kv.SetWith(ctx, cl, "copy", "v", kv.SetOptions{TTL: -2 * time.Second})
+	require.ErrorIs(t, err, kv.ErrInvalid, "other negative TTLs stay invalid")
 }

@@ -51,7 +51,9 @@ func Set[V Value](ctx context.Context, s conn.Sender, key string, val V) error {
 // unconditionally, with no expiry.
 type SetOptions struct {
 	// TTL, when positive, expires the key after it: EX in whole
-	// seconds, else PX in milliseconds (rounded up).
+	// seconds, else PX in milliseconds (rounded up). 0 and NoTTL (what
+	// TTL returns for a key that never expires) set no expiry; any
+	// other negative TTL is ErrInvalid.
 	TTL time.Duration
 	// KeepTTL keeps the key's current TTL (KEEPTTL); not with TTL.
 	KeepTTL bool
@@ -65,7 +67,7 @@ func (o SetOptions) args() (int, error) {
 	switch {
 	case o.NX && o.XX:
 		return 0, invalid("SET with both NX and XX")
-	case o.TTL < 0:
+	case o.TTL < 0 && o.TTL != NoTTL:
 		return 0, invalid("SET with a negative TTL")
 	case o.KeepTTL && o.TTL > 0:
 		return 0, invalid("SET with both a TTL and KEEPTTL")
@@ -203,8 +205,13 @@ func Exists(ctx context.Context, s conn.Sender, keys ...string) (int64, error) {
 
 // Expire sets key's TTL (EXPIRE in whole seconds, else PEXPIRE in
 // milliseconds, rounded up; zero or negative removes the key). It
-// returns false when the key does not exist.
+// returns false when the key does not exist. NoTTL, which TTL returns
+// for a key that never expires, is ErrInvalid rather than a removal
+// (use Persist to take a TTL away).
 func Expire(ctx context.Context, s conn.Sender, key string, ttl time.Duration) (bool, error) {
+	if ttl == NoTTL {
+		return false, invalid("EXPIRE with NoTTL: Persist keeps a key for ever, a negative TTL other than NoTTL removes it")
+	}
 	var n int64
 	var err error
 	if ttl <= 0 || seconds(ttl) {
