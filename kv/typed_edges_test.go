@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,4 +97,44 @@ func TestNoTTLRoundTrip(t *testing.T) {
 
 	_, err = kv.SetWith(ctx, cl, "copy", "v", kv.SetOptions{TTL: -2 * time.Second})
 	require.ErrorIs(t, err, kv.ErrInvalid, "other negative TTLs stay invalid")
+}
+
+// TestBlockForeverBLPop: BLPop and BRPop take BlockForever as they take
+// 0 (sent as 0, waiting for ever), where they refused it as a negative
+// timeout; any other negative timeout is still ErrInvalid, nothing sent.
+func TestBlockForeverBLPop(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	var mu sync.Mutex
+	var sent []string
+	hook := conn.Hook{BeforeCommand: func(ctx context.Context, _ conn.CommandInfo, raw conn.RawCommand) context.Context {
+		mu.Lock()
+		sent = append(sent, string(raw.Bytes()))
+		mu.Unlock()
+		return ctx
+	}}
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{hook}})
+	require.NoError(t, err)
+	defer cl.Close()
+	_, err = kv.RPush(ctx, cl, "l", "a", "b")
+	require.NoError(t, err)
+	key, val, ok, err := kv.BLPop(ctx, cl, kv.BlockForever, "l")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "l", key)
+	require.Equal(t, "a", val)
+	_, val, ok, err = kv.BRPop(ctx, cl, kv.BlockForever, "l")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "b", val)
+	_, _, _, err = kv.BLPop(ctx, cl, -2, "l")
+	require.ErrorIs(t, err, kv.ErrInvalid)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{
+		"*4\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n$1\r\na\r\n$1\r\nb\r\n",
+		"*3\r\n$5\r\nBLPOP\r\n$1\r\nl\r\n$1\r\n0\r\n",
+		"*3\r\n$5\r\nBRPOP\r\n$1\r\nl\r\n$1\r\n0\r\n",
+	}, sent)
 }
