@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,7 @@ import (
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // TestTypedBatchBuiltWrongIndex: a command built wrong (NaN, missing
@@ -81,4 +83,49 @@ func TestTypedHandleQueuedAfterExec(t *testing.T) {
 	_, err = bad.Value()
 	require.ErrorIs(t, err, cmds.ErrMissing)
 	require.ErrorIs(t, b.Exec(testCtx(t), c), cmds.ErrMissing)
+}
+
+// TestTypedRepliesOverLimits: replies over the connection's Limits are
+// each their own handle's *resp.ReplyTooLargeError, whatever the
+// decoder, under RESP2 and RESP3; the handles around them read their
+// replies and the connection goes on. MaxAggregate counts a RESP2 flat
+// array's elements and a RESP3 array's pairs: the same ZRANGE …
+// WITHSCORES is over it under RESP2 only. (MaxAggregate stays above
+// HELLO's 7 pairs: the handshake reads under the same Limits.)
+func TestTypedRepliesOverLimits(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		c := setup(t, conn.Options{Protocol: proto, Limits: resp.Limits{MaxBulk: 64, MaxAggregate: 8}})
+		big := strings.Repeat("x", 65)
+		_, err := srv.Do("SET", "big", big)
+		require.NoError(t, err)
+		_, err = srv.Do("RPUSH", "long", "1", "2", "3", "4", "5", "6", "7", "8", "9")
+		require.NoError(t, err)
+		_, err = srv.Do("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e")
+		require.NoError(t, err)
+		var b pipeline.Batch
+		cb := b.Builder()
+		before := b.Int(cb.Strlen("big").Build())
+		get := b.String(cb.Get("big").Build())
+		lr := b.Strings(cb.Lrange("long", 0, -1).Build())
+		sc := b.Scored(cb.Zrange("z", "0", "-1").Withscores().Build()) // 10 elements flat, 5 pairs
+		after := b.Int(cb.Llen("long").Build())
+		require.NoError(t, b.Exec(testCtx(t), c))
+		n, err := before.Value()
+		require.NoError(t, err)
+		require.EqualValues(t, 65, n)
+		_, _, err = get.Value()
+		var tl *resp.ReplyTooLargeError
+		require.ErrorAs(t, err, &tl, "RESP%d GET", proto)
+		_, err = lr.Value()
+		require.ErrorIs(t, err, resp.ErrReplyTooLarge, "RESP%d LRANGE", proto)
+		_, err = sc.Value()
+		if proto == 2 {
+			require.ErrorIs(t, err, resp.ErrReplyTooLarge, "RESP2 ZRANGE WITHSCORES: 10 elements")
+		} else {
+			require.NoError(t, err, "RESP3 ZRANGE WITHSCORES: 5 pairs")
+		}
+		n, err = after.Value()
+		require.NoError(t, err)
+		require.EqualValues(t, 9, n)
+	}
 }
