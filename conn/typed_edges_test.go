@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 )
 
@@ -38,5 +39,25 @@ func TestProtocolOutOfRange(t *testing.T) {
 	}
 	if n := dials.Load(); n != 0 {
 		t.Errorf("%d dials", n)
+	}
+}
+
+// TestRawCommandKeyOutOfRange: RawCommand.Key out of [0, Keys()) is nil,
+// as cmds.Command.Key is, for a command whose keys are known and for one
+// made without them; it used to panic (an index out of range, a nil
+// Fact).
+func TestRawCommandKeyOutOfRange(t *testing.T) {
+	var b cmds.Builder
+	cmd := b.Get("k").Build()
+	f := cmd.Fact()
+	for _, raw := range []conn.RawCommand{conn.NewRawCommand(cmd.Cmd().Bytes(), &f), conn.NewRawCommand(cmd.Cmd().Bytes(), nil)} {
+		for _, i := range []int{-1, raw.Keys(), raw.Keys() + 1} {
+			if k := raw.Key(i); k != nil {
+				t.Errorf("Key(%d) of %d keys = %q", i, raw.Keys(), k)
+			}
+		}
+	}
+	if got := conn.NewRawCommand(cmd.Cmd().Bytes(), &f).Key(0); string(got) != "k" {
+		t.Errorf("Key(0) = %q", got)
 	}
 }
