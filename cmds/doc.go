@@ -109,7 +109,8 @@
 // PendingSummaryOf, PendingEntries, …) fold the two protocols: a RESP3
 // map and a RESP2 flat array read as the same map; scores read from a
 // RESP3 double or a RESP2 string, and text that is not a number is an
-// error; a nil is reported by an ok bool. Each command's Info.Reply
+// error; a RESP3 double read as a string is its text as sent (the RESP2
+// string), read by Int a whole number; a nil is reported by an ok bool. Each command's Info.Reply
 // names the decoder of its reply, from a reply table of our own
 // (internal/cmdgen/replies.go).
 //
