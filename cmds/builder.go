@@ -66,13 +66,13 @@ type Unit uint8
 const (
 	// NoUnit: the command has no duration argument of this role.
 	NoUnit Unit = iota
-	// Seconds: whole seconds, rounded up.
+	// Seconds: whole seconds, rounded away from zero.
 	Seconds
-	// Milliseconds: whole milliseconds, rounded up.
+	// Milliseconds: whole milliseconds, rounded away from zero.
 	Milliseconds
 	// DecimalSeconds: seconds with up to three decimals (milliseconds
 	// rounded up), as the blocking list and sorted-set commands take
-	// their timeout.
+	// their timeout; a negative one in whole seconds, away from zero.
 	DecimalSeconds
 )
 
@@ -141,6 +141,9 @@ var (
 	// ErrAlone is matched by the error of a command built with an option
 	// but without the option it belongs to (XADD's LIMIT without MAXLEN).
 	ErrAlone = errors.New("cmds: option given without the option it belongs to")
+	// ErrNaN is matched by the error of a command given NaN for a number
+	// (a score, an increment, a coordinate): no server takes it.
+	ErrNaN = errors.New("cmds: NaN is not a number the server takes")
 )
 
 type buildError struct {
@@ -244,6 +247,7 @@ type Builder struct {
 	kind   Kind
 	err    error
 	bad    string // why an argument is missing: the zero choice, or none of many
+	nan    bool   // a float argument was NaN (bad says so)
 	big    []byte // a command of more than maxHeader arguments
 	num    [40]byte
 	spans2 []Span // Command.Fact's scratch: its Keys
@@ -274,6 +278,9 @@ const (
 // newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd).
 var newCmd = rawcmd.New.(func(b []byte) resp.Cmd)
 
+// failedCmd makes a resp.Cmd that carries err and no bytes.
+var failedCmd = rawcmd.Failed.(func(err error) resp.Cmd)
+
 // start begins a command, its name first.
 func (b *Builder) start(info *Info) {
 	if cap(b.main.b) < headRoom {
@@ -289,7 +296,7 @@ func (b *Builder) start(info *Info) {
 	b.chans = b.chans[:0]
 	b.set, b.cur, b.last, b.timeout = 0, -1, -1, 0
 	if b.err != nil || b.bad != "" {
-		b.err, b.bad = nil, ""
+		b.err, b.bad, b.nan = nil, "", false
 	}
 	b.ordered, b.inLate = true, false
 	if b.nlate > 0 {
@@ -563,9 +570,15 @@ func (b *Builder) int(i int64) {
 }
 
 // float writes f the shortest way that reads back as f; infinities as
-// +inf and -inf, as the server reads them.
+// +inf and -inf, as the server reads them. NaN, which no server reads,
+// is an error of the command (ErrNaN).
 func (b *Builder) float(f float64) {
 	switch {
+	case f != f:
+		if b.bad == "" {
+			b.bad, b.nan = "a float argument", true
+		}
+		b.tok("nan")
 	case math.IsInf(f, 1):
 		b.tok("+inf")
 	case math.IsInf(f, -1):
@@ -575,7 +588,7 @@ func (b *Builder) float(f float64) {
 	}
 }
 
-// dur writes a duration in unit u, rounding up.
+// dur writes a duration in unit u, rounding away from zero.
 func (b *Builder) dur(d time.Duration, u Unit) {
 	switch u {
 	case Seconds:
@@ -583,13 +596,15 @@ func (b *Builder) dur(d time.Duration, u Unit) {
 	case Milliseconds:
 		b.int(ceilDiv(d, time.Millisecond))
 	case DecimalSeconds:
-		ms := ceilDiv(d, time.Millisecond)
-		n := b.num[:0]
-		if ms < 0 {
-			n = append(n, '-')
-			ms = -ms
+		if d < 0 {
+			// Whole seconds: the servers multiply a decimal by 1000 in
+			// floating point and truncate, so -0.001 would be read as 0,
+			// for ever.
+			b.int(ceilDiv(d, time.Second))
+			return
 		}
-		n = strconv.AppendInt(n, ms/1000, 10)
+		ms := ceilDiv(d, time.Millisecond)
+		n := strconv.AppendInt(b.num[:0], ms/1000, 10)
 		if f := ms % 1000; f != 0 {
 			n = append(n, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 			for n[len(n)-1] == '0' {
@@ -616,12 +631,17 @@ func (b *Builder) unix(t time.Time, milli bool) {
 	b.int(t.Unix())
 }
 
-// ceilDiv divides d by unit, rounding away from zero for a positive d,
-// so that a positive duration is never written as 0.
+// ceilDiv divides d by unit, rounding away from zero, so that no
+// duration but 0 is written as 0: a positive one would wait for ever
+// (BLPOP, XREAD BLOCK, WAIT take 0 so), a negative one is still
+// negative, which the server refuses as a timeout.
 func ceilDiv(d, unit time.Duration) int64 {
 	q := d / unit
-	if d%unit > 0 {
+	switch r := d % unit; {
+	case r > 0:
 		q++
+	case r < 0:
+		q--
 	}
 	return int64(q)
 }
@@ -737,6 +757,9 @@ func (b *Builder) emit(info *Info) {
 }
 
 func (b *Builder) check(info *Info) error {
+	if b.nan {
+		return &buildError{kind: ErrNaN, cmd: info.Name, opt: b.bad}
+	}
 	if b.bad != "" {
 		return &buildError{kind: ErrMissing, cmd: info.Name, opt: b.bad}
 	}
@@ -767,8 +790,8 @@ func (b *Builder) check(info *Info) error {
 // Command is a built command: its encoded form and what is known about it
 // (name, kind, timeout, key positions). It views the memory of the Builder
 // that built it and is valid until that Builder starts the next command;
-// used later, it is refused (its Err matches ErrStale, its Cmd is the zero
-// resp.Cmd, and it names nothing).
+// used later, it is refused (its Err matches ErrStale, its Cmd has no
+// bytes and that error, and it names nothing).
 //
 // A Command is its Builder and the number of the command the Builder
 // built: copied for next to nothing from a command's builder type to
@@ -800,10 +823,17 @@ func (c Command) built() *Builder {
 }
 
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
-// with an Err is the zero resp.Cmd, which a connection refuses.
+// with an Err is a resp.Cmd of no bytes whose Err is that error, which a
+// connection refuses with it (a stale Command's matches ErrStale).
 func (c Command) Cmd() resp.Cmd {
 	if b := c.live(); b != nil {
+		if b.err != nil {
+			return failedCmd(b.err)
+		}
 		return b.cmd
+	}
+	if c.b != nil {
+		return failedCmd(ErrStale)
 	}
 	return resp.Cmd{}
 }
@@ -877,12 +907,23 @@ func (c Command) Keys() int {
 
 // KeyPos returns the position of key i among the command's arguments
 // (the name's words first: in GET k, k is at 1), as COMMAND GETKEYS
-// finds it.
-func (c Command) KeyPos(i int) int { return int(c.built().keys[i].pos) }
+// finds it; -1 when i is not in [0, Keys()) (a stale command names no
+// keys).
+func (c Command) KeyPos(i int) int {
+	b := c.built()
+	if b == nil || uint(i) >= uint(len(b.keys)) {
+		return -1
+	}
+	return int(b.keys[i].pos)
+}
 
-// Key returns key i, a view of the Builder's memory.
+// Key returns key i, a view of the Builder's memory; nil when i is not
+// in [0, Keys()).
 func (c Command) Key(i int) []byte {
 	b := c.built()
+	if b == nil || uint(i) >= uint(len(b.keys)) {
+		return nil
+	}
 	k := b.keys[i]
 	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }
@@ -897,9 +938,13 @@ func (c Command) ShardChannels() int {
 	return 0
 }
 
-// ShardChannel returns shard channel i, a view of the Builder's memory.
+// ShardChannel returns shard channel i, a view of the Builder's memory;
+// nil when i is not in [0, ShardChannels()).
 func (c Command) ShardChannel(i int) []byte {
 	b := c.built()
+	if b == nil || uint(i) >= uint(len(b.chans)) {
+		return nil
+	}
 	k := b.chans[i]
 	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }

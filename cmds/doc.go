@@ -34,11 +34,17 @@
 // given.
 //
 // Durations are time.Duration, written in the unit the server reads,
-// always rounded up so that a positive duration is never sent as 0:
+// always rounded away from zero so that no duration but 0 is sent as 0:
 // whole seconds (EXPIRE, SET's EX), whole milliseconds (PEXPIRE, SET's
 // PX, XREAD's BLOCK, WAIT's timeout), or seconds with up to three
 // decimals (the timeouts of BLPOP, BRPOP, BLMOVE, BZPOPMIN, …: 1500ms is
-// written 1.5). A timeout of 0 blocks for ever. Points in time are
+// written 1.5). A timeout of 0 blocks for ever; a negative one, -1ns
+// included, is sent negative (-1: BLPOP's in whole seconds, as the
+// servers read -0.001 as 0), which the server refuses ("timeout is
+// negative") rather than blocking for ever. A float64 is
+// written the shortest way that reads back exactly, infinities as +inf
+// and -inf; NaN, which no server takes, makes the command's Err match
+// ErrNaN and it is never sent. Points in time are
 // time.Time, written as Unix seconds (truncated) or milliseconds. Score
 // bounds (ZRANGEBYSCORE's min and max) are strings, so that -inf, +inf
 // and exclusive bounds such as "(1.5" can be given.
@@ -57,9 +63,10 @@
 // whose key specs are "not_key", are not keys but are routed like them:
 // ShardChannel has them. A command built without
 // what it needs (XADD with neither an ID nor "*", DEL with no key, a
-// zero choice constant) has an Err matching ErrMissing and the zero Cmd,
-// which a connection refuses; an option given without the option it
-// belongs to (XADD's TrimLimit without Trim) an Err matching ErrAlone.
+// zero choice constant) has an Err matching ErrMissing and a Cmd of no
+// bytes carrying that error, which a connection refuses with it; an
+// option given without the option it belongs to (XADD's TrimLimit
+// without Trim) an Err matching ErrAlone.
 //
 // # Facts: parsed once
 //
@@ -117,7 +124,8 @@
 // PendingSummaryOf, PendingEntries, …) fold the two protocols: a RESP3
 // map and a RESP2 flat array read as the same map; scores read from a
 // RESP3 double or a RESP2 string, and text that is not a number is an
-// error; a nil is reported by an ok bool. Each command's Info.Reply
+// error; a RESP3 double read as a string is its text as sent (the RESP2
+// string), read by Int a whole number; a nil is reported by an ok bool. Each command's Info.Reply
 // names the decoder of its reply, from a reply table of our own
 // (internal/cmdgen/replies.go).
 //

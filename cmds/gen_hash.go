@@ -352,7 +352,7 @@ type Hrandfield struct{ b *Builder }
 // Arguments: key (a key).
 // Options: Options.
 // Kind: ReadOnly, Nondeterministic.
-// Reply: String without a count, Strings with one.
+// Reply: String without a count, Strings with one, StringMap (a map[string]string) with WITHVALUES.
 //
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hrandfield/
 func (b *Builder) Hrandfield(key string) Hrandfield {
@@ -377,7 +377,7 @@ func (c Hrandfield) Options(count int64, withvalues bool) Hrandfield {
 func (c Hrandfield) Build() Command { return c.b.build(&infoHrandfield) }
 
 var infoHrandfield = Info{
-	Name: "hrandfield", Words: []string{"HRANDFIELD"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrString,
+	Name: "hrandfield", Words: []string{"HRANDFIELD"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrMap,
 	Servers: []string{"redis-7.0.15", "valkey-8.0.1"},
 	slots:   2, required: 0x1, multi: 0x0, timeout: -1,
 	missing: []string{"key", "options"},

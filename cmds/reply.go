@@ -2,6 +2,7 @@ package cmds
 
 import (
 	"errors"
+	"math"
 
 	"github.com/echomq/echomq-go/resp"
 )
@@ -36,6 +37,7 @@ const (
 	ShapeEntries                      // Entries
 	ShapeStreams                      // Streams
 	ShapePending                      // PendingSummary, or PendingEntries with a range
+	ShapeStringsOrMap                 // String without a count, Strings with one, StringMap with WITHVALUES
 )
 
 // ErrNotOK is matched by the error of OK for a reply that is not +OK.
@@ -50,9 +52,11 @@ type shapeError struct{ want string }
 func (e *shapeError) Error() string        { return ErrShape.Error() + ": want " + e.want }
 func (e *shapeError) Is(target error) bool { return target == ErrShape }
 
+// isText: a string, or a RESP3 double, whose text as sent is the RESP2
+// string of the same reply (ZSCORE's "2.5" under both protocols).
 func isText(v resp.Value) bool {
 	switch v.Type {
-	case resp.BulkString, resp.SimpleString, resp.Verbatim:
+	case resp.BulkString, resp.SimpleString, resp.Verbatim, resp.Double:
 		return true
 	}
 	return false
@@ -96,15 +100,30 @@ func OKOrNil(v resp.Value) (bool, error) {
 	if v.IsNull() {
 		return false, nil
 	}
-	return true, OK(v)
+	if err := OK(v); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Status returns a status reply's text (PING's PONG, TYPE's "string").
 func Status(v resp.Value) (string, error) { return text(v) }
 
 // Int reads an integer (RESP2 and RESP3 alike; a number in a string
-// too). It allocates nothing.
-func Int(v resp.Value) (int64, error) { return v.AsInt() }
+// too). A RESP3 double that is a whole number in int64's range reads as
+// that integer, as the RESP2 string of the same reply does (ZSCORE of a
+// score of 2: "2" under RESP2, the double 2 under RESP3); any other
+// double is a *resp.TypeError, as "2.5" is under RESP2. It allocates
+// nothing.
+func Int(v resp.Value) (int64, error) {
+	if v.Type == resp.Double {
+		if f := v.Float(); f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+			return int64(f), nil
+		}
+		return 0, &resp.TypeError{Want: "integer", Got: v.Type}
+	}
+	return v.AsInt()
+}
 
 // IntOrNil reads an integer that may be nil: ok is false for nil (ZRANK
 // of a missing member). ZRANK's WITHSCORE pair reads its rank.
@@ -115,7 +134,7 @@ func IntOrNil(v resp.Value) (n int64, ok bool, err error) {
 	if isList(v) && len(v.Elems) == 2 {
 		v = v.Elems[0]
 	}
-	n, err = v.AsInt()
+	n, err = Int(v)
 	return n, err == nil, err
 }
 
@@ -186,7 +205,9 @@ func NullFloats(v resp.Value) ([]NullFloat, error) {
 }
 
 // String reads a string that may be nil: ok is false for nil (GET of a
-// missing key). The string is a copy.
+// missing key). The string is a copy. A RESP3 double reads as its text
+// as sent, which is the RESP2 string of the same reply, so that String,
+// Strings, NullStrings and StringMap give the same under both protocols.
 func String(v resp.Value) (s string, ok bool, err error) {
 	if v.IsNull() {
 		return "", false, nil
@@ -236,10 +257,21 @@ func NullStrings(v resp.Value) ([]NullString, error) {
 	return out, nil
 }
 
-// pairs calls fn for each pair of a RESP3 map or a RESP2 flat array.
+// pairs calls fn for each pair of a RESP3 map, a RESP2 flat array, or
+// a RESP3 array of [key, value] pairs (HRANDFIELD … WITHVALUES).
 func pairs(v resp.Value, fn func(k, v resp.Value) error) error {
 	switch {
 	case v.IsNull():
+		return nil
+	case v.Type == resp.Array && len(v.Elems) > 0 && isList(v.Elems[0]):
+		for _, p := range v.Elems {
+			if !isList(p) || len(p.Elems) != 2 {
+				return &shapeError{"a key-value pair"}
+			}
+			if err := fn(p.Elems[0], p.Elems[1]); err != nil {
+				return err
+			}
+		}
 		return nil
 	case v.Type == resp.Map, v.Type == resp.Array && len(v.Elems)%2 == 0:
 	default:
@@ -257,7 +289,9 @@ func pairs(v resp.Value, fn func(k, v resp.Value) error) error {
 }
 
 // StringMap reads a map of strings: a RESP3 map or a RESP2 flat array of
-// pairs (HGETALL, CONFIG GET).
+// pairs (HGETALL, CONFIG GET), or a RESP3 array of pairs (HRANDFIELD
+// with a count and WITHVALUES; of a field a negative count repeats, the
+// map keeps one).
 func StringMap(v resp.Value) (map[string]string, error) {
 	m := make(map[string]string, v.Len())
 	err := pairs(v, func(k, val resp.Value) error {

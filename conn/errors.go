@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/echomq/echomq-go/internal/dial"
 	"github.com/echomq/echomq-go/internal/wire"
 )
 
@@ -111,3 +112,8 @@ func (e *BrokenError) Is(target error) bool { return target == ErrBroken }
 // it cannot write (a type it does not take, a NaN, a time.Duration where
 // the command takes none); nothing is sent.
 var ErrBadArg = wire.ErrBadArg
+
+// ErrBadOptions is matched (errors.Is) by the error of Dial, NewClient
+// and Connect (and pubsub.Subscribe) given Options no connection can be
+// made with: a Protocol other than 0, 2 or 3. Nothing is dialed.
+var ErrBadOptions = dial.ErrBadOptions

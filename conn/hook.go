@@ -99,8 +99,14 @@ func (c RawCommand) Keys() int {
 	return len(c.f.Keys)
 }
 
-// Key returns key i, a view of the command's bytes.
-func (c RawCommand) Key(i int) []byte { return c.f.Key(c.b, i) }
+// Key returns key i, a view of the command's bytes; nil when i is not
+// in [0, Keys()), as cmds.Command.Key.
+func (c RawCommand) Key(i int) []byte {
+	if uint(i) >= uint(c.Keys()) {
+		return nil
+	}
+	return c.f.Key(c.b, i)
+}
 
 // ObserverHook is the Hook that tells obs of every command (what
 // Options.Observer does).

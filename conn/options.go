@@ -36,7 +36,8 @@ type Options struct {
 	// ClientName is set with HELLO SETNAME / CLIENT SETNAME when non-empty.
 	ClientName string
 	// Protocol is 3 (default: HELLO 3, falling back to RESP2 when the
-	// server refuses HELLO) or 2 (RESP2 only, no HELLO).
+	// server refuses HELLO) or 2 (RESP2 only, no HELLO); any other value
+	// is an error matching ErrBadOptions, and nothing is dialed.
 	Protocol int
 	// TLS, when non-nil, wraps the connection in TLS.
 	TLS *tls.Config

@@ -21,8 +21,8 @@
 // seconds when whole, else PX in milliseconds rounded up; BLPOP's
 // and BRPOP's timeout in seconds with up to three decimals, rounded up to
 // the millisecond). Options the server would refuse (NX with
-// XX, a negative TTL) are refused before sending, with an error matching
-// ErrInvalid.
+// XX, a negative TTL, a NaN score, increment or score bound) are refused
+// before sending, with an error matching ErrInvalid.
 //
 // # Nil
 //

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"math"
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
@@ -135,8 +136,11 @@ func HMGet(ctx context.Context, s conn.Sender, key string, fields ...string) (ma
 }
 
 // HIncrByFloat adds f to the number in field of the hash at key
-// (HINCRBYFLOAT) and returns the result.
+// (HINCRBYFLOAT) and returns the result. A NaN f is ErrInvalid.
 func HIncrByFloat(ctx context.Context, s conn.Sender, key, field string, f float64) (float64, error) {
+	if math.IsNaN(f) {
+		return 0, invalid("HINCRBYFLOAT by NaN")
+	}
 	b := builder()
 	return call(ctx, s, b, b.Hincrbyfloat(key, field, f).Build(), cmds.Float)
 }

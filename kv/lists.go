@@ -67,10 +67,11 @@ func LRange(ctx context.Context, s conn.Sender, key string, start, stop int64) (
 }
 
 // BLPop removes and returns the first element of the first non-empty
-// list of keys, waiting up to timeout for one (BLPOP; 0 waits for ever;
-// the timeout is sent in seconds with up to three decimals, rounded up
-// to the millisecond). key names the list it came from; ok
-// is false when the timeout passed. A conn.Client sends it on a
+// list of keys, waiting up to timeout for one (BLPOP; 0 and BlockForever
+// wait for ever, any other negative timeout is ErrInvalid; the timeout
+// is sent in seconds with up to three decimals, rounded up to the
+// millisecond). key names the list it came from; ok is false when the
+// timeout passed. A conn.Client sends it on a
 // connection of its own, so it never holds up other calls; when ctx
 // ends first the Client unblocks it on the server (CLIENT UNBLOCK)
 // before BLPop returns, and an element that was popped meanwhile is
@@ -80,8 +81,11 @@ func BLPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...st
 	if len(keys) == 0 {
 		return "", "", false, invalid("BLPOP of no keys")
 	}
+	if timeout == BlockForever {
+		timeout = 0
+	}
 	if timeout < 0 {
-		return "", "", false, invalid("BLPOP with a negative timeout")
+		return "", "", false, invalid("BLPOP with a negative timeout other than BlockForever")
 	}
 	b := builder()
 	p, ok, err := callOK(ctx, s, b, b.Blpop(keys, timeout).Build(), cmds.PoppedOrNil)
@@ -96,7 +100,8 @@ func LLen(ctx context.Context, s conn.Sender, key string) (int64, error) {
 }
 
 // BRPop removes and returns the last element of the first non-empty
-// list of keys, waiting up to timeout for one (BRPOP; 0 waits for ever;
+// list of keys, waiting up to timeout for one (BRPOP; 0 and BlockForever
+// wait for ever, any other negative timeout is ErrInvalid;
 // the timeout is sent in seconds with up to three decimals, rounded up
 // to the millisecond). key names the list it came from; ok is false when
 // the timeout passed. On a conn.Client it runs on a connection of its
@@ -105,8 +110,11 @@ func BRPop(ctx context.Context, s conn.Sender, timeout time.Duration, keys ...st
 	if len(keys) == 0 {
 		return "", "", false, invalid("BRPOP of no keys")
 	}
+	if timeout == BlockForever {
+		timeout = 0
+	}
 	if timeout < 0 {
-		return "", "", false, invalid("BRPOP with a negative timeout")
+		return "", "", false, invalid("BRPOP with a negative timeout other than BlockForever")
 	}
 	b := builder()
 	p, ok, err := callOK(ctx, s, b, b.Brpop(keys, timeout).Build(), cmds.PoppedOrNil)

@@ -112,8 +112,10 @@ func XGroupCreate(ctx context.Context, s conn.Sender, stream, group, start strin
 	return err == nil, err
 }
 
-// BlockForever makes XReadGroup wait for entries with no timeout
-// (BLOCK 0). It is the only negative Block XReadGroup accepts.
+// BlockForever makes XRead and XReadGroup wait for entries with no
+// timeout (BLOCK 0), where a Block of 0 does not wait; it is the only
+// negative Block they accept. BLPop and BRPop take it too, as they take
+// 0: waiting for ever.
 const BlockForever time.Duration = -1
 
 // XReadGroupArgs are XREADGROUP's arguments.

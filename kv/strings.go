@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/echomq/echomq-go/cmds"
@@ -50,7 +51,9 @@ func Set[V Value](ctx context.Context, s conn.Sender, key string, val V) error {
 // unconditionally, with no expiry.
 type SetOptions struct {
 	// TTL, when positive, expires the key after it: EX in whole
-	// seconds, else PX in milliseconds (rounded up).
+	// seconds, else PX in milliseconds (rounded up). 0 and NoTTL (what
+	// TTL returns for a key that never expires) set no expiry; any
+	// other negative TTL is ErrInvalid.
 	TTL time.Duration
 	// KeepTTL keeps the key's current TTL (KEEPTTL); not with TTL.
 	KeepTTL bool
@@ -64,7 +67,7 @@ func (o SetOptions) args() (int, error) {
 	switch {
 	case o.NX && o.XX:
 		return 0, invalid("SET with both NX and XX")
-	case o.TTL < 0:
+	case o.TTL < 0 && o.TTL != NoTTL:
 		return 0, invalid("SET with a negative TTL")
 	case o.KeepTTL && o.TTL > 0:
 		return 0, invalid("SET with both a TTL and KEEPTTL")
@@ -202,8 +205,13 @@ func Exists(ctx context.Context, s conn.Sender, keys ...string) (int64, error) {
 
 // Expire sets key's TTL (EXPIRE in whole seconds, else PEXPIRE in
 // milliseconds, rounded up; zero or negative removes the key). It
-// returns false when the key does not exist.
+// returns false when the key does not exist. NoTTL, which TTL returns
+// for a key that never expires, is ErrInvalid rather than a removal
+// (use Persist to take a TTL away).
 func Expire(ctx context.Context, s conn.Sender, key string, ttl time.Duration) (bool, error) {
+	if ttl == NoTTL {
+		return false, invalid("EXPIRE with NoTTL: Persist keeps a key for ever, a negative TTL other than NoTTL removes it")
+	}
 	var n int64
 	var err error
 	if ttl <= 0 || seconds(ttl) {
@@ -270,8 +278,11 @@ func DecrBy(ctx context.Context, s conn.Sender, key string, n int64) (int64, err
 
 // IncrByFloat adds f to the number at key (INCRBYFLOAT; a missing key
 // counts as 0) and returns the result, read back as a float64 under
-// RESP2 and RESP3 alike.
+// RESP2 and RESP3 alike. A NaN f is ErrInvalid.
 func IncrByFloat(ctx context.Context, s conn.Sender, key string, f float64) (float64, error) {
+	if math.IsNaN(f) {
+		return 0, invalid("INCRBYFLOAT by NaN")
+	}
 	b := builder()
 	return call(ctx, s, b, b.Incrbyfloat(key, f).Build(), cmds.Float)
 }

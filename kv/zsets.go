@@ -14,10 +14,16 @@ import (
 type Z = cmds.Z
 
 // ZAdd adds members with their scores to the sorted set at key, or
-// updates their scores (ZADD), and returns how many were new.
+// updates their scores (ZADD), and returns how many were new. A NaN
+// score is ErrInvalid, and none of the members is added.
 func ZAdd(ctx context.Context, s conn.Sender, key string, members ...Z) (int64, error) {
 	if len(members) == 0 {
 		return 0, nil
+	}
+	for _, m := range members {
+		if math.IsNaN(m.Score) {
+			return 0, invalid("ZADD with a NaN score")
+		}
 	}
 	buf, b := command(2+2*len(members), "ZADD")
 	b = b.Arg(key)
@@ -105,8 +111,12 @@ func ZCard(ctx context.Context, s conn.Sender, key string) (int64, error) {
 }
 
 // ZIncrBy adds incr to the score of member in the sorted set at key
-// (ZINCRBY; a new member starts at 0) and returns the new score.
+// (ZINCRBY; a new member starts at 0) and returns the new score. A NaN
+// incr is ErrInvalid.
 func ZIncrBy(ctx context.Context, s conn.Sender, key string, incr float64, member string) (float64, error) {
+	if math.IsNaN(incr) {
+		return 0, invalid("ZINCRBY by NaN")
+	}
 	b := builder()
 	return call(ctx, s, b, b.Zincrby(key, incr, member).Build(), cmds.Float)
 }

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -88,4 +89,39 @@ func ExampleBatch_typed() {
 	// 1000 <nil>
 	// [{ada 30.5}] <nil>
 	// false <nil>
+}
+
+// The README's pipeline: the batch's own Builder, one handle per
+// command; a handle read before Exec says so, a missing key is ok ==
+// false with no error.
+func ExampleBatch_Builder() {
+	ctx := context.Background()
+	c, err := conn.Connect(ctx, "redis://"+srv.Addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Do(ctx, "DEL", "example:hits", "example:name"); err != nil {
+		log.Fatal(err)
+	}
+
+	var b pipeline.Batch
+	var hits pipeline.Reply[int64]
+	for range 1000 {
+		hits = b.Int(b.Builder().Incr("example:hits").Build())
+	}
+	cached := b.String(b.Builder().Get("example:name").Build())
+	_, err = hits.Value()
+	fmt.Println("before Exec:", errors.Is(err, pipeline.ErrNotExecuted))
+	if err := b.Exec(ctx, c); err != nil { // one write, 1,001 replies in order
+		log.Fatal(err)
+	}
+	n, err := hits.Value()
+	fmt.Println(n, err)
+	name, ok, err := cached.Value()
+	fmt.Printf("%q %t %v\n", name, ok, err)
+	// Output:
+	// before Exec: true
+	// 1000 <nil>
+	// "" false <nil>
 }

@@ -23,7 +23,8 @@ import (
 // copies its bytes, so one cmds.Builder builds every command of a batch.
 
 // ErrNotExecuted is matched by the error of a handle's Value read before
-// the batch's Exec.
+// the batch's Exec, or read after an Exec that ran before the handle's
+// command was queued (the batch was not Reset: its next Exec sends it).
 var ErrNotExecuted = errors.New("pipeline: reply read before Exec")
 
 // ErrStale is matched by the error of a handle's Value when the batch was
@@ -32,13 +33,14 @@ var ErrStale = errors.New("pipeline: reply handle from before Reset")
 
 // AddCommand appends a typed command and returns its index, for Reply and
 // Err. A command built wrong (its Err is not nil: a required argument
-// missing) makes Exec return that error and send nothing.
+// missing, a NaN, a stale Command) is not appended: its index is -1, and
+// it makes Exec return that error and send nothing until Reset.
 func (b *Batch) AddCommand(c cmds.Command) int {
 	if err := c.Err(); err != nil {
 		if b.bad == nil {
 			b.bad = err
 		}
-		return b.cmds.Len()
+		return -1
 	}
 	if b.lean && b.facts.Len() == 0 && c.Kind()&cmds.Guarded == 0 {
 		// For a Sender that reads no facts: like a plain raw command.
@@ -65,12 +67,13 @@ func (b *Batch) reply(gen uint32, i int) (resp.Value, error) {
 		return resp.Value{}, ErrNotExecuted
 	case gen != b.gen:
 		return resp.Value{}, ErrStale
+	case i < 0 && b.bad != nil:
+		return resp.Value{}, b.bad // built wrong: never in the batch
 	case b.execErr != nil:
 		return resp.Value{}, b.execErr
-	case !b.done:
-		return resp.Value{}, ErrNotExecuted
 	}
-	return b.Reply(i), nil
+	// Not executed yet, or queued after the Exec whose replies these are.
+	return resp.Value{}, ErrNotExecuted
 }
 
 // Reply is the handle of a queued command whose reply decodes to a T.
@@ -93,7 +96,8 @@ func (r Reply[T]) Value() (T, error) {
 	return r.dec(v)
 }
 
-// Index returns the command's index in the batch, for Reply and Err.
+// Index returns the command's index in the batch, for Reply and Err; -1
+// for a command built wrong, which is not in the batch.
 func (r Reply[T]) Index() int { return int(r.i) }
 
 // NullReply is the handle of a queued command whose reply may be nil.
@@ -114,7 +118,8 @@ func (r NullReply[T]) Value() (v T, ok bool, err error) {
 	return r.dec(rv)
 }
 
-// Index returns the command's index in the batch, for Reply and Err.
+// Index returns the command's index in the batch, for Reply and Err; -1
+// for a command built wrong, which is not in the batch.
 func (r NullReply[T]) Index() int { return int(r.i) }
 
 // Decode appends c and returns a handle whose Value decodes its reply

@@ -12,6 +12,7 @@ import (
 // memory, so the Cmd only views the bytes.
 func init() {
 	rawcmd.New = func(b []byte) Cmd { return Cmd{b: b} }
+	rawcmd.Failed = func(err error) Cmd { return Cmd{err: err} }
 }
 
 // ErrEmptyCommand is the error of a command of no arguments. The server

@@ -43,7 +43,7 @@ func (c *Collector) CommandEnd(cmd conn.CommandInfo, took time.Duration, err err
 	s.total.Inc()
 	s.duration.Observe(took.Seconds())
 	if err != nil {
-		m.errors.WithLabelValues(s.command, s.script, conn.ErrorKind(err)).Inc()
+		m.errors.WithLabelValues(s.command, s.script, m.code(err)).Inc()
 	}
 }
 
@@ -55,8 +55,9 @@ type commandMetrics struct {
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
 
-	mu   sync.RWMutex
-	byID map[conn.CommandInfo]*commandSeries
+	mu    sync.RWMutex
+	byID  map[conn.CommandInfo]*commandSeries
+	codes map[string]bool // the error codes counted one by one
 }
 
 // commandSeries is one command's resolved series.
@@ -84,6 +85,7 @@ func (m *commandMetrics) init(ns string, cl prometheus.Labels, buckets []float64
 		Help: "Commands started and not yet ended.",
 	})
 	m.byID = map[conn.CommandInfo]*commandSeries{}
+	m.codes = map[string]bool{}
 }
 
 func (m *commandMetrics) describe(ch chan<- *prometheus.Desc) {
@@ -104,6 +106,33 @@ func (m *commandMetrics) collect(ch chan<- prometheus.Metric) {
 // other command counts as "other", so that a stream of odd names cannot
 // grow the series without bound.
 const maxSeries = 512
+
+// maxCodes bounds the error codes counted one by one; beyond it every
+// other code counts as "other": a script may reply with error codes of
+// its own (redis.error_reply), any number of them.
+const maxCodes = 64
+
+// code returns err's code label: conn.ErrorKind, or "other" once
+// maxCodes codes have been seen.
+func (m *commandMetrics) code(err error) string {
+	code := conn.ErrorKind(err)
+	m.mu.RLock()
+	seen := m.codes[code]
+	m.mu.RUnlock()
+	if seen {
+		return code
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.codes[code]:
+	case len(m.codes) < maxCodes:
+		m.codes[code] = true
+	default:
+		return "other"
+	}
+	return code
+}
 
 // series returns cmd's series, resolving it on first sight.
 func (m *commandMetrics) series(cmd conn.CommandInfo) *commandSeries {

@@ -38,7 +38,7 @@
 //	emq_worker_jobs_total{queue,outcome}       counter    completed, retried, dead, stale, abandoned, lease_lost, error, timed_out
 //	emq_handler_duration_seconds{queue,outcome} histogram ok, error, panic
 //	emq_commands_total{command,script}         counter    commands ended (script: the emq script an EVALSHA names)
-//	emq_command_errors_total{command,script,code} counter commands that ended in an error (code: conn.ErrorKind: the server's, or too_large, broken, not_sent, closed, canceled, timeout, not_connected, refused, other)
+//	emq_command_errors_total{command,script,code} counter commands that ended in an error (code: conn.ErrorKind: the server's, or too_large, broken, not_sent, closed, canceled, timeout, not_connected, refused, other; past 64 distinct codes, other)
 //	emq_command_duration_seconds{command,script} histogram
 //	emq_commands_in_flight                     gauge      commands started and not yet ended
 //	emq_cache_{hits,misses,invalidations,flushes,evictions,discarded,too_large,reconnects}_total{cache} counter  cache.Stats

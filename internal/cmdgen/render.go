@@ -34,6 +34,7 @@ var shapeDoc = map[string]string{
 	"ShapeEntries":         "Entries (a []Entry of IDs and fields)",
 	"ShapeStreams":         "Streams (a []Stream, nil when the timeout passed)",
 	"ShapePending":         "PendingSummary, or PendingEntries with a range",
+	"ShapeStringsOrMap":    "String without a count, Strings with one, StringMap (a map[string]string) with WITHVALUES",
 }
 
 // render returns the generated files by name.

@@ -29,7 +29,7 @@ var replies = map[string]string{
 	"hget": "ShapeString", "hset": "ShapeInt", "hsetnx": "ShapeBool", "hmset": "ShapeOK", "hgetall": "ShapeMap",
 	"hmget": "ShapeNullStrings", "hdel": "ShapeInt", "hexists": "ShapeBool", "hlen": "ShapeInt",
 	"hkeys": "ShapeStrings", "hvals": "ShapeStrings", "hincrby": "ShapeInt", "hincrbyfloat": "ShapeFloat",
-	"hstrlen": "ShapeInt", "hscan": "ShapeScan", "hrandfield": "ShapeStringsOrString",
+	"hstrlen": "ShapeInt", "hscan": "ShapeScan", "hrandfield": "ShapeStringsOrMap",
 	// lists
 	"llen": "ShapeInt", "lpush": "ShapeInt", "rpush": "ShapeInt", "lpushx": "ShapeInt", "rpushx": "ShapeInt",
 	"lpop": "ShapeStringsOrString", "rpop": "ShapeStringsOrString", "lrange": "ShapeStrings", "lindex": "ShapeString",

@@ -61,9 +61,18 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// ErrBadOptions is matched by the error of Transport given a Config no
+// connection can be made with; nothing is dialed.
+var ErrBadOptions = errors.New("bad options")
+
 // Transport dials the address and wraps the connection in TLS when
-// c.TLS is set. TCP connections get TCP_NODELAY and keep-alives.
+// c.TLS is set. TCP connections get TCP_NODELAY and keep-alives. A
+// Protocol other than 2 or 3 (after WithDefaults) is refused with an
+// error matching ErrBadOptions before dialing.
 func Transport(ctx context.Context, c Config) (net.Conn, error) {
+	if c.Protocol != 2 && c.Protocol != 3 {
+		return nil, fmt.Errorf("%w: Protocol %d: want 2, 3 or 0 (3)", ErrBadOptions, c.Protocol)
+	}
 	dial := c.Dialer
 	if dial == nil {
 		var d net.Dialer

@@ -14,3 +14,12 @@ package rawcmd
 // that many bulk strings). It is typed any because package resp imports this
 // one; the caller asserts its type once.
 var New any
+
+// Failed is set by package resp to its constructor of a Cmd that carries
+// err and no bytes, of type
+//
+//	func(err error) resp.Cmd
+//
+// so that a command that cannot be sent (stale, built without what it
+// needs) is refused with its own error.
+var Failed any

@@ -162,10 +162,10 @@ func appendDuration(dst []byte, d time.Duration, unit unit, i int) ([]byte, erro
 	if d < 0 {
 		return nil, &argError{i, "a negative time.Duration is no timeout"}
 	}
-	ms := (d + time.Millisecond - 1) / time.Millisecond
+	ms := ceilDiv(d, time.Millisecond)
 	switch unit {
 	case seconds:
-		return strconv.AppendInt(dst, int64((d+time.Second-1)/time.Second), 10), nil
+		return strconv.AppendInt(dst, int64(ceilDiv(d, time.Second)), 10), nil
 	case milliseconds:
 		return strconv.AppendInt(dst, int64(ms), 10), nil
 	case decimalSeconds:
@@ -179,6 +179,16 @@ func appendDuration(dst []byte, d time.Duration, unit unit, i int) ([]byte, erro
 		return dst, nil
 	}
 	return nil, &argError{i, "this command takes no time.Duration (its unit is the command's: EXPIRE seconds, PEXPIRE milliseconds…): pass an integer"}
+}
+
+// ceilDiv divides d (not negative) by unit, rounding up, without
+// overflowing near math.MaxInt64 as d+unit-1 would.
+func ceilDiv(d, unit time.Duration) time.Duration {
+	q := d / unit
+	if d%unit != 0 {
+		q++
+	}
+	return q
 }
 
 // Do sends a command given as values (see BuildArgs) and waits for its

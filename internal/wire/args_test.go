@@ -98,3 +98,32 @@ func TestBuildArgsRefused(t *testing.T) {
 		t.Errorf("no arguments: %v, %v", err, cmd.Err())
 	}
 }
+
+// TestBuildArgsHugeDuration: a blocking timeout up to math.MaxInt64 is
+// written as the server reads it (BLPOP's 9223372036.855, XREAD BLOCK's
+// 9223372036855), where rounding up overflowed: BLPOP went out with a
+// negative number of non-digit bytes after its point (the server refused
+// it as "not a float"), XREAD BLOCK with a negative timeout.
+func TestBuildArgsHugeDuration(t *testing.T) {
+	for _, tc := range []struct {
+		args []any
+		want string // argument 2
+	}{
+		{[]any{"BLPOP", "q", time.Duration(math.MaxInt64)}, "9223372036.855"},
+		{[]any{"BLPOP", "q", time.Duration(math.MaxInt64 - 500000)}, "9223372036.855"},
+		{[]any{"XREAD", "BLOCK", time.Duration(math.MaxInt64), "STREAMS", "s", "$"}, "9223372036855"},
+		{[]any{"WAIT", 1, time.Duration(math.MaxInt64 - 1)}, "9223372036855"},
+	} {
+		cmd, err := wire.BuildArgs(nil, tc.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		v, _, err := resp.Parse(cmd.Bytes(), resp.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.Elems[2].Text(); got != tc.want {
+			t.Errorf("%v: sent %q, want %s", tc.args, cmd.Bytes(), tc.want)
+		}
+	}
+}
