@@ -30,7 +30,10 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		}
 		return nil, fmt.Errorf("conn: dial %s %s: %w", opts.Network, opts.Addr, err)
 	}
-	c := newConn(nc, opts, resp.NewReaderLimits(nil, opts.Limits, opts.ReadBufferSize))
+	// The handshake's replies (HELLO's map) are read under the default
+	// limits: Options.Limits bound the commands' replies, and a small
+	// MaxAggregate must not refuse the connection itself.
+	c := newConn(nc, opts, resp.NewReaderLimits(nil, resp.Limits{}, opts.ReadBufferSize))
 	res, err := dial.Handshake(ctx, nc, c.rd, cfg)
 	if err != nil {
 		nc.Close()
@@ -41,6 +44,7 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		}
 		return nil, fmt.Errorf("conn: handshake with %s: %w", opts.Addr, err)
 	}
+	c.rd.SetLimits(opts.Limits)
 	c.protocol, c.hello = res.Protocol, res.Hello
 	if id, ok := res.Hello.Lookup("id"); ok && id.Type == resp.Integer {
 		c.id = id.Int

@@ -2,6 +2,7 @@ package conn_test
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -235,5 +236,43 @@ func TestHandshakeUnix(t *testing.T) {
 	u := dial(t, o)
 	if v := mustDo(t, u, "GET", "u"); v.Text() != "unix" || u.Protocol() != 2 {
 		t.Fatalf("GET over unix:// URL = %v (RESP%d)", v, u.Protocol())
+	}
+}
+
+// TestHandshakeUnderSmallLimits: Options.Limits bound the commands'
+// replies, not the handshake's: with MaxAggregate 4 a Conn and a Client
+// connect under RESP2 and RESP3 (HELLO's reply is a map of 7 pairs,
+// which failed Dial), and a reply of 5 elements is then over the limit,
+// its own command's error, the connection kept.
+func TestHandshakeUnderSmallLimits(t *testing.T) {
+	servertest.Need(t, srv)
+	ctx := testCtx(t)
+	for _, proto := range []int{2, 3} {
+		opts := conn.Options{Addr: srv.Addr, Protocol: proto, Limits: resp.Limits{MaxAggregate: 4}}
+		c, err := conn.Dial(ctx, opts)
+		if err != nil {
+			t.Fatalf("RESP%d Dial: %v", proto, err)
+		}
+		cl, err := conn.NewClient(ctx, opts)
+		if err != nil {
+			t.Fatalf("RESP%d NewClient: %v", proto, err)
+		}
+		for _, s := range []conn.Sender{c, cl} {
+			key := fmt.Sprintf("small-limits-%d", proto)
+			if _, err := s.Do(ctx, "DEL", key); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Do(ctx, "RPUSH", key, "a", "b", "c", "d", "e"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Do(ctx, "LRANGE", key, 0, -1); !errors.Is(err, resp.ErrReplyTooLarge) {
+				t.Fatalf("RESP%d LRANGE of 5 under MaxAggregate 4: %v", proto, err)
+			}
+			if v, err := s.Do(ctx, "LRANGE", key, 0, 3); err != nil || len(v.Elems) != 4 {
+				t.Fatalf("RESP%d LRANGE of 4: %v, %v", proto, v, err)
+			}
+		}
+		c.Close()
+		cl.Close()
 	}
 }

@@ -93,12 +93,15 @@ func dialLink(ctx context.Context, o Options, hooks []conn.Hook, sink func(*link
 		return nil, fmt.Errorf("pubsub: dial %s %s: %w", cfg.Network, cfg.Addr, err)
 	}
 	l := &link{nc: nc, wtimeout: o.WriteTimeout, sink: sink, kick: kick, hooks: hooks, halt: make(chan struct{}), done: make(chan struct{})}
-	l.rd = resp.NewReaderLimits(counter{l}, o.Limits, o.ReadBufferSize)
+	// The handshake under the default limits, the messages under o's (as
+	// a conn.Conn does).
+	l.rd = resp.NewReaderLimits(counter{l}, resp.Limits{}, o.ReadBufferSize)
 	res, err := dial.Handshake(ctx, nc, l.rd, cfg)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("pubsub: handshake with %s: %w", cfg.Addr, err)
 	}
+	l.rd.SetLimits(o.Limits)
 	l.protocol = res.Protocol
 	return l, nil
 }

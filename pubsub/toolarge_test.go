@@ -78,3 +78,22 @@ func TestMessageOverLimitsDropped(t *testing.T) {
 		})
 	}
 }
+
+// TestHandshakeUnderSmallLimits: a subscriber's Limits bound its
+// messages, not its handshake: with MaxAggregate 3 (a message is an
+// array of 3) it connects under RESP2 and RESP3, where HELLO's map of 7
+// pairs refused the connection, and receives.
+func TestHandshakeUnderSmallLimits(t *testing.T) {
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			servertest.Need(t, srv)
+			ctx := testCtx(t)
+			sub := newSub(t, pubsub.Options{Options: conn.Options{Protocol: proto, Limits: resp.Limits{MaxAggregate: 3}}})
+			require.NoError(t, sub.Subscribe(ctx, "small"))
+			pub := newClient(t, srv.Addr)
+			_, err := pubsub.Publish(ctx, pub, "small", "hi")
+			require.NoError(t, err)
+			require.Equal(t, "hi", string(receive(t, sub).Payload))
+		})
+	}
+}

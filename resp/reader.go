@@ -56,6 +56,11 @@ func NewReaderLimits(rd io.Reader, lim Limits, size int) *Reader {
 	return r
 }
 
+// SetLimits sets the limits the next replies are read under (zero fields
+// take defaults), as NewReaderLimits does: a connection reads its
+// handshake under the defaults, then its commands' replies under its own.
+func (r *Reader) SetLimits(lim Limits) { r.sc.lim = lim.withDefaults() }
+
 // Reset makes r read from rd, dropping buffered bytes and any sticky error.
 func (r *Reader) Reset(rd io.Reader) {
 	r.rd, r.r, r.w, r.err = rd, 0, 0, nil
