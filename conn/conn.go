@@ -334,6 +334,9 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	if blocking, block, err = c.inspect(w); err != nil {
 		return false, err
 	}
+	if err = checkArgs(w, c.opts.MaxArg); err != nil {
+		return false, err
+	}
 	c.mu.Lock()
 	if err := c.waitRoom(ctx, n); err != nil {
 		return false, err

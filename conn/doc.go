@@ -72,6 +72,12 @@
 //     SELECT and AUTH (the handshake's business: see Options). A
 //     transaction is sent whole (MULTI … EXEC in one pipeline.Batch) or
 //     on a connection lent by Client.Dedicated, where WATCH is allowed.
+//   - A command with an argument longer than the server takes
+//     (Options.MaxArg: its proto-max-bulk-len, 512 MiB by default) is
+//     refused before sending, with an *ArgTooLargeError (errors.Is
+//     ErrCommandRefused): the server would answer it with a protocol
+//     error and close the connection, and every call sharing it would
+//     fail not knowing whether it ran.
 //   - Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BRPOPLPUSH,
 //     BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK) go to
 //     a dedicated connection of the Client's by themselves, and the call

@@ -11,3 +11,6 @@ func (cl *Client) IdleIDs() []int64 {
 	}
 	return ids
 }
+
+// MaxArgOf is the MaxArg a Conn dialled with o would use.
+func MaxArgOf(o Options) int { return o.withDefaults().MaxArg }

@@ -2,10 +2,10 @@ package conn
 
 import (
 	"errors"
+	"fmt"
 	"math"
-	"time"
-
 	"strings"
+	"time"
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/wire"
@@ -49,6 +49,39 @@ func (e *CommandError) Error() string {
 
 // Is makes errors.Is(err, ErrCommandRefused) true.
 func (e *CommandError) Is(target error) bool { return target == ErrCommandRefused }
+
+// ArgTooLargeError is the error of a submission with an argument longer
+// than Options.MaxArg (the server's proto-max-bulk-len): the server would
+// answer it with a protocol error and close the connection, failing
+// every other call on it, so nothing is sent. It matches
+// ErrCommandRefused.
+type ArgTooLargeError struct {
+	// Command is the name of the command with the argument, as sent.
+	Command string
+	// Size is the argument's length in bytes; Max is Options.MaxArg.
+	Size, Max int
+}
+
+// Error names the command, the size and the limit.
+func (e *ArgTooLargeError) Error() string {
+	return fmt.Sprintf("conn: %s refused: an argument of %d bytes, over Options.MaxArg of %d "+
+		"(the server's proto-max-bulk-len: it would close the connection)", e.Command, e.Size, e.Max)
+}
+
+// Is makes errors.Is(err, ErrCommandRefused) true.
+func (e *ArgTooLargeError) Is(target error) bool { return target == ErrCommandRefused }
+
+// checkArgs refuses a submission with an argument longer than max; only
+// one longer than max in all can have one, so the others are not read.
+func checkArgs(w wire.Cmds, max int) error {
+	if max < 0 || len(w.B) <= max {
+		return nil
+	}
+	if at, size, over := wire.ArgOver(w.B, max); over {
+		return &ArgTooLargeError{Command: strings.ToUpper(string(wire.NameOf(w.B[at:]))), Size: size, Max: max}
+	}
+	return nil
+}
 
 // reasons, by what the command does.
 const (

@@ -73,6 +73,14 @@ type Options struct {
 	// resp.ErrReplyTooLarge); the connection lives on. Raise the limit
 	// here to receive such replies.
 	Limits resp.Limits
+	// MaxArg is the longest argument a command may carry, in bytes: the
+	// server's proto-max-bulk-len, 512 MiB unless the server was set
+	// otherwise. A submission with a longer argument is refused before
+	// anything is sent (an *ArgTooLargeError, matching
+	// ErrCommandRefused): the server would answer it with a protocol
+	// error and close the connection, failing every other call on it.
+	// Negative: no limit.
+	MaxArg int
 	// ReadBufferSize is the reader's starting buffer size (default 32 KiB).
 	ReadBufferSize int
 	// Dialer, when set, replaces net.Dialer for the transport.
@@ -102,8 +110,15 @@ func (o Options) withDefaults() Options {
 	if o.MaxPending <= 0 {
 		o.MaxPending = 1 << 16
 	}
+	if o.MaxArg == 0 {
+		o.MaxArg = DefaultMaxArg
+	}
 	return o
 }
+
+// DefaultMaxArg is Options.MaxArg's default: 512 MiB, the servers'
+// default proto-max-bulk-len.
+const DefaultMaxArg = 512 << 20
 
 // String describes the options with the password redacted; the Client's
 // backoff bounds and dedicated connections limit are shown when set.

@@ -127,3 +127,36 @@ func TestBuildArgsHugeDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestArgOver finds the first argument longer than the limit, in any
+// command of a submission, with its command's offset, and nothing in
+// bytes that are not commands.
+func TestArgOver(t *testing.T) {
+	var c resp.Cmds
+	c.Add("SET", "k", "12345")
+	c.Add("GET", "k")
+	first := len(c.Bytes())
+	c.Add("SET", "k2", "123456")
+	c.Add("SET", "k3", "1234567")
+	b := c.Bytes()
+	for _, tc := range []struct {
+		max, at, size int
+		over          bool
+	}{
+		{7, 0, 0, false},
+		{6, first + len(resp.AppendCommand(nil, "SET", "k2", "123456")), 7, true},
+		{5, first, 6, true},
+		{4, 0, 5, true},
+		{0, 0, 3, true},
+	} {
+		at, size, over := wire.ArgOver(b, tc.max)
+		if at != tc.at || size != tc.size || over != tc.over {
+			t.Errorf("max %d: (%d, %d, %v), want (%d, %d, %v)", tc.max, at, size, over, tc.at, tc.size, tc.over)
+		}
+	}
+	for _, bad := range []string{"+OK\r\n", "*2\r\n$1\r\na\r\n", "*1\r\n$x\r\n", "*1\r\n$1\r\n"} {
+		if _, _, over := wire.ArgOver([]byte(bad), 1); over {
+			t.Errorf("%q: over", bad)
+		}
+	}
+}

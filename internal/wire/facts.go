@@ -240,6 +240,36 @@ func NameOf(b []byte) []byte {
 	return rest[:size:size]
 }
 
+// ArgOver finds the first argument longer than max in the commands
+// encoded in b: the offset of its command and its length. Bulk headers
+// are read, their bytes skipped; bytes that are not commands end the
+// search (the guard refuses them elsewhere).
+func ArgOver(b []byte, max int) (at, size int, over bool) {
+	i := 0
+	for i < len(b) {
+		n, rest, ok := header(b[i:], '*')
+		if !ok {
+			return 0, 0, false
+		}
+		j := len(b) - len(rest)
+		for range n {
+			l, rest, ok := header(b[j:], '$')
+			if !ok {
+				return 0, 0, false
+			}
+			if l > max {
+				return i, l, true
+			}
+			j = len(b) - len(rest) + l + 2
+			if j > len(b) {
+				return 0, 0, false
+			}
+		}
+		i = j
+	}
+	return 0, 0, false
+}
+
 // Release gives back the Facts Known returned (nil is ignored).
 func Release(l *Facts) {
 	if l == nil {
