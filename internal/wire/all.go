@@ -37,6 +37,16 @@ func header(b []byte, kind byte) (int, []byte, bool) {
 	if len(b) < 3 || b[0] != kind {
 		return 0, b, false
 	}
+	// One or two digits, most headers, without the loop.
+	if len(b) >= 5 {
+		d0, d1 := b[1]-'0', b[2]-'0'
+		switch {
+		case d0 <= 9 && b[2] == '\r' && b[3] == '\n':
+			return int(d0), b[4:], true
+		case d0 <= 9 && d1 <= 9 && b[3] == '\r' && b[4] == '\n':
+			return int(d0)*10 + int(d1), b[5:], true
+		}
+	}
 	v, i := 0, 1
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 		if v > 1<<40 {
