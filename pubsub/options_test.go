@@ -32,6 +32,7 @@ func TestDialConfigCoversOptions(t *testing.T) {
 		"MaxBackoff":     "the redial",
 		"MaxPending":     "does not apply: a subscription sends few commands",
 		"BlockingConns":  "does not apply: a subscription blocks nothing",
+		"MaxArg":         "the names subscribed to (subscription.go tooLong)",
 		"OnPush":         "does not apply: pushes are the messages",
 		"Observer":       "the subscription's own commands (hooks.go)",
 		"Hooks":          "the subscription's own commands (hooks.go)",

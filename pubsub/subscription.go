@@ -142,9 +142,28 @@ func (s *Subscription) SUnsubscribe(ctx context.Context, channel ...string) erro
 // errNoNames is the error of a subscribe call that names nothing.
 var errNoNames = errors.New("pubsub: subscribe to nothing")
 
+// tooLong refuses a name longer than the server takes in an argument
+// (conn.Options.MaxArg): sent, the server would close the subscriber's
+// connection, and every resubscription after it.
+func (s *Subscription) tooLong(cmd string, names []string) error {
+	max := s.opts.MaxArg
+	if max == 0 {
+		max = conn.DefaultMaxArg
+	}
+	for _, n := range names {
+		if max >= 0 && len(n) > max {
+			return &conn.ArgTooLargeError{Command: cmd, Size: len(n), Max: max}
+		}
+	}
+	return nil
+}
+
 func (s *Subscription) subscribe(ctx context.Context, k kind, names []string) error {
 	if len(names) == 0 {
 		return errNoNames
+	}
+	if err := s.tooLong(kinds[k].sub, names); err != nil {
+		return err
 	}
 	first := true
 	var added []string
@@ -202,6 +221,9 @@ func (s *Subscription) subscribe(ctx context.Context, k kind, names []string) er
 }
 
 func (s *Subscription) unsubscribe(ctx context.Context, k kind, names []string) error {
+	if err := s.tooLong(kinds[k].unsub, names); err != nil {
+		return err
+	}
 	if err := s.lock(ctx); err != nil {
 		return err
 	}

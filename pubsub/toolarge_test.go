@@ -1,6 +1,7 @@
 package pubsub_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -96,4 +97,30 @@ func TestHandshakeUnderSmallLimits(t *testing.T) {
 			require.Equal(t, "hi", string(receive(t, sub).Payload))
 		})
 	}
+}
+
+// TestNameOverMaxArgRefused: a channel name longer than the server takes
+// in an argument (Options.MaxArg, 16 bytes here) is refused before it is
+// sent, with a *conn.ArgTooLargeError matching conn.ErrCommandRefused
+// (sent, the server would close the subscriber's connection, and every
+// resubscription after it); the subscription is untouched: it subscribes
+// to a short name and receives on it.
+func TestNameOverMaxArgRefused(t *testing.T) {
+	servertest.Need(t, srv)
+	ctx := testCtx(t)
+	sub := newSub(t, pubsub.Options{Options: conn.Options{MaxArg: 16}})
+	long := strings.Repeat("c", 17)
+	for _, call := range []func(context.Context, ...string) error{sub.Subscribe, sub.PSubscribe, sub.SSubscribe, sub.Unsubscribe} {
+		err := call(ctx, "ok", long)
+		var ae *conn.ArgTooLargeError
+		require.ErrorAs(t, err, &ae)
+		require.ErrorIs(t, err, conn.ErrCommandRefused)
+		require.Equal(t, 17, ae.Size)
+	}
+	require.NoError(t, sub.Subscribe(ctx, "short"))
+	pub := newClient(t, srv.Addr)
+	_, err := pubsub.Publish(ctx, pub, "short", "hi")
+	require.NoError(t, err)
+	require.Equal(t, "hi", string(receive(t, sub).Payload))
+	require.Zero(t, sub.Stats().Reconnects)
 }
