@@ -237,7 +237,9 @@ type Builder struct {
 	// encoded form and kind, or why it cannot be sent.
 	gen    uint32
 	info   *Info
-	cmd    resp.Cmd
+	enc    []byte   // the command's bytes, in main (or big)
+	cmd    resp.Cmd // enc as a Cmd, made when hasCmd is false and built is called
+	hasCmd bool
 	kind   Kind
 	err    error
 	bad    string // why an argument is missing: the zero choice, or none of many
@@ -256,37 +258,17 @@ type run struct {
 	n int
 }
 
-// add appends s as a bulk string: one call for the common short
-// argument, appendBulk for the others.
-func (r *run) add(s string) {
-	if len(s) < 10 && cap(r.b)-len(r.b) >= 6+9 {
-		l := len(r.b)
-		p := r.b[l : l+6+len(s)]
-		p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
-		copy(p[4:], s)
-		p[4+len(s)], p[5+len(s)] = '\r', '\n'
-		r.b = r.b[:l+6+len(s)]
-		r.n++
-		return
-	}
-	r.b = appendBulk(r.b, s)
-	r.n++
-}
+// add appends s as a bulk string (Builder.str has the fast path of
+// short ones).
+func (r *run) add(s string) { r.b = appendBulk(r.b, s); r.n++ }
 
 func (r *run) addBytes(p []byte) { r.b = appendBulk(r.b, p); r.n++ }
 
-// addInt appends i's decimal text as a bulk string; one and two digits
-// without strconv.
+// addInt appends i's decimal text as a bulk string (Builder.int has the
+// fast path of small ones).
 func (r *run) addInt(i int64) {
-	switch {
-	case 0 <= i && i < 10:
-		r.b = append(r.b, '$', '1', '\r', '\n', byte('0'+i), '\r', '\n')
-	case 10 <= i && i < 100:
-		r.b = append(r.b, '$', '2', '\r', '\n', byte('0'+i/10), byte('0'+i%10), '\r', '\n')
-	default:
-		var tmp [20]byte
-		r.b = appendBulk(r.b, strconv.AppendInt(tmp[:0], i, 10))
-	}
+	var tmp [20]byte
+	r.b = appendBulk(r.b, strconv.AppendInt(tmp[:0], i, 10))
 	r.n++
 }
 
@@ -324,8 +306,9 @@ func (b *Builder) start(info *Info) {
 	b.main.n = len(info.Words)
 	b.gen++
 	b.info = info
-	// One by one, so that each is only a new length. b.cmd is set by
-	// build (no Command of this number exists before it).
+	// One by one, so that each is only a new length. The command's
+	// bytes are set by build (no Command of this number exists before
+	// it).
 	b.keys = b.keys[:0]
 	b.chans = b.chans[:0]
 	b.set, b.last, b.timeout = 0, -1, 0
@@ -416,6 +399,26 @@ func (b *Builder) open(slot int, multi bool) {
 		return
 	}
 	b.reopen(slot, multi)
+}
+
+// at opens slot in a command's constructor, in order with nothing
+// pending: open's fast path, for the generated code that knows it.
+func (b *Builder) at(slot int) {
+	b.begin[slot&(maxSlots-1)] = uint32(b.main.n)
+	b.off[slot&(maxSlots-1)] = uint32(len(b.main.b))
+	b.set |= 1 << uint(slot&(maxSlots-1))
+	b.last = slot
+}
+
+// opt opens slot and writes its token t: an option's open and tok in
+// one call.
+func (b *Builder) opt(slot int, multi bool, t string) {
+	if slot > b.last && !b.slow {
+		b.at(slot)
+	} else {
+		b.reopen(slot, multi)
+	}
+	b.str(t)
 }
 
 // reopen is open for a slot out of order, one given again, or one after
@@ -562,20 +565,31 @@ func moveRefs(refs []keyRef, k0 int, atN, n, size, back, backBytes uint32) {
 	}
 }
 
-func (b *Builder) tok(t string) {
+// out returns the run the next argument goes to: the late run being
+// written, or main.
+func (b *Builder) out() *run {
 	if b.inLate {
-		b.late[b.nlate-1].add(t)
-		return
+		return &b.late[(b.nlate-1)&(maxLate-1)]
 	}
-	b.main.add(t)
+	return &b.main
 }
 
+func (b *Builder) tok(t string) { b.str(t) }
+
+// str writes s; a short one (the common token, key or value) in one
+// call, its bytes written in room there is.
 func (b *Builder) str(s string) {
-	if b.inLate {
-		b.late[b.nlate-1].add(s)
+	r := b.out()
+	if l := len(r.b); len(s) < 10 && cap(r.b)-l >= 16 {
+		p := r.b[l : l+16]
+		p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
+		copy(p[4:14], s)
+		p[4+len(s)], p[5+len(s)] = '\r', '\n'
+		r.b = r.b[:l+6+len(s)]
+		r.n++
 		return
 	}
-	b.main.add(s)
+	r.add(s)
 }
 
 func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
@@ -585,35 +599,46 @@ func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
 func (b *Builder) channel(s string) { b.routed(s, &b.chans, isChannel) }
 
 func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
-	r := &b.main
 	if b.inLate {
 		// A late run (only a command's constructor writes one, in order).
-		r = &b.late[b.nlate-1]
+		r := &b.late[(b.nlate-1)&(maxLate-1)]
 		k := keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))}
 		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
 		r.add(s)
 		return
 	}
 	// Where the bytes are in main: after the bulk header.
+	r := &b.main
+	if l := len(r.b); len(s) < 10 && cap(r.b)-l >= 16 {
+		*list = append(*list, keyRef{pos: int32(r.n), off: uint32(l + 4), n: uint32(len(s))})
+		p := r.b[l : l+16]
+		p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
+		copy(p[4:14], s)
+		p[4+len(s)], p[5+len(s)] = '\r', '\n'
+		r.b = r.b[:l+6+len(s)]
+		r.n++
+		return
+	}
 	*list = append(*list, keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))})
 	r.add(s)
 }
 
 // bytes writes a formatted number.
-func (b *Builder) bytes(p []byte) {
-	if b.inLate {
-		b.late[b.nlate-1].addBytes(p)
-		return
-	}
-	b.main.addBytes(p)
-}
+func (b *Builder) bytes(p []byte) { b.out().addBytes(p) }
 
+// int writes i's decimal text; one or two digits in one call.
 func (b *Builder) int(i int64) {
-	if b.inLate {
-		b.late[b.nlate-1].addInt(i)
+	r := b.out()
+	switch {
+	case 0 <= i && i < 10:
+		r.b = append(r.b, '$', '1', '\r', '\n', byte('0'+i), '\r', '\n')
+	case 10 <= i && i < 100:
+		r.b = append(r.b, '$', '2', '\r', '\n', byte('0'+i/10), byte('0'+i%10), '\r', '\n')
+	default:
+		r.addInt(i)
 		return
 	}
-	b.main.addInt(i)
+	r.n++
 }
 
 // float writes f the shortest way that reads back as f; infinities as
@@ -654,6 +679,24 @@ func (b *Builder) dur(d time.Duration, u Unit) {
 	}
 }
 
+// secs writes a duration in whole seconds, rounded up.
+func (b *Builder) secs(d time.Duration) {
+	q := d / time.Second
+	if d%time.Second > 0 {
+		q++
+	}
+	b.int(int64(q))
+}
+
+// millis writes a duration in whole milliseconds, rounded up.
+func (b *Builder) millis(d time.Duration) {
+	q := d / time.Millisecond
+	if d%time.Millisecond > 0 {
+		q++
+	}
+	b.int(int64(q))
+}
+
 // timeoutDur writes the timeout of a Blocking command.
 func (b *Builder) timeoutDur(d time.Duration, u Unit) {
 	b.timeout = d
@@ -687,7 +730,14 @@ func (b *Builder) build(info *Info) Command {
 		// no timeout.
 		b.inLate = false
 		b.nargs = b.main.n - len(info.Words)
-		b.cmd, b.kind = newCmd(b.head()), info.Kind
+		var cmd []byte
+		if n, out := b.main.n, b.main.b; n < 10 {
+			out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
+			cmd = out[headRoom-4:]
+		} else {
+			cmd = b.headLong()
+		}
+		b.enc, b.hasCmd, b.kind = cmd, false, info.Kind
 		return Command{b: b, gen: b.gen}
 	}
 	return b.buildAll(info)
@@ -708,7 +758,7 @@ func (b *Builder) buildAll(info *Info) Command {
 	b.kind = info.Kind
 	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
 		if b.err = b.check(info); b.err != nil {
-			b.cmd = resp.Cmd{}
+			b.enc, b.hasCmd = nil, false
 			return Command{b: b, gen: b.gen}
 		}
 	}
@@ -716,7 +766,7 @@ func (b *Builder) buildAll(info *Info) Command {
 		b.kind &^= Blocking // XREAD without BLOCK
 	}
 	b.nargs = b.main.n - len(info.Words)
-	b.cmd = newCmd(b.head())
+	b.enc, b.hasCmd = b.head(), false
 	return Command{b: b, gen: b.gen}
 }
 
@@ -814,22 +864,45 @@ func (c Command) live() *Builder {
 	return nil
 }
 
-// built returns c's Builder when c is its last command and was built
+// ok returns c's Builder when c is its last command and was built
 // without an error, or nil.
-func (c Command) built() *Builder {
+func (c Command) ok() *Builder {
 	if b := c.live(); b != nil && b.err == nil {
 		return b
 	}
 	return nil
 }
 
+// built is ok for the readers of b.cmd (Fact): it makes b.cmd first.
+func (c Command) built() *Builder {
+	b := c.ok()
+	if b != nil && !b.hasCmd {
+		b.setCmd()
+	}
+	return b
+}
+
+// setCmd makes b.cmd of the command's bytes, for the readers of the
+// Builder's memory (Fact) that take it from there.
+//
+//go:noinline
+func (b *Builder) setCmd() { b.cmd, b.hasCmd = newCmd(b.enc), true }
+
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
 // with an Err is the zero resp.Cmd, which a connection refuses.
 func (c Command) Cmd() resp.Cmd {
+	// Made here, not copied from the Builder. newCmd(nil) is the zero
+	// Cmd, and enc is nil for a command with an Err.
+	return newCmd(c.enc())
+}
+
+// enc returns the command's bytes, nil for a command with an Err or
+// one that is not live.
+func (c Command) enc() []byte {
 	if b := c.live(); b != nil {
-		return b.cmd
+		return b.enc
 	}
-	return resp.Cmd{}
+	return nil
 }
 
 // Err returns why the command cannot be sent (an error matching
@@ -840,7 +913,7 @@ func (c Command) Err() error {
 	case b != nil && b.err != nil:
 		return b.err
 	case b != nil:
-		return b.cmd.Err()
+		return newCmd(b.enc).Err()
 	case c.b != nil:
 		return ErrStale
 	}
@@ -885,7 +958,7 @@ func (c Command) Timeout() time.Duration {
 
 // Args returns the number of arguments after the name's words.
 func (c Command) Args() int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		return b.nargs
 	}
 	return 0
@@ -893,7 +966,7 @@ func (c Command) Args() int {
 
 // Keys returns the number of keys the command names.
 func (c Command) Keys() int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		return len(b.keys)
 	}
 	return 0
@@ -902,11 +975,11 @@ func (c Command) Keys() int {
 // KeyPos returns the position of key i among the command's arguments
 // (the name's words first: in GET k, k is at 1), as COMMAND GETKEYS
 // finds it.
-func (c Command) KeyPos(i int) int { return int(c.built().keys[i].pos) }
+func (c Command) KeyPos(i int) int { return int(c.ok().keys[i].pos) }
 
 // Key returns key i, a view of the Builder's memory.
 func (c Command) Key(i int) []byte {
-	b := c.built()
+	b := c.ok()
 	k := b.keys[i]
 	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }
@@ -915,7 +988,7 @@ func (c Command) Key(i int) []byte {
 // (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE): not keys, but a cluster sends the
 // command to the node serving their slot, as for a key.
 func (c Command) ShardChannels() int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		return len(b.chans)
 	}
 	return 0
@@ -923,7 +996,7 @@ func (c Command) ShardChannels() int {
 
 // ShardChannel returns shard channel i, a view of the Builder's memory.
 func (c Command) ShardChannel(i int) []byte {
-	b := c.built()
+	b := c.ok()
 	k := b.chans[i]
 	return b.main.b[k.off : k.off+k.n : k.off+k.n]
 }
@@ -933,7 +1006,7 @@ func (c Command) ShardChannel(i int) []byte {
 // true when they hash to more than one slot (slot is then the first's).
 // It reads the keys the builder kept, without parsing the command.
 func (c Command) Slot() (slot uint16, has, cross bool) {
-	b := c.built()
+	b := c.ok()
 	if b == nil {
 		return 0, false, false
 	}
@@ -958,7 +1031,7 @@ func (c Command) Slot() (slot uint16, has, cross bool) {
 
 // AppendKeyPos appends the position of every key to dst.
 func (c Command) AppendKeyPos(dst []int) []int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		for _, p := range b.keys {
 			dst = append(dst, int(p.pos))
 		}
