@@ -92,8 +92,10 @@ func TestRandomOptionOrder(t *testing.T) {
 		},
 	})
 	runReorder(t, rng, &shared, reorderCase[Xadd]{
-		name:  "XADD",
-		start: func(b *Builder, v int) Xadd { return b.Xadd("x", FieldValue{"f", strconv.Itoa(v)}, FieldValue{"g", "h"}) },
+		name: "XADD",
+		start: func(b *Builder, v int) Xadd {
+			return b.Xadd("x", FieldValue{"f", strconv.Itoa(v)}, FieldValue{"g", "h"})
+		},
 		build: Xadd.Build,
 		ops: []reorderOp[Xadd]{
 			{"NOMKSTREAM", 1, false, func(c Xadd, _ int) Xadd { return c.Nomkstream() }},
@@ -118,8 +120,10 @@ func TestRandomOptionOrder(t *testing.T) {
 		},
 	})
 	runReorder(t, rng, &shared, reorderCase[Migrate]{
-		name:  "MIGRATE",
-		start: func(b *Builder, v int) Migrate { return b.Migrate("127.0.0.1", int64(6379+v), int64(v%16), time.Duration(v)*time.Second) },
+		name: "MIGRATE",
+		start: func(b *Builder, v int) Migrate {
+			return b.Migrate("127.0.0.1", int64(6379+v), int64(v%16), time.Duration(v)*time.Second)
+		},
 		build: Migrate.Build,
 		ops: []reorderOp[Migrate]{
 			{"key", 2, false, func(c Migrate, v int) Migrate { return c.Key("{m}k" + strconv.Itoa(v)) }},
@@ -169,8 +173,10 @@ func TestRandomOptionOrder(t *testing.T) {
 		},
 	})
 	runReorder(t, rng, &shared, reorderCase[Zinterstore]{
-		name:  "ZINTERSTORE",
-		start: func(b *Builder, v int) Zinterstore { return b.Zinterstore("{z}d", slices.Repeat([]string{"{z}a"}, 1+v%3)...) },
+		name: "ZINTERSTORE",
+		start: func(b *Builder, v int) Zinterstore {
+			return b.Zinterstore("{z}d", slices.Repeat([]string{"{z}a"}, 1+v%3)...)
+		},
 		build: Zinterstore.Build,
 		ops: []reorderOp[Zinterstore]{
 			{"WEIGHTS", 2, false, func(c Zinterstore, v int) Zinterstore { return c.Weights(float64(v), 0.5) }},
