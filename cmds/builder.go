@@ -123,9 +123,12 @@ var byName = make(map[string]*Info, len(commands))
 // Encode the names once; index them.
 func init() {
 	for _, in := range commands {
+		var words []byte
 		for _, w := range in.Words {
-			in.words = resp.AppendBulkString(in.words, w)
+			words = resp.AppendBulkString(words, w)
 		}
+		// Room after them for start's copy of wordsCopy bytes.
+		in.words = append(make([]byte, 0, max(len(words), wordsCopy)), words...)
 		in.simple = in.reqIf == nil && in.dep == nil && in.timeout < 0
 		byName[in.Name] = in
 	}
@@ -260,7 +263,9 @@ type run struct {
 
 // add appends s as a bulk string (Builder.str has the fast path of
 // short ones).
-func (r *run) add(s string) { r.b = appendBulk(r.b, s); r.n++ }
+//
+// It leaves room after s for the fast path of the next short argument.
+func (r *run) add(s string) { r.b = appendBulk(slices.Grow(r.b, len(s)+32), s); r.n++ }
 
 func (r *run) addBytes(p []byte) { r.b = appendBulk(r.b, p); r.n++ }
 
@@ -297,12 +302,22 @@ const (
 // newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd).
 var newCmd = rawcmd.New.(func(b []byte) resp.Cmd)
 
+// wordsCopy is how many bytes of a command's encoded name start copies
+// at once, without a call, when the name is no longer and both have the
+// room (Info.words has).
+const wordsCopy = 32
+
 // start begins a command, its name first.
 func (b *Builder) start(info *Info) {
-	if cap(b.main.b) < headRoom {
+	if cap(b.main.b) < headRoom+wordsCopy {
 		b.main.b = make([]byte, headRoom, 64)
 	}
-	b.main.b = append(b.main.b[:headRoom], info.words...)
+	if m, w := b.main.b, info.words; cap(w) >= wordsCopy {
+		*(*[wordsCopy]byte)(m[headRoom : headRoom+wordsCopy]) = [wordsCopy]byte(w[:wordsCopy])
+		b.main.b = m[:headRoom+len(w)]
+	} else {
+		b.main.b = append(m[:headRoom], w...)
+	}
 	b.main.n = len(info.Words)
 	b.gen++
 	b.info = info
@@ -532,15 +547,30 @@ func (b *Builder) settle() {
 	at, atN := b.off[nx], b.begin[nx]
 	p0, n0 := b.p0, b.pn0
 	size, n := uint32(len(b.main.b))-p0, uint32(b.main.n)-n0
-	if size > 0 {
-		m := b.main.b
+	m := b.main.b
+	switch {
+	case size == 0:
+	case size <= 16:
+		var t [16]byte
+		copy(t[:], m[p0:])
+		copy(m[at+size:], m[at:p0])
+		copy(m[at:], t[:size])
+	default:
 		b.tmp = append(b.tmp[:0], m[p0:]...)
 		copy(m[at+size:], m[at:p0])
 		copy(m[at:], b.tmp)
 	}
-	b.shift(slot, n, size)
-	moveRefs(b.keys, b.pk0, atN, n, size, n0-atN, p0-at)
-	moveRefs(b.chans, b.pc0, atN, n, size, n0-atN, p0-at)
+	for set := b.set &^ (2<<uint(slot) - 1); set != 0; set &= set - 1 {
+		t := bits.TrailingZeros64(set)
+		b.begin[t] += n
+		b.off[t] += size
+	}
+	if k := b.pk0; k < len(b.keys) || k > 0 && uint32(b.keys[k-1].pos) >= atN {
+		moveRefs(b.keys, k, atN, n, size, n0-atN, p0-at)
+	}
+	if k := b.pc0; k < len(b.chans) || k > 0 && uint32(b.chans[k-1].pos) >= atN {
+		moveRefs(b.chans, k, atN, n, size, n0-atN, p0-at)
+	}
 }
 
 // moveRefs is settle for refs: refs[k0:] were written at main's end and
