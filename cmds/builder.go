@@ -1,6 +1,7 @@
 package cmds
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/bits"
@@ -313,8 +314,13 @@ func (b *Builder) start(info *Info) {
 		b.main.b = make([]byte, headRoom, 64)
 	}
 	if m, w := b.main.b, info.words; cap(w) >= wordsCopy {
-		*(*[wordsCopy]byte)(m[headRoom : headRoom+wordsCopy]) = [wordsCopy]byte(w[:wordsCopy])
-		b.main.b = m[:headRoom+len(w)]
+		d, w := m[headRoom:headRoom+wordsCopy], w[:wordsCopy]
+		le := binary.LittleEndian // four moves, not a call of memmove
+		le.PutUint64(d[0:], le.Uint64(w[0:]))
+		le.PutUint64(d[8:], le.Uint64(w[8:]))
+		le.PutUint64(d[16:], le.Uint64(w[16:]))
+		le.PutUint64(d[24:], le.Uint64(w[24:]))
+		b.main.b = m[:headRoom+len(info.words)]
 	} else {
 		b.main.b = append(m[:headRoom], w...)
 	}
@@ -921,19 +927,15 @@ func (b *Builder) setCmd() { b.cmd, b.hasCmd = newCmd(b.enc), true }
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
 // with an Err is the zero resp.Cmd, which a connection refuses.
 func (c Command) Cmd() resp.Cmd {
-	// Made here, not copied from the Builder. newCmd(nil) is the zero
-	// Cmd, and enc is nil for a command with an Err.
-	return newCmd(c.enc())
+	// Made here, not copied from the Builder, in a function small
+	// enough to inline: the Cmd goes to the caller in registers. enc
+	// is nil for a command with an Err: newCmd(nil) is the zero Cmd.
+	if b := c.b; b != nil && b.gen == c.gen {
+		return newCmd(b.enc)
+	}
+	return resp.Cmd{}
 }
 
-// enc returns the command's bytes, nil for a command with an Err or
-// one that is not live.
-func (c Command) enc() []byte {
-	if b := c.live(); b != nil {
-		return b.enc
-	}
-	return nil
-}
 
 // Err returns why the command cannot be sent (an error matching
 // ErrMissing, ErrAlone or ErrStale), or nil.
