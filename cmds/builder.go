@@ -936,7 +936,6 @@ func (c Command) Cmd() resp.Cmd {
 	return resp.Cmd{}
 }
 
-
 // Err returns why the command cannot be sent (an error matching
 // ErrMissing, ErrAlone or ErrStale), or nil.
 func (c Command) Err() error {
