@@ -320,7 +320,7 @@ func (b *Builder) start(info *Info) {
 		le.PutUint64(d[8:], le.Uint64(w[8:]))
 		le.PutUint64(d[16:], le.Uint64(w[16:]))
 		le.PutUint64(d[24:], le.Uint64(w[24:]))
-		b.main.b = m[:headRoom+len(info.words)]
+		b.main.b = b.main.b[:headRoom+len(info.words)]
 	} else {
 		b.main.b = append(m[:headRoom], w...)
 	}
