@@ -313,7 +313,7 @@ func (b *Builder) start(info *Info) {
 	if cap(b.main.b) < headRoom+wordsCopy {
 		b.main.b = make([]byte, headRoom, 64)
 	}
-	if m, w := b.main.b, info.words; cap(w) >= wordsCopy {
+	if m, w := b.main.b, info.words; len(w) <= wordsCopy && cap(w) >= wordsCopy {
 		d, w := m[headRoom:headRoom+wordsCopy], w[:wordsCopy]
 		le := binary.LittleEndian // four moves, not a call of memmove
 		le.PutUint64(d[0:], le.Uint64(w[0:]))

@@ -336,3 +336,30 @@ func TestKeyOpensSlot(t *testing.T) {
 		check(t, c, []string{"X", "A", "k1", "k2"}, []int{2, 3})
 	}
 }
+
+// BenchmarkReorder is the cost of options given out of the syntax's
+// order against the same command given in order: a token option moved
+// before others (ZADD), and an option with a key moved after one given
+// later (SORT's STORE before LIMIT).
+func BenchmarkReorder(b *testing.B) {
+	var bld Builder
+	m := []ScoreMember{{1, "a"}, {2, "b"}}
+	for _, c := range []struct {
+		name string
+		fn   func() Command
+	}{
+		{"cmd=ZADD/order=syntax", func() Command { return bld.Zadd("z", m...).Nx().Ch().Build() }},
+		{"cmd=ZADD/order=reversed", func() Command { return bld.Zadd("z", m...).Ch().Nx().Build() }},
+		{"cmd=SORT/order=syntax", func() Command { return bld.Sort("l").Limit(0, 10).Alpha().Store("dst").Build() }},
+		{"cmd=SORT/order=reversed", func() Command { return bld.Sort("l").Store("dst").Alpha().Limit(0, 10).Build() }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuNow()
+			for b.Loop() {
+				sinkCmd = c.fn()
+			}
+			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
