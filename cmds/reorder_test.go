@@ -363,3 +363,21 @@ func BenchmarkReorder(b *testing.B) {
 		})
 	}
 }
+
+// TestRepeatedSlotOutOfOrder: a slot that takes one more run per call,
+// given again after a later slot, adds after its first run (no generated
+// command has one with a slot after it yet).
+func TestRepeatedSlotOutOfOrder(t *testing.T) {
+	info := &Info{Name: "x", Words: []string{"X"}, slots: 2, timeout: -1, words: resp.AppendBulkString(nil, "X")}
+	var b Builder
+	b.start(info)
+	b.open(0, true)
+	b.tok("A")
+	b.key("k1")
+	b.open(1, false)
+	b.key("k3")
+	b.open(0, true)
+	b.tok("B")
+	b.key("k2")
+	check(t, b.build(info), []string{"X", "A", "k1", "B", "k2", "k3"}, []int{2, 4, 5})
+}
