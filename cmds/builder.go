@@ -377,7 +377,10 @@ func (b *Builder) flushLate(limit int) {
 			}
 		}
 		if b.pend {
-			b.settle() // a late slot is never before a slot set; if it were
+			// Not reached: no slot after a late one is set before the
+			// late run joins. Kept so that main stays in slot order
+			// whatever the generated code does.
+			b.settle()
 		}
 	}
 }
@@ -413,10 +416,7 @@ func (b *Builder) open(slot int, multi bool) {
 	if slot > b.last && !b.slow {
 		// The common case: the next slot in syntax order, with nothing
 		// pending.
-		b.begin[slot&(maxSlots-1)] = uint32(b.main.n)
-		b.off[slot&(maxSlots-1)] = uint32(len(b.main.b))
-		b.set |= 1 << uint(slot)
-		b.last = slot
+		b.at(slot)
 		return
 	}
 	b.reopen(slot, multi)
