@@ -1,9 +1,11 @@
 package cmds
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"time"
 
@@ -108,6 +110,7 @@ type Info struct {
 	alt      []int8   // slot → the alternative of its dep's choice it belongs to, or -1 (nil: none)
 	altName  []string // slot → that alternative's token, for errors
 	timeout  int      // the timeout slot, or -1
+	simple   bool     // no reqIf, dep or timeout: build checks only required
 
 	keys   []keySpec // the key specs (keyspec.go)
 	proc   keysProc  // the servers' own key finder, where the specs fall short
@@ -121,9 +124,13 @@ var byName = make(map[string]*Info, len(commands))
 // Encode the names once; index them.
 func init() {
 	for _, in := range commands {
+		var words []byte
 		for _, w := range in.Words {
-			in.words = resp.AppendBulkString(in.words, w)
+			words = resp.AppendBulkString(words, w)
 		}
+		// Room after them for start's copy of wordsCopy bytes.
+		in.words = append(make([]byte, 0, max(len(words), wordsCopy)), words...)
+		in.simple = in.reqIf == nil && in.dep == nil && in.timeout < 0
 		byName[in.Name] = in
 	}
 }
@@ -155,26 +162,17 @@ type buildError struct {
 func (e *buildError) Error() string { return e.kind.Error() + ": " + e.cmd + ": " + e.opt }
 func (e *buildError) Unwrap() error { return e.kind }
 
-// arg is one argument of a command built out of order: a static token or
-// bytes in raw.
-type arg struct {
-	tok    string
-	off, n uint32
-	kind   uint8 // isKey, isChannel or 0
-}
-
 // What an argument is, for routing.
 const (
 	isKey     = 1
 	isChannel = 2 // a shard channel: routed like a key, not a key
 )
 
-// keyRef is a key: its index among the arguments, its position among
-// those sent, and where its bytes are: an offset in main (in its late
-// run, for a late run's, until the run joins main).
+// keyRef is a key: its position among the arguments sent (the name's
+// words first) and where its bytes are, an offset in main.
 type keyRef struct {
-	arg, pos int32
-	off, n   uint32
+	pos    int32
+	off, n uint32
 }
 
 // maxSlots bounds the argument slots of a command (cmdgen checks it).
@@ -184,17 +182,12 @@ const maxSlots = 64
 // it).
 const maxLate = 4
 
-// lateKey is a key (or shard channel) of a late run.
+// lateKey is a key (or shard channel) of a late run: its position and
+// offset are in the run, until the run joins main.
 type lateKey struct {
 	run  int
 	kind uint8
 	k    keyRef
-}
-
-// span is a run of arguments given for one slot.
-type span struct {
-	slot       int32 // -1: replaced
-	start, end uint32
 }
 
 // Builder builds commands into memory it reuses: once its buffers have
@@ -207,16 +200,19 @@ type span struct {
 // starts the next command. A Builder is not safe for concurrent use; the
 // zero Builder is ready.
 type Builder struct {
-	// While the options come in the order of the syntax (the common
-	// case), the arguments are encoded as they come, in main, after
-	// room left for the array header: build writes the header in front
-	// of them once their count is known, and the command is main's own
-	// bytes. The first option out of order (or a choice made again)
-	// spills them into raw and args, from which build writes them into
-	// main in slot order.
-	ordered bool
-	inLate  bool // the constructor is writing late run nlate-1
-	main    run
+	// The arguments are encoded as they come, in main, after room left
+	// for the array header: build writes the header in front of them
+	// once their count is known, and the command is main's own bytes.
+	// main is kept in slot order: a slot given after a later one (an
+	// option out of the syntax's order) is encoded at main's end, then
+	// moved into its place (settle) when the next slot opens or at
+	// build; a slot given again drops what it had (cut).
+	main run
+	// slow is set while open cannot take its fast path: a late run is
+	// pending, or a slot given out of order is still at main's end.
+	slow   bool
+	inLate bool // the constructor is writing late run nlate-1
+	pend   bool // slot pslot's arguments, from p0 (pn0 arguments), are at main's end
 	// Required arguments after options (ZADD's members) are encoded at
 	// once into late runs, and join main when a later slot opens or at
 	// build.
@@ -225,25 +221,32 @@ type Builder struct {
 	nlate    int // late runs written
 	flushed  int // late runs moved to main
 	lateKeys []lateKey
-	// In order, a slot's arguments run from begin[slot] to the begin of
-	// the next slot set (or the end); out of order, spans say where each
-	// run of a slot's arguments is in args.
+	// A set slot's arguments run from its begin (as a count of the
+	// arguments before it, the name's words included) and off (a byte
+	// offset in main) to the next set slot's (or main's end).
 	begin   [maxSlots]uint32
-	raw     []byte // out of order: every argument's bytes
-	args    []arg  // out of order: the arguments
-	spans   []span
-	keys    []keyRef
-	chans   []keyRef // shard channels
+	off     [maxSlots]uint32
+	keys    []keyRef // in the order of their positions
+	chans   []keyRef // shard channels, in the order of their positions
 	set     uint64
+	last    int // the highest slot set, or -1
 	nargs   int
-	cur     int // index in spans of the open span, or -1
-	last    int // the slot opened last
 	timeout time.Duration
+	// The slot given out of order whose arguments are being written at
+	// main's end (pend): where they start, and how many keys and shard
+	// channels there were before them.
+	pslot    int
+	p0       uint32
+	pn0      uint32
+	pk0, pc0 int
+	tmp      []byte // settle's scratch
 	// The command built last: its number (Command.gen), its Info, its
 	// encoded form and kind, or why it cannot be sent.
 	gen    uint32
 	info   *Info
-	cmd    resp.Cmd
+	enc    []byte   // the command's bytes, in main (or big)
+	cmd    resp.Cmd // enc as a Cmd, made when hasCmd is false and built is called
+	hasCmd bool
 	kind   Kind
 	err    error
 	bad    string // why an argument is missing: the zero choice, or none of many
@@ -263,10 +266,36 @@ type run struct {
 	n int
 }
 
-func (r *run) add(s string)      { r.b = resp.AppendBulkString(r.b, s); r.n++ }
-func (r *run) addBytes(p []byte) { r.b = resp.AppendBulk(r.b, p); r.n++ }
-func (r *run) addInt(i int64)    { r.b = resp.AppendBulkInt(r.b, i); r.n++ }
-func (r *run) reset()            { r.b, r.n = r.b[:0], 0 }
+// add appends s as a bulk string (Builder.str has the fast path of
+// short ones).
+//
+// It leaves room after s for the fast path of the next short argument.
+func (r *run) add(s string) { r.b = appendBulk(slices.Grow(r.b, len(s)+32), s); r.n++ }
+
+func (r *run) addBytes(p []byte) { r.b = appendBulk(r.b, p); r.n++ }
+
+// addInt appends i's decimal text as a bulk string (Builder.int has the
+// fast path of small ones).
+func (r *run) addInt(i int64) {
+	var tmp [20]byte
+	r.b = appendBulk(r.b, strconv.AppendInt(tmp[:0], i, 10))
+	r.n++
+}
+
+func (r *run) reset() { r.b, r.n = r.b[:0], 0 }
+
+// appendBulk appends s as a bulk string.
+func appendBulk[S string | []byte](dst []byte, s S) []byte {
+	if n := len(s); n < 10 {
+		dst = append(dst, '$', byte('0'+n), '\r', '\n')
+	} else {
+		dst = append(dst, '$')
+		dst = strconv.AppendUint(dst, uint64(n), 10)
+		dst = append(dst, '\r', '\n')
+	}
+	dst = append(dst, s...)
+	return append(dst, '\r', '\n')
+}
 
 // headRoom is the room main keeps in front of the arguments for the
 // array header: "*n\r\n" for up to maxHeader arguments.
@@ -281,24 +310,40 @@ var newCmd = rawcmd.New.(func(b []byte) resp.Cmd)
 // failedCmd makes a resp.Cmd that carries err and no bytes.
 var failedCmd = rawcmd.Failed.(func(err error) resp.Cmd)
 
+// wordsCopy is how many bytes of a command's encoded name start copies
+// at once, without a call, when the name is no longer and both have the
+// room (Info.words has).
+const wordsCopy = 32
+
 // start begins a command, its name first.
 func (b *Builder) start(info *Info) {
-	if cap(b.main.b) < headRoom {
+	if cap(b.main.b) < headRoom+wordsCopy {
 		b.main.b = make([]byte, headRoom, 64)
 	}
-	b.main.b = append(b.main.b[:headRoom], info.words...)
+	if m, w := b.main.b, info.words; len(w) <= wordsCopy && cap(w) >= wordsCopy {
+		d, w := m[headRoom:headRoom+wordsCopy], w[:wordsCopy]
+		le := binary.LittleEndian // four moves, not a call of memmove
+		le.PutUint64(d[0:], le.Uint64(w[0:]))
+		le.PutUint64(d[8:], le.Uint64(w[8:]))
+		le.PutUint64(d[16:], le.Uint64(w[16:]))
+		le.PutUint64(d[24:], le.Uint64(w[24:]))
+		b.main.b = b.main.b[:headRoom+len(info.words)]
+	} else {
+		b.main.b = append(m[:headRoom], w...)
+	}
 	b.main.n = len(info.Words)
 	b.gen++
-	b.info, b.cmd = info, resp.Cmd{}
-	// One by one, so that each is only a new length (raw, args and
-	// spans are emptied by spill, which starts them).
+	b.info = info
+	// One by one, so that each is only a new length. The command's
+	// bytes are set by build (no Command of this number exists before
+	// it).
 	b.keys = b.keys[:0]
 	b.chans = b.chans[:0]
-	b.set, b.cur, b.last, b.timeout = 0, -1, -1, 0
+	b.set, b.last, b.timeout = 0, -1, 0
 	if b.err != nil || b.bad != "" {
 		b.err, b.bad, b.nan = nil, "", false
 	}
-	b.ordered, b.inLate = true, false
+	b.slow, b.inLate, b.pend = false, false, false
 	if b.nlate > 0 {
 		for i := 0; i < b.nlate; i++ {
 			b.late[i].reset()
@@ -308,25 +353,12 @@ func (b *Builder) start(info *Info) {
 	}
 }
 
-// to returns the run the next argument goes to: main while in order,
-// the late run being written, or nil out of order (raw and args).
-func (b *Builder) to() *run {
-	switch {
-	case b.inLate:
-		return &b.late[b.nlate-1]
-	case b.ordered:
-		return &b.main
-	}
-	return nil
-}
-
 // later sets aside the arguments of a required slot that comes after
 // options; they join the others when a later slot opens, or at build.
 func (b *Builder) later(slot int) {
-	b.close()
 	b.lateSlot[b.nlate] = slot
 	b.nlate++
-	b.inLate = true
+	b.inLate, b.slow = true, true
 }
 
 // flushLate moves the late runs of slots before limit into place.
@@ -334,45 +366,30 @@ func (b *Builder) flushLate(limit int) {
 	for b.flushed < b.nlate && b.lateSlot[b.flushed] < limit {
 		run := b.flushed
 		b.flushed++
-		b.openSpan(b.lateSlot[run], false)
+		b.place(b.lateSlot[run], false)
 		late := &b.late[run]
-		if b.ordered {
-			base, size := int32(b.main.n), uint32(len(b.main.b))
-			b.main.b = append(b.main.b, late.b...)
-			b.main.n += late.n
-			for _, lk := range b.lateKeys {
-				if lk.run == run {
-					k := lk.k
-					k.arg += base
-					k.pos = k.arg
-					k.off += size
-					if lk.kind == isKey {
-						b.keys = append(b.keys, k)
-					} else {
-						b.chans = append(b.chans, k)
-					}
-				}
-			}
-		} else {
-			base := len(b.args)
-			b.decode(late.b, late.n)
-			for _, lk := range b.lateKeys {
-				if lk.run == run {
-					b.args[base+int(lk.k.arg)].kind = lk.kind
+		base, size := int32(b.main.n), uint32(len(b.main.b))
+		b.main.b = append(b.main.b, late.b...)
+		b.main.n += late.n
+		for _, lk := range b.lateKeys {
+			if lk.run == run {
+				k := lk.k
+				k.pos += base
+				k.off += size
+				if lk.kind == isKey {
+					b.keys = append(b.keys, k)
+				} else {
+					b.chans = append(b.chans, k)
 				}
 			}
 		}
-		b.close()
+		if b.pend {
+			// Not reached: no slot after a late one is set before the
+			// late run joins. Kept so that main stays in slot order
+			// whatever the generated code does.
+			b.settle()
+		}
 	}
-}
-
-// count returns the number of arguments given so far, the name's words
-// included.
-func (b *Builder) count() int {
-	if b.ordered {
-		return b.main.n
-	}
-	return len(b.args)
 }
 
 // enum writes the token of a choice; the zero choice (no token) is an
@@ -403,125 +420,219 @@ func (b *Builder) none(what string) {
 // what an earlier call gave it (the last call wins, as between NX and
 // XX), a repeated one (multi) adds to it.
 func (b *Builder) open(slot int, multi bool) {
-	if b.ordered && slot > b.last && b.flushed == b.nlate {
-		// The common case: the next slot in syntax order, with no late
-		// run pending (so none being written).
-		b.begin[slot] = uint32(b.main.n)
-		b.set |= 1 << uint(slot)
-		b.last = slot
+	if slot > b.last && !b.slow {
+		// The common case: the next slot in syntax order, with nothing
+		// pending.
+		b.at(slot)
 		return
 	}
 	b.reopen(slot, multi)
 }
 
+// at opens slot in a command's constructor, in order with nothing
+// pending: open's fast path, for the generated code that knows it.
+func (b *Builder) at(slot int) {
+	b.begin[slot&(maxSlots-1)] = uint32(b.main.n)
+	b.off[slot&(maxSlots-1)] = uint32(len(b.main.b))
+	b.set |= 1 << uint(slot&(maxSlots-1))
+	b.last = slot
+}
+
+// opt opens slot and writes its token t: an option's open and tok in
+// one call.
+func (b *Builder) opt(slot int, multi bool, t string) {
+	if slot > b.last && !b.slow {
+		b.at(slot)
+	} else {
+		b.reopen(slot, multi)
+	}
+	b.str(t)
+}
+
 // reopen is open for a slot out of order, one given again, or one after
-// late runs.
+// late runs or a slot out of order.
 func (b *Builder) reopen(slot int, multi bool) {
 	b.inLate = false
-	b.close()
+	if b.pend {
+		b.settle()
+	}
 	if b.flushed < b.nlate {
 		b.flushLate(slot)
 	}
-	b.openSpan(slot, multi)
+	b.place(slot, multi)
+	b.slow = b.pend || b.flushed < b.nlate
 }
 
-func (b *Builder) openSpan(slot int, multi bool) {
-	b.close()
+// place opens slot with main in slot order: after the highest slot set,
+// at main's end; the highest given again, at its end too (its arguments
+// cut first, unless it takes more); any other, at main's end for now,
+// moved into place by settle.
+func (b *Builder) place(slot int, multi bool) {
+	slot &= maxSlots - 1
 	bit := uint64(1) << uint(slot)
-	replace := b.set&bit != 0 && !multi
-	if b.ordered {
-		if slot > b.last || slot == b.last && multi {
-			if slot > b.last {
-				b.begin[slot] = uint32(b.main.n)
-			}
-			b.set |= bit
-			b.last = slot
+	switch {
+	case slot > b.last:
+		b.begin[slot], b.off[slot] = uint32(b.main.n), uint32(len(b.main.b))
+		b.set |= bit
+		b.last = slot
+		return
+	case b.set&bit != 0:
+		if !multi {
+			b.cut(slot)
+		}
+		if slot == b.last {
 			return
 		}
-		b.spill()
+	default:
+		nx := b.next(slot)
+		b.begin[slot], b.off[slot] = b.begin[nx], b.off[nx]
+		b.set |= bit
 	}
-	b.last = slot
-	if replace {
-		for i := range b.spans {
-			if b.spans[i].slot == int32(slot) {
-				b.spans[i].slot = -1
-			}
-		}
-	}
-	b.set |= bit
-	n := uint32(b.count())
-	b.spans = append(b.spans, span{slot: int32(slot), start: n, end: n})
-	b.cur = len(b.spans) - 1
+	b.pend, b.pslot = true, slot
+	b.p0, b.pn0 = uint32(len(b.main.b)), uint32(b.main.n)
+	b.pk0, b.pc0 = len(b.keys), len(b.chans)
 }
 
-func (b *Builder) close() {
-	if b.cur >= 0 {
-		b.spans[b.cur].end = uint32(b.count())
-		b.cur = -1
-	}
+// next returns the first slot set after slot, which must exist.
+func (b *Builder) next(slot int) int {
+	return bits.TrailingZeros64(b.set &^ (2<<uint(slot) - 1))
 }
 
-// spill turns the arguments encoded in order into raw and args, and the
-// slots' beginnings into spans.
-func (b *Builder) spill() {
-	b.ordered = false
-	b.raw = b.raw[:0]
-	b.args = b.args[:0]
-	b.spans = b.spans[:0]
-	for set := b.set; set != 0; {
-		slot := bits.TrailingZeros64(set)
-		set &^= 1 << uint(slot)
-		end := uint32(b.main.n)
-		if set != 0 {
-			end = b.begin[bits.TrailingZeros64(set)]
-		}
-		b.spans = append(b.spans, span{slot: int32(slot), start: b.begin[slot], end: end})
+// end returns where slot's arguments end: the next set slot's begin and
+// offset, or main's end.
+func (b *Builder) end(slot int) (uint32, uint32) {
+	if slot >= b.last {
+		return uint32(b.main.n), uint32(len(b.main.b))
 	}
-	b.decode(b.main.b[headRoom:], b.main.n)
-	for _, k := range b.keys {
-		b.args[k.arg].kind = isKey
-	}
-	for _, k := range b.chans {
-		b.args[k.arg].kind = isChannel
-	}
-	b.keys, b.chans = b.keys[:0], b.chans[:0]
-	b.main.b, b.main.n = b.main.b[:headRoom], 0
+	nx := b.next(slot)
+	return b.begin[nx], b.off[nx]
 }
 
-// decode appends the n arguments (bulk strings) encoded in enc to raw
-// and args.
-func (b *Builder) decode(enc []byte, n int) {
-	i := 0
-	for range n {
-		i++ // '$'
-		l := 0
-		for ; enc[i] != '\r'; i++ {
-			l = l*10 + int(enc[i]-'0')
-		}
-		i += 2
-		off := len(b.raw)
-		b.raw = append(b.raw, enc[i:i+l]...)
-		b.args = append(b.args, arg{off: uint32(off), n: uint32(l)})
-		i += l + 2
+// shift moves the beginnings of the slots set after slot by n
+// arguments and by bytes.
+func (b *Builder) shift(slot int, n, bytes uint32) {
+	for set := b.set &^ (2<<uint(slot) - 1); set != 0; set &= set - 1 {
+		t := bits.TrailingZeros64(set)
+		b.begin[t] += n
+		b.off[t] += bytes
 	}
 }
 
-func (b *Builder) tok(t string) {
-	if r := b.to(); r != nil {
-		r.add(t)
+// cut drops the arguments slot was given.
+func (b *Builder) cut(slot int) {
+	a0, o0 := b.begin[slot], b.off[slot]
+	a1, o1 := b.end(slot)
+	if a1 == a0 {
 		return
 	}
-	b.args = append(b.args, arg{tok: t})
+	n, size := a1-a0, o1-o0
+	b.main.b = append(b.main.b[:o0], b.main.b[o1:]...)
+	b.main.n -= int(n)
+	b.shift(slot, -n, -size)
+	b.keys = cutRefs(b.keys, a0, a1, n, size)
+	b.chans = cutRefs(b.chans, a0, a1, n, size)
 }
 
+// cutRefs drops the refs at positions a0 to a1 (n arguments, size bytes)
+// and moves those after them back.
+func cutRefs(refs []keyRef, a0, a1, n, size uint32) []keyRef {
+	j := 0
+	for _, k := range refs {
+		switch p := uint32(k.pos); {
+		case p >= a1:
+			k.pos -= int32(n)
+			k.off -= size
+		case p >= a0:
+			continue
+		}
+		refs[j] = k
+		j++
+	}
+	return refs[:j]
+}
+
+// settle moves the arguments of the slot given out of order from main's
+// end to their place, before the next slot set.
+func (b *Builder) settle() {
+	b.pend = false
+	slot := b.pslot
+	nx := b.next(slot)
+	at, atN := b.off[nx], b.begin[nx]
+	p0, n0 := b.p0, b.pn0
+	size, n := uint32(len(b.main.b))-p0, uint32(b.main.n)-n0
+	m := b.main.b
+	switch {
+	case size == 0:
+	case size <= 16:
+		var t [16]byte
+		copy(t[:], m[p0:])
+		copy(m[at+size:], m[at:p0])
+		copy(m[at:], t[:size])
+	default:
+		b.tmp = append(b.tmp[:0], m[p0:]...)
+		copy(m[at+size:], m[at:p0])
+		copy(m[at:], b.tmp)
+	}
+	for set := b.set &^ (2<<uint(slot) - 1); set != 0; set &= set - 1 {
+		t := bits.TrailingZeros64(set)
+		b.begin[t] += n
+		b.off[t] += size
+	}
+	if k := b.pk0; k < len(b.keys) || k > 0 && uint32(b.keys[k-1].pos) >= atN {
+		moveRefs(b.keys, k, atN, n, size, n0-atN, p0-at)
+	}
+	if k := b.pc0; k < len(b.chans) || k > 0 && uint32(b.chans[k-1].pos) >= atN {
+		moveRefs(b.chans, k, atN, n, size, n0-atN, p0-at)
+	}
+}
+
+// moveRefs is settle for refs: refs[k0:] were written at main's end and
+// move back by back arguments and backBytes, to before the refs at
+// positions from atN, which move on by n arguments and size bytes.
+func moveRefs(refs []keyRef, k0 int, atN, n, size, back, backBytes uint32) {
+	j := k0
+	for i := k0 - 1; i >= 0 && uint32(refs[i].pos) >= atN; i-- {
+		refs[i].pos += int32(n)
+		refs[i].off += size
+		j = i
+	}
+	for i := k0; i < len(refs); i++ {
+		refs[i].pos -= int32(back)
+		refs[i].off -= backBytes
+	}
+	if j < k0 && k0 < len(refs) {
+		// refs[j:k0] and refs[k0:] change places.
+		slices.Reverse(refs[j:k0])
+		slices.Reverse(refs[k0:])
+		slices.Reverse(refs[j:])
+	}
+}
+
+// out returns the run the next argument goes to: the late run being
+// written, or main.
+func (b *Builder) out() *run {
+	if b.inLate {
+		return &b.late[(b.nlate-1)&(maxLate-1)]
+	}
+	return &b.main
+}
+
+func (b *Builder) tok(t string) { b.str(t) }
+
+// str writes s; a short one (the common token, key or value) in one
+// call, its bytes written in room there is.
 func (b *Builder) str(s string) {
-	if r := b.to(); r != nil {
-		r.add(s)
+	r := b.out()
+	if l := len(r.b); len(s) < 10 && cap(r.b)-l >= 16 {
+		p := r.b[l : l+16]
+		p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
+		copy(p[4:14], s)
+		p[4+len(s)], p[5+len(s)] = '\r', '\n'
+		r.b = r.b[:l+6+len(s)]
+		r.n++
 		return
 	}
-	off := len(b.raw)
-	b.raw = append(b.raw, s...)
-	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(s))})
+	r.add(s)
 }
 
 func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
@@ -533,40 +644,44 @@ func (b *Builder) channel(s string) { b.routed(s, &b.chans, isChannel) }
 func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 	if b.inLate {
 		// A late run (only a command's constructor writes one, in order).
-		r := &b.late[b.nlate-1]
-		k := keyRef{arg: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))}
+		r := &b.late[(b.nlate-1)&(maxLate-1)]
+		k := keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))}
 		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
 		r.add(s)
 		return
 	}
-	if b.ordered {
-		// Where the bytes are in main: after the bulk header.
-		off := len(b.main.b) + resp.HeaderLen(len(s))
-		*list = append(*list, keyRef{arg: int32(b.main.n), pos: int32(b.main.n), off: uint32(off), n: uint32(len(s))})
-		b.main.add(s)
+	// Where the bytes are in main: after the bulk header.
+	r := &b.main
+	if l := len(r.b); len(s) < 10 && cap(r.b)-l >= 16 {
+		*list = append(*list, keyRef{pos: int32(r.n), off: uint32(l + 4), n: uint32(len(s))})
+		p := r.b[l : l+16]
+		p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
+		copy(p[4:14], s)
+		p[4+len(s)], p[5+len(s)] = '\r', '\n'
+		r.b = r.b[:l+6+len(s)]
+		r.n++
 		return
 	}
-	b.str(s)
-	b.args[len(b.args)-1].kind = kind
+	*list = append(*list, keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))})
+	r.add(s)
 }
 
 // bytes writes a formatted number.
-func (b *Builder) bytes(p []byte) {
-	if r := b.to(); r != nil {
-		r.addBytes(p)
-		return
-	}
-	off := len(b.raw)
-	b.raw = append(b.raw, p...)
-	b.args = append(b.args, arg{off: uint32(off), n: uint32(len(p))})
-}
+func (b *Builder) bytes(p []byte) { b.out().addBytes(p) }
 
+// int writes i's decimal text; one or two digits in one call.
 func (b *Builder) int(i int64) {
-	if r := b.to(); r != nil {
+	r := b.out()
+	switch {
+	case 0 <= i && i < 10:
+		r.b = append(r.b, '$', '1', '\r', '\n', byte('0'+i), '\r', '\n')
+	case 10 <= i && i < 100:
+		r.b = append(r.b, '$', '2', '\r', '\n', byte('0'+i/10), byte('0'+i%10), '\r', '\n')
+	default:
 		r.addInt(i)
 		return
 	}
-	b.bytes(strconv.AppendInt(b.num[:0], i, 10))
+	r.n++
 }
 
 // float writes f the shortest way that reads back as f; infinities as
@@ -615,6 +730,12 @@ func (b *Builder) dur(d time.Duration, u Unit) {
 	}
 }
 
+// secs writes a duration in whole seconds, rounded away from zero (ceilDiv).
+func (b *Builder) secs(d time.Duration) { b.int(ceilDiv(d, time.Second)) }
+
+// millis writes a duration in whole milliseconds, rounded away from zero.
+func (b *Builder) millis(d time.Duration) { b.int(ceilDiv(d, time.Millisecond)) }
+
 // timeoutDur writes the timeout of a Blocking command.
 func (b *Builder) timeoutDur(d time.Duration, u Unit) {
 	b.timeout = d
@@ -648,39 +769,48 @@ func ceilDiv(d, unit time.Duration) int64 {
 
 // build encodes the command begun with start.
 func (b *Builder) build(info *Info) Command {
-	if b.ordered && b.flushed == b.nlate && b.bad == "" && info.required&^b.set == 0 && info.reqIf == nil && info.dep == nil && info.timeout < 0 {
-		// The common case: in order, nothing missing, no timeout.
+	if !b.slow && b.bad == "" && info.required&^b.set == 0 && info.simple {
+		// The common case: in order, nothing missing, nothing to check,
+		// no timeout.
 		b.inLate = false
 		b.nargs = b.main.n - len(info.Words)
-		b.cmd, b.kind = newCmd(b.head()), info.Kind
+		var cmd []byte
+		if n, out := b.main.n, b.main.b; n < 10 {
+			out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
+			cmd = out[headRoom-4:]
+		} else {
+			cmd = b.headLong()
+		}
+		b.enc, b.hasCmd, b.kind = cmd, false, info.Kind
 		return Command{b: b, gen: b.gen}
 	}
 	return b.buildAll(info)
 }
 
-// buildAll is build for every other case: late runs to place,
-// arguments to check or to write again in slot order, a timeout that
-// may be absent.
+// buildAll is build for every other case: late runs to place or a slot
+// out of order to settle, arguments to check, a timeout that may be
+// absent.
 func (b *Builder) buildAll(info *Info) Command {
-	b.close()
 	b.inLate = false
+	if b.pend {
+		b.settle()
+	}
 	if b.flushed < b.nlate {
 		b.flushLate(maxSlots)
 	}
+	b.slow = false
 	b.kind = info.Kind
 	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
 		if b.err = b.check(info); b.err != nil {
+			b.enc, b.hasCmd = nil, false
 			return Command{b: b, gen: b.gen}
 		}
 	}
 	if info.timeout >= 0 && b.kind&Blocking != 0 && b.set&(1<<uint(info.timeout)) == 0 && info.required&(1<<uint(info.timeout)) == 0 {
 		b.kind &^= Blocking // XREAD without BLOCK
 	}
-	if !b.ordered {
-		b.emit(info)
-	}
 	b.nargs = b.main.n - len(info.Words)
-	b.cmd = newCmd(b.head())
+	b.enc, b.hasCmd = b.head(), false
 	return Command{b: b, gen: b.gen}
 }
 
@@ -722,38 +852,6 @@ func (b *Builder) headBig() []byte {
 	b.big = resp.AppendArrayHeader(b.big[:0], b.main.n)
 	b.big = append(b.big, b.main.b[headRoom:]...)
 	return b.big
-}
-
-// emit writes the arguments of a command built out of order into main,
-// in slot order, noting the keys.
-func (b *Builder) emit(info *Info) {
-	b.main.b = append(b.main.b[:headRoom], info.words...)
-	b.main.n = len(info.Words)
-	for slot := 0; slot < info.slots; slot++ {
-		if b.set&(1<<uint(slot)) == 0 {
-			continue
-		}
-		for _, s := range b.spans {
-			if s.slot != int32(slot) {
-				continue
-			}
-			for i := s.start; i < s.end; i++ {
-				a := &b.args[i]
-				if a.tok != "" {
-					b.main.add(a.tok)
-					continue
-				}
-				k := keyRef{arg: int32(i), pos: int32(b.main.n), off: uint32(len(b.main.b) + resp.HeaderLen(int(a.n))), n: a.n}
-				b.main.addBytes(b.raw[a.off : a.off+a.n])
-				switch a.kind {
-				case isKey:
-					b.keys = append(b.keys, k)
-				case isChannel:
-					b.chans = append(b.chans, k)
-				}
-			}
-		}
-	}
 }
 
 func (b *Builder) check(info *Info) error {
@@ -813,24 +911,41 @@ func (c Command) live() *Builder {
 	return nil
 }
 
-// built returns c's Builder when c is its last command and was built
+// ok returns c's Builder when c is its last command and was built
 // without an error, or nil.
-func (c Command) built() *Builder {
+func (c Command) ok() *Builder {
 	if b := c.live(); b != nil && b.err == nil {
 		return b
 	}
 	return nil
 }
 
+// built is ok for the readers of b.cmd (Fact): it makes b.cmd first.
+func (c Command) built() *Builder {
+	b := c.ok()
+	if b != nil && !b.hasCmd {
+		b.setCmd()
+	}
+	return b
+}
+
+// setCmd makes b.cmd of the command's bytes, for the readers of the
+// Builder's memory (Fact) that take it from there.
+//
+//go:noinline
+func (b *Builder) setCmd() { b.cmd, b.hasCmd = newCmd(b.enc), true }
+
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
 // with an Err is a resp.Cmd of no bytes whose Err is that error, which a
 // connection refuses with it (a stale Command's matches ErrStale).
 func (c Command) Cmd() resp.Cmd {
-	if b := c.live(); b != nil {
+	// Made here, not copied from the Builder: the Cmd goes to the caller
+	// in registers. A command with an Err carries it.
+	if b := c.b; b != nil && b.gen == c.gen {
 		if b.err != nil {
 			return failedCmd(b.err)
 		}
-		return b.cmd
+		return newCmd(b.enc)
 	}
 	if c.b != nil {
 		return failedCmd(ErrStale)
@@ -846,7 +961,7 @@ func (c Command) Err() error {
 	case b != nil && b.err != nil:
 		return b.err
 	case b != nil:
-		return b.cmd.Err()
+		return newCmd(b.enc).Err()
 	case c.b != nil:
 		return ErrStale
 	}
@@ -891,7 +1006,7 @@ func (c Command) Timeout() time.Duration {
 
 // Args returns the number of arguments after the name's words.
 func (c Command) Args() int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		return b.nargs
 	}
 	return 0
@@ -899,7 +1014,7 @@ func (c Command) Args() int {
 
 // Keys returns the number of keys the command names.
 func (c Command) Keys() int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		return len(b.keys)
 	}
 	return 0
@@ -910,7 +1025,7 @@ func (c Command) Keys() int {
 // finds it; -1 when i is not in [0, Keys()) (a stale command names no
 // keys).
 func (c Command) KeyPos(i int) int {
-	b := c.built()
+	b := c.ok()
 	if b == nil || uint(i) >= uint(len(b.keys)) {
 		return -1
 	}
@@ -920,7 +1035,7 @@ func (c Command) KeyPos(i int) int {
 // Key returns key i, a view of the Builder's memory; nil when i is not
 // in [0, Keys()).
 func (c Command) Key(i int) []byte {
-	b := c.built()
+	b := c.ok()
 	if b == nil || uint(i) >= uint(len(b.keys)) {
 		return nil
 	}
@@ -932,7 +1047,7 @@ func (c Command) Key(i int) []byte {
 // (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE): not keys, but a cluster sends the
 // command to the node serving their slot, as for a key.
 func (c Command) ShardChannels() int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		return len(b.chans)
 	}
 	return 0
@@ -941,7 +1056,7 @@ func (c Command) ShardChannels() int {
 // ShardChannel returns shard channel i, a view of the Builder's memory;
 // nil when i is not in [0, ShardChannels()).
 func (c Command) ShardChannel(i int) []byte {
-	b := c.built()
+	b := c.ok()
 	if b == nil || uint(i) >= uint(len(b.chans)) {
 		return nil
 	}
@@ -954,7 +1069,7 @@ func (c Command) ShardChannel(i int) []byte {
 // true when they hash to more than one slot (slot is then the first's).
 // It reads the keys the builder kept, without parsing the command.
 func (c Command) Slot() (slot uint16, has, cross bool) {
-	b := c.built()
+	b := c.ok()
 	if b == nil {
 		return 0, false, false
 	}
@@ -979,7 +1094,7 @@ func (c Command) Slot() (slot uint16, has, cross bool) {
 
 // AppendKeyPos appends the position of every key to dst.
 func (c Command) AppendKeyPos(dst []int) []int {
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		for _, p := range b.keys {
 			dst = append(dst, int(p.pos))
 		}

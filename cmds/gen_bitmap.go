@@ -21,7 +21,7 @@ type Bitcount struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitcount/
 func (b *Builder) Bitcount(key string) Bitcount {
 	b.start(&infoBitcount)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Bitcount{b}
 }
@@ -74,7 +74,7 @@ type Bitfield struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitfield/
 func (b *Builder) Bitfield(key string) Bitfield {
 	b.start(&infoBitfield)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Bitfield{b}
 }
@@ -82,8 +82,7 @@ func (b *Builder) Bitfield(key string) Bitfield {
 // Get sets operation: GET encoding offset.
 // Arguments: encoding, offset.
 func (c Bitfield) Get(encoding string, offset int64) Bitfield {
-	c.b.open(1, true)
-	c.b.tok("GET")
+	c.b.opt(1, true, "GET")
 	c.b.str(encoding)
 	c.b.int(offset)
 	return c
@@ -92,8 +91,7 @@ func (c Bitfield) Get(encoding string, offset int64) Bitfield {
 // Overflow sets operation: OVERFLOW <WRAP | SAT | FAIL>.
 // Arguments: overflowBlock (one of the Overflow constants).
 func (c Bitfield) Overflow(overflowBlock Overflow) Bitfield {
-	c.b.open(1, true)
-	c.b.tok("OVERFLOW")
+	c.b.opt(1, true, "OVERFLOW")
 	c.b.enum(overflowBlock.token(), "overflow-block")
 	return c
 }
@@ -101,8 +99,7 @@ func (c Bitfield) Overflow(overflowBlock Overflow) Bitfield {
 // Set sets operation: SET encoding offset value.
 // Arguments: encoding, offset, value.
 func (c Bitfield) Set(encoding string, offset int64, value int64) Bitfield {
-	c.b.open(1, true)
-	c.b.tok("SET")
+	c.b.opt(1, true, "SET")
 	c.b.str(encoding)
 	c.b.int(offset)
 	c.b.int(value)
@@ -112,8 +109,7 @@ func (c Bitfield) Set(encoding string, offset int64, value int64) Bitfield {
 // Incrby sets operation: INCRBY encoding offset increment.
 // Arguments: encoding, offset, increment.
 func (c Bitfield) Incrby(encoding string, offset int64, increment int64) Bitfield {
-	c.b.open(1, true)
-	c.b.tok("INCRBY")
+	c.b.opt(1, true, "INCRBY")
 	c.b.str(encoding)
 	c.b.int(offset)
 	c.b.int(increment)
@@ -145,7 +141,7 @@ type BitfieldRo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitfield_ro/
 func (b *Builder) BitfieldRo(key string) BitfieldRo {
 	b.start(&infoBitfieldRo)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return BitfieldRo{b}
 }
@@ -187,11 +183,11 @@ type Bitop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitop/
 func (b *Builder) Bitop(operation BitOperation, destkey string, key ...string) Bitop {
 	b.start(&infoBitop)
-	b.open(0, false)
+	b.at(0)
 	b.enum(operation.token(), "operation")
-	b.open(1, false)
+	b.at(1)
 	b.key(destkey)
-	b.open(2, false)
+	b.at(2)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -227,9 +223,9 @@ type Bitpos struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bitpos/
 func (b *Builder) Bitpos(key string, bit int64) Bitpos {
 	b.start(&infoBitpos)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(bit)
 	return Bitpos{b}
 }
@@ -280,9 +276,9 @@ type Getbit struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getbit/
 func (b *Builder) Getbit(key string, offset int64) Getbit {
 	b.start(&infoGetbit)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(offset)
 	return Getbit{b}
 }
@@ -312,11 +308,11 @@ type Setbit struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setbit/
 func (b *Builder) Setbit(key string, offset int64, value int64) Setbit {
 	b.start(&infoSetbit)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(offset)
-	b.open(2, false)
+	b.at(2)
 	b.int(value)
 	return Setbit{b}
 }

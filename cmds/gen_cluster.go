@@ -43,7 +43,7 @@ type ClusterAddslots struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-addslots/
 func (b *Builder) ClusterAddslots(slot ...int64) ClusterAddslots {
 	b.start(&infoClusterAddslots)
-	b.open(0, false)
+	b.at(0)
 	if len(slot) == 0 {
 		b.none("slot")
 	}
@@ -76,7 +76,7 @@ type ClusterAddslotsrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-addslotsrange/
 func (b *Builder) ClusterAddslotsrange(rangeArg ...StartSlotEndSlot) ClusterAddslotsrange {
 	b.start(&infoClusterAddslotsrange)
-	b.open(0, false)
+	b.at(0)
 	if len(rangeArg) == 0 {
 		b.none("range")
 	}
@@ -134,7 +134,7 @@ type ClusterCountFailureReports struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-count-failure-reports/
 func (b *Builder) ClusterCountFailureReports(nodeId string) ClusterCountFailureReports {
 	b.start(&infoClusterCountFailureReports)
-	b.open(0, false)
+	b.at(0)
 	b.str(nodeId)
 	return ClusterCountFailureReports{b}
 }
@@ -164,7 +164,7 @@ type ClusterCountkeysinslot struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-countkeysinslot/
 func (b *Builder) ClusterCountkeysinslot(slot int64) ClusterCountkeysinslot {
 	b.start(&infoClusterCountkeysinslot)
-	b.open(0, false)
+	b.at(0)
 	b.int(slot)
 	return ClusterCountkeysinslot{b}
 }
@@ -192,7 +192,7 @@ type ClusterDelslots struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-delslots/
 func (b *Builder) ClusterDelslots(slot ...int64) ClusterDelslots {
 	b.start(&infoClusterDelslots)
-	b.open(0, false)
+	b.at(0)
 	if len(slot) == 0 {
 		b.none("slot")
 	}
@@ -225,7 +225,7 @@ type ClusterDelslotsrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-delslotsrange/
 func (b *Builder) ClusterDelslotsrange(rangeArg ...StartSlotEndSlot) ClusterDelslotsrange {
 	b.start(&infoClusterDelslotsrange)
-	b.open(0, false)
+	b.at(0)
 	if len(rangeArg) == 0 {
 		b.none("range")
 	}
@@ -264,15 +264,13 @@ func (b *Builder) ClusterFailover() ClusterFailover {
 
 // Force sets options: FORCE.
 func (c ClusterFailover) Force() ClusterFailover {
-	c.b.open(0, false)
-	c.b.tok("FORCE")
+	c.b.opt(0, false, "FORCE")
 	return c
 }
 
 // Takeover sets options: TAKEOVER.
 func (c ClusterFailover) Takeover() ClusterFailover {
-	c.b.open(0, false)
-	c.b.tok("TAKEOVER")
+	c.b.opt(0, false, "TAKEOVER")
 	return c
 }
 
@@ -323,7 +321,7 @@ type ClusterForget struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-forget/
 func (b *Builder) ClusterForget(nodeId string) ClusterForget {
 	b.start(&infoClusterForget)
-	b.open(0, false)
+	b.at(0)
 	b.str(nodeId)
 	return ClusterForget{b}
 }
@@ -351,9 +349,9 @@ type ClusterGetkeysinslot struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-getkeysinslot/
 func (b *Builder) ClusterGetkeysinslot(slot int64, count int64) ClusterGetkeysinslot {
 	b.start(&infoClusterGetkeysinslot)
-	b.open(0, false)
+	b.at(0)
 	b.int(slot)
-	b.open(1, false)
+	b.at(1)
 	b.int(count)
 	return ClusterGetkeysinslot{b}
 }
@@ -429,7 +427,7 @@ type ClusterKeyslot struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-keyslot/
 func (b *Builder) ClusterKeyslot(key string) ClusterKeyslot {
 	b.start(&infoClusterKeyslot)
-	b.open(0, false)
+	b.at(0)
 	b.str(key)
 	return ClusterKeyslot{b}
 }
@@ -482,9 +480,9 @@ type ClusterMeet struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-meet/
 func (b *Builder) ClusterMeet(ip string, port int64) ClusterMeet {
 	b.start(&infoClusterMeet)
-	b.open(0, false)
+	b.at(0)
 	b.str(ip)
-	b.open(1, false)
+	b.at(1)
 	b.int(port)
 	return ClusterMeet{b}
 }
@@ -593,7 +591,7 @@ type ClusterReplicas struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-replicas/
 func (b *Builder) ClusterReplicas(nodeId string) ClusterReplicas {
 	b.start(&infoClusterReplicas)
-	b.open(0, false)
+	b.at(0)
 	b.str(nodeId)
 	return ClusterReplicas{b}
 }
@@ -621,7 +619,7 @@ type ClusterReplicate struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-replicate/
 func (b *Builder) ClusterReplicate(nodeId string) ClusterReplicate {
 	b.start(&infoClusterReplicate)
-	b.open(0, false)
+	b.at(0)
 	b.str(nodeId)
 	return ClusterReplicate{b}
 }
@@ -654,15 +652,13 @@ func (b *Builder) ClusterReset() ClusterReset {
 
 // Hard sets reset-type: HARD.
 func (c ClusterReset) Hard() ClusterReset {
-	c.b.open(0, false)
-	c.b.tok("HARD")
+	c.b.opt(0, false, "HARD")
 	return c
 }
 
 // Soft sets reset-type: SOFT.
 func (c ClusterReset) Soft() ClusterReset {
-	c.b.open(0, false)
-	c.b.tok("SOFT")
+	c.b.opt(0, false, "SOFT")
 	return c
 }
 
@@ -713,7 +709,7 @@ type ClusterSetConfigEpoch struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-set-config-epoch/
 func (b *Builder) ClusterSetConfigEpoch(configEpoch int64) ClusterSetConfigEpoch {
 	b.start(&infoClusterSetConfigEpoch)
-	b.open(0, false)
+	b.at(0)
 	b.int(configEpoch)
 	return ClusterSetConfigEpoch{b}
 }
@@ -742,7 +738,7 @@ type ClusterSetslot struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-setslot/
 func (b *Builder) ClusterSetslot(slot int64) ClusterSetslot {
 	b.start(&infoClusterSetslot)
-	b.open(0, false)
+	b.at(0)
 	b.int(slot)
 	return ClusterSetslot{b}
 }
@@ -750,8 +746,7 @@ func (b *Builder) ClusterSetslot(slot int64) ClusterSetslot {
 // Importing sets subcommand: IMPORTING node-id.
 // Arguments: importing.
 func (c ClusterSetslot) Importing(importing string) ClusterSetslot {
-	c.b.open(1, false)
-	c.b.tok("IMPORTING")
+	c.b.opt(1, false, "IMPORTING")
 	c.b.str(importing)
 	return c
 }
@@ -759,8 +754,7 @@ func (c ClusterSetslot) Importing(importing string) ClusterSetslot {
 // Migrating sets subcommand: MIGRATING node-id.
 // Arguments: migrating.
 func (c ClusterSetslot) Migrating(migrating string) ClusterSetslot {
-	c.b.open(1, false)
-	c.b.tok("MIGRATING")
+	c.b.opt(1, false, "MIGRATING")
 	c.b.str(migrating)
 	return c
 }
@@ -768,16 +762,14 @@ func (c ClusterSetslot) Migrating(migrating string) ClusterSetslot {
 // Node sets subcommand: NODE node-id.
 // Arguments: node.
 func (c ClusterSetslot) Node(node string) ClusterSetslot {
-	c.b.open(1, false)
-	c.b.tok("NODE")
+	c.b.opt(1, false, "NODE")
 	c.b.str(node)
 	return c
 }
 
 // Stable sets subcommand: STABLE.
 func (c ClusterSetslot) Stable() ClusterSetslot {
-	c.b.open(1, false)
-	c.b.tok("STABLE")
+	c.b.opt(1, false, "STABLE")
 	return c
 }
 
@@ -786,9 +778,8 @@ func (c ClusterSetslot) Stable() ClusterSetslot {
 // Since server version 8.0.0.
 // Only in valkey-8.0.1.
 func (c ClusterSetslot) Timeout(timeout time.Duration) ClusterSetslot {
-	c.b.open(2, false)
-	c.b.tok("TIMEOUT")
-	c.b.dur(timeout, Milliseconds)
+	c.b.opt(2, false, "TIMEOUT")
+	c.b.millis(timeout)
 	return c
 }
 
@@ -841,7 +832,7 @@ type ClusterSlaves struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-slaves/
 func (b *Builder) ClusterSlaves(nodeId string) ClusterSlaves {
 	b.start(&infoClusterSlaves)
-	b.open(0, false)
+	b.at(0)
 	b.str(nodeId)
 	return ClusterSlaves{b}
 }
@@ -896,23 +887,20 @@ func (c ClusterSlotStats) OrderBy(metric string) ClusterSlotStats {
 // OrderByLimit adds [LIMIT limit].
 // Arguments: limit.
 func (c ClusterSlotStats) OrderByLimit(limit int64) ClusterSlotStats {
-	c.b.open(1, false)
-	c.b.tok("LIMIT")
+	c.b.opt(1, false, "LIMIT")
 	c.b.int(limit)
 	return c
 }
 
 // OrderByAsc sets order: ASC.
 func (c ClusterSlotStats) OrderByAsc() ClusterSlotStats {
-	c.b.open(2, false)
-	c.b.tok("ASC")
+	c.b.opt(2, false, "ASC")
 	return c
 }
 
 // OrderByDesc sets order: DESC.
 func (c ClusterSlotStats) OrderByDesc() ClusterSlotStats {
-	c.b.open(2, false)
-	c.b.tok("DESC")
+	c.b.opt(2, false, "DESC")
 	return c
 }
 

@@ -57,7 +57,7 @@ type ClientCaching struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-caching/
 func (b *Builder) ClientCaching(mode YesNo) ClientCaching {
 	b.start(&infoClientCaching)
-	b.open(0, false)
+	b.at(0)
 	b.enum(mode.token(), "mode")
 	return ClientCaching{b}
 }
@@ -85,7 +85,7 @@ type ClientCapa struct{ b *Builder }
 // In valkey-8.0.1. See https://valkey.io/commands/client-capa/
 func (b *Builder) ClientCapa(capability ...string) ClientCapa {
 	b.start(&infoClientCapa)
-	b.open(0, false)
+	b.at(0)
 	if len(capability) == 0 {
 		b.none("capability")
 	}
@@ -256,8 +256,7 @@ func (c ClientKill) OldFormat(oldFormat string) ClientKill {
 // Arguments: clientId.
 // Since server version 2.8.12.
 func (c ClientKill) Id(clientId int64) ClientKill {
-	c.b.open(0, true)
-	c.b.tok("ID")
+	c.b.opt(0, true, "ID")
 	c.b.int(clientId)
 	return c
 }
@@ -267,8 +266,7 @@ func (c ClientKill) Id(clientId int64) ClientKill {
 // Since server version 2.8.12.
 // Only in valkey-8.0.1.
 func (c ClientKill) Type(clientType ClientKillClientType) ClientKill {
-	c.b.open(0, true)
-	c.b.tok("TYPE")
+	c.b.opt(0, true, "TYPE")
 	c.b.enum(clientType.token(), "client-type")
 	return c
 }
@@ -276,8 +274,7 @@ func (c ClientKill) Type(clientType ClientKillClientType) ClientKill {
 // User sets filter: USER username.
 // Arguments: username.
 func (c ClientKill) User(username string) ClientKill {
-	c.b.open(0, true)
-	c.b.tok("USER")
+	c.b.opt(0, true, "USER")
 	c.b.str(username)
 	return c
 }
@@ -285,8 +282,7 @@ func (c ClientKill) User(username string) ClientKill {
 // Addr sets filter: ADDR ip:port.
 // Arguments: addr.
 func (c ClientKill) Addr(addr string) ClientKill {
-	c.b.open(0, true)
-	c.b.tok("ADDR")
+	c.b.opt(0, true, "ADDR")
 	c.b.str(addr)
 	return c
 }
@@ -295,8 +291,7 @@ func (c ClientKill) Addr(addr string) ClientKill {
 // Arguments: laddr.
 // Since server version 6.2.0.
 func (c ClientKill) Laddr(laddr string) ClientKill {
-	c.b.open(0, true)
-	c.b.tok("LADDR")
+	c.b.opt(0, true, "LADDR")
 	c.b.str(laddr)
 	return c
 }
@@ -305,8 +300,7 @@ func (c ClientKill) Laddr(laddr string) ClientKill {
 // Arguments: skipme (one of the YesNo constants).
 // Only in valkey-8.0.1.
 func (c ClientKill) Skipme(skipme YesNo) ClientKill {
-	c.b.open(0, true)
-	c.b.tok("SKIPME")
+	c.b.opt(0, true, "SKIPME")
 	c.b.enum(skipme.token(), "skipme")
 	return c
 }
@@ -316,9 +310,8 @@ func (c ClientKill) Skipme(skipme YesNo) ClientKill {
 // Since server version 8.0.0.
 // Only in valkey-8.0.1.
 func (c ClientKill) Maxage(maxage time.Duration) ClientKill {
-	c.b.open(0, true)
-	c.b.tok("MAXAGE")
-	c.b.dur(maxage, Seconds)
+	c.b.opt(0, true, "MAXAGE")
+	c.b.secs(maxage)
 	return c
 }
 
@@ -352,8 +345,7 @@ func (b *Builder) ClientList() ClientList {
 // TypeNormal sets TYPE: NORMAL.
 // Since server version 5.0.0.
 func (c ClientList) TypeNormal() ClientList {
-	c.b.open(0, false)
-	c.b.tok("TYPE")
+	c.b.opt(0, false, "TYPE")
 	c.b.tok("NORMAL")
 	return c
 }
@@ -361,8 +353,7 @@ func (c ClientList) TypeNormal() ClientList {
 // TypeMaster sets TYPE: MASTER.
 // Since server version 5.0.0.
 func (c ClientList) TypeMaster() ClientList {
-	c.b.open(0, false)
-	c.b.tok("TYPE")
+	c.b.opt(0, false, "TYPE")
 	c.b.tok("MASTER")
 	return c
 }
@@ -370,8 +361,7 @@ func (c ClientList) TypeMaster() ClientList {
 // TypeReplica sets TYPE: REPLICA.
 // Since server version 5.0.0.
 func (c ClientList) TypeReplica() ClientList {
-	c.b.open(0, false)
-	c.b.tok("TYPE")
+	c.b.opt(0, false, "TYPE")
 	c.b.tok("REPLICA")
 	return c
 }
@@ -379,8 +369,7 @@ func (c ClientList) TypeReplica() ClientList {
 // TypePubsub sets TYPE: PUBSUB.
 // Since server version 5.0.0.
 func (c ClientList) TypePubsub() ClientList {
-	c.b.open(0, false)
-	c.b.tok("TYPE")
+	c.b.opt(0, false, "TYPE")
 	c.b.tok("PUBSUB")
 	return c
 }
@@ -390,8 +379,7 @@ func (c ClientList) TypePubsub() ClientList {
 // Since server version 6.2.0.
 // Only in valkey-8.0.1.
 func (c ClientList) Id(clientId ...int64) ClientList {
-	c.b.open(1, false)
-	c.b.tok("ID")
+	c.b.opt(1, false, "ID")
 	for _, x := range clientId {
 		c.b.int(x)
 	}
@@ -421,7 +409,7 @@ type ClientNoEvict struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-no-evict/
 func (b *Builder) ClientNoEvict(enabled OnOff) ClientNoEvict {
 	b.start(&infoClientNoEvict)
-	b.open(0, false)
+	b.at(0)
 	b.enum(enabled.token(), "enabled")
 	return ClientNoEvict{b}
 }
@@ -449,7 +437,7 @@ type ClientNoTouch struct{ b *Builder }
 // In valkey-8.0.1. See https://valkey.io/commands/client-no-touch/
 func (b *Builder) ClientNoTouch(enabled OnOff) ClientNoTouch {
 	b.start(&infoClientNoTouch)
-	b.open(0, false)
+	b.at(0)
 	b.enum(enabled.token(), "enabled")
 	return ClientNoTouch{b}
 }
@@ -478,24 +466,22 @@ type ClientPause struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-pause/
 func (b *Builder) ClientPause(timeout time.Duration) ClientPause {
 	b.start(&infoClientPause)
-	b.open(0, false)
-	b.dur(timeout, Milliseconds)
+	b.at(0)
+	b.millis(timeout)
 	return ClientPause{b}
 }
 
 // Write sets mode: WRITE.
 // Since server version 6.2.0.
 func (c ClientPause) Write() ClientPause {
-	c.b.open(1, false)
-	c.b.tok("WRITE")
+	c.b.opt(1, false, "WRITE")
 	return c
 }
 
 // All sets mode: ALL.
 // Since server version 6.2.0.
 func (c ClientPause) All() ClientPause {
-	c.b.open(1, false)
-	c.b.tok("ALL")
+	c.b.opt(1, false, "ALL")
 	return c
 }
 
@@ -522,7 +508,7 @@ type ClientReply struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-reply/
 func (b *Builder) ClientReply(action ReplyMode) ClientReply {
 	b.start(&infoClientReply)
-	b.open(0, false)
+	b.at(0)
 	b.enum(action.token(), "action")
 	return ClientReply{b}
 }
@@ -556,8 +542,7 @@ func (b *Builder) ClientSetinfo() ClientSetinfo {
 // LibName sets attr: LIB-NAME libname.
 // Arguments: libname.
 func (c ClientSetinfo) LibName(libname string) ClientSetinfo {
-	c.b.open(0, false)
-	c.b.tok("LIB-NAME")
+	c.b.opt(0, false, "LIB-NAME")
 	c.b.str(libname)
 	return c
 }
@@ -565,8 +550,7 @@ func (c ClientSetinfo) LibName(libname string) ClientSetinfo {
 // LibVer sets attr: LIB-VER libver.
 // Arguments: libver.
 func (c ClientSetinfo) LibVer(libver string) ClientSetinfo {
-	c.b.open(0, false)
-	c.b.tok("LIB-VER")
+	c.b.opt(0, false, "LIB-VER")
 	c.b.str(libver)
 	return c
 }
@@ -596,7 +580,7 @@ type ClientSetname struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-setname/
 func (b *Builder) ClientSetname(connectionName string) ClientSetname {
 	b.start(&infoClientSetname)
-	b.open(0, false)
+	b.at(0)
 	b.str(connectionName)
 	return ClientSetname{b}
 }
@@ -626,7 +610,7 @@ type ClientTracking struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-tracking/
 func (b *Builder) ClientTracking(status OnOff) ClientTracking {
 	b.start(&infoClientTracking)
-	b.open(0, false)
+	b.at(0)
 	b.enum(status.token(), "status")
 	return ClientTracking{b}
 }
@@ -634,8 +618,7 @@ func (b *Builder) ClientTracking(status OnOff) ClientTracking {
 // Redirect adds [REDIRECT client-id].
 // Arguments: clientId.
 func (c ClientTracking) Redirect(clientId int64) ClientTracking {
-	c.b.open(1, false)
-	c.b.tok("REDIRECT")
+	c.b.opt(1, false, "REDIRECT")
 	c.b.int(clientId)
 	return c
 }
@@ -653,29 +636,25 @@ func (c ClientTracking) Prefix(prefix ...string) ClientTracking {
 
 // Bcast adds [BCAST].
 func (c ClientTracking) Bcast() ClientTracking {
-	c.b.open(3, false)
-	c.b.tok("BCAST")
+	c.b.opt(3, false, "BCAST")
 	return c
 }
 
 // Optin adds [OPTIN].
 func (c ClientTracking) Optin() ClientTracking {
-	c.b.open(4, false)
-	c.b.tok("OPTIN")
+	c.b.opt(4, false, "OPTIN")
 	return c
 }
 
 // Optout adds [OPTOUT].
 func (c ClientTracking) Optout() ClientTracking {
-	c.b.open(5, false)
-	c.b.tok("OPTOUT")
+	c.b.opt(5, false, "OPTOUT")
 	return c
 }
 
 // Noloop adds [NOLOOP].
 func (c ClientTracking) Noloop() ClientTracking {
-	c.b.open(6, false)
-	c.b.tok("NOLOOP")
+	c.b.opt(6, false, "NOLOOP")
 	return c
 }
 
@@ -727,22 +706,20 @@ type ClientUnblock struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-unblock/
 func (b *Builder) ClientUnblock(clientId int64) ClientUnblock {
 	b.start(&infoClientUnblock)
-	b.open(0, false)
+	b.at(0)
 	b.int(clientId)
 	return ClientUnblock{b}
 }
 
 // Timeout sets unblock-type: TIMEOUT.
 func (c ClientUnblock) Timeout() ClientUnblock {
-	c.b.open(1, false)
-	c.b.tok("TIMEOUT")
+	c.b.opt(1, false, "TIMEOUT")
 	return c
 }
 
 // Error sets unblock-type: ERROR.
 func (c ClientUnblock) Error() ClientUnblock {
-	c.b.open(1, false)
-	c.b.tok("ERROR")
+	c.b.opt(1, false, "ERROR")
 	return c
 }
 
@@ -794,7 +771,7 @@ type Echo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/echo/
 func (b *Builder) Echo(message string) Echo {
 	b.start(&infoEcho)
-	b.open(0, false)
+	b.at(0)
 	b.str(message)
 	return Echo{b}
 }
@@ -837,8 +814,7 @@ func (c Hello) Protocol(protover int64) Hello {
 // ProtocolAuth adds [AUTH username password].
 // Arguments: username, password.
 func (c Hello) ProtocolAuth(username string, password string) Hello {
-	c.b.open(2, false)
-	c.b.tok("AUTH")
+	c.b.opt(2, false, "AUTH")
 	c.b.str(username)
 	c.b.str(password)
 	return c
@@ -847,8 +823,7 @@ func (c Hello) ProtocolAuth(username string, password string) Hello {
 // ProtocolSetname adds [SETNAME clientname].
 // Arguments: clientname.
 func (c Hello) ProtocolSetname(clientname string) Hello {
-	c.b.open(3, false)
-	c.b.tok("SETNAME")
+	c.b.opt(3, false, "SETNAME")
 	c.b.str(clientname)
 	return c
 }
@@ -964,7 +939,7 @@ type Select struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/select/
 func (b *Builder) Select(index int64) Select {
 	b.start(&infoSelect)
-	b.open(0, false)
+	b.at(0)
 	b.int(index)
 	return Select{b}
 }

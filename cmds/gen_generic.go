@@ -21,9 +21,9 @@ type Copy struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/copy/
 func (b *Builder) Copy(source string, destination string) Copy {
 	b.start(&infoCopy)
-	b.open(0, false)
+	b.at(0)
 	b.key(source)
-	b.open(1, false)
+	b.at(1)
 	b.key(destination)
 	return Copy{b}
 }
@@ -31,16 +31,14 @@ func (b *Builder) Copy(source string, destination string) Copy {
 // Db adds [DB destination-db].
 // Arguments: destinationDb.
 func (c Copy) Db(destinationDb int64) Copy {
-	c.b.open(2, false)
-	c.b.tok("DB")
+	c.b.opt(2, false, "DB")
 	c.b.int(destinationDb)
 	return c
 }
 
 // Replace adds [REPLACE].
 func (c Copy) Replace() Copy {
-	c.b.open(3, false)
-	c.b.tok("REPLACE")
+	c.b.opt(3, false, "REPLACE")
 	return c
 }
 
@@ -69,7 +67,7 @@ type Del struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/del/
 func (b *Builder) Del(key ...string) Del {
 	b.start(&infoDel)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -104,7 +102,7 @@ type Dump struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/dump/
 func (b *Builder) Dump(key string) Dump {
 	b.start(&infoDump)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Dump{b}
 }
@@ -134,7 +132,7 @@ type Exists struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/exists/
 func (b *Builder) Exists(key ...string) Exists {
 	b.start(&infoExists)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -170,42 +168,38 @@ type Expire struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/expire/
 func (b *Builder) Expire(key string, seconds time.Duration) Expire {
 	b.start(&infoExpire)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
-	b.dur(seconds, Seconds)
+	b.at(1)
+	b.secs(seconds)
 	return Expire{b}
 }
 
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Expire) Nx() Expire {
-	c.b.open(2, false)
-	c.b.tok("NX")
+	c.b.opt(2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Expire) Xx() Expire {
-	c.b.open(2, false)
-	c.b.tok("XX")
+	c.b.opt(2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Expire) Gt() Expire {
-	c.b.open(2, false)
-	c.b.tok("GT")
+	c.b.opt(2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Expire) Lt() Expire {
-	c.b.open(2, false)
-	c.b.tok("LT")
+	c.b.opt(2, false, "LT")
 	return c
 }
 
@@ -235,9 +229,9 @@ type Expireat struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/expireat/
 func (b *Builder) Expireat(key string, unixTimeSeconds time.Time) Expireat {
 	b.start(&infoExpireat)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.unix(unixTimeSeconds, false)
 	return Expireat{b}
 }
@@ -245,32 +239,28 @@ func (b *Builder) Expireat(key string, unixTimeSeconds time.Time) Expireat {
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Expireat) Nx() Expireat {
-	c.b.open(2, false)
-	c.b.tok("NX")
+	c.b.opt(2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Expireat) Xx() Expireat {
-	c.b.open(2, false)
-	c.b.tok("XX")
+	c.b.opt(2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Expireat) Gt() Expireat {
-	c.b.open(2, false)
-	c.b.tok("GT")
+	c.b.opt(2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Expireat) Lt() Expireat {
-	c.b.open(2, false)
-	c.b.tok("LT")
+	c.b.opt(2, false, "LT")
 	return c
 }
 
@@ -299,7 +289,7 @@ type Expiretime struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/expiretime/
 func (b *Builder) Expiretime(key string) Expiretime {
 	b.start(&infoExpiretime)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Expiretime{b}
 }
@@ -329,7 +319,7 @@ type Keys struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/keys/
 func (b *Builder) Keys(pattern string) Keys {
 	b.start(&infoKeys)
-	b.open(0, false)
+	b.at(0)
 	b.str(pattern)
 	return Keys{b}
 }
@@ -359,14 +349,14 @@ type Migrate struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/migrate/
 func (b *Builder) Migrate(host string, port int64, destinationDb int64, timeout time.Duration) Migrate {
 	b.start(&infoMigrate)
-	b.open(0, false)
+	b.at(0)
 	b.str(host)
-	b.open(1, false)
+	b.at(1)
 	b.int(port)
 	b.later(3)
 	b.int(destinationDb)
 	b.later(4)
-	b.dur(timeout, Milliseconds)
+	b.millis(timeout)
 	return Migrate{b}
 }
 
@@ -388,16 +378,14 @@ func (c Migrate) EmptyString() Migrate {
 // Copy adds [COPY].
 // Since server version 3.0.0.
 func (c Migrate) Copy() Migrate {
-	c.b.open(5, false)
-	c.b.tok("COPY")
+	c.b.opt(5, false, "COPY")
 	return c
 }
 
 // Replace adds [REPLACE].
 // Since server version 3.0.0.
 func (c Migrate) Replace() Migrate {
-	c.b.open(6, false)
-	c.b.tok("REPLACE")
+	c.b.opt(6, false, "REPLACE")
 	return c
 }
 
@@ -405,8 +393,7 @@ func (c Migrate) Replace() Migrate {
 // Arguments: auth.
 // Since server version 4.0.7.
 func (c Migrate) Auth(auth string) Migrate {
-	c.b.open(7, false)
-	c.b.tok("AUTH")
+	c.b.opt(7, false, "AUTH")
 	c.b.str(auth)
 	return c
 }
@@ -415,8 +402,7 @@ func (c Migrate) Auth(auth string) Migrate {
 // Arguments: username, password.
 // Since server version 6.0.0.
 func (c Migrate) Auth2(username string, password string) Migrate {
-	c.b.open(7, false)
-	c.b.tok("AUTH2")
+	c.b.opt(7, false, "AUTH2")
 	c.b.str(username)
 	c.b.str(password)
 	return c
@@ -426,8 +412,7 @@ func (c Migrate) Auth2(username string, password string) Migrate {
 // Arguments: keys (a key).
 // Since server version 3.0.6.
 func (c Migrate) Keys(keys ...string) Migrate {
-	c.b.open(8, false)
-	c.b.tok("KEYS")
+	c.b.opt(8, false, "KEYS")
 	for _, x := range keys {
 		c.b.key(x)
 	}
@@ -460,9 +445,9 @@ type Move struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/move/
 func (b *Builder) Move(key string, db int64) Move {
 	b.start(&infoMove)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(db)
 	return Move{b}
 }
@@ -492,7 +477,7 @@ type ObjectEncoding struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-encoding/
 func (b *Builder) ObjectEncoding(key string) ObjectEncoding {
 	b.start(&infoObjectEncoding)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return ObjectEncoding{b}
 }
@@ -522,7 +507,7 @@ type ObjectFreq struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-freq/
 func (b *Builder) ObjectFreq(key string) ObjectFreq {
 	b.start(&infoObjectFreq)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return ObjectFreq{b}
 }
@@ -576,7 +561,7 @@ type ObjectIdletime struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-idletime/
 func (b *Builder) ObjectIdletime(key string) ObjectIdletime {
 	b.start(&infoObjectIdletime)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return ObjectIdletime{b}
 }
@@ -606,7 +591,7 @@ type ObjectRefcount struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-refcount/
 func (b *Builder) ObjectRefcount(key string) ObjectRefcount {
 	b.start(&infoObjectRefcount)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return ObjectRefcount{b}
 }
@@ -636,7 +621,7 @@ type Persist struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/persist/
 func (b *Builder) Persist(key string) Persist {
 	b.start(&infoPersist)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Persist{b}
 }
@@ -667,42 +652,38 @@ type Pexpire struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pexpire/
 func (b *Builder) Pexpire(key string, milliseconds time.Duration) Pexpire {
 	b.start(&infoPexpire)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
-	b.dur(milliseconds, Milliseconds)
+	b.at(1)
+	b.millis(milliseconds)
 	return Pexpire{b}
 }
 
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Pexpire) Nx() Pexpire {
-	c.b.open(2, false)
-	c.b.tok("NX")
+	c.b.opt(2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Pexpire) Xx() Pexpire {
-	c.b.open(2, false)
-	c.b.tok("XX")
+	c.b.opt(2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Pexpire) Gt() Pexpire {
-	c.b.open(2, false)
-	c.b.tok("GT")
+	c.b.opt(2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Pexpire) Lt() Pexpire {
-	c.b.open(2, false)
-	c.b.tok("LT")
+	c.b.opt(2, false, "LT")
 	return c
 }
 
@@ -732,9 +713,9 @@ type Pexpireat struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pexpireat/
 func (b *Builder) Pexpireat(key string, unixTimeMilliseconds time.Time) Pexpireat {
 	b.start(&infoPexpireat)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.unix(unixTimeMilliseconds, true)
 	return Pexpireat{b}
 }
@@ -742,32 +723,28 @@ func (b *Builder) Pexpireat(key string, unixTimeMilliseconds time.Time) Pexpirea
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Pexpireat) Nx() Pexpireat {
-	c.b.open(2, false)
-	c.b.tok("NX")
+	c.b.opt(2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Pexpireat) Xx() Pexpireat {
-	c.b.open(2, false)
-	c.b.tok("XX")
+	c.b.opt(2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Pexpireat) Gt() Pexpireat {
-	c.b.open(2, false)
-	c.b.tok("GT")
+	c.b.opt(2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Pexpireat) Lt() Pexpireat {
-	c.b.open(2, false)
-	c.b.tok("LT")
+	c.b.opt(2, false, "LT")
 	return c
 }
 
@@ -796,7 +773,7 @@ type Pexpiretime struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pexpiretime/
 func (b *Builder) Pexpiretime(key string) Pexpiretime {
 	b.start(&infoPexpiretime)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Pexpiretime{b}
 }
@@ -826,7 +803,7 @@ type Pttl struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pttl/
 func (b *Builder) Pttl(key string) Pttl {
 	b.start(&infoPttl)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Pttl{b}
 }
@@ -882,9 +859,9 @@ type Rename struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rename/
 func (b *Builder) Rename(key string, newkey string) Rename {
 	b.start(&infoRename)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.key(newkey)
 	return Rename{b}
 }
@@ -914,9 +891,9 @@ type Renamenx struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/renamenx/
 func (b *Builder) Renamenx(key string, newkey string) Renamenx {
 	b.start(&infoRenamenx)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.key(newkey)
 	return Renamenx{b}
 }
@@ -946,11 +923,11 @@ type Restore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/restore/
 func (b *Builder) Restore(key string, ttl int64, serializedValue string) Restore {
 	b.start(&infoRestore)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(ttl)
-	b.open(2, false)
+	b.at(2)
 	b.str(serializedValue)
 	return Restore{b}
 }
@@ -958,16 +935,14 @@ func (b *Builder) Restore(key string, ttl int64, serializedValue string) Restore
 // Replace adds [REPLACE].
 // Since server version 3.0.0.
 func (c Restore) Replace() Restore {
-	c.b.open(3, false)
-	c.b.tok("REPLACE")
+	c.b.opt(3, false, "REPLACE")
 	return c
 }
 
 // Absttl adds [ABSTTL].
 // Since server version 5.0.0.
 func (c Restore) Absttl() Restore {
-	c.b.open(4, false)
-	c.b.tok("ABSTTL")
+	c.b.opt(4, false, "ABSTTL")
 	return c
 }
 
@@ -975,9 +950,8 @@ func (c Restore) Absttl() Restore {
 // Arguments: seconds (a duration).
 // Since server version 5.0.0.
 func (c Restore) Idletime(seconds time.Duration) Restore {
-	c.b.open(5, false)
-	c.b.tok("IDLETIME")
-	c.b.dur(seconds, Seconds)
+	c.b.opt(5, false, "IDLETIME")
+	c.b.secs(seconds)
 	return c
 }
 
@@ -985,8 +959,7 @@ func (c Restore) Idletime(seconds time.Duration) Restore {
 // Arguments: frequency.
 // Since server version 5.0.0.
 func (c Restore) Freq(frequency int64) Restore {
-	c.b.open(6, false)
-	c.b.tok("FREQ")
+	c.b.opt(6, false, "FREQ")
 	c.b.int(frequency)
 	return c
 }
@@ -1017,7 +990,7 @@ type Scan struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/scan/
 func (b *Builder) Scan(cursor string) Scan {
 	b.start(&infoScan)
-	b.open(0, false)
+	b.at(0)
 	b.str(cursor)
 	return Scan{b}
 }
@@ -1025,8 +998,7 @@ func (b *Builder) Scan(cursor string) Scan {
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Scan) Match(pattern string) Scan {
-	c.b.open(1, false)
-	c.b.tok("MATCH")
+	c.b.opt(1, false, "MATCH")
 	c.b.str(pattern)
 	return c
 }
@@ -1034,8 +1006,7 @@ func (c Scan) Match(pattern string) Scan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Scan) Count(count int64) Scan {
-	c.b.open(2, false)
-	c.b.tok("COUNT")
+	c.b.opt(2, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -1044,8 +1015,7 @@ func (c Scan) Count(count int64) Scan {
 // Arguments: typeArg.
 // Since server version 6.0.0.
 func (c Scan) Type(typeArg string) Scan {
-	c.b.open(3, false)
-	c.b.tok("TYPE")
+	c.b.opt(3, false, "TYPE")
 	c.b.str(typeArg)
 	return c
 }
@@ -1075,7 +1045,7 @@ type Sort struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sort/
 func (b *Builder) Sort(key string) Sort {
 	b.start(&infoSort)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Sort{b}
 }
@@ -1083,8 +1053,7 @@ func (b *Builder) Sort(key string) Sort {
 // By adds [BY pattern].
 // Arguments: byPattern.
 func (c Sort) By(byPattern string) Sort {
-	c.b.open(1, false)
-	c.b.tok("BY")
+	c.b.opt(1, false, "BY")
 	c.b.str(byPattern)
 	return c
 }
@@ -1092,8 +1061,7 @@ func (c Sort) By(byPattern string) Sort {
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Sort) Limit(offset int64, count int64) Sort {
-	c.b.open(2, false)
-	c.b.tok("LIMIT")
+	c.b.opt(2, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1112,30 +1080,26 @@ func (c Sort) Get(getPattern ...string) Sort {
 
 // Asc sets order: ASC.
 func (c Sort) Asc() Sort {
-	c.b.open(4, false)
-	c.b.tok("ASC")
+	c.b.opt(4, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Sort) Desc() Sort {
-	c.b.open(4, false)
-	c.b.tok("DESC")
+	c.b.opt(4, false, "DESC")
 	return c
 }
 
 // Alpha adds [ALPHA].
 func (c Sort) Alpha() Sort {
-	c.b.open(5, false)
-	c.b.tok("ALPHA")
+	c.b.opt(5, false, "ALPHA")
 	return c
 }
 
 // Store adds [STORE destination].
 // Arguments: destination (a key).
 func (c Sort) Store(destination string) Sort {
-	c.b.open(6, false)
-	c.b.tok("STORE")
+	c.b.opt(6, false, "STORE")
 	c.b.key(destination)
 	return c
 }
@@ -1167,7 +1131,7 @@ type SortRo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sort_ro/
 func (b *Builder) SortRo(key string) SortRo {
 	b.start(&infoSortRo)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return SortRo{b}
 }
@@ -1175,8 +1139,7 @@ func (b *Builder) SortRo(key string) SortRo {
 // By adds [BY pattern].
 // Arguments: byPattern.
 func (c SortRo) By(byPattern string) SortRo {
-	c.b.open(1, false)
-	c.b.tok("BY")
+	c.b.opt(1, false, "BY")
 	c.b.str(byPattern)
 	return c
 }
@@ -1184,8 +1147,7 @@ func (c SortRo) By(byPattern string) SortRo {
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c SortRo) Limit(offset int64, count int64) SortRo {
-	c.b.open(2, false)
-	c.b.tok("LIMIT")
+	c.b.opt(2, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1204,22 +1166,19 @@ func (c SortRo) Get(getPattern ...string) SortRo {
 
 // Asc sets order: ASC.
 func (c SortRo) Asc() SortRo {
-	c.b.open(4, false)
-	c.b.tok("ASC")
+	c.b.opt(4, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c SortRo) Desc() SortRo {
-	c.b.open(4, false)
-	c.b.tok("DESC")
+	c.b.opt(4, false, "DESC")
 	return c
 }
 
 // Alpha adds [ALPHA].
 func (c SortRo) Alpha() SortRo {
-	c.b.open(5, false)
-	c.b.tok("ALPHA")
+	c.b.opt(5, false, "ALPHA")
 	return c
 }
 
@@ -1248,7 +1207,7 @@ type Touch struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/touch/
 func (b *Builder) Touch(key ...string) Touch {
 	b.start(&infoTouch)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -1283,7 +1242,7 @@ type Ttl struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ttl/
 func (b *Builder) Ttl(key string) Ttl {
 	b.start(&infoTtl)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Ttl{b}
 }
@@ -1313,7 +1272,7 @@ type Type struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/type/
 func (b *Builder) Type(key string) Type {
 	b.start(&infoType)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Type{b}
 }
@@ -1343,7 +1302,7 @@ type Unlink struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/unlink/
 func (b *Builder) Unlink(key ...string) Unlink {
 	b.start(&infoUnlink)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -1378,9 +1337,9 @@ type Wait struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/wait/
 func (b *Builder) Wait(numreplicas int64, timeout time.Duration) Wait {
 	b.start(&infoWait)
-	b.open(0, false)
+	b.at(0)
 	b.int(numreplicas)
-	b.open(1, false)
+	b.at(1)
 	b.timeoutDur(timeout, Milliseconds)
 	return Wait{b}
 }
@@ -1409,11 +1368,11 @@ type Waitaof struct{ b *Builder }
 // In valkey-8.0.1. See https://valkey.io/commands/waitaof/
 func (b *Builder) Waitaof(numlocal int64, numreplicas int64, timeout time.Duration) Waitaof {
 	b.start(&infoWaitaof)
-	b.open(0, false)
+	b.at(0)
 	b.int(numlocal)
-	b.open(1, false)
+	b.at(1)
 	b.int(numreplicas)
-	b.open(2, false)
+	b.at(2)
 	b.timeoutDur(timeout, Milliseconds)
 	return Waitaof{b}
 }

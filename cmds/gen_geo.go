@@ -21,7 +21,7 @@ type Geoadd struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geoadd/
 func (b *Builder) Geoadd(key string, data ...LongitudeLatitudeMember) Geoadd {
 	b.start(&infoGeoadd)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	b.later(3)
 	if len(data) == 0 {
@@ -38,24 +38,21 @@ func (b *Builder) Geoadd(key string, data ...LongitudeLatitudeMember) Geoadd {
 // Nx sets condition: NX.
 // Since server version 6.2.0.
 func (c Geoadd) Nx() Geoadd {
-	c.b.open(1, false)
-	c.b.tok("NX")
+	c.b.opt(1, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 6.2.0.
 func (c Geoadd) Xx() Geoadd {
-	c.b.open(1, false)
-	c.b.tok("XX")
+	c.b.opt(1, false, "XX")
 	return c
 }
 
 // Ch adds [CH].
 // Since server version 6.2.0.
 func (c Geoadd) Ch() Geoadd {
-	c.b.open(2, false)
-	c.b.tok("CH")
+	c.b.opt(2, false, "CH")
 	return c
 }
 
@@ -85,40 +82,36 @@ type Geodist struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geodist/
 func (b *Builder) Geodist(key string, member1 string, member2 string) Geodist {
 	b.start(&infoGeodist)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(member1)
-	b.open(2, false)
+	b.at(2)
 	b.str(member2)
 	return Geodist{b}
 }
 
 // M sets unit: M.
 func (c Geodist) M() Geodist {
-	c.b.open(3, false)
-	c.b.tok("M")
+	c.b.opt(3, false, "M")
 	return c
 }
 
 // Km sets unit: KM.
 func (c Geodist) Km() Geodist {
-	c.b.open(3, false)
-	c.b.tok("KM")
+	c.b.opt(3, false, "KM")
 	return c
 }
 
 // Ft sets unit: FT.
 func (c Geodist) Ft() Geodist {
-	c.b.open(3, false)
-	c.b.tok("FT")
+	c.b.opt(3, false, "FT")
 	return c
 }
 
 // Mi sets unit: MI.
 func (c Geodist) Mi() Geodist {
-	c.b.open(3, false)
-	c.b.tok("MI")
+	c.b.opt(3, false, "MI")
 	return c
 }
 
@@ -148,7 +141,7 @@ type Geohash struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geohash/
 func (b *Builder) Geohash(key string) Geohash {
 	b.start(&infoGeohash)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Geohash{b}
 }
@@ -188,7 +181,7 @@ type Geopos struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geopos/
 func (b *Builder) Geopos(key string) Geopos {
 	b.start(&infoGeopos)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Geopos{b}
 }
@@ -230,45 +223,41 @@ type Georadius struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadius/
 func (b *Builder) Georadius(key string, longitude float64, latitude float64, radius float64, unit GeoUnit) Georadius {
 	b.start(&infoGeoradius)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.float(longitude)
-	b.open(2, false)
+	b.at(2)
 	b.float(latitude)
-	b.open(3, false)
+	b.at(3)
 	b.float(radius)
-	b.open(4, false)
+	b.at(4)
 	b.enum(unit.token(), "unit")
 	return Georadius{b}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c Georadius) Withcoord() Georadius {
-	c.b.open(5, false)
-	c.b.tok("WITHCOORD")
+	c.b.opt(5, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c Georadius) Withdist() Georadius {
-	c.b.open(6, false)
-	c.b.tok("WITHDIST")
+	c.b.opt(6, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c Georadius) Withhash() Georadius {
-	c.b.open(7, false)
-	c.b.tok("WITHHASH")
+	c.b.opt(7, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Georadius) Count(count int64, any bool) Georadius {
-	c.b.open(8, false)
-	c.b.tok("COUNT")
+	c.b.opt(8, false, "COUNT")
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -278,23 +267,20 @@ func (c Georadius) Count(count int64, any bool) Georadius {
 
 // Asc sets order: ASC.
 func (c Georadius) Asc() Georadius {
-	c.b.open(9, false)
-	c.b.tok("ASC")
+	c.b.opt(9, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Georadius) Desc() Georadius {
-	c.b.open(9, false)
-	c.b.tok("DESC")
+	c.b.opt(9, false, "DESC")
 	return c
 }
 
 // Store sets store: STORE key.
 // Arguments: storekey (a key).
 func (c Georadius) Store(storekey string) Georadius {
-	c.b.open(10, false)
-	c.b.tok("STORE")
+	c.b.opt(10, false, "STORE")
 	c.b.key(storekey)
 	return c
 }
@@ -302,8 +288,7 @@ func (c Georadius) Store(storekey string) Georadius {
 // Storedist sets store: STOREDIST key.
 // Arguments: storedistkey (a key).
 func (c Georadius) Storedist(storedistkey string) Georadius {
-	c.b.open(10, false)
-	c.b.tok("STOREDIST")
+	c.b.opt(10, false, "STOREDIST")
 	c.b.key(storedistkey)
 	return c
 }
@@ -335,45 +320,41 @@ type GeoradiusRo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadius_ro/
 func (b *Builder) GeoradiusRo(key string, longitude float64, latitude float64, radius float64, unit GeoUnit) GeoradiusRo {
 	b.start(&infoGeoradiusRo)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.float(longitude)
-	b.open(2, false)
+	b.at(2)
 	b.float(latitude)
-	b.open(3, false)
+	b.at(3)
 	b.float(radius)
-	b.open(4, false)
+	b.at(4)
 	b.enum(unit.token(), "unit")
 	return GeoradiusRo{b}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c GeoradiusRo) Withcoord() GeoradiusRo {
-	c.b.open(5, false)
-	c.b.tok("WITHCOORD")
+	c.b.opt(5, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c GeoradiusRo) Withdist() GeoradiusRo {
-	c.b.open(6, false)
-	c.b.tok("WITHDIST")
+	c.b.opt(6, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c GeoradiusRo) Withhash() GeoradiusRo {
-	c.b.open(7, false)
-	c.b.tok("WITHHASH")
+	c.b.opt(7, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c GeoradiusRo) Count(count int64, any bool) GeoradiusRo {
-	c.b.open(8, false)
-	c.b.tok("COUNT")
+	c.b.opt(8, false, "COUNT")
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -383,15 +364,13 @@ func (c GeoradiusRo) Count(count int64, any bool) GeoradiusRo {
 
 // Asc sets order: ASC.
 func (c GeoradiusRo) Asc() GeoradiusRo {
-	c.b.open(9, false)
-	c.b.tok("ASC")
+	c.b.opt(9, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c GeoradiusRo) Desc() GeoradiusRo {
-	c.b.open(9, false)
-	c.b.tok("DESC")
+	c.b.opt(9, false, "DESC")
 	return c
 }
 
@@ -422,43 +401,39 @@ type Georadiusbymember struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadiusbymember/
 func (b *Builder) Georadiusbymember(key string, member string, radius float64, unit GeoUnit) Georadiusbymember {
 	b.start(&infoGeoradiusbymember)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(member)
-	b.open(2, false)
+	b.at(2)
 	b.float(radius)
-	b.open(3, false)
+	b.at(3)
 	b.enum(unit.token(), "unit")
 	return Georadiusbymember{b}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c Georadiusbymember) Withcoord() Georadiusbymember {
-	c.b.open(4, false)
-	c.b.tok("WITHCOORD")
+	c.b.opt(4, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c Georadiusbymember) Withdist() Georadiusbymember {
-	c.b.open(5, false)
-	c.b.tok("WITHDIST")
+	c.b.opt(5, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c Georadiusbymember) Withhash() Georadiusbymember {
-	c.b.open(6, false)
-	c.b.tok("WITHHASH")
+	c.b.opt(6, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Georadiusbymember) Count(count int64, any bool) Georadiusbymember {
-	c.b.open(7, false)
-	c.b.tok("COUNT")
+	c.b.opt(7, false, "COUNT")
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -468,23 +443,20 @@ func (c Georadiusbymember) Count(count int64, any bool) Georadiusbymember {
 
 // Asc sets order: ASC.
 func (c Georadiusbymember) Asc() Georadiusbymember {
-	c.b.open(8, false)
-	c.b.tok("ASC")
+	c.b.opt(8, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Georadiusbymember) Desc() Georadiusbymember {
-	c.b.open(8, false)
-	c.b.tok("DESC")
+	c.b.opt(8, false, "DESC")
 	return c
 }
 
 // Store sets store: STORE key.
 // Arguments: storekey (a key).
 func (c Georadiusbymember) Store(storekey string) Georadiusbymember {
-	c.b.open(9, false)
-	c.b.tok("STORE")
+	c.b.opt(9, false, "STORE")
 	c.b.key(storekey)
 	return c
 }
@@ -492,8 +464,7 @@ func (c Georadiusbymember) Store(storekey string) Georadiusbymember {
 // Storedist sets store: STOREDIST key.
 // Arguments: storedistkey (a key).
 func (c Georadiusbymember) Storedist(storedistkey string) Georadiusbymember {
-	c.b.open(9, false)
-	c.b.tok("STOREDIST")
+	c.b.opt(9, false, "STOREDIST")
 	c.b.key(storedistkey)
 	return c
 }
@@ -525,43 +496,39 @@ type GeoradiusbymemberRo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/georadiusbymember_ro/
 func (b *Builder) GeoradiusbymemberRo(key string, member string, radius float64, unit GeoUnit) GeoradiusbymemberRo {
 	b.start(&infoGeoradiusbymemberRo)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(member)
-	b.open(2, false)
+	b.at(2)
 	b.float(radius)
-	b.open(3, false)
+	b.at(3)
 	b.enum(unit.token(), "unit")
 	return GeoradiusbymemberRo{b}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c GeoradiusbymemberRo) Withcoord() GeoradiusbymemberRo {
-	c.b.open(4, false)
-	c.b.tok("WITHCOORD")
+	c.b.opt(4, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c GeoradiusbymemberRo) Withdist() GeoradiusbymemberRo {
-	c.b.open(5, false)
-	c.b.tok("WITHDIST")
+	c.b.opt(5, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c GeoradiusbymemberRo) Withhash() GeoradiusbymemberRo {
-	c.b.open(6, false)
-	c.b.tok("WITHHASH")
+	c.b.opt(6, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c GeoradiusbymemberRo) Count(count int64, any bool) GeoradiusbymemberRo {
-	c.b.open(7, false)
-	c.b.tok("COUNT")
+	c.b.opt(7, false, "COUNT")
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -571,15 +538,13 @@ func (c GeoradiusbymemberRo) Count(count int64, any bool) GeoradiusbymemberRo {
 
 // Asc sets order: ASC.
 func (c GeoradiusbymemberRo) Asc() GeoradiusbymemberRo {
-	c.b.open(8, false)
-	c.b.tok("ASC")
+	c.b.opt(8, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c GeoradiusbymemberRo) Desc() GeoradiusbymemberRo {
-	c.b.open(8, false)
-	c.b.tok("DESC")
+	c.b.opt(8, false, "DESC")
 	return c
 }
 
@@ -608,7 +573,7 @@ type Geosearch struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geosearch/
 func (b *Builder) Geosearch(key string) Geosearch {
 	b.start(&infoGeosearch)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Geosearch{b}
 }
@@ -616,8 +581,7 @@ func (b *Builder) Geosearch(key string) Geosearch {
 // Frommember sets from: FROMMEMBER member.
 // Arguments: member.
 func (c Geosearch) Frommember(member string) Geosearch {
-	c.b.open(1, false)
-	c.b.tok("FROMMEMBER")
+	c.b.opt(1, false, "FROMMEMBER")
 	c.b.str(member)
 	return c
 }
@@ -625,8 +589,7 @@ func (c Geosearch) Frommember(member string) Geosearch {
 // Fromlonlat sets from: FROMLONLAT longitude latitude.
 // Arguments: longitude, latitude.
 func (c Geosearch) Fromlonlat(longitude float64, latitude float64) Geosearch {
-	c.b.open(1, false)
-	c.b.tok("FROMLONLAT")
+	c.b.opt(1, false, "FROMLONLAT")
 	c.b.float(longitude)
 	c.b.float(latitude)
 	return c
@@ -635,8 +598,7 @@ func (c Geosearch) Fromlonlat(longitude float64, latitude float64) Geosearch {
 // Byradius sets by: BYRADIUS radius <M | KM | FT | MI>.
 // Arguments: radius, unit (one of the GeoUnit constants).
 func (c Geosearch) Byradius(radius float64, unit GeoUnit) Geosearch {
-	c.b.open(2, false)
-	c.b.tok("BYRADIUS")
+	c.b.opt(2, false, "BYRADIUS")
 	c.b.float(radius)
 	c.b.enum(unit.token(), "unit")
 	return c
@@ -645,8 +607,7 @@ func (c Geosearch) Byradius(radius float64, unit GeoUnit) Geosearch {
 // Bybox sets by: BYBOX width height <M | KM | FT | MI>.
 // Arguments: width, height, unit (one of the GeoUnit constants).
 func (c Geosearch) Bybox(width float64, height float64, unit GeoUnit) Geosearch {
-	c.b.open(2, false)
-	c.b.tok("BYBOX")
+	c.b.opt(2, false, "BYBOX")
 	c.b.float(width)
 	c.b.float(height)
 	c.b.enum(unit.token(), "unit")
@@ -655,23 +616,20 @@ func (c Geosearch) Bybox(width float64, height float64, unit GeoUnit) Geosearch 
 
 // Asc sets order: ASC.
 func (c Geosearch) Asc() Geosearch {
-	c.b.open(3, false)
-	c.b.tok("ASC")
+	c.b.opt(3, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Geosearch) Desc() Geosearch {
-	c.b.open(3, false)
-	c.b.tok("DESC")
+	c.b.opt(3, false, "DESC")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Geosearch) Count(count int64, any bool) Geosearch {
-	c.b.open(4, false)
-	c.b.tok("COUNT")
+	c.b.opt(4, false, "COUNT")
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -681,22 +639,19 @@ func (c Geosearch) Count(count int64, any bool) Geosearch {
 
 // Withcoord adds [WITHCOORD].
 func (c Geosearch) Withcoord() Geosearch {
-	c.b.open(5, false)
-	c.b.tok("WITHCOORD")
+	c.b.opt(5, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c Geosearch) Withdist() Geosearch {
-	c.b.open(6, false)
-	c.b.tok("WITHDIST")
+	c.b.opt(6, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c Geosearch) Withhash() Geosearch {
-	c.b.open(7, false)
-	c.b.tok("WITHHASH")
+	c.b.opt(7, false, "WITHHASH")
 	return c
 }
 
@@ -725,9 +680,9 @@ type Geosearchstore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/geosearchstore/
 func (b *Builder) Geosearchstore(destination string, source string) Geosearchstore {
 	b.start(&infoGeosearchstore)
-	b.open(0, false)
+	b.at(0)
 	b.key(destination)
-	b.open(1, false)
+	b.at(1)
 	b.key(source)
 	return Geosearchstore{b}
 }
@@ -735,8 +690,7 @@ func (b *Builder) Geosearchstore(destination string, source string) Geosearchsto
 // Frommember sets from: FROMMEMBER member.
 // Arguments: member.
 func (c Geosearchstore) Frommember(member string) Geosearchstore {
-	c.b.open(2, false)
-	c.b.tok("FROMMEMBER")
+	c.b.opt(2, false, "FROMMEMBER")
 	c.b.str(member)
 	return c
 }
@@ -744,8 +698,7 @@ func (c Geosearchstore) Frommember(member string) Geosearchstore {
 // Fromlonlat sets from: FROMLONLAT longitude latitude.
 // Arguments: longitude, latitude.
 func (c Geosearchstore) Fromlonlat(longitude float64, latitude float64) Geosearchstore {
-	c.b.open(2, false)
-	c.b.tok("FROMLONLAT")
+	c.b.opt(2, false, "FROMLONLAT")
 	c.b.float(longitude)
 	c.b.float(latitude)
 	return c
@@ -754,8 +707,7 @@ func (c Geosearchstore) Fromlonlat(longitude float64, latitude float64) Geosearc
 // Byradius sets by: BYRADIUS radius <M | KM | FT | MI>.
 // Arguments: radius, unit (one of the GeoUnit constants).
 func (c Geosearchstore) Byradius(radius float64, unit GeoUnit) Geosearchstore {
-	c.b.open(3, false)
-	c.b.tok("BYRADIUS")
+	c.b.opt(3, false, "BYRADIUS")
 	c.b.float(radius)
 	c.b.enum(unit.token(), "unit")
 	return c
@@ -764,8 +716,7 @@ func (c Geosearchstore) Byradius(radius float64, unit GeoUnit) Geosearchstore {
 // Bybox sets by: BYBOX width height <M | KM | FT | MI>.
 // Arguments: width, height, unit (one of the GeoUnit constants).
 func (c Geosearchstore) Bybox(width float64, height float64, unit GeoUnit) Geosearchstore {
-	c.b.open(3, false)
-	c.b.tok("BYBOX")
+	c.b.opt(3, false, "BYBOX")
 	c.b.float(width)
 	c.b.float(height)
 	c.b.enum(unit.token(), "unit")
@@ -774,23 +725,20 @@ func (c Geosearchstore) Bybox(width float64, height float64, unit GeoUnit) Geose
 
 // Asc sets order: ASC.
 func (c Geosearchstore) Asc() Geosearchstore {
-	c.b.open(4, false)
-	c.b.tok("ASC")
+	c.b.opt(4, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Geosearchstore) Desc() Geosearchstore {
-	c.b.open(4, false)
-	c.b.tok("DESC")
+	c.b.opt(4, false, "DESC")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Geosearchstore) Count(count int64, any bool) Geosearchstore {
-	c.b.open(5, false)
-	c.b.tok("COUNT")
+	c.b.opt(5, false, "COUNT")
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -800,8 +748,7 @@ func (c Geosearchstore) Count(count int64, any bool) Geosearchstore {
 
 // Storedist adds [STOREDIST].
 func (c Geosearchstore) Storedist() Geosearchstore {
-	c.b.open(6, false)
-	c.b.tok("STOREDIST")
+	c.b.opt(6, false, "STOREDIST")
 	return c
 }
 

@@ -20,9 +20,9 @@ type Hdel struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hdel/
 func (b *Builder) Hdel(key string, field ...string) Hdel {
 	b.start(&infoHdel)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(field) == 0 {
 		b.none("field")
 	}
@@ -57,9 +57,9 @@ type Hexists struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hexists/
 func (b *Builder) Hexists(key string, field string) Hexists {
 	b.start(&infoHexists)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(field)
 	return Hexists{b}
 }
@@ -89,9 +89,9 @@ type Hget struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hget/
 func (b *Builder) Hget(key string, field string) Hget {
 	b.start(&infoHget)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(field)
 	return Hget{b}
 }
@@ -121,7 +121,7 @@ type Hgetall struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hgetall/
 func (b *Builder) Hgetall(key string) Hgetall {
 	b.start(&infoHgetall)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Hgetall{b}
 }
@@ -151,11 +151,11 @@ type Hincrby struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hincrby/
 func (b *Builder) Hincrby(key string, field string, increment int64) Hincrby {
 	b.start(&infoHincrby)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(field)
-	b.open(2, false)
+	b.at(2)
 	b.int(increment)
 	return Hincrby{b}
 }
@@ -185,11 +185,11 @@ type Hincrbyfloat struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hincrbyfloat/
 func (b *Builder) Hincrbyfloat(key string, field string, increment float64) Hincrbyfloat {
 	b.start(&infoHincrbyfloat)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(field)
-	b.open(2, false)
+	b.at(2)
 	b.float(increment)
 	return Hincrbyfloat{b}
 }
@@ -219,7 +219,7 @@ type Hkeys struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hkeys/
 func (b *Builder) Hkeys(key string) Hkeys {
 	b.start(&infoHkeys)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Hkeys{b}
 }
@@ -249,7 +249,7 @@ type Hlen struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hlen/
 func (b *Builder) Hlen(key string) Hlen {
 	b.start(&infoHlen)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Hlen{b}
 }
@@ -279,9 +279,9 @@ type Hmget struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hmget/
 func (b *Builder) Hmget(key string, field ...string) Hmget {
 	b.start(&infoHmget)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(field) == 0 {
 		b.none("field")
 	}
@@ -318,9 +318,9 @@ type Hmset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hmset/
 func (b *Builder) Hmset(key string, data ...FieldValue) Hmset {
 	b.start(&infoHmset)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(data) == 0 {
 		b.none("data")
 	}
@@ -357,7 +357,7 @@ type Hrandfield struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hrandfield/
 func (b *Builder) Hrandfield(key string) Hrandfield {
 	b.start(&infoHrandfield)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Hrandfield{b}
 }
@@ -399,9 +399,9 @@ type Hscan struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hscan/
 func (b *Builder) Hscan(key string, cursor string) Hscan {
 	b.start(&infoHscan)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(cursor)
 	return Hscan{b}
 }
@@ -409,8 +409,7 @@ func (b *Builder) Hscan(key string, cursor string) Hscan {
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Hscan) Match(pattern string) Hscan {
-	c.b.open(2, false)
-	c.b.tok("MATCH")
+	c.b.opt(2, false, "MATCH")
 	c.b.str(pattern)
 	return c
 }
@@ -418,8 +417,7 @@ func (c Hscan) Match(pattern string) Hscan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Hscan) Count(count int64) Hscan {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -427,8 +425,7 @@ func (c Hscan) Count(count int64) Hscan {
 // Novalues adds [NOVALUES].
 // Only in valkey-8.0.1.
 func (c Hscan) Novalues() Hscan {
-	c.b.open(4, false)
-	c.b.tok("NOVALUES")
+	c.b.opt(4, false, "NOVALUES")
 	return c
 }
 
@@ -457,9 +454,9 @@ type Hset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hset/
 func (b *Builder) Hset(key string, data ...FieldValue) Hset {
 	b.start(&infoHset)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(data) == 0 {
 		b.none("data")
 	}
@@ -495,11 +492,11 @@ type Hsetnx struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hsetnx/
 func (b *Builder) Hsetnx(key string, field string, value string) Hsetnx {
 	b.start(&infoHsetnx)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(field)
-	b.open(2, false)
+	b.at(2)
 	b.str(value)
 	return Hsetnx{b}
 }
@@ -529,9 +526,9 @@ type Hstrlen struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hstrlen/
 func (b *Builder) Hstrlen(key string, field string) Hstrlen {
 	b.start(&infoHstrlen)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(field)
 	return Hstrlen{b}
 }
@@ -561,7 +558,7 @@ type Hvals struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hvals/
 func (b *Builder) Hvals(key string) Hvals {
 	b.start(&infoHvals)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Hvals{b}
 }

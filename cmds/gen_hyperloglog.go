@@ -21,7 +21,7 @@ type Pfadd struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfadd/
 func (b *Builder) Pfadd(key string) Pfadd {
 	b.start(&infoPfadd)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Pfadd{b}
 }
@@ -61,7 +61,7 @@ type Pfcount struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfcount/
 func (b *Builder) Pfcount(key ...string) Pfcount {
 	b.start(&infoPfcount)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -95,9 +95,9 @@ type Pfdebug struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfdebug/
 func (b *Builder) Pfdebug(subcommand string, key string) Pfdebug {
 	b.start(&infoPfdebug)
-	b.open(0, false)
+	b.at(0)
 	b.str(subcommand)
-	b.open(1, false)
+	b.at(1)
 	b.key(key)
 	return Pfdebug{b}
 }
@@ -128,7 +128,7 @@ type Pfmerge struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfmerge/
 func (b *Builder) Pfmerge(destkey string) Pfmerge {
 	b.start(&infoPfmerge)
-	b.open(0, false)
+	b.at(0)
 	b.key(destkey)
 	return Pfmerge{b}
 }

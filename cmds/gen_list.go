@@ -20,15 +20,15 @@ type Blmove struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/blmove/
 func (b *Builder) Blmove(source string, destination string, wherefrom Side, whereto Side, timeout time.Duration) Blmove {
 	b.start(&infoBlmove)
-	b.open(0, false)
+	b.at(0)
 	b.key(source)
-	b.open(1, false)
+	b.at(1)
 	b.key(destination)
-	b.open(2, false)
+	b.at(2)
 	b.enum(wherefrom.token(), "wherefrom")
-	b.open(3, false)
+	b.at(3)
 	b.enum(whereto.token(), "whereto")
-	b.open(4, false)
+	b.at(4)
 	b.timeoutDur(timeout, DecimalSeconds)
 	return Blmove{b}
 }
@@ -58,14 +58,14 @@ type Blmpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/blmpop/
 func (b *Builder) Blmpop(timeout time.Duration, key []string, where Side) Blmpop {
 	b.start(&infoBlmpop)
-	b.open(0, false)
+	b.at(0)
 	b.timeoutDur(timeout, DecimalSeconds)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(2, false)
+	b.at(2)
 	b.enum(where.token(), "where")
 	return Blmpop{b}
 }
@@ -73,8 +73,7 @@ func (b *Builder) Blmpop(timeout time.Duration, key []string, where Side) Blmpop
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Blmpop) Count(count int64) Blmpop {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -104,14 +103,14 @@ type Blpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/blpop/
 func (b *Builder) Blpop(key []string, timeout time.Duration) Blpop {
 	b.start(&infoBlpop)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(1, false)
+	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
 	return Blpop{b}
 }
@@ -141,14 +140,14 @@ type Brpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/brpop/
 func (b *Builder) Brpop(key []string, timeout time.Duration) Brpop {
 	b.start(&infoBrpop)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(1, false)
+	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
 	return Brpop{b}
 }
@@ -180,11 +179,11 @@ type Brpoplpush struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/brpoplpush/
 func (b *Builder) Brpoplpush(source string, destination string, timeout time.Duration) Brpoplpush {
 	b.start(&infoBrpoplpush)
-	b.open(0, false)
+	b.at(0)
 	b.key(source)
-	b.open(1, false)
+	b.at(1)
 	b.key(destination)
-	b.open(2, false)
+	b.at(2)
 	b.timeoutDur(timeout, DecimalSeconds)
 	return Brpoplpush{b}
 }
@@ -214,9 +213,9 @@ type Lindex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lindex/
 func (b *Builder) Lindex(key string, index int64) Lindex {
 	b.start(&infoLindex)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(index)
 	return Lindex{b}
 }
@@ -246,13 +245,13 @@ type Linsert struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/linsert/
 func (b *Builder) Linsert(key string, where Where, pivot string, element string) Linsert {
 	b.start(&infoLinsert)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.enum(where.token(), "where")
-	b.open(2, false)
+	b.at(2)
 	b.str(pivot)
-	b.open(3, false)
+	b.at(3)
 	b.str(element)
 	return Linsert{b}
 }
@@ -282,7 +281,7 @@ type Llen struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/llen/
 func (b *Builder) Llen(key string) Llen {
 	b.start(&infoLlen)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Llen{b}
 }
@@ -312,13 +311,13 @@ type Lmove struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lmove/
 func (b *Builder) Lmove(source string, destination string, wherefrom Side, whereto Side) Lmove {
 	b.start(&infoLmove)
-	b.open(0, false)
+	b.at(0)
 	b.key(source)
-	b.open(1, false)
+	b.at(1)
 	b.key(destination)
-	b.open(2, false)
+	b.at(2)
 	b.enum(wherefrom.token(), "wherefrom")
-	b.open(3, false)
+	b.at(3)
 	b.enum(whereto.token(), "whereto")
 	return Lmove{b}
 }
@@ -348,12 +347,12 @@ type Lmpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lmpop/
 func (b *Builder) Lmpop(key []string, where Side) Lmpop {
 	b.start(&infoLmpop)
-	b.open(0, false)
+	b.at(0)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(1, false)
+	b.at(1)
 	b.enum(where.token(), "where")
 	return Lmpop{b}
 }
@@ -361,8 +360,7 @@ func (b *Builder) Lmpop(key []string, where Side) Lmpop {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Lmpop) Count(count int64) Lmpop {
-	c.b.open(2, false)
-	c.b.tok("COUNT")
+	c.b.opt(2, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -393,7 +391,7 @@ type Lpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpop/
 func (b *Builder) Lpop(key string) Lpop {
 	b.start(&infoLpop)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Lpop{b}
 }
@@ -433,9 +431,9 @@ type Lpos struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpos/
 func (b *Builder) Lpos(key string, element string) Lpos {
 	b.start(&infoLpos)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(element)
 	return Lpos{b}
 }
@@ -443,8 +441,7 @@ func (b *Builder) Lpos(key string, element string) Lpos {
 // Rank adds [RANK rank].
 // Arguments: rank.
 func (c Lpos) Rank(rank int64) Lpos {
-	c.b.open(2, false)
-	c.b.tok("RANK")
+	c.b.opt(2, false, "RANK")
 	c.b.int(rank)
 	return c
 }
@@ -452,8 +449,7 @@ func (c Lpos) Rank(rank int64) Lpos {
 // Count adds [COUNT num-matches].
 // Arguments: numMatches.
 func (c Lpos) Count(numMatches int64) Lpos {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(numMatches)
 	return c
 }
@@ -461,8 +457,7 @@ func (c Lpos) Count(numMatches int64) Lpos {
 // Maxlen adds [MAXLEN len].
 // Arguments: lenArg.
 func (c Lpos) Maxlen(lenArg int64) Lpos {
-	c.b.open(4, false)
-	c.b.tok("MAXLEN")
+	c.b.opt(4, false, "MAXLEN")
 	c.b.int(lenArg)
 	return c
 }
@@ -492,9 +487,9 @@ type Lpush struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpush/
 func (b *Builder) Lpush(key string, element ...string) Lpush {
 	b.start(&infoLpush)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(element) == 0 {
 		b.none("element")
 	}
@@ -529,9 +524,9 @@ type Lpushx struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lpushx/
 func (b *Builder) Lpushx(key string, element ...string) Lpushx {
 	b.start(&infoLpushx)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(element) == 0 {
 		b.none("element")
 	}
@@ -566,11 +561,11 @@ type Lrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lrange/
 func (b *Builder) Lrange(key string, start int64, stop int64) Lrange {
 	b.start(&infoLrange)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(start)
-	b.open(2, false)
+	b.at(2)
 	b.int(stop)
 	return Lrange{b}
 }
@@ -600,11 +595,11 @@ type Lrem struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lrem/
 func (b *Builder) Lrem(key string, count int64, element string) Lrem {
 	b.start(&infoLrem)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(count)
-	b.open(2, false)
+	b.at(2)
 	b.str(element)
 	return Lrem{b}
 }
@@ -634,11 +629,11 @@ type Lset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lset/
 func (b *Builder) Lset(key string, index int64, element string) Lset {
 	b.start(&infoLset)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(index)
-	b.open(2, false)
+	b.at(2)
 	b.str(element)
 	return Lset{b}
 }
@@ -668,11 +663,11 @@ type Ltrim struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ltrim/
 func (b *Builder) Ltrim(key string, start int64, stop int64) Ltrim {
 	b.start(&infoLtrim)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(start)
-	b.open(2, false)
+	b.at(2)
 	b.int(stop)
 	return Ltrim{b}
 }
@@ -703,7 +698,7 @@ type Rpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpop/
 func (b *Builder) Rpop(key string) Rpop {
 	b.start(&infoRpop)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Rpop{b}
 }
@@ -744,9 +739,9 @@ type Rpoplpush struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpoplpush/
 func (b *Builder) Rpoplpush(source string, destination string) Rpoplpush {
 	b.start(&infoRpoplpush)
-	b.open(0, false)
+	b.at(0)
 	b.key(source)
-	b.open(1, false)
+	b.at(1)
 	b.key(destination)
 	return Rpoplpush{b}
 }
@@ -776,9 +771,9 @@ type Rpush struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpush/
 func (b *Builder) Rpush(key string, element ...string) Rpush {
 	b.start(&infoRpush)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(element) == 0 {
 		b.none("element")
 	}
@@ -813,9 +808,9 @@ type Rpushx struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/rpushx/
 func (b *Builder) Rpushx(key string, element ...string) Rpushx {
 	b.start(&infoRpushx)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(element) == 0 {
 		b.none("element")
 	}

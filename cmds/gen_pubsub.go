@@ -19,7 +19,7 @@ type Psubscribe struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/psubscribe/
 func (b *Builder) Psubscribe(pattern ...string) Psubscribe {
 	b.start(&infoPsubscribe)
-	b.open(0, false)
+	b.at(0)
 	if len(pattern) == 0 {
 		b.none("pattern")
 	}
@@ -53,9 +53,9 @@ type Publish struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/publish/
 func (b *Builder) Publish(channel string, message string) Publish {
 	b.start(&infoPublish)
-	b.open(0, false)
+	b.at(0)
 	b.str(channel)
-	b.open(1, false)
+	b.at(1)
 	b.str(message)
 	return Publish{b}
 }
@@ -311,9 +311,9 @@ type Spublish struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/spublish/
 func (b *Builder) Spublish(shardchannel string, message string) Spublish {
 	b.start(&infoSpublish)
-	b.open(0, false)
+	b.at(0)
 	b.channel(shardchannel)
-	b.open(1, false)
+	b.at(1)
 	b.str(message)
 	return Spublish{b}
 }
@@ -342,7 +342,7 @@ type Ssubscribe struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ssubscribe/
 func (b *Builder) Ssubscribe(shardchannel ...string) Ssubscribe {
 	b.start(&infoSsubscribe)
-	b.open(0, false)
+	b.at(0)
 	if len(shardchannel) == 0 {
 		b.none("shardchannel")
 	}
@@ -376,7 +376,7 @@ type Subscribe struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/subscribe/
 func (b *Builder) Subscribe(channel ...string) Subscribe {
 	b.start(&infoSubscribe)
-	b.open(0, false)
+	b.at(0)
 	if len(channel) == 0 {
 		b.none("channel")
 	}

@@ -20,9 +20,9 @@ type Eval struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/eval/
 func (b *Builder) Eval(script string, key ...string) Eval {
 	b.start(&infoEval)
-	b.open(0, false)
+	b.at(0)
 	b.str(script)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -65,9 +65,9 @@ type EvalRo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/eval_ro/
 func (b *Builder) EvalRo(script string, key ...string) EvalRo {
 	b.start(&infoEvalRo)
-	b.open(0, false)
+	b.at(0)
 	b.str(script)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -110,9 +110,9 @@ type Evalsha struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/evalsha/
 func (b *Builder) Evalsha(sha1 string, key ...string) Evalsha {
 	b.start(&infoEvalsha)
-	b.open(0, false)
+	b.at(0)
 	b.str(sha1)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -155,9 +155,9 @@ type EvalshaRo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/evalsha_ro/
 func (b *Builder) EvalshaRo(sha1 string, key ...string) EvalshaRo {
 	b.start(&infoEvalshaRo)
-	b.open(0, false)
+	b.at(0)
 	b.str(sha1)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -200,9 +200,9 @@ type Fcall struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/fcall/
 func (b *Builder) Fcall(function string, key ...string) Fcall {
 	b.start(&infoFcall)
-	b.open(0, false)
+	b.at(0)
 	b.str(function)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -245,9 +245,9 @@ type FcallRo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/fcall_ro/
 func (b *Builder) FcallRo(function string, key ...string) FcallRo {
 	b.start(&infoFcallRo)
-	b.open(0, false)
+	b.at(0)
 	b.str(function)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -290,7 +290,7 @@ type FunctionDelete struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-delete/
 func (b *Builder) FunctionDelete(libraryName string) FunctionDelete {
 	b.start(&infoFunctionDelete)
-	b.open(0, false)
+	b.at(0)
 	b.str(libraryName)
 	return FunctionDelete{b}
 }
@@ -348,15 +348,13 @@ func (b *Builder) FunctionFlush() FunctionFlush {
 
 // Async sets flush-type: ASYNC.
 func (c FunctionFlush) Async() FunctionFlush {
-	c.b.open(0, false)
-	c.b.tok("ASYNC")
+	c.b.opt(0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 func (c FunctionFlush) Sync() FunctionFlush {
-	c.b.open(0, false)
-	c.b.tok("SYNC")
+	c.b.opt(0, false, "SYNC")
 	return c
 }
 
@@ -439,16 +437,14 @@ func (b *Builder) FunctionList() FunctionList {
 // Libraryname adds [LIBRARYNAME library-name-pattern].
 // Arguments: libraryNamePattern.
 func (c FunctionList) Libraryname(libraryNamePattern string) FunctionList {
-	c.b.open(0, false)
-	c.b.tok("LIBRARYNAME")
+	c.b.opt(0, false, "LIBRARYNAME")
 	c.b.str(libraryNamePattern)
 	return c
 }
 
 // Withcode adds [WITHCODE].
 func (c FunctionList) Withcode() FunctionList {
-	c.b.open(1, false)
-	c.b.tok("WITHCODE")
+	c.b.opt(1, false, "WITHCODE")
 	return c
 }
 
@@ -483,8 +479,7 @@ func (b *Builder) FunctionLoad(functionCode string) FunctionLoad {
 
 // Replace adds [REPLACE].
 func (c FunctionLoad) Replace() FunctionLoad {
-	c.b.open(0, false)
-	c.b.tok("REPLACE")
+	c.b.opt(0, false, "REPLACE")
 	return c
 }
 
@@ -513,29 +508,26 @@ type FunctionRestore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-restore/
 func (b *Builder) FunctionRestore(serializedValue string) FunctionRestore {
 	b.start(&infoFunctionRestore)
-	b.open(0, false)
+	b.at(0)
 	b.str(serializedValue)
 	return FunctionRestore{b}
 }
 
 // Flush sets policy: FLUSH.
 func (c FunctionRestore) Flush() FunctionRestore {
-	c.b.open(1, false)
-	c.b.tok("FLUSH")
+	c.b.opt(1, false, "FLUSH")
 	return c
 }
 
 // Append sets policy: APPEND.
 func (c FunctionRestore) Append() FunctionRestore {
-	c.b.open(1, false)
-	c.b.tok("APPEND")
+	c.b.opt(1, false, "APPEND")
 	return c
 }
 
 // Replace sets policy: REPLACE.
 func (c FunctionRestore) Replace() FunctionRestore {
-	c.b.open(1, false)
-	c.b.tok("REPLACE")
+	c.b.opt(1, false, "REPLACE")
 	return c
 }
 
@@ -588,7 +580,7 @@ type ScriptDebug struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-debug/
 func (b *Builder) ScriptDebug(mode DebugMode) ScriptDebug {
 	b.start(&infoScriptDebug)
-	b.open(0, false)
+	b.at(0)
 	b.enum(mode.token(), "mode")
 	return ScriptDebug{b}
 }
@@ -617,7 +609,7 @@ type ScriptExists struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-exists/
 func (b *Builder) ScriptExists(sha1 ...string) ScriptExists {
 	b.start(&infoScriptExists)
-	b.open(0, false)
+	b.at(0)
 	if len(sha1) == 0 {
 		b.none("sha1")
 	}
@@ -658,16 +650,14 @@ func (b *Builder) ScriptFlush() ScriptFlush {
 // Async sets flush-type: ASYNC.
 // Since server version 6.2.0.
 func (c ScriptFlush) Async() ScriptFlush {
-	c.b.open(0, false)
-	c.b.tok("ASYNC")
+	c.b.opt(0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 // Since server version 6.2.0.
 func (c ScriptFlush) Sync() ScriptFlush {
-	c.b.open(0, false)
-	c.b.tok("SYNC")
+	c.b.opt(0, false, "SYNC")
 	return c
 }
 
@@ -745,7 +735,7 @@ type ScriptLoad struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-load/
 func (b *Builder) ScriptLoad(script string) ScriptLoad {
 	b.start(&infoScriptLoad)
-	b.open(0, false)
+	b.at(0)
 	b.str(script)
 	return ScriptLoad{b}
 }
@@ -774,7 +764,7 @@ type ScriptShow struct{ b *Builder }
 // In valkey-8.0.1. See https://valkey.io/commands/script-show/
 func (b *Builder) ScriptShow(sha1 string) ScriptShow {
 	b.start(&infoScriptShow)
-	b.open(0, false)
+	b.at(0)
 	b.str(sha1)
 	return ScriptShow{b}
 }

@@ -53,7 +53,7 @@ type AclDeluser struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-deluser/
 func (b *Builder) AclDeluser(username ...string) AclDeluser {
 	b.start(&infoAclDeluser)
-	b.open(0, false)
+	b.at(0)
 	if len(username) == 0 {
 		b.none("username")
 	}
@@ -88,9 +88,9 @@ type AclDryrun struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-dryrun/
 func (b *Builder) AclDryrun(username string, command string) AclDryrun {
 	b.start(&infoAclDryrun)
-	b.open(0, false)
+	b.at(0)
 	b.str(username)
-	b.open(1, false)
+	b.at(1)
 	b.str(command)
 	return AclDryrun{b}
 }
@@ -162,7 +162,7 @@ type AclGetuser struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-getuser/
 func (b *Builder) AclGetuser(username string) AclGetuser {
 	b.start(&infoAclGetuser)
-	b.open(0, false)
+	b.at(0)
 	b.str(username)
 	return AclGetuser{b}
 }
@@ -275,8 +275,7 @@ func (c AclLog) Count(count int64) AclLog {
 
 // Reset sets operation: RESET.
 func (c AclLog) Reset() AclLog {
-	c.b.open(0, false)
-	c.b.tok("RESET")
+	c.b.opt(0, false, "RESET")
 	return c
 }
 
@@ -329,7 +328,7 @@ type AclSetuser struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-setuser/
 func (b *Builder) AclSetuser(username string) AclSetuser {
 	b.start(&infoAclSetuser)
-	b.open(0, false)
+	b.at(0)
 	b.str(username)
 	return AclSetuser{b}
 }
@@ -446,8 +445,7 @@ func (b *Builder) Bgsave() Bgsave {
 // Schedule adds [SCHEDULE].
 // Since server version 3.2.2.
 func (c Bgsave) Schedule() Bgsave {
-	c.b.open(0, false)
-	c.b.tok("SCHEDULE")
+	c.b.opt(0, false, "SCHEDULE")
 	return c
 }
 
@@ -535,7 +533,7 @@ type CommandGetkeys struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-getkeys/
 func (b *Builder) CommandGetkeys(command string) CommandGetkeys {
 	b.start(&infoCommandGetkeys)
-	b.open(0, false)
+	b.at(0)
 	b.str(command)
 	return CommandGetkeys{b}
 }
@@ -575,7 +573,7 @@ type CommandGetkeysandflags struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-getkeysandflags/
 func (b *Builder) CommandGetkeysandflags(command string) CommandGetkeysandflags {
 	b.start(&infoCommandGetkeysandflags)
-	b.open(0, false)
+	b.at(0)
 	b.str(command)
 	return CommandGetkeysandflags{b}
 }
@@ -680,8 +678,7 @@ func (b *Builder) CommandList() CommandList {
 // FilterbyModule sets FILTERBY: MODULE module-name.
 // Arguments: moduleName.
 func (c CommandList) FilterbyModule(moduleName string) CommandList {
-	c.b.open(0, false)
-	c.b.tok("FILTERBY")
+	c.b.opt(0, false, "FILTERBY")
 	c.b.tok("MODULE")
 	c.b.str(moduleName)
 	return c
@@ -690,8 +687,7 @@ func (c CommandList) FilterbyModule(moduleName string) CommandList {
 // FilterbyAclcat sets FILTERBY: ACLCAT category.
 // Arguments: category.
 func (c CommandList) FilterbyAclcat(category string) CommandList {
-	c.b.open(0, false)
-	c.b.tok("FILTERBY")
+	c.b.opt(0, false, "FILTERBY")
 	c.b.tok("ACLCAT")
 	c.b.str(category)
 	return c
@@ -700,8 +696,7 @@ func (c CommandList) FilterbyAclcat(category string) CommandList {
 // FilterbyPattern sets FILTERBY: PATTERN pattern.
 // Arguments: pattern.
 func (c CommandList) FilterbyPattern(pattern string) CommandList {
-	c.b.open(0, false)
-	c.b.tok("FILTERBY")
+	c.b.opt(0, false, "FILTERBY")
 	c.b.tok("PATTERN")
 	c.b.str(pattern)
 	return c
@@ -731,7 +726,7 @@ type ConfigGet struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-get/
 func (b *Builder) ConfigGet(parameter ...string) ConfigGet {
 	b.start(&infoConfigGet)
-	b.open(0, false)
+	b.at(0)
 	if len(parameter) == 0 {
 		b.none("parameter")
 	}
@@ -839,7 +834,7 @@ type ConfigSet struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-set/
 func (b *Builder) ConfigSet(data ...ParameterValue) ConfigSet {
 	b.start(&infoConfigSet)
-	b.open(0, false)
+	b.at(0)
 	if len(data) == 0 {
 		b.none("data")
 	}
@@ -906,8 +901,7 @@ func (b *Builder) Failover() Failover {
 // To adds [TO host port [FORCE]].
 // Arguments: host, port, force (adds FORCE).
 func (c Failover) To(host string, port int64, force bool) Failover {
-	c.b.open(0, false)
-	c.b.tok("TO")
+	c.b.opt(0, false, "TO")
 	c.b.str(host)
 	c.b.int(port)
 	if force {
@@ -918,17 +912,15 @@ func (c Failover) To(host string, port int64, force bool) Failover {
 
 // Abort adds [ABORT].
 func (c Failover) Abort() Failover {
-	c.b.open(1, false)
-	c.b.tok("ABORT")
+	c.b.opt(1, false, "ABORT")
 	return c
 }
 
 // Timeout adds [TIMEOUT milliseconds].
 // Arguments: milliseconds (a duration).
 func (c Failover) Timeout(milliseconds time.Duration) Failover {
-	c.b.open(2, false)
-	c.b.tok("TIMEOUT")
-	c.b.dur(milliseconds, Milliseconds)
+	c.b.opt(2, false, "TIMEOUT")
+	c.b.millis(milliseconds)
 	return c
 }
 
@@ -962,16 +954,14 @@ func (b *Builder) Flushall() Flushall {
 // Async sets flush-type: ASYNC.
 // Since server version 4.0.0.
 func (c Flushall) Async() Flushall {
-	c.b.open(0, false)
-	c.b.tok("ASYNC")
+	c.b.opt(0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 // Since server version 6.2.0.
 func (c Flushall) Sync() Flushall {
-	c.b.open(0, false)
-	c.b.tok("SYNC")
+	c.b.opt(0, false, "SYNC")
 	return c
 }
 
@@ -1006,16 +996,14 @@ func (b *Builder) Flushdb() Flushdb {
 // Async sets flush-type: ASYNC.
 // Since server version 4.0.0.
 func (c Flushdb) Async() Flushdb {
-	c.b.open(0, false)
-	c.b.tok("ASYNC")
+	c.b.opt(0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 // Since server version 6.2.0.
 func (c Flushdb) Sync() Flushdb {
-	c.b.open(0, false)
-	c.b.tok("SYNC")
+	c.b.opt(0, false, "SYNC")
 	return c
 }
 
@@ -1131,7 +1119,7 @@ type LatencyGraph struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-graph/
 func (b *Builder) LatencyGraph(event string) LatencyGraph {
 	b.start(&infoLatencyGraph)
-	b.open(0, false)
+	b.at(0)
 	b.str(event)
 	return LatencyGraph{b}
 }
@@ -1221,7 +1209,7 @@ type LatencyHistory struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-history/
 func (b *Builder) LatencyHistory(event string) LatencyHistory {
 	b.start(&infoLatencyHistory)
-	b.open(0, false)
+	b.at(0)
 	b.str(event)
 	return LatencyHistory{b}
 }
@@ -1318,8 +1306,7 @@ func (b *Builder) Lolwut() Lolwut {
 // Version adds [VERSION version].
 // Arguments: version.
 func (c Lolwut) Version(version int64) Lolwut {
-	c.b.open(0, false)
-	c.b.tok("VERSION")
+	c.b.opt(0, false, "VERSION")
 	c.b.int(version)
 	return c
 }
@@ -1473,7 +1460,7 @@ type MemoryUsage struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-usage/
 func (b *Builder) MemoryUsage(key string) MemoryUsage {
 	b.start(&infoMemoryUsage)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return MemoryUsage{b}
 }
@@ -1481,8 +1468,7 @@ func (b *Builder) MemoryUsage(key string) MemoryUsage {
 // Samples adds [SAMPLES count].
 // Arguments: count.
 func (c MemoryUsage) Samples(count int64) MemoryUsage {
-	c.b.open(1, false)
-	c.b.tok("SAMPLES")
+	c.b.opt(1, false, "SAMPLES")
 	c.b.int(count)
 	return c
 }
@@ -1560,7 +1546,7 @@ type ModuleLoad struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-load/
 func (b *Builder) ModuleLoad(path string) ModuleLoad {
 	b.start(&infoModuleLoad)
-	b.open(0, false)
+	b.at(0)
 	b.str(path)
 	return ModuleLoad{b}
 }
@@ -1599,7 +1585,7 @@ type ModuleLoadex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-loadex/
 func (b *Builder) ModuleLoadex(path string) ModuleLoadex {
 	b.start(&infoModuleLoadex)
-	b.open(0, false)
+	b.at(0)
 	b.str(path)
 	return ModuleLoadex{b}
 }
@@ -1620,8 +1606,7 @@ func (c ModuleLoadex) Config(configs ...NameValue) ModuleLoadex {
 // Arguments: args.
 // Only in valkey-8.0.1.
 func (c ModuleLoadex) Args(args ...string) ModuleLoadex {
-	c.b.open(2, false)
-	c.b.tok("ARGS")
+	c.b.opt(2, false, "ARGS")
 	for _, x := range args {
 		c.b.str(x)
 	}
@@ -1651,7 +1636,7 @@ type ModuleUnload struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-unload/
 func (b *Builder) ModuleUnload(name string) ModuleUnload {
 	b.start(&infoModuleUnload)
-	b.open(0, false)
+	b.at(0)
 	b.str(name)
 	return ModuleUnload{b}
 }
@@ -1717,8 +1702,7 @@ func (c Replicaof) HostPort(host string, port int64) Replicaof {
 
 // No sets args: NO ONE.
 func (c Replicaof) No() Replicaof {
-	c.b.open(0, false)
-	c.b.tok("NO")
+	c.b.opt(0, false, "NO")
 	c.b.tok("ONE")
 	return c
 }
@@ -1747,11 +1731,11 @@ type RestoreAsking struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/restore-asking/
 func (b *Builder) RestoreAsking(key string, ttl int64, serializedValue string) RestoreAsking {
 	b.start(&infoRestoreAsking)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(ttl)
-	b.open(2, false)
+	b.at(2)
 	b.str(serializedValue)
 	return RestoreAsking{b}
 }
@@ -1759,16 +1743,14 @@ func (b *Builder) RestoreAsking(key string, ttl int64, serializedValue string) R
 // Replace adds [REPLACE].
 // Since server version 3.0.0.
 func (c RestoreAsking) Replace() RestoreAsking {
-	c.b.open(3, false)
-	c.b.tok("REPLACE")
+	c.b.opt(3, false, "REPLACE")
 	return c
 }
 
 // Absttl adds [ABSTTL].
 // Since server version 5.0.0.
 func (c RestoreAsking) Absttl() RestoreAsking {
-	c.b.open(4, false)
-	c.b.tok("ABSTTL")
+	c.b.opt(4, false, "ABSTTL")
 	return c
 }
 
@@ -1776,9 +1758,8 @@ func (c RestoreAsking) Absttl() RestoreAsking {
 // Arguments: seconds (a duration).
 // Since server version 5.0.0.
 func (c RestoreAsking) Idletime(seconds time.Duration) RestoreAsking {
-	c.b.open(5, false)
-	c.b.tok("IDLETIME")
-	c.b.dur(seconds, Seconds)
+	c.b.opt(5, false, "IDLETIME")
+	c.b.secs(seconds)
 	return c
 }
 
@@ -1786,8 +1767,7 @@ func (c RestoreAsking) Idletime(seconds time.Duration) RestoreAsking {
 // Arguments: frequency.
 // Since server version 5.0.0.
 func (c RestoreAsking) Freq(frequency int64) RestoreAsking {
-	c.b.open(6, false)
-	c.b.tok("FREQ")
+	c.b.opt(6, false, "FREQ")
 	c.b.int(frequency)
 	return c
 }
@@ -1887,8 +1867,7 @@ func (c Shutdown) SaveSelectorBlock(saveSelector ShutdownSaveSelector, now bool,
 // Abort sets abort-selector: ABORT.
 // Since server version 7.0.0.
 func (c Shutdown) Abort() Shutdown {
-	c.b.open(0, false)
-	c.b.tok("ABORT")
+	c.b.opt(0, false, "ABORT")
 	return c
 }
 
@@ -1931,8 +1910,7 @@ func (c Slaveof) HostPort(host string, port int64) Slaveof {
 
 // No sets args: NO ONE.
 func (c Slaveof) No() Slaveof {
-	c.b.open(0, false)
-	c.b.tok("NO")
+	c.b.opt(0, false, "NO")
 	c.b.tok("ONE")
 	return c
 }
@@ -2070,9 +2048,9 @@ type Swapdb struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/swapdb/
 func (b *Builder) Swapdb(index1 int64, index2 int64) Swapdb {
 	b.start(&infoSwapdb)
-	b.open(0, false)
+	b.at(0)
 	b.int(index1)
-	b.open(1, false)
+	b.at(1)
 	b.int(index2)
 	return Swapdb{b}
 }

@@ -20,9 +20,9 @@ type Sadd struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sadd/
 func (b *Builder) Sadd(key string, member ...string) Sadd {
 	b.start(&infoSadd)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(member) == 0 {
 		b.none("member")
 	}
@@ -57,7 +57,7 @@ type Scard struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/scard/
 func (b *Builder) Scard(key string) Scard {
 	b.start(&infoScard)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Scard{b}
 }
@@ -87,7 +87,7 @@ type Sdiff struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sdiff/
 func (b *Builder) Sdiff(key ...string) Sdiff {
 	b.start(&infoSdiff)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -122,9 +122,9 @@ type Sdiffstore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sdiffstore/
 func (b *Builder) Sdiffstore(destination string, key ...string) Sdiffstore {
 	b.start(&infoSdiffstore)
-	b.open(0, false)
+	b.at(0)
 	b.key(destination)
-	b.open(1, false)
+	b.at(1)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -159,7 +159,7 @@ type Sinter struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sinter/
 func (b *Builder) Sinter(key ...string) Sinter {
 	b.start(&infoSinter)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -195,7 +195,7 @@ type Sintercard struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sintercard/
 func (b *Builder) Sintercard(key ...string) Sintercard {
 	b.start(&infoSintercard)
-	b.open(0, false)
+	b.at(0)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -206,8 +206,7 @@ func (b *Builder) Sintercard(key ...string) Sintercard {
 // Limit adds [LIMIT limit].
 // Arguments: limit.
 func (c Sintercard) Limit(limit int64) Sintercard {
-	c.b.open(1, false)
-	c.b.tok("LIMIT")
+	c.b.opt(1, false, "LIMIT")
 	c.b.int(limit)
 	return c
 }
@@ -237,9 +236,9 @@ type Sinterstore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sinterstore/
 func (b *Builder) Sinterstore(destination string, key ...string) Sinterstore {
 	b.start(&infoSinterstore)
-	b.open(0, false)
+	b.at(0)
 	b.key(destination)
-	b.open(1, false)
+	b.at(1)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -274,9 +273,9 @@ type Sismember struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sismember/
 func (b *Builder) Sismember(key string, member string) Sismember {
 	b.start(&infoSismember)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(member)
 	return Sismember{b}
 }
@@ -306,7 +305,7 @@ type Smembers struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/smembers/
 func (b *Builder) Smembers(key string) Smembers {
 	b.start(&infoSmembers)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Smembers{b}
 }
@@ -336,9 +335,9 @@ type Smismember struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/smismember/
 func (b *Builder) Smismember(key string, member ...string) Smismember {
 	b.start(&infoSmismember)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(member) == 0 {
 		b.none("member")
 	}
@@ -373,11 +372,11 @@ type Smove struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/smove/
 func (b *Builder) Smove(source string, destination string, member string) Smove {
 	b.start(&infoSmove)
-	b.open(0, false)
+	b.at(0)
 	b.key(source)
-	b.open(1, false)
+	b.at(1)
 	b.key(destination)
-	b.open(2, false)
+	b.at(2)
 	b.str(member)
 	return Smove{b}
 }
@@ -408,7 +407,7 @@ type Spop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/spop/
 func (b *Builder) Spop(key string) Spop {
 	b.start(&infoSpop)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Spop{b}
 }
@@ -448,7 +447,7 @@ type Srandmember struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/srandmember/
 func (b *Builder) Srandmember(key string) Srandmember {
 	b.start(&infoSrandmember)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Srandmember{b}
 }
@@ -487,9 +486,9 @@ type Srem struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/srem/
 func (b *Builder) Srem(key string, member ...string) Srem {
 	b.start(&infoSrem)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(member) == 0 {
 		b.none("member")
 	}
@@ -525,9 +524,9 @@ type Sscan struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sscan/
 func (b *Builder) Sscan(key string, cursor string) Sscan {
 	b.start(&infoSscan)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(cursor)
 	return Sscan{b}
 }
@@ -535,8 +534,7 @@ func (b *Builder) Sscan(key string, cursor string) Sscan {
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Sscan) Match(pattern string) Sscan {
-	c.b.open(2, false)
-	c.b.tok("MATCH")
+	c.b.opt(2, false, "MATCH")
 	c.b.str(pattern)
 	return c
 }
@@ -544,8 +542,7 @@ func (c Sscan) Match(pattern string) Sscan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Sscan) Count(count int64) Sscan {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -575,7 +572,7 @@ type Sunion struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sunion/
 func (b *Builder) Sunion(key ...string) Sunion {
 	b.start(&infoSunion)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -610,9 +607,9 @@ type Sunionstore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sunionstore/
 func (b *Builder) Sunionstore(destination string, key ...string) Sunionstore {
 	b.start(&infoSunionstore)
-	b.open(0, false)
+	b.at(0)
 	b.key(destination)
-	b.open(1, false)
+	b.at(1)
 	if len(key) == 0 {
 		b.none("key")
 	}

@@ -20,14 +20,14 @@ type Bzmpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bzmpop/
 func (b *Builder) Bzmpop(timeout time.Duration, key []string, where MinMax) Bzmpop {
 	b.start(&infoBzmpop)
-	b.open(0, false)
+	b.at(0)
 	b.timeoutDur(timeout, DecimalSeconds)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(2, false)
+	b.at(2)
 	b.enum(where.token(), "where")
 	return Bzmpop{b}
 }
@@ -35,8 +35,7 @@ func (b *Builder) Bzmpop(timeout time.Duration, key []string, where MinMax) Bzmp
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Bzmpop) Count(count int64) Bzmpop {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -65,14 +64,14 @@ type Bzpopmax struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bzpopmax/
 func (b *Builder) Bzpopmax(key []string, timeout time.Duration) Bzpopmax {
 	b.start(&infoBzpopmax)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(1, false)
+	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
 	return Bzpopmax{b}
 }
@@ -101,14 +100,14 @@ type Bzpopmin struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bzpopmin/
 func (b *Builder) Bzpopmin(key []string, timeout time.Duration) Bzpopmin {
 	b.start(&infoBzpopmin)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(1, false)
+	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
 	return Bzpopmin{b}
 }
@@ -139,7 +138,7 @@ type Zadd struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zadd/
 func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
 	b.start(&infoZadd)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	b.later(5)
 	if len(data) == 0 {
@@ -155,48 +154,42 @@ func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
 // Nx sets condition: NX.
 // Since server version 3.0.2.
 func (c Zadd) Nx() Zadd {
-	c.b.open(1, false)
-	c.b.tok("NX")
+	c.b.opt(1, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 3.0.2.
 func (c Zadd) Xx() Zadd {
-	c.b.open(1, false)
-	c.b.tok("XX")
+	c.b.opt(1, false, "XX")
 	return c
 }
 
 // Gt sets comparison: GT.
 // Since server version 6.2.0.
 func (c Zadd) Gt() Zadd {
-	c.b.open(2, false)
-	c.b.tok("GT")
+	c.b.opt(2, false, "GT")
 	return c
 }
 
 // Lt sets comparison: LT.
 // Since server version 6.2.0.
 func (c Zadd) Lt() Zadd {
-	c.b.open(2, false)
-	c.b.tok("LT")
+	c.b.opt(2, false, "LT")
 	return c
 }
 
 // Ch adds [CH].
 // Since server version 3.0.2.
 func (c Zadd) Ch() Zadd {
-	c.b.open(3, false)
-	c.b.tok("CH")
+	c.b.opt(3, false, "CH")
 	return c
 }
 
 // Incr adds [INCR].
 // Since server version 3.0.2.
 func (c Zadd) Incr() Zadd {
-	c.b.open(4, false)
-	c.b.tok("INCR")
+	c.b.opt(4, false, "INCR")
 	return c
 }
 
@@ -225,7 +218,7 @@ type Zcard struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zcard/
 func (b *Builder) Zcard(key string) Zcard {
 	b.start(&infoZcard)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Zcard{b}
 }
@@ -255,11 +248,11 @@ type Zcount struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zcount/
 func (b *Builder) Zcount(key string, min string, max string) Zcount {
 	b.start(&infoZcount)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(min)
-	b.open(2, false)
+	b.at(2)
 	b.str(max)
 	return Zcount{b}
 }
@@ -290,7 +283,7 @@ type Zdiff struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zdiff/
 func (b *Builder) Zdiff(key ...string) Zdiff {
 	b.start(&infoZdiff)
-	b.open(0, false)
+	b.at(0)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -300,8 +293,7 @@ func (b *Builder) Zdiff(key ...string) Zdiff {
 
 // Withscores adds [WITHSCORES].
 func (c Zdiff) Withscores() Zdiff {
-	c.b.open(1, false)
-	c.b.tok("WITHSCORES")
+	c.b.opt(1, false, "WITHSCORES")
 	return c
 }
 
@@ -330,9 +322,9 @@ type Zdiffstore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zdiffstore/
 func (b *Builder) Zdiffstore(destination string, key ...string) Zdiffstore {
 	b.start(&infoZdiffstore)
-	b.open(0, false)
+	b.at(0)
 	b.key(destination)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -365,11 +357,11 @@ type Zincrby struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zincrby/
 func (b *Builder) Zincrby(key string, increment float64, member string) Zincrby {
 	b.start(&infoZincrby)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.float(increment)
-	b.open(2, false)
+	b.at(2)
 	b.str(member)
 	return Zincrby{b}
 }
@@ -400,7 +392,7 @@ type Zinter struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zinter/
 func (b *Builder) Zinter(key ...string) Zinter {
 	b.start(&infoZinter)
-	b.open(0, false)
+	b.at(0)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -412,8 +404,7 @@ func (b *Builder) Zinter(key ...string) Zinter {
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zinter) Weights(weight ...float64) Zinter {
-	c.b.open(1, false)
-	c.b.tok("WEIGHTS")
+	c.b.opt(1, false, "WEIGHTS")
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -422,32 +413,28 @@ func (c Zinter) Weights(weight ...float64) Zinter {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zinter) AggregateSum() Zinter {
-	c.b.open(2, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(2, false, "AGGREGATE")
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zinter) AggregateMin() Zinter {
-	c.b.open(2, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(2, false, "AGGREGATE")
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zinter) AggregateMax() Zinter {
-	c.b.open(2, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(2, false, "AGGREGATE")
 	c.b.tok("MAX")
 	return c
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zinter) Withscores() Zinter {
-	c.b.open(3, false)
-	c.b.tok("WITHSCORES")
+	c.b.opt(3, false, "WITHSCORES")
 	return c
 }
 
@@ -477,7 +464,7 @@ type Zintercard struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zintercard/
 func (b *Builder) Zintercard(key ...string) Zintercard {
 	b.start(&infoZintercard)
-	b.open(0, false)
+	b.at(0)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -488,8 +475,7 @@ func (b *Builder) Zintercard(key ...string) Zintercard {
 // Limit adds [LIMIT limit].
 // Arguments: limit.
 func (c Zintercard) Limit(limit int64) Zintercard {
-	c.b.open(1, false)
-	c.b.tok("LIMIT")
+	c.b.opt(1, false, "LIMIT")
 	c.b.int(limit)
 	return c
 }
@@ -520,9 +506,9 @@ type Zinterstore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zinterstore/
 func (b *Builder) Zinterstore(destination string, key ...string) Zinterstore {
 	b.start(&infoZinterstore)
-	b.open(0, false)
+	b.at(0)
 	b.key(destination)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -534,8 +520,7 @@ func (b *Builder) Zinterstore(destination string, key ...string) Zinterstore {
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zinterstore) Weights(weight ...float64) Zinterstore {
-	c.b.open(2, false)
-	c.b.tok("WEIGHTS")
+	c.b.opt(2, false, "WEIGHTS")
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -544,24 +529,21 @@ func (c Zinterstore) Weights(weight ...float64) Zinterstore {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zinterstore) AggregateSum() Zinterstore {
-	c.b.open(3, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(3, false, "AGGREGATE")
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zinterstore) AggregateMin() Zinterstore {
-	c.b.open(3, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(3, false, "AGGREGATE")
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zinterstore) AggregateMax() Zinterstore {
-	c.b.open(3, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(3, false, "AGGREGATE")
 	c.b.tok("MAX")
 	return c
 }
@@ -591,11 +573,11 @@ type Zlexcount struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zlexcount/
 func (b *Builder) Zlexcount(key string, min string, max string) Zlexcount {
 	b.start(&infoZlexcount)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(min)
-	b.open(2, false)
+	b.at(2)
 	b.str(max)
 	return Zlexcount{b}
 }
@@ -625,12 +607,12 @@ type Zmpop struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zmpop/
 func (b *Builder) Zmpop(key []string, where MinMax) Zmpop {
 	b.start(&infoZmpop)
-	b.open(0, false)
+	b.at(0)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
 	}
-	b.open(1, false)
+	b.at(1)
 	b.enum(where.token(), "where")
 	return Zmpop{b}
 }
@@ -638,8 +620,7 @@ func (b *Builder) Zmpop(key []string, where MinMax) Zmpop {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Zmpop) Count(count int64) Zmpop {
-	c.b.open(2, false)
-	c.b.tok("COUNT")
+	c.b.opt(2, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -669,9 +650,9 @@ type Zmscore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zmscore/
 func (b *Builder) Zmscore(key string, member ...string) Zmscore {
 	b.start(&infoZmscore)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(member) == 0 {
 		b.none("member")
 	}
@@ -707,7 +688,7 @@ type Zpopmax struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zpopmax/
 func (b *Builder) Zpopmax(key string) Zpopmax {
 	b.start(&infoZpopmax)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Zpopmax{b}
 }
@@ -746,7 +727,7 @@ type Zpopmin struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zpopmin/
 func (b *Builder) Zpopmin(key string) Zpopmin {
 	b.start(&infoZpopmin)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Zpopmin{b}
 }
@@ -785,7 +766,7 @@ type Zrandmember struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrandmember/
 func (b *Builder) Zrandmember(key string) Zrandmember {
 	b.start(&infoZrandmember)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Zrandmember{b}
 }
@@ -827,11 +808,11 @@ type Zrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrange/
 func (b *Builder) Zrange(key string, start string, stop string) Zrange {
 	b.start(&infoZrange)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(start)
-	b.open(2, false)
+	b.at(2)
 	b.str(stop)
 	return Zrange{b}
 }
@@ -839,24 +820,21 @@ func (b *Builder) Zrange(key string, start string, stop string) Zrange {
 // Byscore sets sortby: BYSCORE.
 // Since server version 6.2.0.
 func (c Zrange) Byscore() Zrange {
-	c.b.open(3, false)
-	c.b.tok("BYSCORE")
+	c.b.opt(3, false, "BYSCORE")
 	return c
 }
 
 // Bylex sets sortby: BYLEX.
 // Since server version 6.2.0.
 func (c Zrange) Bylex() Zrange {
-	c.b.open(3, false)
-	c.b.tok("BYLEX")
+	c.b.opt(3, false, "BYLEX")
 	return c
 }
 
 // Rev adds [REV].
 // Since server version 6.2.0.
 func (c Zrange) Rev() Zrange {
-	c.b.open(4, false)
-	c.b.tok("REV")
+	c.b.opt(4, false, "REV")
 	return c
 }
 
@@ -864,8 +842,7 @@ func (c Zrange) Rev() Zrange {
 // Arguments: offset, count.
 // Since server version 6.2.0.
 func (c Zrange) Limit(offset int64, count int64) Zrange {
-	c.b.open(5, false)
-	c.b.tok("LIMIT")
+	c.b.opt(5, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -873,8 +850,7 @@ func (c Zrange) Limit(offset int64, count int64) Zrange {
 
 // Withscores adds [WITHSCORES].
 func (c Zrange) Withscores() Zrange {
-	c.b.open(6, false)
-	c.b.tok("WITHSCORES")
+	c.b.opt(6, false, "WITHSCORES")
 	return c
 }
 
@@ -906,11 +882,11 @@ type Zrangebylex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrangebylex/
 func (b *Builder) Zrangebylex(key string, min string, max string) Zrangebylex {
 	b.start(&infoZrangebylex)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(min)
-	b.open(2, false)
+	b.at(2)
 	b.str(max)
 	return Zrangebylex{b}
 }
@@ -918,8 +894,7 @@ func (b *Builder) Zrangebylex(key string, min string, max string) Zrangebylex {
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrangebylex) Limit(offset int64, count int64) Zrangebylex {
-	c.b.open(3, false)
-	c.b.tok("LIMIT")
+	c.b.opt(3, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -953,11 +928,11 @@ type Zrangebyscore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrangebyscore/
 func (b *Builder) Zrangebyscore(key string, min string, max string) Zrangebyscore {
 	b.start(&infoZrangebyscore)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(min)
-	b.open(2, false)
+	b.at(2)
 	b.str(max)
 	return Zrangebyscore{b}
 }
@@ -965,16 +940,14 @@ func (b *Builder) Zrangebyscore(key string, min string, max string) Zrangebyscor
 // Withscores adds [WITHSCORES].
 // Since server version 2.0.0.
 func (c Zrangebyscore) Withscores() Zrangebyscore {
-	c.b.open(3, false)
-	c.b.tok("WITHSCORES")
+	c.b.opt(3, false, "WITHSCORES")
 	return c
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrangebyscore) Limit(offset int64, count int64) Zrangebyscore {
-	c.b.open(4, false)
-	c.b.tok("LIMIT")
+	c.b.opt(4, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1006,43 +979,39 @@ type Zrangestore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrangestore/
 func (b *Builder) Zrangestore(dst string, src string, min string, max string) Zrangestore {
 	b.start(&infoZrangestore)
-	b.open(0, false)
+	b.at(0)
 	b.key(dst)
-	b.open(1, false)
+	b.at(1)
 	b.key(src)
-	b.open(2, false)
+	b.at(2)
 	b.str(min)
-	b.open(3, false)
+	b.at(3)
 	b.str(max)
 	return Zrangestore{b}
 }
 
 // Byscore sets sortby: BYSCORE.
 func (c Zrangestore) Byscore() Zrangestore {
-	c.b.open(4, false)
-	c.b.tok("BYSCORE")
+	c.b.opt(4, false, "BYSCORE")
 	return c
 }
 
 // Bylex sets sortby: BYLEX.
 func (c Zrangestore) Bylex() Zrangestore {
-	c.b.open(4, false)
-	c.b.tok("BYLEX")
+	c.b.opt(4, false, "BYLEX")
 	return c
 }
 
 // Rev adds [REV].
 func (c Zrangestore) Rev() Zrangestore {
-	c.b.open(5, false)
-	c.b.tok("REV")
+	c.b.opt(5, false, "REV")
 	return c
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrangestore) Limit(offset int64, count int64) Zrangestore {
-	c.b.open(6, false)
-	c.b.tok("LIMIT")
+	c.b.opt(6, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1074,9 +1043,9 @@ type Zrank struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrank/
 func (b *Builder) Zrank(key string, member string) Zrank {
 	b.start(&infoZrank)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(member)
 	return Zrank{b}
 }
@@ -1084,8 +1053,7 @@ func (b *Builder) Zrank(key string, member string) Zrank {
 // Withscore adds [WITHSCORE].
 // Only in valkey-8.0.1.
 func (c Zrank) Withscore() Zrank {
-	c.b.open(2, false)
-	c.b.tok("WITHSCORE")
+	c.b.opt(2, false, "WITHSCORE")
 	return c
 }
 
@@ -1114,9 +1082,9 @@ type Zrem struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrem/
 func (b *Builder) Zrem(key string, member ...string) Zrem {
 	b.start(&infoZrem)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(member) == 0 {
 		b.none("member")
 	}
@@ -1151,11 +1119,11 @@ type Zremrangebylex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zremrangebylex/
 func (b *Builder) Zremrangebylex(key string, min string, max string) Zremrangebylex {
 	b.start(&infoZremrangebylex)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(min)
-	b.open(2, false)
+	b.at(2)
 	b.str(max)
 	return Zremrangebylex{b}
 }
@@ -1185,11 +1153,11 @@ type Zremrangebyrank struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zremrangebyrank/
 func (b *Builder) Zremrangebyrank(key string, start int64, stop int64) Zremrangebyrank {
 	b.start(&infoZremrangebyrank)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(start)
-	b.open(2, false)
+	b.at(2)
 	b.int(stop)
 	return Zremrangebyrank{b}
 }
@@ -1219,11 +1187,11 @@ type Zremrangebyscore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zremrangebyscore/
 func (b *Builder) Zremrangebyscore(key string, min string, max string) Zremrangebyscore {
 	b.start(&infoZremrangebyscore)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(min)
-	b.open(2, false)
+	b.at(2)
 	b.str(max)
 	return Zremrangebyscore{b}
 }
@@ -1256,19 +1224,18 @@ type Zrevrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrange/
 func (b *Builder) Zrevrange(key string, start int64, stop int64) Zrevrange {
 	b.start(&infoZrevrange)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(start)
-	b.open(2, false)
+	b.at(2)
 	b.int(stop)
 	return Zrevrange{b}
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zrevrange) Withscores() Zrevrange {
-	c.b.open(3, false)
-	c.b.tok("WITHSCORES")
+	c.b.opt(3, false, "WITHSCORES")
 	return c
 }
 
@@ -1300,11 +1267,11 @@ type Zrevrangebylex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrangebylex/
 func (b *Builder) Zrevrangebylex(key string, max string, min string) Zrevrangebylex {
 	b.start(&infoZrevrangebylex)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(max)
-	b.open(2, false)
+	b.at(2)
 	b.str(min)
 	return Zrevrangebylex{b}
 }
@@ -1312,8 +1279,7 @@ func (b *Builder) Zrevrangebylex(key string, max string, min string) Zrevrangeby
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrevrangebylex) Limit(offset int64, count int64) Zrevrangebylex {
-	c.b.open(3, false)
-	c.b.tok("LIMIT")
+	c.b.opt(3, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1347,27 +1313,25 @@ type Zrevrangebyscore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrangebyscore/
 func (b *Builder) Zrevrangebyscore(key string, max string, min string) Zrevrangebyscore {
 	b.start(&infoZrevrangebyscore)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(max)
-	b.open(2, false)
+	b.at(2)
 	b.str(min)
 	return Zrevrangebyscore{b}
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zrevrangebyscore) Withscores() Zrevrangebyscore {
-	c.b.open(3, false)
-	c.b.tok("WITHSCORES")
+	c.b.opt(3, false, "WITHSCORES")
 	return c
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrevrangebyscore) Limit(offset int64, count int64) Zrevrangebyscore {
-	c.b.open(4, false)
-	c.b.tok("LIMIT")
+	c.b.opt(4, false, "LIMIT")
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1399,9 +1363,9 @@ type Zrevrank struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zrevrank/
 func (b *Builder) Zrevrank(key string, member string) Zrevrank {
 	b.start(&infoZrevrank)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(member)
 	return Zrevrank{b}
 }
@@ -1409,8 +1373,7 @@ func (b *Builder) Zrevrank(key string, member string) Zrevrank {
 // Withscore adds [WITHSCORE].
 // Only in valkey-8.0.1.
 func (c Zrevrank) Withscore() Zrevrank {
-	c.b.open(2, false)
-	c.b.tok("WITHSCORE")
+	c.b.opt(2, false, "WITHSCORE")
 	return c
 }
 
@@ -1440,9 +1403,9 @@ type Zscan struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zscan/
 func (b *Builder) Zscan(key string, cursor string) Zscan {
 	b.start(&infoZscan)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(cursor)
 	return Zscan{b}
 }
@@ -1450,8 +1413,7 @@ func (b *Builder) Zscan(key string, cursor string) Zscan {
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Zscan) Match(pattern string) Zscan {
-	c.b.open(2, false)
-	c.b.tok("MATCH")
+	c.b.opt(2, false, "MATCH")
 	c.b.str(pattern)
 	return c
 }
@@ -1459,8 +1421,7 @@ func (c Zscan) Match(pattern string) Zscan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Zscan) Count(count int64) Zscan {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -1468,8 +1429,7 @@ func (c Zscan) Count(count int64) Zscan {
 // Noscores adds [NOSCORES].
 // Only in valkey-8.0.1.
 func (c Zscan) Noscores() Zscan {
-	c.b.open(4, false)
-	c.b.tok("NOSCORES")
+	c.b.opt(4, false, "NOSCORES")
 	return c
 }
 
@@ -1498,9 +1458,9 @@ type Zscore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zscore/
 func (b *Builder) Zscore(key string, member string) Zscore {
 	b.start(&infoZscore)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(member)
 	return Zscore{b}
 }
@@ -1531,7 +1491,7 @@ type Zunion struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zunion/
 func (b *Builder) Zunion(key ...string) Zunion {
 	b.start(&infoZunion)
-	b.open(0, false)
+	b.at(0)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -1543,8 +1503,7 @@ func (b *Builder) Zunion(key ...string) Zunion {
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zunion) Weights(weight ...float64) Zunion {
-	c.b.open(1, false)
-	c.b.tok("WEIGHTS")
+	c.b.opt(1, false, "WEIGHTS")
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -1553,32 +1512,28 @@ func (c Zunion) Weights(weight ...float64) Zunion {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zunion) AggregateSum() Zunion {
-	c.b.open(2, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(2, false, "AGGREGATE")
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zunion) AggregateMin() Zunion {
-	c.b.open(2, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(2, false, "AGGREGATE")
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zunion) AggregateMax() Zunion {
-	c.b.open(2, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(2, false, "AGGREGATE")
 	c.b.tok("MAX")
 	return c
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zunion) Withscores() Zunion {
-	c.b.open(3, false)
-	c.b.tok("WITHSCORES")
+	c.b.opt(3, false, "WITHSCORES")
 	return c
 }
 
@@ -1608,9 +1563,9 @@ type Zunionstore struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/zunionstore/
 func (b *Builder) Zunionstore(destination string, key ...string) Zunionstore {
 	b.start(&infoZunionstore)
-	b.open(0, false)
+	b.at(0)
 	b.key(destination)
-	b.open(1, false)
+	b.at(1)
 	b.int(int64(len(key)))
 	for _, x := range key {
 		b.key(x)
@@ -1622,8 +1577,7 @@ func (b *Builder) Zunionstore(destination string, key ...string) Zunionstore {
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zunionstore) Weights(weight ...float64) Zunionstore {
-	c.b.open(2, false)
-	c.b.tok("WEIGHTS")
+	c.b.opt(2, false, "WEIGHTS")
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -1632,24 +1586,21 @@ func (c Zunionstore) Weights(weight ...float64) Zunionstore {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zunionstore) AggregateSum() Zunionstore {
-	c.b.open(3, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(3, false, "AGGREGATE")
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zunionstore) AggregateMin() Zunionstore {
-	c.b.open(3, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(3, false, "AGGREGATE")
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zunionstore) AggregateMax() Zunionstore {
-	c.b.open(3, false)
-	c.b.tok("AGGREGATE")
+	c.b.opt(3, false, "AGGREGATE")
 	c.b.tok("MAX")
 	return c
 }

@@ -20,11 +20,11 @@ type Xack struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xack/
 func (b *Builder) Xack(key string, group string, id ...string) Xack {
 	b.start(&infoXack)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
-	b.open(2, false)
+	b.at(2)
 	if len(id) == 0 {
 		b.none("id")
 	}
@@ -60,7 +60,7 @@ type Xadd struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xadd/
 func (b *Builder) Xadd(key string, data ...FieldValue) Xadd {
 	b.start(&infoXadd)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	b.later(8)
 	if len(data) == 0 {
@@ -76,8 +76,7 @@ func (b *Builder) Xadd(key string, data ...FieldValue) Xadd {
 // Nomkstream adds [NOMKSTREAM].
 // Since server version 6.2.0.
 func (c Xadd) Nomkstream() Xadd {
-	c.b.open(1, false)
-	c.b.tok("NOMKSTREAM")
+	c.b.opt(1, false, "NOMKSTREAM")
 	return c
 }
 
@@ -94,15 +93,13 @@ func (c Xadd) Trim(strategy TrimStrategy, threshold string) Xadd {
 
 // TrimEqual sets operator: =.
 func (c Xadd) TrimEqual() Xadd {
-	c.b.open(4, false)
-	c.b.tok("=")
+	c.b.opt(4, false, "=")
 	return c
 }
 
 // TrimApproximately sets operator: ~.
 func (c Xadd) TrimApproximately() Xadd {
-	c.b.open(4, false)
-	c.b.tok("~")
+	c.b.opt(4, false, "~")
 	return c
 }
 
@@ -110,16 +107,14 @@ func (c Xadd) TrimApproximately() Xadd {
 // Arguments: count.
 // Since server version 6.2.0.
 func (c Xadd) TrimLimit(count int64) Xadd {
-	c.b.open(6, false)
-	c.b.tok("LIMIT")
+	c.b.opt(6, false, "LIMIT")
 	c.b.int(count)
 	return c
 }
 
 // AutoId sets id-selector: *.
 func (c Xadd) AutoId() Xadd {
-	c.b.open(7, false)
-	c.b.tok("*")
+	c.b.opt(7, false, "*")
 	return c
 }
 
@@ -157,15 +152,15 @@ type Xautoclaim struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xautoclaim/
 func (b *Builder) Xautoclaim(key string, group string, consumer string, minIdleTime time.Duration, start string) Xautoclaim {
 	b.start(&infoXautoclaim)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
-	b.open(2, false)
+	b.at(2)
 	b.str(consumer)
-	b.open(3, false)
-	b.dur(minIdleTime, Milliseconds)
-	b.open(4, false)
+	b.at(3)
+	b.millis(minIdleTime)
+	b.at(4)
 	b.str(start)
 	return Xautoclaim{b}
 }
@@ -173,16 +168,14 @@ func (b *Builder) Xautoclaim(key string, group string, consumer string, minIdleT
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xautoclaim) Count(count int64) Xautoclaim {
-	c.b.open(5, false)
-	c.b.tok("COUNT")
+	c.b.opt(5, false, "COUNT")
 	c.b.int(count)
 	return c
 }
 
 // Justid adds [JUSTID].
 func (c Xautoclaim) Justid() Xautoclaim {
-	c.b.open(6, false)
-	c.b.tok("JUSTID")
+	c.b.opt(6, false, "JUSTID")
 	return c
 }
 
@@ -212,15 +205,15 @@ type Xclaim struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xclaim/
 func (b *Builder) Xclaim(key string, group string, consumer string, minIdleTime time.Duration, id ...string) Xclaim {
 	b.start(&infoXclaim)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
-	b.open(2, false)
+	b.at(2)
 	b.str(consumer)
-	b.open(3, false)
-	b.dur(minIdleTime, Milliseconds)
-	b.open(4, false)
+	b.at(3)
+	b.millis(minIdleTime)
+	b.at(4)
 	if len(id) == 0 {
 		b.none("id")
 	}
@@ -233,17 +226,15 @@ func (b *Builder) Xclaim(key string, group string, consumer string, minIdleTime 
 // Idle adds [IDLE ms].
 // Arguments: ms (a duration).
 func (c Xclaim) Idle(ms time.Duration) Xclaim {
-	c.b.open(5, false)
-	c.b.tok("IDLE")
-	c.b.dur(ms, Milliseconds)
+	c.b.opt(5, false, "IDLE")
+	c.b.millis(ms)
 	return c
 }
 
 // Time adds [TIME unix-time-milliseconds].
 // Arguments: unixTimeMilliseconds (a point in time).
 func (c Xclaim) Time(unixTimeMilliseconds time.Time) Xclaim {
-	c.b.open(6, false)
-	c.b.tok("TIME")
+	c.b.opt(6, false, "TIME")
 	c.b.unix(unixTimeMilliseconds, true)
 	return c
 }
@@ -251,31 +242,27 @@ func (c Xclaim) Time(unixTimeMilliseconds time.Time) Xclaim {
 // Retrycount adds [RETRYCOUNT count].
 // Arguments: count.
 func (c Xclaim) Retrycount(count int64) Xclaim {
-	c.b.open(7, false)
-	c.b.tok("RETRYCOUNT")
+	c.b.opt(7, false, "RETRYCOUNT")
 	c.b.int(count)
 	return c
 }
 
 // Force adds [FORCE].
 func (c Xclaim) Force() Xclaim {
-	c.b.open(8, false)
-	c.b.tok("FORCE")
+	c.b.opt(8, false, "FORCE")
 	return c
 }
 
 // Justid adds [JUSTID].
 func (c Xclaim) Justid() Xclaim {
-	c.b.open(9, false)
-	c.b.tok("JUSTID")
+	c.b.opt(9, false, "JUSTID")
 	return c
 }
 
 // Lastid adds [LASTID lastid].
 // Arguments: lastid.
 func (c Xclaim) Lastid(lastid string) Xclaim {
-	c.b.open(10, false)
-	c.b.tok("LASTID")
+	c.b.opt(10, false, "LASTID")
 	c.b.str(lastid)
 	return c
 }
@@ -305,9 +292,9 @@ type Xdel struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xdel/
 func (b *Builder) Xdel(key string, id ...string) Xdel {
 	b.start(&infoXdel)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	if len(id) == 0 {
 		b.none("id")
 	}
@@ -343,9 +330,9 @@ type XgroupCreate struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-create/
 func (b *Builder) XgroupCreate(key string, group string) XgroupCreate {
 	b.start(&infoXgroupCreate)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
 	return XgroupCreate{b}
 }
@@ -360,23 +347,20 @@ func (c XgroupCreate) Id(id string) XgroupCreate {
 
 // NewId sets id-selector: $.
 func (c XgroupCreate) NewId() XgroupCreate {
-	c.b.open(2, false)
-	c.b.tok("$")
+	c.b.opt(2, false, "$")
 	return c
 }
 
 // Mkstream adds [MKSTREAM].
 func (c XgroupCreate) Mkstream() XgroupCreate {
-	c.b.open(3, false)
-	c.b.tok("MKSTREAM")
+	c.b.opt(3, false, "MKSTREAM")
 	return c
 }
 
 // Entriesread adds [ENTRIESREAD entries-read].
 // Arguments: entriesread.
 func (c XgroupCreate) Entriesread(entriesread int64) XgroupCreate {
-	c.b.open(4, false)
-	c.b.tok("ENTRIESREAD")
+	c.b.opt(4, false, "ENTRIESREAD")
 	c.b.int(entriesread)
 	return c
 }
@@ -406,11 +390,11 @@ type XgroupCreateconsumer struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-createconsumer/
 func (b *Builder) XgroupCreateconsumer(key string, group string, consumer string) XgroupCreateconsumer {
 	b.start(&infoXgroupCreateconsumer)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
-	b.open(2, false)
+	b.at(2)
 	b.str(consumer)
 	return XgroupCreateconsumer{b}
 }
@@ -440,11 +424,11 @@ type XgroupDelconsumer struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-delconsumer/
 func (b *Builder) XgroupDelconsumer(key string, group string, consumer string) XgroupDelconsumer {
 	b.start(&infoXgroupDelconsumer)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
-	b.open(2, false)
+	b.at(2)
 	b.str(consumer)
 	return XgroupDelconsumer{b}
 }
@@ -474,9 +458,9 @@ type XgroupDestroy struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-destroy/
 func (b *Builder) XgroupDestroy(key string, group string) XgroupDestroy {
 	b.start(&infoXgroupDestroy)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
 	return XgroupDestroy{b}
 }
@@ -531,9 +515,9 @@ type XgroupSetid struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-setid/
 func (b *Builder) XgroupSetid(key string, group string) XgroupSetid {
 	b.start(&infoXgroupSetid)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
 	return XgroupSetid{b}
 }
@@ -548,16 +532,14 @@ func (c XgroupSetid) Id(id string) XgroupSetid {
 
 // NewId sets id-selector: $.
 func (c XgroupSetid) NewId() XgroupSetid {
-	c.b.open(2, false)
-	c.b.tok("$")
+	c.b.opt(2, false, "$")
 	return c
 }
 
 // Entriesread adds [ENTRIESREAD entries-read].
 // Arguments: entriesread.
 func (c XgroupSetid) Entriesread(entriesread int64) XgroupSetid {
-	c.b.open(3, false)
-	c.b.tok("ENTRIESREAD")
+	c.b.opt(3, false, "ENTRIESREAD")
 	c.b.int(entriesread)
 	return c
 }
@@ -586,9 +568,9 @@ type XinfoConsumers struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-consumers/
 func (b *Builder) XinfoConsumers(key string, group string) XinfoConsumers {
 	b.start(&infoXinfoConsumers)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
 	return XinfoConsumers{b}
 }
@@ -617,7 +599,7 @@ type XinfoGroups struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-groups/
 func (b *Builder) XinfoGroups(key string) XinfoGroups {
 	b.start(&infoXinfoGroups)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return XinfoGroups{b}
 }
@@ -671,7 +653,7 @@ type XinfoStream struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-stream/
 func (b *Builder) XinfoStream(key string) XinfoStream {
 	b.start(&infoXinfoStream)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return XinfoStream{b}
 }
@@ -680,8 +662,7 @@ func (b *Builder) XinfoStream(key string) XinfoStream {
 // Only in valkey-8.0.1.
 func (c XinfoStream) Full() XinfoStream {
 	c.b.open(1, false)
-	c.b.open(2, false)
-	c.b.tok("FULL")
+	c.b.opt(2, false, "FULL")
 	return c
 }
 
@@ -689,8 +670,7 @@ func (c XinfoStream) Full() XinfoStream {
 // Arguments: count.
 // Only in valkey-8.0.1.
 func (c XinfoStream) FullBlockCount(count int64) XinfoStream {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -721,7 +701,7 @@ type Xlen struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xlen/
 func (b *Builder) Xlen(key string) Xlen {
 	b.start(&infoXlen)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Xlen{b}
 }
@@ -752,9 +732,9 @@ type Xpending struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xpending/
 func (b *Builder) Xpending(key string, group string) Xpending {
 	b.start(&infoXpending)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(group)
 	return Xpending{b}
 }
@@ -776,9 +756,8 @@ func (c Xpending) Filters(start string, end string, count int64) Xpending {
 // Arguments: minIdleTime (a duration).
 // Since server version 6.2.0.
 func (c Xpending) FiltersIdle(minIdleTime time.Duration) Xpending {
-	c.b.open(3, false)
-	c.b.tok("IDLE")
-	c.b.dur(minIdleTime, Milliseconds)
+	c.b.opt(3, false, "IDLE")
+	c.b.millis(minIdleTime)
 	return c
 }
 
@@ -817,11 +796,11 @@ type Xrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xrange/
 func (b *Builder) Xrange(key string, start string, end string) Xrange {
 	b.start(&infoXrange)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(start)
-	b.open(2, false)
+	b.at(2)
 	b.str(end)
 	return Xrange{b}
 }
@@ -829,8 +808,7 @@ func (b *Builder) Xrange(key string, start string, end string) Xrange {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xrange) Count(count int64) Xrange {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -881,8 +859,7 @@ func (b *Builder) Xread(key []string, id ...string) Xread {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xread) Count(count int64) Xread {
-	c.b.open(0, false)
-	c.b.tok("COUNT")
+	c.b.opt(0, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -890,8 +867,7 @@ func (c Xread) Count(count int64) Xread {
 // Block adds [BLOCK milliseconds].
 // Arguments: milliseconds (a duration).
 func (c Xread) Block(milliseconds time.Duration) Xread {
-	c.b.open(1, false)
-	c.b.tok("BLOCK")
+	c.b.opt(1, false, "BLOCK")
 	c.b.timeoutDur(milliseconds, Milliseconds)
 	return c
 }
@@ -922,7 +898,7 @@ type Xreadgroup struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xreadgroup/
 func (b *Builder) Xreadgroup(group string, consumer string, key []string, id ...string) Xreadgroup {
 	b.start(&infoXreadgroup)
-	b.open(0, false)
+	b.at(0)
 	b.tok("GROUP")
 	b.str(group)
 	b.str(consumer)
@@ -946,8 +922,7 @@ func (b *Builder) Xreadgroup(group string, consumer string, key []string, id ...
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xreadgroup) Count(count int64) Xreadgroup {
-	c.b.open(1, false)
-	c.b.tok("COUNT")
+	c.b.opt(1, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -955,16 +930,14 @@ func (c Xreadgroup) Count(count int64) Xreadgroup {
 // Block adds [BLOCK milliseconds].
 // Arguments: milliseconds (a duration).
 func (c Xreadgroup) Block(milliseconds time.Duration) Xreadgroup {
-	c.b.open(2, false)
-	c.b.tok("BLOCK")
+	c.b.opt(2, false, "BLOCK")
 	c.b.timeoutDur(milliseconds, Milliseconds)
 	return c
 }
 
 // Noack adds [NOACK].
 func (c Xreadgroup) Noack() Xreadgroup {
-	c.b.open(3, false)
-	c.b.tok("NOACK")
+	c.b.opt(3, false, "NOACK")
 	return c
 }
 
@@ -994,11 +967,11 @@ type Xrevrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xrevrange/
 func (b *Builder) Xrevrange(key string, end string, start string) Xrevrange {
 	b.start(&infoXrevrange)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(end)
-	b.open(2, false)
+	b.at(2)
 	b.str(start)
 	return Xrevrange{b}
 }
@@ -1006,8 +979,7 @@ func (b *Builder) Xrevrange(key string, end string, start string) Xrevrange {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xrevrange) Count(count int64) Xrevrange {
-	c.b.open(3, false)
-	c.b.tok("COUNT")
+	c.b.opt(3, false, "COUNT")
 	c.b.int(count)
 	return c
 }
@@ -1037,9 +1009,9 @@ type Xsetid struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xsetid/
 func (b *Builder) Xsetid(key string, lastId string) Xsetid {
 	b.start(&infoXsetid)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(lastId)
 	return Xsetid{b}
 }
@@ -1048,8 +1020,7 @@ func (b *Builder) Xsetid(key string, lastId string) Xsetid {
 // Arguments: entriesAdded.
 // Since server version 7.0.0.
 func (c Xsetid) Entriesadded(entriesAdded int64) Xsetid {
-	c.b.open(2, false)
-	c.b.tok("ENTRIESADDED")
+	c.b.opt(2, false, "ENTRIESADDED")
 	c.b.int(entriesAdded)
 	return c
 }
@@ -1058,8 +1029,7 @@ func (c Xsetid) Entriesadded(entriesAdded int64) Xsetid {
 // Arguments: maxDeletedId.
 // Since server version 7.0.0.
 func (c Xsetid) Maxdeletedid(maxDeletedId string) Xsetid {
-	c.b.open(3, false)
-	c.b.tok("MAXDELETEDID")
+	c.b.opt(3, false, "MAXDELETEDID")
 	c.b.str(maxDeletedId)
 	return c
 }
@@ -1090,10 +1060,10 @@ type Xtrim struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xtrim/
 func (b *Builder) Xtrim(key string, strategy TrimStrategy, threshold string) Xtrim {
 	b.start(&infoXtrim)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
-	b.open(2, false)
+	b.at(1)
+	b.at(2)
 	b.enum(strategy.token(), "strategy")
 	b.later(4)
 	b.str(threshold)
@@ -1102,15 +1072,13 @@ func (b *Builder) Xtrim(key string, strategy TrimStrategy, threshold string) Xtr
 
 // TrimEqual sets operator: =.
 func (c Xtrim) TrimEqual() Xtrim {
-	c.b.open(3, false)
-	c.b.tok("=")
+	c.b.opt(3, false, "=")
 	return c
 }
 
 // TrimApproximately sets operator: ~.
 func (c Xtrim) TrimApproximately() Xtrim {
-	c.b.open(3, false)
-	c.b.tok("~")
+	c.b.opt(3, false, "~")
 	return c
 }
 
@@ -1118,8 +1086,7 @@ func (c Xtrim) TrimApproximately() Xtrim {
 // Arguments: count.
 // Since server version 6.2.0.
 func (c Xtrim) TrimLimit(count int64) Xtrim {
-	c.b.open(5, false)
-	c.b.tok("LIMIT")
+	c.b.opt(5, false, "LIMIT")
 	c.b.int(count)
 	return c
 }

@@ -20,9 +20,9 @@ type Append struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/append/
 func (b *Builder) Append(key string, value string) Append {
 	b.start(&infoAppend)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(value)
 	return Append{b}
 }
@@ -52,7 +52,7 @@ type Decr struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/decr/
 func (b *Builder) Decr(key string) Decr {
 	b.start(&infoDecr)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Decr{b}
 }
@@ -82,9 +82,9 @@ type Decrby struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/decrby/
 func (b *Builder) Decrby(key string, decrement int64) Decrby {
 	b.start(&infoDecrby)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(decrement)
 	return Decrby{b}
 }
@@ -114,7 +114,7 @@ type Get struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/get/
 func (b *Builder) Get(key string) Get {
 	b.start(&infoGet)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Get{b}
 }
@@ -144,7 +144,7 @@ type Getdel struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getdel/
 func (b *Builder) Getdel(key string) Getdel {
 	b.start(&infoGetdel)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Getdel{b}
 }
@@ -175,7 +175,7 @@ type Getex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getex/
 func (b *Builder) Getex(key string) Getex {
 	b.start(&infoGetex)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Getex{b}
 }
@@ -183,26 +183,23 @@ func (b *Builder) Getex(key string) Getex {
 // Ex sets expiration: EX seconds.
 // Arguments: seconds (a duration).
 func (c Getex) Ex(seconds time.Duration) Getex {
-	c.b.open(1, false)
-	c.b.tok("EX")
-	c.b.dur(seconds, Seconds)
+	c.b.opt(1, false, "EX")
+	c.b.secs(seconds)
 	return c
 }
 
 // Px sets expiration: PX milliseconds.
 // Arguments: milliseconds (a duration).
 func (c Getex) Px(milliseconds time.Duration) Getex {
-	c.b.open(1, false)
-	c.b.tok("PX")
-	c.b.dur(milliseconds, Milliseconds)
+	c.b.opt(1, false, "PX")
+	c.b.millis(milliseconds)
 	return c
 }
 
 // Exat sets expiration: EXAT unix-time-seconds.
 // Arguments: unixTimeSeconds (a point in time).
 func (c Getex) Exat(unixTimeSeconds time.Time) Getex {
-	c.b.open(1, false)
-	c.b.tok("EXAT")
+	c.b.opt(1, false, "EXAT")
 	c.b.unix(unixTimeSeconds, false)
 	return c
 }
@@ -210,16 +207,14 @@ func (c Getex) Exat(unixTimeSeconds time.Time) Getex {
 // Pxat sets expiration: PXAT unix-time-milliseconds.
 // Arguments: unixTimeMilliseconds (a point in time).
 func (c Getex) Pxat(unixTimeMilliseconds time.Time) Getex {
-	c.b.open(1, false)
-	c.b.tok("PXAT")
+	c.b.opt(1, false, "PXAT")
 	c.b.unix(unixTimeMilliseconds, true)
 	return c
 }
 
 // Persist sets expiration: PERSIST.
 func (c Getex) Persist() Getex {
-	c.b.open(1, false)
-	c.b.tok("PERSIST")
+	c.b.opt(1, false, "PERSIST")
 	return c
 }
 
@@ -248,11 +243,11 @@ type Getrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getrange/
 func (b *Builder) Getrange(key string, start int64, end int64) Getrange {
 	b.start(&infoGetrange)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(start)
-	b.open(2, false)
+	b.at(2)
 	b.int(end)
 	return Getrange{b}
 }
@@ -284,9 +279,9 @@ type Getset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/getset/
 func (b *Builder) Getset(key string, value string) Getset {
 	b.start(&infoGetset)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(value)
 	return Getset{b}
 }
@@ -316,7 +311,7 @@ type Incr struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/incr/
 func (b *Builder) Incr(key string) Incr {
 	b.start(&infoIncr)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Incr{b}
 }
@@ -346,9 +341,9 @@ type Incrby struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/incrby/
 func (b *Builder) Incrby(key string, increment int64) Incrby {
 	b.start(&infoIncrby)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(increment)
 	return Incrby{b}
 }
@@ -378,9 +373,9 @@ type Incrbyfloat struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/incrbyfloat/
 func (b *Builder) Incrbyfloat(key string, increment float64) Incrbyfloat {
 	b.start(&infoIncrbyfloat)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.float(increment)
 	return Incrbyfloat{b}
 }
@@ -410,40 +405,36 @@ type Lcs struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lcs/
 func (b *Builder) Lcs(key1 string, key2 string) Lcs {
 	b.start(&infoLcs)
-	b.open(0, false)
+	b.at(0)
 	b.key(key1)
-	b.open(1, false)
+	b.at(1)
 	b.key(key2)
 	return Lcs{b}
 }
 
 // Len adds [LEN].
 func (c Lcs) Len() Lcs {
-	c.b.open(2, false)
-	c.b.tok("LEN")
+	c.b.opt(2, false, "LEN")
 	return c
 }
 
 // Idx adds [IDX].
 func (c Lcs) Idx() Lcs {
-	c.b.open(3, false)
-	c.b.tok("IDX")
+	c.b.opt(3, false, "IDX")
 	return c
 }
 
 // Minmatchlen adds [MINMATCHLEN min-match-len].
 // Arguments: minMatchLen.
 func (c Lcs) Minmatchlen(minMatchLen int64) Lcs {
-	c.b.open(4, false)
-	c.b.tok("MINMATCHLEN")
+	c.b.opt(4, false, "MINMATCHLEN")
 	c.b.int(minMatchLen)
 	return c
 }
 
 // Withmatchlen adds [WITHMATCHLEN].
 func (c Lcs) Withmatchlen() Lcs {
-	c.b.open(5, false)
-	c.b.tok("WITHMATCHLEN")
+	c.b.opt(5, false, "WITHMATCHLEN")
 	return c
 }
 
@@ -472,7 +463,7 @@ type Mget struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/mget/
 func (b *Builder) Mget(key ...string) Mget {
 	b.start(&infoMget)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}
@@ -507,7 +498,7 @@ type Mset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/mset/
 func (b *Builder) Mset(data ...KeyValue) Mset {
 	b.start(&infoMset)
-	b.open(0, false)
+	b.at(0)
 	if len(data) == 0 {
 		b.none("data")
 	}
@@ -543,7 +534,7 @@ type Msetnx struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/msetnx/
 func (b *Builder) Msetnx(data ...KeyValue) Msetnx {
 	b.start(&infoMsetnx)
-	b.open(0, false)
+	b.at(0)
 	if len(data) == 0 {
 		b.none("data")
 	}
@@ -581,11 +572,11 @@ type Psetex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/psetex/
 func (b *Builder) Psetex(key string, milliseconds time.Duration, value string) Psetex {
 	b.start(&infoPsetex)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
-	b.dur(milliseconds, Milliseconds)
-	b.open(2, false)
+	b.at(1)
+	b.millis(milliseconds)
+	b.at(2)
 	b.str(value)
 	return Psetex{b}
 }
@@ -616,9 +607,9 @@ type Set struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/set/
 func (b *Builder) Set(key string, value string) Set {
 	b.start(&infoSet)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(value)
 	return Set{b}
 }
@@ -626,24 +617,21 @@ func (b *Builder) Set(key string, value string) Set {
 // Nx sets condition: NX.
 // Since server version 2.6.12.
 func (c Set) Nx() Set {
-	c.b.open(2, false)
-	c.b.tok("NX")
+	c.b.opt(2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 2.6.12.
 func (c Set) Xx() Set {
-	c.b.open(2, false)
-	c.b.tok("XX")
+	c.b.opt(2, false, "XX")
 	return c
 }
 
 // Get adds [GET].
 // Since server version 6.2.0.
 func (c Set) Get() Set {
-	c.b.open(3, false)
-	c.b.tok("GET")
+	c.b.opt(3, false, "GET")
 	return c
 }
 
@@ -651,9 +639,8 @@ func (c Set) Get() Set {
 // Arguments: seconds (a duration).
 // Since server version 2.6.12.
 func (c Set) Ex(seconds time.Duration) Set {
-	c.b.open(4, false)
-	c.b.tok("EX")
-	c.b.dur(seconds, Seconds)
+	c.b.opt(4, false, "EX")
+	c.b.secs(seconds)
 	return c
 }
 
@@ -661,9 +648,8 @@ func (c Set) Ex(seconds time.Duration) Set {
 // Arguments: milliseconds (a duration).
 // Since server version 2.6.12.
 func (c Set) Px(milliseconds time.Duration) Set {
-	c.b.open(4, false)
-	c.b.tok("PX")
-	c.b.dur(milliseconds, Milliseconds)
+	c.b.opt(4, false, "PX")
+	c.b.millis(milliseconds)
 	return c
 }
 
@@ -671,8 +657,7 @@ func (c Set) Px(milliseconds time.Duration) Set {
 // Arguments: unixTimeSeconds (a point in time).
 // Since server version 6.2.0.
 func (c Set) Exat(unixTimeSeconds time.Time) Set {
-	c.b.open(4, false)
-	c.b.tok("EXAT")
+	c.b.opt(4, false, "EXAT")
 	c.b.unix(unixTimeSeconds, false)
 	return c
 }
@@ -681,8 +666,7 @@ func (c Set) Exat(unixTimeSeconds time.Time) Set {
 // Arguments: unixTimeMilliseconds (a point in time).
 // Since server version 6.2.0.
 func (c Set) Pxat(unixTimeMilliseconds time.Time) Set {
-	c.b.open(4, false)
-	c.b.tok("PXAT")
+	c.b.opt(4, false, "PXAT")
 	c.b.unix(unixTimeMilliseconds, true)
 	return c
 }
@@ -690,8 +674,7 @@ func (c Set) Pxat(unixTimeMilliseconds time.Time) Set {
 // Keepttl sets expiration: KEEPTTL.
 // Since server version 6.0.0.
 func (c Set) Keepttl() Set {
-	c.b.open(4, false)
-	c.b.tok("KEEPTTL")
+	c.b.opt(4, false, "KEEPTTL")
 	return c
 }
 
@@ -722,11 +705,11 @@ type Setex struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setex/
 func (b *Builder) Setex(key string, seconds time.Duration, value string) Setex {
 	b.start(&infoSetex)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
-	b.dur(seconds, Seconds)
-	b.open(2, false)
+	b.at(1)
+	b.secs(seconds)
+	b.at(2)
 	b.str(value)
 	return Setex{b}
 }
@@ -758,9 +741,9 @@ type Setnx struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setnx/
 func (b *Builder) Setnx(key string, value string) Setnx {
 	b.start(&infoSetnx)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.str(value)
 	return Setnx{b}
 }
@@ -790,11 +773,11 @@ type Setrange struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/setrange/
 func (b *Builder) Setrange(key string, offset int64, value string) Setrange {
 	b.start(&infoSetrange)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(offset)
-	b.open(2, false)
+	b.at(2)
 	b.str(value)
 	return Setrange{b}
 }
@@ -824,7 +807,7 @@ type Strlen struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/strlen/
 func (b *Builder) Strlen(key string) Strlen {
 	b.start(&infoStrlen)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
 	return Strlen{b}
 }
@@ -856,11 +839,11 @@ type Substr struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/substr/
 func (b *Builder) Substr(key string, start int64, end int64) Substr {
 	b.start(&infoSubstr)
-	b.open(0, false)
+	b.at(0)
 	b.key(key)
-	b.open(1, false)
+	b.at(1)
 	b.int(start)
-	b.open(2, false)
+	b.at(2)
 	b.int(end)
 	return Substr{b}
 }

@@ -119,7 +119,7 @@ type Watch struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/watch/
 func (b *Builder) Watch(key ...string) Watch {
 	b.start(&infoWatch)
-	b.open(0, false)
+	b.at(0)
 	if len(key) == 0 {
 		b.none("key")
 	}

@@ -13,7 +13,7 @@ import (
 // of its arguments once their count is known, in room it kept, or (past
 // 99999 arguments) in front of a copy. Across the counts where the
 // header grows a digit, built in order and out of order (the arguments
-// spilled and written again) and with keys in a late run (XREAD's
+// moved into place and written again) and with keys in a late run (XREAD's
 // STREAMS), every command is the bytes resp.AppendCommand writes for the
 // same arguments, and its keys are where they are in those bytes.
 func TestHeaderSizes(t *testing.T) {

@@ -99,10 +99,50 @@ func link(name string) string {
 
 func code(lines []string, b string) string {
 	var s strings.Builder
-	for _, l := range lines {
+	for _, l := range fast(lines, b == "b") {
 		s.WriteString("\t" + strings.ReplaceAll(l, "B.", b+".") + "\n")
 	}
 	return s.String()
+}
+
+// fast rewrites a builder's code with the Builder's shortcuts, which
+// write the same bytes in fewer calls: in a constructor, the slots
+// opened in order at its top level before any late run (B.later) or
+// other open, with nothing pending, are B.at; an open followed by its
+// token is B.opt; a duration in whole seconds or milliseconds is B.secs
+// or B.millis.
+func fast(lines []string, ctor bool) []string {
+	out := make([]string, 0, len(lines))
+	depth, last, inOrder := 0, -1, ctor
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		var s int
+		var multi bool
+		open := false
+		if n, _ := fmt.Sscanf(l, "B.open(%d, %t)", &s, &multi); n == 2 && strings.HasPrefix(l, "B.open(") {
+			open = true
+		}
+		switch {
+		case open && inOrder && depth == 0 && !multi && s > last:
+			last = s
+			l = fmt.Sprintf("B.at(%d)", s)
+		case open && !ctor && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "B.tok("):
+			l = fmt.Sprintf("B.opt(%d, %v, %s", s, multi, strings.TrimPrefix(lines[i+1], "B.tok("))
+			i++
+		case open || strings.HasPrefix(l, "B.later("):
+			inOrder = false
+		}
+		if strings.HasPrefix(l, "B.dur(") {
+			if x, ok := strings.CutSuffix(strings.TrimPrefix(l, "B.dur("), ", Seconds)"); ok {
+				l = "B.secs(" + x + ")"
+			} else if x, ok := strings.CutSuffix(strings.TrimPrefix(l, "B.dur("), ", Milliseconds)"); ok {
+				l = "B.millis(" + x + ")"
+			}
+		}
+		depth += strings.Count(l, "{") - strings.Count(l, "}")
+		out = append(out, l)
+	}
+	return out
 }
 
 func sig(ps []param) string {
