@@ -297,12 +297,18 @@ func refine(in *Info, k Kind, args [][]byte) (Kind, time.Duration) {
 		}
 		return refineLast(k, in, args[2]), 0
 	case infoXreadP, infoXreadgroupP:
+		// As the servers parse the options: each takes its values, so a
+		// group or consumer named STREAMS or BLOCK is a name.
 		for i := 1; i+1 < len(args); i++ {
-			if equalFold(args[i], "STREAMS") {
-				break
-			}
-			if equalFold(args[i], "BLOCK") {
+			switch {
+			case equalFold(args[i], "STREAMS"):
+				return k &^ Blocking, 0
+			case equalFold(args[i], "BLOCK"):
 				return k, millis(args[i+1])
+			case equalFold(args[i], "COUNT"):
+				i++
+			case equalFold(args[i], "GROUP"):
+				i += 2
 			}
 		}
 		return k &^ Blocking, 0

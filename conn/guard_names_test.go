@@ -1,0 +1,60 @@
+package conn_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// TestXReadGroupNamedStreamsBlocks: XREADGROUP GROUP g STREAMS BLOCK 0
+// STREAMS s > (a consumer named STREAMS) blocks on the server, which
+// reads GROUP's two values as names; the guard stopped at the first
+// STREAMS and took it for a command that does not block, so a Client sent
+// it on its shared connection, where every other caller's command waited
+// behind it. It goes on a connection of its own, as any blocking command.
+func TestXReadGroupNamedStreamsBlocks(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := testCtx(t)
+	_, err := srv.Do("XGROUP", "CREATE", "gs", "g", "$", "MKSTREAM")
+	require.NoError(t, err)
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
+	require.NoError(t, err)
+	defer cl.Close()
+
+	for _, args := range [][]any{
+		{"XREADGROUP", "GROUP", "g", "STREAMS", "BLOCK", "0", "STREAMS", "gs", ">"},
+		{"xreadgroup", "group", "g", "block", "block", "0", "streams", "gs", ">"},
+	} {
+		read := make(chan error, 1)
+		go func() {
+			v, err := cl.Do(ctx, args...)
+			if err == nil && v.IsNull() {
+				err = context.DeadlineExceeded // nothing read: cannot be with BLOCK 0
+			}
+			read <- err
+		}()
+		waitBlocked(t, 1)
+		// The shared connection answers while the read waits.
+		for i := range 10 {
+			got, err := echo(ctx, cl, "free-"+strconv.Itoa(i))
+			require.NoError(t, err, "%v", args)
+			require.Equal(t, "free-"+strconv.Itoa(i), got)
+		}
+		require.Empty(t, read, "%v returned before anything was added", args)
+		_, err = srv.Do("XADD", "gs", "*", "f", "v")
+		require.NoError(t, err)
+		require.NoError(t, <-read, "%v", args)
+		waitBlocked(t, 0)
+	}
+	var buf [64]byte
+	n, err := cl.DoInt(ctx, resp.Command(buf[:0], "XLEN", "gs"))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n)
+}
