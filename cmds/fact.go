@@ -28,7 +28,7 @@ type Fact struct {
 	Info *Info
 	// Kind is the command's kind refined by its arguments: XREAD is
 	// Blocking only with BLOCK, CLIENT REPLY is ReplyModel only with OFF
-	// or SKIP; SYNC and PSYNC, which the table leaves out, are
+	// or SKIP; SYNC, PSYNC and REPLCONF, which the table leaves out, are
 	// ReplyModel.
 	Kind Kind
 	// Timeout is how long a Blocking command may wait on the server; 0
@@ -234,7 +234,10 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 		f.Arg1 = Span{Off: offs[1], Len: uint32(len(args[1]))}
 	}
 	if in == nil {
-		if equalFold(args[0], "SYNC") || equalFold(args[0], "PSYNC") {
+		// Left out of the table, internal to replication: SYNC and PSYNC
+		// make the connection a replication stream, REPLCONF ACK and
+		// GETACK are answered with nothing.
+		if equalFold(args[0], "SYNC") || equalFold(args[0], "PSYNC") || equalFold(args[0], "REPLCONF") {
 			f.Kind = ReplyModel | NoKeys
 		}
 		return keys

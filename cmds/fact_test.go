@@ -62,6 +62,8 @@ func TestInspect(t *testing.T) {
 		{[]string{"hello", "3"}, ReplyModel, "hello", 0},
 		{[]string{"SYNC"}, ReplyModel, "", 0},
 		{[]string{"psync", "?", "-1"}, ReplyModel, "", 0},
+		{[]string{"REPLCONF", "ACK", "0"}, ReplyModel, "", 0}, // answered with nothing
+		{[]string{"replconf", "getack", "*"}, ReplyModel, "", 0},
 		{[]string{"MULTI"}, TxMulti, "multi", 0},
 		{[]string{"exec"}, TxEnd, "exec", 0},
 		{[]string{"DISCARD"}, TxEnd, "discard", 0},
@@ -240,7 +242,7 @@ func TestPlain(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"SYNC", "psync", "BLPOP", "xread", "XREADGROUP", "CLIENT", "SCRIPT", "MULTI", "exec", "WATCH", "WAIT", "SUBSCRIBE", "HELLO", "", "MONITOR"} {
+	for _, name := range []string{"SYNC", "psync", "REPLCONF", "replconf", "BLPOP", "xread", "XREADGROUP", "CLIENT", "SCRIPT", "MULTI", "exec", "WATCH", "WAIT", "SUBSCRIBE", "HELLO", "", "MONITOR"} {
 		if Plain(name) {
 			t.Errorf("Plain(%q)", name)
 		}
