@@ -162,7 +162,12 @@ func inspectFacts(w wire.Cmds, exclusive bool) (blocking bool, timeout time.Dura
 		case f.Kind&cmds.TxMulti != 0:
 			inMulti, tx = true, true
 		case f.Kind&cmds.TxEnd != 0:
-			inMulti = false
+			// With an argument it is refused for its arity, and the
+			// server's transaction stays open (DISCARD x; EXEC x
+			// discards it, but not for sure on every server).
+			if f.Arg1 == (cmds.Span{}) {
+				inMulti = false
+			}
 		case f.Kind&cmds.TxWatch != 0:
 			if !exclusive {
 				return false, 0, tx, &CommandError{Command: "WATCH", Reason: reasonWatch}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -57,4 +58,42 @@ func TestXReadGroupNamedStreamsBlocks(t *testing.T) {
 	n, err := cl.DoInt(ctx, resp.Command(buf[:0], "XLEN", "gs"))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, n)
+}
+
+// TestTxEndWithArgumentKeepsMulti: DISCARD with an argument is refused
+// by the server for its arity, inside the transaction, which stays open;
+// the guard took it for the end of the MULTI, so MULTI, SET, DISCARD now
+// was sent on the shared connection and the next caller's ECHO was
+// answered QUEUED. It is a MULTI without its end: refused, nothing sent.
+func TestTxEndWithArgumentKeepsMulti(t *testing.T) {
+	ctx := testCtx(t)
+	c := dial(t, conn.Options{})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
+	require.NoError(t, err)
+	defer cl.Close()
+	for _, s := range []struct {
+		name string
+		s    conn.Sender
+	}{{"Conn", c}, {"Client", cl}} {
+		var b pipeline.Batch
+		b.Add("MULTI")
+		b.Add("SET", "txk", "1")
+		b.Add("DISCARD", "now")
+		err := b.Exec(ctx, s.s)
+		var ce *conn.CommandError
+		require.ErrorAs(t, err, &ce, s.name)
+		require.Equal(t, "MULTI", ce.Command, s.name)
+		got, err := echo(ctx, s.s, "bystander")
+		require.NoError(t, err, s.name)
+		require.Equal(t, "bystander", got, s.name)
+		// Its end without an argument is still its end.
+		b.Reset()
+		b.Add("MULTI")
+		b.Add("SET", "txk", "1")
+		b.Add("DISCARD")
+		require.NoError(t, b.Exec(ctx, s.s), s.name)
+		got, err = echo(ctx, s.s, "bystander")
+		require.NoError(t, err, s.name)
+		require.Equal(t, "bystander", got, s.name)
+	}
 }
