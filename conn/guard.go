@@ -160,7 +160,12 @@ func inspectFacts(w wire.Cmds, exclusive bool) (blocking bool, timeout time.Dura
 			}
 			timeout = min(timeout+f.Timeout, math.MaxInt64/2)
 		case f.Kind&cmds.TxMulti != 0:
-			inMulti, tx = true, true
+			// With an argument it is refused for its arity and opens no
+			// transaction: the commands after it run (and block) at once.
+			tx = true
+			if f.Arg1 == (cmds.Span{}) {
+				inMulti = true
+			}
 		case f.Kind&cmds.TxEnd != 0:
 			// With an argument it is refused for its arity, and the
 			// server's transaction stays open (DISCARD x; EXEC x

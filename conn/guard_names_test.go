@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -96,4 +97,49 @@ func TestTxEndWithArgumentKeepsMulti(t *testing.T) {
 		require.NoError(t, err, s.name)
 		require.Equal(t, "bystander", got, s.name)
 	}
+}
+
+// TestMultiWithArgumentQueuesNothing: MULTI with an argument is refused
+// by the server for its arity and opens no transaction, so a BLPOP after
+// it blocks at once; the guard took it for a MULTI, the BLPOP for one
+// queued by it, and a Client sent MULTI x, BLPOP q 0, EXEC on its shared
+// connection, where the next caller waited behind the BLPOP. The BLPOP
+// is a blocking command, on a connection of its own.
+func TestMultiWithArgumentQueuesNothing(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := testCtx(t)
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr})
+	require.NoError(t, err)
+	defer cl.Close()
+	done := make(chan error, 1)
+	var b pipeline.Batch
+	b.Add("MULTI", "x")
+	b.Add("BLPOP", "mq", "0")
+	b.Add("EXEC")
+	go func() { done <- b.Exec(ctx, cl) }()
+	waitBlocked(t, 1)
+	got, err := echo(ctx, cl, "bystander")
+	require.NoError(t, err)
+	require.Equal(t, "bystander", got)
+	require.Empty(t, done)
+	_, err = srv.Do("RPUSH", "mq", "v")
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	require.Equal(t, "v", b.Reply(1).Elems[1].Text(), "the BLPOP ran, outside any transaction")
+
+	// On a Conn the BLPOP is a blocking command too: the liveness check
+	// waits for it (it broke the connection at the read timeout).
+	const readTimeout = 200 * time.Millisecond
+	c := dial(t, conn.Options{ReadTimeout: readTimeout})
+	go func() { done <- b.Exec(ctx, c) }()
+	waitBlocked(t, 1)
+	// Several read timeouts with nothing to read (a lower bound: the
+	// liveness check had every chance to fire).
+	time.Sleep(5 * readTimeout)
+	require.NoError(t, c.Err())
+	_, err = srv.Do("RPUSH", "mq", "w")
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	require.Equal(t, "w", b.Reply(1).Elems[1].Text())
 }
