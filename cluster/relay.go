@@ -207,6 +207,14 @@ func (s *sub) end() {
 
 // split sends the submission as one part per primary.
 func (s *sub) split() error {
+	// What a primary's connection would refuse (a subscription, WATCH,
+	// an argument over MaxArg) is refused before any part is sent, as
+	// one connection refuses a whole submission: else the parts before
+	// it would have run.
+	if err := wire.CheckShared(wire.Cmds{B: s.buf, N: s.n, Facts: s.facts}, s.cl.opts.Node.MaxArg); err != nil {
+		s.release()
+		return err
+	}
 	t := s.cl.topo.Load()
 	// Group the commands by primary, each group in submission order.
 	var order []string

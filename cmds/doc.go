@@ -86,10 +86,11 @@
 // arguments. An encoder of raw commands (pipeline.Batch, a DoFunc of a
 // resp.Cmd, a Stream, dispatch's calls) tests each name with it instead
 // of inspecting the command: a submission of plain commands goes Plain,
-// without facts, and a connection without hooks sends it without reading
-// it; hooks and a cluster's router, which need the keys, read the facts
-// from its bytes once. PING or SET in a pipeline costs one load, as it
-// did before the facts.
+// without facts, to a connection without hooks, which sends it without
+// reading it; for hooks, a cluster's router or a wrapper, which need the
+// keys, the facts are read from its bytes once (a Plain submission is
+// never handed to code outside the module, which could edit it). PING or
+// SET in a pipeline costs one load, as it did before the facts.
 //
 // A Builder reuses its memory: once it has grown, building a command
 // allocates nothing. A Command views that memory and is valid until the

@@ -28,7 +28,7 @@ type Fact struct {
 	Info *Info
 	// Kind is the command's kind refined by its arguments: XREAD is
 	// Blocking only with BLOCK, CLIENT REPLY is ReplyModel only with OFF
-	// or SKIP; SYNC and PSYNC, which the table leaves out, are
+	// or SKIP; SYNC, PSYNC and REPLCONF, which the table leaves out, are
 	// ReplyModel.
 	Kind Kind
 	// Timeout is how long a Blocking command may wait on the server; 0
@@ -234,7 +234,10 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 		f.Arg1 = Span{Off: offs[1], Len: uint32(len(args[1]))}
 	}
 	if in == nil {
-		if equalFold(args[0], "SYNC") || equalFold(args[0], "PSYNC") {
+		// Left out of the table, internal to replication: SYNC and PSYNC
+		// make the connection a replication stream, REPLCONF ACK and
+		// GETACK are answered with nothing.
+		if equalFold(args[0], "SYNC") || equalFold(args[0], "PSYNC") || equalFold(args[0], "REPLCONF") {
 			f.Kind = ReplyModel | NoKeys
 		}
 		return keys
@@ -297,12 +300,18 @@ func refine(in *Info, k Kind, args [][]byte) (Kind, time.Duration) {
 		}
 		return refineLast(k, in, args[2]), 0
 	case infoXreadP, infoXreadgroupP:
+		// As the servers parse the options: each takes its values, so a
+		// group or consumer named STREAMS or BLOCK is a name.
 		for i := 1; i+1 < len(args); i++ {
-			if equalFold(args[i], "STREAMS") {
-				break
-			}
-			if equalFold(args[i], "BLOCK") {
+			switch {
+			case equalFold(args[i], "STREAMS"):
+				return k &^ Blocking, 0
+			case equalFold(args[i], "BLOCK"):
 				return k, millis(args[i+1])
+			case equalFold(args[i], "COUNT"):
+				i++
+			case equalFold(args[i], "GROUP"):
+				i += 2
 			}
 		}
 		return k &^ Blocking, 0

@@ -39,6 +39,12 @@ func TestInspect(t *testing.T) {
 		{[]string{"XREAD", "COUNT", "2", "BLOCK", "1500", "STREAMS", "s", "$"}, Blocking, "xread", 1500 * time.Millisecond},
 		{[]string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"}, Blocking, "xreadgroup", 0},
 		{[]string{"XREAD", "STREAMS", "BLOCK", "0"}, plain, "xread", 0}, // stream named BLOCK
+		// A group or consumer named STREAMS or BLOCK is a name, as the
+		// servers parse GROUP's two values: the first two block.
+		{[]string{"XREADGROUP", "GROUP", "g", "STREAMS", "BLOCK", "0", "STREAMS", "s", ">"}, Blocking, "xreadgroup", 0},
+		{[]string{"xreadgroup", "group", "streams", "c", "block", "10", "streams", "s", ">"}, Blocking, "xreadgroup", 10 * time.Millisecond},
+		{[]string{"XREADGROUP", "GROUP", "BLOCK", "c", "STREAMS", "s", ">"}, plain, "xreadgroup", 0},
+		{[]string{"XREAD", "COUNT", "1", "BLOCK", "5", "STREAMS", "s", "0"}, Blocking, "xread", 5 * time.Millisecond},
 		{[]string{"XREAD", "COUNT", "1", "STREAMS", "s", "0"}, plain, "xread", 0},
 		{[]string{"BLPOP", "a", "soon"}, Blocking, "blpop", 0},
 		{[]string{"BLPOP", "a", "-1"}, Blocking, "blpop", 0},
@@ -56,6 +62,8 @@ func TestInspect(t *testing.T) {
 		{[]string{"hello", "3"}, ReplyModel, "hello", 0},
 		{[]string{"SYNC"}, ReplyModel, "", 0},
 		{[]string{"psync", "?", "-1"}, ReplyModel, "", 0},
+		{[]string{"REPLCONF", "ACK", "0"}, ReplyModel, "", 0}, // answered with nothing
+		{[]string{"replconf", "getack", "*"}, ReplyModel, "", 0},
 		{[]string{"MULTI"}, TxMulti, "multi", 0},
 		{[]string{"exec"}, TxEnd, "exec", 0},
 		{[]string{"DISCARD"}, TxEnd, "discard", 0},
@@ -234,7 +242,7 @@ func TestPlain(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"SYNC", "psync", "BLPOP", "xread", "XREADGROUP", "CLIENT", "SCRIPT", "MULTI", "exec", "WATCH", "WAIT", "SUBSCRIBE", "HELLO", "", "MONITOR"} {
+	for _, name := range []string{"SYNC", "psync", "REPLCONF", "replconf", "BLPOP", "xread", "XREADGROUP", "CLIENT", "SCRIPT", "MULTI", "exec", "WATCH", "WAIT", "SUBSCRIBE", "HELLO", "", "MONITOR"} {
 		if Plain(name) {
 			t.Errorf("Plain(%q)", name)
 		}

@@ -11,8 +11,8 @@ const Guarded = Blocking | ReplyModel | TxMulti | TxEnd | TxWatch
 
 // shaped has bit l of shaped[letter] set when some command whose name has
 // that first letter and l bytes may be Guarded (with some arguments, or
-// one of its subcommands), or is SYNC or PSYNC (left out of the table,
-// ReplyModel all the same).
+// one of its subcommands), or is SYNC, PSYNC or REPLCONF (left out of the
+// table, ReplyModel all the same).
 var shaped [27]uint32
 
 func init() {
@@ -23,6 +23,7 @@ func init() {
 	}
 	shape("SYNC")
 	shape("PSYNC")
+	shape("REPLCONF")
 }
 
 func shape(w string) {

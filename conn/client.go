@@ -477,6 +477,10 @@ func route(facts []cmds.Fact) routing {
 			default:
 				r.blocking++
 			}
+		case f.Arg1 != (cmds.Span{}):
+			// MULTI, EXEC or DISCARD with an argument: refused for its
+			// arity, it neither opens nor ends a transaction (the guard's
+			// inspect says the same).
 		case f.Kind&cmds.TxMulti != 0:
 			inMulti = true
 		case f.Kind&cmds.TxEnd != 0:

@@ -47,15 +47,15 @@ type Sender interface {
 // is not N whole commands (an error matching ErrMalformed). A Cmds put
 // together by hand must keep N equal to the commands in B and, when it
 // has Facts, one Fact per command with that command's Size (joining two
-// submissions: a new Cmds, B appended, N added, Facts appended, as a
-// Plain one stays Plain), or leave Facts nil.
+// submissions: B appended, N added, Facts appended), or leave Facts nil.
 //
 // The module's own encoders of raw commands (pipeline.Batch, DoFunc of a
 // resp.Cmd, a Stream, dispatch) send a submission whose names are all
-// cmds.Plain without facts, marked Plain (see Plain): a connection
-// without hooks sends it without reading it, one with hooks reads the
-// facts as for any submission without them. A Cmds put together by hand
-// is never Plain: its bytes are read.
+// cmds.Plain without facts, marked Plain (see Plain), to a Conn or Client
+// without hooks, which sends it without reading it. Any other Sender (one
+// with hooks, a cluster, a wrapper) is given the facts. A Cmds a user
+// holds (CmdsOf's, CmdsOfBatch's, one a wrapper is given, one put
+// together or edited by hand) is never Plain: its bytes are read.
 type Cmds = wire.Cmds
 
 // Handler receives the replies of one submission: Reply(i, v) for each

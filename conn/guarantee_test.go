@@ -29,6 +29,8 @@ var replyModelCommands = [][]string{
 	{"MONITOR"}, {"CLIENT", "REPLY", "OFF"}, {"client", "reply", "skip"},
 	{"RESET"}, {"QUIT"}, {"HELLO", "2"}, {"SELECT", "1"}, {"AUTH", "nobody", "x"},
 	{"SYNC"}, {"PSYNC", "?", "-1"},
+	// Answered with nothing: the next caller's reply would be taken.
+	{"REPLCONF", "ACK", "0"}, {"replconf", "getack", "*"},
 }
 
 // Finding 1: SUBSCRIBE through Do never completed under RESP3, and a
@@ -52,7 +54,7 @@ func TestReplyModelCommandsRefused(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, "after-"+args[0], got)
 			}
-			for _, name := range []string{"subscribe", "psubscribe", "ssubscribe", "monitor", "reset", "quit", "select", "sync", "psync"} {
+			for _, name := range []string{"subscribe", "psubscribe", "ssubscribe", "monitor", "reset", "quit", "select", "sync", "psync", "replconf"} {
 				require.Zero(t, srv.CommandCalls(t, name), "%s reached the server", name)
 			}
 			require.NoError(t, c.Err())

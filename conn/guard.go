@@ -113,6 +113,31 @@ const guarded = cmds.Guarded
 // whether the submission blocks, and for how long at most (0: maybe for
 // ever), or the error that refuses it.
 func (c *Conn) inspect(w wire.Cmds) (blocking bool, timeout time.Duration, err error) {
+	exclusive := c.exclusive.Load()
+	blocking, timeout, tx, err := inspectFacts(w, exclusive)
+	if tx && exclusive {
+		c.txUsed.Store(true)
+	}
+	return blocking, timeout, err
+}
+
+// checkShared is what a shared connection (not of Client.Dedicated)
+// would refuse of w, with Options.MaxArg maxArg (0: the default): for a
+// sender that splits a submission between connections (a cluster's
+// primaries), to refuse it before any part is sent.
+func checkShared(w wire.Cmds, maxArg int) error {
+	if _, _, _, err := inspectFacts(w, false); err != nil {
+		return err
+	}
+	if maxArg == 0 {
+		maxArg = DefaultMaxArg
+	}
+	return checkArgs(w, maxArg)
+}
+
+// inspectFacts is inspect for a connection that is exclusive (of
+// Client.Dedicated) or not; tx reports a MULTI or WATCH seen.
+func inspectFacts(w wire.Cmds, exclusive bool) (blocking bool, timeout time.Duration, tx bool, err error) {
 	inMulti, forever := false, false
 	at := uint32(0)
 	for i := range w.Facts {
@@ -124,7 +149,7 @@ func (c *Conn) inspect(w wire.Cmds) (blocking bool, timeout time.Duration, err e
 		}
 		switch {
 		case f.Kind&cmds.ReplyModel != 0:
-			return false, 0, refusal(f, cmd)
+			return false, 0, tx, refusal(f, cmd)
 		case f.Kind&cmds.Blocking != 0:
 			if inMulti {
 				continue // queued by the transaction: it does not block
@@ -135,26 +160,33 @@ func (c *Conn) inspect(w wire.Cmds) (blocking bool, timeout time.Duration, err e
 			}
 			timeout = min(timeout+f.Timeout, math.MaxInt64/2)
 		case f.Kind&cmds.TxMulti != 0:
-			inMulti = true
-			if c.exclusive.Load() {
-				c.txUsed.Store(true)
+			// With an argument it is refused for its arity and opens no
+			// transaction: the commands after it run (and block) at once.
+			tx = true
+			if f.Arg1 == (cmds.Span{}) {
+				inMulti = true
 			}
 		case f.Kind&cmds.TxEnd != 0:
-			inMulti = false
-		case f.Kind&cmds.TxWatch != 0:
-			if !c.exclusive.Load() {
-				return false, 0, &CommandError{Command: "WATCH", Reason: reasonWatch}
+			// With an argument it is refused for its arity, and the
+			// server's transaction stays open (DISCARD x; EXEC x
+			// discards it, but not for sure on every server).
+			if f.Arg1 == (cmds.Span{}) {
+				inMulti = false
 			}
-			c.txUsed.Store(true)
+		case f.Kind&cmds.TxWatch != 0:
+			if !exclusive {
+				return false, 0, tx, &CommandError{Command: "WATCH", Reason: reasonWatch}
+			}
+			tx = true
 		}
 	}
-	if inMulti && !c.exclusive.Load() {
-		return false, 0, &CommandError{Command: "MULTI", Reason: reasonMulti}
+	if inMulti && !exclusive {
+		return false, 0, tx, &CommandError{Command: "MULTI", Reason: reasonMulti}
 	}
 	if forever {
 		timeout = 0
 	}
-	return blocking, timeout, nil
+	return blocking, timeout, tx, nil
 }
 
 // commandName is the name of the command of f, encoded in cmd, in upper

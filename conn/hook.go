@@ -135,6 +135,7 @@ func init() {
 		}
 		return false, false
 	})
+	wire.SetCheckShared(checkShared)
 }
 
 // hookSet is the hooks of a connection, Options.Observer's last; nil when

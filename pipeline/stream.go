@@ -167,7 +167,10 @@ func (st *Stream) added(ctx context.Context) error {
 // takes no sequence number. A command a connection guards (blocking,
 // subscribing, transactions: see conn's guard) is sent in a chunk of its
 // own, so that if the connection refuses it, no other command shares its
-// fate. Its facts are read from its bytes, once, here.
+// fate; one refused for what it carries (an argument over the
+// connection's Options.MaxArg) is refused alone too, the others of its
+// chunk then sent one by one. Its facts are read from its bytes, once,
+// here.
 func (st *Stream) AddCmd(ctx context.Context, cmd resp.Cmd) error {
 	if err := cmd.Err(); err != nil {
 		return err
@@ -223,6 +226,17 @@ func (st *Stream) Flush(ctx context.Context) error {
 	}
 	if err == nil {
 		err = st.s.Send(ctx, w, c)
+		if err != nil && n > 1 && errors.Is(err, conn.ErrCommandRefused) {
+			// Nothing was sent, and no command of a chunk of several is
+			// guarded (those go alone): one was refused for what it
+			// carries (an argument over the connection's MaxArg), which
+			// is its outcome alone. Each goes on its own.
+			err = st.each(ctx, c, w)
+			st.next += int64(n)
+			st.cmds.Reset()
+			st.facts.Reset()
+			return err
+		}
 	}
 	st.next += int64(n)
 	st.cmds.Reset()
@@ -241,6 +255,53 @@ func (st *Stream) Flush(ctx context.Context) error {
 		return errors.Join(ErrStreamFailed, err)
 	}
 	return nil
+}
+
+// each sends the commands of w, the submission of chunk c that was
+// refused whole, one by one, each with a chunk of its own (c the first):
+// each gets its own outcome, in order. It returns the first refusal, or
+// the fault that ended the rest (joined with ErrStreamFailed).
+func (st *Stream) each(ctx context.Context, c *chunk, w wire.Cmds) error {
+	k, l, err := wire.Known(w) // the commands' sizes
+	defer wire.Release(l)
+	n, base := w.N, c.base // c may be reused once it has ended
+	var first error
+	at := uint32(0)
+	for i := range n {
+		ci := c
+		if i > 0 {
+			st.mu.Lock()
+			if j := len(st.free); j > 0 {
+				ci = st.free[j-1]
+				st.free = st.free[:j-1]
+			} else {
+				ci = &chunk{st: st}
+			}
+			st.mu.Unlock()
+		}
+		ci.base, ci.n, ci.copied = base+int64(i), 1, 0
+		if err == nil {
+			size := k.Facts[i].Size
+			err = st.s.Send(ctx, wire.Cmds{B: k.B[at : at+size], N: 1, Facts: k.Facts[i : i+1]}, ci)
+			at += size
+			if err == nil {
+				continue
+			}
+		}
+		st.drainTo(n - i) // the commands before it have had their outcomes
+		if errors.Is(err, conn.ErrCommandRefused) {
+			ci.end(err, false)
+			if first == nil {
+				first = err
+			}
+			err = nil
+			continue
+		}
+		ci.n = n - i // this one and the rest: never sent
+		ci.Done(err)
+		return errors.Join(ErrStreamFailed, err)
+	}
+	return first
 }
 
 // drainTo waits until at most n commands are in flight. The connection

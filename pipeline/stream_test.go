@@ -233,3 +233,54 @@ func TestStreamMixedKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamArgOverMaxArgAlone: a command refused for an argument over
+// the connection's Options.MaxArg, in a chunk of several, is refused
+// alone: the commands beside it in the chunk are sent and get their own
+// replies, every outcome once, in order. The connection refuses a whole
+// submission, so the chunk's seven ECHOs all failed with the SET's
+// ArgTooLargeError, never sent.
+func TestStreamArgOverMaxArgAlone(t *testing.T) {
+	ctx := testCtx(t)
+	c := setup(t, conn.Options{MaxArg: 1024})
+	cl, err := conn.NewClient(ctx, conn.Options{Addr: srv.Addr, MaxArg: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, s := range []conn.Sender{c, cl, conn.SendFunc(c.Send)} {
+		var got []string
+		st := pipeline.NewStream(s, func(seq int64, v resp.Value, err error) {
+			var ae *conn.ArgTooLargeError
+			switch {
+			case errors.As(err, &ae):
+				got = append(got, fmt.Sprintf("%d:refused %s", seq, ae.Command))
+			case err != nil:
+				got = append(got, fmt.Sprintf("%d:%v", seq, err))
+			default:
+				got = append(got, fmt.Sprintf("%d:%s", seq, v.Text()))
+			}
+		}, pipeline.StreamOptions{Chunk: 8})
+		var want []string
+		var errs []error
+		for i := range 16 {
+			if i == 3 || i == 14 {
+				errs = append(errs, st.Add(ctx, "SET", "big", strings.Repeat("x", 1025)))
+				want = append(want, fmt.Sprintf("%d:refused SET", i))
+				continue
+			}
+			errs = append(errs, st.Add(ctx, "ECHO", "e"+strconv.Itoa(i)))
+			want = append(want, fmt.Sprintf("%d:e%d", i, i))
+		}
+		if err := st.Wait(ctx); err != nil {
+			t.Fatalf("%T: Wait: %v", s, err)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("%T: outcomes\n%v\nwant\n%v", s, got, want)
+		}
+		// The Add that sent each chunk tells of its refusal.
+		if !errors.Is(errs[7], conn.ErrCommandRefused) || !errors.Is(errs[15], conn.ErrCommandRefused) {
+			t.Fatalf("%T: Add errors %v", s, errs)
+		}
+	}
+}

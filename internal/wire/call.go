@@ -90,8 +90,9 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // queued and its late reply is read and dropped.
 //
 // The command's facts are read from its bytes here, once (a user's
-// resp.Cmd, a raw Do), unless its name is plain (cmds.Plain): then it is
-// sent Plain, without facts, which a Sender that needs them reads.
+// resp.Cmd, a raw Do), unless its name is plain (cmds.Plain) and s reads
+// no facts of a Plain submission (WantsFacts): then it is sent Plain,
+// without facts.
 // DoCommand takes a builder's, known already.
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
 	w, err := FromCmd(cmd)
@@ -99,7 +100,12 @@ func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) err
 		return err
 	}
 	cl := getCall()
-	if !w.Plain() {
+	if cmds.Plain(NameOf(w.B)) && !WantsFacts(s) {
+		// Plain only for the module's own connections without hooks:
+		// a Sender that reads facts (a cluster, a user's wrapper) gets
+		// them, and is never handed a Plain Cmds it could edit.
+		w.plain = true
+	} else {
 		if err := cl.facts.Encoded(w.B, 1); err != nil {
 			putCall(cl)
 			return err

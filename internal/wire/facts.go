@@ -225,6 +225,21 @@ func WantsFacts(s Sender) bool {
 	return true
 }
 
+// checkShared is set by package conn (SetCheckShared): what a shared
+// connection's guard would refuse of a submission with its facts.
+var checkShared = func(Cmds, int) error { return nil }
+
+// SetCheckShared sets what CheckShared runs. Package conn calls it in its
+// init.
+func SetCheckShared(f func(w Cmds, maxArg int) error) { checkShared = f }
+
+// CheckShared returns the error a shared connection (a conn.Client's,
+// Options.MaxArg maxArg, 0 the default) would refuse w with, its facts
+// known, or nil: for a Sender that splits a submission between
+// connections (a cluster's primaries), so that a part refused by one is
+// refused before any other is sent.
+func CheckShared(w Cmds, maxArg int) error { return checkShared(w, maxArg) }
+
 // NameOf returns the name (the first argument) of the command encoded at
 // the start of b, or nil when b does not start with an array of bulk
 // strings.

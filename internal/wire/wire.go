@@ -54,7 +54,9 @@ type Cmds struct {
 	// needs no more than that sends the submission without reading its
 	// facts (ForGuard); one that needs them (hooks, a cluster's routing)
 	// reads them from B all the same (Known). Only this package sets it
-	// (FromCmd, PlainCmds): a submission made by hand is always read.
+	// (DoFunc, DoCommand, PlainCmds), and only for a Sender that wants no
+	// facts (WantsFacts), so no user's code holds a Plain Cmds: a
+	// submission made or edited by hand is always read.
 	plain bool
 }
 
@@ -65,21 +67,26 @@ type Cmds struct {
 func (c Cmds) Plain() bool { return c.plain && c.Facts == nil }
 
 // PlainCmds is the submission of every command in c, which its encoder
-// found plain by their names: without facts, Plain.
+// found plain by their names: without facts, Plain. It is only for a
+// Sender that reads no facts of a Plain submission (WantsFacts false:
+// this module's own Conn or Client without hooks), which hands it to no
+// user's code: a Plain Cmds a user held and edited (B appended, N
+// changed, as conn.Cmds says a submission is joined) would keep the mark
+// and be sent unread.
 func PlainCmds(c *resp.Cmds) (Cmds, error) {
 	w, err := FromCmds(c)
 	w.plain = err == nil
 	return w, err
 }
 
-// FromCmd is the submission of one command; its facts are unknown, but
-// it is Plain when its name is.
+// FromCmd is the submission of one command; its facts are unknown (it
+// is never Plain: conn.CmdsOf gives it to the user; DoFunc marks its
+// own).
 func FromCmd(c resp.Cmd) (Cmds, error) {
 	if err := c.Err(); err != nil {
 		return Cmds{}, err
 	}
-	b := c.Bytes()
-	return Cmds{B: b, N: 1, plain: cmds.Plain(NameOf(b))}, nil
+	return Cmds{B: c.Bytes(), N: 1}, nil
 }
 
 // FromCmds is the submission of every command in c; its facts are
