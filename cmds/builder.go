@@ -622,17 +622,25 @@ func (b *Builder) tok(t string) { b.str(t) }
 // str writes s; a short one (the common token, key or value) in one
 // call, its bytes written in room there is.
 func (b *Builder) str(s string) {
-	r := b.out()
-	if l := len(r.b); len(s) < 10 && cap(r.b)-l >= 16 {
-		p := r.b[l : l+16]
-		p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
-		copy(p[4:14], s)
-		p[4+len(s)], p[5+len(s)] = '\r', '\n'
-		r.b = r.b[:l+6+len(s)]
-		r.n++
-		return
+	if r := b.out(); !r.addShort(s) {
+		r.add(s)
 	}
-	r.add(s)
+}
+
+// addShort adds s in one step when it is short (under 10 bytes) and the
+// run has room for it, and reports whether it did.
+func (r *run) addShort(s string) bool {
+	l := len(r.b)
+	if len(s) >= 10 || cap(r.b)-l < 16 {
+		return false
+	}
+	p := r.b[l : l+16]
+	p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
+	copy(p[4:14], s)
+	p[4+len(s)], p[5+len(s)] = '\r', '\n'
+	r.b = r.b[:l+6+len(s)]
+	r.n++
+	return true
 }
 
 func (b *Builder) key(s string) { b.routed(s, &b.keys, isKey) }
@@ -652,14 +660,8 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 	}
 	// Where the bytes are in main: after the bulk header.
 	r := &b.main
-	if l := len(r.b); len(s) < 10 && cap(r.b)-l >= 16 {
-		*list = append(*list, keyRef{pos: int32(r.n), off: uint32(l + 4), n: uint32(len(s))})
-		p := r.b[l : l+16]
-		p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
-		copy(p[4:14], s)
-		p[4+len(s)], p[5+len(s)] = '\r', '\n'
-		r.b = r.b[:l+6+len(s)]
-		r.n++
+	if l, n := len(r.b), r.n; r.addShort(s) {
+		*list = append(*list, keyRef{pos: int32(n), off: uint32(l + 4), n: uint32(len(s))})
 		return
 	}
 	*list = append(*list, keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))})
