@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -256,4 +257,51 @@ func BenchmarkBatchAdd(b *testing.B) {
 		})
 	}
 	_, _ = h, ok
+}
+
+// BenchmarkPipelineRebuilt is a pipeline of depth 100 built again for
+// every Exec, as emqbench and the peer run do (Reset, 100 Adds or
+// Begin/Arg, Exec): the queueing is measured with the round trip. One op
+// is one command.
+//
+//	go test -run '^$' -bench PipelineRebuilt -count 6 ./pipeline/
+func BenchmarkPipelineRebuilt(b *testing.B) {
+	value := []byte(strings.Repeat("v", 64))
+	for _, name := range []string{"PING", "SET64"} {
+		b.Run(name, func(b *testing.B) {
+			c := benchConn(b)
+			ctx := context.Background()
+			var batch pipeline.Batch
+			key := make([]byte, 0, 40)
+			op := 0
+			run := func() {
+				batch.Reset()
+				for range 100 {
+					if name == "PING" {
+						batch.Add("PING")
+						continue
+					}
+					key = strconv.AppendInt(append(key[:0], "bench:"...), int64(op%1000), 10)
+					op++
+					batch.Begin(3)
+					batch.Arg("SET")
+					batch.ArgBytes(key)
+					batch.ArgBytes(value)
+				}
+				if err := batch.Exec(ctx, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range 10 {
+				run()
+			}
+			m := startMeter(b)
+			ops := 0
+			for ops < b.N {
+				run()
+				ops += 100
+			}
+			m.stop(b, ops)
+		})
+	}
 }
