@@ -124,20 +124,35 @@ func (b *Batch) AddCmd(cmd resp.Cmd) {
 // argument types without allocating. Exec refuses a batch in which a
 // command got another number of arguments.
 func (b *Batch) Begin(nargs int) {
-	b.checkBegun()
-	b.begunAt, b.begun = len(b.cmds.Bytes()), true
+	if b.begun {
+		b.checkBegun()
+	}
+	b.begunAt, b.begun = len(b.cmds.Bytes())+resp.HeaderLen(nargs), true
 	b.cmds.Begin(nargs)
 }
 
 // checkBegun tests the name of the last command begun, once its
 // arguments are in (at the next Begin, or Exec), so that Arg stays a
-// plain append.
+// plain append. begunAt is where the name's bulk header is.
 func (b *Batch) checkBegun() {
-	if b.begun {
-		b.begun = false
-		if !cmds.Plain(wire.NameOf(b.cmds.Bytes()[b.begunAt:])) {
-			b.special = true
+	b.begun = false
+	enc := b.cmds.Bytes()
+	if b.begunAt > len(enc) {
+		b.special = true // no name given: Exec refuses the batch
+		return
+	}
+	enc = enc[b.begunAt:]
+	// "$<one digit>\r\n<name>", a name of at most 9 bytes: most.
+	if len(enc) >= 4 && enc[0] == '$' && enc[1]-'0' <= 9 && enc[2] == '\r' {
+		if l := int(enc[1] - '0'); len(enc) >= 4+l {
+			if !cmds.Plain(enc[4 : 4+l]) {
+				b.special = true
+			}
+			return
 		}
+	}
+	if !cmds.Plain(wire.Bulk(enc)) {
+		b.special = true
 	}
 }
 
@@ -187,7 +202,9 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 // command was added raw and is plain by its name and the Sender reads
 // none; else with one fact per command.
 func (b *Batch) submission(wants bool) (wire.Cmds, error) {
-	b.checkBegun()
+	if b.begun {
+		b.checkBegun()
+	}
 	b.eager, b.lean = wants, !wants
 	if b.facts.Len() == 0 && !b.special && !wants {
 		return wire.PlainCmds(&b.cmds)

@@ -176,6 +176,10 @@ func TestRefusedOnEveryPath(t *testing.T) {
 		{[]string{"WATCH", "k"}, func() cmds.Command { return b.Watch("k").Build() }, "WATCH"},
 		{[]string{"MULTI"}, func() cmds.Command { return b.Multi().Build() }, "MULTI"},
 		{[]string{"SYNC"}, nil, "SYNC"},
+		// A name of ten bytes or more: a begun command's name is read
+		// past the one-digit header the common names have.
+		{[]string{"PSUBSCRIBE", "p*"}, nil, "PSUBSCRIBE"},
+		{[]string{"ssubscribe", "shard-channel-name"}, nil, "SSUBSCRIBE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)

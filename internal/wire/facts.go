@@ -248,7 +248,13 @@ func NameOf(b []byte) []byte {
 	if !ok || n == 0 {
 		return nil
 	}
-	size, rest, ok := header(rest, '$')
+	return Bulk(rest)
+}
+
+// Bulk returns the bulk string at the start of b (its bytes, without the
+// header), or nil when b does not start with one.
+func Bulk(b []byte) []byte {
+	size, rest, ok := header(b, '$')
 	if !ok || len(rest) < size {
 		return nil
 	}
