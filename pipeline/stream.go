@@ -115,9 +115,19 @@ func (c *chunk) end(err error, fault bool) {
 // Add appends a command given as strings; it is sent when the chunk is
 // full. It waits while the window is full, until ctx ends. A command of no
 // arguments is refused with ErrEmptyCommand and takes no sequence number.
+//
+// Add waits for room before the command takes its sequence number: when
+// ctx ends first (or had ended), Add returns ctx's error and the command
+// is not queued, so adding it again sends it once. Once queued, a
+// command's outcome is its ReplyFunc's; Add may still return the error of
+// the chunk it sent (a refusal, the connection's fault), which that
+// chunk's commands are told too.
 func (st *Stream) Add(ctx context.Context, args ...string) error {
 	if len(args) == 0 {
 		return ErrEmptyCommand
+	}
+	if err := st.roomForNext(ctx); err != nil {
+		return err
 	}
 	if st.plainRun(cmds.Plain(args[0])) {
 		st.cmds.Add(args...)
@@ -143,6 +153,9 @@ func (st *Stream) add(ctx context.Context, enc func()) error {
 		if err := st.Flush(ctx); err != nil {
 			return err
 		}
+		if err := st.roomFor(ctx, 1); err != nil {
+			return err // not queued
+		}
 		enc()
 		st.facts.Add(f)
 		return st.Flush(ctx)
@@ -153,6 +166,31 @@ func (st *Stream) add(ctx context.Context, enc func()) error {
 	enc()
 	st.facts.Add(f)
 	return st.added(ctx)
+}
+
+// roomFor waits, before a command takes its sequence number, until the
+// chunk of n commands it will be sent in fits the window, so that the
+// Flush after it does not wait; it returns ctx's error, and the command
+// is then not queued, when ctx ends first (or had ended).
+func (st *Stream) roomFor(ctx context.Context, n int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	if err := st.waitLocked(ctx, func() bool { return st.inflight > 0 && st.inflight+n > st.window && st.err == nil }); err != nil {
+		return err
+	}
+	st.mu.Unlock()
+	return nil
+}
+
+// roomForNext is roomFor for a command joining the gathered ones: it
+// waits only when the command completes a chunk, which is then sent.
+func (st *Stream) roomForNext(ctx context.Context) error {
+	if n := st.cmds.Len() + 1; n >= st.chunk {
+		return st.roomFor(ctx, n)
+	}
+	return ctx.Err()
 }
 
 func (st *Stream) added(ctx context.Context) error {
@@ -173,6 +211,9 @@ func (st *Stream) added(ctx context.Context) error {
 // here.
 func (st *Stream) AddCmd(ctx context.Context, cmd resp.Cmd) error {
 	if err := cmd.Err(); err != nil {
+		return err
+	}
+	if err := st.roomForNext(ctx); err != nil {
 		return err
 	}
 	if st.plainRun(cmds.Plain(wire.NameOf(cmd.Bytes()))) {

@@ -284,3 +284,49 @@ func TestStreamArgOverMaxArgAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamAddCancelledQueuesNothing: an Add whose ctx ends while it
+// waits for room (a window of one command, a SET whose reply CLIENT
+// PAUSE WRITE holds back), or had ended, returns ctx's error and queues nothing: the
+// command takes no sequence number and is never sent (the INCR did not
+// run), so adding it again sends it once. Before, it stayed gathered and
+// was sent by the next Flush or Wait, so a caller adding it again after
+// the error ran it twice. Plain and guarded commands alike (WATCH goes in
+// a chunk of its own).
+func TestStreamAddCancelledQueuesNothing(t *testing.T) {
+	for _, cmd := range [][]string{{"INCR", "n"}, {"WATCH", "n"}} {
+		c := setup(t, conn.Options{})
+		ctl := setup(t, conn.Options{})
+		ctx := testCtx(t)
+		var got []string
+		st := pipeline.NewStream(c, func(seq int64, v resp.Value, err error) {
+			got = append(got, fmt.Sprintf("%d:%s:%v", seq, v.Text(), err != nil))
+		}, pipeline.StreamOptions{Chunk: 1, Window: 1})
+		if _, err := ctl.Do(ctx, "CLIENT", "PAUSE", 60000, "WRITE"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ctl.Do(context.Background(), "CLIENT", "UNPAUSE") })
+		if err := st.Add(ctx, "SET", "held", "1"); err != nil { // in flight, its reply held back
+			t.Fatal(err)
+		}
+		short, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- st.Add(short, cmd...) }()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: Add cancelled: %v", cmd[0], err)
+		}
+		if _, err := ctl.Do(ctx, "CLIENT", "UNPAUSE"); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if want := "0:OK:false"; strings.Join(got, " ") != want || st.Sent() != 1 {
+			t.Fatalf("%s: replies %v, sent %d; want %s, 1: the cancelled Add was queued", cmd[0], got, st.Sent(), want)
+		}
+		if v, err := ctl.Do(ctx, "GET", "n"); err != nil || !v.IsNull() {
+			t.Fatalf("%s: GET n = %q, %v: the INCR ran after its Add failed", cmd[0], v.Text(), err)
+		}
+	}
+}
