@@ -153,13 +153,9 @@ func (cl *Client) next(ctx context.Context, old *Conn) (*Conn, error) {
 // The hooks (Options.Hooks, Observer) see each submission once, here,
 // whichever connection takes it.
 func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
-	// Facts unknown: read from the bytes once, here (unless the
-	// submission is Plain and no hook wants them); given: checked.
-	known := wire.Known
-	if cl.hooks == nil {
-		known = wire.ForGuard
-	}
-	cmds, l, err := known(cmds)
+	// Facts unknown: read from the bytes once, here (see factsFor);
+	// given: checked.
+	cmds, l, err := cl.hooks.factsFor(cmds)
 	if err != nil {
 		return err
 	}

@@ -260,13 +260,7 @@ func (c *Conn) Err() error {
 // reader goroutine. cmds.B is copied. When Send returns an error, h is
 // never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
-	// The hooks need the facts; the guard alone, only those of a
-	// submission that is not Plain.
-	known := wire.Known
-	if c.hooks == nil {
-		known = wire.ForGuard
-	}
-	cmds, l, err := known(cmds)
+	cmds, l, err := c.hooks.factsFor(cmds)
 	if err != nil {
 		return err
 	}

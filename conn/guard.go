@@ -105,10 +105,6 @@ const (
 
 var errBadSubmission = errors.New("conn: submission of no commands or no handler")
 
-// guarded are the kinds the guard looks at: a submission whose commands
-// are all cmds.Plain by name may come without its facts.
-const guarded = cmds.Guarded
-
 // inspect checks the facts of one submission's commands. It reports
 // whether the submission blocks, and for how long at most (0: maybe for
 // ever), or the error that refuses it.
@@ -144,7 +140,7 @@ func inspectFacts(w wire.Cmds, exclusive bool) (blocking bool, timeout time.Dura
 		f := &w.Facts[i]
 		cmd := w.B[at : at+f.Size]
 		at += f.Size
-		if f.Kind&guarded == 0 {
+		if f.Kind&cmds.Guarded == 0 {
 			continue
 		}
 		switch {

@@ -138,6 +138,17 @@ func init() {
 	wire.SetCheckShared(checkShared)
 }
 
+// factsFor returns cmds with the facts its receiver needs, s being its
+// hooks (nil: none): hooks need every command's (wire.Known); without
+// them the guard needs those of a submission that is not Plain only
+// (wire.ForGuard). Release the Facts returned when Send returns.
+func (s *hookSet) factsFor(cmds wire.Cmds) (wire.Cmds, *wire.Facts, error) {
+	if s != nil {
+		return wire.Known(cmds)
+	}
+	return wire.ForGuard(cmds)
+}
+
 // hookSet is the hooks of a connection, Options.Observer's last; nil when
 // there are none.
 type hookSet struct {
