@@ -159,7 +159,7 @@ func (o Options) GoString() string { return o.String() }
 //
 // Query options: db, protocol (2 or 3), client_name, dial_timeout,
 // read_timeout, write_timeout, min_backoff, max_backoff (Go durations),
-// max_pending, blocking_conns. Unknown options are an error.
+// max_pending, max_arg, blocking_conns. Unknown options are an error.
 //
 // A user name or password holding '#', '/', '?' or '@' must be
 // percent-encoded (%23, %2F, %3F, %40; and '%' itself as %25): unescaped,
@@ -318,6 +318,8 @@ func (o *Options) setQuery(k, v string) error {
 		o.WriteTimeout, err = time.ParseDuration(v)
 	case "max_pending":
 		o.MaxPending, err = strconv.Atoi(v)
+	case "max_arg":
+		o.MaxArg, err = strconv.Atoi(v)
 	case "min_backoff":
 		o.MinBackoff, err = time.ParseDuration(v)
 	case "max_backoff":
