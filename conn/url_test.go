@@ -35,7 +35,7 @@ func TestParseURL(t *testing.T) {
 		{"redis://h?dial_timeout=2s&read_timeout=1m30s&write_timeout=250ms&max_pending=64",
 			conn.Options{Addr: "h:6379", DialTimeout: 2 * time.Second, ReadTimeout: 90 * time.Second, WriteTimeout: 250 * time.Millisecond, MaxPending: 64}, false},
 		{"redis://h?read_timeout=-1s", conn.Options{Addr: "h:6379", ReadTimeout: -time.Second}, false}, // disables liveness
-		{"redis://h?max_arg=1073741824", conn.Options{Addr: "h:6379", MaxArg: 1 << 30}, false}, // a server with a larger proto-max-bulk-len
+		{"redis://h?max_arg=1073741824", conn.Options{Addr: "h:6379", MaxArg: 1 << 30}, false},         // a server with a larger proto-max-bulk-len
 		{"redis://h?min_backoff=10ms&max_backoff=2s&blocking_conns=16", // the Client's
 			conn.Options{Addr: "h:6379", MinBackoff: 10 * time.Millisecond, MaxBackoff: 2 * time.Second, BlockingConns: 16}, false},
 		// Reserved characters in the user info: percent-encoded, or an
