@@ -1,7 +1,8 @@
 // Package faultproxy is a TCP proxy for tests that sits between a client and
 // a real server on loopback and injects faults: connections cut after a given
 // number of bytes in either direction, replies trickled one byte per write,
-// a stall in the middle of a reply, and added latency.
+// a stall in the middle of a reply, added latency, and a silent drop of the
+// server side (Proxy.Sever) that tells the client nothing.
 //
 // The Mode set with Proxy.Set is read live by every proxied connection, so a
 // test can change it mid-connection; byte thresholds count from the start of
@@ -108,6 +109,26 @@ func (p *Proxy) CutAll() {
 	}
 }
 
+// Sever drops every live proxied connection on the server side only, as
+// a NAT, a firewall or a load balancer that forgets a connection does:
+// the server sees its side closed (and forgets the connection's state,
+// CLIENT TRACKING among it), while the client is told nothing, no FIN
+// and no RST. What the client sends from then on is read and dropped,
+// and nothing more reaches it, until it closes the connection or CutAll
+// or Close cuts it. New connections are still accepted and forwarded.
+func (p *Proxy) Sever() {
+	p.mu.Lock()
+	live := make([]*pair, 0, len(p.conns))
+	for c := range p.conns {
+		live = append(live, c)
+	}
+	p.mu.Unlock()
+	for _, c := range live {
+		c.severed.Store(true)
+		c.server.Close()
+	}
+}
+
 // Close stops accepting, cuts every connection and waits for all of the
 // proxy's goroutines to end.
 func (p *Proxy) Close() error {
@@ -171,6 +192,7 @@ type pair struct {
 	client, server net.Conn
 	down, up       atomic.Int64 // bytes forwarded on this connection
 	stalled        atomic.Bool  // the one stall has happened
+	severed        atomic.Bool  // Sever closed the server side only
 
 	once sync.Once
 	done chan struct{} // closed by close, wakes sleeping pumps
@@ -198,16 +220,35 @@ func (c *pair) sleep(d time.Duration) bool {
 }
 
 // pump copies one direction until either side fails or a fault cuts the
-// pair. down is server→client.
+// pair. down is server→client. Once Sever has dropped the pair's server
+// side, the server→client pump ends without touching the client, and the
+// client→server one reads and drops the client's bytes until the client
+// side closes.
 func (p *Proxy) pump(c *pair, down bool) {
 	defer p.wg.Done()
-	defer p.untrack(c)
-	defer c.close()
 	src, dst := c.client, c.server
 	if down {
 		src, dst = c.server, c.client
 	}
 	buf := make([]byte, 32<<10)
+	p.relay(c, down, src, dst, buf)
+	if c.severed.Load() {
+		if down {
+			return // the client→server pump ends the pair
+		}
+		for {
+			if _, err := c.client.Read(buf); err != nil {
+				break
+			}
+		}
+	}
+	c.close()
+	p.untrack(c)
+}
+
+// relay forwards src to dst, applying the mode, until either fails or a
+// fault cuts the pair.
+func (p *Proxy) relay(c *pair, down bool, src, dst net.Conn, buf []byte) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {

@@ -298,3 +298,37 @@ func TestTargetDown(t *testing.T) {
 	_, r := dial(t, p)
 	expectEOF(t, r)
 }
+
+// Sever closes the server side only: the server forgets the connection,
+// while the client sees neither an end nor a reply, and what it sends is
+// dropped; CutAll still ends it, and new connections are forwarded.
+func TestSever(t *testing.T) {
+	p := setup(t)
+	c, r := dial(t, p)
+	send(t, c, "*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n")
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, ":") {
+		t.Fatalf("CLIENT ID: %q, %v", line, err)
+	}
+	id := strings.TrimSpace(line[1:])
+	p.Sever()
+	eventually(t, "the server to drop the connection", func() bool {
+		list, err := srv.Do("CLIENT", "LIST", "ID", id)
+		return err == nil && list == ""
+	})
+	send(t, c, ping) // accepted and dropped: no error, no reply
+	_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if b, err := r.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("after Sever the client read %q, %v; want nothing (a deadline)", b, err)
+	}
+	if p.Conns() != 1 {
+		t.Fatalf("Conns = %d; the severed connection is still the client's", p.Conns())
+	}
+	c2, r2 := dial(t, p)
+	send(t, c2, ping)
+	expect(t, r2, "+PONG\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(hangGuard))
+	p.CutAll()
+	expectEOF(t, r)
+	eventually(t, "Conns = 0", func() bool { return p.Conns() == 0 })
+}
