@@ -1,10 +1,12 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,6 +113,11 @@ type session struct {
 	l     *link         // RESP2 only
 	dead  chan struct{} // closed by the supervisor when it sees the loss
 	optin bool
+	// swaps is the server's count of SWAPDB calls (INFO commandstats)
+	// when last read, at the dial and by each health check (only the
+	// supervisor reads and writes it after the dial); -1 while the
+	// server has not told it (INFO refused).
+	swaps int64
 }
 
 // live reports whether the session is still tracked: neither connection
@@ -243,6 +250,12 @@ func (c *Cache) dial(ctx context.Context) (*session, error) {
 		s.close()
 		return nil, fmt.Errorf("cache: CLIENT TRACKING ON: %w", err)
 	}
+	// The count the health check compares with, read before the session
+	// serves its first read.
+	if s.swaps, err = swapCount(ctx, s.tx); err != nil {
+		s.close()
+		return nil, fmt.Errorf("cache: INFO commandstats: %w", err)
+	}
 	return s, nil
 }
 
@@ -293,9 +306,15 @@ func (c *Cache) supervise(s *session) {
 		case <-s.linkDone():
 			cause = errLinkBroken
 		case <-health:
-			if err := c.check(s); err != nil {
+			swapped, err := c.check(s)
+			if err != nil {
 				cause = err
 				break
+			}
+			if swapped {
+				// No invalidation came for it: what the cache holds may
+				// be of the database's old contents. The tracking stays.
+				c.st.flushAll()
 			}
 			continue
 		}
@@ -332,21 +351,78 @@ func (c *Cache) clock() {
 // errUnhealthy is the cause when the health check goes unanswered.
 var errUnhealthy = errors.New("cache: health check unanswered")
 
-// check PINGs the connection that carries s's invalidations, bounded by
-// HealthTimeout.
-func (c *Cache) check(s *session) error {
+// check asks, bounded by HealthTimeout, each connection that s's
+// tracking depends on whether it still answers: under RESP2 the
+// invalidation connection (a PING there, answered after every
+// invalidation sent before it), and under both protocols the reading
+// connection, whose client id the tracking belongs to (CLIENT TRACKING …
+// REDIRECT under RESP2 too: a reading connection the server has dropped
+// silently takes the tracking with it while the other connection still
+// answers). The reading connection is asked INFO commandstats, and check
+// reports whether the server's count of SWAPDB calls moved since it was
+// last read: the servers send no invalidation for a SWAPDB.
+func (c *Cache) check(s *session) (swapped bool, err error) {
 	ctx, cancel := context.WithTimeout(c.life, c.opts.HealthTimeout)
 	defer cancel()
-	var err error
 	if s.l != nil {
 		err = s.l.sync(ctx)
-	} else {
-		err = ping(ctx, s.tx)
 	}
-	if err != nil && c.life.Err() == nil {
-		return fmt.Errorf("%w: %w", errUnhealthy, err)
+	n := int64(-1)
+	if err == nil {
+		n, err = swapCount(ctx, s.tx)
 	}
-	return nil
+	if err != nil {
+		if c.life.Err() != nil {
+			return false, nil
+		}
+		return false, fmt.Errorf("%w: %w", errUnhealthy, err)
+	}
+	if n < 0 || n == s.swaps {
+		return false, nil // not told (the last count stays), or unchanged
+	}
+	// Moved, or told for the first time: a SWAPDB may have come before.
+	s.swaps = n
+	return true, nil
+}
+
+// swapCount reads the server's count of SWAPDB calls on tx (INFO
+// commandstats counts every call, those in a transaction or a script
+// too; 0 before the first). It is -1 when the server answers INFO with
+// an error (an ACL without it, a renamed command, a busy script): the
+// connection answered, but did not tell.
+func swapCount(ctx context.Context, tx wire.Sender) (int64, error) {
+	n := int64(-1)
+	err := sendStrings(ctx, tx, 0, func(v resp.Value) error {
+		n = parseSwaps(v.VerbatimText())
+		return nil
+	}, infoCommandStats)
+	if se := (*resp.ServerError)(nil); errors.As(err, &se) {
+		return -1, nil
+	}
+	return n, err
+}
+
+// infoCommandStats is the health check's question to the reading
+// connection.
+var infoCommandStats = []string{"INFO", "commandstats"}
+
+// parseSwaps finds "cmdstat_swapdb:calls=N" in INFO commandstats: N, 0
+// when the line is missing (never called), -1 when it is malformed.
+func parseSwaps(info []byte) int64 {
+	const field = "cmdstat_swapdb:calls="
+	i := bytes.Index(info, []byte(field))
+	if i < 0 {
+		return 0
+	}
+	digits := info[i+len(field):]
+	if j := bytes.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); j >= 0 {
+		digits = digits[:j]
+	}
+	n, err := strconv.ParseInt(string(digits), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // redial dials until it succeeds (then publishes the session) or the

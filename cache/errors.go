@@ -45,5 +45,7 @@ var ErrOptions = errors.New("cache: invalid options")
 
 // ErrRefused is matched by the error of a command DoFunc will not send on
 // the tracked connection: CLIENT TRACKING and CLIENT CACHING, which would
-// change what the server tells the Cache. Nothing was sent.
+// change what the server tells the Cache, and SWAPDB, which changes what
+// the database holds with no invalidation (see the package
+// documentation). Nothing was sent.
 var ErrRefused = errors.New("cache: command refused on the tracked connection")

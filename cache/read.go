@@ -305,8 +305,13 @@ func (c *Cache) doStrings(ctx context.Context, args []string, fn func(resp.Value
 
 // doKnown is doFunc for a command whose fact f is known.
 func (c *Cache) doKnown(ctx context.Context, cmd resp.Cmd, f cmds.Fact, fn func(resp.Value) error, asking bool) error {
-	if in := f.Info; in == infoClientTracking || in == infoClientCaching {
+	switch f.Info {
+	case infoClientTracking, infoClientCaching:
 		return fmt.Errorf("%w: CLIENT TRACKING and CLIENT CACHING belong to the Cache", ErrRefused)
+	case infoSwapDB:
+		return fmt.Errorf("%w: SWAPDB changes what a database holds and the server sends no "+
+			"invalidation for it, so the Cache would serve the old contents (another "+
+			"client's SWAPDB is seen by the health check: see the package documentation)", ErrRefused)
 	}
 	s, err := c.session()
 	if err != nil {
@@ -395,6 +400,7 @@ func replyAt(ctx context.Context, tx wire.Sender, w wire.Cmds, at int, fn func(r
 var (
 	infoClientTracking = cmds.Lookup("client|tracking")
 	infoClientCaching  = cmds.Lookup("client|caching")
+	infoSwapDB         = cmds.Lookup("swapdb")
 )
 
 // Do is DoFunc with the command given as strings, returning a reply that

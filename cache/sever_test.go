@@ -1,0 +1,91 @@
+package cache_test
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/cache"
+	"github.com/echomq/echomq-go/internal/faultproxy"
+	"github.com/echomq/echomq-go/internal/servertest"
+)
+
+// A connection dropped on the server side with the client told nothing
+// (a NAT, a firewall or a load balancer that forgets it: no FIN, no RST)
+// takes the server's tracking with it. The health check catches it on
+// either connection, the reading one (whose client id the tracking
+// belongs to, under RESP2 too) or the RESP2 invalidation connection:
+// the cache is emptied and the Cache redials. A read meanwhile is
+// served from memory (the bound is HealthInterval + HealthTimeout) or
+// refused; once the Cache has redialled, none is stale.
+func TestSilentDropCaught(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		which := []string{"reader"}
+		if proto == 2 {
+			which = append(which, "redirect")
+		}
+		for _, w := range which {
+			t.Run(w, func(t *testing.T) {
+				servertest.Need(t, srv)
+				srv.Flush(t)
+				p, err := faultproxy.New(srv.Addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { p.Close() })
+				o := opts(proto)
+				o.Addr = srv.Addr
+				nth := 1 // the reading connection is dialed first, the RESP2 one next
+				if w == "redirect" {
+					nth = 2
+				}
+				o.Dialer = nthThrough(p.Addr(), nth)
+				o.HealthInterval = 20 * time.Millisecond
+				o.HealthTimeout = 200 * time.Millisecond
+				c := newCache(t, o)
+				ctx := testCtx(t)
+				must(t, srv, "SET", "k", "v1")
+				wantGet(t, c, "k", "v1")
+				wantGet(t, c, "k", "v1")
+				id := clientID(t, c)
+				if w == "redirect" {
+					v, err := c.Do(ctx, "CLIENT", "GETREDIR")
+					if err != nil {
+						t.Fatal(err)
+					}
+					id = strconv.FormatInt(v.Int, 10)
+				}
+				p.Sever()
+				waitFor(t, "the server to drop the "+w+" connection", func() bool {
+					return must(t, srv, "CLIENT", "LIST", "ID", id) == ""
+				})
+				// Written with the tracking gone: no invalidation comes.
+				must(t, srv, "SET", "k", "v2")
+				for deadline := time.Now().Add(waitLong); c.Stats().Reconnects == 0; {
+					if time.Now().After(deadline) {
+						t.Fatalf("no redial after %v: the health check did not see the drop; %+v", waitLong, c.Stats())
+					}
+					v, _, err := c.Get(ctx, "k", time.Hour)
+					switch {
+					case errors.Is(err, cache.ErrNotConnected):
+					case err != nil:
+						t.Fatalf("Get during the fault: %v", err)
+					case string(v) != "v1" && string(v) != "v2":
+						t.Fatalf("Get during the fault = %q", v)
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if s := c.Stats(); s.Flushes == 0 {
+					t.Fatalf("%+v: redialled without emptying the cache", s)
+				}
+				wantGet(t, c, "k", "v2")
+				must(t, srv, "SET", "k", "v3")
+				if err := c.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				wantGet(t, c, "k", "v3") // tracked again
+			})
+		}
+	})
+}
