@@ -72,13 +72,16 @@ type Options struct {
 	// but not kept. Default 1 MiB, and at most what one shard holds
 	// (MaxBytes divided by the shard count).
 	MaxEntryBytes int64
-	// HealthInterval is how often an idle Cache checks that its tracked
-	// connections still answer (a PING on the connection that carries
-	// the invalidations); one that does not answer within HealthTimeout
-	// is treated as lost, so that a silent network fault, which sends
-	// neither invalidations nor an error, cannot keep stale entries
-	// served for long. Defaults 1 s and 3 s; a negative HealthInterval
-	// disables the check.
+	// HealthInterval is how often a Cache checks that its tracked
+	// connections still answer (INFO commandstats on the reading
+	// connection and, under RESP2, a PING on the invalidation
+	// connection); a session whose connections have not both answered
+	// within HealthTimeout is treated as lost, so that a silent network
+	// fault, which sends neither invalidations nor an error, cannot keep
+	// stale entries served for long. The same check empties the cache
+	// when the server's count of SWAPDB calls moved (see the package
+	// documentation). Defaults 1 s and 3 s; a negative HealthInterval
+	// disables the check, and with it the SWAPDB check.
 	HealthInterval, HealthTimeout time.Duration
 }
 
@@ -511,7 +514,8 @@ type Stats struct {
 	// invalidated their key; InvalidatedKeys the keys the server named.
 	Invalidations, InvalidatedKeys uint64
 	// Flushes counts times the whole cache was emptied: a flush
-	// invalidation (FLUSHALL, FLUSHDB), a lost connection, Close.
+	// invalidation (FLUSHALL, FLUSHDB), a lost connection, a SWAPDB seen
+	// by the health check, Close.
 	Flushes uint64
 	// Evictions counts replies dropped to stay within MaxBytes.
 	Evictions uint64

@@ -74,16 +74,44 @@
 // the connections' done channels), so nothing is served from memory
 // once the connection is known lost, before the supervisor has emptied
 // it. A reply kept on a session checks, under the shard lock, that the
-// session is not dead. A fault that sends no error (a silent network)
-// is caught by the health check: a PING on the connection that carries
-// the invalidations every HealthInterval (1 s), which must be answered
-// within HealthTimeout (3 s), else the session is treated as lost; such
-// a fault can therefore leave entries served for at most about their sum.
+// session is not dead. A fault that sends no error (a silent network: a
+// NAT, a firewall or a load balancer that forgets a connection, which
+// the server then closes, tracking and all, while the client is told
+// nothing) is caught by the health check: every HealthInterval (1 s) it
+// asks each connection the tracking depends on, the reading one (INFO
+// commandstats: the tracking belongs to its client id, under RESP2's
+// REDIRECT too) and under RESP2 the invalidation one (a PING), and each
+// must answer within HealthTimeout (3 s) in all, else the session is
+// treated as lost; such a fault can therefore leave entries served for
+// at most about their sum.
 //
-// The flush. FLUSHALL and FLUSHDB send an invalidation with a null key
-// list (so does the server when it gives up tracking): the epoch moves
-// and everything is dropped. A key that expires or that maxmemory evicts
-// on the server is invalidated like any change.
+// The flush. FLUSHALL and FLUSHDB (of any database, ASYNC too; DEBUG
+// RELOAD likewise) send an invalidation with a null key list (so does
+// the server when it gives up tracking): the epoch moves and everything
+// is dropped. A key that expires or that maxmemory evicts on the server
+// is invalidated like any change. The servers track key names over
+// every database, so MOVE and COPY … DB invalidate the key's name (and a
+// change to the same name in another database costs a miss).
+//
+// SWAPDB. The servers send no invalidation for SWAPDB, nor a keyspace
+// event (Redis 7.0.15 and Valkey 8.0.1, in every mode and protocol,
+// alone, in a transaction or in a script): the keys keep their names
+// while the database under them changes. So the Cache refuses SWAPDB
+// (ErrRefused, nothing sent), and for a SWAPDB it cannot refuse (another
+// client's, or one in a script) the health check compares the server's
+// count of SWAPDB calls (INFO commandstats, which counts those in
+// transactions and scripts too) with the one it read before, and empties
+// the cache when it moved (Stats.Flushes), tracking kept: a SWAPDB by
+// another client, of any two databases, can leave entries served for at
+// most HealthInterval + HealthTimeout, and Sync does not wait for it.
+// Where the server refuses INFO (an ACL without it, a renamed command)
+// the check still proves the connection answers, but a SWAPDB by
+// another client goes unseen: an entry is then served until its TTL or
+// the key's expiry, or until any change to its key's name, so give such
+// a Cache short TTLs, or do not swap its database. SELECT, RESET and
+// HELLO (which would move the Cache's connection to another database or
+// reset its tracking) and a MULTI without its EXEC are refused by the
+// connection (a *conn.CommandError).
 //
 // What the guarantee is: a read through the Cache that starts after a
 // write through the same Cache returned (Do, DoFunc) sees that write or

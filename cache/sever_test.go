@@ -3,6 +3,7 @@ package cache_test
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,58 @@ func TestSilentDropCaught(t *testing.T) {
 			})
 		}
 	})
+}
+
+// A user whose ACL refuses INFO: the health check's INFO is answered
+// with an error, which still shows that the reading connection answers,
+// so the Cache neither redials for it nor empties itself, and a silent
+// drop is still caught. (A SWAPDB by another client then goes unseen, as
+// the package documentation says.)
+func TestHealthCheckWithoutInfo(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		s := startServer(t, servertest.Options{})
+		must(t, s, "ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "&*", "+@all", "-info")
+		p, err := faultproxy.New(s.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		o := opts(proto)
+		o.Addr, o.Username, o.Password = s.Addr, "noinfo", "pw"
+		o.Dialer = nthThrough(p.Addr(), 1)
+		o.HealthInterval = 5 * time.Millisecond
+		o.HealthTimeout = 200 * time.Millisecond
+		c := newCache(t, o)
+		if _, err := c.Do(testCtx(t), "INFO"); err == nil {
+			t.Fatal("INFO allowed: the ACL did not take")
+		}
+		must(t, s, "SET", "k", "v1")
+		wantGet(t, c, "k", "v1")
+		waitFor(t, "health checks refused INFO", func() bool { return aclDenials(t, s) >= 5 })
+		wantGet(t, c, "k", "v1")
+		if st := c.Stats(); st.Reconnects != 0 || st.Flushes != 0 || st.Hits != 1 {
+			t.Fatalf("%+v: a refused INFO made the Cache redial or empty itself", st)
+		}
+		id := clientID(t, c)
+		p.Sever()
+		waitFor(t, "the server to drop the reading connection", func() bool {
+			return must(t, s, "CLIENT", "LIST", "ID", id) == ""
+		})
+		must(t, s, "SET", "k", "v2")
+		waitFor(t, "the redial", func() bool { return c.Stats().Reconnects == 1 })
+		wantGet(t, c, "k", "v2")
+	})
+}
+
+// aclDenials adds up the counts of s's ACL LOG.
+func aclDenials(t testing.TB, s *servertest.Server) int {
+	lines := strings.Split(must(t, s, "ACL", "LOG"), "\n")
+	n := 0
+	for i := 0; i+1 < len(lines); i++ {
+		if lines[i] == "count" {
+			c, _ := strconv.Atoi(lines[i+1])
+			n += c
+		}
+	}
+	return n
 }
