@@ -391,16 +391,17 @@ func (c *Cache) check(s *session) (swapped bool, err error) {
 // swapCount reads the server's count of SWAPDB calls on tx (INFO
 // commandstats counts every call, those in a transaction or a script
 // too; 0 before the first). It is -1 when the server answers INFO with
-// an error (an ACL without it, a renamed command, a busy script): the
-// connection answered, but did not tell.
+// an error (an ACL without it, a renamed command, a busy script), or
+// with a reply over the connection's Limits: the connection answered,
+// but did not tell.
 func swapCount(ctx context.Context, tx wire.Sender) (int64, error) {
 	n := int64(-1)
 	err := sendStrings(ctx, tx, 0, func(v resp.Value) error {
 		n = parseSwaps(v.VerbatimText())
 		return nil
 	}, infoCommandStats)
-	if se := (*resp.ServerError)(nil); errors.As(err, &se) {
-		return -1, nil
+	if se := (*resp.ServerError)(nil); errors.As(err, &se) || errors.Is(err, resp.ErrReplyTooLarge) {
+		return -1, nil // answered, and skipped whole: the stream is intact
 	}
 	return n, err
 }

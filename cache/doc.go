@@ -104,8 +104,9 @@
 // the cache when it moved (Stats.Flushes), tracking kept: a SWAPDB by
 // another client, of any two databases, can leave entries served for at
 // most HealthInterval + HealthTimeout, and Sync does not wait for it.
-// Where the server refuses INFO (an ACL without it, a renamed command)
-// the check still proves the connection answers, but a SWAPDB by
+// Where the server refuses INFO (an ACL without it, a renamed command),
+// or its reply is over the connection's Limits, the check still proves
+// the connection answers, but a SWAPDB by
 // another client goes unseen: an entry is then served until its TTL or
 // the key's expiry, or until any change to its key's name, so give such
 // a Cache short TTLs, or do not swap its database. SELECT, RESET and

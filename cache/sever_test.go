@@ -10,6 +10,7 @@ import (
 	"github.com/echomq/echomq-go/cache"
 	"github.com/echomq/echomq-go/internal/faultproxy"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // A connection dropped on the server side with the client told nothing
@@ -143,4 +144,29 @@ func aclDenials(t testing.TB, s *servertest.Server) int {
 		}
 	}
 	return n
+}
+
+// A Cache whose Limits are too small for INFO commandstats (a reply
+// skipped with a *resp.ReplyTooLargeError): the health check's INFO
+// still shows that the connection answers; the Cache does not redial.
+func TestHealthCheckInfoOverLimits(t *testing.T) {
+	protocols(t, func(t *testing.T, proto int) {
+		s := startServer(t, servertest.Options{})
+		o := opts(proto)
+		o.Addr = s.Addr
+		o.Limits = resp.Limits{MaxBulk: 64}
+		o.HealthInterval = 5 * time.Millisecond
+		c := newCache(t, o)
+		if _, err := c.Do(testCtx(t), "INFO", "commandstats"); !errors.Is(err, resp.ErrReplyTooLarge) {
+			t.Fatalf("INFO commandstats under MaxBulk 64: %v, want ErrReplyTooLarge", err)
+		}
+		must(t, s, "SET", "k", "v1")
+		wantGet(t, c, "k", "v1")
+		calls := s.CommandCalls(t, "info")
+		waitFor(t, "health checks", func() bool { return s.CommandCalls(t, "info") >= calls+5 })
+		wantGet(t, c, "k", "v1")
+		if st := c.Stats(); st.Reconnects != 0 || st.Flushes != 0 || st.Hits != 1 {
+			t.Fatalf("%+v: an INFO reply over the Limits made the Cache redial or empty itself", st)
+		}
+	})
 }
