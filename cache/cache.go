@@ -255,9 +255,12 @@ func (c *Cache) dial(ctx context.Context) (*session, error) {
 	}
 	// The count the health check compares with, read before the session
 	// serves its first read.
-	if s.swaps, err = swapCount(ctx, s.tx); err != nil {
-		s.close()
-		return nil, fmt.Errorf("cache: INFO commandstats: %w", err)
+	s.swaps = -1
+	if c.opts.HealthInterval > 0 {
+		if s.swaps, err = swapCount(ctx, s.tx); err != nil {
+			s.close()
+			return nil, fmt.Errorf("cache: INFO commandstats: %w", err)
+		}
 	}
 	return s, nil
 }

@@ -202,9 +202,9 @@ func (st *store) end(sh *shard, ks *keyState, gen, epoch uint64, sess *session, 
 }
 
 // invalidate drops every reply cached for key and fails the reads of it
-// in flight (they will not be kept).
+// in flight (they will not be kept). The key is counted once applied, so
+// that whoever sees the count sees its effect.
 func (st *store) invalidate(key []byte) {
-	st.keysInv.Add(1)
 	sh := st.shardOf(unsafe.String(unsafe.SliceData(key), len(key)))
 	sh.mu.Lock()
 	ks := sh.keys[string(key)]
@@ -219,6 +219,7 @@ func (st *store) invalidate(key []byte) {
 		}
 	}
 	sh.mu.Unlock()
+	st.keysInv.Add(1)
 }
 
 // flushAll empties the store: the epoch moves first, so from that moment
