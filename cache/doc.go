@@ -139,11 +139,12 @@
 // __redis__:invalidate and the reading connection turns tracking on
 // with REDIRECT to it.
 //
-// Every submission the Cache sends (a load, the tracking setup, a
-// command and its PING, ASKING and the command after it, CLUSTER SLOTS)
-// carries the facts of its commands (cmds.Fact), made where the Cache
-// encodes them, so that its connection does not read the bytes back; a
-// caller's resp.Cmd given to DoFunc is read once, for its fact.
+// Every submission the Cache sends (a load, the tracking setup, the
+// health check's INFO, a command and its PING, ASKING and the command
+// after it, CLUSTER SLOTS) carries the facts of its commands
+// (cmds.Fact), made where the Cache encodes them, so that its connection
+// does not read the bytes back; a caller's resp.Cmd given to DoFunc is
+// read once, for its fact.
 //
 // # Memory
 //
