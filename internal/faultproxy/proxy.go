@@ -98,15 +98,20 @@ func (p *Proxy) Writes() int64 { return p.writes.Load() }
 // CutAll closes every live proxied connection at once, both sides. New
 // connections are still accepted.
 func (p *Proxy) CutAll() {
+	for _, c := range p.live() {
+		c.close()
+	}
+}
+
+// live returns the live pairs.
+func (p *Proxy) live() []*pair {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	live := make([]*pair, 0, len(p.conns))
 	for c := range p.conns {
 		live = append(live, c)
 	}
-	p.mu.Unlock()
-	for _, c := range live {
-		c.close()
-	}
+	return live
 }
 
 // Sever drops every live proxied connection on the server side only, as
@@ -117,13 +122,7 @@ func (p *Proxy) CutAll() {
 // and nothing more reaches it, until it closes the connection or CutAll
 // or Close cuts it. New connections are still accepted and forwarded.
 func (p *Proxy) Sever() {
-	p.mu.Lock()
-	live := make([]*pair, 0, len(p.conns))
-	for c := range p.conns {
-		live = append(live, c)
-	}
-	p.mu.Unlock()
-	for _, c := range live {
+	for _, c := range p.live() {
 		c.severed.Store(true)
 		c.server.Close()
 	}
