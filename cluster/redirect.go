@@ -315,10 +315,10 @@ func (s *sub) hop(r *redo, waited *bool) (*node, bool, error) {
 		n, err := cl.target(s.ctx, s.slots[r.i])
 		return n, false, err
 	case codeNoScript:
-		cl.stats.noScript.Add(1)
 		if r.reloads++; r.reloads > maxReloads {
 			return nil, false, nil
 		}
+		cl.stats.noScript.Add(1)
 		sha, _ := s.scriptOf(r.i)
 		src, _ := cl.source(sha)
 		c, err := r.node.client(s.ctx, cl.opts.Node)
