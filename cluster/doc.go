@@ -101,11 +101,26 @@
 // transaction is sent again whole, MULTI to EXEC, where the refusal says
 // (after ASK, ASKING before MULTI: the server keeps it for the whole
 // transaction); one whose EXEC ran or that was discarded is not sent
-// again, and the refusal is the refused command's reply. Past
-// Options.MaxRedirects the command fails with a *RedirectError. Nothing
-// else is ever sent twice: a call that fails because a connection broke
-// may or may not have run and fails with an error matching
-// conn.ErrBroken.
+// again, and the refusal is the refused command's reply.
+//
+// A command's bounds: MOVED and ASK are redirects, and past
+// Options.MaxRedirects of them in a row (a redirect loop) it fails with a
+// *RedirectError. TRYAGAIN and CLUSTERDOWN are waits: a slot migration
+// answers TRYAGAIN to a multi-key command whose keys are split, or
+// missing on the importing node (a new key), for as long as the
+// migration lasts, and a failover answers CLUSTERDOWN until a replica
+// takes over. The command waits (Options.RetryBackoff, doubled per wait,
+// up to 1 s) and is sent again until it is served, until its ctx ends
+// (ctx's error), or past Options.RetryTimeout from its first wait (a
+// *RedirectError); each wait starts the redirect count again. NOSCRIPT
+// is neither: the script is loaded on the node that answered it and the
+// command sent there again, with ASKING when it came through ASK; it does
+// not count against MaxRedirects, and after two reloads the NOSCRIPT is
+// the command's reply.
+//
+// Nothing else is ever sent twice: a call that fails because a
+// connection broke may or may not have run and fails with an error
+// matching conn.ErrBroken.
 //
 // # Printing
 //

@@ -27,9 +27,9 @@ func (e *CrossSlotError) Error() string {
 func (e *CrossSlotError) Is(target error) bool { return target == ErrCrossSlot }
 
 // ErrRedirectLimit is matched by the error of a command that was still
-// redirected (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) after
-// Options.MaxRedirects tries. The server refused it every time, so it
-// did not run.
+// refused after its bounds: Options.MaxRedirects MOVED or ASK in a row,
+// or TRYAGAIN or CLUSTERDOWN for longer than Options.RetryTimeout. The
+// server refused it every time, so it did not run.
 var ErrRedirectLimit = errors.New("cluster: too many redirects")
 
 // RedirectError is the error of a command past the redirect limit: it

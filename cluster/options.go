@@ -17,17 +17,26 @@ type Options struct {
 	// primary): auth, TLS, timeouts, redial backoff, blocking
 	// connections. Its Addr is a seed when Seeds is empty.
 	Node conn.Options
-	// MaxRedirects bounds how many times one command follows MOVED, ASK,
-	// TRYAGAIN or CLUSTERDOWN before it fails with an error matching
-	// ErrRedirectLimit. Default 5.
+	// MaxRedirects bounds how many MOVED and ASK redirects one command
+	// follows in a row before it fails with an error matching
+	// ErrRedirectLimit: a redirect loop. A TRYAGAIN or CLUSTERDOWN wait
+	// starts the count again, and NOSCRIPT reloads do not count (see
+	// RetryTimeout and the package doc). Default 5.
 	MaxRedirects int
 	// RefreshInterval is how often the topology is read again, with ±20%
 	// jitter, besides after MOVED and connection faults. Default 30 s;
 	// negative turns the periodic refresh off.
 	RefreshInterval time.Duration
 	// RetryBackoff is the first wait after TRYAGAIN or CLUSTERDOWN,
-	// doubled for each retry of the same command. Default 20 ms.
+	// doubled for each retry of the same command, up to 1 s. Default 20 ms.
 	RetryBackoff time.Duration
+	// RetryTimeout bounds how long one command is sent again after
+	// TRYAGAIN or CLUSTERDOWN, from its first such refusal: a slot
+	// migration answers TRYAGAIN for as long as it lasts, so this is the
+	// longest migration (or failover) a call waits out before it fails
+	// with an error matching ErrRedirectLimit. The call's ctx ends the
+	// wait sooner. Default 60 s; negative: only ctx bounds it.
+	RetryTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -42,6 +51,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 20 * time.Millisecond
+	}
+	if o.RetryTimeout == 0 {
+		o.RetryTimeout = 60 * time.Second
 	}
 	return o
 }

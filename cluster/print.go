@@ -27,6 +27,9 @@ func (o Options) String() string {
 	if o.RetryBackoff != 0 {
 		fmt.Fprintf(&b, " retry_backoff=%v", o.RetryBackoff)
 	}
+	if o.RetryTimeout != 0 {
+		fmt.Fprintf(&b, " retry_timeout=%v", o.RetryTimeout)
+	}
 	return b.String()
 }
 

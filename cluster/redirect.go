@@ -67,19 +67,16 @@ func hasCode(msg []byte, code string) bool {
 // CLUSTERDOWN. A command refused inside a transaction is not sent on its
 // own: the transaction is sent again whole, MULTI to EXEC (the server
 // discarded it: its EXEC answered EXECABORT or was refused itself). A WAIT
-// after a refused write is sent again after it, where it went. It runs on
-// a goroutine of its own, which the Client's wait group owns.
+// after a refused write is sent again after it, where it went. Each
+// command's own bounds (hop) end the rounds. It runs on a goroutine of its
+// own, which the Client's wait group owns.
 func (s *sub) resolve() {
 	defer s.cl.wg.Done()
 	slices.SortFunc(s.redo, func(a, b redo) int { return a.i - b.i })
 	pending := s.units(s.redo)
 	var col wire.Collector
-	for round := 1; len(pending) > 0 && s.err == nil; round++ {
-		if round > s.cl.opts.MaxRedirects {
-			s.err = &RedirectError{Last: pending[0].msg, Hops: round}
-			break
-		}
-		pending = s.round(&col, pending, round)
+	for len(pending) > 0 && s.err == nil {
+		pending = s.round(&col, pending)
 	}
 	s.end()
 }
@@ -93,7 +90,7 @@ func (s *sub) resolve() {
 func (s *sub) units(rs []redo) []redo {
 	out := make([]redo, 0, len(rs)+len(s.waits))
 	for k, r := range rs {
-		r.end = r.i
+		r.end, r.sends = r.i, 1
 		if sp, ok := s.spanOf(r.i); ok {
 			if n := len(out); n > 0 && out[n-1].i == sp.start && !out[n-1].wait {
 				continue // the transaction is sent again already
@@ -144,7 +141,7 @@ type resend struct {
 
 // round sends each refused command (or transaction) once more and
 // returns those refused again.
-func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
+func (s *sub) round(col *wire.Collector, pending []redo) []redo {
 	sends := make([]resend, 0, len(pending))
 	waited := false
 	for _, r := range pending {
@@ -166,7 +163,7 @@ func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 			}
 			continue
 		}
-		n, asking, err := s.hop(r, round, &waited)
+		n, asking, err := s.hop(&r, &waited)
 		if err != nil {
 			s.err = err
 			return nil
@@ -240,7 +237,10 @@ func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 			}
 			if refusal >= 0 {
 				refusedHere = true
-				again = append(again, redo{i: x.i, end: x.end, msg: string(vs[refusal].Str), node: n, sent: sent})
+				r := x.redo
+				r.msg, r.node, r.sent, r.asked = string(vs[refusal].Str), n, sent, x.asking
+				r.sends++
+				again = append(again, r)
 				continue
 			}
 			for j, v := range vs {
@@ -254,28 +254,39 @@ func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 
 var askingCmd = resp.AppendCommand(nil, "ASKING")
 
+// maxReloads bounds the NOSCRIPT reloads of one command: past them its
+// NOSCRIPT is its reply (the scripts' executor has its own bound).
+const maxReloads = 2
+
 // hop acts on refusal r and returns the node to send the command to,
 // whether it needs ASKING first, or nil for a script that would not load.
-// The round waits once for TRYAGAIN and CLUSTERDOWN (waited).
-func (s *sub) hop(r redo, hop int, waited *bool) (*node, bool, error) {
+// It counts r's bounds: past MaxRedirects MOVED and ASK in a row, or
+// retried after TRYAGAIN and CLUSTERDOWN for longer than RetryTimeout,
+// the command fails with a *RedirectError. A TRYAGAIN or CLUSTERDOWN
+// waits (once per round: waited), with a backoff that doubles per wait of
+// the command, bounded by its ctx; it starts the MOVED and ASK count
+// again. A NOSCRIPT reload is not a redirect: it goes back where it was
+// refused, with ASKING when it came through ASK (the importing node
+// would answer MOVED to the source without it).
+func (s *sub) hop(r *redo, waited *bool) (*node, bool, error) {
 	cl := s.cl
 	code, _, _ := strings.Cut(r.msg, " ")
 	switch code {
-	case codeMoved:
-		cl.stats.moved.Add(1)
+	case codeMoved, codeAsk:
+		if r.hops++; r.hops > cl.opts.MaxRedirects {
+			return nil, false, &RedirectError{Last: r.msg, Hops: r.sends}
+		}
 		sl, addr, ok := parseRedirect(r.msg)
 		if !ok {
 			return nil, false, errors.New("cluster: unreadable redirect " + r.msg)
 		}
+		if code == codeAsk {
+			cl.stats.ask.Add(1)
+			return cl.node(addr), true, nil
+		}
+		cl.stats.moved.Add(1)
 		cl.moved(sl, addr)
 		return cl.node(addr), false, nil
-	case codeAsk:
-		cl.stats.ask.Add(1)
-		_, addr, ok := parseRedirect(r.msg)
-		if !ok {
-			return nil, false, errors.New("cluster: unreadable redirect " + r.msg)
-		}
-		return cl.node(addr), true, nil
 	case codeTryAgain, codeClusterDown:
 		if code == codeTryAgain {
 			cl.stats.tryAgain.Add(1)
@@ -283,19 +294,30 @@ func (s *sub) hop(r redo, hop int, waited *bool) (*node, bool, error) {
 			cl.stats.clusterDown.Add(1)
 			cl.refreshSoon()
 		}
+		now := time.Now()
+		if r.since.IsZero() {
+			r.since = now
+		} else if cl.opts.RetryTimeout > 0 && now.Sub(r.since) >= cl.opts.RetryTimeout {
+			return nil, false, &RedirectError{Last: r.msg, Hops: r.sends}
+		}
+		r.hops = 0
 		if !*waited {
 			*waited = true
 			select {
-			case <-time.After(cl.retryWait(hop)):
+			case <-time.After(cl.retryWait(r.waits)):
 			case <-s.ctx.Done():
 				return nil, false, s.ctx.Err()
 			case <-cl.life.Done():
 				return nil, false, conn.ErrClosed
 			}
 		}
+		r.waits++
 		n, err := cl.target(s.ctx, s.slots[r.i])
 		return n, false, err
 	case codeNoScript:
+		if r.reloads++; r.reloads > maxReloads {
+			return nil, false, nil
+		}
 		cl.stats.noScript.Add(1)
 		sha, _ := s.scriptOf(r.i)
 		src, _ := cl.source(sha)
@@ -309,7 +331,7 @@ func (s *sub) hop(r redo, hop int, waited *bool) (*node, bool, error) {
 			}
 			return nil, false, nil
 		}
-		return r.node, false, nil
+		return r.node, r.asked, nil
 	}
 	return nil, false, errors.New("cluster: unexpected refusal " + r.msg)
 }

@@ -64,12 +64,20 @@ type part struct {
 // resolve starts it may stand for a whole transaction, commands i to end,
 // or for a WAIT to send again after the redone writes before it (wait).
 type redo struct {
-	i    int
-	msg  string // the refusal, byte for byte
-	node *node  // the node that refused
-	sent uint64
-	end  int  // the last command sent with it (a transaction's EXEC), from resolve on
-	wait bool // a WAIT following redone writes, not a refused command
+	i     int
+	msg   string // the refusal, byte for byte
+	node  *node  // the node that refused
+	sent  uint64
+	end   int  // the last command sent with it (a transaction's EXEC), from resolve on
+	wait  bool // a WAIT following redone writes, not a refused command
+	asked bool // it was sent with ASKING: node is an ASK target
+
+	// Its bounds, from resolve on (see hop).
+	sends   int       // how many times it was sent
+	hops    int       // MOVED and ASK followed since the last wait
+	waits   int       // TRYAGAIN and CLUSTERDOWN waited
+	reloads int       // NOSCRIPT reloads
+	since   time.Time // its first TRYAGAIN or CLUSTERDOWN; zero: none yet
 }
 
 var subPool = sync.Pool{New: func() any { return new(sub) }}
@@ -271,8 +279,8 @@ func (s *sub) split() error {
 	return nil
 }
 
-// retryWait is how long to wait before sending a command again after its
-// hop-th TRYAGAIN or CLUSTERDOWN.
-func (cl *Client) retryWait(hop int) time.Duration {
-	return min(cl.opts.RetryBackoff<<min(hop, 10), time.Second)
+// retryWait is how long to wait before sending a command again after
+// TRYAGAIN or CLUSTERDOWN, when it waited n times before.
+func (cl *Client) retryWait(n int) time.Duration {
+	return min(cl.opts.RetryBackoff<<min(n, 10), time.Second)
 }

@@ -49,8 +49,9 @@ func finishMove(t *testing.T, c *servertest.Cluster, slot string, src, dst *serv
 // queued with TRYAGAIN, so its EXEC answers EXECABORT and nothing of it
 // ran. The client sends the whole transaction again after its backoff
 // (never the EXEC alone, never a part): once the slot has moved, it runs
-// exactly once on the new owner. When the slot stays half-moved, the
-// call fails with ErrRedirectLimit, and nothing of it was applied.
+// exactly once on the new owner. When the slot stays half-moved past
+// RetryTimeout, the call fails with ErrRedirectLimit, and nothing of it
+// was applied.
 func TestTransactionTryAgain(t *testing.T) {
 	c := privateCluster(t, 2, 0)
 	a, b := c.Primaries[0], c.Primaries[1]
@@ -106,7 +107,10 @@ func TestTransactionTryAgain(t *testing.T) {
 			_, err := a.Do("SET", k, "0")
 			require.NoError(t, err)
 		}
-		cl := newClient(t, c, func(o *cluster.Options) { o.RetryBackoff = time.Millisecond; o.MaxRedirects = 3 })
+		cl := newClient(t, c, func(o *cluster.Options) {
+			o.RetryBackoff = time.Millisecond
+			o.RetryTimeout = 100 * time.Millisecond
+		})
 		slot := halfMove(t, c, tag, a, b, x)
 
 		var bt pipeline.Batch

@@ -74,9 +74,11 @@
 // [Open] validates a queue name, builds its [Keys] once, checks the fence
 // and returns a [Queue], safe for concurrent use. Its verbs are thin typed
 // wrappers, one per transition, sent through a [dispatch.Executor]: by
-// default [dispatch.NewNative] when the server has the native module's
-// EMQ.* commands (module/ at the repository's root; Open asks COMMAND INFO),
-// else [dispatch.NewScripted] ([WithExecutorChoice] forces either;
+// default the native module's EMQ.* commands when the server has that
+// module (module/ at the repository's root; Open asks [CheckNative]: the
+// commands, their module "emq" and its version; after a MODULE UNLOAD the
+// queue falls back, see [ErrNativeGone]), else [dispatch.NewScripted]
+// ([WithExecutorChoice] forces either;
 // [WithExecutor] names an executor of the caller's; [WithExtensionExecutor]
 // routes the extension transitions apart; reap and the operations run only
 // as scripts, by EVALSHA, whatever the executor):
