@@ -10,4 +10,4 @@ func (b *Batch) Submission(wants bool) (conn.Cmds, error) { return b.submission(
 func (b *Batch) FactsKept() int { return b.facts.Len() }
 
 // AdvanceResets moves b on as if it had been Reset n times.
-func AdvanceResets(b *Batch, n uint64) { b.gen += uint32(n) }
+func AdvanceResets(b *Batch, n uint64) { b.gen += n }

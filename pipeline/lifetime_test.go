@@ -82,9 +82,32 @@ func TestBatchCopyRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n, "the original's handle after the copy's Exec")
 	require.Len(t, orig.Replies(), 1)
-	require.Equal(t, "1", orig.Reply(0).Text())
+	n, err = orig.Reply(0).AsInt()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "the original's reply 0")
+
+	// A copy made between Begin and the arguments: its arguments go
+	// nowhere the original's are; before, they overwrote the
+	// original's, which sent SET copy:c x.
+	orig.Reset()
+	orig.Begin(3)
+	orig.Arg("SET")
+	var mid pipeline.Batch
+	copyBatch(&mid, &orig)
+	orig.Arg("copy:d")
+	orig.Arg("y")
+	mid.Arg("copy:c")
+	mid.Arg("x")
+	require.NoError(t, orig.Exec(ctx, c))
+	require.ErrorIs(t, mid.Exec(ctx, c), pipeline.ErrCopied)
+	for k, want := range map[string]string{"copy:c": "", "copy:d": "y"} {
+		got, err := srv.Do("GET", k)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%s", k)
+	}
 
 	// The original goes on.
+	orig.Reset()
 	h2 := orig.Int(orig.Builder().Incr("copy:a").Build())
 	require.NoError(t, orig.Exec(ctx, c))
 	n, err = h2.Value()
