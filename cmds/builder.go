@@ -197,7 +197,9 @@ type lateKey struct {
 // encoded in the order the server wants.
 //
 // A Command views the Builder's memory: it is valid until the Builder
-// starts the next command. A Builder is not safe for concurrent use; the
+// starts the next command. A builder value's options are refused once
+// it is built or its Builder has started another command (see Lifetimes
+// in the package doc). A Builder is not safe for concurrent use; the
 // zero Builder is ready.
 type Builder struct {
 	// The arguments are encoded as they come, in main, after room left
@@ -929,10 +931,12 @@ func (b *Builder) check(info *Info) error {
 }
 
 // Command is a built command: its encoded form and what is known about it
-// (name, kind, timeout, key positions). It views the memory of the Builder
-// that built it and is valid until that Builder starts the next command;
-// used later, it is refused (its Err matches ErrStale, its Cmd has no
-// bytes and that error, and it names nothing).
+// (name, kind, timeout, key positions). It is immutable: no option given
+// to its builder value after Build changes it (such an option is
+// refused). It views the memory of the Builder that built it and is
+// valid until that Builder starts the next command; used later, it is
+// refused (its Err matches ErrStale, its Cmd has no bytes and that
+// error, and it names nothing).
 //
 // A Command is its Builder and the number of the command the Builder
 // built: copied for next to nothing from a command's builder type to
