@@ -2,6 +2,8 @@ package cmds
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -142,4 +144,70 @@ func TestGenerationsDoNotWrap(t *testing.T) {
 	if c := get.Build(); c.String() != "GET wrap:other" {
 		t.Errorf("GET = %s", c)
 	}
+}
+
+// TestEveryOptionRefusedWhenStale: for every builder the generator
+// writes, every option given after Build, or after the Builder started
+// another command, is refused: the built Command, or the other command,
+// keeps its bytes and its Err, and a Command built of the refused value
+// matches ErrStale. The options are called with zero arguments (the
+// zero choice, no values), which a live value would take.
+func TestEveryOptionRefusedWhenStale(t *testing.T) {
+	bt := reflect.TypeOf(&Builder{})
+	cmdT := reflect.TypeOf(Command{})
+	options := 0
+	for m := range bt.Methods() {
+		if m.Type.NumOut() != 1 || m.Type.Out(0).Kind() != reflect.Struct {
+			continue
+		}
+		vt := m.Type.Out(0)
+		build, ok := vt.MethodByName("Build")
+		if !ok || build.Type.NumOut() != 1 || build.Type.Out(0) != cmdT {
+			continue
+		}
+		var b Builder
+		start := func() reflect.Value { return callZero(m.Func, reflect.ValueOf(&b)) }
+		for o := range vt.Methods() {
+			if o.Name == "Build" {
+				continue
+			}
+			options++
+			// After Build.
+			v := start()
+			c := callZero(build.Func, v).Interface().(Command)
+			enc, err := string(c.Cmd().Bytes()), fmt.Sprint(c.Err())
+			r := callZero(o.Func, v)
+			if got := string(c.Cmd().Bytes()); got != enc || fmt.Sprint(c.Err()) != err {
+				t.Errorf("%s.%s after Build changed the Command: %q (%s), was %q (%s)", vt.Name(), o.Name, got, c.Err(), enc, err)
+			}
+			if rc := callZero(build.Func, r).Interface().(Command); !errors.Is(rc.Err(), ErrStale) {
+				t.Errorf("%s.%s after Build, built: %v, want ErrStale", vt.Name(), o.Name, rc.Err())
+			}
+			// After the Builder started another command.
+			v = start()
+			other := b.Get("other")
+			callZero(o.Func, v)
+			if oc := other.Build(); oc.String() != "GET other" {
+				t.Errorf("%s.%s on a stale value: the next command is %s", vt.Name(), o.Name, oc)
+			}
+		}
+	}
+	if options < 300 { // 343 at 67ebe62
+		t.Fatalf("only %d options found", options)
+	}
+}
+
+// callZero calls fn with recv and zero values for the other parameters
+// (none for a variadic one).
+func callZero(fn reflect.Value, recv reflect.Value) reflect.Value {
+	ft := fn.Type()
+	in := []reflect.Value{recv}
+	n := ft.NumIn()
+	if ft.IsVariadic() {
+		n--
+	}
+	for i := 1; i < n; i++ {
+		in = append(in, reflect.Zero(ft.In(i)))
+	}
+	return fn.Call(in)[0]
 }
