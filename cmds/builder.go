@@ -197,7 +197,9 @@ type lateKey struct {
 // encoded in the order the server wants.
 //
 // A Command views the Builder's memory: it is valid until the Builder
-// starts the next command. A Builder is not safe for concurrent use; the
+// starts the next command. A builder value's options are refused once
+// it is built or its Builder has started another command (see Lifetimes
+// in the package doc). A Builder is not safe for concurrent use; the
 // zero Builder is ready.
 type Builder struct {
 	// The arguments are encoded as they come, in main, after room left
@@ -240,9 +242,15 @@ type Builder struct {
 	pn0      uint32
 	pk0, pc0 int
 	tmp      []byte // settle's scratch
-	// The command built last: its number (Command.gen), its Info, its
-	// encoded form and kind, or why it cannot be sent.
-	gen    uint32
+	// The generation: even while a command is open (started, not yet
+	// built; its builder value holds the number), odd once it is built
+	// (its Command holds the number). start moves it to the next even
+	// number and Build to the odd one after, so that a value or Command
+	// of any other number is stale. 64 bits: it does not wrap (2^63
+	// commands).
+	gen uint64
+	// The command built last: its Info, its encoded form and kind, or
+	// why it cannot be sent.
 	info   *Info
 	enc    []byte   // the command's bytes, in main (or big)
 	cmd    resp.Cmd // enc as a Cmd, made when hasCmd is false and built is called
@@ -332,7 +340,7 @@ func (b *Builder) start(info *Info) {
 		b.main.b = append(m[:headRoom], w...)
 	}
 	b.main.n = len(info.Words)
-	b.gen++
+	b.gen = b.gen&^1 + 2
 	b.info = info
 	// One by one, so that each is only a new length. The command's
 	// bytes are set by build (no Command of this number exists before
@@ -439,14 +447,19 @@ func (b *Builder) at(slot int) {
 }
 
 // opt opens slot and writes its token t: an option's open and tok in
-// one call.
-func (b *Builder) opt(slot int, multi bool, t string) {
+// one call, for the builder value of generation g, which it returns;
+// when that value is stale it writes nothing and returns staleGen.
+func (b *Builder) opt(g uint64, slot int, multi bool, t string) uint64 {
+	if b.stale(g) {
+		return staleGen
+	}
 	if slot > b.last && !b.slow {
 		b.at(slot)
 	} else {
 		b.reopen(slot, multi)
 	}
 	b.str(t)
+	return g
 }
 
 // reopen is open for a slot out of order, one given again, or one after
@@ -769,8 +782,23 @@ func ceilDiv(d, unit time.Duration) int64 {
 	return int64(q)
 }
 
-// build encodes the command begun with start.
-func (b *Builder) build(info *Info) Command {
+// staleGen is the generation of a builder value that was given an
+// option when stale, and of a Command built of one: no Builder is ever
+// at it (start moves a Builder from 0 to 2).
+const staleGen = 1
+
+// stale reports whether a builder value of generation g is not the
+// command b has open: b built it or started another since (or the value
+// is the zero value). Its options are then refused.
+func (b *Builder) stale(g uint64) bool { return b == nil || b.gen != g }
+
+// build encodes the command begun with start, whose builder value has
+// generation g.
+func (b *Builder) build(info *Info, g uint64) Command {
+	if b.stale(g) {
+		return b.notOpen(g)
+	}
+	b.gen = g | 1
 	if !b.slow && b.bad == "" && info.required&^b.set == 0 && info.simple {
 		// The common case: in order, nothing missing, nothing to check,
 		// no timeout.
@@ -787,6 +815,21 @@ func (b *Builder) build(info *Info) Command {
 		return Command{b: b, gen: b.gen}
 	}
 	return b.buildAll(info)
+}
+
+// notOpen is Build of a builder value that is not the command b has
+// open: the Command b built of it when that is the last b built and no
+// option was refused since (Build again), else a stale Command.
+//
+//go:noinline
+func (b *Builder) notOpen(g uint64) Command {
+	switch {
+	case b == nil:
+		return Command{} // the zero builder value
+	case g|1 == b.gen:
+		return Command{b: b, gen: b.gen}
+	}
+	return Command{b: b, gen: staleGen}
 }
 
 // buildAll is build for every other case: late runs to place or a slot
@@ -888,22 +931,26 @@ func (b *Builder) check(info *Info) error {
 }
 
 // Command is a built command: its encoded form and what is known about it
-// (name, kind, timeout, key positions). It views the memory of the Builder
-// that built it and is valid until that Builder starts the next command;
-// used later, it is refused (its Err matches ErrStale, its Cmd has no
-// bytes and that error, and it names nothing).
+// (name, kind, timeout, key positions). It is immutable: no option given
+// to its builder value after Build changes it (such an option is
+// refused). It views the memory of the Builder that built it and is
+// valid until that Builder starts the next command; used later, it is
+// refused (its Err matches ErrStale, its Cmd has no bytes and that
+// error, and it names nothing).
 //
 // A Command is its Builder and the number of the command the Builder
 // built: copied for next to nothing from a command's builder type to
 // Build to a batch.
 type Command struct {
 	b   *Builder
-	gen uint32
+	gen uint64
 }
 
 // ErrStale is matched by the Err of a Command used after its Builder
-// started the next command.
-var ErrStale = errors.New("cmds: command used after its Builder started the next one")
+// started the next command, and of one built of a builder value given
+// an option after its Build or after its Builder started another
+// command.
+var ErrStale = errors.New("cmds: stale command: its Builder built it or started the next one")
 
 // live returns c's Builder while c is the command it built last, or nil.
 func (c Command) live() *Builder {

@@ -92,10 +92,34 @@
 // never handed to code outside the module, which could edit it). PING or
 // SET in a pipeline costs one load, as it did before the facts.
 //
+// # Lifetimes
+//
 // A Builder reuses its memory: once it has grown, building a command
-// allocates nothing. A Command views that memory and is valid until the
-// Builder starts the next command; one used later is refused, its Err
-// matching ErrStale.
+// allocates nothing. That memory holds one command at a time, and what
+// views it knows which one it is (a generation, which never wraps):
+//
+//   - A builder value (what b.Set(key, value) returns) is the command
+//     its Builder has open: its options write into it until its Build,
+//     and only while the Builder has started no other command. An option
+//     given after Build, or after the Builder started another command,
+//     writes nothing and touches no other command: the value it returns
+//     is stale, and a Command built of it has an Err matching ErrStale
+//     (and is never sent). Build again on a value built, with no option
+//     refused since, returns the same Command.
+//   - A Command is immutable: its bytes, keys and kind are those it was
+//     built with. It views the Builder's memory and is valid until the
+//     Builder starts the next command; used later it is refused, its Err
+//     matching ErrStale, its Cmd of no bytes carrying that error (which a
+//     connection refuses before sending), and it names nothing.
+//   - Builders are independent: values and Commands of one never see
+//     another's commands. A Builder is not safe for concurrent use: give
+//     each goroutine its own (pipeline.Batch has one, Batch.Builder).
+//
+// So nothing a misused builder value or Command does puts on the wire
+// bytes that are not a whole command built as written: each is either
+// the command built, or refused with a typed error before it is sent.
+// Queueing a Command in a pipeline.Batch copies it; the Builder may then
+// go on.
 //
 // # Key specs and policies
 //

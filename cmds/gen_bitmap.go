@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Bitcount is the builder of BITCOUNT, started by Builder.Bitcount.
-type Bitcount struct{ b *Builder }
+type Bitcount struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bitcount starts BITCOUNT:
 //
@@ -23,13 +26,16 @@ func (b *Builder) Bitcount(key string) Bitcount {
 	b.start(&infoBitcount)
 	b.at(0)
 	b.key(key)
-	return Bitcount{b}
+	return Bitcount{b, b.gen}
 }
 
 // Range adds [start [end [BYTE | BIT]]].
 // Arguments: start.
 // Only in valkey-8.0.1.
 func (c Bitcount) Range(start int64) Bitcount {
+	if c.b.stale(c.g) {
+		return Bitcount{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.open(2, false)
 	c.b.int(start)
@@ -40,6 +46,9 @@ func (c Bitcount) Range(start int64) Bitcount {
 // Arguments: end, unit (one of the BitUnit constants (0 for none)).
 // Only in valkey-8.0.1.
 func (c Bitcount) RangeEndUnitBlock(end int64, unit BitUnit) Bitcount {
+	if c.b.stale(c.g) {
+		return Bitcount{c.b, staleGen}
+	}
 	c.b.open(3, false)
 	c.b.int(end)
 	if unit != 0 {
@@ -48,8 +57,10 @@ func (c Bitcount) RangeEndUnitBlock(end int64, unit BitUnit) Bitcount {
 	return c
 }
 
-// Build encodes BITCOUNT. The Command is valid until the Builder starts the next one.
-func (c Bitcount) Build() Command { return c.b.build(&infoBitcount) }
+// Build encodes BITCOUNT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bitcount) Build() Command { return c.b.build(&infoBitcount, c.g) }
 
 var infoBitcount = Info{
 	Name: "bitcount", Words: []string{"BITCOUNT"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -61,7 +72,10 @@ var infoBitcount = Info{
 }
 
 // Bitfield is the builder of BITFIELD, started by Builder.Bitfield.
-type Bitfield struct{ b *Builder }
+type Bitfield struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bitfield starts BITFIELD:
 //
@@ -76,13 +90,15 @@ func (b *Builder) Bitfield(key string) Bitfield {
 	b.start(&infoBitfield)
 	b.at(0)
 	b.key(key)
-	return Bitfield{b}
+	return Bitfield{b, b.gen}
 }
 
 // Get sets operation: GET encoding offset.
 // Arguments: encoding, offset.
 func (c Bitfield) Get(encoding string, offset int64) Bitfield {
-	c.b.opt(1, true, "GET")
+	if c.g = c.b.opt(c.g, 1, true, "GET"); c.g == staleGen {
+		return c
+	}
 	c.b.str(encoding)
 	c.b.int(offset)
 	return c
@@ -91,7 +107,9 @@ func (c Bitfield) Get(encoding string, offset int64) Bitfield {
 // Overflow sets operation: OVERFLOW <WRAP | SAT | FAIL>.
 // Arguments: overflowBlock (one of the Overflow constants).
 func (c Bitfield) Overflow(overflowBlock Overflow) Bitfield {
-	c.b.opt(1, true, "OVERFLOW")
+	if c.g = c.b.opt(c.g, 1, true, "OVERFLOW"); c.g == staleGen {
+		return c
+	}
 	c.b.enum(overflowBlock.token(), "overflow-block")
 	return c
 }
@@ -99,7 +117,9 @@ func (c Bitfield) Overflow(overflowBlock Overflow) Bitfield {
 // Set sets operation: SET encoding offset value.
 // Arguments: encoding, offset, value.
 func (c Bitfield) Set(encoding string, offset int64, value int64) Bitfield {
-	c.b.opt(1, true, "SET")
+	if c.g = c.b.opt(c.g, 1, true, "SET"); c.g == staleGen {
+		return c
+	}
 	c.b.str(encoding)
 	c.b.int(offset)
 	c.b.int(value)
@@ -109,15 +129,19 @@ func (c Bitfield) Set(encoding string, offset int64, value int64) Bitfield {
 // Incrby sets operation: INCRBY encoding offset increment.
 // Arguments: encoding, offset, increment.
 func (c Bitfield) Incrby(encoding string, offset int64, increment int64) Bitfield {
-	c.b.opt(1, true, "INCRBY")
+	if c.g = c.b.opt(c.g, 1, true, "INCRBY"); c.g == staleGen {
+		return c
+	}
 	c.b.str(encoding)
 	c.b.int(offset)
 	c.b.int(increment)
 	return c
 }
 
-// Build encodes BITFIELD. The Command is valid until the Builder starts the next one.
-func (c Bitfield) Build() Command { return c.b.build(&infoBitfield) }
+// Build encodes BITFIELD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bitfield) Build() Command { return c.b.build(&infoBitfield, c.g) }
 
 var infoBitfield = Info{
 	Name: "bitfield", Words: []string{"BITFIELD"}, Kind: Write, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -128,7 +152,10 @@ var infoBitfield = Info{
 }
 
 // BitfieldRo is the builder of BITFIELD_RO, started by Builder.BitfieldRo.
-type BitfieldRo struct{ b *Builder }
+type BitfieldRo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // BitfieldRo starts BITFIELD_RO:
 //
@@ -143,12 +170,15 @@ func (b *Builder) BitfieldRo(key string) BitfieldRo {
 	b.start(&infoBitfieldRo)
 	b.at(0)
 	b.key(key)
-	return BitfieldRo{b}
+	return BitfieldRo{b, b.gen}
 }
 
 // Get adds [GET encoding offset [GET encoding offset ...]].
 // Arguments: getBlock (one or more EncodingOffset).
 func (c BitfieldRo) Get(getBlock ...EncodingOffset) BitfieldRo {
+	if c.b.stale(c.g) {
+		return BitfieldRo{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range getBlock {
 		c.b.tok("GET")
@@ -158,8 +188,10 @@ func (c BitfieldRo) Get(getBlock ...EncodingOffset) BitfieldRo {
 	return c
 }
 
-// Build encodes BITFIELD_RO. The Command is valid until the Builder starts the next one.
-func (c BitfieldRo) Build() Command { return c.b.build(&infoBitfieldRo) }
+// Build encodes BITFIELD_RO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c BitfieldRo) Build() Command { return c.b.build(&infoBitfieldRo, c.g) }
 
 var infoBitfieldRo = Info{
 	Name: "bitfield_ro", Words: []string{"BITFIELD_RO"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -170,7 +202,10 @@ var infoBitfieldRo = Info{
 }
 
 // Bitop is the builder of BITOP, started by Builder.Bitop.
-type Bitop struct{ b *Builder }
+type Bitop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bitop starts BITOP:
 //
@@ -194,11 +229,13 @@ func (b *Builder) Bitop(operation BitOperation, destkey string, key ...string) B
 	for _, x := range key {
 		b.key(x)
 	}
-	return Bitop{b}
+	return Bitop{b, b.gen}
 }
 
-// Build encodes BITOP. The Command is valid until the Builder starts the next one.
-func (c Bitop) Build() Command { return c.b.build(&infoBitop) }
+// Build encodes BITOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bitop) Build() Command { return c.b.build(&infoBitop, c.g) }
 
 var infoBitop = Info{
 	Name: "bitop", Words: []string{"BITOP"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -209,7 +246,10 @@ var infoBitop = Info{
 }
 
 // Bitpos is the builder of BITPOS, started by Builder.Bitpos.
-type Bitpos struct{ b *Builder }
+type Bitpos struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bitpos starts BITPOS:
 //
@@ -227,12 +267,15 @@ func (b *Builder) Bitpos(key string, bit int64) Bitpos {
 	b.key(key)
 	b.at(1)
 	b.int(bit)
-	return Bitpos{b}
+	return Bitpos{b, b.gen}
 }
 
 // Range adds [start [end [BYTE | BIT]]].
 // Arguments: start.
 func (c Bitpos) Range(start int64) Bitpos {
+	if c.b.stale(c.g) {
+		return Bitpos{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.open(3, false)
 	c.b.int(start)
@@ -242,6 +285,9 @@ func (c Bitpos) Range(start int64) Bitpos {
 // RangeEndUnitBlock adds [end [BYTE | BIT]].
 // Arguments: end, unit (one of the BitUnit constants (0 for none)).
 func (c Bitpos) RangeEndUnitBlock(end int64, unit BitUnit) Bitpos {
+	if c.b.stale(c.g) {
+		return Bitpos{c.b, staleGen}
+	}
 	c.b.open(4, false)
 	c.b.int(end)
 	if unit != 0 {
@@ -250,8 +296,10 @@ func (c Bitpos) RangeEndUnitBlock(end int64, unit BitUnit) Bitpos {
 	return c
 }
 
-// Build encodes BITPOS. The Command is valid until the Builder starts the next one.
-func (c Bitpos) Build() Command { return c.b.build(&infoBitpos) }
+// Build encodes BITPOS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bitpos) Build() Command { return c.b.build(&infoBitpos, c.g) }
 
 var infoBitpos = Info{
 	Name: "bitpos", Words: []string{"BITPOS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -263,7 +311,10 @@ var infoBitpos = Info{
 }
 
 // Getbit is the builder of GETBIT, started by Builder.Getbit.
-type Getbit struct{ b *Builder }
+type Getbit struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Getbit starts GETBIT:
 //
@@ -280,11 +331,13 @@ func (b *Builder) Getbit(key string, offset int64) Getbit {
 	b.key(key)
 	b.at(1)
 	b.int(offset)
-	return Getbit{b}
+	return Getbit{b, b.gen}
 }
 
-// Build encodes GETBIT. The Command is valid until the Builder starts the next one.
-func (c Getbit) Build() Command { return c.b.build(&infoGetbit) }
+// Build encodes GETBIT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Getbit) Build() Command { return c.b.build(&infoGetbit, c.g) }
 
 var infoGetbit = Info{
 	Name: "getbit", Words: []string{"GETBIT"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -295,7 +348,10 @@ var infoGetbit = Info{
 }
 
 // Setbit is the builder of SETBIT, started by Builder.Setbit.
-type Setbit struct{ b *Builder }
+type Setbit struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Setbit starts SETBIT:
 //
@@ -314,11 +370,13 @@ func (b *Builder) Setbit(key string, offset int64, value int64) Setbit {
 	b.int(offset)
 	b.at(2)
 	b.int(value)
-	return Setbit{b}
+	return Setbit{b, b.gen}
 }
 
-// Build encodes SETBIT. The Command is valid until the Builder starts the next one.
-func (c Setbit) Build() Command { return c.b.build(&infoSetbit) }
+// Build encodes SETBIT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Setbit) Build() Command { return c.b.build(&infoSetbit, c.g) }
 
 var infoSetbit = Info{
 	Name: "setbit", Words: []string{"SETBIT"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,

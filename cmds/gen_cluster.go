@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Asking is the builder of ASKING, started by Builder.Asking.
-type Asking struct{ b *Builder }
+type Asking struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Asking starts ASKING:
 //
@@ -18,11 +21,13 @@ type Asking struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/asking/
 func (b *Builder) Asking() Asking {
 	b.start(&infoAsking)
-	return Asking{b}
+	return Asking{b, b.gen}
 }
 
-// Build encodes ASKING. The Command is valid until the Builder starts the next one.
-func (c Asking) Build() Command { return c.b.build(&infoAsking) }
+// Build encodes ASKING. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Asking) Build() Command { return c.b.build(&infoAsking, c.g) }
 
 var infoAsking = Info{
 	Name: "asking", Words: []string{"ASKING"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -31,7 +36,10 @@ var infoAsking = Info{
 }
 
 // ClusterAddslots is the builder of CLUSTER ADDSLOTS, started by Builder.ClusterAddslots.
-type ClusterAddslots struct{ b *Builder }
+type ClusterAddslots struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterAddslots starts CLUSTER ADDSLOTS:
 //
@@ -50,11 +58,13 @@ func (b *Builder) ClusterAddslots(slot ...int64) ClusterAddslots {
 	for _, x := range slot {
 		b.int(x)
 	}
-	return ClusterAddslots{b}
+	return ClusterAddslots{b, b.gen}
 }
 
-// Build encodes CLUSTER ADDSLOTS. The Command is valid until the Builder starts the next one.
-func (c ClusterAddslots) Build() Command { return c.b.build(&infoClusterAddslots) }
+// Build encodes CLUSTER ADDSLOTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterAddslots) Build() Command { return c.b.build(&infoClusterAddslots, c.g) }
 
 var infoClusterAddslots = Info{
 	Name: "cluster|addslots", Words: []string{"CLUSTER", "ADDSLOTS"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -64,7 +74,10 @@ var infoClusterAddslots = Info{
 }
 
 // ClusterAddslotsrange is the builder of CLUSTER ADDSLOTSRANGE, started by Builder.ClusterAddslotsrange.
-type ClusterAddslotsrange struct{ b *Builder }
+type ClusterAddslotsrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterAddslotsrange starts CLUSTER ADDSLOTSRANGE:
 //
@@ -84,11 +97,13 @@ func (b *Builder) ClusterAddslotsrange(rangeArg ...StartSlotEndSlot) ClusterAdds
 		b.int(x.StartSlot)
 		b.int(x.EndSlot)
 	}
-	return ClusterAddslotsrange{b}
+	return ClusterAddslotsrange{b, b.gen}
 }
 
-// Build encodes CLUSTER ADDSLOTSRANGE. The Command is valid until the Builder starts the next one.
-func (c ClusterAddslotsrange) Build() Command { return c.b.build(&infoClusterAddslotsrange) }
+// Build encodes CLUSTER ADDSLOTSRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterAddslotsrange) Build() Command { return c.b.build(&infoClusterAddslotsrange, c.g) }
 
 var infoClusterAddslotsrange = Info{
 	Name: "cluster|addslotsrange", Words: []string{"CLUSTER", "ADDSLOTSRANGE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -98,7 +113,10 @@ var infoClusterAddslotsrange = Info{
 }
 
 // ClusterBumpepoch is the builder of CLUSTER BUMPEPOCH, started by Builder.ClusterBumpepoch.
-type ClusterBumpepoch struct{ b *Builder }
+type ClusterBumpepoch struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterBumpepoch starts CLUSTER BUMPEPOCH:
 //
@@ -109,11 +127,13 @@ type ClusterBumpepoch struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-bumpepoch/
 func (b *Builder) ClusterBumpepoch() ClusterBumpepoch {
 	b.start(&infoClusterBumpepoch)
-	return ClusterBumpepoch{b}
+	return ClusterBumpepoch{b, b.gen}
 }
 
-// Build encodes CLUSTER BUMPEPOCH. The Command is valid until the Builder starts the next one.
-func (c ClusterBumpepoch) Build() Command { return c.b.build(&infoClusterBumpepoch) }
+// Build encodes CLUSTER BUMPEPOCH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterBumpepoch) Build() Command { return c.b.build(&infoClusterBumpepoch, c.g) }
 
 var infoClusterBumpepoch = Info{
 	Name: "cluster|bumpepoch", Words: []string{"CLUSTER", "BUMPEPOCH"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -122,7 +142,10 @@ var infoClusterBumpepoch = Info{
 }
 
 // ClusterCountFailureReports is the builder of CLUSTER COUNT-FAILURE-REPORTS, started by Builder.ClusterCountFailureReports.
-type ClusterCountFailureReports struct{ b *Builder }
+type ClusterCountFailureReports struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterCountFailureReports starts CLUSTER COUNT-FAILURE-REPORTS:
 //
@@ -136,12 +159,14 @@ func (b *Builder) ClusterCountFailureReports(nodeId string) ClusterCountFailureR
 	b.start(&infoClusterCountFailureReports)
 	b.at(0)
 	b.str(nodeId)
-	return ClusterCountFailureReports{b}
+	return ClusterCountFailureReports{b, b.gen}
 }
 
-// Build encodes CLUSTER COUNT-FAILURE-REPORTS. The Command is valid until the Builder starts the next one.
+// Build encodes CLUSTER COUNT-FAILURE-REPORTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
 func (c ClusterCountFailureReports) Build() Command {
-	return c.b.build(&infoClusterCountFailureReports)
+	return c.b.build(&infoClusterCountFailureReports, c.g)
 }
 
 var infoClusterCountFailureReports = Info{
@@ -152,7 +177,10 @@ var infoClusterCountFailureReports = Info{
 }
 
 // ClusterCountkeysinslot is the builder of CLUSTER COUNTKEYSINSLOT, started by Builder.ClusterCountkeysinslot.
-type ClusterCountkeysinslot struct{ b *Builder }
+type ClusterCountkeysinslot struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterCountkeysinslot starts CLUSTER COUNTKEYSINSLOT:
 //
@@ -166,11 +194,13 @@ func (b *Builder) ClusterCountkeysinslot(slot int64) ClusterCountkeysinslot {
 	b.start(&infoClusterCountkeysinslot)
 	b.at(0)
 	b.int(slot)
-	return ClusterCountkeysinslot{b}
+	return ClusterCountkeysinslot{b, b.gen}
 }
 
-// Build encodes CLUSTER COUNTKEYSINSLOT. The Command is valid until the Builder starts the next one.
-func (c ClusterCountkeysinslot) Build() Command { return c.b.build(&infoClusterCountkeysinslot) }
+// Build encodes CLUSTER COUNTKEYSINSLOT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterCountkeysinslot) Build() Command { return c.b.build(&infoClusterCountkeysinslot, c.g) }
 
 var infoClusterCountkeysinslot = Info{
 	Name: "cluster|countkeysinslot", Words: []string{"CLUSTER", "COUNTKEYSINSLOT"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -180,7 +210,10 @@ var infoClusterCountkeysinslot = Info{
 }
 
 // ClusterDelslots is the builder of CLUSTER DELSLOTS, started by Builder.ClusterDelslots.
-type ClusterDelslots struct{ b *Builder }
+type ClusterDelslots struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterDelslots starts CLUSTER DELSLOTS:
 //
@@ -199,11 +232,13 @@ func (b *Builder) ClusterDelslots(slot ...int64) ClusterDelslots {
 	for _, x := range slot {
 		b.int(x)
 	}
-	return ClusterDelslots{b}
+	return ClusterDelslots{b, b.gen}
 }
 
-// Build encodes CLUSTER DELSLOTS. The Command is valid until the Builder starts the next one.
-func (c ClusterDelslots) Build() Command { return c.b.build(&infoClusterDelslots) }
+// Build encodes CLUSTER DELSLOTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterDelslots) Build() Command { return c.b.build(&infoClusterDelslots, c.g) }
 
 var infoClusterDelslots = Info{
 	Name: "cluster|delslots", Words: []string{"CLUSTER", "DELSLOTS"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -213,7 +248,10 @@ var infoClusterDelslots = Info{
 }
 
 // ClusterDelslotsrange is the builder of CLUSTER DELSLOTSRANGE, started by Builder.ClusterDelslotsrange.
-type ClusterDelslotsrange struct{ b *Builder }
+type ClusterDelslotsrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterDelslotsrange starts CLUSTER DELSLOTSRANGE:
 //
@@ -233,11 +271,13 @@ func (b *Builder) ClusterDelslotsrange(rangeArg ...StartSlotEndSlot) ClusterDels
 		b.int(x.StartSlot)
 		b.int(x.EndSlot)
 	}
-	return ClusterDelslotsrange{b}
+	return ClusterDelslotsrange{b, b.gen}
 }
 
-// Build encodes CLUSTER DELSLOTSRANGE. The Command is valid until the Builder starts the next one.
-func (c ClusterDelslotsrange) Build() Command { return c.b.build(&infoClusterDelslotsrange) }
+// Build encodes CLUSTER DELSLOTSRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterDelslotsrange) Build() Command { return c.b.build(&infoClusterDelslotsrange, c.g) }
 
 var infoClusterDelslotsrange = Info{
 	Name: "cluster|delslotsrange", Words: []string{"CLUSTER", "DELSLOTSRANGE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -247,7 +287,10 @@ var infoClusterDelslotsrange = Info{
 }
 
 // ClusterFailover is the builder of CLUSTER FAILOVER, started by Builder.ClusterFailover.
-type ClusterFailover struct{ b *Builder }
+type ClusterFailover struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterFailover starts CLUSTER FAILOVER:
 //
@@ -259,23 +302,25 @@ type ClusterFailover struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-failover/
 func (b *Builder) ClusterFailover() ClusterFailover {
 	b.start(&infoClusterFailover)
-	return ClusterFailover{b}
+	return ClusterFailover{b, b.gen}
 }
 
 // Force sets options: FORCE.
 func (c ClusterFailover) Force() ClusterFailover {
-	c.b.opt(0, false, "FORCE")
+	c.g = c.b.opt(c.g, 0, false, "FORCE")
 	return c
 }
 
 // Takeover sets options: TAKEOVER.
 func (c ClusterFailover) Takeover() ClusterFailover {
-	c.b.opt(0, false, "TAKEOVER")
+	c.g = c.b.opt(c.g, 0, false, "TAKEOVER")
 	return c
 }
 
-// Build encodes CLUSTER FAILOVER. The Command is valid until the Builder starts the next one.
-func (c ClusterFailover) Build() Command { return c.b.build(&infoClusterFailover) }
+// Build encodes CLUSTER FAILOVER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterFailover) Build() Command { return c.b.build(&infoClusterFailover, c.g) }
 
 var infoClusterFailover = Info{
 	Name: "cluster|failover", Words: []string{"CLUSTER", "FAILOVER"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -285,7 +330,10 @@ var infoClusterFailover = Info{
 }
 
 // ClusterFlushslots is the builder of CLUSTER FLUSHSLOTS, started by Builder.ClusterFlushslots.
-type ClusterFlushslots struct{ b *Builder }
+type ClusterFlushslots struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterFlushslots starts CLUSTER FLUSHSLOTS:
 //
@@ -296,11 +344,13 @@ type ClusterFlushslots struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-flushslots/
 func (b *Builder) ClusterFlushslots() ClusterFlushslots {
 	b.start(&infoClusterFlushslots)
-	return ClusterFlushslots{b}
+	return ClusterFlushslots{b, b.gen}
 }
 
-// Build encodes CLUSTER FLUSHSLOTS. The Command is valid until the Builder starts the next one.
-func (c ClusterFlushslots) Build() Command { return c.b.build(&infoClusterFlushslots) }
+// Build encodes CLUSTER FLUSHSLOTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterFlushslots) Build() Command { return c.b.build(&infoClusterFlushslots, c.g) }
 
 var infoClusterFlushslots = Info{
 	Name: "cluster|flushslots", Words: []string{"CLUSTER", "FLUSHSLOTS"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -309,7 +359,10 @@ var infoClusterFlushslots = Info{
 }
 
 // ClusterForget is the builder of CLUSTER FORGET, started by Builder.ClusterForget.
-type ClusterForget struct{ b *Builder }
+type ClusterForget struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterForget starts CLUSTER FORGET:
 //
@@ -323,11 +376,13 @@ func (b *Builder) ClusterForget(nodeId string) ClusterForget {
 	b.start(&infoClusterForget)
 	b.at(0)
 	b.str(nodeId)
-	return ClusterForget{b}
+	return ClusterForget{b, b.gen}
 }
 
-// Build encodes CLUSTER FORGET. The Command is valid until the Builder starts the next one.
-func (c ClusterForget) Build() Command { return c.b.build(&infoClusterForget) }
+// Build encodes CLUSTER FORGET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterForget) Build() Command { return c.b.build(&infoClusterForget, c.g) }
 
 var infoClusterForget = Info{
 	Name: "cluster|forget", Words: []string{"CLUSTER", "FORGET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -337,7 +392,10 @@ var infoClusterForget = Info{
 }
 
 // ClusterGetkeysinslot is the builder of CLUSTER GETKEYSINSLOT, started by Builder.ClusterGetkeysinslot.
-type ClusterGetkeysinslot struct{ b *Builder }
+type ClusterGetkeysinslot struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterGetkeysinslot starts CLUSTER GETKEYSINSLOT:
 //
@@ -353,11 +411,13 @@ func (b *Builder) ClusterGetkeysinslot(slot int64, count int64) ClusterGetkeysin
 	b.int(slot)
 	b.at(1)
 	b.int(count)
-	return ClusterGetkeysinslot{b}
+	return ClusterGetkeysinslot{b, b.gen}
 }
 
-// Build encodes CLUSTER GETKEYSINSLOT. The Command is valid until the Builder starts the next one.
-func (c ClusterGetkeysinslot) Build() Command { return c.b.build(&infoClusterGetkeysinslot) }
+// Build encodes CLUSTER GETKEYSINSLOT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterGetkeysinslot) Build() Command { return c.b.build(&infoClusterGetkeysinslot, c.g) }
 
 var infoClusterGetkeysinslot = Info{
 	Name: "cluster|getkeysinslot", Words: []string{"CLUSTER", "GETKEYSINSLOT"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -367,7 +427,10 @@ var infoClusterGetkeysinslot = Info{
 }
 
 // ClusterHelp is the builder of CLUSTER HELP, started by Builder.ClusterHelp.
-type ClusterHelp struct{ b *Builder }
+type ClusterHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterHelp starts CLUSTER HELP:
 //
@@ -378,11 +441,13 @@ type ClusterHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-help/
 func (b *Builder) ClusterHelp() ClusterHelp {
 	b.start(&infoClusterHelp)
-	return ClusterHelp{b}
+	return ClusterHelp{b, b.gen}
 }
 
-// Build encodes CLUSTER HELP. The Command is valid until the Builder starts the next one.
-func (c ClusterHelp) Build() Command { return c.b.build(&infoClusterHelp) }
+// Build encodes CLUSTER HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterHelp) Build() Command { return c.b.build(&infoClusterHelp, c.g) }
 
 var infoClusterHelp = Info{
 	Name: "cluster|help", Words: []string{"CLUSTER", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -391,7 +456,10 @@ var infoClusterHelp = Info{
 }
 
 // ClusterInfo is the builder of CLUSTER INFO, started by Builder.ClusterInfo.
-type ClusterInfo struct{ b *Builder }
+type ClusterInfo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterInfo starts CLUSTER INFO:
 //
@@ -402,11 +470,13 @@ type ClusterInfo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-info/
 func (b *Builder) ClusterInfo() ClusterInfo {
 	b.start(&infoClusterInfo)
-	return ClusterInfo{b}
+	return ClusterInfo{b, b.gen}
 }
 
-// Build encodes CLUSTER INFO. The Command is valid until the Builder starts the next one.
-func (c ClusterInfo) Build() Command { return c.b.build(&infoClusterInfo) }
+// Build encodes CLUSTER INFO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterInfo) Build() Command { return c.b.build(&infoClusterInfo, c.g) }
 
 var infoClusterInfo = Info{
 	Name: "cluster|info", Words: []string{"CLUSTER", "INFO"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -415,7 +485,10 @@ var infoClusterInfo = Info{
 }
 
 // ClusterKeyslot is the builder of CLUSTER KEYSLOT, started by Builder.ClusterKeyslot.
-type ClusterKeyslot struct{ b *Builder }
+type ClusterKeyslot struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterKeyslot starts CLUSTER KEYSLOT:
 //
@@ -429,11 +502,13 @@ func (b *Builder) ClusterKeyslot(key string) ClusterKeyslot {
 	b.start(&infoClusterKeyslot)
 	b.at(0)
 	b.str(key)
-	return ClusterKeyslot{b}
+	return ClusterKeyslot{b, b.gen}
 }
 
-// Build encodes CLUSTER KEYSLOT. The Command is valid until the Builder starts the next one.
-func (c ClusterKeyslot) Build() Command { return c.b.build(&infoClusterKeyslot) }
+// Build encodes CLUSTER KEYSLOT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterKeyslot) Build() Command { return c.b.build(&infoClusterKeyslot, c.g) }
 
 var infoClusterKeyslot = Info{
 	Name: "cluster|keyslot", Words: []string{"CLUSTER", "KEYSLOT"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -443,7 +518,10 @@ var infoClusterKeyslot = Info{
 }
 
 // ClusterLinks is the builder of CLUSTER LINKS, started by Builder.ClusterLinks.
-type ClusterLinks struct{ b *Builder }
+type ClusterLinks struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterLinks starts CLUSTER LINKS:
 //
@@ -454,11 +532,13 @@ type ClusterLinks struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-links/
 func (b *Builder) ClusterLinks() ClusterLinks {
 	b.start(&infoClusterLinks)
-	return ClusterLinks{b}
+	return ClusterLinks{b, b.gen}
 }
 
-// Build encodes CLUSTER LINKS. The Command is valid until the Builder starts the next one.
-func (c ClusterLinks) Build() Command { return c.b.build(&infoClusterLinks) }
+// Build encodes CLUSTER LINKS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterLinks) Build() Command { return c.b.build(&infoClusterLinks, c.g) }
 
 var infoClusterLinks = Info{
 	Name: "cluster|links", Words: []string{"CLUSTER", "LINKS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -467,7 +547,10 @@ var infoClusterLinks = Info{
 }
 
 // ClusterMeet is the builder of CLUSTER MEET, started by Builder.ClusterMeet.
-type ClusterMeet struct{ b *Builder }
+type ClusterMeet struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterMeet starts CLUSTER MEET:
 //
@@ -484,20 +567,25 @@ func (b *Builder) ClusterMeet(ip string, port int64) ClusterMeet {
 	b.str(ip)
 	b.at(1)
 	b.int(port)
-	return ClusterMeet{b}
+	return ClusterMeet{b, b.gen}
 }
 
 // ClusterBusPort adds [cluster-bus-port].
 // Arguments: clusterBusPort.
 // Since server version 4.0.0.
 func (c ClusterMeet) ClusterBusPort(clusterBusPort int64) ClusterMeet {
+	if c.b.stale(c.g) {
+		return ClusterMeet{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.int(clusterBusPort)
 	return c
 }
 
-// Build encodes CLUSTER MEET. The Command is valid until the Builder starts the next one.
-func (c ClusterMeet) Build() Command { return c.b.build(&infoClusterMeet) }
+// Build encodes CLUSTER MEET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterMeet) Build() Command { return c.b.build(&infoClusterMeet, c.g) }
 
 var infoClusterMeet = Info{
 	Name: "cluster|meet", Words: []string{"CLUSTER", "MEET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -507,7 +595,10 @@ var infoClusterMeet = Info{
 }
 
 // ClusterMyid is the builder of CLUSTER MYID, started by Builder.ClusterMyid.
-type ClusterMyid struct{ b *Builder }
+type ClusterMyid struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterMyid starts CLUSTER MYID:
 //
@@ -518,11 +609,13 @@ type ClusterMyid struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-myid/
 func (b *Builder) ClusterMyid() ClusterMyid {
 	b.start(&infoClusterMyid)
-	return ClusterMyid{b}
+	return ClusterMyid{b, b.gen}
 }
 
-// Build encodes CLUSTER MYID. The Command is valid until the Builder starts the next one.
-func (c ClusterMyid) Build() Command { return c.b.build(&infoClusterMyid) }
+// Build encodes CLUSTER MYID. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterMyid) Build() Command { return c.b.build(&infoClusterMyid, c.g) }
 
 var infoClusterMyid = Info{
 	Name: "cluster|myid", Words: []string{"CLUSTER", "MYID"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -531,7 +624,10 @@ var infoClusterMyid = Info{
 }
 
 // ClusterMyshardid is the builder of CLUSTER MYSHARDID, started by Builder.ClusterMyshardid.
-type ClusterMyshardid struct{ b *Builder }
+type ClusterMyshardid struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterMyshardid starts CLUSTER MYSHARDID:
 //
@@ -542,11 +638,13 @@ type ClusterMyshardid struct{ b *Builder }
 // In valkey-8.0.1. See https://valkey.io/commands/cluster-myshardid/
 func (b *Builder) ClusterMyshardid() ClusterMyshardid {
 	b.start(&infoClusterMyshardid)
-	return ClusterMyshardid{b}
+	return ClusterMyshardid{b, b.gen}
 }
 
-// Build encodes CLUSTER MYSHARDID. The Command is valid until the Builder starts the next one.
-func (c ClusterMyshardid) Build() Command { return c.b.build(&infoClusterMyshardid) }
+// Build encodes CLUSTER MYSHARDID. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterMyshardid) Build() Command { return c.b.build(&infoClusterMyshardid, c.g) }
 
 var infoClusterMyshardid = Info{
 	Name: "cluster|myshardid", Words: []string{"CLUSTER", "MYSHARDID"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -555,7 +653,10 @@ var infoClusterMyshardid = Info{
 }
 
 // ClusterNodes is the builder of CLUSTER NODES, started by Builder.ClusterNodes.
-type ClusterNodes struct{ b *Builder }
+type ClusterNodes struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterNodes starts CLUSTER NODES:
 //
@@ -566,11 +667,13 @@ type ClusterNodes struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-nodes/
 func (b *Builder) ClusterNodes() ClusterNodes {
 	b.start(&infoClusterNodes)
-	return ClusterNodes{b}
+	return ClusterNodes{b, b.gen}
 }
 
-// Build encodes CLUSTER NODES. The Command is valid until the Builder starts the next one.
-func (c ClusterNodes) Build() Command { return c.b.build(&infoClusterNodes) }
+// Build encodes CLUSTER NODES. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterNodes) Build() Command { return c.b.build(&infoClusterNodes, c.g) }
 
 var infoClusterNodes = Info{
 	Name: "cluster|nodes", Words: []string{"CLUSTER", "NODES"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -579,7 +682,10 @@ var infoClusterNodes = Info{
 }
 
 // ClusterReplicas is the builder of CLUSTER REPLICAS, started by Builder.ClusterReplicas.
-type ClusterReplicas struct{ b *Builder }
+type ClusterReplicas struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterReplicas starts CLUSTER REPLICAS:
 //
@@ -593,11 +699,13 @@ func (b *Builder) ClusterReplicas(nodeId string) ClusterReplicas {
 	b.start(&infoClusterReplicas)
 	b.at(0)
 	b.str(nodeId)
-	return ClusterReplicas{b}
+	return ClusterReplicas{b, b.gen}
 }
 
-// Build encodes CLUSTER REPLICAS. The Command is valid until the Builder starts the next one.
-func (c ClusterReplicas) Build() Command { return c.b.build(&infoClusterReplicas) }
+// Build encodes CLUSTER REPLICAS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterReplicas) Build() Command { return c.b.build(&infoClusterReplicas, c.g) }
 
 var infoClusterReplicas = Info{
 	Name: "cluster|replicas", Words: []string{"CLUSTER", "REPLICAS"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -607,7 +715,10 @@ var infoClusterReplicas = Info{
 }
 
 // ClusterReplicate is the builder of CLUSTER REPLICATE, started by Builder.ClusterReplicate.
-type ClusterReplicate struct{ b *Builder }
+type ClusterReplicate struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterReplicate starts CLUSTER REPLICATE:
 //
@@ -621,11 +732,13 @@ func (b *Builder) ClusterReplicate(nodeId string) ClusterReplicate {
 	b.start(&infoClusterReplicate)
 	b.at(0)
 	b.str(nodeId)
-	return ClusterReplicate{b}
+	return ClusterReplicate{b, b.gen}
 }
 
-// Build encodes CLUSTER REPLICATE. The Command is valid until the Builder starts the next one.
-func (c ClusterReplicate) Build() Command { return c.b.build(&infoClusterReplicate) }
+// Build encodes CLUSTER REPLICATE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterReplicate) Build() Command { return c.b.build(&infoClusterReplicate, c.g) }
 
 var infoClusterReplicate = Info{
 	Name: "cluster|replicate", Words: []string{"CLUSTER", "REPLICATE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -635,7 +748,10 @@ var infoClusterReplicate = Info{
 }
 
 // ClusterReset is the builder of CLUSTER RESET, started by Builder.ClusterReset.
-type ClusterReset struct{ b *Builder }
+type ClusterReset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterReset starts CLUSTER RESET:
 //
@@ -647,23 +763,25 @@ type ClusterReset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-reset/
 func (b *Builder) ClusterReset() ClusterReset {
 	b.start(&infoClusterReset)
-	return ClusterReset{b}
+	return ClusterReset{b, b.gen}
 }
 
 // Hard sets reset-type: HARD.
 func (c ClusterReset) Hard() ClusterReset {
-	c.b.opt(0, false, "HARD")
+	c.g = c.b.opt(c.g, 0, false, "HARD")
 	return c
 }
 
 // Soft sets reset-type: SOFT.
 func (c ClusterReset) Soft() ClusterReset {
-	c.b.opt(0, false, "SOFT")
+	c.g = c.b.opt(c.g, 0, false, "SOFT")
 	return c
 }
 
-// Build encodes CLUSTER RESET. The Command is valid until the Builder starts the next one.
-func (c ClusterReset) Build() Command { return c.b.build(&infoClusterReset) }
+// Build encodes CLUSTER RESET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterReset) Build() Command { return c.b.build(&infoClusterReset, c.g) }
 
 var infoClusterReset = Info{
 	Name: "cluster|reset", Words: []string{"CLUSTER", "RESET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -673,7 +791,10 @@ var infoClusterReset = Info{
 }
 
 // ClusterSaveconfig is the builder of CLUSTER SAVECONFIG, started by Builder.ClusterSaveconfig.
-type ClusterSaveconfig struct{ b *Builder }
+type ClusterSaveconfig struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterSaveconfig starts CLUSTER SAVECONFIG:
 //
@@ -684,11 +805,13 @@ type ClusterSaveconfig struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-saveconfig/
 func (b *Builder) ClusterSaveconfig() ClusterSaveconfig {
 	b.start(&infoClusterSaveconfig)
-	return ClusterSaveconfig{b}
+	return ClusterSaveconfig{b, b.gen}
 }
 
-// Build encodes CLUSTER SAVECONFIG. The Command is valid until the Builder starts the next one.
-func (c ClusterSaveconfig) Build() Command { return c.b.build(&infoClusterSaveconfig) }
+// Build encodes CLUSTER SAVECONFIG. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterSaveconfig) Build() Command { return c.b.build(&infoClusterSaveconfig, c.g) }
 
 var infoClusterSaveconfig = Info{
 	Name: "cluster|saveconfig", Words: []string{"CLUSTER", "SAVECONFIG"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -697,7 +820,10 @@ var infoClusterSaveconfig = Info{
 }
 
 // ClusterSetConfigEpoch is the builder of CLUSTER SET-CONFIG-EPOCH, started by Builder.ClusterSetConfigEpoch.
-type ClusterSetConfigEpoch struct{ b *Builder }
+type ClusterSetConfigEpoch struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterSetConfigEpoch starts CLUSTER SET-CONFIG-EPOCH:
 //
@@ -711,11 +837,13 @@ func (b *Builder) ClusterSetConfigEpoch(configEpoch int64) ClusterSetConfigEpoch
 	b.start(&infoClusterSetConfigEpoch)
 	b.at(0)
 	b.int(configEpoch)
-	return ClusterSetConfigEpoch{b}
+	return ClusterSetConfigEpoch{b, b.gen}
 }
 
-// Build encodes CLUSTER SET-CONFIG-EPOCH. The Command is valid until the Builder starts the next one.
-func (c ClusterSetConfigEpoch) Build() Command { return c.b.build(&infoClusterSetConfigEpoch) }
+// Build encodes CLUSTER SET-CONFIG-EPOCH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterSetConfigEpoch) Build() Command { return c.b.build(&infoClusterSetConfigEpoch, c.g) }
 
 var infoClusterSetConfigEpoch = Info{
 	Name: "cluster|set-config-epoch", Words: []string{"CLUSTER", "SET-CONFIG-EPOCH"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -725,7 +853,10 @@ var infoClusterSetConfigEpoch = Info{
 }
 
 // ClusterSetslot is the builder of CLUSTER SETSLOT, started by Builder.ClusterSetslot.
-type ClusterSetslot struct{ b *Builder }
+type ClusterSetslot struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterSetslot starts CLUSTER SETSLOT:
 //
@@ -740,13 +871,15 @@ func (b *Builder) ClusterSetslot(slot int64) ClusterSetslot {
 	b.start(&infoClusterSetslot)
 	b.at(0)
 	b.int(slot)
-	return ClusterSetslot{b}
+	return ClusterSetslot{b, b.gen}
 }
 
 // Importing sets subcommand: IMPORTING node-id.
 // Arguments: importing.
 func (c ClusterSetslot) Importing(importing string) ClusterSetslot {
-	c.b.opt(1, false, "IMPORTING")
+	if c.g = c.b.opt(c.g, 1, false, "IMPORTING"); c.g == staleGen {
+		return c
+	}
 	c.b.str(importing)
 	return c
 }
@@ -754,7 +887,9 @@ func (c ClusterSetslot) Importing(importing string) ClusterSetslot {
 // Migrating sets subcommand: MIGRATING node-id.
 // Arguments: migrating.
 func (c ClusterSetslot) Migrating(migrating string) ClusterSetslot {
-	c.b.opt(1, false, "MIGRATING")
+	if c.g = c.b.opt(c.g, 1, false, "MIGRATING"); c.g == staleGen {
+		return c
+	}
 	c.b.str(migrating)
 	return c
 }
@@ -762,14 +897,16 @@ func (c ClusterSetslot) Migrating(migrating string) ClusterSetslot {
 // Node sets subcommand: NODE node-id.
 // Arguments: node.
 func (c ClusterSetslot) Node(node string) ClusterSetslot {
-	c.b.opt(1, false, "NODE")
+	if c.g = c.b.opt(c.g, 1, false, "NODE"); c.g == staleGen {
+		return c
+	}
 	c.b.str(node)
 	return c
 }
 
 // Stable sets subcommand: STABLE.
 func (c ClusterSetslot) Stable() ClusterSetslot {
-	c.b.opt(1, false, "STABLE")
+	c.g = c.b.opt(c.g, 1, false, "STABLE")
 	return c
 }
 
@@ -778,13 +915,17 @@ func (c ClusterSetslot) Stable() ClusterSetslot {
 // Since server version 8.0.0.
 // Only in valkey-8.0.1.
 func (c ClusterSetslot) Timeout(timeout time.Duration) ClusterSetslot {
-	c.b.opt(2, false, "TIMEOUT")
+	if c.g = c.b.opt(c.g, 2, false, "TIMEOUT"); c.g == staleGen {
+		return c
+	}
 	c.b.millis(timeout)
 	return c
 }
 
-// Build encodes CLUSTER SETSLOT. The Command is valid until the Builder starts the next one.
-func (c ClusterSetslot) Build() Command { return c.b.build(&infoClusterSetslot) }
+// Build encodes CLUSTER SETSLOT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterSetslot) Build() Command { return c.b.build(&infoClusterSetslot, c.g) }
 
 var infoClusterSetslot = Info{
 	Name: "cluster|setslot", Words: []string{"CLUSTER", "SETSLOT"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -794,7 +935,10 @@ var infoClusterSetslot = Info{
 }
 
 // ClusterShards is the builder of CLUSTER SHARDS, started by Builder.ClusterShards.
-type ClusterShards struct{ b *Builder }
+type ClusterShards struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterShards starts CLUSTER SHARDS:
 //
@@ -805,11 +949,13 @@ type ClusterShards struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-shards/
 func (b *Builder) ClusterShards() ClusterShards {
 	b.start(&infoClusterShards)
-	return ClusterShards{b}
+	return ClusterShards{b, b.gen}
 }
 
-// Build encodes CLUSTER SHARDS. The Command is valid until the Builder starts the next one.
-func (c ClusterShards) Build() Command { return c.b.build(&infoClusterShards) }
+// Build encodes CLUSTER SHARDS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterShards) Build() Command { return c.b.build(&infoClusterShards, c.g) }
 
 var infoClusterShards = Info{
 	Name: "cluster|shards", Words: []string{"CLUSTER", "SHARDS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -818,7 +964,10 @@ var infoClusterShards = Info{
 }
 
 // ClusterSlaves is the builder of CLUSTER SLAVES, started by Builder.ClusterSlaves.
-type ClusterSlaves struct{ b *Builder }
+type ClusterSlaves struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterSlaves starts CLUSTER SLAVES:
 //
@@ -834,11 +983,13 @@ func (b *Builder) ClusterSlaves(nodeId string) ClusterSlaves {
 	b.start(&infoClusterSlaves)
 	b.at(0)
 	b.str(nodeId)
-	return ClusterSlaves{b}
+	return ClusterSlaves{b, b.gen}
 }
 
-// Build encodes CLUSTER SLAVES. The Command is valid until the Builder starts the next one.
-func (c ClusterSlaves) Build() Command { return c.b.build(&infoClusterSlaves) }
+// Build encodes CLUSTER SLAVES. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterSlaves) Build() Command { return c.b.build(&infoClusterSlaves, c.g) }
 
 var infoClusterSlaves = Info{
 	Name: "cluster|slaves", Words: []string{"CLUSTER", "SLAVES"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -848,7 +999,10 @@ var infoClusterSlaves = Info{
 }
 
 // ClusterSlotStats is the builder of CLUSTER SLOT-STATS, started by Builder.ClusterSlotStats.
-type ClusterSlotStats struct{ b *Builder }
+type ClusterSlotStats struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterSlotStats starts CLUSTER SLOT-STATS:
 //
@@ -860,12 +1014,15 @@ type ClusterSlotStats struct{ b *Builder }
 // In valkey-8.0.1. See https://valkey.io/commands/cluster-slot-stats/
 func (b *Builder) ClusterSlotStats() ClusterSlotStats {
 	b.start(&infoClusterSlotStats)
-	return ClusterSlotStats{b}
+	return ClusterSlotStats{b, b.gen}
 }
 
 // SlotsRange sets filter: SLOTSRANGE start-slot end-slot.
 // Arguments: startSlot, endSlot.
 func (c ClusterSlotStats) SlotsRange(startSlot int64, endSlot int64) ClusterSlotStats {
+	if c.b.stale(c.g) {
+		return ClusterSlotStats{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.choose(0, 0)
 	c.b.tok("SLOTSRANGE")
@@ -877,6 +1034,9 @@ func (c ClusterSlotStats) SlotsRange(startSlot int64, endSlot int64) ClusterSlot
 // OrderBy sets filter: ORDERBY metric [LIMIT limit] [ASC | DESC].
 // Arguments: metric.
 func (c ClusterSlotStats) OrderBy(metric string) ClusterSlotStats {
+	if c.b.stale(c.g) {
+		return ClusterSlotStats{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.choose(0, 1)
 	c.b.tok("ORDERBY")
@@ -887,25 +1047,29 @@ func (c ClusterSlotStats) OrderBy(metric string) ClusterSlotStats {
 // OrderByLimit adds [LIMIT limit].
 // Arguments: limit.
 func (c ClusterSlotStats) OrderByLimit(limit int64) ClusterSlotStats {
-	c.b.opt(1, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 1, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(limit)
 	return c
 }
 
 // OrderByAsc sets order: ASC.
 func (c ClusterSlotStats) OrderByAsc() ClusterSlotStats {
-	c.b.opt(2, false, "ASC")
+	c.g = c.b.opt(c.g, 2, false, "ASC")
 	return c
 }
 
 // OrderByDesc sets order: DESC.
 func (c ClusterSlotStats) OrderByDesc() ClusterSlotStats {
-	c.b.opt(2, false, "DESC")
+	c.g = c.b.opt(c.g, 2, false, "DESC")
 	return c
 }
 
-// Build encodes CLUSTER SLOT-STATS. The Command is valid until the Builder starts the next one.
-func (c ClusterSlotStats) Build() Command { return c.b.build(&infoClusterSlotStats) }
+// Build encodes CLUSTER SLOT-STATS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterSlotStats) Build() Command { return c.b.build(&infoClusterSlotStats, c.g) }
 
 var infoClusterSlotStats = Info{
 	Name: "cluster|slot-stats", Words: []string{"CLUSTER", "SLOT-STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -919,7 +1083,10 @@ var infoClusterSlotStats = Info{
 }
 
 // ClusterSlots is the builder of CLUSTER SLOTS, started by Builder.ClusterSlots.
-type ClusterSlots struct{ b *Builder }
+type ClusterSlots struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClusterSlots starts CLUSTER SLOTS:
 //
@@ -930,11 +1097,13 @@ type ClusterSlots struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/cluster-slots/
 func (b *Builder) ClusterSlots() ClusterSlots {
 	b.start(&infoClusterSlots)
-	return ClusterSlots{b}
+	return ClusterSlots{b, b.gen}
 }
 
-// Build encodes CLUSTER SLOTS. The Command is valid until the Builder starts the next one.
-func (c ClusterSlots) Build() Command { return c.b.build(&infoClusterSlots) }
+// Build encodes CLUSTER SLOTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClusterSlots) Build() Command { return c.b.build(&infoClusterSlots, c.g) }
 
 var infoClusterSlots = Info{
 	Name: "cluster|slots", Words: []string{"CLUSTER", "SLOTS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -943,7 +1112,10 @@ var infoClusterSlots = Info{
 }
 
 // Readonly is the builder of READONLY, started by Builder.Readonly.
-type Readonly struct{ b *Builder }
+type Readonly struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Readonly starts READONLY:
 //
@@ -954,11 +1126,13 @@ type Readonly struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/readonly/
 func (b *Builder) Readonly() Readonly {
 	b.start(&infoReadonly)
-	return Readonly{b}
+	return Readonly{b, b.gen}
 }
 
-// Build encodes READONLY. The Command is valid until the Builder starts the next one.
-func (c Readonly) Build() Command { return c.b.build(&infoReadonly) }
+// Build encodes READONLY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Readonly) Build() Command { return c.b.build(&infoReadonly, c.g) }
 
 var infoReadonly = Info{
 	Name: "readonly", Words: []string{"READONLY"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -967,7 +1141,10 @@ var infoReadonly = Info{
 }
 
 // Readwrite is the builder of READWRITE, started by Builder.Readwrite.
-type Readwrite struct{ b *Builder }
+type Readwrite struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Readwrite starts READWRITE:
 //
@@ -978,11 +1155,13 @@ type Readwrite struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/readwrite/
 func (b *Builder) Readwrite() Readwrite {
 	b.start(&infoReadwrite)
-	return Readwrite{b}
+	return Readwrite{b, b.gen}
 }
 
-// Build encodes READWRITE. The Command is valid until the Builder starts the next one.
-func (c Readwrite) Build() Command { return c.b.build(&infoReadwrite) }
+// Build encodes READWRITE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Readwrite) Build() Command { return c.b.build(&infoReadwrite, c.g) }
 
 var infoReadwrite = Info{
 	Name: "readwrite", Words: []string{"READWRITE"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Auth is the builder of AUTH, started by Builder.Auth.
-type Auth struct{ b *Builder }
+type Auth struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Auth starts AUTH:
 //
@@ -22,20 +25,25 @@ func (b *Builder) Auth(password string) Auth {
 	b.start(&infoAuth)
 	b.later(1)
 	b.str(password)
-	return Auth{b}
+	return Auth{b, b.gen}
 }
 
 // Username adds [username].
 // Arguments: username.
 // Since server version 6.0.0.
 func (c Auth) Username(username string) Auth {
+	if c.b.stale(c.g) {
+		return Auth{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.str(username)
 	return c
 }
 
-// Build encodes AUTH. The Command is valid until the Builder starts the next one.
-func (c Auth) Build() Command { return c.b.build(&infoAuth) }
+// Build encodes AUTH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Auth) Build() Command { return c.b.build(&infoAuth, c.g) }
 
 var infoAuth = Info{
 	Name: "auth", Words: []string{"AUTH"}, Kind: ReplyModel | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -45,7 +53,10 @@ var infoAuth = Info{
 }
 
 // ClientCaching is the builder of CLIENT CACHING, started by Builder.ClientCaching.
-type ClientCaching struct{ b *Builder }
+type ClientCaching struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientCaching starts CLIENT CACHING:
 //
@@ -59,11 +70,13 @@ func (b *Builder) ClientCaching(mode YesNo) ClientCaching {
 	b.start(&infoClientCaching)
 	b.at(0)
 	b.enum(mode.token(), "mode")
-	return ClientCaching{b}
+	return ClientCaching{b, b.gen}
 }
 
-// Build encodes CLIENT CACHING. The Command is valid until the Builder starts the next one.
-func (c ClientCaching) Build() Command { return c.b.build(&infoClientCaching) }
+// Build encodes CLIENT CACHING. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientCaching) Build() Command { return c.b.build(&infoClientCaching, c.g) }
 
 var infoClientCaching = Info{
 	Name: "client|caching", Words: []string{"CLIENT", "CACHING"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -73,7 +86,10 @@ var infoClientCaching = Info{
 }
 
 // ClientCapa is the builder of CLIENT CAPA, started by Builder.ClientCapa.
-type ClientCapa struct{ b *Builder }
+type ClientCapa struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientCapa starts CLIENT CAPA:
 //
@@ -92,11 +108,13 @@ func (b *Builder) ClientCapa(capability ...string) ClientCapa {
 	for _, x := range capability {
 		b.str(x)
 	}
-	return ClientCapa{b}
+	return ClientCapa{b, b.gen}
 }
 
-// Build encodes CLIENT CAPA. The Command is valid until the Builder starts the next one.
-func (c ClientCapa) Build() Command { return c.b.build(&infoClientCapa) }
+// Build encodes CLIENT CAPA. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientCapa) Build() Command { return c.b.build(&infoClientCapa, c.g) }
 
 var infoClientCapa = Info{
 	Name: "client|capa", Words: []string{"CLIENT", "CAPA"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -106,7 +124,10 @@ var infoClientCapa = Info{
 }
 
 // ClientGetname is the builder of CLIENT GETNAME, started by Builder.ClientGetname.
-type ClientGetname struct{ b *Builder }
+type ClientGetname struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientGetname starts CLIENT GETNAME:
 //
@@ -118,11 +139,13 @@ type ClientGetname struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-getname/
 func (b *Builder) ClientGetname() ClientGetname {
 	b.start(&infoClientGetname)
-	return ClientGetname{b}
+	return ClientGetname{b, b.gen}
 }
 
-// Build encodes CLIENT GETNAME. The Command is valid until the Builder starts the next one.
-func (c ClientGetname) Build() Command { return c.b.build(&infoClientGetname) }
+// Build encodes CLIENT GETNAME. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientGetname) Build() Command { return c.b.build(&infoClientGetname, c.g) }
 
 var infoClientGetname = Info{
 	Name: "client|getname", Words: []string{"CLIENT", "GETNAME"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeString,
@@ -131,7 +154,10 @@ var infoClientGetname = Info{
 }
 
 // ClientGetredir is the builder of CLIENT GETREDIR, started by Builder.ClientGetredir.
-type ClientGetredir struct{ b *Builder }
+type ClientGetredir struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientGetredir starts CLIENT GETREDIR:
 //
@@ -142,11 +168,13 @@ type ClientGetredir struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-getredir/
 func (b *Builder) ClientGetredir() ClientGetredir {
 	b.start(&infoClientGetredir)
-	return ClientGetredir{b}
+	return ClientGetredir{b, b.gen}
 }
 
-// Build encodes CLIENT GETREDIR. The Command is valid until the Builder starts the next one.
-func (c ClientGetredir) Build() Command { return c.b.build(&infoClientGetredir) }
+// Build encodes CLIENT GETREDIR. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientGetredir) Build() Command { return c.b.build(&infoClientGetredir, c.g) }
 
 var infoClientGetredir = Info{
 	Name: "client|getredir", Words: []string{"CLIENT", "GETREDIR"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -155,7 +183,10 @@ var infoClientGetredir = Info{
 }
 
 // ClientHelp is the builder of CLIENT HELP, started by Builder.ClientHelp.
-type ClientHelp struct{ b *Builder }
+type ClientHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientHelp starts CLIENT HELP:
 //
@@ -166,11 +197,13 @@ type ClientHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-help/
 func (b *Builder) ClientHelp() ClientHelp {
 	b.start(&infoClientHelp)
-	return ClientHelp{b}
+	return ClientHelp{b, b.gen}
 }
 
-// Build encodes CLIENT HELP. The Command is valid until the Builder starts the next one.
-func (c ClientHelp) Build() Command { return c.b.build(&infoClientHelp) }
+// Build encodes CLIENT HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientHelp) Build() Command { return c.b.build(&infoClientHelp, c.g) }
 
 var infoClientHelp = Info{
 	Name: "client|help", Words: []string{"CLIENT", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -179,7 +212,10 @@ var infoClientHelp = Info{
 }
 
 // ClientId is the builder of CLIENT ID, started by Builder.ClientId.
-type ClientId struct{ b *Builder }
+type ClientId struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientId starts CLIENT ID:
 //
@@ -191,11 +227,13 @@ type ClientId struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-id/
 func (b *Builder) ClientId() ClientId {
 	b.start(&infoClientId)
-	return ClientId{b}
+	return ClientId{b, b.gen}
 }
 
-// Build encodes CLIENT ID. The Command is valid until the Builder starts the next one.
-func (c ClientId) Build() Command { return c.b.build(&infoClientId) }
+// Build encodes CLIENT ID. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientId) Build() Command { return c.b.build(&infoClientId, c.g) }
 
 var infoClientId = Info{
 	Name: "client|id", Words: []string{"CLIENT", "ID"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeInt,
@@ -204,7 +242,10 @@ var infoClientId = Info{
 }
 
 // ClientInfo is the builder of CLIENT INFO, started by Builder.ClientInfo.
-type ClientInfo struct{ b *Builder }
+type ClientInfo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientInfo starts CLIENT INFO:
 //
@@ -216,11 +257,13 @@ type ClientInfo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-info/
 func (b *Builder) ClientInfo() ClientInfo {
 	b.start(&infoClientInfo)
-	return ClientInfo{b}
+	return ClientInfo{b, b.gen}
 }
 
-// Build encodes CLIENT INFO. The Command is valid until the Builder starts the next one.
-func (c ClientInfo) Build() Command { return c.b.build(&infoClientInfo) }
+// Build encodes CLIENT INFO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientInfo) Build() Command { return c.b.build(&infoClientInfo, c.g) }
 
 var infoClientInfo = Info{
 	Name: "client|info", Words: []string{"CLIENT", "INFO"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
@@ -229,7 +272,10 @@ var infoClientInfo = Info{
 }
 
 // ClientKill is the builder of CLIENT KILL, started by Builder.ClientKill.
-type ClientKill struct{ b *Builder }
+type ClientKill struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientKill starts CLIENT KILL:
 //
@@ -241,12 +287,15 @@ type ClientKill struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-kill/
 func (b *Builder) ClientKill() ClientKill {
 	b.start(&infoClientKill)
-	return ClientKill{b}
+	return ClientKill{b, b.gen}
 }
 
 // OldFormat sets filter: ip:port.
 // Arguments: oldFormat.
 func (c ClientKill) OldFormat(oldFormat string) ClientKill {
+	if c.b.stale(c.g) {
+		return ClientKill{c.b, staleGen}
+	}
 	c.b.open(0, true)
 	c.b.str(oldFormat)
 	return c
@@ -256,7 +305,9 @@ func (c ClientKill) OldFormat(oldFormat string) ClientKill {
 // Arguments: clientId.
 // Since server version 2.8.12.
 func (c ClientKill) Id(clientId int64) ClientKill {
-	c.b.opt(0, true, "ID")
+	if c.g = c.b.opt(c.g, 0, true, "ID"); c.g == staleGen {
+		return c
+	}
 	c.b.int(clientId)
 	return c
 }
@@ -266,7 +317,9 @@ func (c ClientKill) Id(clientId int64) ClientKill {
 // Since server version 2.8.12.
 // Only in valkey-8.0.1.
 func (c ClientKill) Type(clientType ClientKillClientType) ClientKill {
-	c.b.opt(0, true, "TYPE")
+	if c.g = c.b.opt(c.g, 0, true, "TYPE"); c.g == staleGen {
+		return c
+	}
 	c.b.enum(clientType.token(), "client-type")
 	return c
 }
@@ -274,7 +327,9 @@ func (c ClientKill) Type(clientType ClientKillClientType) ClientKill {
 // User sets filter: USER username.
 // Arguments: username.
 func (c ClientKill) User(username string) ClientKill {
-	c.b.opt(0, true, "USER")
+	if c.g = c.b.opt(c.g, 0, true, "USER"); c.g == staleGen {
+		return c
+	}
 	c.b.str(username)
 	return c
 }
@@ -282,7 +337,9 @@ func (c ClientKill) User(username string) ClientKill {
 // Addr sets filter: ADDR ip:port.
 // Arguments: addr.
 func (c ClientKill) Addr(addr string) ClientKill {
-	c.b.opt(0, true, "ADDR")
+	if c.g = c.b.opt(c.g, 0, true, "ADDR"); c.g == staleGen {
+		return c
+	}
 	c.b.str(addr)
 	return c
 }
@@ -291,7 +348,9 @@ func (c ClientKill) Addr(addr string) ClientKill {
 // Arguments: laddr.
 // Since server version 6.2.0.
 func (c ClientKill) Laddr(laddr string) ClientKill {
-	c.b.opt(0, true, "LADDR")
+	if c.g = c.b.opt(c.g, 0, true, "LADDR"); c.g == staleGen {
+		return c
+	}
 	c.b.str(laddr)
 	return c
 }
@@ -300,7 +359,9 @@ func (c ClientKill) Laddr(laddr string) ClientKill {
 // Arguments: skipme (one of the YesNo constants).
 // Only in valkey-8.0.1.
 func (c ClientKill) Skipme(skipme YesNo) ClientKill {
-	c.b.opt(0, true, "SKIPME")
+	if c.g = c.b.opt(c.g, 0, true, "SKIPME"); c.g == staleGen {
+		return c
+	}
 	c.b.enum(skipme.token(), "skipme")
 	return c
 }
@@ -310,13 +371,17 @@ func (c ClientKill) Skipme(skipme YesNo) ClientKill {
 // Since server version 8.0.0.
 // Only in valkey-8.0.1.
 func (c ClientKill) Maxage(maxage time.Duration) ClientKill {
-	c.b.opt(0, true, "MAXAGE")
+	if c.g = c.b.opt(c.g, 0, true, "MAXAGE"); c.g == staleGen {
+		return c
+	}
 	c.b.secs(maxage)
 	return c
 }
 
-// Build encodes CLIENT KILL. The Command is valid until the Builder starts the next one.
-func (c ClientKill) Build() Command { return c.b.build(&infoClientKill) }
+// Build encodes CLIENT KILL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientKill) Build() Command { return c.b.build(&infoClientKill, c.g) }
 
 var infoClientKill = Info{
 	Name: "client|kill", Words: []string{"CLIENT", "KILL"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -326,7 +391,10 @@ var infoClientKill = Info{
 }
 
 // ClientList is the builder of CLIENT LIST, started by Builder.ClientList.
-type ClientList struct{ b *Builder }
+type ClientList struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientList starts CLIENT LIST:
 //
@@ -339,13 +407,15 @@ type ClientList struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-list/
 func (b *Builder) ClientList() ClientList {
 	b.start(&infoClientList)
-	return ClientList{b}
+	return ClientList{b, b.gen}
 }
 
 // TypeNormal sets TYPE: NORMAL.
 // Since server version 5.0.0.
 func (c ClientList) TypeNormal() ClientList {
-	c.b.opt(0, false, "TYPE")
+	if c.g = c.b.opt(c.g, 0, false, "TYPE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("NORMAL")
 	return c
 }
@@ -353,7 +423,9 @@ func (c ClientList) TypeNormal() ClientList {
 // TypeMaster sets TYPE: MASTER.
 // Since server version 5.0.0.
 func (c ClientList) TypeMaster() ClientList {
-	c.b.opt(0, false, "TYPE")
+	if c.g = c.b.opt(c.g, 0, false, "TYPE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MASTER")
 	return c
 }
@@ -361,7 +433,9 @@ func (c ClientList) TypeMaster() ClientList {
 // TypeReplica sets TYPE: REPLICA.
 // Since server version 5.0.0.
 func (c ClientList) TypeReplica() ClientList {
-	c.b.opt(0, false, "TYPE")
+	if c.g = c.b.opt(c.g, 0, false, "TYPE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("REPLICA")
 	return c
 }
@@ -369,7 +443,9 @@ func (c ClientList) TypeReplica() ClientList {
 // TypePubsub sets TYPE: PUBSUB.
 // Since server version 5.0.0.
 func (c ClientList) TypePubsub() ClientList {
-	c.b.opt(0, false, "TYPE")
+	if c.g = c.b.opt(c.g, 0, false, "TYPE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("PUBSUB")
 	return c
 }
@@ -379,15 +455,19 @@ func (c ClientList) TypePubsub() ClientList {
 // Since server version 6.2.0.
 // Only in valkey-8.0.1.
 func (c ClientList) Id(clientId ...int64) ClientList {
-	c.b.opt(1, false, "ID")
+	if c.g = c.b.opt(c.g, 1, false, "ID"); c.g == staleGen {
+		return c
+	}
 	for _, x := range clientId {
 		c.b.int(x)
 	}
 	return c
 }
 
-// Build encodes CLIENT LIST. The Command is valid until the Builder starts the next one.
-func (c ClientList) Build() Command { return c.b.build(&infoClientList) }
+// Build encodes CLIENT LIST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientList) Build() Command { return c.b.build(&infoClientList, c.g) }
 
 var infoClientList = Info{
 	Name: "client|list", Words: []string{"CLIENT", "LIST"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
@@ -397,7 +477,10 @@ var infoClientList = Info{
 }
 
 // ClientNoEvict is the builder of CLIENT NO-EVICT, started by Builder.ClientNoEvict.
-type ClientNoEvict struct{ b *Builder }
+type ClientNoEvict struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientNoEvict starts CLIENT NO-EVICT:
 //
@@ -411,11 +494,13 @@ func (b *Builder) ClientNoEvict(enabled OnOff) ClientNoEvict {
 	b.start(&infoClientNoEvict)
 	b.at(0)
 	b.enum(enabled.token(), "enabled")
-	return ClientNoEvict{b}
+	return ClientNoEvict{b, b.gen}
 }
 
-// Build encodes CLIENT NO-EVICT. The Command is valid until the Builder starts the next one.
-func (c ClientNoEvict) Build() Command { return c.b.build(&infoClientNoEvict) }
+// Build encodes CLIENT NO-EVICT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientNoEvict) Build() Command { return c.b.build(&infoClientNoEvict, c.g) }
 
 var infoClientNoEvict = Info{
 	Name: "client|no-evict", Words: []string{"CLIENT", "NO-EVICT"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -425,7 +510,10 @@ var infoClientNoEvict = Info{
 }
 
 // ClientNoTouch is the builder of CLIENT NO-TOUCH, started by Builder.ClientNoTouch.
-type ClientNoTouch struct{ b *Builder }
+type ClientNoTouch struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientNoTouch starts CLIENT NO-TOUCH:
 //
@@ -439,11 +527,13 @@ func (b *Builder) ClientNoTouch(enabled OnOff) ClientNoTouch {
 	b.start(&infoClientNoTouch)
 	b.at(0)
 	b.enum(enabled.token(), "enabled")
-	return ClientNoTouch{b}
+	return ClientNoTouch{b, b.gen}
 }
 
-// Build encodes CLIENT NO-TOUCH. The Command is valid until the Builder starts the next one.
-func (c ClientNoTouch) Build() Command { return c.b.build(&infoClientNoTouch) }
+// Build encodes CLIENT NO-TOUCH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientNoTouch) Build() Command { return c.b.build(&infoClientNoTouch, c.g) }
 
 var infoClientNoTouch = Info{
 	Name: "client|no-touch", Words: []string{"CLIENT", "NO-TOUCH"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -453,7 +543,10 @@ var infoClientNoTouch = Info{
 }
 
 // ClientPause is the builder of CLIENT PAUSE, started by Builder.ClientPause.
-type ClientPause struct{ b *Builder }
+type ClientPause struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientPause starts CLIENT PAUSE:
 //
@@ -468,25 +561,27 @@ func (b *Builder) ClientPause(timeout time.Duration) ClientPause {
 	b.start(&infoClientPause)
 	b.at(0)
 	b.millis(timeout)
-	return ClientPause{b}
+	return ClientPause{b, b.gen}
 }
 
 // Write sets mode: WRITE.
 // Since server version 6.2.0.
 func (c ClientPause) Write() ClientPause {
-	c.b.opt(1, false, "WRITE")
+	c.g = c.b.opt(c.g, 1, false, "WRITE")
 	return c
 }
 
 // All sets mode: ALL.
 // Since server version 6.2.0.
 func (c ClientPause) All() ClientPause {
-	c.b.opt(1, false, "ALL")
+	c.g = c.b.opt(c.g, 1, false, "ALL")
 	return c
 }
 
-// Build encodes CLIENT PAUSE. The Command is valid until the Builder starts the next one.
-func (c ClientPause) Build() Command { return c.b.build(&infoClientPause) }
+// Build encodes CLIENT PAUSE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientPause) Build() Command { return c.b.build(&infoClientPause, c.g) }
 
 var infoClientPause = Info{
 	Name: "client|pause", Words: []string{"CLIENT", "PAUSE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -496,7 +591,10 @@ var infoClientPause = Info{
 }
 
 // ClientReply is the builder of CLIENT REPLY, started by Builder.ClientReply.
-type ClientReply struct{ b *Builder }
+type ClientReply struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientReply starts CLIENT REPLY:
 //
@@ -510,11 +608,13 @@ func (b *Builder) ClientReply(action ReplyMode) ClientReply {
 	b.start(&infoClientReply)
 	b.at(0)
 	b.enum(action.token(), "action")
-	return ClientReply{b}
+	return ClientReply{b, b.gen}
 }
 
-// Build encodes CLIENT REPLY. The Command is valid until the Builder starts the next one.
-func (c ClientReply) Build() Command { return c.b.build(&infoClientReply) }
+// Build encodes CLIENT REPLY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientReply) Build() Command { return c.b.build(&infoClientReply, c.g) }
 
 var infoClientReply = Info{
 	Name: "client|reply", Words: []string{"CLIENT", "REPLY"}, Kind: ReplyModel | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -524,7 +624,10 @@ var infoClientReply = Info{
 }
 
 // ClientSetinfo is the builder of CLIENT SETINFO, started by Builder.ClientSetinfo.
-type ClientSetinfo struct{ b *Builder }
+type ClientSetinfo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientSetinfo starts CLIENT SETINFO:
 //
@@ -536,13 +639,15 @@ type ClientSetinfo struct{ b *Builder }
 // In valkey-8.0.1. See https://valkey.io/commands/client-setinfo/
 func (b *Builder) ClientSetinfo() ClientSetinfo {
 	b.start(&infoClientSetinfo)
-	return ClientSetinfo{b}
+	return ClientSetinfo{b, b.gen}
 }
 
 // LibName sets attr: LIB-NAME libname.
 // Arguments: libname.
 func (c ClientSetinfo) LibName(libname string) ClientSetinfo {
-	c.b.opt(0, false, "LIB-NAME")
+	if c.g = c.b.opt(c.g, 0, false, "LIB-NAME"); c.g == staleGen {
+		return c
+	}
 	c.b.str(libname)
 	return c
 }
@@ -550,13 +655,17 @@ func (c ClientSetinfo) LibName(libname string) ClientSetinfo {
 // LibVer sets attr: LIB-VER libver.
 // Arguments: libver.
 func (c ClientSetinfo) LibVer(libver string) ClientSetinfo {
-	c.b.opt(0, false, "LIB-VER")
+	if c.g = c.b.opt(c.g, 0, false, "LIB-VER"); c.g == staleGen {
+		return c
+	}
 	c.b.str(libver)
 	return c
 }
 
-// Build encodes CLIENT SETINFO. The Command is valid until the Builder starts the next one.
-func (c ClientSetinfo) Build() Command { return c.b.build(&infoClientSetinfo) }
+// Build encodes CLIENT SETINFO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientSetinfo) Build() Command { return c.b.build(&infoClientSetinfo, c.g) }
 
 var infoClientSetinfo = Info{
 	Name: "client|setinfo", Words: []string{"CLIENT", "SETINFO"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -567,7 +676,10 @@ var infoClientSetinfo = Info{
 }
 
 // ClientSetname is the builder of CLIENT SETNAME, started by Builder.ClientSetname.
-type ClientSetname struct{ b *Builder }
+type ClientSetname struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientSetname starts CLIENT SETNAME:
 //
@@ -582,11 +694,13 @@ func (b *Builder) ClientSetname(connectionName string) ClientSetname {
 	b.start(&infoClientSetname)
 	b.at(0)
 	b.str(connectionName)
-	return ClientSetname{b}
+	return ClientSetname{b, b.gen}
 }
 
-// Build encodes CLIENT SETNAME. The Command is valid until the Builder starts the next one.
-func (c ClientSetname) Build() Command { return c.b.build(&infoClientSetname) }
+// Build encodes CLIENT SETNAME. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientSetname) Build() Command { return c.b.build(&infoClientSetname, c.g) }
 
 var infoClientSetname = Info{
 	Name: "client|setname", Words: []string{"CLIENT", "SETNAME"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeOK,
@@ -597,7 +711,10 @@ var infoClientSetname = Info{
 }
 
 // ClientTracking is the builder of CLIENT TRACKING, started by Builder.ClientTracking.
-type ClientTracking struct{ b *Builder }
+type ClientTracking struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientTracking starts CLIENT TRACKING:
 //
@@ -612,13 +729,15 @@ func (b *Builder) ClientTracking(status OnOff) ClientTracking {
 	b.start(&infoClientTracking)
 	b.at(0)
 	b.enum(status.token(), "status")
-	return ClientTracking{b}
+	return ClientTracking{b, b.gen}
 }
 
 // Redirect adds [REDIRECT client-id].
 // Arguments: clientId.
 func (c ClientTracking) Redirect(clientId int64) ClientTracking {
-	c.b.opt(1, false, "REDIRECT")
+	if c.g = c.b.opt(c.g, 1, false, "REDIRECT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(clientId)
 	return c
 }
@@ -626,6 +745,9 @@ func (c ClientTracking) Redirect(clientId int64) ClientTracking {
 // Prefix adds [PREFIX prefix [PREFIX prefix ...]].
 // Arguments: prefix.
 func (c ClientTracking) Prefix(prefix ...string) ClientTracking {
+	if c.b.stale(c.g) {
+		return ClientTracking{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range prefix {
 		c.b.tok("PREFIX")
@@ -636,30 +758,32 @@ func (c ClientTracking) Prefix(prefix ...string) ClientTracking {
 
 // Bcast adds [BCAST].
 func (c ClientTracking) Bcast() ClientTracking {
-	c.b.opt(3, false, "BCAST")
+	c.g = c.b.opt(c.g, 3, false, "BCAST")
 	return c
 }
 
 // Optin adds [OPTIN].
 func (c ClientTracking) Optin() ClientTracking {
-	c.b.opt(4, false, "OPTIN")
+	c.g = c.b.opt(c.g, 4, false, "OPTIN")
 	return c
 }
 
 // Optout adds [OPTOUT].
 func (c ClientTracking) Optout() ClientTracking {
-	c.b.opt(5, false, "OPTOUT")
+	c.g = c.b.opt(c.g, 5, false, "OPTOUT")
 	return c
 }
 
 // Noloop adds [NOLOOP].
 func (c ClientTracking) Noloop() ClientTracking {
-	c.b.opt(6, false, "NOLOOP")
+	c.g = c.b.opt(c.g, 6, false, "NOLOOP")
 	return c
 }
 
-// Build encodes CLIENT TRACKING. The Command is valid until the Builder starts the next one.
-func (c ClientTracking) Build() Command { return c.b.build(&infoClientTracking) }
+// Build encodes CLIENT TRACKING. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientTracking) Build() Command { return c.b.build(&infoClientTracking, c.g) }
 
 var infoClientTracking = Info{
 	Name: "client|tracking", Words: []string{"CLIENT", "TRACKING"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -669,7 +793,10 @@ var infoClientTracking = Info{
 }
 
 // ClientTrackinginfo is the builder of CLIENT TRACKINGINFO, started by Builder.ClientTrackinginfo.
-type ClientTrackinginfo struct{ b *Builder }
+type ClientTrackinginfo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientTrackinginfo starts CLIENT TRACKINGINFO:
 //
@@ -680,11 +807,13 @@ type ClientTrackinginfo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-trackinginfo/
 func (b *Builder) ClientTrackinginfo() ClientTrackinginfo {
 	b.start(&infoClientTrackinginfo)
-	return ClientTrackinginfo{b}
+	return ClientTrackinginfo{b, b.gen}
 }
 
-// Build encodes CLIENT TRACKINGINFO. The Command is valid until the Builder starts the next one.
-func (c ClientTrackinginfo) Build() Command { return c.b.build(&infoClientTrackinginfo) }
+// Build encodes CLIENT TRACKINGINFO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientTrackinginfo) Build() Command { return c.b.build(&infoClientTrackinginfo, c.g) }
 
 var infoClientTrackinginfo = Info{
 	Name: "client|trackinginfo", Words: []string{"CLIENT", "TRACKINGINFO"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -693,7 +822,10 @@ var infoClientTrackinginfo = Info{
 }
 
 // ClientUnblock is the builder of CLIENT UNBLOCK, started by Builder.ClientUnblock.
-type ClientUnblock struct{ b *Builder }
+type ClientUnblock struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientUnblock starts CLIENT UNBLOCK:
 //
@@ -708,23 +840,25 @@ func (b *Builder) ClientUnblock(clientId int64) ClientUnblock {
 	b.start(&infoClientUnblock)
 	b.at(0)
 	b.int(clientId)
-	return ClientUnblock{b}
+	return ClientUnblock{b, b.gen}
 }
 
 // Timeout sets unblock-type: TIMEOUT.
 func (c ClientUnblock) Timeout() ClientUnblock {
-	c.b.opt(1, false, "TIMEOUT")
+	c.g = c.b.opt(c.g, 1, false, "TIMEOUT")
 	return c
 }
 
 // Error sets unblock-type: ERROR.
 func (c ClientUnblock) Error() ClientUnblock {
-	c.b.opt(1, false, "ERROR")
+	c.g = c.b.opt(c.g, 1, false, "ERROR")
 	return c
 }
 
-// Build encodes CLIENT UNBLOCK. The Command is valid until the Builder starts the next one.
-func (c ClientUnblock) Build() Command { return c.b.build(&infoClientUnblock) }
+// Build encodes CLIENT UNBLOCK. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientUnblock) Build() Command { return c.b.build(&infoClientUnblock, c.g) }
 
 var infoClientUnblock = Info{
 	Name: "client|unblock", Words: []string{"CLIENT", "UNBLOCK"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -734,7 +868,10 @@ var infoClientUnblock = Info{
 }
 
 // ClientUnpause is the builder of CLIENT UNPAUSE, started by Builder.ClientUnpause.
-type ClientUnpause struct{ b *Builder }
+type ClientUnpause struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ClientUnpause starts CLIENT UNPAUSE:
 //
@@ -745,11 +882,13 @@ type ClientUnpause struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/client-unpause/
 func (b *Builder) ClientUnpause() ClientUnpause {
 	b.start(&infoClientUnpause)
-	return ClientUnpause{b}
+	return ClientUnpause{b, b.gen}
 }
 
-// Build encodes CLIENT UNPAUSE. The Command is valid until the Builder starts the next one.
-func (c ClientUnpause) Build() Command { return c.b.build(&infoClientUnpause) }
+// Build encodes CLIENT UNPAUSE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ClientUnpause) Build() Command { return c.b.build(&infoClientUnpause, c.g) }
 
 var infoClientUnpause = Info{
 	Name: "client|unpause", Words: []string{"CLIENT", "UNPAUSE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -758,7 +897,10 @@ var infoClientUnpause = Info{
 }
 
 // Echo is the builder of ECHO, started by Builder.Echo.
-type Echo struct{ b *Builder }
+type Echo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Echo starts ECHO:
 //
@@ -773,11 +915,13 @@ func (b *Builder) Echo(message string) Echo {
 	b.start(&infoEcho)
 	b.at(0)
 	b.str(message)
-	return Echo{b}
+	return Echo{b, b.gen}
 }
 
-// Build encodes ECHO. The Command is valid until the Builder starts the next one.
-func (c Echo) Build() Command { return c.b.build(&infoEcho) }
+// Build encodes ECHO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Echo) Build() Command { return c.b.build(&infoEcho, c.g) }
 
 var infoEcho = Info{
 	Name: "echo", Words: []string{"ECHO"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeString,
@@ -787,7 +931,10 @@ var infoEcho = Info{
 }
 
 // Hello is the builder of HELLO, started by Builder.Hello.
-type Hello struct{ b *Builder }
+type Hello struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hello starts HELLO:
 //
@@ -799,12 +946,15 @@ type Hello struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/hello/
 func (b *Builder) Hello() Hello {
 	b.start(&infoHello)
-	return Hello{b}
+	return Hello{b, b.gen}
 }
 
 // Protocol adds [protover [AUTH username password] [SETNAME clientname]].
 // Arguments: protover.
 func (c Hello) Protocol(protover int64) Hello {
+	if c.b.stale(c.g) {
+		return Hello{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.open(1, false)
 	c.b.int(protover)
@@ -814,7 +964,9 @@ func (c Hello) Protocol(protover int64) Hello {
 // ProtocolAuth adds [AUTH username password].
 // Arguments: username, password.
 func (c Hello) ProtocolAuth(username string, password string) Hello {
-	c.b.opt(2, false, "AUTH")
+	if c.g = c.b.opt(c.g, 2, false, "AUTH"); c.g == staleGen {
+		return c
+	}
 	c.b.str(username)
 	c.b.str(password)
 	return c
@@ -823,13 +975,17 @@ func (c Hello) ProtocolAuth(username string, password string) Hello {
 // ProtocolSetname adds [SETNAME clientname].
 // Arguments: clientname.
 func (c Hello) ProtocolSetname(clientname string) Hello {
-	c.b.opt(3, false, "SETNAME")
+	if c.g = c.b.opt(c.g, 3, false, "SETNAME"); c.g == staleGen {
+		return c
+	}
 	c.b.str(clientname)
 	return c
 }
 
-// Build encodes HELLO. The Command is valid until the Builder starts the next one.
-func (c Hello) Build() Command { return c.b.build(&infoHello) }
+// Build encodes HELLO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hello) Build() Command { return c.b.build(&infoHello, c.g) }
 
 var infoHello = Info{
 	Name: "hello", Words: []string{"HELLO"}, Kind: ReplyModel | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -840,7 +996,10 @@ var infoHello = Info{
 }
 
 // Ping is the builder of PING, started by Builder.Ping.
-type Ping struct{ b *Builder }
+type Ping struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Ping starts PING:
 //
@@ -853,19 +1012,24 @@ type Ping struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/ping/
 func (b *Builder) Ping() Ping {
 	b.start(&infoPing)
-	return Ping{b}
+	return Ping{b, b.gen}
 }
 
 // Message adds [message].
 // Arguments: message.
 func (c Ping) Message(message string) Ping {
+	if c.b.stale(c.g) {
+		return Ping{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.str(message)
 	return c
 }
 
-// Build encodes PING. The Command is valid until the Builder starts the next one.
-func (c Ping) Build() Command { return c.b.build(&infoPing) }
+// Build encodes PING. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Ping) Build() Command { return c.b.build(&infoPing, c.g) }
 
 var infoPing = Info{
 	Name: "ping", Words: []string{"PING"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeStatus,
@@ -876,7 +1040,10 @@ var infoPing = Info{
 }
 
 // Quit is the builder of QUIT, started by Builder.Quit.
-type Quit struct{ b *Builder }
+type Quit struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Quit starts QUIT:
 //
@@ -889,11 +1056,13 @@ type Quit struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/quit/
 func (b *Builder) Quit() Quit {
 	b.start(&infoQuit)
-	return Quit{b}
+	return Quit{b, b.gen}
 }
 
-// Build encodes QUIT. The Command is valid until the Builder starts the next one.
-func (c Quit) Build() Command { return c.b.build(&infoQuit) }
+// Build encodes QUIT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Quit) Build() Command { return c.b.build(&infoQuit, c.g) }
 
 var infoQuit = Info{
 	Name: "quit", Words: []string{"QUIT"}, Kind: ReplyModel | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -902,7 +1071,10 @@ var infoQuit = Info{
 }
 
 // Reset is the builder of RESET, started by Builder.Reset.
-type Reset struct{ b *Builder }
+type Reset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Reset starts RESET:
 //
@@ -913,11 +1085,13 @@ type Reset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/reset/
 func (b *Builder) Reset() Reset {
 	b.start(&infoReset)
-	return Reset{b}
+	return Reset{b, b.gen}
 }
 
-// Build encodes RESET. The Command is valid until the Builder starts the next one.
-func (c Reset) Build() Command { return c.b.build(&infoReset) }
+// Build encodes RESET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Reset) Build() Command { return c.b.build(&infoReset, c.g) }
 
 var infoReset = Info{
 	Name: "reset", Words: []string{"RESET"}, Kind: ReplyModel | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -926,7 +1100,10 @@ var infoReset = Info{
 }
 
 // Select is the builder of SELECT, started by Builder.Select.
-type Select struct{ b *Builder }
+type Select struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Select starts SELECT:
 //
@@ -941,11 +1118,13 @@ func (b *Builder) Select(index int64) Select {
 	b.start(&infoSelect)
 	b.at(0)
 	b.int(index)
-	return Select{b}
+	return Select{b, b.gen}
 }
 
-// Build encodes SELECT. The Command is valid until the Builder starts the next one.
-func (c Select) Build() Command { return c.b.build(&infoSelect) }
+// Build encodes SELECT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Select) Build() Command { return c.b.build(&infoSelect, c.g) }
 
 var infoSelect = Info{
 	Name: "select", Words: []string{"SELECT"}, Kind: ReplyModel | NoKeys, Timeout: NoUnit, Reply: ShapeOK,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Copy is the builder of COPY, started by Builder.Copy.
-type Copy struct{ b *Builder }
+type Copy struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Copy starts COPY:
 //
@@ -25,25 +28,29 @@ func (b *Builder) Copy(source string, destination string) Copy {
 	b.key(source)
 	b.at(1)
 	b.key(destination)
-	return Copy{b}
+	return Copy{b, b.gen}
 }
 
 // Db adds [DB destination-db].
 // Arguments: destinationDb.
 func (c Copy) Db(destinationDb int64) Copy {
-	c.b.opt(2, false, "DB")
+	if c.g = c.b.opt(c.g, 2, false, "DB"); c.g == staleGen {
+		return c
+	}
 	c.b.int(destinationDb)
 	return c
 }
 
 // Replace adds [REPLACE].
 func (c Copy) Replace() Copy {
-	c.b.opt(3, false, "REPLACE")
+	c.g = c.b.opt(c.g, 3, false, "REPLACE")
 	return c
 }
 
-// Build encodes COPY. The Command is valid until the Builder starts the next one.
-func (c Copy) Build() Command { return c.b.build(&infoCopy) }
+// Build encodes COPY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Copy) Build() Command { return c.b.build(&infoCopy, c.g) }
 
 var infoCopy = Info{
 	Name: "copy", Words: []string{"COPY"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -54,7 +61,10 @@ var infoCopy = Info{
 }
 
 // Del is the builder of DEL, started by Builder.Del.
-type Del struct{ b *Builder }
+type Del struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Del starts DEL:
 //
@@ -74,11 +84,13 @@ func (b *Builder) Del(key ...string) Del {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Del{b}
+	return Del{b, b.gen}
 }
 
-// Build encodes DEL. The Command is valid until the Builder starts the next one.
-func (c Del) Build() Command { return c.b.build(&infoDel) }
+// Build encodes DEL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Del) Build() Command { return c.b.build(&infoDel, c.g) }
 
 var infoDel = Info{
 	Name: "del", Words: []string{"DEL"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -89,7 +101,10 @@ var infoDel = Info{
 }
 
 // Dump is the builder of DUMP, started by Builder.Dump.
-type Dump struct{ b *Builder }
+type Dump struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Dump starts DUMP:
 //
@@ -104,11 +119,13 @@ func (b *Builder) Dump(key string) Dump {
 	b.start(&infoDump)
 	b.at(0)
 	b.key(key)
-	return Dump{b}
+	return Dump{b, b.gen}
 }
 
-// Build encodes DUMP. The Command is valid until the Builder starts the next one.
-func (c Dump) Build() Command { return c.b.build(&infoDump) }
+// Build encodes DUMP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Dump) Build() Command { return c.b.build(&infoDump, c.g) }
 
 var infoDump = Info{
 	Name: "dump", Words: []string{"DUMP"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
@@ -119,7 +136,10 @@ var infoDump = Info{
 }
 
 // Exists is the builder of EXISTS, started by Builder.Exists.
-type Exists struct{ b *Builder }
+type Exists struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Exists starts EXISTS:
 //
@@ -139,11 +159,13 @@ func (b *Builder) Exists(key ...string) Exists {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Exists{b}
+	return Exists{b, b.gen}
 }
 
-// Build encodes EXISTS. The Command is valid until the Builder starts the next one.
-func (c Exists) Build() Command { return c.b.build(&infoExists) }
+// Build encodes EXISTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Exists) Build() Command { return c.b.build(&infoExists, c.g) }
 
 var infoExists = Info{
 	Name: "exists", Words: []string{"EXISTS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -154,7 +176,10 @@ var infoExists = Info{
 }
 
 // Expire is the builder of EXPIRE, started by Builder.Expire.
-type Expire struct{ b *Builder }
+type Expire struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Expire starts EXPIRE:
 //
@@ -172,39 +197,41 @@ func (b *Builder) Expire(key string, seconds time.Duration) Expire {
 	b.key(key)
 	b.at(1)
 	b.secs(seconds)
-	return Expire{b}
+	return Expire{b, b.gen}
 }
 
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Expire) Nx() Expire {
-	c.b.opt(2, false, "NX")
+	c.g = c.b.opt(c.g, 2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Expire) Xx() Expire {
-	c.b.opt(2, false, "XX")
+	c.g = c.b.opt(c.g, 2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Expire) Gt() Expire {
-	c.b.opt(2, false, "GT")
+	c.g = c.b.opt(c.g, 2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Expire) Lt() Expire {
-	c.b.opt(2, false, "LT")
+	c.g = c.b.opt(c.g, 2, false, "LT")
 	return c
 }
 
-// Build encodes EXPIRE. The Command is valid until the Builder starts the next one.
-func (c Expire) Build() Command { return c.b.build(&infoExpire) }
+// Build encodes EXPIRE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Expire) Build() Command { return c.b.build(&infoExpire, c.g) }
 
 var infoExpire = Info{
 	Name: "expire", Words: []string{"EXPIRE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -215,7 +242,10 @@ var infoExpire = Info{
 }
 
 // Expireat is the builder of EXPIREAT, started by Builder.Expireat.
-type Expireat struct{ b *Builder }
+type Expireat struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Expireat starts EXPIREAT:
 //
@@ -233,39 +263,41 @@ func (b *Builder) Expireat(key string, unixTimeSeconds time.Time) Expireat {
 	b.key(key)
 	b.at(1)
 	b.unix(unixTimeSeconds, false)
-	return Expireat{b}
+	return Expireat{b, b.gen}
 }
 
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Expireat) Nx() Expireat {
-	c.b.opt(2, false, "NX")
+	c.g = c.b.opt(c.g, 2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Expireat) Xx() Expireat {
-	c.b.opt(2, false, "XX")
+	c.g = c.b.opt(c.g, 2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Expireat) Gt() Expireat {
-	c.b.opt(2, false, "GT")
+	c.g = c.b.opt(c.g, 2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Expireat) Lt() Expireat {
-	c.b.opt(2, false, "LT")
+	c.g = c.b.opt(c.g, 2, false, "LT")
 	return c
 }
 
-// Build encodes EXPIREAT. The Command is valid until the Builder starts the next one.
-func (c Expireat) Build() Command { return c.b.build(&infoExpireat) }
+// Build encodes EXPIREAT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Expireat) Build() Command { return c.b.build(&infoExpireat, c.g) }
 
 var infoExpireat = Info{
 	Name: "expireat", Words: []string{"EXPIREAT"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -276,7 +308,10 @@ var infoExpireat = Info{
 }
 
 // Expiretime is the builder of EXPIRETIME, started by Builder.Expiretime.
-type Expiretime struct{ b *Builder }
+type Expiretime struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Expiretime starts EXPIRETIME:
 //
@@ -291,11 +326,13 @@ func (b *Builder) Expiretime(key string) Expiretime {
 	b.start(&infoExpiretime)
 	b.at(0)
 	b.key(key)
-	return Expiretime{b}
+	return Expiretime{b, b.gen}
 }
 
-// Build encodes EXPIRETIME. The Command is valid until the Builder starts the next one.
-func (c Expiretime) Build() Command { return c.b.build(&infoExpiretime) }
+// Build encodes EXPIRETIME. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Expiretime) Build() Command { return c.b.build(&infoExpiretime, c.g) }
 
 var infoExpiretime = Info{
 	Name: "expiretime", Words: []string{"EXPIRETIME"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -306,7 +343,10 @@ var infoExpiretime = Info{
 }
 
 // Keys is the builder of KEYS, started by Builder.Keys.
-type Keys struct{ b *Builder }
+type Keys struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Keys starts KEYS:
 //
@@ -321,11 +361,13 @@ func (b *Builder) Keys(pattern string) Keys {
 	b.start(&infoKeys)
 	b.at(0)
 	b.str(pattern)
-	return Keys{b}
+	return Keys{b, b.gen}
 }
 
-// Build encodes KEYS. The Command is valid until the Builder starts the next one.
-func (c Keys) Build() Command { return c.b.build(&infoKeys) }
+// Build encodes KEYS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Keys) Build() Command { return c.b.build(&infoKeys, c.g) }
 
 var infoKeys = Info{
 	Name: "keys", Words: []string{"KEYS"}, Kind: ReadOnly | NoKeys, Timeout: NoUnit, Reply: ShapeStrings,
@@ -336,7 +378,10 @@ var infoKeys = Info{
 }
 
 // Migrate is the builder of MIGRATE, started by Builder.Migrate.
-type Migrate struct{ b *Builder }
+type Migrate struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Migrate starts MIGRATE:
 //
@@ -357,12 +402,15 @@ func (b *Builder) Migrate(host string, port int64, destinationDb int64, timeout 
 	b.int(destinationDb)
 	b.later(4)
 	b.millis(timeout)
-	return Migrate{b}
+	return Migrate{b, b.gen}
 }
 
 // Key sets key-selector: key.
 // Arguments: key (a key).
 func (c Migrate) Key(key string) Migrate {
+	if c.b.stale(c.g) {
+		return Migrate{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.key(key)
 	return c
@@ -370,6 +418,9 @@ func (c Migrate) Key(key string) Migrate {
 
 // EmptyString sets key-selector: "".
 func (c Migrate) EmptyString() Migrate {
+	if c.b.stale(c.g) {
+		return Migrate{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.str("")
 	return c
@@ -378,14 +429,14 @@ func (c Migrate) EmptyString() Migrate {
 // Copy adds [COPY].
 // Since server version 3.0.0.
 func (c Migrate) Copy() Migrate {
-	c.b.opt(5, false, "COPY")
+	c.g = c.b.opt(c.g, 5, false, "COPY")
 	return c
 }
 
 // Replace adds [REPLACE].
 // Since server version 3.0.0.
 func (c Migrate) Replace() Migrate {
-	c.b.opt(6, false, "REPLACE")
+	c.g = c.b.opt(c.g, 6, false, "REPLACE")
 	return c
 }
 
@@ -393,7 +444,9 @@ func (c Migrate) Replace() Migrate {
 // Arguments: auth.
 // Since server version 4.0.7.
 func (c Migrate) Auth(auth string) Migrate {
-	c.b.opt(7, false, "AUTH")
+	if c.g = c.b.opt(c.g, 7, false, "AUTH"); c.g == staleGen {
+		return c
+	}
 	c.b.str(auth)
 	return c
 }
@@ -402,7 +455,9 @@ func (c Migrate) Auth(auth string) Migrate {
 // Arguments: username, password.
 // Since server version 6.0.0.
 func (c Migrate) Auth2(username string, password string) Migrate {
-	c.b.opt(7, false, "AUTH2")
+	if c.g = c.b.opt(c.g, 7, false, "AUTH2"); c.g == staleGen {
+		return c
+	}
 	c.b.str(username)
 	c.b.str(password)
 	return c
@@ -412,15 +467,19 @@ func (c Migrate) Auth2(username string, password string) Migrate {
 // Arguments: keys (a key).
 // Since server version 3.0.6.
 func (c Migrate) Keys(keys ...string) Migrate {
-	c.b.opt(8, false, "KEYS")
+	if c.g = c.b.opt(c.g, 8, false, "KEYS"); c.g == staleGen {
+		return c
+	}
 	for _, x := range keys {
 		c.b.key(x)
 	}
 	return c
 }
 
-// Build encodes MIGRATE. The Command is valid until the Builder starts the next one.
-func (c Migrate) Build() Command { return c.b.build(&infoMigrate) }
+// Build encodes MIGRATE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Migrate) Build() Command { return c.b.build(&infoMigrate, c.g) }
 
 var infoMigrate = Info{
 	Name: "migrate", Words: []string{"MIGRATE"}, Kind: Write | MovableKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -432,7 +491,10 @@ var infoMigrate = Info{
 }
 
 // Move is the builder of MOVE, started by Builder.Move.
-type Move struct{ b *Builder }
+type Move struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Move starts MOVE:
 //
@@ -449,11 +511,13 @@ func (b *Builder) Move(key string, db int64) Move {
 	b.key(key)
 	b.at(1)
 	b.int(db)
-	return Move{b}
+	return Move{b, b.gen}
 }
 
-// Build encodes MOVE. The Command is valid until the Builder starts the next one.
-func (c Move) Build() Command { return c.b.build(&infoMove) }
+// Build encodes MOVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Move) Build() Command { return c.b.build(&infoMove, c.g) }
 
 var infoMove = Info{
 	Name: "move", Words: []string{"MOVE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -464,7 +528,10 @@ var infoMove = Info{
 }
 
 // ObjectEncoding is the builder of OBJECT ENCODING, started by Builder.ObjectEncoding.
-type ObjectEncoding struct{ b *Builder }
+type ObjectEncoding struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ObjectEncoding starts OBJECT ENCODING:
 //
@@ -479,11 +546,13 @@ func (b *Builder) ObjectEncoding(key string) ObjectEncoding {
 	b.start(&infoObjectEncoding)
 	b.at(0)
 	b.key(key)
-	return ObjectEncoding{b}
+	return ObjectEncoding{b, b.gen}
 }
 
-// Build encodes OBJECT ENCODING. The Command is valid until the Builder starts the next one.
-func (c ObjectEncoding) Build() Command { return c.b.build(&infoObjectEncoding) }
+// Build encodes OBJECT ENCODING. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ObjectEncoding) Build() Command { return c.b.build(&infoObjectEncoding, c.g) }
 
 var infoObjectEncoding = Info{
 	Name: "object|encoding", Words: []string{"OBJECT", "ENCODING"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
@@ -494,7 +563,10 @@ var infoObjectEncoding = Info{
 }
 
 // ObjectFreq is the builder of OBJECT FREQ, started by Builder.ObjectFreq.
-type ObjectFreq struct{ b *Builder }
+type ObjectFreq struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ObjectFreq starts OBJECT FREQ:
 //
@@ -509,11 +581,13 @@ func (b *Builder) ObjectFreq(key string) ObjectFreq {
 	b.start(&infoObjectFreq)
 	b.at(0)
 	b.key(key)
-	return ObjectFreq{b}
+	return ObjectFreq{b, b.gen}
 }
 
-// Build encodes OBJECT FREQ. The Command is valid until the Builder starts the next one.
-func (c ObjectFreq) Build() Command { return c.b.build(&infoObjectFreq) }
+// Build encodes OBJECT FREQ. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ObjectFreq) Build() Command { return c.b.build(&infoObjectFreq, c.g) }
 
 var infoObjectFreq = Info{
 	Name: "object|freq", Words: []string{"OBJECT", "FREQ"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeIntOrNil,
@@ -524,7 +598,10 @@ var infoObjectFreq = Info{
 }
 
 // ObjectHelp is the builder of OBJECT HELP, started by Builder.ObjectHelp.
-type ObjectHelp struct{ b *Builder }
+type ObjectHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ObjectHelp starts OBJECT HELP:
 //
@@ -535,11 +612,13 @@ type ObjectHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/object-help/
 func (b *Builder) ObjectHelp() ObjectHelp {
 	b.start(&infoObjectHelp)
-	return ObjectHelp{b}
+	return ObjectHelp{b, b.gen}
 }
 
-// Build encodes OBJECT HELP. The Command is valid until the Builder starts the next one.
-func (c ObjectHelp) Build() Command { return c.b.build(&infoObjectHelp) }
+// Build encodes OBJECT HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ObjectHelp) Build() Command { return c.b.build(&infoObjectHelp, c.g) }
 
 var infoObjectHelp = Info{
 	Name: "object|help", Words: []string{"OBJECT", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -548,7 +627,10 @@ var infoObjectHelp = Info{
 }
 
 // ObjectIdletime is the builder of OBJECT IDLETIME, started by Builder.ObjectIdletime.
-type ObjectIdletime struct{ b *Builder }
+type ObjectIdletime struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ObjectIdletime starts OBJECT IDLETIME:
 //
@@ -563,11 +645,13 @@ func (b *Builder) ObjectIdletime(key string) ObjectIdletime {
 	b.start(&infoObjectIdletime)
 	b.at(0)
 	b.key(key)
-	return ObjectIdletime{b}
+	return ObjectIdletime{b, b.gen}
 }
 
-// Build encodes OBJECT IDLETIME. The Command is valid until the Builder starts the next one.
-func (c ObjectIdletime) Build() Command { return c.b.build(&infoObjectIdletime) }
+// Build encodes OBJECT IDLETIME. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ObjectIdletime) Build() Command { return c.b.build(&infoObjectIdletime, c.g) }
 
 var infoObjectIdletime = Info{
 	Name: "object|idletime", Words: []string{"OBJECT", "IDLETIME"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeIntOrNil,
@@ -578,7 +662,10 @@ var infoObjectIdletime = Info{
 }
 
 // ObjectRefcount is the builder of OBJECT REFCOUNT, started by Builder.ObjectRefcount.
-type ObjectRefcount struct{ b *Builder }
+type ObjectRefcount struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ObjectRefcount starts OBJECT REFCOUNT:
 //
@@ -593,11 +680,13 @@ func (b *Builder) ObjectRefcount(key string) ObjectRefcount {
 	b.start(&infoObjectRefcount)
 	b.at(0)
 	b.key(key)
-	return ObjectRefcount{b}
+	return ObjectRefcount{b, b.gen}
 }
 
-// Build encodes OBJECT REFCOUNT. The Command is valid until the Builder starts the next one.
-func (c ObjectRefcount) Build() Command { return c.b.build(&infoObjectRefcount) }
+// Build encodes OBJECT REFCOUNT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ObjectRefcount) Build() Command { return c.b.build(&infoObjectRefcount, c.g) }
 
 var infoObjectRefcount = Info{
 	Name: "object|refcount", Words: []string{"OBJECT", "REFCOUNT"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeIntOrNil,
@@ -608,7 +697,10 @@ var infoObjectRefcount = Info{
 }
 
 // Persist is the builder of PERSIST, started by Builder.Persist.
-type Persist struct{ b *Builder }
+type Persist struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Persist starts PERSIST:
 //
@@ -623,11 +715,13 @@ func (b *Builder) Persist(key string) Persist {
 	b.start(&infoPersist)
 	b.at(0)
 	b.key(key)
-	return Persist{b}
+	return Persist{b, b.gen}
 }
 
-// Build encodes PERSIST. The Command is valid until the Builder starts the next one.
-func (c Persist) Build() Command { return c.b.build(&infoPersist) }
+// Build encodes PERSIST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Persist) Build() Command { return c.b.build(&infoPersist, c.g) }
 
 var infoPersist = Info{
 	Name: "persist", Words: []string{"PERSIST"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -638,7 +732,10 @@ var infoPersist = Info{
 }
 
 // Pexpire is the builder of PEXPIRE, started by Builder.Pexpire.
-type Pexpire struct{ b *Builder }
+type Pexpire struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pexpire starts PEXPIRE:
 //
@@ -656,39 +753,41 @@ func (b *Builder) Pexpire(key string, milliseconds time.Duration) Pexpire {
 	b.key(key)
 	b.at(1)
 	b.millis(milliseconds)
-	return Pexpire{b}
+	return Pexpire{b, b.gen}
 }
 
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Pexpire) Nx() Pexpire {
-	c.b.opt(2, false, "NX")
+	c.g = c.b.opt(c.g, 2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Pexpire) Xx() Pexpire {
-	c.b.opt(2, false, "XX")
+	c.g = c.b.opt(c.g, 2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Pexpire) Gt() Pexpire {
-	c.b.opt(2, false, "GT")
+	c.g = c.b.opt(c.g, 2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Pexpire) Lt() Pexpire {
-	c.b.opt(2, false, "LT")
+	c.g = c.b.opt(c.g, 2, false, "LT")
 	return c
 }
 
-// Build encodes PEXPIRE. The Command is valid until the Builder starts the next one.
-func (c Pexpire) Build() Command { return c.b.build(&infoPexpire) }
+// Build encodes PEXPIRE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pexpire) Build() Command { return c.b.build(&infoPexpire, c.g) }
 
 var infoPexpire = Info{
 	Name: "pexpire", Words: []string{"PEXPIRE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -699,7 +798,10 @@ var infoPexpire = Info{
 }
 
 // Pexpireat is the builder of PEXPIREAT, started by Builder.Pexpireat.
-type Pexpireat struct{ b *Builder }
+type Pexpireat struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pexpireat starts PEXPIREAT:
 //
@@ -717,39 +819,41 @@ func (b *Builder) Pexpireat(key string, unixTimeMilliseconds time.Time) Pexpirea
 	b.key(key)
 	b.at(1)
 	b.unix(unixTimeMilliseconds, true)
-	return Pexpireat{b}
+	return Pexpireat{b, b.gen}
 }
 
 // Nx sets condition: NX.
 // Since server version 7.0.0.
 func (c Pexpireat) Nx() Pexpireat {
-	c.b.opt(2, false, "NX")
+	c.g = c.b.opt(c.g, 2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 7.0.0.
 func (c Pexpireat) Xx() Pexpireat {
-	c.b.opt(2, false, "XX")
+	c.g = c.b.opt(c.g, 2, false, "XX")
 	return c
 }
 
 // Gt sets condition: GT.
 // Since server version 7.0.0.
 func (c Pexpireat) Gt() Pexpireat {
-	c.b.opt(2, false, "GT")
+	c.g = c.b.opt(c.g, 2, false, "GT")
 	return c
 }
 
 // Lt sets condition: LT.
 // Since server version 7.0.0.
 func (c Pexpireat) Lt() Pexpireat {
-	c.b.opt(2, false, "LT")
+	c.g = c.b.opt(c.g, 2, false, "LT")
 	return c
 }
 
-// Build encodes PEXPIREAT. The Command is valid until the Builder starts the next one.
-func (c Pexpireat) Build() Command { return c.b.build(&infoPexpireat) }
+// Build encodes PEXPIREAT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pexpireat) Build() Command { return c.b.build(&infoPexpireat, c.g) }
 
 var infoPexpireat = Info{
 	Name: "pexpireat", Words: []string{"PEXPIREAT"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -760,7 +864,10 @@ var infoPexpireat = Info{
 }
 
 // Pexpiretime is the builder of PEXPIRETIME, started by Builder.Pexpiretime.
-type Pexpiretime struct{ b *Builder }
+type Pexpiretime struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pexpiretime starts PEXPIRETIME:
 //
@@ -775,11 +882,13 @@ func (b *Builder) Pexpiretime(key string) Pexpiretime {
 	b.start(&infoPexpiretime)
 	b.at(0)
 	b.key(key)
-	return Pexpiretime{b}
+	return Pexpiretime{b, b.gen}
 }
 
-// Build encodes PEXPIRETIME. The Command is valid until the Builder starts the next one.
-func (c Pexpiretime) Build() Command { return c.b.build(&infoPexpiretime) }
+// Build encodes PEXPIRETIME. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pexpiretime) Build() Command { return c.b.build(&infoPexpiretime, c.g) }
 
 var infoPexpiretime = Info{
 	Name: "pexpiretime", Words: []string{"PEXPIRETIME"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -790,7 +899,10 @@ var infoPexpiretime = Info{
 }
 
 // Pttl is the builder of PTTL, started by Builder.Pttl.
-type Pttl struct{ b *Builder }
+type Pttl struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pttl starts PTTL:
 //
@@ -805,11 +917,13 @@ func (b *Builder) Pttl(key string) Pttl {
 	b.start(&infoPttl)
 	b.at(0)
 	b.key(key)
-	return Pttl{b}
+	return Pttl{b, b.gen}
 }
 
-// Build encodes PTTL. The Command is valid until the Builder starts the next one.
-func (c Pttl) Build() Command { return c.b.build(&infoPttl) }
+// Build encodes PTTL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pttl) Build() Command { return c.b.build(&infoPttl, c.g) }
 
 var infoPttl = Info{
 	Name: "pttl", Words: []string{"PTTL"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,
@@ -820,7 +934,10 @@ var infoPttl = Info{
 }
 
 // Randomkey is the builder of RANDOMKEY, started by Builder.Randomkey.
-type Randomkey struct{ b *Builder }
+type Randomkey struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Randomkey starts RANDOMKEY:
 //
@@ -832,11 +949,13 @@ type Randomkey struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/randomkey/
 func (b *Builder) Randomkey() Randomkey {
 	b.start(&infoRandomkey)
-	return Randomkey{b}
+	return Randomkey{b, b.gen}
 }
 
-// Build encodes RANDOMKEY. The Command is valid until the Builder starts the next one.
-func (c Randomkey) Build() Command { return c.b.build(&infoRandomkey) }
+// Build encodes RANDOMKEY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Randomkey) Build() Command { return c.b.build(&infoRandomkey, c.g) }
 
 var infoRandomkey = Info{
 	Name: "randomkey", Words: []string{"RANDOMKEY"}, Kind: ReadOnly | NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
@@ -846,7 +965,10 @@ var infoRandomkey = Info{
 }
 
 // Rename is the builder of RENAME, started by Builder.Rename.
-type Rename struct{ b *Builder }
+type Rename struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Rename starts RENAME:
 //
@@ -863,11 +985,13 @@ func (b *Builder) Rename(key string, newkey string) Rename {
 	b.key(key)
 	b.at(1)
 	b.key(newkey)
-	return Rename{b}
+	return Rename{b, b.gen}
 }
 
-// Build encodes RENAME. The Command is valid until the Builder starts the next one.
-func (c Rename) Build() Command { return c.b.build(&infoRename) }
+// Build encodes RENAME. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Rename) Build() Command { return c.b.build(&infoRename, c.g) }
 
 var infoRename = Info{
 	Name: "rename", Words: []string{"RENAME"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -878,7 +1002,10 @@ var infoRename = Info{
 }
 
 // Renamenx is the builder of RENAMENX, started by Builder.Renamenx.
-type Renamenx struct{ b *Builder }
+type Renamenx struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Renamenx starts RENAMENX:
 //
@@ -895,11 +1022,13 @@ func (b *Builder) Renamenx(key string, newkey string) Renamenx {
 	b.key(key)
 	b.at(1)
 	b.key(newkey)
-	return Renamenx{b}
+	return Renamenx{b, b.gen}
 }
 
-// Build encodes RENAMENX. The Command is valid until the Builder starts the next one.
-func (c Renamenx) Build() Command { return c.b.build(&infoRenamenx) }
+// Build encodes RENAMENX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Renamenx) Build() Command { return c.b.build(&infoRenamenx, c.g) }
 
 var infoRenamenx = Info{
 	Name: "renamenx", Words: []string{"RENAMENX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -910,7 +1039,10 @@ var infoRenamenx = Info{
 }
 
 // Restore is the builder of RESTORE, started by Builder.Restore.
-type Restore struct{ b *Builder }
+type Restore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Restore starts RESTORE:
 //
@@ -929,20 +1061,20 @@ func (b *Builder) Restore(key string, ttl int64, serializedValue string) Restore
 	b.int(ttl)
 	b.at(2)
 	b.str(serializedValue)
-	return Restore{b}
+	return Restore{b, b.gen}
 }
 
 // Replace adds [REPLACE].
 // Since server version 3.0.0.
 func (c Restore) Replace() Restore {
-	c.b.opt(3, false, "REPLACE")
+	c.g = c.b.opt(c.g, 3, false, "REPLACE")
 	return c
 }
 
 // Absttl adds [ABSTTL].
 // Since server version 5.0.0.
 func (c Restore) Absttl() Restore {
-	c.b.opt(4, false, "ABSTTL")
+	c.g = c.b.opt(c.g, 4, false, "ABSTTL")
 	return c
 }
 
@@ -950,7 +1082,9 @@ func (c Restore) Absttl() Restore {
 // Arguments: seconds (a duration).
 // Since server version 5.0.0.
 func (c Restore) Idletime(seconds time.Duration) Restore {
-	c.b.opt(5, false, "IDLETIME")
+	if c.g = c.b.opt(c.g, 5, false, "IDLETIME"); c.g == staleGen {
+		return c
+	}
 	c.b.secs(seconds)
 	return c
 }
@@ -959,13 +1093,17 @@ func (c Restore) Idletime(seconds time.Duration) Restore {
 // Arguments: frequency.
 // Since server version 5.0.0.
 func (c Restore) Freq(frequency int64) Restore {
-	c.b.opt(6, false, "FREQ")
+	if c.g = c.b.opt(c.g, 6, false, "FREQ"); c.g == staleGen {
+		return c
+	}
 	c.b.int(frequency)
 	return c
 }
 
-// Build encodes RESTORE. The Command is valid until the Builder starts the next one.
-func (c Restore) Build() Command { return c.b.build(&infoRestore) }
+// Build encodes RESTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Restore) Build() Command { return c.b.build(&infoRestore, c.g) }
 
 var infoRestore = Info{
 	Name: "restore", Words: []string{"RESTORE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -976,7 +1114,10 @@ var infoRestore = Info{
 }
 
 // Scan is the builder of SCAN, started by Builder.Scan.
-type Scan struct{ b *Builder }
+type Scan struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Scan starts SCAN:
 //
@@ -992,13 +1133,15 @@ func (b *Builder) Scan(cursor string) Scan {
 	b.start(&infoScan)
 	b.at(0)
 	b.str(cursor)
-	return Scan{b}
+	return Scan{b, b.gen}
 }
 
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Scan) Match(pattern string) Scan {
-	c.b.opt(1, false, "MATCH")
+	if c.g = c.b.opt(c.g, 1, false, "MATCH"); c.g == staleGen {
+		return c
+	}
 	c.b.str(pattern)
 	return c
 }
@@ -1006,7 +1149,9 @@ func (c Scan) Match(pattern string) Scan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Scan) Count(count int64) Scan {
-	c.b.opt(2, false, "COUNT")
+	if c.g = c.b.opt(c.g, 2, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
@@ -1015,13 +1160,17 @@ func (c Scan) Count(count int64) Scan {
 // Arguments: typeArg.
 // Since server version 6.0.0.
 func (c Scan) Type(typeArg string) Scan {
-	c.b.opt(3, false, "TYPE")
+	if c.g = c.b.opt(c.g, 3, false, "TYPE"); c.g == staleGen {
+		return c
+	}
 	c.b.str(typeArg)
 	return c
 }
 
-// Build encodes SCAN. The Command is valid until the Builder starts the next one.
-func (c Scan) Build() Command { return c.b.build(&infoScan) }
+// Build encodes SCAN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Scan) Build() Command { return c.b.build(&infoScan, c.g) }
 
 var infoScan = Info{
 	Name: "scan", Words: []string{"SCAN"}, Kind: ReadOnly | NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
@@ -1031,7 +1180,10 @@ var infoScan = Info{
 }
 
 // Sort is the builder of SORT, started by Builder.Sort.
-type Sort struct{ b *Builder }
+type Sort struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sort starts SORT:
 //
@@ -1047,13 +1199,15 @@ func (b *Builder) Sort(key string) Sort {
 	b.start(&infoSort)
 	b.at(0)
 	b.key(key)
-	return Sort{b}
+	return Sort{b, b.gen}
 }
 
 // By adds [BY pattern].
 // Arguments: byPattern.
 func (c Sort) By(byPattern string) Sort {
-	c.b.opt(1, false, "BY")
+	if c.g = c.b.opt(c.g, 1, false, "BY"); c.g == staleGen {
+		return c
+	}
 	c.b.str(byPattern)
 	return c
 }
@@ -1061,7 +1215,9 @@ func (c Sort) By(byPattern string) Sort {
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Sort) Limit(offset int64, count int64) Sort {
-	c.b.opt(2, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 2, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1070,6 +1226,9 @@ func (c Sort) Limit(offset int64, count int64) Sort {
 // Get adds [GET pattern [GET pattern ...]].
 // Arguments: getPattern.
 func (c Sort) Get(getPattern ...string) Sort {
+	if c.b.stale(c.g) {
+		return Sort{c.b, staleGen}
+	}
 	c.b.open(3, false)
 	for _, x := range getPattern {
 		c.b.tok("GET")
@@ -1080,32 +1239,36 @@ func (c Sort) Get(getPattern ...string) Sort {
 
 // Asc sets order: ASC.
 func (c Sort) Asc() Sort {
-	c.b.opt(4, false, "ASC")
+	c.g = c.b.opt(c.g, 4, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Sort) Desc() Sort {
-	c.b.opt(4, false, "DESC")
+	c.g = c.b.opt(c.g, 4, false, "DESC")
 	return c
 }
 
 // Alpha adds [ALPHA].
 func (c Sort) Alpha() Sort {
-	c.b.opt(5, false, "ALPHA")
+	c.g = c.b.opt(c.g, 5, false, "ALPHA")
 	return c
 }
 
 // Store adds [STORE destination].
 // Arguments: destination (a key).
 func (c Sort) Store(destination string) Sort {
-	c.b.opt(6, false, "STORE")
+	if c.g = c.b.opt(c.g, 6, false, "STORE"); c.g == staleGen {
+		return c
+	}
 	c.b.key(destination)
 	return c
 }
 
-// Build encodes SORT. The Command is valid until the Builder starts the next one.
-func (c Sort) Build() Command { return c.b.build(&infoSort) }
+// Build encodes SORT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sort) Build() Command { return c.b.build(&infoSort, c.g) }
 
 var infoSort = Info{
 	Name: "sort", Words: []string{"SORT"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeStrings,
@@ -1117,7 +1280,10 @@ var infoSort = Info{
 }
 
 // SortRo is the builder of SORT_RO, started by Builder.SortRo.
-type SortRo struct{ b *Builder }
+type SortRo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // SortRo starts SORT_RO:
 //
@@ -1133,13 +1299,15 @@ func (b *Builder) SortRo(key string) SortRo {
 	b.start(&infoSortRo)
 	b.at(0)
 	b.key(key)
-	return SortRo{b}
+	return SortRo{b, b.gen}
 }
 
 // By adds [BY pattern].
 // Arguments: byPattern.
 func (c SortRo) By(byPattern string) SortRo {
-	c.b.opt(1, false, "BY")
+	if c.g = c.b.opt(c.g, 1, false, "BY"); c.g == staleGen {
+		return c
+	}
 	c.b.str(byPattern)
 	return c
 }
@@ -1147,7 +1315,9 @@ func (c SortRo) By(byPattern string) SortRo {
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c SortRo) Limit(offset int64, count int64) SortRo {
-	c.b.opt(2, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 2, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -1156,6 +1326,9 @@ func (c SortRo) Limit(offset int64, count int64) SortRo {
 // Get adds [GET pattern [GET pattern ...]].
 // Arguments: getPattern.
 func (c SortRo) Get(getPattern ...string) SortRo {
+	if c.b.stale(c.g) {
+		return SortRo{c.b, staleGen}
+	}
 	c.b.open(3, false)
 	for _, x := range getPattern {
 		c.b.tok("GET")
@@ -1166,24 +1339,26 @@ func (c SortRo) Get(getPattern ...string) SortRo {
 
 // Asc sets order: ASC.
 func (c SortRo) Asc() SortRo {
-	c.b.opt(4, false, "ASC")
+	c.g = c.b.opt(c.g, 4, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c SortRo) Desc() SortRo {
-	c.b.opt(4, false, "DESC")
+	c.g = c.b.opt(c.g, 4, false, "DESC")
 	return c
 }
 
 // Alpha adds [ALPHA].
 func (c SortRo) Alpha() SortRo {
-	c.b.opt(5, false, "ALPHA")
+	c.g = c.b.opt(c.g, 5, false, "ALPHA")
 	return c
 }
 
-// Build encodes SORT_RO. The Command is valid until the Builder starts the next one.
-func (c SortRo) Build() Command { return c.b.build(&infoSortRo) }
+// Build encodes SORT_RO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c SortRo) Build() Command { return c.b.build(&infoSortRo, c.g) }
 
 var infoSortRo = Info{
 	Name: "sort_ro", Words: []string{"SORT_RO"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeStrings,
@@ -1194,7 +1369,10 @@ var infoSortRo = Info{
 }
 
 // Touch is the builder of TOUCH, started by Builder.Touch.
-type Touch struct{ b *Builder }
+type Touch struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Touch starts TOUCH:
 //
@@ -1214,11 +1392,13 @@ func (b *Builder) Touch(key ...string) Touch {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Touch{b}
+	return Touch{b, b.gen}
 }
 
-// Build encodes TOUCH. The Command is valid until the Builder starts the next one.
-func (c Touch) Build() Command { return c.b.build(&infoTouch) }
+// Build encodes TOUCH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Touch) Build() Command { return c.b.build(&infoTouch, c.g) }
 
 var infoTouch = Info{
 	Name: "touch", Words: []string{"TOUCH"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -1229,7 +1409,10 @@ var infoTouch = Info{
 }
 
 // Ttl is the builder of TTL, started by Builder.Ttl.
-type Ttl struct{ b *Builder }
+type Ttl struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Ttl starts TTL:
 //
@@ -1244,11 +1427,13 @@ func (b *Builder) Ttl(key string) Ttl {
 	b.start(&infoTtl)
 	b.at(0)
 	b.key(key)
-	return Ttl{b}
+	return Ttl{b, b.gen}
 }
 
-// Build encodes TTL. The Command is valid until the Builder starts the next one.
-func (c Ttl) Build() Command { return c.b.build(&infoTtl) }
+// Build encodes TTL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Ttl) Build() Command { return c.b.build(&infoTtl, c.g) }
 
 var infoTtl = Info{
 	Name: "ttl", Words: []string{"TTL"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,
@@ -1259,7 +1444,10 @@ var infoTtl = Info{
 }
 
 // Type is the builder of TYPE, started by Builder.Type.
-type Type struct{ b *Builder }
+type Type struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Type starts TYPE:
 //
@@ -1274,11 +1462,13 @@ func (b *Builder) Type(key string) Type {
 	b.start(&infoType)
 	b.at(0)
 	b.key(key)
-	return Type{b}
+	return Type{b, b.gen}
 }
 
-// Build encodes TYPE. The Command is valid until the Builder starts the next one.
-func (c Type) Build() Command { return c.b.build(&infoType) }
+// Build encodes TYPE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Type) Build() Command { return c.b.build(&infoType, c.g) }
 
 var infoType = Info{
 	Name: "type", Words: []string{"TYPE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStatus,
@@ -1289,7 +1479,10 @@ var infoType = Info{
 }
 
 // Unlink is the builder of UNLINK, started by Builder.Unlink.
-type Unlink struct{ b *Builder }
+type Unlink struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Unlink starts UNLINK:
 //
@@ -1309,11 +1502,13 @@ func (b *Builder) Unlink(key ...string) Unlink {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Unlink{b}
+	return Unlink{b, b.gen}
 }
 
-// Build encodes UNLINK. The Command is valid until the Builder starts the next one.
-func (c Unlink) Build() Command { return c.b.build(&infoUnlink) }
+// Build encodes UNLINK. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Unlink) Build() Command { return c.b.build(&infoUnlink, c.g) }
 
 var infoUnlink = Info{
 	Name: "unlink", Words: []string{"UNLINK"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -1324,7 +1519,10 @@ var infoUnlink = Info{
 }
 
 // Wait is the builder of WAIT, started by Builder.Wait.
-type Wait struct{ b *Builder }
+type Wait struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Wait starts WAIT:
 //
@@ -1341,11 +1539,13 @@ func (b *Builder) Wait(numreplicas int64, timeout time.Duration) Wait {
 	b.int(numreplicas)
 	b.at(1)
 	b.timeoutDur(timeout, Milliseconds)
-	return Wait{b}
+	return Wait{b, b.gen}
 }
 
-// Build encodes WAIT. The Command is valid until the Builder starts the next one.
-func (c Wait) Build() Command { return c.b.build(&infoWait) }
+// Build encodes WAIT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Wait) Build() Command { return c.b.build(&infoWait, c.g) }
 
 var infoWait = Info{
 	Name: "wait", Words: []string{"WAIT"}, Kind: Blocking | NoKeys, Timeout: Milliseconds, Reply: ShapeInt,
@@ -1356,7 +1556,10 @@ var infoWait = Info{
 }
 
 // Waitaof is the builder of WAITAOF, started by Builder.Waitaof.
-type Waitaof struct{ b *Builder }
+type Waitaof struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Waitaof starts WAITAOF:
 //
@@ -1374,11 +1577,13 @@ func (b *Builder) Waitaof(numlocal int64, numreplicas int64, timeout time.Durati
 	b.int(numreplicas)
 	b.at(2)
 	b.timeoutDur(timeout, Milliseconds)
-	return Waitaof{b}
+	return Waitaof{b, b.gen}
 }
 
-// Build encodes WAITAOF. The Command is valid until the Builder starts the next one.
-func (c Waitaof) Build() Command { return c.b.build(&infoWaitaof) }
+// Build encodes WAITAOF. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Waitaof) Build() Command { return c.b.build(&infoWaitaof, c.g) }
 
 var infoWaitaof = Info{
 	Name: "waitaof", Words: []string{"WAITAOF"}, Kind: Blocking | NoKeys, Timeout: Milliseconds, Reply: ShapeUnknown,

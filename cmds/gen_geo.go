@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Geoadd is the builder of GEOADD, started by Builder.Geoadd.
-type Geoadd struct{ b *Builder }
+type Geoadd struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Geoadd starts GEOADD:
 //
@@ -32,32 +35,34 @@ func (b *Builder) Geoadd(key string, data ...LongitudeLatitudeMember) Geoadd {
 		b.float(x.Latitude)
 		b.str(x.Member)
 	}
-	return Geoadd{b}
+	return Geoadd{b, b.gen}
 }
 
 // Nx sets condition: NX.
 // Since server version 6.2.0.
 func (c Geoadd) Nx() Geoadd {
-	c.b.opt(1, false, "NX")
+	c.g = c.b.opt(c.g, 1, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 6.2.0.
 func (c Geoadd) Xx() Geoadd {
-	c.b.opt(1, false, "XX")
+	c.g = c.b.opt(c.g, 1, false, "XX")
 	return c
 }
 
 // Ch adds [CH].
 // Since server version 6.2.0.
 func (c Geoadd) Ch() Geoadd {
-	c.b.opt(2, false, "CH")
+	c.g = c.b.opt(c.g, 2, false, "CH")
 	return c
 }
 
-// Build encodes GEOADD. The Command is valid until the Builder starts the next one.
-func (c Geoadd) Build() Command { return c.b.build(&infoGeoadd) }
+// Build encodes GEOADD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Geoadd) Build() Command { return c.b.build(&infoGeoadd, c.g) }
 
 var infoGeoadd = Info{
 	Name: "geoadd", Words: []string{"GEOADD"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -68,7 +73,10 @@ var infoGeoadd = Info{
 }
 
 // Geodist is the builder of GEODIST, started by Builder.Geodist.
-type Geodist struct{ b *Builder }
+type Geodist struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Geodist starts GEODIST:
 //
@@ -88,35 +96,37 @@ func (b *Builder) Geodist(key string, member1 string, member2 string) Geodist {
 	b.str(member1)
 	b.at(2)
 	b.str(member2)
-	return Geodist{b}
+	return Geodist{b, b.gen}
 }
 
 // M sets unit: M.
 func (c Geodist) M() Geodist {
-	c.b.opt(3, false, "M")
+	c.g = c.b.opt(c.g, 3, false, "M")
 	return c
 }
 
 // Km sets unit: KM.
 func (c Geodist) Km() Geodist {
-	c.b.opt(3, false, "KM")
+	c.g = c.b.opt(c.g, 3, false, "KM")
 	return c
 }
 
 // Ft sets unit: FT.
 func (c Geodist) Ft() Geodist {
-	c.b.opt(3, false, "FT")
+	c.g = c.b.opt(c.g, 3, false, "FT")
 	return c
 }
 
 // Mi sets unit: MI.
 func (c Geodist) Mi() Geodist {
-	c.b.opt(3, false, "MI")
+	c.g = c.b.opt(c.g, 3, false, "MI")
 	return c
 }
 
-// Build encodes GEODIST. The Command is valid until the Builder starts the next one.
-func (c Geodist) Build() Command { return c.b.build(&infoGeodist) }
+// Build encodes GEODIST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Geodist) Build() Command { return c.b.build(&infoGeodist, c.g) }
 
 var infoGeodist = Info{
 	Name: "geodist", Words: []string{"GEODIST"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeFloatOrNil,
@@ -127,7 +137,10 @@ var infoGeodist = Info{
 }
 
 // Geohash is the builder of GEOHASH, started by Builder.Geohash.
-type Geohash struct{ b *Builder }
+type Geohash struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Geohash starts GEOHASH:
 //
@@ -143,12 +156,15 @@ func (b *Builder) Geohash(key string) Geohash {
 	b.start(&infoGeohash)
 	b.at(0)
 	b.key(key)
-	return Geohash{b}
+	return Geohash{b, b.gen}
 }
 
 // Member adds [member [member ...]].
 // Arguments: member.
 func (c Geohash) Member(member ...string) Geohash {
+	if c.b.stale(c.g) {
+		return Geohash{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range member {
 		c.b.str(x)
@@ -156,8 +172,10 @@ func (c Geohash) Member(member ...string) Geohash {
 	return c
 }
 
-// Build encodes GEOHASH. The Command is valid until the Builder starts the next one.
-func (c Geohash) Build() Command { return c.b.build(&infoGeohash) }
+// Build encodes GEOHASH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Geohash) Build() Command { return c.b.build(&infoGeohash, c.g) }
 
 var infoGeohash = Info{
 	Name: "geohash", Words: []string{"GEOHASH"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeNullStrings,
@@ -168,7 +186,10 @@ var infoGeohash = Info{
 }
 
 // Geopos is the builder of GEOPOS, started by Builder.Geopos.
-type Geopos struct{ b *Builder }
+type Geopos struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Geopos starts GEOPOS:
 //
@@ -183,12 +204,15 @@ func (b *Builder) Geopos(key string) Geopos {
 	b.start(&infoGeopos)
 	b.at(0)
 	b.key(key)
-	return Geopos{b}
+	return Geopos{b, b.gen}
 }
 
 // Member adds [member [member ...]].
 // Arguments: member.
 func (c Geopos) Member(member ...string) Geopos {
+	if c.b.stale(c.g) {
+		return Geopos{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range member {
 		c.b.str(x)
@@ -196,8 +220,10 @@ func (c Geopos) Member(member ...string) Geopos {
 	return c
 }
 
-// Build encodes GEOPOS. The Command is valid until the Builder starts the next one.
-func (c Geopos) Build() Command { return c.b.build(&infoGeopos) }
+// Build encodes GEOPOS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Geopos) Build() Command { return c.b.build(&infoGeopos, c.g) }
 
 var infoGeopos = Info{
 	Name: "geopos", Words: []string{"GEOPOS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -208,7 +234,10 @@ var infoGeopos = Info{
 }
 
 // Georadius is the builder of GEORADIUS, started by Builder.Georadius.
-type Georadius struct{ b *Builder }
+type Georadius struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Georadius starts GEORADIUS:
 //
@@ -233,31 +262,33 @@ func (b *Builder) Georadius(key string, longitude float64, latitude float64, rad
 	b.float(radius)
 	b.at(4)
 	b.enum(unit.token(), "unit")
-	return Georadius{b}
+	return Georadius{b, b.gen}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c Georadius) Withcoord() Georadius {
-	c.b.opt(5, false, "WITHCOORD")
+	c.g = c.b.opt(c.g, 5, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c Georadius) Withdist() Georadius {
-	c.b.opt(6, false, "WITHDIST")
+	c.g = c.b.opt(c.g, 6, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c Georadius) Withhash() Georadius {
-	c.b.opt(7, false, "WITHHASH")
+	c.g = c.b.opt(c.g, 7, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Georadius) Count(count int64, any bool) Georadius {
-	c.b.opt(8, false, "COUNT")
+	if c.g = c.b.opt(c.g, 8, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -267,20 +298,22 @@ func (c Georadius) Count(count int64, any bool) Georadius {
 
 // Asc sets order: ASC.
 func (c Georadius) Asc() Georadius {
-	c.b.opt(9, false, "ASC")
+	c.g = c.b.opt(c.g, 9, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Georadius) Desc() Georadius {
-	c.b.opt(9, false, "DESC")
+	c.g = c.b.opt(c.g, 9, false, "DESC")
 	return c
 }
 
 // Store sets store: STORE key.
 // Arguments: storekey (a key).
 func (c Georadius) Store(storekey string) Georadius {
-	c.b.opt(10, false, "STORE")
+	if c.g = c.b.opt(c.g, 10, false, "STORE"); c.g == staleGen {
+		return c
+	}
 	c.b.key(storekey)
 	return c
 }
@@ -288,13 +321,17 @@ func (c Georadius) Store(storekey string) Georadius {
 // Storedist sets store: STOREDIST key.
 // Arguments: storedistkey (a key).
 func (c Georadius) Storedist(storedistkey string) Georadius {
-	c.b.opt(10, false, "STOREDIST")
+	if c.g = c.b.opt(c.g, 10, false, "STOREDIST"); c.g == staleGen {
+		return c
+	}
 	c.b.key(storedistkey)
 	return c
 }
 
-// Build encodes GEORADIUS. The Command is valid until the Builder starts the next one.
-func (c Georadius) Build() Command { return c.b.build(&infoGeoradius) }
+// Build encodes GEORADIUS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Georadius) Build() Command { return c.b.build(&infoGeoradius, c.g) }
 
 var infoGeoradius = Info{
 	Name: "georadius", Words: []string{"GEORADIUS"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -305,7 +342,10 @@ var infoGeoradius = Info{
 }
 
 // GeoradiusRo is the builder of GEORADIUS_RO, started by Builder.GeoradiusRo.
-type GeoradiusRo struct{ b *Builder }
+type GeoradiusRo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // GeoradiusRo starts GEORADIUS_RO:
 //
@@ -330,31 +370,33 @@ func (b *Builder) GeoradiusRo(key string, longitude float64, latitude float64, r
 	b.float(radius)
 	b.at(4)
 	b.enum(unit.token(), "unit")
-	return GeoradiusRo{b}
+	return GeoradiusRo{b, b.gen}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c GeoradiusRo) Withcoord() GeoradiusRo {
-	c.b.opt(5, false, "WITHCOORD")
+	c.g = c.b.opt(c.g, 5, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c GeoradiusRo) Withdist() GeoradiusRo {
-	c.b.opt(6, false, "WITHDIST")
+	c.g = c.b.opt(c.g, 6, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c GeoradiusRo) Withhash() GeoradiusRo {
-	c.b.opt(7, false, "WITHHASH")
+	c.g = c.b.opt(c.g, 7, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c GeoradiusRo) Count(count int64, any bool) GeoradiusRo {
-	c.b.opt(8, false, "COUNT")
+	if c.g = c.b.opt(c.g, 8, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -364,18 +406,20 @@ func (c GeoradiusRo) Count(count int64, any bool) GeoradiusRo {
 
 // Asc sets order: ASC.
 func (c GeoradiusRo) Asc() GeoradiusRo {
-	c.b.opt(9, false, "ASC")
+	c.g = c.b.opt(c.g, 9, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c GeoradiusRo) Desc() GeoradiusRo {
-	c.b.opt(9, false, "DESC")
+	c.g = c.b.opt(c.g, 9, false, "DESC")
 	return c
 }
 
-// Build encodes GEORADIUS_RO. The Command is valid until the Builder starts the next one.
-func (c GeoradiusRo) Build() Command { return c.b.build(&infoGeoradiusRo) }
+// Build encodes GEORADIUS_RO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c GeoradiusRo) Build() Command { return c.b.build(&infoGeoradiusRo, c.g) }
 
 var infoGeoradiusRo = Info{
 	Name: "georadius_ro", Words: []string{"GEORADIUS_RO"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -386,7 +430,10 @@ var infoGeoradiusRo = Info{
 }
 
 // Georadiusbymember is the builder of GEORADIUSBYMEMBER, started by Builder.Georadiusbymember.
-type Georadiusbymember struct{ b *Builder }
+type Georadiusbymember struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Georadiusbymember starts GEORADIUSBYMEMBER:
 //
@@ -409,31 +456,33 @@ func (b *Builder) Georadiusbymember(key string, member string, radius float64, u
 	b.float(radius)
 	b.at(3)
 	b.enum(unit.token(), "unit")
-	return Georadiusbymember{b}
+	return Georadiusbymember{b, b.gen}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c Georadiusbymember) Withcoord() Georadiusbymember {
-	c.b.opt(4, false, "WITHCOORD")
+	c.g = c.b.opt(c.g, 4, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c Georadiusbymember) Withdist() Georadiusbymember {
-	c.b.opt(5, false, "WITHDIST")
+	c.g = c.b.opt(c.g, 5, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c Georadiusbymember) Withhash() Georadiusbymember {
-	c.b.opt(6, false, "WITHHASH")
+	c.g = c.b.opt(c.g, 6, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Georadiusbymember) Count(count int64, any bool) Georadiusbymember {
-	c.b.opt(7, false, "COUNT")
+	if c.g = c.b.opt(c.g, 7, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -443,20 +492,22 @@ func (c Georadiusbymember) Count(count int64, any bool) Georadiusbymember {
 
 // Asc sets order: ASC.
 func (c Georadiusbymember) Asc() Georadiusbymember {
-	c.b.opt(8, false, "ASC")
+	c.g = c.b.opt(c.g, 8, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Georadiusbymember) Desc() Georadiusbymember {
-	c.b.opt(8, false, "DESC")
+	c.g = c.b.opt(c.g, 8, false, "DESC")
 	return c
 }
 
 // Store sets store: STORE key.
 // Arguments: storekey (a key).
 func (c Georadiusbymember) Store(storekey string) Georadiusbymember {
-	c.b.opt(9, false, "STORE")
+	if c.g = c.b.opt(c.g, 9, false, "STORE"); c.g == staleGen {
+		return c
+	}
 	c.b.key(storekey)
 	return c
 }
@@ -464,13 +515,17 @@ func (c Georadiusbymember) Store(storekey string) Georadiusbymember {
 // Storedist sets store: STOREDIST key.
 // Arguments: storedistkey (a key).
 func (c Georadiusbymember) Storedist(storedistkey string) Georadiusbymember {
-	c.b.opt(9, false, "STOREDIST")
+	if c.g = c.b.opt(c.g, 9, false, "STOREDIST"); c.g == staleGen {
+		return c
+	}
 	c.b.key(storedistkey)
 	return c
 }
 
-// Build encodes GEORADIUSBYMEMBER. The Command is valid until the Builder starts the next one.
-func (c Georadiusbymember) Build() Command { return c.b.build(&infoGeoradiusbymember) }
+// Build encodes GEORADIUSBYMEMBER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Georadiusbymember) Build() Command { return c.b.build(&infoGeoradiusbymember, c.g) }
 
 var infoGeoradiusbymember = Info{
 	Name: "georadiusbymember", Words: []string{"GEORADIUSBYMEMBER"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -481,7 +536,10 @@ var infoGeoradiusbymember = Info{
 }
 
 // GeoradiusbymemberRo is the builder of GEORADIUSBYMEMBER_RO, started by Builder.GeoradiusbymemberRo.
-type GeoradiusbymemberRo struct{ b *Builder }
+type GeoradiusbymemberRo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // GeoradiusbymemberRo starts GEORADIUSBYMEMBER_RO:
 //
@@ -504,31 +562,33 @@ func (b *Builder) GeoradiusbymemberRo(key string, member string, radius float64,
 	b.float(radius)
 	b.at(3)
 	b.enum(unit.token(), "unit")
-	return GeoradiusbymemberRo{b}
+	return GeoradiusbymemberRo{b, b.gen}
 }
 
 // Withcoord adds [WITHCOORD].
 func (c GeoradiusbymemberRo) Withcoord() GeoradiusbymemberRo {
-	c.b.opt(4, false, "WITHCOORD")
+	c.g = c.b.opt(c.g, 4, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c GeoradiusbymemberRo) Withdist() GeoradiusbymemberRo {
-	c.b.opt(5, false, "WITHDIST")
+	c.g = c.b.opt(c.g, 5, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c GeoradiusbymemberRo) Withhash() GeoradiusbymemberRo {
-	c.b.opt(6, false, "WITHHASH")
+	c.g = c.b.opt(c.g, 6, false, "WITHHASH")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c GeoradiusbymemberRo) Count(count int64, any bool) GeoradiusbymemberRo {
-	c.b.opt(7, false, "COUNT")
+	if c.g = c.b.opt(c.g, 7, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -538,18 +598,20 @@ func (c GeoradiusbymemberRo) Count(count int64, any bool) GeoradiusbymemberRo {
 
 // Asc sets order: ASC.
 func (c GeoradiusbymemberRo) Asc() GeoradiusbymemberRo {
-	c.b.opt(8, false, "ASC")
+	c.g = c.b.opt(c.g, 8, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c GeoradiusbymemberRo) Desc() GeoradiusbymemberRo {
-	c.b.opt(8, false, "DESC")
+	c.g = c.b.opt(c.g, 8, false, "DESC")
 	return c
 }
 
-// Build encodes GEORADIUSBYMEMBER_RO. The Command is valid until the Builder starts the next one.
-func (c GeoradiusbymemberRo) Build() Command { return c.b.build(&infoGeoradiusbymemberRo) }
+// Build encodes GEORADIUSBYMEMBER_RO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c GeoradiusbymemberRo) Build() Command { return c.b.build(&infoGeoradiusbymemberRo, c.g) }
 
 var infoGeoradiusbymemberRo = Info{
 	Name: "georadiusbymember_ro", Words: []string{"GEORADIUSBYMEMBER_RO"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -560,7 +622,10 @@ var infoGeoradiusbymemberRo = Info{
 }
 
 // Geosearch is the builder of GEOSEARCH, started by Builder.Geosearch.
-type Geosearch struct{ b *Builder }
+type Geosearch struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Geosearch starts GEOSEARCH:
 //
@@ -575,13 +640,15 @@ func (b *Builder) Geosearch(key string) Geosearch {
 	b.start(&infoGeosearch)
 	b.at(0)
 	b.key(key)
-	return Geosearch{b}
+	return Geosearch{b, b.gen}
 }
 
 // Frommember sets from: FROMMEMBER member.
 // Arguments: member.
 func (c Geosearch) Frommember(member string) Geosearch {
-	c.b.opt(1, false, "FROMMEMBER")
+	if c.g = c.b.opt(c.g, 1, false, "FROMMEMBER"); c.g == staleGen {
+		return c
+	}
 	c.b.str(member)
 	return c
 }
@@ -589,7 +656,9 @@ func (c Geosearch) Frommember(member string) Geosearch {
 // Fromlonlat sets from: FROMLONLAT longitude latitude.
 // Arguments: longitude, latitude.
 func (c Geosearch) Fromlonlat(longitude float64, latitude float64) Geosearch {
-	c.b.opt(1, false, "FROMLONLAT")
+	if c.g = c.b.opt(c.g, 1, false, "FROMLONLAT"); c.g == staleGen {
+		return c
+	}
 	c.b.float(longitude)
 	c.b.float(latitude)
 	return c
@@ -598,7 +667,9 @@ func (c Geosearch) Fromlonlat(longitude float64, latitude float64) Geosearch {
 // Byradius sets by: BYRADIUS radius <M | KM | FT | MI>.
 // Arguments: radius, unit (one of the GeoUnit constants).
 func (c Geosearch) Byradius(radius float64, unit GeoUnit) Geosearch {
-	c.b.opt(2, false, "BYRADIUS")
+	if c.g = c.b.opt(c.g, 2, false, "BYRADIUS"); c.g == staleGen {
+		return c
+	}
 	c.b.float(radius)
 	c.b.enum(unit.token(), "unit")
 	return c
@@ -607,7 +678,9 @@ func (c Geosearch) Byradius(radius float64, unit GeoUnit) Geosearch {
 // Bybox sets by: BYBOX width height <M | KM | FT | MI>.
 // Arguments: width, height, unit (one of the GeoUnit constants).
 func (c Geosearch) Bybox(width float64, height float64, unit GeoUnit) Geosearch {
-	c.b.opt(2, false, "BYBOX")
+	if c.g = c.b.opt(c.g, 2, false, "BYBOX"); c.g == staleGen {
+		return c
+	}
 	c.b.float(width)
 	c.b.float(height)
 	c.b.enum(unit.token(), "unit")
@@ -616,20 +689,22 @@ func (c Geosearch) Bybox(width float64, height float64, unit GeoUnit) Geosearch 
 
 // Asc sets order: ASC.
 func (c Geosearch) Asc() Geosearch {
-	c.b.opt(3, false, "ASC")
+	c.g = c.b.opt(c.g, 3, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Geosearch) Desc() Geosearch {
-	c.b.opt(3, false, "DESC")
+	c.g = c.b.opt(c.g, 3, false, "DESC")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Geosearch) Count(count int64, any bool) Geosearch {
-	c.b.opt(4, false, "COUNT")
+	if c.g = c.b.opt(c.g, 4, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -639,24 +714,26 @@ func (c Geosearch) Count(count int64, any bool) Geosearch {
 
 // Withcoord adds [WITHCOORD].
 func (c Geosearch) Withcoord() Geosearch {
-	c.b.opt(5, false, "WITHCOORD")
+	c.g = c.b.opt(c.g, 5, false, "WITHCOORD")
 	return c
 }
 
 // Withdist adds [WITHDIST].
 func (c Geosearch) Withdist() Geosearch {
-	c.b.opt(6, false, "WITHDIST")
+	c.g = c.b.opt(c.g, 6, false, "WITHDIST")
 	return c
 }
 
 // Withhash adds [WITHHASH].
 func (c Geosearch) Withhash() Geosearch {
-	c.b.opt(7, false, "WITHHASH")
+	c.g = c.b.opt(c.g, 7, false, "WITHHASH")
 	return c
 }
 
-// Build encodes GEOSEARCH. The Command is valid until the Builder starts the next one.
-func (c Geosearch) Build() Command { return c.b.build(&infoGeosearch) }
+// Build encodes GEOSEARCH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Geosearch) Build() Command { return c.b.build(&infoGeosearch, c.g) }
 
 var infoGeosearch = Info{
 	Name: "geosearch", Words: []string{"GEOSEARCH"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -667,7 +744,10 @@ var infoGeosearch = Info{
 }
 
 // Geosearchstore is the builder of GEOSEARCHSTORE, started by Builder.Geosearchstore.
-type Geosearchstore struct{ b *Builder }
+type Geosearchstore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Geosearchstore starts GEOSEARCHSTORE:
 //
@@ -684,13 +764,15 @@ func (b *Builder) Geosearchstore(destination string, source string) Geosearchsto
 	b.key(destination)
 	b.at(1)
 	b.key(source)
-	return Geosearchstore{b}
+	return Geosearchstore{b, b.gen}
 }
 
 // Frommember sets from: FROMMEMBER member.
 // Arguments: member.
 func (c Geosearchstore) Frommember(member string) Geosearchstore {
-	c.b.opt(2, false, "FROMMEMBER")
+	if c.g = c.b.opt(c.g, 2, false, "FROMMEMBER"); c.g == staleGen {
+		return c
+	}
 	c.b.str(member)
 	return c
 }
@@ -698,7 +780,9 @@ func (c Geosearchstore) Frommember(member string) Geosearchstore {
 // Fromlonlat sets from: FROMLONLAT longitude latitude.
 // Arguments: longitude, latitude.
 func (c Geosearchstore) Fromlonlat(longitude float64, latitude float64) Geosearchstore {
-	c.b.opt(2, false, "FROMLONLAT")
+	if c.g = c.b.opt(c.g, 2, false, "FROMLONLAT"); c.g == staleGen {
+		return c
+	}
 	c.b.float(longitude)
 	c.b.float(latitude)
 	return c
@@ -707,7 +791,9 @@ func (c Geosearchstore) Fromlonlat(longitude float64, latitude float64) Geosearc
 // Byradius sets by: BYRADIUS radius <M | KM | FT | MI>.
 // Arguments: radius, unit (one of the GeoUnit constants).
 func (c Geosearchstore) Byradius(radius float64, unit GeoUnit) Geosearchstore {
-	c.b.opt(3, false, "BYRADIUS")
+	if c.g = c.b.opt(c.g, 3, false, "BYRADIUS"); c.g == staleGen {
+		return c
+	}
 	c.b.float(radius)
 	c.b.enum(unit.token(), "unit")
 	return c
@@ -716,7 +802,9 @@ func (c Geosearchstore) Byradius(radius float64, unit GeoUnit) Geosearchstore {
 // Bybox sets by: BYBOX width height <M | KM | FT | MI>.
 // Arguments: width, height, unit (one of the GeoUnit constants).
 func (c Geosearchstore) Bybox(width float64, height float64, unit GeoUnit) Geosearchstore {
-	c.b.opt(3, false, "BYBOX")
+	if c.g = c.b.opt(c.g, 3, false, "BYBOX"); c.g == staleGen {
+		return c
+	}
 	c.b.float(width)
 	c.b.float(height)
 	c.b.enum(unit.token(), "unit")
@@ -725,20 +813,22 @@ func (c Geosearchstore) Bybox(width float64, height float64, unit GeoUnit) Geose
 
 // Asc sets order: ASC.
 func (c Geosearchstore) Asc() Geosearchstore {
-	c.b.opt(4, false, "ASC")
+	c.g = c.b.opt(c.g, 4, false, "ASC")
 	return c
 }
 
 // Desc sets order: DESC.
 func (c Geosearchstore) Desc() Geosearchstore {
-	c.b.opt(4, false, "DESC")
+	c.g = c.b.opt(c.g, 4, false, "DESC")
 	return c
 }
 
 // Count adds [COUNT count [ANY]].
 // Arguments: count, any (adds ANY).
 func (c Geosearchstore) Count(count int64, any bool) Geosearchstore {
-	c.b.opt(5, false, "COUNT")
+	if c.g = c.b.opt(c.g, 5, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	if any {
 		c.b.tok("ANY")
@@ -748,12 +838,14 @@ func (c Geosearchstore) Count(count int64, any bool) Geosearchstore {
 
 // Storedist adds [STOREDIST].
 func (c Geosearchstore) Storedist() Geosearchstore {
-	c.b.opt(6, false, "STOREDIST")
+	c.g = c.b.opt(c.g, 6, false, "STOREDIST")
 	return c
 }
 
-// Build encodes GEOSEARCHSTORE. The Command is valid until the Builder starts the next one.
-func (c Geosearchstore) Build() Command { return c.b.build(&infoGeosearchstore) }
+// Build encodes GEOSEARCHSTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Geosearchstore) Build() Command { return c.b.build(&infoGeosearchstore, c.g) }
 
 var infoGeosearchstore = Info{
 	Name: "geosearchstore", Words: []string{"GEOSEARCHSTORE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeUnknown,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Hdel is the builder of HDEL, started by Builder.Hdel.
-type Hdel struct{ b *Builder }
+type Hdel struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hdel starts HDEL:
 //
@@ -29,11 +32,13 @@ func (b *Builder) Hdel(key string, field ...string) Hdel {
 	for _, x := range field {
 		b.str(x)
 	}
-	return Hdel{b}
+	return Hdel{b, b.gen}
 }
 
-// Build encodes HDEL. The Command is valid until the Builder starts the next one.
-func (c Hdel) Build() Command { return c.b.build(&infoHdel) }
+// Build encodes HDEL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hdel) Build() Command { return c.b.build(&infoHdel, c.g) }
 
 var infoHdel = Info{
 	Name: "hdel", Words: []string{"HDEL"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -44,7 +49,10 @@ var infoHdel = Info{
 }
 
 // Hexists is the builder of HEXISTS, started by Builder.Hexists.
-type Hexists struct{ b *Builder }
+type Hexists struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hexists starts HEXISTS:
 //
@@ -61,11 +69,13 @@ func (b *Builder) Hexists(key string, field string) Hexists {
 	b.key(key)
 	b.at(1)
 	b.str(field)
-	return Hexists{b}
+	return Hexists{b, b.gen}
 }
 
-// Build encodes HEXISTS. The Command is valid until the Builder starts the next one.
-func (c Hexists) Build() Command { return c.b.build(&infoHexists) }
+// Build encodes HEXISTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hexists) Build() Command { return c.b.build(&infoHexists, c.g) }
 
 var infoHexists = Info{
 	Name: "hexists", Words: []string{"HEXISTS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeBool,
@@ -76,7 +86,10 @@ var infoHexists = Info{
 }
 
 // Hget is the builder of HGET, started by Builder.Hget.
-type Hget struct{ b *Builder }
+type Hget struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hget starts HGET:
 //
@@ -93,11 +106,13 @@ func (b *Builder) Hget(key string, field string) Hget {
 	b.key(key)
 	b.at(1)
 	b.str(field)
-	return Hget{b}
+	return Hget{b, b.gen}
 }
 
-// Build encodes HGET. The Command is valid until the Builder starts the next one.
-func (c Hget) Build() Command { return c.b.build(&infoHget) }
+// Build encodes HGET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hget) Build() Command { return c.b.build(&infoHget, c.g) }
 
 var infoHget = Info{
 	Name: "hget", Words: []string{"HGET"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeString,
@@ -108,7 +123,10 @@ var infoHget = Info{
 }
 
 // Hgetall is the builder of HGETALL, started by Builder.Hgetall.
-type Hgetall struct{ b *Builder }
+type Hgetall struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hgetall starts HGETALL:
 //
@@ -123,11 +141,13 @@ func (b *Builder) Hgetall(key string) Hgetall {
 	b.start(&infoHgetall)
 	b.at(0)
 	b.key(key)
-	return Hgetall{b}
+	return Hgetall{b, b.gen}
 }
 
-// Build encodes HGETALL. The Command is valid until the Builder starts the next one.
-func (c Hgetall) Build() Command { return c.b.build(&infoHgetall) }
+// Build encodes HGETALL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hgetall) Build() Command { return c.b.build(&infoHgetall, c.g) }
 
 var infoHgetall = Info{
 	Name: "hgetall", Words: []string{"HGETALL"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeMap,
@@ -138,7 +158,10 @@ var infoHgetall = Info{
 }
 
 // Hincrby is the builder of HINCRBY, started by Builder.Hincrby.
-type Hincrby struct{ b *Builder }
+type Hincrby struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hincrby starts HINCRBY:
 //
@@ -157,11 +180,13 @@ func (b *Builder) Hincrby(key string, field string, increment int64) Hincrby {
 	b.str(field)
 	b.at(2)
 	b.int(increment)
-	return Hincrby{b}
+	return Hincrby{b, b.gen}
 }
 
-// Build encodes HINCRBY. The Command is valid until the Builder starts the next one.
-func (c Hincrby) Build() Command { return c.b.build(&infoHincrby) }
+// Build encodes HINCRBY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hincrby) Build() Command { return c.b.build(&infoHincrby, c.g) }
 
 var infoHincrby = Info{
 	Name: "hincrby", Words: []string{"HINCRBY"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -172,7 +197,10 @@ var infoHincrby = Info{
 }
 
 // Hincrbyfloat is the builder of HINCRBYFLOAT, started by Builder.Hincrbyfloat.
-type Hincrbyfloat struct{ b *Builder }
+type Hincrbyfloat struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hincrbyfloat starts HINCRBYFLOAT:
 //
@@ -191,11 +219,13 @@ func (b *Builder) Hincrbyfloat(key string, field string, increment float64) Hinc
 	b.str(field)
 	b.at(2)
 	b.float(increment)
-	return Hincrbyfloat{b}
+	return Hincrbyfloat{b, b.gen}
 }
 
-// Build encodes HINCRBYFLOAT. The Command is valid until the Builder starts the next one.
-func (c Hincrbyfloat) Build() Command { return c.b.build(&infoHincrbyfloat) }
+// Build encodes HINCRBYFLOAT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hincrbyfloat) Build() Command { return c.b.build(&infoHincrbyfloat, c.g) }
 
 var infoHincrbyfloat = Info{
 	Name: "hincrbyfloat", Words: []string{"HINCRBYFLOAT"}, Kind: Write, Timeout: NoUnit, Reply: ShapeFloat,
@@ -206,7 +236,10 @@ var infoHincrbyfloat = Info{
 }
 
 // Hkeys is the builder of HKEYS, started by Builder.Hkeys.
-type Hkeys struct{ b *Builder }
+type Hkeys struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hkeys starts HKEYS:
 //
@@ -221,11 +254,13 @@ func (b *Builder) Hkeys(key string) Hkeys {
 	b.start(&infoHkeys)
 	b.at(0)
 	b.key(key)
-	return Hkeys{b}
+	return Hkeys{b, b.gen}
 }
 
-// Build encodes HKEYS. The Command is valid until the Builder starts the next one.
-func (c Hkeys) Build() Command { return c.b.build(&infoHkeys) }
+// Build encodes HKEYS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hkeys) Build() Command { return c.b.build(&infoHkeys, c.g) }
 
 var infoHkeys = Info{
 	Name: "hkeys", Words: []string{"HKEYS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -236,7 +271,10 @@ var infoHkeys = Info{
 }
 
 // Hlen is the builder of HLEN, started by Builder.Hlen.
-type Hlen struct{ b *Builder }
+type Hlen struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hlen starts HLEN:
 //
@@ -251,11 +289,13 @@ func (b *Builder) Hlen(key string) Hlen {
 	b.start(&infoHlen)
 	b.at(0)
 	b.key(key)
-	return Hlen{b}
+	return Hlen{b, b.gen}
 }
 
-// Build encodes HLEN. The Command is valid until the Builder starts the next one.
-func (c Hlen) Build() Command { return c.b.build(&infoHlen) }
+// Build encodes HLEN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hlen) Build() Command { return c.b.build(&infoHlen, c.g) }
 
 var infoHlen = Info{
 	Name: "hlen", Words: []string{"HLEN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -266,7 +306,10 @@ var infoHlen = Info{
 }
 
 // Hmget is the builder of HMGET, started by Builder.Hmget.
-type Hmget struct{ b *Builder }
+type Hmget struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hmget starts HMGET:
 //
@@ -288,11 +331,13 @@ func (b *Builder) Hmget(key string, field ...string) Hmget {
 	for _, x := range field {
 		b.str(x)
 	}
-	return Hmget{b}
+	return Hmget{b, b.gen}
 }
 
-// Build encodes HMGET. The Command is valid until the Builder starts the next one.
-func (c Hmget) Build() Command { return c.b.build(&infoHmget) }
+// Build encodes HMGET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hmget) Build() Command { return c.b.build(&infoHmget, c.g) }
 
 var infoHmget = Info{
 	Name: "hmget", Words: []string{"HMGET"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeNullStrings,
@@ -303,7 +348,10 @@ var infoHmget = Info{
 }
 
 // Hmset is the builder of HMSET, started by Builder.Hmset.
-type Hmset struct{ b *Builder }
+type Hmset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hmset starts HMSET:
 //
@@ -328,11 +376,13 @@ func (b *Builder) Hmset(key string, data ...FieldValue) Hmset {
 		b.str(x.Field)
 		b.str(x.Value)
 	}
-	return Hmset{b}
+	return Hmset{b, b.gen}
 }
 
-// Build encodes HMSET. The Command is valid until the Builder starts the next one.
-func (c Hmset) Build() Command { return c.b.build(&infoHmset) }
+// Build encodes HMSET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hmset) Build() Command { return c.b.build(&infoHmset, c.g) }
 
 var infoHmset = Info{
 	Name: "hmset", Words: []string{"HMSET"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -343,7 +393,10 @@ var infoHmset = Info{
 }
 
 // Hrandfield is the builder of HRANDFIELD, started by Builder.Hrandfield.
-type Hrandfield struct{ b *Builder }
+type Hrandfield struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hrandfield starts HRANDFIELD:
 //
@@ -359,12 +412,15 @@ func (b *Builder) Hrandfield(key string) Hrandfield {
 	b.start(&infoHrandfield)
 	b.at(0)
 	b.key(key)
-	return Hrandfield{b}
+	return Hrandfield{b, b.gen}
 }
 
 // Options adds [count [WITHVALUES]].
 // Arguments: count, withvalues (adds WITHVALUES).
 func (c Hrandfield) Options(count int64, withvalues bool) Hrandfield {
+	if c.b.stale(c.g) {
+		return Hrandfield{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	if withvalues {
@@ -373,8 +429,10 @@ func (c Hrandfield) Options(count int64, withvalues bool) Hrandfield {
 	return c
 }
 
-// Build encodes HRANDFIELD. The Command is valid until the Builder starts the next one.
-func (c Hrandfield) Build() Command { return c.b.build(&infoHrandfield) }
+// Build encodes HRANDFIELD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hrandfield) Build() Command { return c.b.build(&infoHrandfield, c.g) }
 
 var infoHrandfield = Info{
 	Name: "hrandfield", Words: []string{"HRANDFIELD"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrMap,
@@ -385,7 +443,10 @@ var infoHrandfield = Info{
 }
 
 // Hscan is the builder of HSCAN, started by Builder.Hscan.
-type Hscan struct{ b *Builder }
+type Hscan struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hscan starts HSCAN:
 //
@@ -403,13 +464,15 @@ func (b *Builder) Hscan(key string, cursor string) Hscan {
 	b.key(key)
 	b.at(1)
 	b.str(cursor)
-	return Hscan{b}
+	return Hscan{b, b.gen}
 }
 
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Hscan) Match(pattern string) Hscan {
-	c.b.opt(2, false, "MATCH")
+	if c.g = c.b.opt(c.g, 2, false, "MATCH"); c.g == staleGen {
+		return c
+	}
 	c.b.str(pattern)
 	return c
 }
@@ -417,7 +480,9 @@ func (c Hscan) Match(pattern string) Hscan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Hscan) Count(count int64) Hscan {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
@@ -425,12 +490,14 @@ func (c Hscan) Count(count int64) Hscan {
 // Novalues adds [NOVALUES].
 // Only in valkey-8.0.1.
 func (c Hscan) Novalues() Hscan {
-	c.b.opt(4, false, "NOVALUES")
+	c.g = c.b.opt(c.g, 4, false, "NOVALUES")
 	return c
 }
 
-// Build encodes HSCAN. The Command is valid until the Builder starts the next one.
-func (c Hscan) Build() Command { return c.b.build(&infoHscan) }
+// Build encodes HSCAN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hscan) Build() Command { return c.b.build(&infoHscan, c.g) }
 
 var infoHscan = Info{
 	Name: "hscan", Words: []string{"HSCAN"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
@@ -441,7 +508,10 @@ var infoHscan = Info{
 }
 
 // Hset is the builder of HSET, started by Builder.Hset.
-type Hset struct{ b *Builder }
+type Hset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hset starts HSET:
 //
@@ -464,11 +534,13 @@ func (b *Builder) Hset(key string, data ...FieldValue) Hset {
 		b.str(x.Field)
 		b.str(x.Value)
 	}
-	return Hset{b}
+	return Hset{b, b.gen}
 }
 
-// Build encodes HSET. The Command is valid until the Builder starts the next one.
-func (c Hset) Build() Command { return c.b.build(&infoHset) }
+// Build encodes HSET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hset) Build() Command { return c.b.build(&infoHset, c.g) }
 
 var infoHset = Info{
 	Name: "hset", Words: []string{"HSET"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -479,7 +551,10 @@ var infoHset = Info{
 }
 
 // Hsetnx is the builder of HSETNX, started by Builder.Hsetnx.
-type Hsetnx struct{ b *Builder }
+type Hsetnx struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hsetnx starts HSETNX:
 //
@@ -498,11 +573,13 @@ func (b *Builder) Hsetnx(key string, field string, value string) Hsetnx {
 	b.str(field)
 	b.at(2)
 	b.str(value)
-	return Hsetnx{b}
+	return Hsetnx{b, b.gen}
 }
 
-// Build encodes HSETNX. The Command is valid until the Builder starts the next one.
-func (c Hsetnx) Build() Command { return c.b.build(&infoHsetnx) }
+// Build encodes HSETNX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hsetnx) Build() Command { return c.b.build(&infoHsetnx, c.g) }
 
 var infoHsetnx = Info{
 	Name: "hsetnx", Words: []string{"HSETNX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -513,7 +590,10 @@ var infoHsetnx = Info{
 }
 
 // Hstrlen is the builder of HSTRLEN, started by Builder.Hstrlen.
-type Hstrlen struct{ b *Builder }
+type Hstrlen struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hstrlen starts HSTRLEN:
 //
@@ -530,11 +610,13 @@ func (b *Builder) Hstrlen(key string, field string) Hstrlen {
 	b.key(key)
 	b.at(1)
 	b.str(field)
-	return Hstrlen{b}
+	return Hstrlen{b, b.gen}
 }
 
-// Build encodes HSTRLEN. The Command is valid until the Builder starts the next one.
-func (c Hstrlen) Build() Command { return c.b.build(&infoHstrlen) }
+// Build encodes HSTRLEN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hstrlen) Build() Command { return c.b.build(&infoHstrlen, c.g) }
 
 var infoHstrlen = Info{
 	Name: "hstrlen", Words: []string{"HSTRLEN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -545,7 +627,10 @@ var infoHstrlen = Info{
 }
 
 // Hvals is the builder of HVALS, started by Builder.Hvals.
-type Hvals struct{ b *Builder }
+type Hvals struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Hvals starts HVALS:
 //
@@ -560,11 +645,13 @@ func (b *Builder) Hvals(key string) Hvals {
 	b.start(&infoHvals)
 	b.at(0)
 	b.key(key)
-	return Hvals{b}
+	return Hvals{b, b.gen}
 }
 
-// Build encodes HVALS. The Command is valid until the Builder starts the next one.
-func (c Hvals) Build() Command { return c.b.build(&infoHvals) }
+// Build encodes HVALS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Hvals) Build() Command { return c.b.build(&infoHvals, c.g) }
 
 var infoHvals = Info{
 	Name: "hvals", Words: []string{"HVALS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,

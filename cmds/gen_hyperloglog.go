@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Pfadd is the builder of PFADD, started by Builder.Pfadd.
-type Pfadd struct{ b *Builder }
+type Pfadd struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pfadd starts PFADD:
 //
@@ -23,12 +26,15 @@ func (b *Builder) Pfadd(key string) Pfadd {
 	b.start(&infoPfadd)
 	b.at(0)
 	b.key(key)
-	return Pfadd{b}
+	return Pfadd{b, b.gen}
 }
 
 // Element adds [element [element ...]].
 // Arguments: element.
 func (c Pfadd) Element(element ...string) Pfadd {
+	if c.b.stale(c.g) {
+		return Pfadd{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range element {
 		c.b.str(x)
@@ -36,8 +42,10 @@ func (c Pfadd) Element(element ...string) Pfadd {
 	return c
 }
 
-// Build encodes PFADD. The Command is valid until the Builder starts the next one.
-func (c Pfadd) Build() Command { return c.b.build(&infoPfadd) }
+// Build encodes PFADD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pfadd) Build() Command { return c.b.build(&infoPfadd, c.g) }
 
 var infoPfadd = Info{
 	Name: "pfadd", Words: []string{"PFADD"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -48,7 +56,10 @@ var infoPfadd = Info{
 }
 
 // Pfcount is the builder of PFCOUNT, started by Builder.Pfcount.
-type Pfcount struct{ b *Builder }
+type Pfcount struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pfcount starts PFCOUNT:
 //
@@ -68,11 +79,13 @@ func (b *Builder) Pfcount(key ...string) Pfcount {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Pfcount{b}
+	return Pfcount{b, b.gen}
 }
 
-// Build encodes PFCOUNT. The Command is valid until the Builder starts the next one.
-func (c Pfcount) Build() Command { return c.b.build(&infoPfcount) }
+// Build encodes PFCOUNT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pfcount) Build() Command { return c.b.build(&infoPfcount, c.g) }
 
 var infoPfcount = Info{
 	Name: "pfcount", Words: []string{"PFCOUNT"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -83,7 +96,10 @@ var infoPfcount = Info{
 }
 
 // Pfdebug is the builder of PFDEBUG, started by Builder.Pfdebug.
-type Pfdebug struct{ b *Builder }
+type Pfdebug struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pfdebug starts PFDEBUG:
 //
@@ -99,11 +115,13 @@ func (b *Builder) Pfdebug(subcommand string, key string) Pfdebug {
 	b.str(subcommand)
 	b.at(1)
 	b.key(key)
-	return Pfdebug{b}
+	return Pfdebug{b, b.gen}
 }
 
-// Build encodes PFDEBUG. The Command is valid until the Builder starts the next one.
-func (c Pfdebug) Build() Command { return c.b.build(&infoPfdebug) }
+// Build encodes PFDEBUG. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pfdebug) Build() Command { return c.b.build(&infoPfdebug, c.g) }
 
 var infoPfdebug = Info{
 	Name: "pfdebug", Words: []string{"PFDEBUG"}, Kind: Write | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -114,7 +132,10 @@ var infoPfdebug = Info{
 }
 
 // Pfmerge is the builder of PFMERGE, started by Builder.Pfmerge.
-type Pfmerge struct{ b *Builder }
+type Pfmerge struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pfmerge starts PFMERGE:
 //
@@ -130,12 +151,15 @@ func (b *Builder) Pfmerge(destkey string) Pfmerge {
 	b.start(&infoPfmerge)
 	b.at(0)
 	b.key(destkey)
-	return Pfmerge{b}
+	return Pfmerge{b, b.gen}
 }
 
 // Sourcekey adds [sourcekey [sourcekey ...]].
 // Arguments: sourcekey (a key).
 func (c Pfmerge) Sourcekey(sourcekey ...string) Pfmerge {
+	if c.b.stale(c.g) {
+		return Pfmerge{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range sourcekey {
 		c.b.key(x)
@@ -143,8 +167,10 @@ func (c Pfmerge) Sourcekey(sourcekey ...string) Pfmerge {
 	return c
 }
 
-// Build encodes PFMERGE. The Command is valid until the Builder starts the next one.
-func (c Pfmerge) Build() Command { return c.b.build(&infoPfmerge) }
+// Build encodes PFMERGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pfmerge) Build() Command { return c.b.build(&infoPfmerge, c.g) }
 
 var infoPfmerge = Info{
 	Name: "pfmerge", Words: []string{"PFMERGE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -155,7 +181,10 @@ var infoPfmerge = Info{
 }
 
 // Pfselftest is the builder of PFSELFTEST, started by Builder.Pfselftest.
-type Pfselftest struct{ b *Builder }
+type Pfselftest struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Pfselftest starts PFSELFTEST:
 //
@@ -166,11 +195,13 @@ type Pfselftest struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pfselftest/
 func (b *Builder) Pfselftest() Pfselftest {
 	b.start(&infoPfselftest)
-	return Pfselftest{b}
+	return Pfselftest{b, b.gen}
 }
 
-// Build encodes PFSELFTEST. The Command is valid until the Builder starts the next one.
-func (c Pfselftest) Build() Command { return c.b.build(&infoPfselftest) }
+// Build encodes PFSELFTEST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Pfselftest) Build() Command { return c.b.build(&infoPfselftest, c.g) }
 
 var infoPfselftest = Info{
 	Name: "pfselftest", Words: []string{"PFSELFTEST"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Blmove is the builder of BLMOVE, started by Builder.Blmove.
-type Blmove struct{ b *Builder }
+type Blmove struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Blmove starts BLMOVE:
 //
@@ -30,11 +33,13 @@ func (b *Builder) Blmove(source string, destination string, wherefrom Side, wher
 	b.enum(whereto.token(), "whereto")
 	b.at(4)
 	b.timeoutDur(timeout, DecimalSeconds)
-	return Blmove{b}
+	return Blmove{b, b.gen}
 }
 
-// Build encodes BLMOVE. The Command is valid until the Builder starts the next one.
-func (c Blmove) Build() Command { return c.b.build(&infoBlmove) }
+// Build encodes BLMOVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Blmove) Build() Command { return c.b.build(&infoBlmove, c.g) }
 
 var infoBlmove = Info{
 	Name: "blmove", Words: []string{"BLMOVE"}, Kind: Write | Blocking, Timeout: DecimalSeconds, Reply: ShapeString,
@@ -45,7 +50,10 @@ var infoBlmove = Info{
 }
 
 // Blmpop is the builder of BLMPOP, started by Builder.Blmpop.
-type Blmpop struct{ b *Builder }
+type Blmpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Blmpop starts BLMPOP:
 //
@@ -67,19 +75,23 @@ func (b *Builder) Blmpop(timeout time.Duration, key []string, where Side) Blmpop
 	}
 	b.at(2)
 	b.enum(where.token(), "where")
-	return Blmpop{b}
+	return Blmpop{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Blmpop) Count(count int64) Blmpop {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes BLMPOP. The Command is valid until the Builder starts the next one.
-func (c Blmpop) Build() Command { return c.b.build(&infoBlmpop) }
+// Build encodes BLMPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Blmpop) Build() Command { return c.b.build(&infoBlmpop, c.g) }
 
 var infoBlmpop = Info{
 	Name: "blmpop", Words: []string{"BLMPOP"}, Kind: Write | Blocking | MovableKeys, Timeout: DecimalSeconds, Reply: ShapeUnknown,
@@ -90,7 +102,10 @@ var infoBlmpop = Info{
 }
 
 // Blpop is the builder of BLPOP, started by Builder.Blpop.
-type Blpop struct{ b *Builder }
+type Blpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Blpop starts BLPOP:
 //
@@ -112,11 +127,13 @@ func (b *Builder) Blpop(key []string, timeout time.Duration) Blpop {
 	}
 	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
-	return Blpop{b}
+	return Blpop{b, b.gen}
 }
 
-// Build encodes BLPOP. The Command is valid until the Builder starts the next one.
-func (c Blpop) Build() Command { return c.b.build(&infoBlpop) }
+// Build encodes BLPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Blpop) Build() Command { return c.b.build(&infoBlpop, c.g) }
 
 var infoBlpop = Info{
 	Name: "blpop", Words: []string{"BLPOP"}, Kind: Write | Blocking, Timeout: DecimalSeconds, Reply: ShapePopped,
@@ -127,7 +144,10 @@ var infoBlpop = Info{
 }
 
 // Brpop is the builder of BRPOP, started by Builder.Brpop.
-type Brpop struct{ b *Builder }
+type Brpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Brpop starts BRPOP:
 //
@@ -149,11 +169,13 @@ func (b *Builder) Brpop(key []string, timeout time.Duration) Brpop {
 	}
 	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
-	return Brpop{b}
+	return Brpop{b, b.gen}
 }
 
-// Build encodes BRPOP. The Command is valid until the Builder starts the next one.
-func (c Brpop) Build() Command { return c.b.build(&infoBrpop) }
+// Build encodes BRPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Brpop) Build() Command { return c.b.build(&infoBrpop, c.g) }
 
 var infoBrpop = Info{
 	Name: "brpop", Words: []string{"BRPOP"}, Kind: Write | Blocking, Timeout: DecimalSeconds, Reply: ShapePopped,
@@ -164,7 +186,10 @@ var infoBrpop = Info{
 }
 
 // Brpoplpush is the builder of BRPOPLPUSH, started by Builder.Brpoplpush.
-type Brpoplpush struct{ b *Builder }
+type Brpoplpush struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Brpoplpush starts BRPOPLPUSH:
 //
@@ -185,11 +210,13 @@ func (b *Builder) Brpoplpush(source string, destination string, timeout time.Dur
 	b.key(destination)
 	b.at(2)
 	b.timeoutDur(timeout, DecimalSeconds)
-	return Brpoplpush{b}
+	return Brpoplpush{b, b.gen}
 }
 
-// Build encodes BRPOPLPUSH. The Command is valid until the Builder starts the next one.
-func (c Brpoplpush) Build() Command { return c.b.build(&infoBrpoplpush) }
+// Build encodes BRPOPLPUSH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Brpoplpush) Build() Command { return c.b.build(&infoBrpoplpush, c.g) }
 
 var infoBrpoplpush = Info{
 	Name: "brpoplpush", Words: []string{"BRPOPLPUSH"}, Kind: Write | Blocking, Timeout: DecimalSeconds, Reply: ShapeString,
@@ -200,7 +227,10 @@ var infoBrpoplpush = Info{
 }
 
 // Lindex is the builder of LINDEX, started by Builder.Lindex.
-type Lindex struct{ b *Builder }
+type Lindex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lindex starts LINDEX:
 //
@@ -217,11 +247,13 @@ func (b *Builder) Lindex(key string, index int64) Lindex {
 	b.key(key)
 	b.at(1)
 	b.int(index)
-	return Lindex{b}
+	return Lindex{b, b.gen}
 }
 
-// Build encodes LINDEX. The Command is valid until the Builder starts the next one.
-func (c Lindex) Build() Command { return c.b.build(&infoLindex) }
+// Build encodes LINDEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lindex) Build() Command { return c.b.build(&infoLindex, c.g) }
 
 var infoLindex = Info{
 	Name: "lindex", Words: []string{"LINDEX"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeString,
@@ -232,7 +264,10 @@ var infoLindex = Info{
 }
 
 // Linsert is the builder of LINSERT, started by Builder.Linsert.
-type Linsert struct{ b *Builder }
+type Linsert struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Linsert starts LINSERT:
 //
@@ -253,11 +288,13 @@ func (b *Builder) Linsert(key string, where Where, pivot string, element string)
 	b.str(pivot)
 	b.at(3)
 	b.str(element)
-	return Linsert{b}
+	return Linsert{b, b.gen}
 }
 
-// Build encodes LINSERT. The Command is valid until the Builder starts the next one.
-func (c Linsert) Build() Command { return c.b.build(&infoLinsert) }
+// Build encodes LINSERT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Linsert) Build() Command { return c.b.build(&infoLinsert, c.g) }
 
 var infoLinsert = Info{
 	Name: "linsert", Words: []string{"LINSERT"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -268,7 +305,10 @@ var infoLinsert = Info{
 }
 
 // Llen is the builder of LLEN, started by Builder.Llen.
-type Llen struct{ b *Builder }
+type Llen struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Llen starts LLEN:
 //
@@ -283,11 +323,13 @@ func (b *Builder) Llen(key string) Llen {
 	b.start(&infoLlen)
 	b.at(0)
 	b.key(key)
-	return Llen{b}
+	return Llen{b, b.gen}
 }
 
-// Build encodes LLEN. The Command is valid until the Builder starts the next one.
-func (c Llen) Build() Command { return c.b.build(&infoLlen) }
+// Build encodes LLEN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Llen) Build() Command { return c.b.build(&infoLlen, c.g) }
 
 var infoLlen = Info{
 	Name: "llen", Words: []string{"LLEN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -298,7 +340,10 @@ var infoLlen = Info{
 }
 
 // Lmove is the builder of LMOVE, started by Builder.Lmove.
-type Lmove struct{ b *Builder }
+type Lmove struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lmove starts LMOVE:
 //
@@ -319,11 +364,13 @@ func (b *Builder) Lmove(source string, destination string, wherefrom Side, where
 	b.enum(wherefrom.token(), "wherefrom")
 	b.at(3)
 	b.enum(whereto.token(), "whereto")
-	return Lmove{b}
+	return Lmove{b, b.gen}
 }
 
-// Build encodes LMOVE. The Command is valid until the Builder starts the next one.
-func (c Lmove) Build() Command { return c.b.build(&infoLmove) }
+// Build encodes LMOVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lmove) Build() Command { return c.b.build(&infoLmove, c.g) }
 
 var infoLmove = Info{
 	Name: "lmove", Words: []string{"LMOVE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeString,
@@ -334,7 +381,10 @@ var infoLmove = Info{
 }
 
 // Lmpop is the builder of LMPOP, started by Builder.Lmpop.
-type Lmpop struct{ b *Builder }
+type Lmpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lmpop starts LMPOP:
 //
@@ -354,19 +404,23 @@ func (b *Builder) Lmpop(key []string, where Side) Lmpop {
 	}
 	b.at(1)
 	b.enum(where.token(), "where")
-	return Lmpop{b}
+	return Lmpop{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Lmpop) Count(count int64) Lmpop {
-	c.b.opt(2, false, "COUNT")
+	if c.g = c.b.opt(c.g, 2, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes LMPOP. The Command is valid until the Builder starts the next one.
-func (c Lmpop) Build() Command { return c.b.build(&infoLmpop) }
+// Build encodes LMPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lmpop) Build() Command { return c.b.build(&infoLmpop, c.g) }
 
 var infoLmpop = Info{
 	Name: "lmpop", Words: []string{"LMPOP"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -377,7 +431,10 @@ var infoLmpop = Info{
 }
 
 // Lpop is the builder of LPOP, started by Builder.Lpop.
-type Lpop struct{ b *Builder }
+type Lpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lpop starts LPOP:
 //
@@ -393,20 +450,25 @@ func (b *Builder) Lpop(key string) Lpop {
 	b.start(&infoLpop)
 	b.at(0)
 	b.key(key)
-	return Lpop{b}
+	return Lpop{b, b.gen}
 }
 
 // Count adds [count].
 // Arguments: count.
 // Since server version 6.2.0.
 func (c Lpop) Count(count int64) Lpop {
+	if c.b.stale(c.g) {
+		return Lpop{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes LPOP. The Command is valid until the Builder starts the next one.
-func (c Lpop) Build() Command { return c.b.build(&infoLpop) }
+// Build encodes LPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lpop) Build() Command { return c.b.build(&infoLpop, c.g) }
 
 var infoLpop = Info{
 	Name: "lpop", Words: []string{"LPOP"}, Kind: Write, Timeout: NoUnit, Reply: ShapeStringsOrString,
@@ -417,7 +479,10 @@ var infoLpop = Info{
 }
 
 // Lpos is the builder of LPOS, started by Builder.Lpos.
-type Lpos struct{ b *Builder }
+type Lpos struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lpos starts LPOS:
 //
@@ -435,13 +500,15 @@ func (b *Builder) Lpos(key string, element string) Lpos {
 	b.key(key)
 	b.at(1)
 	b.str(element)
-	return Lpos{b}
+	return Lpos{b, b.gen}
 }
 
 // Rank adds [RANK rank].
 // Arguments: rank.
 func (c Lpos) Rank(rank int64) Lpos {
-	c.b.opt(2, false, "RANK")
+	if c.g = c.b.opt(c.g, 2, false, "RANK"); c.g == staleGen {
+		return c
+	}
 	c.b.int(rank)
 	return c
 }
@@ -449,7 +516,9 @@ func (c Lpos) Rank(rank int64) Lpos {
 // Count adds [COUNT num-matches].
 // Arguments: numMatches.
 func (c Lpos) Count(numMatches int64) Lpos {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(numMatches)
 	return c
 }
@@ -457,13 +526,17 @@ func (c Lpos) Count(numMatches int64) Lpos {
 // Maxlen adds [MAXLEN len].
 // Arguments: lenArg.
 func (c Lpos) Maxlen(lenArg int64) Lpos {
-	c.b.opt(4, false, "MAXLEN")
+	if c.g = c.b.opt(c.g, 4, false, "MAXLEN"); c.g == staleGen {
+		return c
+	}
 	c.b.int(lenArg)
 	return c
 }
 
-// Build encodes LPOS. The Command is valid until the Builder starts the next one.
-func (c Lpos) Build() Command { return c.b.build(&infoLpos) }
+// Build encodes LPOS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lpos) Build() Command { return c.b.build(&infoLpos, c.g) }
 
 var infoLpos = Info{
 	Name: "lpos", Words: []string{"LPOS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeIntOrNil,
@@ -474,7 +547,10 @@ var infoLpos = Info{
 }
 
 // Lpush is the builder of LPUSH, started by Builder.Lpush.
-type Lpush struct{ b *Builder }
+type Lpush struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lpush starts LPUSH:
 //
@@ -496,11 +572,13 @@ func (b *Builder) Lpush(key string, element ...string) Lpush {
 	for _, x := range element {
 		b.str(x)
 	}
-	return Lpush{b}
+	return Lpush{b, b.gen}
 }
 
-// Build encodes LPUSH. The Command is valid until the Builder starts the next one.
-func (c Lpush) Build() Command { return c.b.build(&infoLpush) }
+// Build encodes LPUSH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lpush) Build() Command { return c.b.build(&infoLpush, c.g) }
 
 var infoLpush = Info{
 	Name: "lpush", Words: []string{"LPUSH"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -511,7 +589,10 @@ var infoLpush = Info{
 }
 
 // Lpushx is the builder of LPUSHX, started by Builder.Lpushx.
-type Lpushx struct{ b *Builder }
+type Lpushx struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lpushx starts LPUSHX:
 //
@@ -533,11 +614,13 @@ func (b *Builder) Lpushx(key string, element ...string) Lpushx {
 	for _, x := range element {
 		b.str(x)
 	}
-	return Lpushx{b}
+	return Lpushx{b, b.gen}
 }
 
-// Build encodes LPUSHX. The Command is valid until the Builder starts the next one.
-func (c Lpushx) Build() Command { return c.b.build(&infoLpushx) }
+// Build encodes LPUSHX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lpushx) Build() Command { return c.b.build(&infoLpushx, c.g) }
 
 var infoLpushx = Info{
 	Name: "lpushx", Words: []string{"LPUSHX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -548,7 +631,10 @@ var infoLpushx = Info{
 }
 
 // Lrange is the builder of LRANGE, started by Builder.Lrange.
-type Lrange struct{ b *Builder }
+type Lrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lrange starts LRANGE:
 //
@@ -567,11 +653,13 @@ func (b *Builder) Lrange(key string, start int64, stop int64) Lrange {
 	b.int(start)
 	b.at(2)
 	b.int(stop)
-	return Lrange{b}
+	return Lrange{b, b.gen}
 }
 
-// Build encodes LRANGE. The Command is valid until the Builder starts the next one.
-func (c Lrange) Build() Command { return c.b.build(&infoLrange) }
+// Build encodes LRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lrange) Build() Command { return c.b.build(&infoLrange, c.g) }
 
 var infoLrange = Info{
 	Name: "lrange", Words: []string{"LRANGE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -582,7 +670,10 @@ var infoLrange = Info{
 }
 
 // Lrem is the builder of LREM, started by Builder.Lrem.
-type Lrem struct{ b *Builder }
+type Lrem struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lrem starts LREM:
 //
@@ -601,11 +692,13 @@ func (b *Builder) Lrem(key string, count int64, element string) Lrem {
 	b.int(count)
 	b.at(2)
 	b.str(element)
-	return Lrem{b}
+	return Lrem{b, b.gen}
 }
 
-// Build encodes LREM. The Command is valid until the Builder starts the next one.
-func (c Lrem) Build() Command { return c.b.build(&infoLrem) }
+// Build encodes LREM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lrem) Build() Command { return c.b.build(&infoLrem, c.g) }
 
 var infoLrem = Info{
 	Name: "lrem", Words: []string{"LREM"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -616,7 +709,10 @@ var infoLrem = Info{
 }
 
 // Lset is the builder of LSET, started by Builder.Lset.
-type Lset struct{ b *Builder }
+type Lset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lset starts LSET:
 //
@@ -635,11 +731,13 @@ func (b *Builder) Lset(key string, index int64, element string) Lset {
 	b.int(index)
 	b.at(2)
 	b.str(element)
-	return Lset{b}
+	return Lset{b, b.gen}
 }
 
-// Build encodes LSET. The Command is valid until the Builder starts the next one.
-func (c Lset) Build() Command { return c.b.build(&infoLset) }
+// Build encodes LSET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lset) Build() Command { return c.b.build(&infoLset, c.g) }
 
 var infoLset = Info{
 	Name: "lset", Words: []string{"LSET"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -650,7 +748,10 @@ var infoLset = Info{
 }
 
 // Ltrim is the builder of LTRIM, started by Builder.Ltrim.
-type Ltrim struct{ b *Builder }
+type Ltrim struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Ltrim starts LTRIM:
 //
@@ -669,11 +770,13 @@ func (b *Builder) Ltrim(key string, start int64, stop int64) Ltrim {
 	b.int(start)
 	b.at(2)
 	b.int(stop)
-	return Ltrim{b}
+	return Ltrim{b, b.gen}
 }
 
-// Build encodes LTRIM. The Command is valid until the Builder starts the next one.
-func (c Ltrim) Build() Command { return c.b.build(&infoLtrim) }
+// Build encodes LTRIM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Ltrim) Build() Command { return c.b.build(&infoLtrim, c.g) }
 
 var infoLtrim = Info{
 	Name: "ltrim", Words: []string{"LTRIM"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -684,7 +787,10 @@ var infoLtrim = Info{
 }
 
 // Rpop is the builder of RPOP, started by Builder.Rpop.
-type Rpop struct{ b *Builder }
+type Rpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Rpop starts RPOP:
 //
@@ -700,20 +806,25 @@ func (b *Builder) Rpop(key string) Rpop {
 	b.start(&infoRpop)
 	b.at(0)
 	b.key(key)
-	return Rpop{b}
+	return Rpop{b, b.gen}
 }
 
 // Count adds [count].
 // Arguments: count.
 // Since server version 6.2.0.
 func (c Rpop) Count(count int64) Rpop {
+	if c.b.stale(c.g) {
+		return Rpop{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes RPOP. The Command is valid until the Builder starts the next one.
-func (c Rpop) Build() Command { return c.b.build(&infoRpop) }
+// Build encodes RPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Rpop) Build() Command { return c.b.build(&infoRpop, c.g) }
 
 var infoRpop = Info{
 	Name: "rpop", Words: []string{"RPOP"}, Kind: Write, Timeout: NoUnit, Reply: ShapeStringsOrString,
@@ -724,7 +835,10 @@ var infoRpop = Info{
 }
 
 // Rpoplpush is the builder of RPOPLPUSH, started by Builder.Rpoplpush.
-type Rpoplpush struct{ b *Builder }
+type Rpoplpush struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Rpoplpush starts RPOPLPUSH:
 //
@@ -743,11 +857,13 @@ func (b *Builder) Rpoplpush(source string, destination string) Rpoplpush {
 	b.key(source)
 	b.at(1)
 	b.key(destination)
-	return Rpoplpush{b}
+	return Rpoplpush{b, b.gen}
 }
 
-// Build encodes RPOPLPUSH. The Command is valid until the Builder starts the next one.
-func (c Rpoplpush) Build() Command { return c.b.build(&infoRpoplpush) }
+// Build encodes RPOPLPUSH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Rpoplpush) Build() Command { return c.b.build(&infoRpoplpush, c.g) }
 
 var infoRpoplpush = Info{
 	Name: "rpoplpush", Words: []string{"RPOPLPUSH"}, Kind: Write, Timeout: NoUnit, Reply: ShapeString,
@@ -758,7 +874,10 @@ var infoRpoplpush = Info{
 }
 
 // Rpush is the builder of RPUSH, started by Builder.Rpush.
-type Rpush struct{ b *Builder }
+type Rpush struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Rpush starts RPUSH:
 //
@@ -780,11 +899,13 @@ func (b *Builder) Rpush(key string, element ...string) Rpush {
 	for _, x := range element {
 		b.str(x)
 	}
-	return Rpush{b}
+	return Rpush{b, b.gen}
 }
 
-// Build encodes RPUSH. The Command is valid until the Builder starts the next one.
-func (c Rpush) Build() Command { return c.b.build(&infoRpush) }
+// Build encodes RPUSH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Rpush) Build() Command { return c.b.build(&infoRpush, c.g) }
 
 var infoRpush = Info{
 	Name: "rpush", Words: []string{"RPUSH"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -795,7 +916,10 @@ var infoRpush = Info{
 }
 
 // Rpushx is the builder of RPUSHX, started by Builder.Rpushx.
-type Rpushx struct{ b *Builder }
+type Rpushx struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Rpushx starts RPUSHX:
 //
@@ -817,11 +941,13 @@ func (b *Builder) Rpushx(key string, element ...string) Rpushx {
 	for _, x := range element {
 		b.str(x)
 	}
-	return Rpushx{b}
+	return Rpushx{b, b.gen}
 }
 
-// Build encodes RPUSHX. The Command is valid until the Builder starts the next one.
-func (c Rpushx) Build() Command { return c.b.build(&infoRpushx) }
+// Build encodes RPUSHX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Rpushx) Build() Command { return c.b.build(&infoRpushx, c.g) }
 
 var infoRpushx = Info{
 	Name: "rpushx", Words: []string{"RPUSHX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Psubscribe is the builder of PSUBSCRIBE, started by Builder.Psubscribe.
-type Psubscribe struct{ b *Builder }
+type Psubscribe struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Psubscribe starts PSUBSCRIBE:
 //
@@ -26,11 +29,13 @@ func (b *Builder) Psubscribe(pattern ...string) Psubscribe {
 	for _, x := range pattern {
 		b.str(x)
 	}
-	return Psubscribe{b}
+	return Psubscribe{b, b.gen}
 }
 
-// Build encodes PSUBSCRIBE. The Command is valid until the Builder starts the next one.
-func (c Psubscribe) Build() Command { return c.b.build(&infoPsubscribe) }
+// Build encodes PSUBSCRIBE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Psubscribe) Build() Command { return c.b.build(&infoPsubscribe, c.g) }
 
 var infoPsubscribe = Info{
 	Name: "psubscribe", Words: []string{"PSUBSCRIBE"}, Kind: ReplyModel | NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -40,7 +45,10 @@ var infoPsubscribe = Info{
 }
 
 // Publish is the builder of PUBLISH, started by Builder.Publish.
-type Publish struct{ b *Builder }
+type Publish struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Publish starts PUBLISH:
 //
@@ -57,11 +65,13 @@ func (b *Builder) Publish(channel string, message string) Publish {
 	b.str(channel)
 	b.at(1)
 	b.str(message)
-	return Publish{b}
+	return Publish{b, b.gen}
 }
 
-// Build encodes PUBLISH. The Command is valid until the Builder starts the next one.
-func (c Publish) Build() Command { return c.b.build(&infoPublish) }
+// Build encodes PUBLISH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Publish) Build() Command { return c.b.build(&infoPublish, c.g) }
 
 var infoPublish = Info{
 	Name: "publish", Words: []string{"PUBLISH"}, Kind: NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeInt,
@@ -71,7 +81,10 @@ var infoPublish = Info{
 }
 
 // PubsubChannels is the builder of PUBSUB CHANNELS, started by Builder.PubsubChannels.
-type PubsubChannels struct{ b *Builder }
+type PubsubChannels struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // PubsubChannels starts PUBSUB CHANNELS:
 //
@@ -84,19 +97,24 @@ type PubsubChannels struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-channels/
 func (b *Builder) PubsubChannels() PubsubChannels {
 	b.start(&infoPubsubChannels)
-	return PubsubChannels{b}
+	return PubsubChannels{b, b.gen}
 }
 
 // Pattern adds [pattern].
 // Arguments: pattern.
 func (c PubsubChannels) Pattern(pattern string) PubsubChannels {
+	if c.b.stale(c.g) {
+		return PubsubChannels{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.str(pattern)
 	return c
 }
 
-// Build encodes PUBSUB CHANNELS. The Command is valid until the Builder starts the next one.
-func (c PubsubChannels) Build() Command { return c.b.build(&infoPubsubChannels) }
+// Build encodes PUBSUB CHANNELS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c PubsubChannels) Build() Command { return c.b.build(&infoPubsubChannels, c.g) }
 
 var infoPubsubChannels = Info{
 	Name: "pubsub|channels", Words: []string{"PUBSUB", "CHANNELS"}, Kind: NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeStrings,
@@ -106,7 +124,10 @@ var infoPubsubChannels = Info{
 }
 
 // PubsubHelp is the builder of PUBSUB HELP, started by Builder.PubsubHelp.
-type PubsubHelp struct{ b *Builder }
+type PubsubHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // PubsubHelp starts PUBSUB HELP:
 //
@@ -117,11 +138,13 @@ type PubsubHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-help/
 func (b *Builder) PubsubHelp() PubsubHelp {
 	b.start(&infoPubsubHelp)
-	return PubsubHelp{b}
+	return PubsubHelp{b, b.gen}
 }
 
-// Build encodes PUBSUB HELP. The Command is valid until the Builder starts the next one.
-func (c PubsubHelp) Build() Command { return c.b.build(&infoPubsubHelp) }
+// Build encodes PUBSUB HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c PubsubHelp) Build() Command { return c.b.build(&infoPubsubHelp, c.g) }
 
 var infoPubsubHelp = Info{
 	Name: "pubsub|help", Words: []string{"PUBSUB", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -130,7 +153,10 @@ var infoPubsubHelp = Info{
 }
 
 // PubsubNumpat is the builder of PUBSUB NUMPAT, started by Builder.PubsubNumpat.
-type PubsubNumpat struct{ b *Builder }
+type PubsubNumpat struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // PubsubNumpat starts PUBSUB NUMPAT:
 //
@@ -142,11 +168,13 @@ type PubsubNumpat struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-numpat/
 func (b *Builder) PubsubNumpat() PubsubNumpat {
 	b.start(&infoPubsubNumpat)
-	return PubsubNumpat{b}
+	return PubsubNumpat{b, b.gen}
 }
 
-// Build encodes PUBSUB NUMPAT. The Command is valid until the Builder starts the next one.
-func (c PubsubNumpat) Build() Command { return c.b.build(&infoPubsubNumpat) }
+// Build encodes PUBSUB NUMPAT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c PubsubNumpat) Build() Command { return c.b.build(&infoPubsubNumpat, c.g) }
 
 var infoPubsubNumpat = Info{
 	Name: "pubsub|numpat", Words: []string{"PUBSUB", "NUMPAT"}, Kind: NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeInt,
@@ -155,7 +183,10 @@ var infoPubsubNumpat = Info{
 }
 
 // PubsubNumsub is the builder of PUBSUB NUMSUB, started by Builder.PubsubNumsub.
-type PubsubNumsub struct{ b *Builder }
+type PubsubNumsub struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // PubsubNumsub starts PUBSUB NUMSUB:
 //
@@ -167,12 +198,15 @@ type PubsubNumsub struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-numsub/
 func (b *Builder) PubsubNumsub() PubsubNumsub {
 	b.start(&infoPubsubNumsub)
-	return PubsubNumsub{b}
+	return PubsubNumsub{b, b.gen}
 }
 
 // Channel adds [channel [channel ...]].
 // Arguments: channel.
 func (c PubsubNumsub) Channel(channel ...string) PubsubNumsub {
+	if c.b.stale(c.g) {
+		return PubsubNumsub{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range channel {
 		c.b.str(x)
@@ -180,8 +214,10 @@ func (c PubsubNumsub) Channel(channel ...string) PubsubNumsub {
 	return c
 }
 
-// Build encodes PUBSUB NUMSUB. The Command is valid until the Builder starts the next one.
-func (c PubsubNumsub) Build() Command { return c.b.build(&infoPubsubNumsub) }
+// Build encodes PUBSUB NUMSUB. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c PubsubNumsub) Build() Command { return c.b.build(&infoPubsubNumsub, c.g) }
 
 var infoPubsubNumsub = Info{
 	Name: "pubsub|numsub", Words: []string{"PUBSUB", "NUMSUB"}, Kind: NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -191,7 +227,10 @@ var infoPubsubNumsub = Info{
 }
 
 // PubsubShardchannels is the builder of PUBSUB SHARDCHANNELS, started by Builder.PubsubShardchannels.
-type PubsubShardchannels struct{ b *Builder }
+type PubsubShardchannels struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // PubsubShardchannels starts PUBSUB SHARDCHANNELS:
 //
@@ -204,19 +243,24 @@ type PubsubShardchannels struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-shardchannels/
 func (b *Builder) PubsubShardchannels() PubsubShardchannels {
 	b.start(&infoPubsubShardchannels)
-	return PubsubShardchannels{b}
+	return PubsubShardchannels{b, b.gen}
 }
 
 // Pattern adds [pattern].
 // Arguments: pattern.
 func (c PubsubShardchannels) Pattern(pattern string) PubsubShardchannels {
+	if c.b.stale(c.g) {
+		return PubsubShardchannels{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.str(pattern)
 	return c
 }
 
-// Build encodes PUBSUB SHARDCHANNELS. The Command is valid until the Builder starts the next one.
-func (c PubsubShardchannels) Build() Command { return c.b.build(&infoPubsubShardchannels) }
+// Build encodes PUBSUB SHARDCHANNELS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c PubsubShardchannels) Build() Command { return c.b.build(&infoPubsubShardchannels, c.g) }
 
 var infoPubsubShardchannels = Info{
 	Name: "pubsub|shardchannels", Words: []string{"PUBSUB", "SHARDCHANNELS"}, Kind: NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeStrings,
@@ -226,7 +270,10 @@ var infoPubsubShardchannels = Info{
 }
 
 // PubsubShardnumsub is the builder of PUBSUB SHARDNUMSUB, started by Builder.PubsubShardnumsub.
-type PubsubShardnumsub struct{ b *Builder }
+type PubsubShardnumsub struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // PubsubShardnumsub starts PUBSUB SHARDNUMSUB:
 //
@@ -238,12 +285,15 @@ type PubsubShardnumsub struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/pubsub-shardnumsub/
 func (b *Builder) PubsubShardnumsub() PubsubShardnumsub {
 	b.start(&infoPubsubShardnumsub)
-	return PubsubShardnumsub{b}
+	return PubsubShardnumsub{b, b.gen}
 }
 
 // Shardchannel adds [shardchannel [shardchannel ...]].
 // Arguments: shardchannel.
 func (c PubsubShardnumsub) Shardchannel(shardchannel ...string) PubsubShardnumsub {
+	if c.b.stale(c.g) {
+		return PubsubShardnumsub{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range shardchannel {
 		c.b.str(x)
@@ -251,8 +301,10 @@ func (c PubsubShardnumsub) Shardchannel(shardchannel ...string) PubsubShardnumsu
 	return c
 }
 
-// Build encodes PUBSUB SHARDNUMSUB. The Command is valid until the Builder starts the next one.
-func (c PubsubShardnumsub) Build() Command { return c.b.build(&infoPubsubShardnumsub) }
+// Build encodes PUBSUB SHARDNUMSUB. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c PubsubShardnumsub) Build() Command { return c.b.build(&infoPubsubShardnumsub, c.g) }
 
 var infoPubsubShardnumsub = Info{
 	Name: "pubsub|shardnumsub", Words: []string{"PUBSUB", "SHARDNUMSUB"}, Kind: NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -262,7 +314,10 @@ var infoPubsubShardnumsub = Info{
 }
 
 // Punsubscribe is the builder of PUNSUBSCRIBE, started by Builder.Punsubscribe.
-type Punsubscribe struct{ b *Builder }
+type Punsubscribe struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Punsubscribe starts PUNSUBSCRIBE:
 //
@@ -274,12 +329,15 @@ type Punsubscribe struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/punsubscribe/
 func (b *Builder) Punsubscribe() Punsubscribe {
 	b.start(&infoPunsubscribe)
-	return Punsubscribe{b}
+	return Punsubscribe{b, b.gen}
 }
 
 // Pattern adds [pattern [pattern ...]].
 // Arguments: pattern.
 func (c Punsubscribe) Pattern(pattern ...string) Punsubscribe {
+	if c.b.stale(c.g) {
+		return Punsubscribe{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range pattern {
 		c.b.str(x)
@@ -287,8 +345,10 @@ func (c Punsubscribe) Pattern(pattern ...string) Punsubscribe {
 	return c
 }
 
-// Build encodes PUNSUBSCRIBE. The Command is valid until the Builder starts the next one.
-func (c Punsubscribe) Build() Command { return c.b.build(&infoPunsubscribe) }
+// Build encodes PUNSUBSCRIBE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Punsubscribe) Build() Command { return c.b.build(&infoPunsubscribe, c.g) }
 
 var infoPunsubscribe = Info{
 	Name: "punsubscribe", Words: []string{"PUNSUBSCRIBE"}, Kind: ReplyModel | NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -298,7 +358,10 @@ var infoPunsubscribe = Info{
 }
 
 // Spublish is the builder of SPUBLISH, started by Builder.Spublish.
-type Spublish struct{ b *Builder }
+type Spublish struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Spublish starts SPUBLISH:
 //
@@ -315,11 +378,13 @@ func (b *Builder) Spublish(shardchannel string, message string) Spublish {
 	b.channel(shardchannel)
 	b.at(1)
 	b.str(message)
-	return Spublish{b}
+	return Spublish{b, b.gen}
 }
 
-// Build encodes SPUBLISH. The Command is valid until the Builder starts the next one.
-func (c Spublish) Build() Command { return c.b.build(&infoSpublish) }
+// Build encodes SPUBLISH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Spublish) Build() Command { return c.b.build(&infoSpublish, c.g) }
 
 var infoSpublish = Info{
 	Name: "spublish", Words: []string{"SPUBLISH"}, Kind: PubSub, Timeout: NoUnit, Reply: ShapeInt,
@@ -330,7 +395,10 @@ var infoSpublish = Info{
 }
 
 // Ssubscribe is the builder of SSUBSCRIBE, started by Builder.Ssubscribe.
-type Ssubscribe struct{ b *Builder }
+type Ssubscribe struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Ssubscribe starts SSUBSCRIBE:
 //
@@ -349,11 +417,13 @@ func (b *Builder) Ssubscribe(shardchannel ...string) Ssubscribe {
 	for _, x := range shardchannel {
 		b.channel(x)
 	}
-	return Ssubscribe{b}
+	return Ssubscribe{b, b.gen}
 }
 
-// Build encodes SSUBSCRIBE. The Command is valid until the Builder starts the next one.
-func (c Ssubscribe) Build() Command { return c.b.build(&infoSsubscribe) }
+// Build encodes SSUBSCRIBE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Ssubscribe) Build() Command { return c.b.build(&infoSsubscribe, c.g) }
 
 var infoSsubscribe = Info{
 	Name: "ssubscribe", Words: []string{"SSUBSCRIBE"}, Kind: ReplyModel | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -364,7 +434,10 @@ var infoSsubscribe = Info{
 }
 
 // Subscribe is the builder of SUBSCRIBE, started by Builder.Subscribe.
-type Subscribe struct{ b *Builder }
+type Subscribe struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Subscribe starts SUBSCRIBE:
 //
@@ -383,11 +456,13 @@ func (b *Builder) Subscribe(channel ...string) Subscribe {
 	for _, x := range channel {
 		b.str(x)
 	}
-	return Subscribe{b}
+	return Subscribe{b, b.gen}
 }
 
-// Build encodes SUBSCRIBE. The Command is valid until the Builder starts the next one.
-func (c Subscribe) Build() Command { return c.b.build(&infoSubscribe) }
+// Build encodes SUBSCRIBE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Subscribe) Build() Command { return c.b.build(&infoSubscribe, c.g) }
 
 var infoSubscribe = Info{
 	Name: "subscribe", Words: []string{"SUBSCRIBE"}, Kind: ReplyModel | NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -397,7 +472,10 @@ var infoSubscribe = Info{
 }
 
 // Sunsubscribe is the builder of SUNSUBSCRIBE, started by Builder.Sunsubscribe.
-type Sunsubscribe struct{ b *Builder }
+type Sunsubscribe struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sunsubscribe starts SUNSUBSCRIBE:
 //
@@ -409,12 +487,15 @@ type Sunsubscribe struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/sunsubscribe/
 func (b *Builder) Sunsubscribe() Sunsubscribe {
 	b.start(&infoSunsubscribe)
-	return Sunsubscribe{b}
+	return Sunsubscribe{b, b.gen}
 }
 
 // Shardchannel adds [shardchannel [shardchannel ...]].
 // Arguments: shardchannel.
 func (c Sunsubscribe) Shardchannel(shardchannel ...string) Sunsubscribe {
+	if c.b.stale(c.g) {
+		return Sunsubscribe{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range shardchannel {
 		c.b.channel(x)
@@ -422,8 +503,10 @@ func (c Sunsubscribe) Shardchannel(shardchannel ...string) Sunsubscribe {
 	return c
 }
 
-// Build encodes SUNSUBSCRIBE. The Command is valid until the Builder starts the next one.
-func (c Sunsubscribe) Build() Command { return c.b.build(&infoSunsubscribe) }
+// Build encodes SUNSUBSCRIBE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sunsubscribe) Build() Command { return c.b.build(&infoSunsubscribe, c.g) }
 
 var infoSunsubscribe = Info{
 	Name: "sunsubscribe", Words: []string{"SUNSUBSCRIBE"}, Kind: ReplyModel | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -434,7 +517,10 @@ var infoSunsubscribe = Info{
 }
 
 // Unsubscribe is the builder of UNSUBSCRIBE, started by Builder.Unsubscribe.
-type Unsubscribe struct{ b *Builder }
+type Unsubscribe struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Unsubscribe starts UNSUBSCRIBE:
 //
@@ -446,12 +532,15 @@ type Unsubscribe struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/unsubscribe/
 func (b *Builder) Unsubscribe() Unsubscribe {
 	b.start(&infoUnsubscribe)
-	return Unsubscribe{b}
+	return Unsubscribe{b, b.gen}
 }
 
 // Channel adds [channel [channel ...]].
 // Arguments: channel.
 func (c Unsubscribe) Channel(channel ...string) Unsubscribe {
+	if c.b.stale(c.g) {
+		return Unsubscribe{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range channel {
 		c.b.str(x)
@@ -459,8 +548,10 @@ func (c Unsubscribe) Channel(channel ...string) Unsubscribe {
 	return c
 }
 
-// Build encodes UNSUBSCRIBE. The Command is valid until the Builder starts the next one.
-func (c Unsubscribe) Build() Command { return c.b.build(&infoUnsubscribe) }
+// Build encodes UNSUBSCRIBE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Unsubscribe) Build() Command { return c.b.build(&infoUnsubscribe, c.g) }
 
 var infoUnsubscribe = Info{
 	Name: "unsubscribe", Words: []string{"UNSUBSCRIBE"}, Kind: ReplyModel | NoKeys | PubSub, Timeout: NoUnit, Reply: ShapeUnknown,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Eval is the builder of EVAL, started by Builder.Eval.
-type Eval struct{ b *Builder }
+type Eval struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Eval starts EVAL:
 //
@@ -27,12 +30,15 @@ func (b *Builder) Eval(script string, key ...string) Eval {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Eval{b}
+	return Eval{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c Eval) Arg(arg ...string) Eval {
+	if c.b.stale(c.g) {
+		return Eval{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -40,8 +46,10 @@ func (c Eval) Arg(arg ...string) Eval {
 	return c
 }
 
-// Build encodes EVAL. The Command is valid until the Builder starts the next one.
-func (c Eval) Build() Command { return c.b.build(&infoEval) }
+// Build encodes EVAL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Eval) Build() Command { return c.b.build(&infoEval, c.g) }
 
 var infoEval = Info{
 	Name: "eval", Words: []string{"EVAL"}, Kind: MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -52,7 +60,10 @@ var infoEval = Info{
 }
 
 // EvalRo is the builder of EVAL_RO, started by Builder.EvalRo.
-type EvalRo struct{ b *Builder }
+type EvalRo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // EvalRo starts EVAL_RO:
 //
@@ -72,12 +83,15 @@ func (b *Builder) EvalRo(script string, key ...string) EvalRo {
 	for _, x := range key {
 		b.key(x)
 	}
-	return EvalRo{b}
+	return EvalRo{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c EvalRo) Arg(arg ...string) EvalRo {
+	if c.b.stale(c.g) {
+		return EvalRo{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -85,8 +99,10 @@ func (c EvalRo) Arg(arg ...string) EvalRo {
 	return c
 }
 
-// Build encodes EVAL_RO. The Command is valid until the Builder starts the next one.
-func (c EvalRo) Build() Command { return c.b.build(&infoEvalRo) }
+// Build encodes EVAL_RO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c EvalRo) Build() Command { return c.b.build(&infoEvalRo, c.g) }
 
 var infoEvalRo = Info{
 	Name: "eval_ro", Words: []string{"EVAL_RO"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -97,7 +113,10 @@ var infoEvalRo = Info{
 }
 
 // Evalsha is the builder of EVALSHA, started by Builder.Evalsha.
-type Evalsha struct{ b *Builder }
+type Evalsha struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Evalsha starts EVALSHA:
 //
@@ -117,12 +136,15 @@ func (b *Builder) Evalsha(sha1 string, key ...string) Evalsha {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Evalsha{b}
+	return Evalsha{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c Evalsha) Arg(arg ...string) Evalsha {
+	if c.b.stale(c.g) {
+		return Evalsha{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -130,8 +152,10 @@ func (c Evalsha) Arg(arg ...string) Evalsha {
 	return c
 }
 
-// Build encodes EVALSHA. The Command is valid until the Builder starts the next one.
-func (c Evalsha) Build() Command { return c.b.build(&infoEvalsha) }
+// Build encodes EVALSHA. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Evalsha) Build() Command { return c.b.build(&infoEvalsha, c.g) }
 
 var infoEvalsha = Info{
 	Name: "evalsha", Words: []string{"EVALSHA"}, Kind: MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -142,7 +166,10 @@ var infoEvalsha = Info{
 }
 
 // EvalshaRo is the builder of EVALSHA_RO, started by Builder.EvalshaRo.
-type EvalshaRo struct{ b *Builder }
+type EvalshaRo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // EvalshaRo starts EVALSHA_RO:
 //
@@ -162,12 +189,15 @@ func (b *Builder) EvalshaRo(sha1 string, key ...string) EvalshaRo {
 	for _, x := range key {
 		b.key(x)
 	}
-	return EvalshaRo{b}
+	return EvalshaRo{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c EvalshaRo) Arg(arg ...string) EvalshaRo {
+	if c.b.stale(c.g) {
+		return EvalshaRo{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -175,8 +205,10 @@ func (c EvalshaRo) Arg(arg ...string) EvalshaRo {
 	return c
 }
 
-// Build encodes EVALSHA_RO. The Command is valid until the Builder starts the next one.
-func (c EvalshaRo) Build() Command { return c.b.build(&infoEvalshaRo) }
+// Build encodes EVALSHA_RO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c EvalshaRo) Build() Command { return c.b.build(&infoEvalshaRo, c.g) }
 
 var infoEvalshaRo = Info{
 	Name: "evalsha_ro", Words: []string{"EVALSHA_RO"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -187,7 +219,10 @@ var infoEvalshaRo = Info{
 }
 
 // Fcall is the builder of FCALL, started by Builder.Fcall.
-type Fcall struct{ b *Builder }
+type Fcall struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Fcall starts FCALL:
 //
@@ -207,12 +242,15 @@ func (b *Builder) Fcall(function string, key ...string) Fcall {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Fcall{b}
+	return Fcall{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c Fcall) Arg(arg ...string) Fcall {
+	if c.b.stale(c.g) {
+		return Fcall{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -220,8 +258,10 @@ func (c Fcall) Arg(arg ...string) Fcall {
 	return c
 }
 
-// Build encodes FCALL. The Command is valid until the Builder starts the next one.
-func (c Fcall) Build() Command { return c.b.build(&infoFcall) }
+// Build encodes FCALL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Fcall) Build() Command { return c.b.build(&infoFcall, c.g) }
 
 var infoFcall = Info{
 	Name: "fcall", Words: []string{"FCALL"}, Kind: MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -232,7 +272,10 @@ var infoFcall = Info{
 }
 
 // FcallRo is the builder of FCALL_RO, started by Builder.FcallRo.
-type FcallRo struct{ b *Builder }
+type FcallRo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FcallRo starts FCALL_RO:
 //
@@ -252,12 +295,15 @@ func (b *Builder) FcallRo(function string, key ...string) FcallRo {
 	for _, x := range key {
 		b.key(x)
 	}
-	return FcallRo{b}
+	return FcallRo{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c FcallRo) Arg(arg ...string) FcallRo {
+	if c.b.stale(c.g) {
+		return FcallRo{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -265,8 +311,10 @@ func (c FcallRo) Arg(arg ...string) FcallRo {
 	return c
 }
 
-// Build encodes FCALL_RO. The Command is valid until the Builder starts the next one.
-func (c FcallRo) Build() Command { return c.b.build(&infoFcallRo) }
+// Build encodes FCALL_RO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FcallRo) Build() Command { return c.b.build(&infoFcallRo, c.g) }
 
 var infoFcallRo = Info{
 	Name: "fcall_ro", Words: []string{"FCALL_RO"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -277,7 +325,10 @@ var infoFcallRo = Info{
 }
 
 // FunctionDelete is the builder of FUNCTION DELETE, started by Builder.FunctionDelete.
-type FunctionDelete struct{ b *Builder }
+type FunctionDelete struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionDelete starts FUNCTION DELETE:
 //
@@ -292,11 +343,13 @@ func (b *Builder) FunctionDelete(libraryName string) FunctionDelete {
 	b.start(&infoFunctionDelete)
 	b.at(0)
 	b.str(libraryName)
-	return FunctionDelete{b}
+	return FunctionDelete{b, b.gen}
 }
 
-// Build encodes FUNCTION DELETE. The Command is valid until the Builder starts the next one.
-func (c FunctionDelete) Build() Command { return c.b.build(&infoFunctionDelete) }
+// Build encodes FUNCTION DELETE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionDelete) Build() Command { return c.b.build(&infoFunctionDelete, c.g) }
 
 var infoFunctionDelete = Info{
 	Name: "function|delete", Words: []string{"FUNCTION", "DELETE"}, Kind: Write | NoKeys, Timeout: NoUnit, Reply: ShapeOK,
@@ -307,7 +360,10 @@ var infoFunctionDelete = Info{
 }
 
 // FunctionDump is the builder of FUNCTION DUMP, started by Builder.FunctionDump.
-type FunctionDump struct{ b *Builder }
+type FunctionDump struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionDump starts FUNCTION DUMP:
 //
@@ -318,11 +374,13 @@ type FunctionDump struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-dump/
 func (b *Builder) FunctionDump() FunctionDump {
 	b.start(&infoFunctionDump)
-	return FunctionDump{b}
+	return FunctionDump{b, b.gen}
 }
 
-// Build encodes FUNCTION DUMP. The Command is valid until the Builder starts the next one.
-func (c FunctionDump) Build() Command { return c.b.build(&infoFunctionDump) }
+// Build encodes FUNCTION DUMP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionDump) Build() Command { return c.b.build(&infoFunctionDump, c.g) }
 
 var infoFunctionDump = Info{
 	Name: "function|dump", Words: []string{"FUNCTION", "DUMP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -331,7 +389,10 @@ var infoFunctionDump = Info{
 }
 
 // FunctionFlush is the builder of FUNCTION FLUSH, started by Builder.FunctionFlush.
-type FunctionFlush struct{ b *Builder }
+type FunctionFlush struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionFlush starts FUNCTION FLUSH:
 //
@@ -343,23 +404,25 @@ type FunctionFlush struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-flush/
 func (b *Builder) FunctionFlush() FunctionFlush {
 	b.start(&infoFunctionFlush)
-	return FunctionFlush{b}
+	return FunctionFlush{b, b.gen}
 }
 
 // Async sets flush-type: ASYNC.
 func (c FunctionFlush) Async() FunctionFlush {
-	c.b.opt(0, false, "ASYNC")
+	c.g = c.b.opt(c.g, 0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 func (c FunctionFlush) Sync() FunctionFlush {
-	c.b.opt(0, false, "SYNC")
+	c.g = c.b.opt(c.g, 0, false, "SYNC")
 	return c
 }
 
-// Build encodes FUNCTION FLUSH. The Command is valid until the Builder starts the next one.
-func (c FunctionFlush) Build() Command { return c.b.build(&infoFunctionFlush) }
+// Build encodes FUNCTION FLUSH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionFlush) Build() Command { return c.b.build(&infoFunctionFlush, c.g) }
 
 var infoFunctionFlush = Info{
 	Name: "function|flush", Words: []string{"FUNCTION", "FLUSH"}, Kind: Write | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -370,7 +433,10 @@ var infoFunctionFlush = Info{
 }
 
 // FunctionHelp is the builder of FUNCTION HELP, started by Builder.FunctionHelp.
-type FunctionHelp struct{ b *Builder }
+type FunctionHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionHelp starts FUNCTION HELP:
 //
@@ -381,11 +447,13 @@ type FunctionHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-help/
 func (b *Builder) FunctionHelp() FunctionHelp {
 	b.start(&infoFunctionHelp)
-	return FunctionHelp{b}
+	return FunctionHelp{b, b.gen}
 }
 
-// Build encodes FUNCTION HELP. The Command is valid until the Builder starts the next one.
-func (c FunctionHelp) Build() Command { return c.b.build(&infoFunctionHelp) }
+// Build encodes FUNCTION HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionHelp) Build() Command { return c.b.build(&infoFunctionHelp, c.g) }
 
 var infoFunctionHelp = Info{
 	Name: "function|help", Words: []string{"FUNCTION", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -394,7 +462,10 @@ var infoFunctionHelp = Info{
 }
 
 // FunctionKill is the builder of FUNCTION KILL, started by Builder.FunctionKill.
-type FunctionKill struct{ b *Builder }
+type FunctionKill struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionKill starts FUNCTION KILL:
 //
@@ -405,11 +476,13 @@ type FunctionKill struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-kill/
 func (b *Builder) FunctionKill() FunctionKill {
 	b.start(&infoFunctionKill)
-	return FunctionKill{b}
+	return FunctionKill{b, b.gen}
 }
 
-// Build encodes FUNCTION KILL. The Command is valid until the Builder starts the next one.
-func (c FunctionKill) Build() Command { return c.b.build(&infoFunctionKill) }
+// Build encodes FUNCTION KILL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionKill) Build() Command { return c.b.build(&infoFunctionKill, c.g) }
 
 var infoFunctionKill = Info{
 	Name: "function|kill", Words: []string{"FUNCTION", "KILL"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -419,7 +492,10 @@ var infoFunctionKill = Info{
 }
 
 // FunctionList is the builder of FUNCTION LIST, started by Builder.FunctionList.
-type FunctionList struct{ b *Builder }
+type FunctionList struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionList starts FUNCTION LIST:
 //
@@ -431,25 +507,29 @@ type FunctionList struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-list/
 func (b *Builder) FunctionList() FunctionList {
 	b.start(&infoFunctionList)
-	return FunctionList{b}
+	return FunctionList{b, b.gen}
 }
 
 // Libraryname adds [LIBRARYNAME library-name-pattern].
 // Arguments: libraryNamePattern.
 func (c FunctionList) Libraryname(libraryNamePattern string) FunctionList {
-	c.b.opt(0, false, "LIBRARYNAME")
+	if c.g = c.b.opt(c.g, 0, false, "LIBRARYNAME"); c.g == staleGen {
+		return c
+	}
 	c.b.str(libraryNamePattern)
 	return c
 }
 
 // Withcode adds [WITHCODE].
 func (c FunctionList) Withcode() FunctionList {
-	c.b.opt(1, false, "WITHCODE")
+	c.g = c.b.opt(c.g, 1, false, "WITHCODE")
 	return c
 }
 
-// Build encodes FUNCTION LIST. The Command is valid until the Builder starts the next one.
-func (c FunctionList) Build() Command { return c.b.build(&infoFunctionList) }
+// Build encodes FUNCTION LIST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionList) Build() Command { return c.b.build(&infoFunctionList, c.g) }
 
 var infoFunctionList = Info{
 	Name: "function|list", Words: []string{"FUNCTION", "LIST"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -459,7 +539,10 @@ var infoFunctionList = Info{
 }
 
 // FunctionLoad is the builder of FUNCTION LOAD, started by Builder.FunctionLoad.
-type FunctionLoad struct{ b *Builder }
+type FunctionLoad struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionLoad starts FUNCTION LOAD:
 //
@@ -474,17 +557,19 @@ func (b *Builder) FunctionLoad(functionCode string) FunctionLoad {
 	b.start(&infoFunctionLoad)
 	b.later(1)
 	b.str(functionCode)
-	return FunctionLoad{b}
+	return FunctionLoad{b, b.gen}
 }
 
 // Replace adds [REPLACE].
 func (c FunctionLoad) Replace() FunctionLoad {
-	c.b.opt(0, false, "REPLACE")
+	c.g = c.b.opt(c.g, 0, false, "REPLACE")
 	return c
 }
 
-// Build encodes FUNCTION LOAD. The Command is valid until the Builder starts the next one.
-func (c FunctionLoad) Build() Command { return c.b.build(&infoFunctionLoad) }
+// Build encodes FUNCTION LOAD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionLoad) Build() Command { return c.b.build(&infoFunctionLoad, c.g) }
 
 var infoFunctionLoad = Info{
 	Name: "function|load", Words: []string{"FUNCTION", "LOAD"}, Kind: Write | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -495,7 +580,10 @@ var infoFunctionLoad = Info{
 }
 
 // FunctionRestore is the builder of FUNCTION RESTORE, started by Builder.FunctionRestore.
-type FunctionRestore struct{ b *Builder }
+type FunctionRestore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionRestore starts FUNCTION RESTORE:
 //
@@ -510,29 +598,31 @@ func (b *Builder) FunctionRestore(serializedValue string) FunctionRestore {
 	b.start(&infoFunctionRestore)
 	b.at(0)
 	b.str(serializedValue)
-	return FunctionRestore{b}
+	return FunctionRestore{b, b.gen}
 }
 
 // Flush sets policy: FLUSH.
 func (c FunctionRestore) Flush() FunctionRestore {
-	c.b.opt(1, false, "FLUSH")
+	c.g = c.b.opt(c.g, 1, false, "FLUSH")
 	return c
 }
 
 // Append sets policy: APPEND.
 func (c FunctionRestore) Append() FunctionRestore {
-	c.b.opt(1, false, "APPEND")
+	c.g = c.b.opt(c.g, 1, false, "APPEND")
 	return c
 }
 
 // Replace sets policy: REPLACE.
 func (c FunctionRestore) Replace() FunctionRestore {
-	c.b.opt(1, false, "REPLACE")
+	c.g = c.b.opt(c.g, 1, false, "REPLACE")
 	return c
 }
 
-// Build encodes FUNCTION RESTORE. The Command is valid until the Builder starts the next one.
-func (c FunctionRestore) Build() Command { return c.b.build(&infoFunctionRestore) }
+// Build encodes FUNCTION RESTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionRestore) Build() Command { return c.b.build(&infoFunctionRestore, c.g) }
 
 var infoFunctionRestore = Info{
 	Name: "function|restore", Words: []string{"FUNCTION", "RESTORE"}, Kind: Write | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -543,7 +633,10 @@ var infoFunctionRestore = Info{
 }
 
 // FunctionStats is the builder of FUNCTION STATS, started by Builder.FunctionStats.
-type FunctionStats struct{ b *Builder }
+type FunctionStats struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // FunctionStats starts FUNCTION STATS:
 //
@@ -554,11 +647,13 @@ type FunctionStats struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/function-stats/
 func (b *Builder) FunctionStats() FunctionStats {
 	b.start(&infoFunctionStats)
-	return FunctionStats{b}
+	return FunctionStats{b, b.gen}
 }
 
-// Build encodes FUNCTION STATS. The Command is valid until the Builder starts the next one.
-func (c FunctionStats) Build() Command { return c.b.build(&infoFunctionStats) }
+// Build encodes FUNCTION STATS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c FunctionStats) Build() Command { return c.b.build(&infoFunctionStats, c.g) }
 
 var infoFunctionStats = Info{
 	Name: "function|stats", Words: []string{"FUNCTION", "STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -568,7 +663,10 @@ var infoFunctionStats = Info{
 }
 
 // ScriptDebug is the builder of SCRIPT DEBUG, started by Builder.ScriptDebug.
-type ScriptDebug struct{ b *Builder }
+type ScriptDebug struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ScriptDebug starts SCRIPT DEBUG:
 //
@@ -582,11 +680,13 @@ func (b *Builder) ScriptDebug(mode DebugMode) ScriptDebug {
 	b.start(&infoScriptDebug)
 	b.at(0)
 	b.enum(mode.token(), "mode")
-	return ScriptDebug{b}
+	return ScriptDebug{b, b.gen}
 }
 
-// Build encodes SCRIPT DEBUG. The Command is valid until the Builder starts the next one.
-func (c ScriptDebug) Build() Command { return c.b.build(&infoScriptDebug) }
+// Build encodes SCRIPT DEBUG. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ScriptDebug) Build() Command { return c.b.build(&infoScriptDebug, c.g) }
 
 var infoScriptDebug = Info{
 	Name: "script|debug", Words: []string{"SCRIPT", "DEBUG"}, Kind: ReplyModel | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -596,7 +696,10 @@ var infoScriptDebug = Info{
 }
 
 // ScriptExists is the builder of SCRIPT EXISTS, started by Builder.ScriptExists.
-type ScriptExists struct{ b *Builder }
+type ScriptExists struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ScriptExists starts SCRIPT EXISTS:
 //
@@ -616,11 +719,13 @@ func (b *Builder) ScriptExists(sha1 ...string) ScriptExists {
 	for _, x := range sha1 {
 		b.str(x)
 	}
-	return ScriptExists{b}
+	return ScriptExists{b, b.gen}
 }
 
-// Build encodes SCRIPT EXISTS. The Command is valid until the Builder starts the next one.
-func (c ScriptExists) Build() Command { return c.b.build(&infoScriptExists) }
+// Build encodes SCRIPT EXISTS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ScriptExists) Build() Command { return c.b.build(&infoScriptExists, c.g) }
 
 var infoScriptExists = Info{
 	Name: "script|exists", Words: []string{"SCRIPT", "EXISTS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeBools,
@@ -631,7 +736,10 @@ var infoScriptExists = Info{
 }
 
 // ScriptFlush is the builder of SCRIPT FLUSH, started by Builder.ScriptFlush.
-type ScriptFlush struct{ b *Builder }
+type ScriptFlush struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ScriptFlush starts SCRIPT FLUSH:
 //
@@ -644,25 +752,27 @@ type ScriptFlush struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-flush/
 func (b *Builder) ScriptFlush() ScriptFlush {
 	b.start(&infoScriptFlush)
-	return ScriptFlush{b}
+	return ScriptFlush{b, b.gen}
 }
 
 // Async sets flush-type: ASYNC.
 // Since server version 6.2.0.
 func (c ScriptFlush) Async() ScriptFlush {
-	c.b.opt(0, false, "ASYNC")
+	c.g = c.b.opt(c.g, 0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 // Since server version 6.2.0.
 func (c ScriptFlush) Sync() ScriptFlush {
-	c.b.opt(0, false, "SYNC")
+	c.g = c.b.opt(c.g, 0, false, "SYNC")
 	return c
 }
 
-// Build encodes SCRIPT FLUSH. The Command is valid until the Builder starts the next one.
-func (c ScriptFlush) Build() Command { return c.b.build(&infoScriptFlush) }
+// Build encodes SCRIPT FLUSH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ScriptFlush) Build() Command { return c.b.build(&infoScriptFlush, c.g) }
 
 var infoScriptFlush = Info{
 	Name: "script|flush", Words: []string{"SCRIPT", "FLUSH"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeOK,
@@ -673,7 +783,10 @@ var infoScriptFlush = Info{
 }
 
 // ScriptHelp is the builder of SCRIPT HELP, started by Builder.ScriptHelp.
-type ScriptHelp struct{ b *Builder }
+type ScriptHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ScriptHelp starts SCRIPT HELP:
 //
@@ -684,11 +797,13 @@ type ScriptHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-help/
 func (b *Builder) ScriptHelp() ScriptHelp {
 	b.start(&infoScriptHelp)
-	return ScriptHelp{b}
+	return ScriptHelp{b, b.gen}
 }
 
-// Build encodes SCRIPT HELP. The Command is valid until the Builder starts the next one.
-func (c ScriptHelp) Build() Command { return c.b.build(&infoScriptHelp) }
+// Build encodes SCRIPT HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ScriptHelp) Build() Command { return c.b.build(&infoScriptHelp, c.g) }
 
 var infoScriptHelp = Info{
 	Name: "script|help", Words: []string{"SCRIPT", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -697,7 +812,10 @@ var infoScriptHelp = Info{
 }
 
 // ScriptKill is the builder of SCRIPT KILL, started by Builder.ScriptKill.
-type ScriptKill struct{ b *Builder }
+type ScriptKill struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ScriptKill starts SCRIPT KILL:
 //
@@ -708,11 +826,13 @@ type ScriptKill struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/script-kill/
 func (b *Builder) ScriptKill() ScriptKill {
 	b.start(&infoScriptKill)
-	return ScriptKill{b}
+	return ScriptKill{b, b.gen}
 }
 
-// Build encodes SCRIPT KILL. The Command is valid until the Builder starts the next one.
-func (c ScriptKill) Build() Command { return c.b.build(&infoScriptKill) }
+// Build encodes SCRIPT KILL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ScriptKill) Build() Command { return c.b.build(&infoScriptKill, c.g) }
 
 var infoScriptKill = Info{
 	Name: "script|kill", Words: []string{"SCRIPT", "KILL"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -722,7 +842,10 @@ var infoScriptKill = Info{
 }
 
 // ScriptLoad is the builder of SCRIPT LOAD, started by Builder.ScriptLoad.
-type ScriptLoad struct{ b *Builder }
+type ScriptLoad struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ScriptLoad starts SCRIPT LOAD:
 //
@@ -737,11 +860,13 @@ func (b *Builder) ScriptLoad(script string) ScriptLoad {
 	b.start(&infoScriptLoad)
 	b.at(0)
 	b.str(script)
-	return ScriptLoad{b}
+	return ScriptLoad{b, b.gen}
 }
 
-// Build encodes SCRIPT LOAD. The Command is valid until the Builder starts the next one.
-func (c ScriptLoad) Build() Command { return c.b.build(&infoScriptLoad) }
+// Build encodes SCRIPT LOAD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ScriptLoad) Build() Command { return c.b.build(&infoScriptLoad, c.g) }
 
 var infoScriptLoad = Info{
 	Name: "script|load", Words: []string{"SCRIPT", "LOAD"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeString,
@@ -752,7 +877,10 @@ var infoScriptLoad = Info{
 }
 
 // ScriptShow is the builder of SCRIPT SHOW, started by Builder.ScriptShow.
-type ScriptShow struct{ b *Builder }
+type ScriptShow struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ScriptShow starts SCRIPT SHOW:
 //
@@ -766,11 +894,13 @@ func (b *Builder) ScriptShow(sha1 string) ScriptShow {
 	b.start(&infoScriptShow)
 	b.at(0)
 	b.str(sha1)
-	return ScriptShow{b}
+	return ScriptShow{b, b.gen}
 }
 
-// Build encodes SCRIPT SHOW. The Command is valid until the Builder starts the next one.
-func (c ScriptShow) Build() Command { return c.b.build(&infoScriptShow) }
+// Build encodes SCRIPT SHOW. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ScriptShow) Build() Command { return c.b.build(&infoScriptShow, c.g) }
 
 var infoScriptShow = Info{
 	Name: "script|show", Words: []string{"SCRIPT", "SHOW"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // AclCat is the builder of ACL CAT, started by Builder.AclCat.
-type AclCat struct{ b *Builder }
+type AclCat struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclCat starts ACL CAT:
 //
@@ -19,19 +22,24 @@ type AclCat struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-cat/
 func (b *Builder) AclCat() AclCat {
 	b.start(&infoAclCat)
-	return AclCat{b}
+	return AclCat{b, b.gen}
 }
 
 // Category adds [category].
 // Arguments: category.
 func (c AclCat) Category(category string) AclCat {
+	if c.b.stale(c.g) {
+		return AclCat{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.str(category)
 	return c
 }
 
-// Build encodes ACL CAT. The Command is valid until the Builder starts the next one.
-func (c AclCat) Build() Command { return c.b.build(&infoAclCat) }
+// Build encodes ACL CAT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclCat) Build() Command { return c.b.build(&infoAclCat, c.g) }
 
 var infoAclCat = Info{
 	Name: "acl|cat", Words: []string{"ACL", "CAT"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -41,7 +49,10 @@ var infoAclCat = Info{
 }
 
 // AclDeluser is the builder of ACL DELUSER, started by Builder.AclDeluser.
-type AclDeluser struct{ b *Builder }
+type AclDeluser struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclDeluser starts ACL DELUSER:
 //
@@ -60,11 +71,13 @@ func (b *Builder) AclDeluser(username ...string) AclDeluser {
 	for _, x := range username {
 		b.str(x)
 	}
-	return AclDeluser{b}
+	return AclDeluser{b, b.gen}
 }
 
-// Build encodes ACL DELUSER. The Command is valid until the Builder starts the next one.
-func (c AclDeluser) Build() Command { return c.b.build(&infoAclDeluser) }
+// Build encodes ACL DELUSER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclDeluser) Build() Command { return c.b.build(&infoAclDeluser, c.g) }
 
 var infoAclDeluser = Info{
 	Name: "acl|deluser", Words: []string{"ACL", "DELUSER"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -75,7 +88,10 @@ var infoAclDeluser = Info{
 }
 
 // AclDryrun is the builder of ACL DRYRUN, started by Builder.AclDryrun.
-type AclDryrun struct{ b *Builder }
+type AclDryrun struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclDryrun starts ACL DRYRUN:
 //
@@ -92,12 +108,15 @@ func (b *Builder) AclDryrun(username string, command string) AclDryrun {
 	b.str(username)
 	b.at(1)
 	b.str(command)
-	return AclDryrun{b}
+	return AclDryrun{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c AclDryrun) Arg(arg ...string) AclDryrun {
+	if c.b.stale(c.g) {
+		return AclDryrun{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -105,8 +124,10 @@ func (c AclDryrun) Arg(arg ...string) AclDryrun {
 	return c
 }
 
-// Build encodes ACL DRYRUN. The Command is valid until the Builder starts the next one.
-func (c AclDryrun) Build() Command { return c.b.build(&infoAclDryrun) }
+// Build encodes ACL DRYRUN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclDryrun) Build() Command { return c.b.build(&infoAclDryrun, c.g) }
 
 var infoAclDryrun = Info{
 	Name: "acl|dryrun", Words: []string{"ACL", "DRYRUN"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -116,7 +137,10 @@ var infoAclDryrun = Info{
 }
 
 // AclGenpass is the builder of ACL GENPASS, started by Builder.AclGenpass.
-type AclGenpass struct{ b *Builder }
+type AclGenpass struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclGenpass starts ACL GENPASS:
 //
@@ -128,19 +152,24 @@ type AclGenpass struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-genpass/
 func (b *Builder) AclGenpass() AclGenpass {
 	b.start(&infoAclGenpass)
-	return AclGenpass{b}
+	return AclGenpass{b, b.gen}
 }
 
 // Bits adds [bits].
 // Arguments: bits.
 func (c AclGenpass) Bits(bits int64) AclGenpass {
+	if c.b.stale(c.g) {
+		return AclGenpass{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.int(bits)
 	return c
 }
 
-// Build encodes ACL GENPASS. The Command is valid until the Builder starts the next one.
-func (c AclGenpass) Build() Command { return c.b.build(&infoAclGenpass) }
+// Build encodes ACL GENPASS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclGenpass) Build() Command { return c.b.build(&infoAclGenpass, c.g) }
 
 var infoAclGenpass = Info{
 	Name: "acl|genpass", Words: []string{"ACL", "GENPASS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -150,7 +179,10 @@ var infoAclGenpass = Info{
 }
 
 // AclGetuser is the builder of ACL GETUSER, started by Builder.AclGetuser.
-type AclGetuser struct{ b *Builder }
+type AclGetuser struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclGetuser starts ACL GETUSER:
 //
@@ -164,11 +196,13 @@ func (b *Builder) AclGetuser(username string) AclGetuser {
 	b.start(&infoAclGetuser)
 	b.at(0)
 	b.str(username)
-	return AclGetuser{b}
+	return AclGetuser{b, b.gen}
 }
 
-// Build encodes ACL GETUSER. The Command is valid until the Builder starts the next one.
-func (c AclGetuser) Build() Command { return c.b.build(&infoAclGetuser) }
+// Build encodes ACL GETUSER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclGetuser) Build() Command { return c.b.build(&infoAclGetuser, c.g) }
 
 var infoAclGetuser = Info{
 	Name: "acl|getuser", Words: []string{"ACL", "GETUSER"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -178,7 +212,10 @@ var infoAclGetuser = Info{
 }
 
 // AclHelp is the builder of ACL HELP, started by Builder.AclHelp.
-type AclHelp struct{ b *Builder }
+type AclHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclHelp starts ACL HELP:
 //
@@ -189,11 +226,13 @@ type AclHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-help/
 func (b *Builder) AclHelp() AclHelp {
 	b.start(&infoAclHelp)
-	return AclHelp{b}
+	return AclHelp{b, b.gen}
 }
 
-// Build encodes ACL HELP. The Command is valid until the Builder starts the next one.
-func (c AclHelp) Build() Command { return c.b.build(&infoAclHelp) }
+// Build encodes ACL HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclHelp) Build() Command { return c.b.build(&infoAclHelp, c.g) }
 
 var infoAclHelp = Info{
 	Name: "acl|help", Words: []string{"ACL", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -202,7 +241,10 @@ var infoAclHelp = Info{
 }
 
 // AclList is the builder of ACL LIST, started by Builder.AclList.
-type AclList struct{ b *Builder }
+type AclList struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclList starts ACL LIST:
 //
@@ -213,11 +255,13 @@ type AclList struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-list/
 func (b *Builder) AclList() AclList {
 	b.start(&infoAclList)
-	return AclList{b}
+	return AclList{b, b.gen}
 }
 
-// Build encodes ACL LIST. The Command is valid until the Builder starts the next one.
-func (c AclList) Build() Command { return c.b.build(&infoAclList) }
+// Build encodes ACL LIST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclList) Build() Command { return c.b.build(&infoAclList, c.g) }
 
 var infoAclList = Info{
 	Name: "acl|list", Words: []string{"ACL", "LIST"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -226,7 +270,10 @@ var infoAclList = Info{
 }
 
 // AclLoad is the builder of ACL LOAD, started by Builder.AclLoad.
-type AclLoad struct{ b *Builder }
+type AclLoad struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclLoad starts ACL LOAD:
 //
@@ -237,11 +284,13 @@ type AclLoad struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-load/
 func (b *Builder) AclLoad() AclLoad {
 	b.start(&infoAclLoad)
-	return AclLoad{b}
+	return AclLoad{b, b.gen}
 }
 
-// Build encodes ACL LOAD. The Command is valid until the Builder starts the next one.
-func (c AclLoad) Build() Command { return c.b.build(&infoAclLoad) }
+// Build encodes ACL LOAD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclLoad) Build() Command { return c.b.build(&infoAclLoad, c.g) }
 
 var infoAclLoad = Info{
 	Name: "acl|load", Words: []string{"ACL", "LOAD"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -250,7 +299,10 @@ var infoAclLoad = Info{
 }
 
 // AclLog is the builder of ACL LOG, started by Builder.AclLog.
-type AclLog struct{ b *Builder }
+type AclLog struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclLog starts ACL LOG:
 //
@@ -262,12 +314,15 @@ type AclLog struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-log/
 func (b *Builder) AclLog() AclLog {
 	b.start(&infoAclLog)
-	return AclLog{b}
+	return AclLog{b, b.gen}
 }
 
 // Count sets operation: count.
 // Arguments: count.
 func (c AclLog) Count(count int64) AclLog {
+	if c.b.stale(c.g) {
+		return AclLog{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.int(count)
 	return c
@@ -275,12 +330,14 @@ func (c AclLog) Count(count int64) AclLog {
 
 // Reset sets operation: RESET.
 func (c AclLog) Reset() AclLog {
-	c.b.opt(0, false, "RESET")
+	c.g = c.b.opt(c.g, 0, false, "RESET")
 	return c
 }
 
-// Build encodes ACL LOG. The Command is valid until the Builder starts the next one.
-func (c AclLog) Build() Command { return c.b.build(&infoAclLog) }
+// Build encodes ACL LOG. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclLog) Build() Command { return c.b.build(&infoAclLog, c.g) }
 
 var infoAclLog = Info{
 	Name: "acl|log", Words: []string{"ACL", "LOG"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -290,7 +347,10 @@ var infoAclLog = Info{
 }
 
 // AclSave is the builder of ACL SAVE, started by Builder.AclSave.
-type AclSave struct{ b *Builder }
+type AclSave struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclSave starts ACL SAVE:
 //
@@ -301,11 +361,13 @@ type AclSave struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-save/
 func (b *Builder) AclSave() AclSave {
 	b.start(&infoAclSave)
-	return AclSave{b}
+	return AclSave{b, b.gen}
 }
 
-// Build encodes ACL SAVE. The Command is valid until the Builder starts the next one.
-func (c AclSave) Build() Command { return c.b.build(&infoAclSave) }
+// Build encodes ACL SAVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclSave) Build() Command { return c.b.build(&infoAclSave, c.g) }
 
 var infoAclSave = Info{
 	Name: "acl|save", Words: []string{"ACL", "SAVE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -315,7 +377,10 @@ var infoAclSave = Info{
 }
 
 // AclSetuser is the builder of ACL SETUSER, started by Builder.AclSetuser.
-type AclSetuser struct{ b *Builder }
+type AclSetuser struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclSetuser starts ACL SETUSER:
 //
@@ -330,12 +395,15 @@ func (b *Builder) AclSetuser(username string) AclSetuser {
 	b.start(&infoAclSetuser)
 	b.at(0)
 	b.str(username)
-	return AclSetuser{b}
+	return AclSetuser{b, b.gen}
 }
 
 // Rule adds [rule [rule ...]].
 // Arguments: rule.
 func (c AclSetuser) Rule(rule ...string) AclSetuser {
+	if c.b.stale(c.g) {
+		return AclSetuser{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range rule {
 		c.b.str(x)
@@ -343,8 +411,10 @@ func (c AclSetuser) Rule(rule ...string) AclSetuser {
 	return c
 }
 
-// Build encodes ACL SETUSER. The Command is valid until the Builder starts the next one.
-func (c AclSetuser) Build() Command { return c.b.build(&infoAclSetuser) }
+// Build encodes ACL SETUSER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclSetuser) Build() Command { return c.b.build(&infoAclSetuser, c.g) }
 
 var infoAclSetuser = Info{
 	Name: "acl|setuser", Words: []string{"ACL", "SETUSER"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -355,7 +425,10 @@ var infoAclSetuser = Info{
 }
 
 // AclUsers is the builder of ACL USERS, started by Builder.AclUsers.
-type AclUsers struct{ b *Builder }
+type AclUsers struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclUsers starts ACL USERS:
 //
@@ -366,11 +439,13 @@ type AclUsers struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-users/
 func (b *Builder) AclUsers() AclUsers {
 	b.start(&infoAclUsers)
-	return AclUsers{b}
+	return AclUsers{b, b.gen}
 }
 
-// Build encodes ACL USERS. The Command is valid until the Builder starts the next one.
-func (c AclUsers) Build() Command { return c.b.build(&infoAclUsers) }
+// Build encodes ACL USERS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclUsers) Build() Command { return c.b.build(&infoAclUsers, c.g) }
 
 var infoAclUsers = Info{
 	Name: "acl|users", Words: []string{"ACL", "USERS"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -379,7 +454,10 @@ var infoAclUsers = Info{
 }
 
 // AclWhoami is the builder of ACL WHOAMI, started by Builder.AclWhoami.
-type AclWhoami struct{ b *Builder }
+type AclWhoami struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // AclWhoami starts ACL WHOAMI:
 //
@@ -390,11 +468,13 @@ type AclWhoami struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/acl-whoami/
 func (b *Builder) AclWhoami() AclWhoami {
 	b.start(&infoAclWhoami)
-	return AclWhoami{b}
+	return AclWhoami{b, b.gen}
 }
 
-// Build encodes ACL WHOAMI. The Command is valid until the Builder starts the next one.
-func (c AclWhoami) Build() Command { return c.b.build(&infoAclWhoami) }
+// Build encodes ACL WHOAMI. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c AclWhoami) Build() Command { return c.b.build(&infoAclWhoami, c.g) }
 
 var infoAclWhoami = Info{
 	Name: "acl|whoami", Words: []string{"ACL", "WHOAMI"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -403,7 +483,10 @@ var infoAclWhoami = Info{
 }
 
 // Bgrewriteaof is the builder of BGREWRITEAOF, started by Builder.Bgrewriteaof.
-type Bgrewriteaof struct{ b *Builder }
+type Bgrewriteaof struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bgrewriteaof starts BGREWRITEAOF:
 //
@@ -414,11 +497,13 @@ type Bgrewriteaof struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bgrewriteaof/
 func (b *Builder) Bgrewriteaof() Bgrewriteaof {
 	b.start(&infoBgrewriteaof)
-	return Bgrewriteaof{b}
+	return Bgrewriteaof{b, b.gen}
 }
 
-// Build encodes BGREWRITEAOF. The Command is valid until the Builder starts the next one.
-func (c Bgrewriteaof) Build() Command { return c.b.build(&infoBgrewriteaof) }
+// Build encodes BGREWRITEAOF. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bgrewriteaof) Build() Command { return c.b.build(&infoBgrewriteaof, c.g) }
 
 var infoBgrewriteaof = Info{
 	Name: "bgrewriteaof", Words: []string{"BGREWRITEAOF"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -427,7 +512,10 @@ var infoBgrewriteaof = Info{
 }
 
 // Bgsave is the builder of BGSAVE, started by Builder.Bgsave.
-type Bgsave struct{ b *Builder }
+type Bgsave struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bgsave starts BGSAVE:
 //
@@ -439,18 +527,20 @@ type Bgsave struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/bgsave/
 func (b *Builder) Bgsave() Bgsave {
 	b.start(&infoBgsave)
-	return Bgsave{b}
+	return Bgsave{b, b.gen}
 }
 
 // Schedule adds [SCHEDULE].
 // Since server version 3.2.2.
 func (c Bgsave) Schedule() Bgsave {
-	c.b.opt(0, false, "SCHEDULE")
+	c.g = c.b.opt(c.g, 0, false, "SCHEDULE")
 	return c
 }
 
-// Build encodes BGSAVE. The Command is valid until the Builder starts the next one.
-func (c Bgsave) Build() Command { return c.b.build(&infoBgsave) }
+// Build encodes BGSAVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bgsave) Build() Command { return c.b.build(&infoBgsave, c.g) }
 
 var infoBgsave = Info{
 	Name: "bgsave", Words: []string{"BGSAVE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -460,7 +550,10 @@ var infoBgsave = Info{
 }
 
 // CommandCount is the builder of COMMAND COUNT, started by Builder.CommandCount.
-type CommandCount struct{ b *Builder }
+type CommandCount struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // CommandCount starts COMMAND COUNT:
 //
@@ -471,11 +564,13 @@ type CommandCount struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-count/
 func (b *Builder) CommandCount() CommandCount {
 	b.start(&infoCommandCount)
-	return CommandCount{b}
+	return CommandCount{b, b.gen}
 }
 
-// Build encodes COMMAND COUNT. The Command is valid until the Builder starts the next one.
-func (c CommandCount) Build() Command { return c.b.build(&infoCommandCount) }
+// Build encodes COMMAND COUNT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c CommandCount) Build() Command { return c.b.build(&infoCommandCount, c.g) }
 
 var infoCommandCount = Info{
 	Name: "command|count", Words: []string{"COMMAND", "COUNT"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -484,7 +579,10 @@ var infoCommandCount = Info{
 }
 
 // CommandDocs is the builder of COMMAND DOCS, started by Builder.CommandDocs.
-type CommandDocs struct{ b *Builder }
+type CommandDocs struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // CommandDocs starts COMMAND DOCS:
 //
@@ -496,12 +594,15 @@ type CommandDocs struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-docs/
 func (b *Builder) CommandDocs() CommandDocs {
 	b.start(&infoCommandDocs)
-	return CommandDocs{b}
+	return CommandDocs{b, b.gen}
 }
 
 // CommandName adds [command-name [command-name ...]].
 // Arguments: commandName.
 func (c CommandDocs) CommandName(commandName ...string) CommandDocs {
+	if c.b.stale(c.g) {
+		return CommandDocs{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range commandName {
 		c.b.str(x)
@@ -509,8 +610,10 @@ func (c CommandDocs) CommandName(commandName ...string) CommandDocs {
 	return c
 }
 
-// Build encodes COMMAND DOCS. The Command is valid until the Builder starts the next one.
-func (c CommandDocs) Build() Command { return c.b.build(&infoCommandDocs) }
+// Build encodes COMMAND DOCS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c CommandDocs) Build() Command { return c.b.build(&infoCommandDocs, c.g) }
 
 var infoCommandDocs = Info{
 	Name: "command|docs", Words: []string{"COMMAND", "DOCS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -520,7 +623,10 @@ var infoCommandDocs = Info{
 }
 
 // CommandGetkeys is the builder of COMMAND GETKEYS, started by Builder.CommandGetkeys.
-type CommandGetkeys struct{ b *Builder }
+type CommandGetkeys struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // CommandGetkeys starts COMMAND GETKEYS:
 //
@@ -535,13 +641,16 @@ func (b *Builder) CommandGetkeys(command string) CommandGetkeys {
 	b.start(&infoCommandGetkeys)
 	b.at(0)
 	b.str(command)
-	return CommandGetkeys{b}
+	return CommandGetkeys{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 // Only in valkey-8.0.1.
 func (c CommandGetkeys) Arg(arg ...string) CommandGetkeys {
+	if c.b.stale(c.g) {
+		return CommandGetkeys{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -549,8 +658,10 @@ func (c CommandGetkeys) Arg(arg ...string) CommandGetkeys {
 	return c
 }
 
-// Build encodes COMMAND GETKEYS. The Command is valid until the Builder starts the next one.
-func (c CommandGetkeys) Build() Command { return c.b.build(&infoCommandGetkeys) }
+// Build encodes COMMAND GETKEYS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c CommandGetkeys) Build() Command { return c.b.build(&infoCommandGetkeys, c.g) }
 
 var infoCommandGetkeys = Info{
 	Name: "command|getkeys", Words: []string{"COMMAND", "GETKEYS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -560,7 +671,10 @@ var infoCommandGetkeys = Info{
 }
 
 // CommandGetkeysandflags is the builder of COMMAND GETKEYSANDFLAGS, started by Builder.CommandGetkeysandflags.
-type CommandGetkeysandflags struct{ b *Builder }
+type CommandGetkeysandflags struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // CommandGetkeysandflags starts COMMAND GETKEYSANDFLAGS:
 //
@@ -575,13 +689,16 @@ func (b *Builder) CommandGetkeysandflags(command string) CommandGetkeysandflags 
 	b.start(&infoCommandGetkeysandflags)
 	b.at(0)
 	b.str(command)
-	return CommandGetkeysandflags{b}
+	return CommandGetkeysandflags{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 // Only in valkey-8.0.1.
 func (c CommandGetkeysandflags) Arg(arg ...string) CommandGetkeysandflags {
+	if c.b.stale(c.g) {
+		return CommandGetkeysandflags{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -589,8 +706,10 @@ func (c CommandGetkeysandflags) Arg(arg ...string) CommandGetkeysandflags {
 	return c
 }
 
-// Build encodes COMMAND GETKEYSANDFLAGS. The Command is valid until the Builder starts the next one.
-func (c CommandGetkeysandflags) Build() Command { return c.b.build(&infoCommandGetkeysandflags) }
+// Build encodes COMMAND GETKEYSANDFLAGS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c CommandGetkeysandflags) Build() Command { return c.b.build(&infoCommandGetkeysandflags, c.g) }
 
 var infoCommandGetkeysandflags = Info{
 	Name: "command|getkeysandflags", Words: []string{"COMMAND", "GETKEYSANDFLAGS"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -600,7 +719,10 @@ var infoCommandGetkeysandflags = Info{
 }
 
 // CommandHelp is the builder of COMMAND HELP, started by Builder.CommandHelp.
-type CommandHelp struct{ b *Builder }
+type CommandHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // CommandHelp starts COMMAND HELP:
 //
@@ -611,11 +733,13 @@ type CommandHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-help/
 func (b *Builder) CommandHelp() CommandHelp {
 	b.start(&infoCommandHelp)
-	return CommandHelp{b}
+	return CommandHelp{b, b.gen}
 }
 
-// Build encodes COMMAND HELP. The Command is valid until the Builder starts the next one.
-func (c CommandHelp) Build() Command { return c.b.build(&infoCommandHelp) }
+// Build encodes COMMAND HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c CommandHelp) Build() Command { return c.b.build(&infoCommandHelp, c.g) }
 
 var infoCommandHelp = Info{
 	Name: "command|help", Words: []string{"COMMAND", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -624,7 +748,10 @@ var infoCommandHelp = Info{
 }
 
 // CommandInfo is the builder of COMMAND INFO, started by Builder.CommandInfo.
-type CommandInfo struct{ b *Builder }
+type CommandInfo struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // CommandInfo starts COMMAND INFO:
 //
@@ -636,12 +763,15 @@ type CommandInfo struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-info/
 func (b *Builder) CommandInfo() CommandInfo {
 	b.start(&infoCommandInfo)
-	return CommandInfo{b}
+	return CommandInfo{b, b.gen}
 }
 
 // CommandName adds [command-name [command-name ...]].
 // Arguments: commandName.
 func (c CommandInfo) CommandName(commandName ...string) CommandInfo {
+	if c.b.stale(c.g) {
+		return CommandInfo{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range commandName {
 		c.b.str(x)
@@ -649,8 +779,10 @@ func (c CommandInfo) CommandName(commandName ...string) CommandInfo {
 	return c
 }
 
-// Build encodes COMMAND INFO. The Command is valid until the Builder starts the next one.
-func (c CommandInfo) Build() Command { return c.b.build(&infoCommandInfo) }
+// Build encodes COMMAND INFO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c CommandInfo) Build() Command { return c.b.build(&infoCommandInfo, c.g) }
 
 var infoCommandInfo = Info{
 	Name: "command|info", Words: []string{"COMMAND", "INFO"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -660,7 +792,10 @@ var infoCommandInfo = Info{
 }
 
 // CommandList is the builder of COMMAND LIST, started by Builder.CommandList.
-type CommandList struct{ b *Builder }
+type CommandList struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // CommandList starts COMMAND LIST:
 //
@@ -672,13 +807,15 @@ type CommandList struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/command-list/
 func (b *Builder) CommandList() CommandList {
 	b.start(&infoCommandList)
-	return CommandList{b}
+	return CommandList{b, b.gen}
 }
 
 // FilterbyModule sets FILTERBY: MODULE module-name.
 // Arguments: moduleName.
 func (c CommandList) FilterbyModule(moduleName string) CommandList {
-	c.b.opt(0, false, "FILTERBY")
+	if c.g = c.b.opt(c.g, 0, false, "FILTERBY"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MODULE")
 	c.b.str(moduleName)
 	return c
@@ -687,7 +824,9 @@ func (c CommandList) FilterbyModule(moduleName string) CommandList {
 // FilterbyAclcat sets FILTERBY: ACLCAT category.
 // Arguments: category.
 func (c CommandList) FilterbyAclcat(category string) CommandList {
-	c.b.opt(0, false, "FILTERBY")
+	if c.g = c.b.opt(c.g, 0, false, "FILTERBY"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("ACLCAT")
 	c.b.str(category)
 	return c
@@ -696,14 +835,18 @@ func (c CommandList) FilterbyAclcat(category string) CommandList {
 // FilterbyPattern sets FILTERBY: PATTERN pattern.
 // Arguments: pattern.
 func (c CommandList) FilterbyPattern(pattern string) CommandList {
-	c.b.opt(0, false, "FILTERBY")
+	if c.g = c.b.opt(c.g, 0, false, "FILTERBY"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("PATTERN")
 	c.b.str(pattern)
 	return c
 }
 
-// Build encodes COMMAND LIST. The Command is valid until the Builder starts the next one.
-func (c CommandList) Build() Command { return c.b.build(&infoCommandList) }
+// Build encodes COMMAND LIST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c CommandList) Build() Command { return c.b.build(&infoCommandList, c.g) }
 
 var infoCommandList = Info{
 	Name: "command|list", Words: []string{"COMMAND", "LIST"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -713,7 +856,10 @@ var infoCommandList = Info{
 }
 
 // ConfigGet is the builder of CONFIG GET, started by Builder.ConfigGet.
-type ConfigGet struct{ b *Builder }
+type ConfigGet struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ConfigGet starts CONFIG GET:
 //
@@ -733,11 +879,13 @@ func (b *Builder) ConfigGet(parameter ...string) ConfigGet {
 	for _, x := range parameter {
 		b.str(x)
 	}
-	return ConfigGet{b}
+	return ConfigGet{b, b.gen}
 }
 
-// Build encodes CONFIG GET. The Command is valid until the Builder starts the next one.
-func (c ConfigGet) Build() Command { return c.b.build(&infoConfigGet) }
+// Build encodes CONFIG GET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ConfigGet) Build() Command { return c.b.build(&infoConfigGet, c.g) }
 
 var infoConfigGet = Info{
 	Name: "config|get", Words: []string{"CONFIG", "GET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeMap,
@@ -747,7 +895,10 @@ var infoConfigGet = Info{
 }
 
 // ConfigHelp is the builder of CONFIG HELP, started by Builder.ConfigHelp.
-type ConfigHelp struct{ b *Builder }
+type ConfigHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ConfigHelp starts CONFIG HELP:
 //
@@ -758,11 +909,13 @@ type ConfigHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-help/
 func (b *Builder) ConfigHelp() ConfigHelp {
 	b.start(&infoConfigHelp)
-	return ConfigHelp{b}
+	return ConfigHelp{b, b.gen}
 }
 
-// Build encodes CONFIG HELP. The Command is valid until the Builder starts the next one.
-func (c ConfigHelp) Build() Command { return c.b.build(&infoConfigHelp) }
+// Build encodes CONFIG HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ConfigHelp) Build() Command { return c.b.build(&infoConfigHelp, c.g) }
 
 var infoConfigHelp = Info{
 	Name: "config|help", Words: []string{"CONFIG", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -771,7 +924,10 @@ var infoConfigHelp = Info{
 }
 
 // ConfigResetstat is the builder of CONFIG RESETSTAT, started by Builder.ConfigResetstat.
-type ConfigResetstat struct{ b *Builder }
+type ConfigResetstat struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ConfigResetstat starts CONFIG RESETSTAT:
 //
@@ -782,11 +938,13 @@ type ConfigResetstat struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-resetstat/
 func (b *Builder) ConfigResetstat() ConfigResetstat {
 	b.start(&infoConfigResetstat)
-	return ConfigResetstat{b}
+	return ConfigResetstat{b, b.gen}
 }
 
-// Build encodes CONFIG RESETSTAT. The Command is valid until the Builder starts the next one.
-func (c ConfigResetstat) Build() Command { return c.b.build(&infoConfigResetstat) }
+// Build encodes CONFIG RESETSTAT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ConfigResetstat) Build() Command { return c.b.build(&infoConfigResetstat, c.g) }
 
 var infoConfigResetstat = Info{
 	Name: "config|resetstat", Words: []string{"CONFIG", "RESETSTAT"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -796,7 +954,10 @@ var infoConfigResetstat = Info{
 }
 
 // ConfigRewrite is the builder of CONFIG REWRITE, started by Builder.ConfigRewrite.
-type ConfigRewrite struct{ b *Builder }
+type ConfigRewrite struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ConfigRewrite starts CONFIG REWRITE:
 //
@@ -807,11 +968,13 @@ type ConfigRewrite struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/config-rewrite/
 func (b *Builder) ConfigRewrite() ConfigRewrite {
 	b.start(&infoConfigRewrite)
-	return ConfigRewrite{b}
+	return ConfigRewrite{b, b.gen}
 }
 
-// Build encodes CONFIG REWRITE. The Command is valid until the Builder starts the next one.
-func (c ConfigRewrite) Build() Command { return c.b.build(&infoConfigRewrite) }
+// Build encodes CONFIG REWRITE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ConfigRewrite) Build() Command { return c.b.build(&infoConfigRewrite, c.g) }
 
 var infoConfigRewrite = Info{
 	Name: "config|rewrite", Words: []string{"CONFIG", "REWRITE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -821,7 +984,10 @@ var infoConfigRewrite = Info{
 }
 
 // ConfigSet is the builder of CONFIG SET, started by Builder.ConfigSet.
-type ConfigSet struct{ b *Builder }
+type ConfigSet struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ConfigSet starts CONFIG SET:
 //
@@ -842,11 +1008,13 @@ func (b *Builder) ConfigSet(data ...ParameterValue) ConfigSet {
 		b.str(x.Parameter)
 		b.str(x.Value)
 	}
-	return ConfigSet{b}
+	return ConfigSet{b, b.gen}
 }
 
-// Build encodes CONFIG SET. The Command is valid until the Builder starts the next one.
-func (c ConfigSet) Build() Command { return c.b.build(&infoConfigSet) }
+// Build encodes CONFIG SET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ConfigSet) Build() Command { return c.b.build(&infoConfigSet, c.g) }
 
 var infoConfigSet = Info{
 	Name: "config|set", Words: []string{"CONFIG", "SET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeOK,
@@ -857,7 +1025,10 @@ var infoConfigSet = Info{
 }
 
 // Dbsize is the builder of DBSIZE, started by Builder.Dbsize.
-type Dbsize struct{ b *Builder }
+type Dbsize struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Dbsize starts DBSIZE:
 //
@@ -869,11 +1040,13 @@ type Dbsize struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/dbsize/
 func (b *Builder) Dbsize() Dbsize {
 	b.start(&infoDbsize)
-	return Dbsize{b}
+	return Dbsize{b, b.gen}
 }
 
-// Build encodes DBSIZE. The Command is valid until the Builder starts the next one.
-func (c Dbsize) Build() Command { return c.b.build(&infoDbsize) }
+// Build encodes DBSIZE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Dbsize) Build() Command { return c.b.build(&infoDbsize, c.g) }
 
 var infoDbsize = Info{
 	Name: "dbsize", Words: []string{"DBSIZE"}, Kind: ReadOnly | NoKeys, Timeout: NoUnit, Reply: ShapeInt,
@@ -883,7 +1056,10 @@ var infoDbsize = Info{
 }
 
 // Failover is the builder of FAILOVER, started by Builder.Failover.
-type Failover struct{ b *Builder }
+type Failover struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Failover starts FAILOVER:
 //
@@ -895,13 +1071,15 @@ type Failover struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/failover/
 func (b *Builder) Failover() Failover {
 	b.start(&infoFailover)
-	return Failover{b}
+	return Failover{b, b.gen}
 }
 
 // To adds [TO host port [FORCE]].
 // Arguments: host, port, force (adds FORCE).
 func (c Failover) To(host string, port int64, force bool) Failover {
-	c.b.opt(0, false, "TO")
+	if c.g = c.b.opt(c.g, 0, false, "TO"); c.g == staleGen {
+		return c
+	}
 	c.b.str(host)
 	c.b.int(port)
 	if force {
@@ -912,20 +1090,24 @@ func (c Failover) To(host string, port int64, force bool) Failover {
 
 // Abort adds [ABORT].
 func (c Failover) Abort() Failover {
-	c.b.opt(1, false, "ABORT")
+	c.g = c.b.opt(c.g, 1, false, "ABORT")
 	return c
 }
 
 // Timeout adds [TIMEOUT milliseconds].
 // Arguments: milliseconds (a duration).
 func (c Failover) Timeout(milliseconds time.Duration) Failover {
-	c.b.opt(2, false, "TIMEOUT")
+	if c.g = c.b.opt(c.g, 2, false, "TIMEOUT"); c.g == staleGen {
+		return c
+	}
 	c.b.millis(milliseconds)
 	return c
 }
 
-// Build encodes FAILOVER. The Command is valid until the Builder starts the next one.
-func (c Failover) Build() Command { return c.b.build(&infoFailover) }
+// Build encodes FAILOVER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Failover) Build() Command { return c.b.build(&infoFailover, c.g) }
 
 var infoFailover = Info{
 	Name: "failover", Words: []string{"FAILOVER"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -935,7 +1117,10 @@ var infoFailover = Info{
 }
 
 // Flushall is the builder of FLUSHALL, started by Builder.Flushall.
-type Flushall struct{ b *Builder }
+type Flushall struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Flushall starts FLUSHALL:
 //
@@ -948,25 +1133,27 @@ type Flushall struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/flushall/
 func (b *Builder) Flushall() Flushall {
 	b.start(&infoFlushall)
-	return Flushall{b}
+	return Flushall{b, b.gen}
 }
 
 // Async sets flush-type: ASYNC.
 // Since server version 4.0.0.
 func (c Flushall) Async() Flushall {
-	c.b.opt(0, false, "ASYNC")
+	c.g = c.b.opt(c.g, 0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 // Since server version 6.2.0.
 func (c Flushall) Sync() Flushall {
-	c.b.opt(0, false, "SYNC")
+	c.g = c.b.opt(c.g, 0, false, "SYNC")
 	return c
 }
 
-// Build encodes FLUSHALL. The Command is valid until the Builder starts the next one.
-func (c Flushall) Build() Command { return c.b.build(&infoFlushall) }
+// Build encodes FLUSHALL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Flushall) Build() Command { return c.b.build(&infoFlushall, c.g) }
 
 var infoFlushall = Info{
 	Name: "flushall", Words: []string{"FLUSHALL"}, Kind: Write | NoKeys, Timeout: NoUnit, Reply: ShapeOK,
@@ -977,7 +1164,10 @@ var infoFlushall = Info{
 }
 
 // Flushdb is the builder of FLUSHDB, started by Builder.Flushdb.
-type Flushdb struct{ b *Builder }
+type Flushdb struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Flushdb starts FLUSHDB:
 //
@@ -990,25 +1180,27 @@ type Flushdb struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/flushdb/
 func (b *Builder) Flushdb() Flushdb {
 	b.start(&infoFlushdb)
-	return Flushdb{b}
+	return Flushdb{b, b.gen}
 }
 
 // Async sets flush-type: ASYNC.
 // Since server version 4.0.0.
 func (c Flushdb) Async() Flushdb {
-	c.b.opt(0, false, "ASYNC")
+	c.g = c.b.opt(c.g, 0, false, "ASYNC")
 	return c
 }
 
 // Sync sets flush-type: SYNC.
 // Since server version 6.2.0.
 func (c Flushdb) Sync() Flushdb {
-	c.b.opt(0, false, "SYNC")
+	c.g = c.b.opt(c.g, 0, false, "SYNC")
 	return c
 }
 
-// Build encodes FLUSHDB. The Command is valid until the Builder starts the next one.
-func (c Flushdb) Build() Command { return c.b.build(&infoFlushdb) }
+// Build encodes FLUSHDB. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Flushdb) Build() Command { return c.b.build(&infoFlushdb, c.g) }
 
 var infoFlushdb = Info{
 	Name: "flushdb", Words: []string{"FLUSHDB"}, Kind: Write | NoKeys, Timeout: NoUnit, Reply: ShapeOK,
@@ -1019,7 +1211,10 @@ var infoFlushdb = Info{
 }
 
 // InfoCmd is the builder of INFO, started by Builder.Info.
-type InfoCmd struct{ b *Builder }
+type InfoCmd struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Info starts INFO:
 //
@@ -1032,12 +1227,15 @@ type InfoCmd struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/info/
 func (b *Builder) Info() InfoCmd {
 	b.start(&infoInfo)
-	return InfoCmd{b}
+	return InfoCmd{b, b.gen}
 }
 
 // Section adds [section [section ...]].
 // Arguments: section.
 func (c InfoCmd) Section(section ...string) InfoCmd {
+	if c.b.stale(c.g) {
+		return InfoCmd{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range section {
 		c.b.str(x)
@@ -1045,8 +1243,10 @@ func (c InfoCmd) Section(section ...string) InfoCmd {
 	return c
 }
 
-// Build encodes INFO. The Command is valid until the Builder starts the next one.
-func (c InfoCmd) Build() Command { return c.b.build(&infoInfo) }
+// Build encodes INFO. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c InfoCmd) Build() Command { return c.b.build(&infoInfo, c.g) }
 
 var infoInfo = Info{
 	Name: "info", Words: []string{"INFO"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
@@ -1057,7 +1257,10 @@ var infoInfo = Info{
 }
 
 // Lastsave is the builder of LASTSAVE, started by Builder.Lastsave.
-type Lastsave struct{ b *Builder }
+type Lastsave struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lastsave starts LASTSAVE:
 //
@@ -1069,11 +1272,13 @@ type Lastsave struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lastsave/
 func (b *Builder) Lastsave() Lastsave {
 	b.start(&infoLastsave)
-	return Lastsave{b}
+	return Lastsave{b, b.gen}
 }
 
-// Build encodes LASTSAVE. The Command is valid until the Builder starts the next one.
-func (c Lastsave) Build() Command { return c.b.build(&infoLastsave) }
+// Build encodes LASTSAVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lastsave) Build() Command { return c.b.build(&infoLastsave, c.g) }
 
 var infoLastsave = Info{
 	Name: "lastsave", Words: []string{"LASTSAVE"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,
@@ -1082,7 +1287,10 @@ var infoLastsave = Info{
 }
 
 // LatencyDoctor is the builder of LATENCY DOCTOR, started by Builder.LatencyDoctor.
-type LatencyDoctor struct{ b *Builder }
+type LatencyDoctor struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // LatencyDoctor starts LATENCY DOCTOR:
 //
@@ -1093,11 +1301,13 @@ type LatencyDoctor struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-doctor/
 func (b *Builder) LatencyDoctor() LatencyDoctor {
 	b.start(&infoLatencyDoctor)
-	return LatencyDoctor{b}
+	return LatencyDoctor{b, b.gen}
 }
 
-// Build encodes LATENCY DOCTOR. The Command is valid until the Builder starts the next one.
-func (c LatencyDoctor) Build() Command { return c.b.build(&infoLatencyDoctor) }
+// Build encodes LATENCY DOCTOR. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c LatencyDoctor) Build() Command { return c.b.build(&infoLatencyDoctor, c.g) }
 
 var infoLatencyDoctor = Info{
 	Name: "latency|doctor", Words: []string{"LATENCY", "DOCTOR"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1107,7 +1317,10 @@ var infoLatencyDoctor = Info{
 }
 
 // LatencyGraph is the builder of LATENCY GRAPH, started by Builder.LatencyGraph.
-type LatencyGraph struct{ b *Builder }
+type LatencyGraph struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // LatencyGraph starts LATENCY GRAPH:
 //
@@ -1121,11 +1334,13 @@ func (b *Builder) LatencyGraph(event string) LatencyGraph {
 	b.start(&infoLatencyGraph)
 	b.at(0)
 	b.str(event)
-	return LatencyGraph{b}
+	return LatencyGraph{b, b.gen}
 }
 
-// Build encodes LATENCY GRAPH. The Command is valid until the Builder starts the next one.
-func (c LatencyGraph) Build() Command { return c.b.build(&infoLatencyGraph) }
+// Build encodes LATENCY GRAPH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c LatencyGraph) Build() Command { return c.b.build(&infoLatencyGraph, c.g) }
 
 var infoLatencyGraph = Info{
 	Name: "latency|graph", Words: []string{"LATENCY", "GRAPH"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1136,7 +1351,10 @@ var infoLatencyGraph = Info{
 }
 
 // LatencyHelp is the builder of LATENCY HELP, started by Builder.LatencyHelp.
-type LatencyHelp struct{ b *Builder }
+type LatencyHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // LatencyHelp starts LATENCY HELP:
 //
@@ -1147,11 +1365,13 @@ type LatencyHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-help/
 func (b *Builder) LatencyHelp() LatencyHelp {
 	b.start(&infoLatencyHelp)
-	return LatencyHelp{b}
+	return LatencyHelp{b, b.gen}
 }
 
-// Build encodes LATENCY HELP. The Command is valid until the Builder starts the next one.
-func (c LatencyHelp) Build() Command { return c.b.build(&infoLatencyHelp) }
+// Build encodes LATENCY HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c LatencyHelp) Build() Command { return c.b.build(&infoLatencyHelp, c.g) }
 
 var infoLatencyHelp = Info{
 	Name: "latency|help", Words: []string{"LATENCY", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1160,7 +1380,10 @@ var infoLatencyHelp = Info{
 }
 
 // LatencyHistogram is the builder of LATENCY HISTOGRAM, started by Builder.LatencyHistogram.
-type LatencyHistogram struct{ b *Builder }
+type LatencyHistogram struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // LatencyHistogram starts LATENCY HISTOGRAM:
 //
@@ -1172,12 +1395,15 @@ type LatencyHistogram struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-histogram/
 func (b *Builder) LatencyHistogram() LatencyHistogram {
 	b.start(&infoLatencyHistogram)
-	return LatencyHistogram{b}
+	return LatencyHistogram{b, b.gen}
 }
 
 // Command adds [command [command ...]].
 // Arguments: command.
 func (c LatencyHistogram) Command(command ...string) LatencyHistogram {
+	if c.b.stale(c.g) {
+		return LatencyHistogram{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range command {
 		c.b.str(x)
@@ -1185,8 +1411,10 @@ func (c LatencyHistogram) Command(command ...string) LatencyHistogram {
 	return c
 }
 
-// Build encodes LATENCY HISTOGRAM. The Command is valid until the Builder starts the next one.
-func (c LatencyHistogram) Build() Command { return c.b.build(&infoLatencyHistogram) }
+// Build encodes LATENCY HISTOGRAM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c LatencyHistogram) Build() Command { return c.b.build(&infoLatencyHistogram, c.g) }
 
 var infoLatencyHistogram = Info{
 	Name: "latency|histogram", Words: []string{"LATENCY", "HISTOGRAM"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1197,7 +1425,10 @@ var infoLatencyHistogram = Info{
 }
 
 // LatencyHistory is the builder of LATENCY HISTORY, started by Builder.LatencyHistory.
-type LatencyHistory struct{ b *Builder }
+type LatencyHistory struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // LatencyHistory starts LATENCY HISTORY:
 //
@@ -1211,11 +1442,13 @@ func (b *Builder) LatencyHistory(event string) LatencyHistory {
 	b.start(&infoLatencyHistory)
 	b.at(0)
 	b.str(event)
-	return LatencyHistory{b}
+	return LatencyHistory{b, b.gen}
 }
 
-// Build encodes LATENCY HISTORY. The Command is valid until the Builder starts the next one.
-func (c LatencyHistory) Build() Command { return c.b.build(&infoLatencyHistory) }
+// Build encodes LATENCY HISTORY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c LatencyHistory) Build() Command { return c.b.build(&infoLatencyHistory, c.g) }
 
 var infoLatencyHistory = Info{
 	Name: "latency|history", Words: []string{"LATENCY", "HISTORY"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1226,7 +1459,10 @@ var infoLatencyHistory = Info{
 }
 
 // LatencyLatest is the builder of LATENCY LATEST, started by Builder.LatencyLatest.
-type LatencyLatest struct{ b *Builder }
+type LatencyLatest struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // LatencyLatest starts LATENCY LATEST:
 //
@@ -1237,11 +1473,13 @@ type LatencyLatest struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-latest/
 func (b *Builder) LatencyLatest() LatencyLatest {
 	b.start(&infoLatencyLatest)
-	return LatencyLatest{b}
+	return LatencyLatest{b, b.gen}
 }
 
-// Build encodes LATENCY LATEST. The Command is valid until the Builder starts the next one.
-func (c LatencyLatest) Build() Command { return c.b.build(&infoLatencyLatest) }
+// Build encodes LATENCY LATEST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c LatencyLatest) Build() Command { return c.b.build(&infoLatencyLatest, c.g) }
 
 var infoLatencyLatest = Info{
 	Name: "latency|latest", Words: []string{"LATENCY", "LATEST"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1251,7 +1489,10 @@ var infoLatencyLatest = Info{
 }
 
 // LatencyReset is the builder of LATENCY RESET, started by Builder.LatencyReset.
-type LatencyReset struct{ b *Builder }
+type LatencyReset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // LatencyReset starts LATENCY RESET:
 //
@@ -1263,12 +1504,15 @@ type LatencyReset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/latency-reset/
 func (b *Builder) LatencyReset() LatencyReset {
 	b.start(&infoLatencyReset)
-	return LatencyReset{b}
+	return LatencyReset{b, b.gen}
 }
 
 // Event adds [event [event ...]].
 // Arguments: event.
 func (c LatencyReset) Event(event ...string) LatencyReset {
+	if c.b.stale(c.g) {
+		return LatencyReset{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	for _, x := range event {
 		c.b.str(x)
@@ -1276,8 +1520,10 @@ func (c LatencyReset) Event(event ...string) LatencyReset {
 	return c
 }
 
-// Build encodes LATENCY RESET. The Command is valid until the Builder starts the next one.
-func (c LatencyReset) Build() Command { return c.b.build(&infoLatencyReset) }
+// Build encodes LATENCY RESET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c LatencyReset) Build() Command { return c.b.build(&infoLatencyReset, c.g) }
 
 var infoLatencyReset = Info{
 	Name: "latency|reset", Words: []string{"LATENCY", "RESET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1288,7 +1534,10 @@ var infoLatencyReset = Info{
 }
 
 // Lolwut is the builder of LOLWUT, started by Builder.Lolwut.
-type Lolwut struct{ b *Builder }
+type Lolwut struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lolwut starts LOLWUT:
 //
@@ -1300,19 +1549,23 @@ type Lolwut struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/lolwut/
 func (b *Builder) Lolwut() Lolwut {
 	b.start(&infoLolwut)
-	return Lolwut{b}
+	return Lolwut{b, b.gen}
 }
 
 // Version adds [VERSION version].
 // Arguments: version.
 func (c Lolwut) Version(version int64) Lolwut {
-	c.b.opt(0, false, "VERSION")
+	if c.g = c.b.opt(c.g, 0, false, "VERSION"); c.g == staleGen {
+		return c
+	}
 	c.b.int(version)
 	return c
 }
 
-// Build encodes LOLWUT. The Command is valid until the Builder starts the next one.
-func (c Lolwut) Build() Command { return c.b.build(&infoLolwut) }
+// Build encodes LOLWUT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lolwut) Build() Command { return c.b.build(&infoLolwut, c.g) }
 
 var infoLolwut = Info{
 	Name: "lolwut", Words: []string{"LOLWUT"}, Kind: ReadOnly | NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1322,7 +1575,10 @@ var infoLolwut = Info{
 }
 
 // MemoryDoctor is the builder of MEMORY DOCTOR, started by Builder.MemoryDoctor.
-type MemoryDoctor struct{ b *Builder }
+type MemoryDoctor struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // MemoryDoctor starts MEMORY DOCTOR:
 //
@@ -1333,11 +1589,13 @@ type MemoryDoctor struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-doctor/
 func (b *Builder) MemoryDoctor() MemoryDoctor {
 	b.start(&infoMemoryDoctor)
-	return MemoryDoctor{b}
+	return MemoryDoctor{b, b.gen}
 }
 
-// Build encodes MEMORY DOCTOR. The Command is valid until the Builder starts the next one.
-func (c MemoryDoctor) Build() Command { return c.b.build(&infoMemoryDoctor) }
+// Build encodes MEMORY DOCTOR. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c MemoryDoctor) Build() Command { return c.b.build(&infoMemoryDoctor, c.g) }
 
 var infoMemoryDoctor = Info{
 	Name: "memory|doctor", Words: []string{"MEMORY", "DOCTOR"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1347,7 +1605,10 @@ var infoMemoryDoctor = Info{
 }
 
 // MemoryHelp is the builder of MEMORY HELP, started by Builder.MemoryHelp.
-type MemoryHelp struct{ b *Builder }
+type MemoryHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // MemoryHelp starts MEMORY HELP:
 //
@@ -1358,11 +1619,13 @@ type MemoryHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-help/
 func (b *Builder) MemoryHelp() MemoryHelp {
 	b.start(&infoMemoryHelp)
-	return MemoryHelp{b}
+	return MemoryHelp{b, b.gen}
 }
 
-// Build encodes MEMORY HELP. The Command is valid until the Builder starts the next one.
-func (c MemoryHelp) Build() Command { return c.b.build(&infoMemoryHelp) }
+// Build encodes MEMORY HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c MemoryHelp) Build() Command { return c.b.build(&infoMemoryHelp, c.g) }
 
 var infoMemoryHelp = Info{
 	Name: "memory|help", Words: []string{"MEMORY", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1371,7 +1634,10 @@ var infoMemoryHelp = Info{
 }
 
 // MemoryMallocStats is the builder of MEMORY MALLOC-STATS, started by Builder.MemoryMallocStats.
-type MemoryMallocStats struct{ b *Builder }
+type MemoryMallocStats struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // MemoryMallocStats starts MEMORY MALLOC-STATS:
 //
@@ -1382,11 +1648,13 @@ type MemoryMallocStats struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-malloc-stats/
 func (b *Builder) MemoryMallocStats() MemoryMallocStats {
 	b.start(&infoMemoryMallocStats)
-	return MemoryMallocStats{b}
+	return MemoryMallocStats{b, b.gen}
 }
 
-// Build encodes MEMORY MALLOC-STATS. The Command is valid until the Builder starts the next one.
-func (c MemoryMallocStats) Build() Command { return c.b.build(&infoMemoryMallocStats) }
+// Build encodes MEMORY MALLOC-STATS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c MemoryMallocStats) Build() Command { return c.b.build(&infoMemoryMallocStats, c.g) }
 
 var infoMemoryMallocStats = Info{
 	Name: "memory|malloc-stats", Words: []string{"MEMORY", "MALLOC-STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1396,7 +1664,10 @@ var infoMemoryMallocStats = Info{
 }
 
 // MemoryPurge is the builder of MEMORY PURGE, started by Builder.MemoryPurge.
-type MemoryPurge struct{ b *Builder }
+type MemoryPurge struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // MemoryPurge starts MEMORY PURGE:
 //
@@ -1407,11 +1678,13 @@ type MemoryPurge struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-purge/
 func (b *Builder) MemoryPurge() MemoryPurge {
 	b.start(&infoMemoryPurge)
-	return MemoryPurge{b}
+	return MemoryPurge{b, b.gen}
 }
 
-// Build encodes MEMORY PURGE. The Command is valid until the Builder starts the next one.
-func (c MemoryPurge) Build() Command { return c.b.build(&infoMemoryPurge) }
+// Build encodes MEMORY PURGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c MemoryPurge) Build() Command { return c.b.build(&infoMemoryPurge, c.g) }
 
 var infoMemoryPurge = Info{
 	Name: "memory|purge", Words: []string{"MEMORY", "PURGE"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1421,7 +1694,10 @@ var infoMemoryPurge = Info{
 }
 
 // MemoryStats is the builder of MEMORY STATS, started by Builder.MemoryStats.
-type MemoryStats struct{ b *Builder }
+type MemoryStats struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // MemoryStats starts MEMORY STATS:
 //
@@ -1432,11 +1708,13 @@ type MemoryStats struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/memory-stats/
 func (b *Builder) MemoryStats() MemoryStats {
 	b.start(&infoMemoryStats)
-	return MemoryStats{b}
+	return MemoryStats{b, b.gen}
 }
 
-// Build encodes MEMORY STATS. The Command is valid until the Builder starts the next one.
-func (c MemoryStats) Build() Command { return c.b.build(&infoMemoryStats) }
+// Build encodes MEMORY STATS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c MemoryStats) Build() Command { return c.b.build(&infoMemoryStats, c.g) }
 
 var infoMemoryStats = Info{
 	Name: "memory|stats", Words: []string{"MEMORY", "STATS"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1446,7 +1724,10 @@ var infoMemoryStats = Info{
 }
 
 // MemoryUsage is the builder of MEMORY USAGE, started by Builder.MemoryUsage.
-type MemoryUsage struct{ b *Builder }
+type MemoryUsage struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // MemoryUsage starts MEMORY USAGE:
 //
@@ -1462,19 +1743,23 @@ func (b *Builder) MemoryUsage(key string) MemoryUsage {
 	b.start(&infoMemoryUsage)
 	b.at(0)
 	b.key(key)
-	return MemoryUsage{b}
+	return MemoryUsage{b, b.gen}
 }
 
 // Samples adds [SAMPLES count].
 // Arguments: count.
 func (c MemoryUsage) Samples(count int64) MemoryUsage {
-	c.b.opt(1, false, "SAMPLES")
+	if c.g = c.b.opt(c.g, 1, false, "SAMPLES"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes MEMORY USAGE. The Command is valid until the Builder starts the next one.
-func (c MemoryUsage) Build() Command { return c.b.build(&infoMemoryUsage) }
+// Build encodes MEMORY USAGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c MemoryUsage) Build() Command { return c.b.build(&infoMemoryUsage, c.g) }
 
 var infoMemoryUsage = Info{
 	Name: "memory|usage", Words: []string{"MEMORY", "USAGE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeIntOrNil,
@@ -1485,7 +1770,10 @@ var infoMemoryUsage = Info{
 }
 
 // ModuleHelp is the builder of MODULE HELP, started by Builder.ModuleHelp.
-type ModuleHelp struct{ b *Builder }
+type ModuleHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ModuleHelp starts MODULE HELP:
 //
@@ -1496,11 +1784,13 @@ type ModuleHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-help/
 func (b *Builder) ModuleHelp() ModuleHelp {
 	b.start(&infoModuleHelp)
-	return ModuleHelp{b}
+	return ModuleHelp{b, b.gen}
 }
 
-// Build encodes MODULE HELP. The Command is valid until the Builder starts the next one.
-func (c ModuleHelp) Build() Command { return c.b.build(&infoModuleHelp) }
+// Build encodes MODULE HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ModuleHelp) Build() Command { return c.b.build(&infoModuleHelp, c.g) }
 
 var infoModuleHelp = Info{
 	Name: "module|help", Words: []string{"MODULE", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1509,7 +1799,10 @@ var infoModuleHelp = Info{
 }
 
 // ModuleList is the builder of MODULE LIST, started by Builder.ModuleList.
-type ModuleList struct{ b *Builder }
+type ModuleList struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ModuleList starts MODULE LIST:
 //
@@ -1520,11 +1813,13 @@ type ModuleList struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/module-list/
 func (b *Builder) ModuleList() ModuleList {
 	b.start(&infoModuleList)
-	return ModuleList{b}
+	return ModuleList{b, b.gen}
 }
 
-// Build encodes MODULE LIST. The Command is valid until the Builder starts the next one.
-func (c ModuleList) Build() Command { return c.b.build(&infoModuleList) }
+// Build encodes MODULE LIST. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ModuleList) Build() Command { return c.b.build(&infoModuleList, c.g) }
 
 var infoModuleList = Info{
 	Name: "module|list", Words: []string{"MODULE", "LIST"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1533,7 +1828,10 @@ var infoModuleList = Info{
 }
 
 // ModuleLoad is the builder of MODULE LOAD, started by Builder.ModuleLoad.
-type ModuleLoad struct{ b *Builder }
+type ModuleLoad struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ModuleLoad starts MODULE LOAD:
 //
@@ -1548,12 +1846,15 @@ func (b *Builder) ModuleLoad(path string) ModuleLoad {
 	b.start(&infoModuleLoad)
 	b.at(0)
 	b.str(path)
-	return ModuleLoad{b}
+	return ModuleLoad{b, b.gen}
 }
 
 // Arg adds [arg [arg ...]].
 // Arguments: arg.
 func (c ModuleLoad) Arg(arg ...string) ModuleLoad {
+	if c.b.stale(c.g) {
+		return ModuleLoad{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range arg {
 		c.b.str(x)
@@ -1561,8 +1862,10 @@ func (c ModuleLoad) Arg(arg ...string) ModuleLoad {
 	return c
 }
 
-// Build encodes MODULE LOAD. The Command is valid until the Builder starts the next one.
-func (c ModuleLoad) Build() Command { return c.b.build(&infoModuleLoad) }
+// Build encodes MODULE LOAD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ModuleLoad) Build() Command { return c.b.build(&infoModuleLoad, c.g) }
 
 var infoModuleLoad = Info{
 	Name: "module|load", Words: []string{"MODULE", "LOAD"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1572,7 +1875,10 @@ var infoModuleLoad = Info{
 }
 
 // ModuleLoadex is the builder of MODULE LOADEX, started by Builder.ModuleLoadex.
-type ModuleLoadex struct{ b *Builder }
+type ModuleLoadex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ModuleLoadex starts MODULE LOADEX:
 //
@@ -1587,12 +1893,15 @@ func (b *Builder) ModuleLoadex(path string) ModuleLoadex {
 	b.start(&infoModuleLoadex)
 	b.at(0)
 	b.str(path)
-	return ModuleLoadex{b}
+	return ModuleLoadex{b, b.gen}
 }
 
 // Config adds [CONFIG name value [CONFIG name value ...]].
 // Arguments: configs (one or more NameValue).
 func (c ModuleLoadex) Config(configs ...NameValue) ModuleLoadex {
+	if c.b.stale(c.g) {
+		return ModuleLoadex{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	for _, x := range configs {
 		c.b.tok("CONFIG")
@@ -1606,15 +1915,19 @@ func (c ModuleLoadex) Config(configs ...NameValue) ModuleLoadex {
 // Arguments: args.
 // Only in valkey-8.0.1.
 func (c ModuleLoadex) Args(args ...string) ModuleLoadex {
-	c.b.opt(2, false, "ARGS")
+	if c.g = c.b.opt(c.g, 2, false, "ARGS"); c.g == staleGen {
+		return c
+	}
 	for _, x := range args {
 		c.b.str(x)
 	}
 	return c
 }
 
-// Build encodes MODULE LOADEX. The Command is valid until the Builder starts the next one.
-func (c ModuleLoadex) Build() Command { return c.b.build(&infoModuleLoadex) }
+// Build encodes MODULE LOADEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ModuleLoadex) Build() Command { return c.b.build(&infoModuleLoadex, c.g) }
 
 var infoModuleLoadex = Info{
 	Name: "module|loadex", Words: []string{"MODULE", "LOADEX"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1624,7 +1937,10 @@ var infoModuleLoadex = Info{
 }
 
 // ModuleUnload is the builder of MODULE UNLOAD, started by Builder.ModuleUnload.
-type ModuleUnload struct{ b *Builder }
+type ModuleUnload struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // ModuleUnload starts MODULE UNLOAD:
 //
@@ -1638,11 +1954,13 @@ func (b *Builder) ModuleUnload(name string) ModuleUnload {
 	b.start(&infoModuleUnload)
 	b.at(0)
 	b.str(name)
-	return ModuleUnload{b}
+	return ModuleUnload{b, b.gen}
 }
 
-// Build encodes MODULE UNLOAD. The Command is valid until the Builder starts the next one.
-func (c ModuleUnload) Build() Command { return c.b.build(&infoModuleUnload) }
+// Build encodes MODULE UNLOAD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c ModuleUnload) Build() Command { return c.b.build(&infoModuleUnload, c.g) }
 
 var infoModuleUnload = Info{
 	Name: "module|unload", Words: []string{"MODULE", "UNLOAD"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1652,7 +1970,10 @@ var infoModuleUnload = Info{
 }
 
 // Monitor is the builder of MONITOR, started by Builder.Monitor.
-type Monitor struct{ b *Builder }
+type Monitor struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Monitor starts MONITOR:
 //
@@ -1663,11 +1984,13 @@ type Monitor struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/monitor/
 func (b *Builder) Monitor() Monitor {
 	b.start(&infoMonitor)
-	return Monitor{b}
+	return Monitor{b, b.gen}
 }
 
-// Build encodes MONITOR. The Command is valid until the Builder starts the next one.
-func (c Monitor) Build() Command { return c.b.build(&infoMonitor) }
+// Build encodes MONITOR. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Monitor) Build() Command { return c.b.build(&infoMonitor, c.g) }
 
 var infoMonitor = Info{
 	Name: "monitor", Words: []string{"MONITOR"}, Kind: ReplyModel | NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1676,7 +1999,10 @@ var infoMonitor = Info{
 }
 
 // Replicaof is the builder of REPLICAOF, started by Builder.Replicaof.
-type Replicaof struct{ b *Builder }
+type Replicaof struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Replicaof starts REPLICAOF:
 //
@@ -1688,12 +2014,15 @@ type Replicaof struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/replicaof/
 func (b *Builder) Replicaof() Replicaof {
 	b.start(&infoReplicaof)
-	return Replicaof{b}
+	return Replicaof{b, b.gen}
 }
 
 // HostPort sets args: host port.
 // Arguments: host, port.
 func (c Replicaof) HostPort(host string, port int64) Replicaof {
+	if c.b.stale(c.g) {
+		return Replicaof{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.str(host)
 	c.b.int(port)
@@ -1702,13 +2031,17 @@ func (c Replicaof) HostPort(host string, port int64) Replicaof {
 
 // No sets args: NO ONE.
 func (c Replicaof) No() Replicaof {
-	c.b.opt(0, false, "NO")
+	if c.g = c.b.opt(c.g, 0, false, "NO"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("ONE")
 	return c
 }
 
-// Build encodes REPLICAOF. The Command is valid until the Builder starts the next one.
-func (c Replicaof) Build() Command { return c.b.build(&infoReplicaof) }
+// Build encodes REPLICAOF. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Replicaof) Build() Command { return c.b.build(&infoReplicaof, c.g) }
 
 var infoReplicaof = Info{
 	Name: "replicaof", Words: []string{"REPLICAOF"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1718,7 +2051,10 @@ var infoReplicaof = Info{
 }
 
 // RestoreAsking is the builder of RESTORE-ASKING, started by Builder.RestoreAsking.
-type RestoreAsking struct{ b *Builder }
+type RestoreAsking struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // RestoreAsking starts RESTORE-ASKING:
 //
@@ -1737,20 +2073,20 @@ func (b *Builder) RestoreAsking(key string, ttl int64, serializedValue string) R
 	b.int(ttl)
 	b.at(2)
 	b.str(serializedValue)
-	return RestoreAsking{b}
+	return RestoreAsking{b, b.gen}
 }
 
 // Replace adds [REPLACE].
 // Since server version 3.0.0.
 func (c RestoreAsking) Replace() RestoreAsking {
-	c.b.opt(3, false, "REPLACE")
+	c.g = c.b.opt(c.g, 3, false, "REPLACE")
 	return c
 }
 
 // Absttl adds [ABSTTL].
 // Since server version 5.0.0.
 func (c RestoreAsking) Absttl() RestoreAsking {
-	c.b.opt(4, false, "ABSTTL")
+	c.g = c.b.opt(c.g, 4, false, "ABSTTL")
 	return c
 }
 
@@ -1758,7 +2094,9 @@ func (c RestoreAsking) Absttl() RestoreAsking {
 // Arguments: seconds (a duration).
 // Since server version 5.0.0.
 func (c RestoreAsking) Idletime(seconds time.Duration) RestoreAsking {
-	c.b.opt(5, false, "IDLETIME")
+	if c.g = c.b.opt(c.g, 5, false, "IDLETIME"); c.g == staleGen {
+		return c
+	}
 	c.b.secs(seconds)
 	return c
 }
@@ -1767,13 +2105,17 @@ func (c RestoreAsking) Idletime(seconds time.Duration) RestoreAsking {
 // Arguments: frequency.
 // Since server version 5.0.0.
 func (c RestoreAsking) Freq(frequency int64) RestoreAsking {
-	c.b.opt(6, false, "FREQ")
+	if c.g = c.b.opt(c.g, 6, false, "FREQ"); c.g == staleGen {
+		return c
+	}
 	c.b.int(frequency)
 	return c
 }
 
-// Build encodes RESTORE-ASKING. The Command is valid until the Builder starts the next one.
-func (c RestoreAsking) Build() Command { return c.b.build(&infoRestoreAsking) }
+// Build encodes RESTORE-ASKING. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c RestoreAsking) Build() Command { return c.b.build(&infoRestoreAsking, c.g) }
 
 var infoRestoreAsking = Info{
 	Name: "restore-asking", Words: []string{"RESTORE-ASKING"}, Kind: Write, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1784,7 +2126,10 @@ var infoRestoreAsking = Info{
 }
 
 // Role is the builder of ROLE, started by Builder.Role.
-type Role struct{ b *Builder }
+type Role struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Role starts ROLE:
 //
@@ -1795,11 +2140,13 @@ type Role struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/role/
 func (b *Builder) Role() Role {
 	b.start(&infoRole)
-	return Role{b}
+	return Role{b, b.gen}
 }
 
-// Build encodes ROLE. The Command is valid until the Builder starts the next one.
-func (c Role) Build() Command { return c.b.build(&infoRole) }
+// Build encodes ROLE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Role) Build() Command { return c.b.build(&infoRole, c.g) }
 
 var infoRole = Info{
 	Name: "role", Words: []string{"ROLE"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1808,7 +2155,10 @@ var infoRole = Info{
 }
 
 // Save is the builder of SAVE, started by Builder.Save.
-type Save struct{ b *Builder }
+type Save struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Save starts SAVE:
 //
@@ -1819,11 +2169,13 @@ type Save struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/save/
 func (b *Builder) Save() Save {
 	b.start(&infoSave)
-	return Save{b}
+	return Save{b, b.gen}
 }
 
-// Build encodes SAVE. The Command is valid until the Builder starts the next one.
-func (c Save) Build() Command { return c.b.build(&infoSave) }
+// Build encodes SAVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Save) Build() Command { return c.b.build(&infoSave, c.g) }
 
 var infoSave = Info{
 	Name: "save", Words: []string{"SAVE"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1832,7 +2184,10 @@ var infoSave = Info{
 }
 
 // Shutdown is the builder of SHUTDOWN, started by Builder.Shutdown.
-type Shutdown struct{ b *Builder }
+type Shutdown struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Shutdown starts SHUTDOWN:
 //
@@ -1844,13 +2199,16 @@ type Shutdown struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/shutdown/
 func (b *Builder) Shutdown() Shutdown {
 	b.start(&infoShutdown)
-	return Shutdown{b}
+	return Shutdown{b, b.gen}
 }
 
 // SaveSelectorBlock sets abort-selector: [NOSAVE | SAVE] [NOW] [FORCE].
 // Arguments: saveSelector (one of the ShutdownSaveSelector constants (0 for none)), now (adds NOW), force (adds FORCE).
 // Only in valkey-8.0.1.
 func (c Shutdown) SaveSelectorBlock(saveSelector ShutdownSaveSelector, now bool, force bool) Shutdown {
+	if c.b.stale(c.g) {
+		return Shutdown{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	if saveSelector != 0 {
 		c.b.enum(saveSelector.token(), "save-selector")
@@ -1867,12 +2225,14 @@ func (c Shutdown) SaveSelectorBlock(saveSelector ShutdownSaveSelector, now bool,
 // Abort sets abort-selector: ABORT.
 // Since server version 7.0.0.
 func (c Shutdown) Abort() Shutdown {
-	c.b.opt(0, false, "ABORT")
+	c.g = c.b.opt(c.g, 0, false, "ABORT")
 	return c
 }
 
-// Build encodes SHUTDOWN. The Command is valid until the Builder starts the next one.
-func (c Shutdown) Build() Command { return c.b.build(&infoShutdown) }
+// Build encodes SHUTDOWN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Shutdown) Build() Command { return c.b.build(&infoShutdown, c.g) }
 
 var infoShutdown = Info{
 	Name: "shutdown", Words: []string{"SHUTDOWN"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1882,7 +2242,10 @@ var infoShutdown = Info{
 }
 
 // Slaveof is the builder of SLAVEOF, started by Builder.Slaveof.
-type Slaveof struct{ b *Builder }
+type Slaveof struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Slaveof starts SLAVEOF:
 //
@@ -1896,12 +2259,15 @@ type Slaveof struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slaveof/
 func (b *Builder) Slaveof() Slaveof {
 	b.start(&infoSlaveof)
-	return Slaveof{b}
+	return Slaveof{b, b.gen}
 }
 
 // HostPort sets args: host port.
 // Arguments: host, port.
 func (c Slaveof) HostPort(host string, port int64) Slaveof {
+	if c.b.stale(c.g) {
+		return Slaveof{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.str(host)
 	c.b.int(port)
@@ -1910,13 +2276,17 @@ func (c Slaveof) HostPort(host string, port int64) Slaveof {
 
 // No sets args: NO ONE.
 func (c Slaveof) No() Slaveof {
-	c.b.opt(0, false, "NO")
+	if c.g = c.b.opt(c.g, 0, false, "NO"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("ONE")
 	return c
 }
 
-// Build encodes SLAVEOF. The Command is valid until the Builder starts the next one.
-func (c Slaveof) Build() Command { return c.b.build(&infoSlaveof) }
+// Build encodes SLAVEOF. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Slaveof) Build() Command { return c.b.build(&infoSlaveof, c.g) }
 
 var infoSlaveof = Info{
 	Name: "slaveof", Words: []string{"SLAVEOF"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1926,7 +2296,10 @@ var infoSlaveof = Info{
 }
 
 // SlowlogGet is the builder of SLOWLOG GET, started by Builder.SlowlogGet.
-type SlowlogGet struct{ b *Builder }
+type SlowlogGet struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // SlowlogGet starts SLOWLOG GET:
 //
@@ -1938,19 +2311,24 @@ type SlowlogGet struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-get/
 func (b *Builder) SlowlogGet() SlowlogGet {
 	b.start(&infoSlowlogGet)
-	return SlowlogGet{b}
+	return SlowlogGet{b, b.gen}
 }
 
 // Count adds [count].
 // Arguments: count.
 func (c SlowlogGet) Count(count int64) SlowlogGet {
+	if c.b.stale(c.g) {
+		return SlowlogGet{c.b, staleGen}
+	}
 	c.b.open(0, false)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes SLOWLOG GET. The Command is valid until the Builder starts the next one.
-func (c SlowlogGet) Build() Command { return c.b.build(&infoSlowlogGet) }
+// Build encodes SLOWLOG GET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c SlowlogGet) Build() Command { return c.b.build(&infoSlowlogGet, c.g) }
 
 var infoSlowlogGet = Info{
 	Name: "slowlog|get", Words: []string{"SLOWLOG", "GET"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1961,7 +2339,10 @@ var infoSlowlogGet = Info{
 }
 
 // SlowlogHelp is the builder of SLOWLOG HELP, started by Builder.SlowlogHelp.
-type SlowlogHelp struct{ b *Builder }
+type SlowlogHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // SlowlogHelp starts SLOWLOG HELP:
 //
@@ -1972,11 +2353,13 @@ type SlowlogHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-help/
 func (b *Builder) SlowlogHelp() SlowlogHelp {
 	b.start(&infoSlowlogHelp)
-	return SlowlogHelp{b}
+	return SlowlogHelp{b, b.gen}
 }
 
-// Build encodes SLOWLOG HELP. The Command is valid until the Builder starts the next one.
-func (c SlowlogHelp) Build() Command { return c.b.build(&infoSlowlogHelp) }
+// Build encodes SLOWLOG HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c SlowlogHelp) Build() Command { return c.b.build(&infoSlowlogHelp, c.g) }
 
 var infoSlowlogHelp = Info{
 	Name: "slowlog|help", Words: []string{"SLOWLOG", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1985,7 +2368,10 @@ var infoSlowlogHelp = Info{
 }
 
 // SlowlogLen is the builder of SLOWLOG LEN, started by Builder.SlowlogLen.
-type SlowlogLen struct{ b *Builder }
+type SlowlogLen struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // SlowlogLen starts SLOWLOG LEN:
 //
@@ -1996,11 +2382,13 @@ type SlowlogLen struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-len/
 func (b *Builder) SlowlogLen() SlowlogLen {
 	b.start(&infoSlowlogLen)
-	return SlowlogLen{b}
+	return SlowlogLen{b, b.gen}
 }
 
-// Build encodes SLOWLOG LEN. The Command is valid until the Builder starts the next one.
-func (c SlowlogLen) Build() Command { return c.b.build(&infoSlowlogLen) }
+// Build encodes SLOWLOG LEN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c SlowlogLen) Build() Command { return c.b.build(&infoSlowlogLen, c.g) }
 
 var infoSlowlogLen = Info{
 	Name: "slowlog|len", Words: []string{"SLOWLOG", "LEN"}, Kind: NoKeys | Admin | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -2010,7 +2398,10 @@ var infoSlowlogLen = Info{
 }
 
 // SlowlogReset is the builder of SLOWLOG RESET, started by Builder.SlowlogReset.
-type SlowlogReset struct{ b *Builder }
+type SlowlogReset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // SlowlogReset starts SLOWLOG RESET:
 //
@@ -2021,11 +2412,13 @@ type SlowlogReset struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/slowlog-reset/
 func (b *Builder) SlowlogReset() SlowlogReset {
 	b.start(&infoSlowlogReset)
-	return SlowlogReset{b}
+	return SlowlogReset{b, b.gen}
 }
 
-// Build encodes SLOWLOG RESET. The Command is valid until the Builder starts the next one.
-func (c SlowlogReset) Build() Command { return c.b.build(&infoSlowlogReset) }
+// Build encodes SLOWLOG RESET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c SlowlogReset) Build() Command { return c.b.build(&infoSlowlogReset, c.g) }
 
 var infoSlowlogReset = Info{
 	Name: "slowlog|reset", Words: []string{"SLOWLOG", "RESET"}, Kind: NoKeys | Admin, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -2035,7 +2428,10 @@ var infoSlowlogReset = Info{
 }
 
 // Swapdb is the builder of SWAPDB, started by Builder.Swapdb.
-type Swapdb struct{ b *Builder }
+type Swapdb struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Swapdb starts SWAPDB:
 //
@@ -2052,11 +2448,13 @@ func (b *Builder) Swapdb(index1 int64, index2 int64) Swapdb {
 	b.int(index1)
 	b.at(1)
 	b.int(index2)
-	return Swapdb{b}
+	return Swapdb{b, b.gen}
 }
 
-// Build encodes SWAPDB. The Command is valid until the Builder starts the next one.
-func (c Swapdb) Build() Command { return c.b.build(&infoSwapdb) }
+// Build encodes SWAPDB. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Swapdb) Build() Command { return c.b.build(&infoSwapdb, c.g) }
 
 var infoSwapdb = Info{
 	Name: "swapdb", Words: []string{"SWAPDB"}, Kind: Write | NoKeys, Timeout: NoUnit, Reply: ShapeOK,
@@ -2066,7 +2464,10 @@ var infoSwapdb = Info{
 }
 
 // Time is the builder of TIME, started by Builder.Time.
-type Time struct{ b *Builder }
+type Time struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Time starts TIME:
 //
@@ -2078,11 +2479,13 @@ type Time struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/time/
 func (b *Builder) Time() Time {
 	b.start(&infoTime)
-	return Time{b}
+	return Time{b, b.gen}
 }
 
-// Build encodes TIME. The Command is valid until the Builder starts the next one.
-func (c Time) Build() Command { return c.b.build(&infoTime) }
+// Build encodes TIME. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Time) Build() Command { return c.b.build(&infoTime, c.g) }
 
 var infoTime = Info{
 	Name: "time", Words: []string{"TIME"}, Kind: NoKeys | Nondeterministic, Timeout: NoUnit, Reply: ShapeStrings,

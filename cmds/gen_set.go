@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Sadd is the builder of SADD, started by Builder.Sadd.
-type Sadd struct{ b *Builder }
+type Sadd struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sadd starts SADD:
 //
@@ -29,11 +32,13 @@ func (b *Builder) Sadd(key string, member ...string) Sadd {
 	for _, x := range member {
 		b.str(x)
 	}
-	return Sadd{b}
+	return Sadd{b, b.gen}
 }
 
-// Build encodes SADD. The Command is valid until the Builder starts the next one.
-func (c Sadd) Build() Command { return c.b.build(&infoSadd) }
+// Build encodes SADD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sadd) Build() Command { return c.b.build(&infoSadd, c.g) }
 
 var infoSadd = Info{
 	Name: "sadd", Words: []string{"SADD"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -44,7 +49,10 @@ var infoSadd = Info{
 }
 
 // Scard is the builder of SCARD, started by Builder.Scard.
-type Scard struct{ b *Builder }
+type Scard struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Scard starts SCARD:
 //
@@ -59,11 +67,13 @@ func (b *Builder) Scard(key string) Scard {
 	b.start(&infoScard)
 	b.at(0)
 	b.key(key)
-	return Scard{b}
+	return Scard{b, b.gen}
 }
 
-// Build encodes SCARD. The Command is valid until the Builder starts the next one.
-func (c Scard) Build() Command { return c.b.build(&infoScard) }
+// Build encodes SCARD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Scard) Build() Command { return c.b.build(&infoScard, c.g) }
 
 var infoScard = Info{
 	Name: "scard", Words: []string{"SCARD"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -74,7 +84,10 @@ var infoScard = Info{
 }
 
 // Sdiff is the builder of SDIFF, started by Builder.Sdiff.
-type Sdiff struct{ b *Builder }
+type Sdiff struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sdiff starts SDIFF:
 //
@@ -94,11 +107,13 @@ func (b *Builder) Sdiff(key ...string) Sdiff {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Sdiff{b}
+	return Sdiff{b, b.gen}
 }
 
-// Build encodes SDIFF. The Command is valid until the Builder starts the next one.
-func (c Sdiff) Build() Command { return c.b.build(&infoSdiff) }
+// Build encodes SDIFF. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sdiff) Build() Command { return c.b.build(&infoSdiff, c.g) }
 
 var infoSdiff = Info{
 	Name: "sdiff", Words: []string{"SDIFF"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -109,7 +124,10 @@ var infoSdiff = Info{
 }
 
 // Sdiffstore is the builder of SDIFFSTORE, started by Builder.Sdiffstore.
-type Sdiffstore struct{ b *Builder }
+type Sdiffstore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sdiffstore starts SDIFFSTORE:
 //
@@ -131,11 +149,13 @@ func (b *Builder) Sdiffstore(destination string, key ...string) Sdiffstore {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Sdiffstore{b}
+	return Sdiffstore{b, b.gen}
 }
 
-// Build encodes SDIFFSTORE. The Command is valid until the Builder starts the next one.
-func (c Sdiffstore) Build() Command { return c.b.build(&infoSdiffstore) }
+// Build encodes SDIFFSTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sdiffstore) Build() Command { return c.b.build(&infoSdiffstore, c.g) }
 
 var infoSdiffstore = Info{
 	Name: "sdiffstore", Words: []string{"SDIFFSTORE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -146,7 +166,10 @@ var infoSdiffstore = Info{
 }
 
 // Sinter is the builder of SINTER, started by Builder.Sinter.
-type Sinter struct{ b *Builder }
+type Sinter struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sinter starts SINTER:
 //
@@ -166,11 +189,13 @@ func (b *Builder) Sinter(key ...string) Sinter {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Sinter{b}
+	return Sinter{b, b.gen}
 }
 
-// Build encodes SINTER. The Command is valid until the Builder starts the next one.
-func (c Sinter) Build() Command { return c.b.build(&infoSinter) }
+// Build encodes SINTER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sinter) Build() Command { return c.b.build(&infoSinter, c.g) }
 
 var infoSinter = Info{
 	Name: "sinter", Words: []string{"SINTER"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -181,7 +206,10 @@ var infoSinter = Info{
 }
 
 // Sintercard is the builder of SINTERCARD, started by Builder.Sintercard.
-type Sintercard struct{ b *Builder }
+type Sintercard struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sintercard starts SINTERCARD:
 //
@@ -200,19 +228,23 @@ func (b *Builder) Sintercard(key ...string) Sintercard {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Sintercard{b}
+	return Sintercard{b, b.gen}
 }
 
 // Limit adds [LIMIT limit].
 // Arguments: limit.
 func (c Sintercard) Limit(limit int64) Sintercard {
-	c.b.opt(1, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 1, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(limit)
 	return c
 }
 
-// Build encodes SINTERCARD. The Command is valid until the Builder starts the next one.
-func (c Sintercard) Build() Command { return c.b.build(&infoSintercard) }
+// Build encodes SINTERCARD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sintercard) Build() Command { return c.b.build(&infoSintercard, c.g) }
 
 var infoSintercard = Info{
 	Name: "sintercard", Words: []string{"SINTERCARD"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeInt,
@@ -223,7 +255,10 @@ var infoSintercard = Info{
 }
 
 // Sinterstore is the builder of SINTERSTORE, started by Builder.Sinterstore.
-type Sinterstore struct{ b *Builder }
+type Sinterstore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sinterstore starts SINTERSTORE:
 //
@@ -245,11 +280,13 @@ func (b *Builder) Sinterstore(destination string, key ...string) Sinterstore {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Sinterstore{b}
+	return Sinterstore{b, b.gen}
 }
 
-// Build encodes SINTERSTORE. The Command is valid until the Builder starts the next one.
-func (c Sinterstore) Build() Command { return c.b.build(&infoSinterstore) }
+// Build encodes SINTERSTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sinterstore) Build() Command { return c.b.build(&infoSinterstore, c.g) }
 
 var infoSinterstore = Info{
 	Name: "sinterstore", Words: []string{"SINTERSTORE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -260,7 +297,10 @@ var infoSinterstore = Info{
 }
 
 // Sismember is the builder of SISMEMBER, started by Builder.Sismember.
-type Sismember struct{ b *Builder }
+type Sismember struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sismember starts SISMEMBER:
 //
@@ -277,11 +317,13 @@ func (b *Builder) Sismember(key string, member string) Sismember {
 	b.key(key)
 	b.at(1)
 	b.str(member)
-	return Sismember{b}
+	return Sismember{b, b.gen}
 }
 
-// Build encodes SISMEMBER. The Command is valid until the Builder starts the next one.
-func (c Sismember) Build() Command { return c.b.build(&infoSismember) }
+// Build encodes SISMEMBER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sismember) Build() Command { return c.b.build(&infoSismember, c.g) }
 
 var infoSismember = Info{
 	Name: "sismember", Words: []string{"SISMEMBER"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeBool,
@@ -292,7 +334,10 @@ var infoSismember = Info{
 }
 
 // Smembers is the builder of SMEMBERS, started by Builder.Smembers.
-type Smembers struct{ b *Builder }
+type Smembers struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Smembers starts SMEMBERS:
 //
@@ -307,11 +352,13 @@ func (b *Builder) Smembers(key string) Smembers {
 	b.start(&infoSmembers)
 	b.at(0)
 	b.key(key)
-	return Smembers{b}
+	return Smembers{b, b.gen}
 }
 
-// Build encodes SMEMBERS. The Command is valid until the Builder starts the next one.
-func (c Smembers) Build() Command { return c.b.build(&infoSmembers) }
+// Build encodes SMEMBERS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Smembers) Build() Command { return c.b.build(&infoSmembers, c.g) }
 
 var infoSmembers = Info{
 	Name: "smembers", Words: []string{"SMEMBERS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -322,7 +369,10 @@ var infoSmembers = Info{
 }
 
 // Smismember is the builder of SMISMEMBER, started by Builder.Smismember.
-type Smismember struct{ b *Builder }
+type Smismember struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Smismember starts SMISMEMBER:
 //
@@ -344,11 +394,13 @@ func (b *Builder) Smismember(key string, member ...string) Smismember {
 	for _, x := range member {
 		b.str(x)
 	}
-	return Smismember{b}
+	return Smismember{b, b.gen}
 }
 
-// Build encodes SMISMEMBER. The Command is valid until the Builder starts the next one.
-func (c Smismember) Build() Command { return c.b.build(&infoSmismember) }
+// Build encodes SMISMEMBER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Smismember) Build() Command { return c.b.build(&infoSmismember, c.g) }
 
 var infoSmismember = Info{
 	Name: "smismember", Words: []string{"SMISMEMBER"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeBools,
@@ -359,7 +411,10 @@ var infoSmismember = Info{
 }
 
 // Smove is the builder of SMOVE, started by Builder.Smove.
-type Smove struct{ b *Builder }
+type Smove struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Smove starts SMOVE:
 //
@@ -378,11 +433,13 @@ func (b *Builder) Smove(source string, destination string, member string) Smove 
 	b.key(destination)
 	b.at(2)
 	b.str(member)
-	return Smove{b}
+	return Smove{b, b.gen}
 }
 
-// Build encodes SMOVE. The Command is valid until the Builder starts the next one.
-func (c Smove) Build() Command { return c.b.build(&infoSmove) }
+// Build encodes SMOVE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Smove) Build() Command { return c.b.build(&infoSmove, c.g) }
 
 var infoSmove = Info{
 	Name: "smove", Words: []string{"SMOVE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -393,7 +450,10 @@ var infoSmove = Info{
 }
 
 // Spop is the builder of SPOP, started by Builder.Spop.
-type Spop struct{ b *Builder }
+type Spop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Spop starts SPOP:
 //
@@ -409,20 +469,25 @@ func (b *Builder) Spop(key string) Spop {
 	b.start(&infoSpop)
 	b.at(0)
 	b.key(key)
-	return Spop{b}
+	return Spop{b, b.gen}
 }
 
 // Count adds [count].
 // Arguments: count.
 // Since server version 3.2.0.
 func (c Spop) Count(count int64) Spop {
+	if c.b.stale(c.g) {
+		return Spop{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes SPOP. The Command is valid until the Builder starts the next one.
-func (c Spop) Build() Command { return c.b.build(&infoSpop) }
+// Build encodes SPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Spop) Build() Command { return c.b.build(&infoSpop, c.g) }
 
 var infoSpop = Info{
 	Name: "spop", Words: []string{"SPOP"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrString,
@@ -433,7 +498,10 @@ var infoSpop = Info{
 }
 
 // Srandmember is the builder of SRANDMEMBER, started by Builder.Srandmember.
-type Srandmember struct{ b *Builder }
+type Srandmember struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Srandmember starts SRANDMEMBER:
 //
@@ -449,20 +517,25 @@ func (b *Builder) Srandmember(key string) Srandmember {
 	b.start(&infoSrandmember)
 	b.at(0)
 	b.key(key)
-	return Srandmember{b}
+	return Srandmember{b, b.gen}
 }
 
 // Count adds [count].
 // Arguments: count.
 // Since server version 2.6.0.
 func (c Srandmember) Count(count int64) Srandmember {
+	if c.b.stale(c.g) {
+		return Srandmember{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes SRANDMEMBER. The Command is valid until the Builder starts the next one.
-func (c Srandmember) Build() Command { return c.b.build(&infoSrandmember) }
+// Build encodes SRANDMEMBER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Srandmember) Build() Command { return c.b.build(&infoSrandmember, c.g) }
 
 var infoSrandmember = Info{
 	Name: "srandmember", Words: []string{"SRANDMEMBER"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrString,
@@ -473,7 +546,10 @@ var infoSrandmember = Info{
 }
 
 // Srem is the builder of SREM, started by Builder.Srem.
-type Srem struct{ b *Builder }
+type Srem struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Srem starts SREM:
 //
@@ -495,11 +571,13 @@ func (b *Builder) Srem(key string, member ...string) Srem {
 	for _, x := range member {
 		b.str(x)
 	}
-	return Srem{b}
+	return Srem{b, b.gen}
 }
 
-// Build encodes SREM. The Command is valid until the Builder starts the next one.
-func (c Srem) Build() Command { return c.b.build(&infoSrem) }
+// Build encodes SREM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Srem) Build() Command { return c.b.build(&infoSrem, c.g) }
 
 var infoSrem = Info{
 	Name: "srem", Words: []string{"SREM"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -510,7 +588,10 @@ var infoSrem = Info{
 }
 
 // Sscan is the builder of SSCAN, started by Builder.Sscan.
-type Sscan struct{ b *Builder }
+type Sscan struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sscan starts SSCAN:
 //
@@ -528,13 +609,15 @@ func (b *Builder) Sscan(key string, cursor string) Sscan {
 	b.key(key)
 	b.at(1)
 	b.str(cursor)
-	return Sscan{b}
+	return Sscan{b, b.gen}
 }
 
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Sscan) Match(pattern string) Sscan {
-	c.b.opt(2, false, "MATCH")
+	if c.g = c.b.opt(c.g, 2, false, "MATCH"); c.g == staleGen {
+		return c
+	}
 	c.b.str(pattern)
 	return c
 }
@@ -542,13 +625,17 @@ func (c Sscan) Match(pattern string) Sscan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Sscan) Count(count int64) Sscan {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes SSCAN. The Command is valid until the Builder starts the next one.
-func (c Sscan) Build() Command { return c.b.build(&infoSscan) }
+// Build encodes SSCAN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sscan) Build() Command { return c.b.build(&infoSscan, c.g) }
 
 var infoSscan = Info{
 	Name: "sscan", Words: []string{"SSCAN"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
@@ -559,7 +646,10 @@ var infoSscan = Info{
 }
 
 // Sunion is the builder of SUNION, started by Builder.Sunion.
-type Sunion struct{ b *Builder }
+type Sunion struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sunion starts SUNION:
 //
@@ -579,11 +669,13 @@ func (b *Builder) Sunion(key ...string) Sunion {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Sunion{b}
+	return Sunion{b, b.gen}
 }
 
-// Build encodes SUNION. The Command is valid until the Builder starts the next one.
-func (c Sunion) Build() Command { return c.b.build(&infoSunion) }
+// Build encodes SUNION. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sunion) Build() Command { return c.b.build(&infoSunion, c.g) }
 
 var infoSunion = Info{
 	Name: "sunion", Words: []string{"SUNION"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -594,7 +686,10 @@ var infoSunion = Info{
 }
 
 // Sunionstore is the builder of SUNIONSTORE, started by Builder.Sunionstore.
-type Sunionstore struct{ b *Builder }
+type Sunionstore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Sunionstore starts SUNIONSTORE:
 //
@@ -616,11 +711,13 @@ func (b *Builder) Sunionstore(destination string, key ...string) Sunionstore {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Sunionstore{b}
+	return Sunionstore{b, b.gen}
 }
 
-// Build encodes SUNIONSTORE. The Command is valid until the Builder starts the next one.
-func (c Sunionstore) Build() Command { return c.b.build(&infoSunionstore) }
+// Build encodes SUNIONSTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Sunionstore) Build() Command { return c.b.build(&infoSunionstore, c.g) }
 
 var infoSunionstore = Info{
 	Name: "sunionstore", Words: []string{"SUNIONSTORE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Bzmpop is the builder of BZMPOP, started by Builder.Bzmpop.
-type Bzmpop struct{ b *Builder }
+type Bzmpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bzmpop starts BZMPOP:
 //
@@ -29,19 +32,23 @@ func (b *Builder) Bzmpop(timeout time.Duration, key []string, where MinMax) Bzmp
 	}
 	b.at(2)
 	b.enum(where.token(), "where")
-	return Bzmpop{b}
+	return Bzmpop{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Bzmpop) Count(count int64) Bzmpop {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes BZMPOP. The Command is valid until the Builder starts the next one.
-func (c Bzmpop) Build() Command { return c.b.build(&infoBzmpop) }
+// Build encodes BZMPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bzmpop) Build() Command { return c.b.build(&infoBzmpop, c.g) }
 
 var infoBzmpop = Info{
 	Name: "bzmpop", Words: []string{"BZMPOP"}, Kind: Write | Blocking | MovableKeys, Timeout: DecimalSeconds, Reply: ShapeUnknown,
@@ -52,7 +59,10 @@ var infoBzmpop = Info{
 }
 
 // Bzpopmax is the builder of BZPOPMAX, started by Builder.Bzpopmax.
-type Bzpopmax struct{ b *Builder }
+type Bzpopmax struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bzpopmax starts BZPOPMAX:
 //
@@ -73,11 +83,13 @@ func (b *Builder) Bzpopmax(key []string, timeout time.Duration) Bzpopmax {
 	}
 	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
-	return Bzpopmax{b}
+	return Bzpopmax{b, b.gen}
 }
 
-// Build encodes BZPOPMAX. The Command is valid until the Builder starts the next one.
-func (c Bzpopmax) Build() Command { return c.b.build(&infoBzpopmax) }
+// Build encodes BZPOPMAX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bzpopmax) Build() Command { return c.b.build(&infoBzpopmax, c.g) }
 
 var infoBzpopmax = Info{
 	Name: "bzpopmax", Words: []string{"BZPOPMAX"}, Kind: Write | Blocking, Timeout: DecimalSeconds, Reply: ShapeUnknown,
@@ -88,7 +100,10 @@ var infoBzpopmax = Info{
 }
 
 // Bzpopmin is the builder of BZPOPMIN, started by Builder.Bzpopmin.
-type Bzpopmin struct{ b *Builder }
+type Bzpopmin struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Bzpopmin starts BZPOPMIN:
 //
@@ -109,11 +124,13 @@ func (b *Builder) Bzpopmin(key []string, timeout time.Duration) Bzpopmin {
 	}
 	b.at(1)
 	b.timeoutDur(timeout, DecimalSeconds)
-	return Bzpopmin{b}
+	return Bzpopmin{b, b.gen}
 }
 
-// Build encodes BZPOPMIN. The Command is valid until the Builder starts the next one.
-func (c Bzpopmin) Build() Command { return c.b.build(&infoBzpopmin) }
+// Build encodes BZPOPMIN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Bzpopmin) Build() Command { return c.b.build(&infoBzpopmin, c.g) }
 
 var infoBzpopmin = Info{
 	Name: "bzpopmin", Words: []string{"BZPOPMIN"}, Kind: Write | Blocking, Timeout: DecimalSeconds, Reply: ShapeUnknown,
@@ -124,7 +141,10 @@ var infoBzpopmin = Info{
 }
 
 // Zadd is the builder of ZADD, started by Builder.Zadd.
-type Zadd struct{ b *Builder }
+type Zadd struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zadd starts ZADD:
 //
@@ -148,53 +168,55 @@ func (b *Builder) Zadd(key string, data ...ScoreMember) Zadd {
 		b.float(x.Score)
 		b.str(x.Member)
 	}
-	return Zadd{b}
+	return Zadd{b, b.gen}
 }
 
 // Nx sets condition: NX.
 // Since server version 3.0.2.
 func (c Zadd) Nx() Zadd {
-	c.b.opt(1, false, "NX")
+	c.g = c.b.opt(c.g, 1, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 3.0.2.
 func (c Zadd) Xx() Zadd {
-	c.b.opt(1, false, "XX")
+	c.g = c.b.opt(c.g, 1, false, "XX")
 	return c
 }
 
 // Gt sets comparison: GT.
 // Since server version 6.2.0.
 func (c Zadd) Gt() Zadd {
-	c.b.opt(2, false, "GT")
+	c.g = c.b.opt(c.g, 2, false, "GT")
 	return c
 }
 
 // Lt sets comparison: LT.
 // Since server version 6.2.0.
 func (c Zadd) Lt() Zadd {
-	c.b.opt(2, false, "LT")
+	c.g = c.b.opt(c.g, 2, false, "LT")
 	return c
 }
 
 // Ch adds [CH].
 // Since server version 3.0.2.
 func (c Zadd) Ch() Zadd {
-	c.b.opt(3, false, "CH")
+	c.g = c.b.opt(c.g, 3, false, "CH")
 	return c
 }
 
 // Incr adds [INCR].
 // Since server version 3.0.2.
 func (c Zadd) Incr() Zadd {
-	c.b.opt(4, false, "INCR")
+	c.g = c.b.opt(c.g, 4, false, "INCR")
 	return c
 }
 
-// Build encodes ZADD. The Command is valid until the Builder starts the next one.
-func (c Zadd) Build() Command { return c.b.build(&infoZadd) }
+// Build encodes ZADD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zadd) Build() Command { return c.b.build(&infoZadd, c.g) }
 
 var infoZadd = Info{
 	Name: "zadd", Words: []string{"ZADD"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -205,7 +227,10 @@ var infoZadd = Info{
 }
 
 // Zcard is the builder of ZCARD, started by Builder.Zcard.
-type Zcard struct{ b *Builder }
+type Zcard struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zcard starts ZCARD:
 //
@@ -220,11 +245,13 @@ func (b *Builder) Zcard(key string) Zcard {
 	b.start(&infoZcard)
 	b.at(0)
 	b.key(key)
-	return Zcard{b}
+	return Zcard{b, b.gen}
 }
 
-// Build encodes ZCARD. The Command is valid until the Builder starts the next one.
-func (c Zcard) Build() Command { return c.b.build(&infoZcard) }
+// Build encodes ZCARD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zcard) Build() Command { return c.b.build(&infoZcard, c.g) }
 
 var infoZcard = Info{
 	Name: "zcard", Words: []string{"ZCARD"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -235,7 +262,10 @@ var infoZcard = Info{
 }
 
 // Zcount is the builder of ZCOUNT, started by Builder.Zcount.
-type Zcount struct{ b *Builder }
+type Zcount struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zcount starts ZCOUNT:
 //
@@ -254,11 +284,13 @@ func (b *Builder) Zcount(key string, min string, max string) Zcount {
 	b.str(min)
 	b.at(2)
 	b.str(max)
-	return Zcount{b}
+	return Zcount{b, b.gen}
 }
 
-// Build encodes ZCOUNT. The Command is valid until the Builder starts the next one.
-func (c Zcount) Build() Command { return c.b.build(&infoZcount) }
+// Build encodes ZCOUNT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zcount) Build() Command { return c.b.build(&infoZcount, c.g) }
 
 var infoZcount = Info{
 	Name: "zcount", Words: []string{"ZCOUNT"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -269,7 +301,10 @@ var infoZcount = Info{
 }
 
 // Zdiff is the builder of ZDIFF, started by Builder.Zdiff.
-type Zdiff struct{ b *Builder }
+type Zdiff struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zdiff starts ZDIFF:
 //
@@ -288,17 +323,19 @@ func (b *Builder) Zdiff(key ...string) Zdiff {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Zdiff{b}
+	return Zdiff{b, b.gen}
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zdiff) Withscores() Zdiff {
-	c.b.opt(1, false, "WITHSCORES")
+	c.g = c.b.opt(c.g, 1, false, "WITHSCORES")
 	return c
 }
 
-// Build encodes ZDIFF. The Command is valid until the Builder starts the next one.
-func (c Zdiff) Build() Command { return c.b.build(&infoZdiff) }
+// Build encodes ZDIFF. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zdiff) Build() Command { return c.b.build(&infoZdiff, c.g) }
 
 var infoZdiff = Info{
 	Name: "zdiff", Words: []string{"ZDIFF"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -309,7 +346,10 @@ var infoZdiff = Info{
 }
 
 // Zdiffstore is the builder of ZDIFFSTORE, started by Builder.Zdiffstore.
-type Zdiffstore struct{ b *Builder }
+type Zdiffstore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zdiffstore starts ZDIFFSTORE:
 //
@@ -329,11 +369,13 @@ func (b *Builder) Zdiffstore(destination string, key ...string) Zdiffstore {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Zdiffstore{b}
+	return Zdiffstore{b, b.gen}
 }
 
-// Build encodes ZDIFFSTORE. The Command is valid until the Builder starts the next one.
-func (c Zdiffstore) Build() Command { return c.b.build(&infoZdiffstore) }
+// Build encodes ZDIFFSTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zdiffstore) Build() Command { return c.b.build(&infoZdiffstore, c.g) }
 
 var infoZdiffstore = Info{
 	Name: "zdiffstore", Words: []string{"ZDIFFSTORE"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeInt,
@@ -344,7 +386,10 @@ var infoZdiffstore = Info{
 }
 
 // Zincrby is the builder of ZINCRBY, started by Builder.Zincrby.
-type Zincrby struct{ b *Builder }
+type Zincrby struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zincrby starts ZINCRBY:
 //
@@ -363,11 +408,13 @@ func (b *Builder) Zincrby(key string, increment float64, member string) Zincrby 
 	b.float(increment)
 	b.at(2)
 	b.str(member)
-	return Zincrby{b}
+	return Zincrby{b, b.gen}
 }
 
-// Build encodes ZINCRBY. The Command is valid until the Builder starts the next one.
-func (c Zincrby) Build() Command { return c.b.build(&infoZincrby) }
+// Build encodes ZINCRBY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zincrby) Build() Command { return c.b.build(&infoZincrby, c.g) }
 
 var infoZincrby = Info{
 	Name: "zincrby", Words: []string{"ZINCRBY"}, Kind: Write, Timeout: NoUnit, Reply: ShapeFloat,
@@ -378,7 +425,10 @@ var infoZincrby = Info{
 }
 
 // Zinter is the builder of ZINTER, started by Builder.Zinter.
-type Zinter struct{ b *Builder }
+type Zinter struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zinter starts ZINTER:
 //
@@ -397,14 +447,16 @@ func (b *Builder) Zinter(key ...string) Zinter {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Zinter{b}
+	return Zinter{b, b.gen}
 }
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zinter) Weights(weight ...float64) Zinter {
-	c.b.opt(1, false, "WEIGHTS")
+	if c.g = c.b.opt(c.g, 1, false, "WEIGHTS"); c.g == staleGen {
+		return c
+	}
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -413,33 +465,41 @@ func (c Zinter) Weights(weight ...float64) Zinter {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zinter) AggregateSum() Zinter {
-	c.b.opt(2, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 2, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zinter) AggregateMin() Zinter {
-	c.b.opt(2, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 2, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zinter) AggregateMax() Zinter {
-	c.b.opt(2, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 2, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MAX")
 	return c
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zinter) Withscores() Zinter {
-	c.b.opt(3, false, "WITHSCORES")
+	c.g = c.b.opt(c.g, 3, false, "WITHSCORES")
 	return c
 }
 
-// Build encodes ZINTER. The Command is valid until the Builder starts the next one.
-func (c Zinter) Build() Command { return c.b.build(&infoZinter) }
+// Build encodes ZINTER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zinter) Build() Command { return c.b.build(&infoZinter, c.g) }
 
 var infoZinter = Info{
 	Name: "zinter", Words: []string{"ZINTER"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -450,7 +510,10 @@ var infoZinter = Info{
 }
 
 // Zintercard is the builder of ZINTERCARD, started by Builder.Zintercard.
-type Zintercard struct{ b *Builder }
+type Zintercard struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zintercard starts ZINTERCARD:
 //
@@ -469,19 +532,23 @@ func (b *Builder) Zintercard(key ...string) Zintercard {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Zintercard{b}
+	return Zintercard{b, b.gen}
 }
 
 // Limit adds [LIMIT limit].
 // Arguments: limit.
 func (c Zintercard) Limit(limit int64) Zintercard {
-	c.b.opt(1, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 1, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(limit)
 	return c
 }
 
-// Build encodes ZINTERCARD. The Command is valid until the Builder starts the next one.
-func (c Zintercard) Build() Command { return c.b.build(&infoZintercard) }
+// Build encodes ZINTERCARD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zintercard) Build() Command { return c.b.build(&infoZintercard, c.g) }
 
 var infoZintercard = Info{
 	Name: "zintercard", Words: []string{"ZINTERCARD"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeInt,
@@ -492,7 +559,10 @@ var infoZintercard = Info{
 }
 
 // Zinterstore is the builder of ZINTERSTORE, started by Builder.Zinterstore.
-type Zinterstore struct{ b *Builder }
+type Zinterstore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zinterstore starts ZINTERSTORE:
 //
@@ -513,14 +583,16 @@ func (b *Builder) Zinterstore(destination string, key ...string) Zinterstore {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Zinterstore{b}
+	return Zinterstore{b, b.gen}
 }
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zinterstore) Weights(weight ...float64) Zinterstore {
-	c.b.opt(2, false, "WEIGHTS")
+	if c.g = c.b.opt(c.g, 2, false, "WEIGHTS"); c.g == staleGen {
+		return c
+	}
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -529,27 +601,35 @@ func (c Zinterstore) Weights(weight ...float64) Zinterstore {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zinterstore) AggregateSum() Zinterstore {
-	c.b.opt(3, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 3, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zinterstore) AggregateMin() Zinterstore {
-	c.b.opt(3, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 3, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zinterstore) AggregateMax() Zinterstore {
-	c.b.opt(3, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 3, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MAX")
 	return c
 }
 
-// Build encodes ZINTERSTORE. The Command is valid until the Builder starts the next one.
-func (c Zinterstore) Build() Command { return c.b.build(&infoZinterstore) }
+// Build encodes ZINTERSTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zinterstore) Build() Command { return c.b.build(&infoZinterstore, c.g) }
 
 var infoZinterstore = Info{
 	Name: "zinterstore", Words: []string{"ZINTERSTORE"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeInt,
@@ -560,7 +640,10 @@ var infoZinterstore = Info{
 }
 
 // Zlexcount is the builder of ZLEXCOUNT, started by Builder.Zlexcount.
-type Zlexcount struct{ b *Builder }
+type Zlexcount struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zlexcount starts ZLEXCOUNT:
 //
@@ -579,11 +662,13 @@ func (b *Builder) Zlexcount(key string, min string, max string) Zlexcount {
 	b.str(min)
 	b.at(2)
 	b.str(max)
-	return Zlexcount{b}
+	return Zlexcount{b, b.gen}
 }
 
-// Build encodes ZLEXCOUNT. The Command is valid until the Builder starts the next one.
-func (c Zlexcount) Build() Command { return c.b.build(&infoZlexcount) }
+// Build encodes ZLEXCOUNT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zlexcount) Build() Command { return c.b.build(&infoZlexcount, c.g) }
 
 var infoZlexcount = Info{
 	Name: "zlexcount", Words: []string{"ZLEXCOUNT"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -594,7 +679,10 @@ var infoZlexcount = Info{
 }
 
 // Zmpop is the builder of ZMPOP, started by Builder.Zmpop.
-type Zmpop struct{ b *Builder }
+type Zmpop struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zmpop starts ZMPOP:
 //
@@ -614,19 +702,23 @@ func (b *Builder) Zmpop(key []string, where MinMax) Zmpop {
 	}
 	b.at(1)
 	b.enum(where.token(), "where")
-	return Zmpop{b}
+	return Zmpop{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Zmpop) Count(count int64) Zmpop {
-	c.b.opt(2, false, "COUNT")
+	if c.g = c.b.opt(c.g, 2, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZMPOP. The Command is valid until the Builder starts the next one.
-func (c Zmpop) Build() Command { return c.b.build(&infoZmpop) }
+// Build encodes ZMPOP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zmpop) Build() Command { return c.b.build(&infoZmpop, c.g) }
 
 var infoZmpop = Info{
 	Name: "zmpop", Words: []string{"ZMPOP"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -637,7 +729,10 @@ var infoZmpop = Info{
 }
 
 // Zmscore is the builder of ZMSCORE, started by Builder.Zmscore.
-type Zmscore struct{ b *Builder }
+type Zmscore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zmscore starts ZMSCORE:
 //
@@ -659,11 +754,13 @@ func (b *Builder) Zmscore(key string, member ...string) Zmscore {
 	for _, x := range member {
 		b.str(x)
 	}
-	return Zmscore{b}
+	return Zmscore{b, b.gen}
 }
 
-// Build encodes ZMSCORE. The Command is valid until the Builder starts the next one.
-func (c Zmscore) Build() Command { return c.b.build(&infoZmscore) }
+// Build encodes ZMSCORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zmscore) Build() Command { return c.b.build(&infoZmscore, c.g) }
 
 var infoZmscore = Info{
 	Name: "zmscore", Words: []string{"ZMSCORE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeNullFloats,
@@ -674,7 +771,10 @@ var infoZmscore = Info{
 }
 
 // Zpopmax is the builder of ZPOPMAX, started by Builder.Zpopmax.
-type Zpopmax struct{ b *Builder }
+type Zpopmax struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zpopmax starts ZPOPMAX:
 //
@@ -690,19 +790,24 @@ func (b *Builder) Zpopmax(key string) Zpopmax {
 	b.start(&infoZpopmax)
 	b.at(0)
 	b.key(key)
-	return Zpopmax{b}
+	return Zpopmax{b, b.gen}
 }
 
 // Count adds [count].
 // Arguments: count.
 func (c Zpopmax) Count(count int64) Zpopmax {
+	if c.b.stale(c.g) {
+		return Zpopmax{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZPOPMAX. The Command is valid until the Builder starts the next one.
-func (c Zpopmax) Build() Command { return c.b.build(&infoZpopmax) }
+// Build encodes ZPOPMAX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zpopmax) Build() Command { return c.b.build(&infoZpopmax, c.g) }
 
 var infoZpopmax = Info{
 	Name: "zpopmax", Words: []string{"ZPOPMAX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeScored,
@@ -713,7 +818,10 @@ var infoZpopmax = Info{
 }
 
 // Zpopmin is the builder of ZPOPMIN, started by Builder.Zpopmin.
-type Zpopmin struct{ b *Builder }
+type Zpopmin struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zpopmin starts ZPOPMIN:
 //
@@ -729,19 +837,24 @@ func (b *Builder) Zpopmin(key string) Zpopmin {
 	b.start(&infoZpopmin)
 	b.at(0)
 	b.key(key)
-	return Zpopmin{b}
+	return Zpopmin{b, b.gen}
 }
 
 // Count adds [count].
 // Arguments: count.
 func (c Zpopmin) Count(count int64) Zpopmin {
+	if c.b.stale(c.g) {
+		return Zpopmin{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZPOPMIN. The Command is valid until the Builder starts the next one.
-func (c Zpopmin) Build() Command { return c.b.build(&infoZpopmin) }
+// Build encodes ZPOPMIN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zpopmin) Build() Command { return c.b.build(&infoZpopmin, c.g) }
 
 var infoZpopmin = Info{
 	Name: "zpopmin", Words: []string{"ZPOPMIN"}, Kind: Write, Timeout: NoUnit, Reply: ShapeScored,
@@ -752,7 +865,10 @@ var infoZpopmin = Info{
 }
 
 // Zrandmember is the builder of ZRANDMEMBER, started by Builder.Zrandmember.
-type Zrandmember struct{ b *Builder }
+type Zrandmember struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrandmember starts ZRANDMEMBER:
 //
@@ -768,12 +884,15 @@ func (b *Builder) Zrandmember(key string) Zrandmember {
 	b.start(&infoZrandmember)
 	b.at(0)
 	b.key(key)
-	return Zrandmember{b}
+	return Zrandmember{b, b.gen}
 }
 
 // Options adds [count [WITHSCORES]].
 // Arguments: count, withscores (adds WITHSCORES).
 func (c Zrandmember) Options(count int64, withscores bool) Zrandmember {
+	if c.b.stale(c.g) {
+		return Zrandmember{c.b, staleGen}
+	}
 	c.b.open(1, false)
 	c.b.int(count)
 	if withscores {
@@ -782,8 +901,10 @@ func (c Zrandmember) Options(count int64, withscores bool) Zrandmember {
 	return c
 }
 
-// Build encodes ZRANDMEMBER. The Command is valid until the Builder starts the next one.
-func (c Zrandmember) Build() Command { return c.b.build(&infoZrandmember) }
+// Build encodes ZRANDMEMBER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrandmember) Build() Command { return c.b.build(&infoZrandmember, c.g) }
 
 var infoZrandmember = Info{
 	Name: "zrandmember", Words: []string{"ZRANDMEMBER"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -794,7 +915,10 @@ var infoZrandmember = Info{
 }
 
 // Zrange is the builder of ZRANGE, started by Builder.Zrange.
-type Zrange struct{ b *Builder }
+type Zrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrange starts ZRANGE:
 //
@@ -814,27 +938,27 @@ func (b *Builder) Zrange(key string, start string, stop string) Zrange {
 	b.str(start)
 	b.at(2)
 	b.str(stop)
-	return Zrange{b}
+	return Zrange{b, b.gen}
 }
 
 // Byscore sets sortby: BYSCORE.
 // Since server version 6.2.0.
 func (c Zrange) Byscore() Zrange {
-	c.b.opt(3, false, "BYSCORE")
+	c.g = c.b.opt(c.g, 3, false, "BYSCORE")
 	return c
 }
 
 // Bylex sets sortby: BYLEX.
 // Since server version 6.2.0.
 func (c Zrange) Bylex() Zrange {
-	c.b.opt(3, false, "BYLEX")
+	c.g = c.b.opt(c.g, 3, false, "BYLEX")
 	return c
 }
 
 // Rev adds [REV].
 // Since server version 6.2.0.
 func (c Zrange) Rev() Zrange {
-	c.b.opt(4, false, "REV")
+	c.g = c.b.opt(c.g, 4, false, "REV")
 	return c
 }
 
@@ -842,7 +966,9 @@ func (c Zrange) Rev() Zrange {
 // Arguments: offset, count.
 // Since server version 6.2.0.
 func (c Zrange) Limit(offset int64, count int64) Zrange {
-	c.b.opt(5, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 5, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
@@ -850,12 +976,14 @@ func (c Zrange) Limit(offset int64, count int64) Zrange {
 
 // Withscores adds [WITHSCORES].
 func (c Zrange) Withscores() Zrange {
-	c.b.opt(6, false, "WITHSCORES")
+	c.g = c.b.opt(c.g, 6, false, "WITHSCORES")
 	return c
 }
 
-// Build encodes ZRANGE. The Command is valid until the Builder starts the next one.
-func (c Zrange) Build() Command { return c.b.build(&infoZrange) }
+// Build encodes ZRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrange) Build() Command { return c.b.build(&infoZrange, c.g) }
 
 var infoZrange = Info{
 	Name: "zrange", Words: []string{"ZRANGE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -866,7 +994,10 @@ var infoZrange = Info{
 }
 
 // Zrangebylex is the builder of ZRANGEBYLEX, started by Builder.Zrangebylex.
-type Zrangebylex struct{ b *Builder }
+type Zrangebylex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrangebylex starts ZRANGEBYLEX:
 //
@@ -888,20 +1019,24 @@ func (b *Builder) Zrangebylex(key string, min string, max string) Zrangebylex {
 	b.str(min)
 	b.at(2)
 	b.str(max)
-	return Zrangebylex{b}
+	return Zrangebylex{b, b.gen}
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrangebylex) Limit(offset int64, count int64) Zrangebylex {
-	c.b.opt(3, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 3, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZRANGEBYLEX. The Command is valid until the Builder starts the next one.
-func (c Zrangebylex) Build() Command { return c.b.build(&infoZrangebylex) }
+// Build encodes ZRANGEBYLEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrangebylex) Build() Command { return c.b.build(&infoZrangebylex, c.g) }
 
 var infoZrangebylex = Info{
 	Name: "zrangebylex", Words: []string{"ZRANGEBYLEX"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -912,7 +1047,10 @@ var infoZrangebylex = Info{
 }
 
 // Zrangebyscore is the builder of ZRANGEBYSCORE, started by Builder.Zrangebyscore.
-type Zrangebyscore struct{ b *Builder }
+type Zrangebyscore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrangebyscore starts ZRANGEBYSCORE:
 //
@@ -934,27 +1072,31 @@ func (b *Builder) Zrangebyscore(key string, min string, max string) Zrangebyscor
 	b.str(min)
 	b.at(2)
 	b.str(max)
-	return Zrangebyscore{b}
+	return Zrangebyscore{b, b.gen}
 }
 
 // Withscores adds [WITHSCORES].
 // Since server version 2.0.0.
 func (c Zrangebyscore) Withscores() Zrangebyscore {
-	c.b.opt(3, false, "WITHSCORES")
+	c.g = c.b.opt(c.g, 3, false, "WITHSCORES")
 	return c
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrangebyscore) Limit(offset int64, count int64) Zrangebyscore {
-	c.b.opt(4, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 4, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZRANGEBYSCORE. The Command is valid until the Builder starts the next one.
-func (c Zrangebyscore) Build() Command { return c.b.build(&infoZrangebyscore) }
+// Build encodes ZRANGEBYSCORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrangebyscore) Build() Command { return c.b.build(&infoZrangebyscore, c.g) }
 
 var infoZrangebyscore = Info{
 	Name: "zrangebyscore", Words: []string{"ZRANGEBYSCORE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -965,7 +1107,10 @@ var infoZrangebyscore = Info{
 }
 
 // Zrangestore is the builder of ZRANGESTORE, started by Builder.Zrangestore.
-type Zrangestore struct{ b *Builder }
+type Zrangestore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrangestore starts ZRANGESTORE:
 //
@@ -987,38 +1132,42 @@ func (b *Builder) Zrangestore(dst string, src string, min string, max string) Zr
 	b.str(min)
 	b.at(3)
 	b.str(max)
-	return Zrangestore{b}
+	return Zrangestore{b, b.gen}
 }
 
 // Byscore sets sortby: BYSCORE.
 func (c Zrangestore) Byscore() Zrangestore {
-	c.b.opt(4, false, "BYSCORE")
+	c.g = c.b.opt(c.g, 4, false, "BYSCORE")
 	return c
 }
 
 // Bylex sets sortby: BYLEX.
 func (c Zrangestore) Bylex() Zrangestore {
-	c.b.opt(4, false, "BYLEX")
+	c.g = c.b.opt(c.g, 4, false, "BYLEX")
 	return c
 }
 
 // Rev adds [REV].
 func (c Zrangestore) Rev() Zrangestore {
-	c.b.opt(5, false, "REV")
+	c.g = c.b.opt(c.g, 5, false, "REV")
 	return c
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrangestore) Limit(offset int64, count int64) Zrangestore {
-	c.b.opt(6, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 6, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZRANGESTORE. The Command is valid until the Builder starts the next one.
-func (c Zrangestore) Build() Command { return c.b.build(&infoZrangestore) }
+// Build encodes ZRANGESTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrangestore) Build() Command { return c.b.build(&infoZrangestore, c.g) }
 
 var infoZrangestore = Info{
 	Name: "zrangestore", Words: []string{"ZRANGESTORE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -1029,7 +1178,10 @@ var infoZrangestore = Info{
 }
 
 // Zrank is the builder of ZRANK, started by Builder.Zrank.
-type Zrank struct{ b *Builder }
+type Zrank struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrank starts ZRANK:
 //
@@ -1047,18 +1199,20 @@ func (b *Builder) Zrank(key string, member string) Zrank {
 	b.key(key)
 	b.at(1)
 	b.str(member)
-	return Zrank{b}
+	return Zrank{b, b.gen}
 }
 
 // Withscore adds [WITHSCORE].
 // Only in valkey-8.0.1.
 func (c Zrank) Withscore() Zrank {
-	c.b.opt(2, false, "WITHSCORE")
+	c.g = c.b.opt(c.g, 2, false, "WITHSCORE")
 	return c
 }
 
-// Build encodes ZRANK. The Command is valid until the Builder starts the next one.
-func (c Zrank) Build() Command { return c.b.build(&infoZrank) }
+// Build encodes ZRANK. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrank) Build() Command { return c.b.build(&infoZrank, c.g) }
 
 var infoZrank = Info{
 	Name: "zrank", Words: []string{"ZRANK"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeIntOrNil,
@@ -1069,7 +1223,10 @@ var infoZrank = Info{
 }
 
 // Zrem is the builder of ZREM, started by Builder.Zrem.
-type Zrem struct{ b *Builder }
+type Zrem struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrem starts ZREM:
 //
@@ -1091,11 +1248,13 @@ func (b *Builder) Zrem(key string, member ...string) Zrem {
 	for _, x := range member {
 		b.str(x)
 	}
-	return Zrem{b}
+	return Zrem{b, b.gen}
 }
 
-// Build encodes ZREM. The Command is valid until the Builder starts the next one.
-func (c Zrem) Build() Command { return c.b.build(&infoZrem) }
+// Build encodes ZREM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrem) Build() Command { return c.b.build(&infoZrem, c.g) }
 
 var infoZrem = Info{
 	Name: "zrem", Words: []string{"ZREM"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -1106,7 +1265,10 @@ var infoZrem = Info{
 }
 
 // Zremrangebylex is the builder of ZREMRANGEBYLEX, started by Builder.Zremrangebylex.
-type Zremrangebylex struct{ b *Builder }
+type Zremrangebylex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zremrangebylex starts ZREMRANGEBYLEX:
 //
@@ -1125,11 +1287,13 @@ func (b *Builder) Zremrangebylex(key string, min string, max string) Zremrangeby
 	b.str(min)
 	b.at(2)
 	b.str(max)
-	return Zremrangebylex{b}
+	return Zremrangebylex{b, b.gen}
 }
 
-// Build encodes ZREMRANGEBYLEX. The Command is valid until the Builder starts the next one.
-func (c Zremrangebylex) Build() Command { return c.b.build(&infoZremrangebylex) }
+// Build encodes ZREMRANGEBYLEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zremrangebylex) Build() Command { return c.b.build(&infoZremrangebylex, c.g) }
 
 var infoZremrangebylex = Info{
 	Name: "zremrangebylex", Words: []string{"ZREMRANGEBYLEX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -1140,7 +1304,10 @@ var infoZremrangebylex = Info{
 }
 
 // Zremrangebyrank is the builder of ZREMRANGEBYRANK, started by Builder.Zremrangebyrank.
-type Zremrangebyrank struct{ b *Builder }
+type Zremrangebyrank struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zremrangebyrank starts ZREMRANGEBYRANK:
 //
@@ -1159,11 +1326,13 @@ func (b *Builder) Zremrangebyrank(key string, start int64, stop int64) Zremrange
 	b.int(start)
 	b.at(2)
 	b.int(stop)
-	return Zremrangebyrank{b}
+	return Zremrangebyrank{b, b.gen}
 }
 
-// Build encodes ZREMRANGEBYRANK. The Command is valid until the Builder starts the next one.
-func (c Zremrangebyrank) Build() Command { return c.b.build(&infoZremrangebyrank) }
+// Build encodes ZREMRANGEBYRANK. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zremrangebyrank) Build() Command { return c.b.build(&infoZremrangebyrank, c.g) }
 
 var infoZremrangebyrank = Info{
 	Name: "zremrangebyrank", Words: []string{"ZREMRANGEBYRANK"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -1174,7 +1343,10 @@ var infoZremrangebyrank = Info{
 }
 
 // Zremrangebyscore is the builder of ZREMRANGEBYSCORE, started by Builder.Zremrangebyscore.
-type Zremrangebyscore struct{ b *Builder }
+type Zremrangebyscore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zremrangebyscore starts ZREMRANGEBYSCORE:
 //
@@ -1193,11 +1365,13 @@ func (b *Builder) Zremrangebyscore(key string, min string, max string) Zremrange
 	b.str(min)
 	b.at(2)
 	b.str(max)
-	return Zremrangebyscore{b}
+	return Zremrangebyscore{b, b.gen}
 }
 
-// Build encodes ZREMRANGEBYSCORE. The Command is valid until the Builder starts the next one.
-func (c Zremrangebyscore) Build() Command { return c.b.build(&infoZremrangebyscore) }
+// Build encodes ZREMRANGEBYSCORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zremrangebyscore) Build() Command { return c.b.build(&infoZremrangebyscore, c.g) }
 
 var infoZremrangebyscore = Info{
 	Name: "zremrangebyscore", Words: []string{"ZREMRANGEBYSCORE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -1208,7 +1382,10 @@ var infoZremrangebyscore = Info{
 }
 
 // Zrevrange is the builder of ZREVRANGE, started by Builder.Zrevrange.
-type Zrevrange struct{ b *Builder }
+type Zrevrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrevrange starts ZREVRANGE:
 //
@@ -1230,17 +1407,19 @@ func (b *Builder) Zrevrange(key string, start int64, stop int64) Zrevrange {
 	b.int(start)
 	b.at(2)
 	b.int(stop)
-	return Zrevrange{b}
+	return Zrevrange{b, b.gen}
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zrevrange) Withscores() Zrevrange {
-	c.b.opt(3, false, "WITHSCORES")
+	c.g = c.b.opt(c.g, 3, false, "WITHSCORES")
 	return c
 }
 
-// Build encodes ZREVRANGE. The Command is valid until the Builder starts the next one.
-func (c Zrevrange) Build() Command { return c.b.build(&infoZrevrange) }
+// Build encodes ZREVRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrevrange) Build() Command { return c.b.build(&infoZrevrange, c.g) }
 
 var infoZrevrange = Info{
 	Name: "zrevrange", Words: []string{"ZREVRANGE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -1251,7 +1430,10 @@ var infoZrevrange = Info{
 }
 
 // Zrevrangebylex is the builder of ZREVRANGEBYLEX, started by Builder.Zrevrangebylex.
-type Zrevrangebylex struct{ b *Builder }
+type Zrevrangebylex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrevrangebylex starts ZREVRANGEBYLEX:
 //
@@ -1273,20 +1455,24 @@ func (b *Builder) Zrevrangebylex(key string, max string, min string) Zrevrangeby
 	b.str(max)
 	b.at(2)
 	b.str(min)
-	return Zrevrangebylex{b}
+	return Zrevrangebylex{b, b.gen}
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrevrangebylex) Limit(offset int64, count int64) Zrevrangebylex {
-	c.b.opt(3, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 3, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZREVRANGEBYLEX. The Command is valid until the Builder starts the next one.
-func (c Zrevrangebylex) Build() Command { return c.b.build(&infoZrevrangebylex) }
+// Build encodes ZREVRANGEBYLEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrevrangebylex) Build() Command { return c.b.build(&infoZrevrangebylex, c.g) }
 
 var infoZrevrangebylex = Info{
 	Name: "zrevrangebylex", Words: []string{"ZREVRANGEBYLEX"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStrings,
@@ -1297,7 +1483,10 @@ var infoZrevrangebylex = Info{
 }
 
 // Zrevrangebyscore is the builder of ZREVRANGEBYSCORE, started by Builder.Zrevrangebyscore.
-type Zrevrangebyscore struct{ b *Builder }
+type Zrevrangebyscore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrevrangebyscore starts ZREVRANGEBYSCORE:
 //
@@ -1319,26 +1508,30 @@ func (b *Builder) Zrevrangebyscore(key string, max string, min string) Zrevrange
 	b.str(max)
 	b.at(2)
 	b.str(min)
-	return Zrevrangebyscore{b}
+	return Zrevrangebyscore{b, b.gen}
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zrevrangebyscore) Withscores() Zrevrangebyscore {
-	c.b.opt(3, false, "WITHSCORES")
+	c.g = c.b.opt(c.g, 3, false, "WITHSCORES")
 	return c
 }
 
 // Limit adds [LIMIT offset count].
 // Arguments: offset, count.
 func (c Zrevrangebyscore) Limit(offset int64, count int64) Zrevrangebyscore {
-	c.b.opt(4, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 4, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(offset)
 	c.b.int(count)
 	return c
 }
 
-// Build encodes ZREVRANGEBYSCORE. The Command is valid until the Builder starts the next one.
-func (c Zrevrangebyscore) Build() Command { return c.b.build(&infoZrevrangebyscore) }
+// Build encodes ZREVRANGEBYSCORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrevrangebyscore) Build() Command { return c.b.build(&infoZrevrangebyscore, c.g) }
 
 var infoZrevrangebyscore = Info{
 	Name: "zrevrangebyscore", Words: []string{"ZREVRANGEBYSCORE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -1349,7 +1542,10 @@ var infoZrevrangebyscore = Info{
 }
 
 // Zrevrank is the builder of ZREVRANK, started by Builder.Zrevrank.
-type Zrevrank struct{ b *Builder }
+type Zrevrank struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zrevrank starts ZREVRANK:
 //
@@ -1367,18 +1563,20 @@ func (b *Builder) Zrevrank(key string, member string) Zrevrank {
 	b.key(key)
 	b.at(1)
 	b.str(member)
-	return Zrevrank{b}
+	return Zrevrank{b, b.gen}
 }
 
 // Withscore adds [WITHSCORE].
 // Only in valkey-8.0.1.
 func (c Zrevrank) Withscore() Zrevrank {
-	c.b.opt(2, false, "WITHSCORE")
+	c.g = c.b.opt(c.g, 2, false, "WITHSCORE")
 	return c
 }
 
-// Build encodes ZREVRANK. The Command is valid until the Builder starts the next one.
-func (c Zrevrank) Build() Command { return c.b.build(&infoZrevrank) }
+// Build encodes ZREVRANK. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zrevrank) Build() Command { return c.b.build(&infoZrevrank, c.g) }
 
 var infoZrevrank = Info{
 	Name: "zrevrank", Words: []string{"ZREVRANK"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeIntOrNil,
@@ -1389,7 +1587,10 @@ var infoZrevrank = Info{
 }
 
 // Zscan is the builder of ZSCAN, started by Builder.Zscan.
-type Zscan struct{ b *Builder }
+type Zscan struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zscan starts ZSCAN:
 //
@@ -1407,13 +1608,15 @@ func (b *Builder) Zscan(key string, cursor string) Zscan {
 	b.key(key)
 	b.at(1)
 	b.str(cursor)
-	return Zscan{b}
+	return Zscan{b, b.gen}
 }
 
 // Match adds [MATCH pattern].
 // Arguments: pattern.
 func (c Zscan) Match(pattern string) Zscan {
-	c.b.opt(2, false, "MATCH")
+	if c.g = c.b.opt(c.g, 2, false, "MATCH"); c.g == staleGen {
+		return c
+	}
 	c.b.str(pattern)
 	return c
 }
@@ -1421,7 +1624,9 @@ func (c Zscan) Match(pattern string) Zscan {
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Zscan) Count(count int64) Zscan {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
@@ -1429,12 +1634,14 @@ func (c Zscan) Count(count int64) Zscan {
 // Noscores adds [NOSCORES].
 // Only in valkey-8.0.1.
 func (c Zscan) Noscores() Zscan {
-	c.b.opt(4, false, "NOSCORES")
+	c.g = c.b.opt(c.g, 4, false, "NOSCORES")
 	return c
 }
 
-// Build encodes ZSCAN. The Command is valid until the Builder starts the next one.
-func (c Zscan) Build() Command { return c.b.build(&infoZscan) }
+// Build encodes ZSCAN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zscan) Build() Command { return c.b.build(&infoZscan, c.g) }
 
 var infoZscan = Info{
 	Name: "zscan", Words: []string{"ZSCAN"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeScan,
@@ -1445,7 +1652,10 @@ var infoZscan = Info{
 }
 
 // Zscore is the builder of ZSCORE, started by Builder.Zscore.
-type Zscore struct{ b *Builder }
+type Zscore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zscore starts ZSCORE:
 //
@@ -1462,11 +1672,13 @@ func (b *Builder) Zscore(key string, member string) Zscore {
 	b.key(key)
 	b.at(1)
 	b.str(member)
-	return Zscore{b}
+	return Zscore{b, b.gen}
 }
 
-// Build encodes ZSCORE. The Command is valid until the Builder starts the next one.
-func (c Zscore) Build() Command { return c.b.build(&infoZscore) }
+// Build encodes ZSCORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zscore) Build() Command { return c.b.build(&infoZscore, c.g) }
 
 var infoZscore = Info{
 	Name: "zscore", Words: []string{"ZSCORE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeFloatOrNil,
@@ -1477,7 +1689,10 @@ var infoZscore = Info{
 }
 
 // Zunion is the builder of ZUNION, started by Builder.Zunion.
-type Zunion struct{ b *Builder }
+type Zunion struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zunion starts ZUNION:
 //
@@ -1496,14 +1711,16 @@ func (b *Builder) Zunion(key ...string) Zunion {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Zunion{b}
+	return Zunion{b, b.gen}
 }
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zunion) Weights(weight ...float64) Zunion {
-	c.b.opt(1, false, "WEIGHTS")
+	if c.g = c.b.opt(c.g, 1, false, "WEIGHTS"); c.g == staleGen {
+		return c
+	}
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -1512,33 +1729,41 @@ func (c Zunion) Weights(weight ...float64) Zunion {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zunion) AggregateSum() Zunion {
-	c.b.opt(2, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 2, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zunion) AggregateMin() Zunion {
-	c.b.opt(2, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 2, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zunion) AggregateMax() Zunion {
-	c.b.opt(2, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 2, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MAX")
 	return c
 }
 
 // Withscores adds [WITHSCORES].
 func (c Zunion) Withscores() Zunion {
-	c.b.opt(3, false, "WITHSCORES")
+	c.g = c.b.opt(c.g, 3, false, "WITHSCORES")
 	return c
 }
 
-// Build encodes ZUNION. The Command is valid until the Builder starts the next one.
-func (c Zunion) Build() Command { return c.b.build(&infoZunion) }
+// Build encodes ZUNION. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zunion) Build() Command { return c.b.build(&infoZunion, c.g) }
 
 var infoZunion = Info{
 	Name: "zunion", Words: []string{"ZUNION"}, Kind: ReadOnly | MovableKeys, Timeout: NoUnit, Reply: ShapeStringsOrScored,
@@ -1549,7 +1774,10 @@ var infoZunion = Info{
 }
 
 // Zunionstore is the builder of ZUNIONSTORE, started by Builder.Zunionstore.
-type Zunionstore struct{ b *Builder }
+type Zunionstore struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Zunionstore starts ZUNIONSTORE:
 //
@@ -1570,14 +1798,16 @@ func (b *Builder) Zunionstore(destination string, key ...string) Zunionstore {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Zunionstore{b}
+	return Zunionstore{b, b.gen}
 }
 
 // Weights adds [WEIGHTS weight [weight ...]].
 // Arguments: weight.
 // Only in valkey-8.0.1.
 func (c Zunionstore) Weights(weight ...float64) Zunionstore {
-	c.b.opt(2, false, "WEIGHTS")
+	if c.g = c.b.opt(c.g, 2, false, "WEIGHTS"); c.g == staleGen {
+		return c
+	}
 	for _, x := range weight {
 		c.b.float(x)
 	}
@@ -1586,27 +1816,35 @@ func (c Zunionstore) Weights(weight ...float64) Zunionstore {
 
 // AggregateSum sets AGGREGATE: SUM.
 func (c Zunionstore) AggregateSum() Zunionstore {
-	c.b.opt(3, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 3, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("SUM")
 	return c
 }
 
 // AggregateMin sets AGGREGATE: MIN.
 func (c Zunionstore) AggregateMin() Zunionstore {
-	c.b.opt(3, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 3, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MIN")
 	return c
 }
 
 // AggregateMax sets AGGREGATE: MAX.
 func (c Zunionstore) AggregateMax() Zunionstore {
-	c.b.opt(3, false, "AGGREGATE")
+	if c.g = c.b.opt(c.g, 3, false, "AGGREGATE"); c.g == staleGen {
+		return c
+	}
 	c.b.tok("MAX")
 	return c
 }
 
-// Build encodes ZUNIONSTORE. The Command is valid until the Builder starts the next one.
-func (c Zunionstore) Build() Command { return c.b.build(&infoZunionstore) }
+// Build encodes ZUNIONSTORE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Zunionstore) Build() Command { return c.b.build(&infoZunionstore, c.g) }
 
 var infoZunionstore = Info{
 	Name: "zunionstore", Words: []string{"ZUNIONSTORE"}, Kind: Write | MovableKeys, Timeout: NoUnit, Reply: ShapeInt,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Xack is the builder of XACK, started by Builder.Xack.
-type Xack struct{ b *Builder }
+type Xack struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xack starts XACK:
 //
@@ -31,11 +34,13 @@ func (b *Builder) Xack(key string, group string, id ...string) Xack {
 	for _, x := range id {
 		b.str(x)
 	}
-	return Xack{b}
+	return Xack{b, b.gen}
 }
 
-// Build encodes XACK. The Command is valid until the Builder starts the next one.
-func (c Xack) Build() Command { return c.b.build(&infoXack) }
+// Build encodes XACK. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xack) Build() Command { return c.b.build(&infoXack, c.g) }
 
 var infoXack = Info{
 	Name: "xack", Words: []string{"XACK"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -46,7 +51,10 @@ var infoXack = Info{
 }
 
 // Xadd is the builder of XADD, started by Builder.Xadd.
-type Xadd struct{ b *Builder }
+type Xadd struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xadd starts XADD:
 //
@@ -70,19 +78,22 @@ func (b *Builder) Xadd(key string, data ...FieldValue) Xadd {
 		b.str(x.Field)
 		b.str(x.Value)
 	}
-	return Xadd{b}
+	return Xadd{b, b.gen}
 }
 
 // Nomkstream adds [NOMKSTREAM].
 // Since server version 6.2.0.
 func (c Xadd) Nomkstream() Xadd {
-	c.b.opt(1, false, "NOMKSTREAM")
+	c.g = c.b.opt(c.g, 1, false, "NOMKSTREAM")
 	return c
 }
 
 // Trim adds [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]].
 // Arguments: strategy (one of the TrimStrategy constants), threshold.
 func (c Xadd) Trim(strategy TrimStrategy, threshold string) Xadd {
+	if c.b.stale(c.g) {
+		return Xadd{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.open(3, false)
 	c.b.enum(strategy.token(), "strategy")
@@ -93,13 +104,13 @@ func (c Xadd) Trim(strategy TrimStrategy, threshold string) Xadd {
 
 // TrimEqual sets operator: =.
 func (c Xadd) TrimEqual() Xadd {
-	c.b.opt(4, false, "=")
+	c.g = c.b.opt(c.g, 4, false, "=")
 	return c
 }
 
 // TrimApproximately sets operator: ~.
 func (c Xadd) TrimApproximately() Xadd {
-	c.b.opt(4, false, "~")
+	c.g = c.b.opt(c.g, 4, false, "~")
 	return c
 }
 
@@ -107,27 +118,34 @@ func (c Xadd) TrimApproximately() Xadd {
 // Arguments: count.
 // Since server version 6.2.0.
 func (c Xadd) TrimLimit(count int64) Xadd {
-	c.b.opt(6, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 6, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
 // AutoId sets id-selector: *.
 func (c Xadd) AutoId() Xadd {
-	c.b.opt(7, false, "*")
+	c.g = c.b.opt(c.g, 7, false, "*")
 	return c
 }
 
 // Id sets id-selector: id.
 // Arguments: id.
 func (c Xadd) Id(id string) Xadd {
+	if c.b.stale(c.g) {
+		return Xadd{c.b, staleGen}
+	}
 	c.b.open(7, false)
 	c.b.str(id)
 	return c
 }
 
-// Build encodes XADD. The Command is valid until the Builder starts the next one.
-func (c Xadd) Build() Command { return c.b.build(&infoXadd) }
+// Build encodes XADD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xadd) Build() Command { return c.b.build(&infoXadd, c.g) }
 
 var infoXadd = Info{
 	Name: "xadd", Words: []string{"XADD"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeString,
@@ -139,7 +157,10 @@ var infoXadd = Info{
 }
 
 // Xautoclaim is the builder of XAUTOCLAIM, started by Builder.Xautoclaim.
-type Xautoclaim struct{ b *Builder }
+type Xautoclaim struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xautoclaim starts XAUTOCLAIM:
 //
@@ -162,25 +183,29 @@ func (b *Builder) Xautoclaim(key string, group string, consumer string, minIdleT
 	b.millis(minIdleTime)
 	b.at(4)
 	b.str(start)
-	return Xautoclaim{b}
+	return Xautoclaim{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xautoclaim) Count(count int64) Xautoclaim {
-	c.b.opt(5, false, "COUNT")
+	if c.g = c.b.opt(c.g, 5, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
 // Justid adds [JUSTID].
 func (c Xautoclaim) Justid() Xautoclaim {
-	c.b.opt(6, false, "JUSTID")
+	c.g = c.b.opt(c.g, 6, false, "JUSTID")
 	return c
 }
 
-// Build encodes XAUTOCLAIM. The Command is valid until the Builder starts the next one.
-func (c Xautoclaim) Build() Command { return c.b.build(&infoXautoclaim) }
+// Build encodes XAUTOCLAIM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xautoclaim) Build() Command { return c.b.build(&infoXautoclaim, c.g) }
 
 var infoXautoclaim = Info{
 	Name: "xautoclaim", Words: []string{"XAUTOCLAIM"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -191,7 +216,10 @@ var infoXautoclaim = Info{
 }
 
 // Xclaim is the builder of XCLAIM, started by Builder.Xclaim.
-type Xclaim struct{ b *Builder }
+type Xclaim struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xclaim starts XCLAIM:
 //
@@ -220,13 +248,15 @@ func (b *Builder) Xclaim(key string, group string, consumer string, minIdleTime 
 	for _, x := range id {
 		b.str(x)
 	}
-	return Xclaim{b}
+	return Xclaim{b, b.gen}
 }
 
 // Idle adds [IDLE ms].
 // Arguments: ms (a duration).
 func (c Xclaim) Idle(ms time.Duration) Xclaim {
-	c.b.opt(5, false, "IDLE")
+	if c.g = c.b.opt(c.g, 5, false, "IDLE"); c.g == staleGen {
+		return c
+	}
 	c.b.millis(ms)
 	return c
 }
@@ -234,7 +264,9 @@ func (c Xclaim) Idle(ms time.Duration) Xclaim {
 // Time adds [TIME unix-time-milliseconds].
 // Arguments: unixTimeMilliseconds (a point in time).
 func (c Xclaim) Time(unixTimeMilliseconds time.Time) Xclaim {
-	c.b.opt(6, false, "TIME")
+	if c.g = c.b.opt(c.g, 6, false, "TIME"); c.g == staleGen {
+		return c
+	}
 	c.b.unix(unixTimeMilliseconds, true)
 	return c
 }
@@ -242,33 +274,39 @@ func (c Xclaim) Time(unixTimeMilliseconds time.Time) Xclaim {
 // Retrycount adds [RETRYCOUNT count].
 // Arguments: count.
 func (c Xclaim) Retrycount(count int64) Xclaim {
-	c.b.opt(7, false, "RETRYCOUNT")
+	if c.g = c.b.opt(c.g, 7, false, "RETRYCOUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
 // Force adds [FORCE].
 func (c Xclaim) Force() Xclaim {
-	c.b.opt(8, false, "FORCE")
+	c.g = c.b.opt(c.g, 8, false, "FORCE")
 	return c
 }
 
 // Justid adds [JUSTID].
 func (c Xclaim) Justid() Xclaim {
-	c.b.opt(9, false, "JUSTID")
+	c.g = c.b.opt(c.g, 9, false, "JUSTID")
 	return c
 }
 
 // Lastid adds [LASTID lastid].
 // Arguments: lastid.
 func (c Xclaim) Lastid(lastid string) Xclaim {
-	c.b.opt(10, false, "LASTID")
+	if c.g = c.b.opt(c.g, 10, false, "LASTID"); c.g == staleGen {
+		return c
+	}
 	c.b.str(lastid)
 	return c
 }
 
-// Build encodes XCLAIM. The Command is valid until the Builder starts the next one.
-func (c Xclaim) Build() Command { return c.b.build(&infoXclaim) }
+// Build encodes XCLAIM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xclaim) Build() Command { return c.b.build(&infoXclaim, c.g) }
 
 var infoXclaim = Info{
 	Name: "xclaim", Words: []string{"XCLAIM"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeEntries,
@@ -279,7 +317,10 @@ var infoXclaim = Info{
 }
 
 // Xdel is the builder of XDEL, started by Builder.Xdel.
-type Xdel struct{ b *Builder }
+type Xdel struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xdel starts XDEL:
 //
@@ -301,11 +342,13 @@ func (b *Builder) Xdel(key string, id ...string) Xdel {
 	for _, x := range id {
 		b.str(x)
 	}
-	return Xdel{b}
+	return Xdel{b, b.gen}
 }
 
-// Build encodes XDEL. The Command is valid until the Builder starts the next one.
-func (c Xdel) Build() Command { return c.b.build(&infoXdel) }
+// Build encodes XDEL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xdel) Build() Command { return c.b.build(&infoXdel, c.g) }
 
 var infoXdel = Info{
 	Name: "xdel", Words: []string{"XDEL"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -316,7 +359,10 @@ var infoXdel = Info{
 }
 
 // XgroupCreate is the builder of XGROUP CREATE, started by Builder.XgroupCreate.
-type XgroupCreate struct{ b *Builder }
+type XgroupCreate struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XgroupCreate starts XGROUP CREATE:
 //
@@ -334,12 +380,15 @@ func (b *Builder) XgroupCreate(key string, group string) XgroupCreate {
 	b.key(key)
 	b.at(1)
 	b.str(group)
-	return XgroupCreate{b}
+	return XgroupCreate{b, b.gen}
 }
 
 // Id sets id-selector: id.
 // Arguments: id.
 func (c XgroupCreate) Id(id string) XgroupCreate {
+	if c.b.stale(c.g) {
+		return XgroupCreate{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.str(id)
 	return c
@@ -347,26 +396,30 @@ func (c XgroupCreate) Id(id string) XgroupCreate {
 
 // NewId sets id-selector: $.
 func (c XgroupCreate) NewId() XgroupCreate {
-	c.b.opt(2, false, "$")
+	c.g = c.b.opt(c.g, 2, false, "$")
 	return c
 }
 
 // Mkstream adds [MKSTREAM].
 func (c XgroupCreate) Mkstream() XgroupCreate {
-	c.b.opt(3, false, "MKSTREAM")
+	c.g = c.b.opt(c.g, 3, false, "MKSTREAM")
 	return c
 }
 
 // Entriesread adds [ENTRIESREAD entries-read].
 // Arguments: entriesread.
 func (c XgroupCreate) Entriesread(entriesread int64) XgroupCreate {
-	c.b.opt(4, false, "ENTRIESREAD")
+	if c.g = c.b.opt(c.g, 4, false, "ENTRIESREAD"); c.g == staleGen {
+		return c
+	}
 	c.b.int(entriesread)
 	return c
 }
 
-// Build encodes XGROUP CREATE. The Command is valid until the Builder starts the next one.
-func (c XgroupCreate) Build() Command { return c.b.build(&infoXgroupCreate) }
+// Build encodes XGROUP CREATE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XgroupCreate) Build() Command { return c.b.build(&infoXgroupCreate, c.g) }
 
 var infoXgroupCreate = Info{
 	Name: "xgroup|create", Words: []string{"XGROUP", "CREATE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -377,7 +430,10 @@ var infoXgroupCreate = Info{
 }
 
 // XgroupCreateconsumer is the builder of XGROUP CREATECONSUMER, started by Builder.XgroupCreateconsumer.
-type XgroupCreateconsumer struct{ b *Builder }
+type XgroupCreateconsumer struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XgroupCreateconsumer starts XGROUP CREATECONSUMER:
 //
@@ -396,11 +452,13 @@ func (b *Builder) XgroupCreateconsumer(key string, group string, consumer string
 	b.str(group)
 	b.at(2)
 	b.str(consumer)
-	return XgroupCreateconsumer{b}
+	return XgroupCreateconsumer{b, b.gen}
 }
 
-// Build encodes XGROUP CREATECONSUMER. The Command is valid until the Builder starts the next one.
-func (c XgroupCreateconsumer) Build() Command { return c.b.build(&infoXgroupCreateconsumer) }
+// Build encodes XGROUP CREATECONSUMER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XgroupCreateconsumer) Build() Command { return c.b.build(&infoXgroupCreateconsumer, c.g) }
 
 var infoXgroupCreateconsumer = Info{
 	Name: "xgroup|createconsumer", Words: []string{"XGROUP", "CREATECONSUMER"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -411,7 +469,10 @@ var infoXgroupCreateconsumer = Info{
 }
 
 // XgroupDelconsumer is the builder of XGROUP DELCONSUMER, started by Builder.XgroupDelconsumer.
-type XgroupDelconsumer struct{ b *Builder }
+type XgroupDelconsumer struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XgroupDelconsumer starts XGROUP DELCONSUMER:
 //
@@ -430,11 +491,13 @@ func (b *Builder) XgroupDelconsumer(key string, group string, consumer string) X
 	b.str(group)
 	b.at(2)
 	b.str(consumer)
-	return XgroupDelconsumer{b}
+	return XgroupDelconsumer{b, b.gen}
 }
 
-// Build encodes XGROUP DELCONSUMER. The Command is valid until the Builder starts the next one.
-func (c XgroupDelconsumer) Build() Command { return c.b.build(&infoXgroupDelconsumer) }
+// Build encodes XGROUP DELCONSUMER. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XgroupDelconsumer) Build() Command { return c.b.build(&infoXgroupDelconsumer, c.g) }
 
 var infoXgroupDelconsumer = Info{
 	Name: "xgroup|delconsumer", Words: []string{"XGROUP", "DELCONSUMER"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -445,7 +508,10 @@ var infoXgroupDelconsumer = Info{
 }
 
 // XgroupDestroy is the builder of XGROUP DESTROY, started by Builder.XgroupDestroy.
-type XgroupDestroy struct{ b *Builder }
+type XgroupDestroy struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XgroupDestroy starts XGROUP DESTROY:
 //
@@ -462,11 +528,13 @@ func (b *Builder) XgroupDestroy(key string, group string) XgroupDestroy {
 	b.key(key)
 	b.at(1)
 	b.str(group)
-	return XgroupDestroy{b}
+	return XgroupDestroy{b, b.gen}
 }
 
-// Build encodes XGROUP DESTROY. The Command is valid until the Builder starts the next one.
-func (c XgroupDestroy) Build() Command { return c.b.build(&infoXgroupDestroy) }
+// Build encodes XGROUP DESTROY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XgroupDestroy) Build() Command { return c.b.build(&infoXgroupDestroy, c.g) }
 
 var infoXgroupDestroy = Info{
 	Name: "xgroup|destroy", Words: []string{"XGROUP", "DESTROY"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -477,7 +545,10 @@ var infoXgroupDestroy = Info{
 }
 
 // XgroupHelp is the builder of XGROUP HELP, started by Builder.XgroupHelp.
-type XgroupHelp struct{ b *Builder }
+type XgroupHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XgroupHelp starts XGROUP HELP:
 //
@@ -488,11 +559,13 @@ type XgroupHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xgroup-help/
 func (b *Builder) XgroupHelp() XgroupHelp {
 	b.start(&infoXgroupHelp)
-	return XgroupHelp{b}
+	return XgroupHelp{b, b.gen}
 }
 
-// Build encodes XGROUP HELP. The Command is valid until the Builder starts the next one.
-func (c XgroupHelp) Build() Command { return c.b.build(&infoXgroupHelp) }
+// Build encodes XGROUP HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XgroupHelp) Build() Command { return c.b.build(&infoXgroupHelp, c.g) }
 
 var infoXgroupHelp = Info{
 	Name: "xgroup|help", Words: []string{"XGROUP", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -501,7 +574,10 @@ var infoXgroupHelp = Info{
 }
 
 // XgroupSetid is the builder of XGROUP SETID, started by Builder.XgroupSetid.
-type XgroupSetid struct{ b *Builder }
+type XgroupSetid struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XgroupSetid starts XGROUP SETID:
 //
@@ -519,12 +595,15 @@ func (b *Builder) XgroupSetid(key string, group string) XgroupSetid {
 	b.key(key)
 	b.at(1)
 	b.str(group)
-	return XgroupSetid{b}
+	return XgroupSetid{b, b.gen}
 }
 
 // Id sets id-selector: id.
 // Arguments: id.
 func (c XgroupSetid) Id(id string) XgroupSetid {
+	if c.b.stale(c.g) {
+		return XgroupSetid{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.str(id)
 	return c
@@ -532,20 +611,24 @@ func (c XgroupSetid) Id(id string) XgroupSetid {
 
 // NewId sets id-selector: $.
 func (c XgroupSetid) NewId() XgroupSetid {
-	c.b.opt(2, false, "$")
+	c.g = c.b.opt(c.g, 2, false, "$")
 	return c
 }
 
 // Entriesread adds [ENTRIESREAD entries-read].
 // Arguments: entriesread.
 func (c XgroupSetid) Entriesread(entriesread int64) XgroupSetid {
-	c.b.opt(3, false, "ENTRIESREAD")
+	if c.g = c.b.opt(c.g, 3, false, "ENTRIESREAD"); c.g == staleGen {
+		return c
+	}
 	c.b.int(entriesread)
 	return c
 }
 
-// Build encodes XGROUP SETID. The Command is valid until the Builder starts the next one.
-func (c XgroupSetid) Build() Command { return c.b.build(&infoXgroupSetid) }
+// Build encodes XGROUP SETID. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XgroupSetid) Build() Command { return c.b.build(&infoXgroupSetid, c.g) }
 
 var infoXgroupSetid = Info{
 	Name: "xgroup|setid", Words: []string{"XGROUP", "SETID"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -556,7 +639,10 @@ var infoXgroupSetid = Info{
 }
 
 // XinfoConsumers is the builder of XINFO CONSUMERS, started by Builder.XinfoConsumers.
-type XinfoConsumers struct{ b *Builder }
+type XinfoConsumers struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XinfoConsumers starts XINFO CONSUMERS:
 //
@@ -572,11 +658,13 @@ func (b *Builder) XinfoConsumers(key string, group string) XinfoConsumers {
 	b.key(key)
 	b.at(1)
 	b.str(group)
-	return XinfoConsumers{b}
+	return XinfoConsumers{b, b.gen}
 }
 
-// Build encodes XINFO CONSUMERS. The Command is valid until the Builder starts the next one.
-func (c XinfoConsumers) Build() Command { return c.b.build(&infoXinfoConsumers) }
+// Build encodes XINFO CONSUMERS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XinfoConsumers) Build() Command { return c.b.build(&infoXinfoConsumers, c.g) }
 
 var infoXinfoConsumers = Info{
 	Name: "xinfo|consumers", Words: []string{"XINFO", "CONSUMERS"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -587,7 +675,10 @@ var infoXinfoConsumers = Info{
 }
 
 // XinfoGroups is the builder of XINFO GROUPS, started by Builder.XinfoGroups.
-type XinfoGroups struct{ b *Builder }
+type XinfoGroups struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XinfoGroups starts XINFO GROUPS:
 //
@@ -601,11 +692,13 @@ func (b *Builder) XinfoGroups(key string) XinfoGroups {
 	b.start(&infoXinfoGroups)
 	b.at(0)
 	b.key(key)
-	return XinfoGroups{b}
+	return XinfoGroups{b, b.gen}
 }
 
-// Build encodes XINFO GROUPS. The Command is valid until the Builder starts the next one.
-func (c XinfoGroups) Build() Command { return c.b.build(&infoXinfoGroups) }
+// Build encodes XINFO GROUPS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XinfoGroups) Build() Command { return c.b.build(&infoXinfoGroups, c.g) }
 
 var infoXinfoGroups = Info{
 	Name: "xinfo|groups", Words: []string{"XINFO", "GROUPS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -616,7 +709,10 @@ var infoXinfoGroups = Info{
 }
 
 // XinfoHelp is the builder of XINFO HELP, started by Builder.XinfoHelp.
-type XinfoHelp struct{ b *Builder }
+type XinfoHelp struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XinfoHelp starts XINFO HELP:
 //
@@ -627,11 +723,13 @@ type XinfoHelp struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/xinfo-help/
 func (b *Builder) XinfoHelp() XinfoHelp {
 	b.start(&infoXinfoHelp)
-	return XinfoHelp{b}
+	return XinfoHelp{b, b.gen}
 }
 
-// Build encodes XINFO HELP. The Command is valid until the Builder starts the next one.
-func (c XinfoHelp) Build() Command { return c.b.build(&infoXinfoHelp) }
+// Build encodes XINFO HELP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XinfoHelp) Build() Command { return c.b.build(&infoXinfoHelp, c.g) }
 
 var infoXinfoHelp = Info{
 	Name: "xinfo|help", Words: []string{"XINFO", "HELP"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -640,7 +738,10 @@ var infoXinfoHelp = Info{
 }
 
 // XinfoStream is the builder of XINFO STREAM, started by Builder.XinfoStream.
-type XinfoStream struct{ b *Builder }
+type XinfoStream struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // XinfoStream starts XINFO STREAM:
 //
@@ -655,14 +756,17 @@ func (b *Builder) XinfoStream(key string) XinfoStream {
 	b.start(&infoXinfoStream)
 	b.at(0)
 	b.key(key)
-	return XinfoStream{b}
+	return XinfoStream{b, b.gen}
 }
 
 // Full adds [FULL [COUNT count]].
 // Only in valkey-8.0.1.
 func (c XinfoStream) Full() XinfoStream {
+	if c.b.stale(c.g) {
+		return XinfoStream{c.b, staleGen}
+	}
 	c.b.open(1, false)
-	c.b.opt(2, false, "FULL")
+	c.b.opt(c.g, 2, false, "FULL")
 	return c
 }
 
@@ -670,13 +774,17 @@ func (c XinfoStream) Full() XinfoStream {
 // Arguments: count.
 // Only in valkey-8.0.1.
 func (c XinfoStream) FullBlockCount(count int64) XinfoStream {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes XINFO STREAM. The Command is valid until the Builder starts the next one.
-func (c XinfoStream) Build() Command { return c.b.build(&infoXinfoStream) }
+// Build encodes XINFO STREAM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c XinfoStream) Build() Command { return c.b.build(&infoXinfoStream, c.g) }
 
 var infoXinfoStream = Info{
 	Name: "xinfo|stream", Words: []string{"XINFO", "STREAM"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -688,7 +796,10 @@ var infoXinfoStream = Info{
 }
 
 // Xlen is the builder of XLEN, started by Builder.Xlen.
-type Xlen struct{ b *Builder }
+type Xlen struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xlen starts XLEN:
 //
@@ -703,11 +814,13 @@ func (b *Builder) Xlen(key string) Xlen {
 	b.start(&infoXlen)
 	b.at(0)
 	b.key(key)
-	return Xlen{b}
+	return Xlen{b, b.gen}
 }
 
-// Build encodes XLEN. The Command is valid until the Builder starts the next one.
-func (c Xlen) Build() Command { return c.b.build(&infoXlen) }
+// Build encodes XLEN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xlen) Build() Command { return c.b.build(&infoXlen, c.g) }
 
 var infoXlen = Info{
 	Name: "xlen", Words: []string{"XLEN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -718,7 +831,10 @@ var infoXlen = Info{
 }
 
 // Xpending is the builder of XPENDING, started by Builder.Xpending.
-type Xpending struct{ b *Builder }
+type Xpending struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xpending starts XPENDING:
 //
@@ -736,12 +852,15 @@ func (b *Builder) Xpending(key string, group string) Xpending {
 	b.key(key)
 	b.at(1)
 	b.str(group)
-	return Xpending{b}
+	return Xpending{b, b.gen}
 }
 
 // Filters adds [[IDLE min-idle-time] start end count [consumer]].
 // Arguments: start, end, count.
 func (c Xpending) Filters(start string, end string, count int64) Xpending {
+	if c.b.stale(c.g) {
+		return Xpending{c.b, staleGen}
+	}
 	c.b.open(2, false)
 	c.b.open(4, false)
 	c.b.str(start)
@@ -756,7 +875,9 @@ func (c Xpending) Filters(start string, end string, count int64) Xpending {
 // Arguments: minIdleTime (a duration).
 // Since server version 6.2.0.
 func (c Xpending) FiltersIdle(minIdleTime time.Duration) Xpending {
-	c.b.opt(3, false, "IDLE")
+	if c.g = c.b.opt(c.g, 3, false, "IDLE"); c.g == staleGen {
+		return c
+	}
 	c.b.millis(minIdleTime)
 	return c
 }
@@ -764,13 +885,18 @@ func (c Xpending) FiltersIdle(minIdleTime time.Duration) Xpending {
 // FiltersConsumer adds [consumer].
 // Arguments: consumer.
 func (c Xpending) FiltersConsumer(consumer string) Xpending {
+	if c.b.stale(c.g) {
+		return Xpending{c.b, staleGen}
+	}
 	c.b.open(7, false)
 	c.b.str(consumer)
 	return c
 }
 
-// Build encodes XPENDING. The Command is valid until the Builder starts the next one.
-func (c Xpending) Build() Command { return c.b.build(&infoXpending) }
+// Build encodes XPENDING. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xpending) Build() Command { return c.b.build(&infoXpending, c.g) }
 
 var infoXpending = Info{
 	Name: "xpending", Words: []string{"XPENDING"}, Kind: ReadOnly | Nondeterministic, Timeout: NoUnit, Reply: ShapePending,
@@ -782,7 +908,10 @@ var infoXpending = Info{
 }
 
 // Xrange is the builder of XRANGE, started by Builder.Xrange.
-type Xrange struct{ b *Builder }
+type Xrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xrange starts XRANGE:
 //
@@ -802,19 +931,23 @@ func (b *Builder) Xrange(key string, start string, end string) Xrange {
 	b.str(start)
 	b.at(2)
 	b.str(end)
-	return Xrange{b}
+	return Xrange{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xrange) Count(count int64) Xrange {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes XRANGE. The Command is valid until the Builder starts the next one.
-func (c Xrange) Build() Command { return c.b.build(&infoXrange) }
+// Build encodes XRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xrange) Build() Command { return c.b.build(&infoXrange, c.g) }
 
 var infoXrange = Info{
 	Name: "xrange", Words: []string{"XRANGE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeEntries,
@@ -825,7 +958,10 @@ var infoXrange = Info{
 }
 
 // Xread is the builder of XREAD, started by Builder.Xread.
-type Xread struct{ b *Builder }
+type Xread struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xread starts XREAD:
 //
@@ -853,13 +989,15 @@ func (b *Builder) Xread(key []string, id ...string) Xread {
 	for _, x := range id {
 		b.str(x)
 	}
-	return Xread{b}
+	return Xread{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xread) Count(count int64) Xread {
-	c.b.opt(0, false, "COUNT")
+	if c.g = c.b.opt(c.g, 0, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
@@ -867,13 +1005,17 @@ func (c Xread) Count(count int64) Xread {
 // Block adds [BLOCK milliseconds].
 // Arguments: milliseconds (a duration).
 func (c Xread) Block(milliseconds time.Duration) Xread {
-	c.b.opt(1, false, "BLOCK")
+	if c.g = c.b.opt(c.g, 1, false, "BLOCK"); c.g == staleGen {
+		return c
+	}
 	c.b.timeoutDur(milliseconds, Milliseconds)
 	return c
 }
 
-// Build encodes XREAD. The Command is valid until the Builder starts the next one.
-func (c Xread) Build() Command { return c.b.build(&infoXread) }
+// Build encodes XREAD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xread) Build() Command { return c.b.build(&infoXread, c.g) }
 
 var infoXread = Info{
 	Name: "xread", Words: []string{"XREAD"}, Kind: ReadOnly | Blocking | MovableKeys, Timeout: Milliseconds, Reply: ShapeStreams,
@@ -884,7 +1026,10 @@ var infoXread = Info{
 }
 
 // Xreadgroup is the builder of XREADGROUP, started by Builder.Xreadgroup.
-type Xreadgroup struct{ b *Builder }
+type Xreadgroup struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xreadgroup starts XREADGROUP:
 //
@@ -916,13 +1061,15 @@ func (b *Builder) Xreadgroup(group string, consumer string, key []string, id ...
 	for _, x := range id {
 		b.str(x)
 	}
-	return Xreadgroup{b}
+	return Xreadgroup{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xreadgroup) Count(count int64) Xreadgroup {
-	c.b.opt(1, false, "COUNT")
+	if c.g = c.b.opt(c.g, 1, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
@@ -930,19 +1077,23 @@ func (c Xreadgroup) Count(count int64) Xreadgroup {
 // Block adds [BLOCK milliseconds].
 // Arguments: milliseconds (a duration).
 func (c Xreadgroup) Block(milliseconds time.Duration) Xreadgroup {
-	c.b.opt(2, false, "BLOCK")
+	if c.g = c.b.opt(c.g, 2, false, "BLOCK"); c.g == staleGen {
+		return c
+	}
 	c.b.timeoutDur(milliseconds, Milliseconds)
 	return c
 }
 
 // Noack adds [NOACK].
 func (c Xreadgroup) Noack() Xreadgroup {
-	c.b.opt(3, false, "NOACK")
+	c.g = c.b.opt(c.g, 3, false, "NOACK")
 	return c
 }
 
-// Build encodes XREADGROUP. The Command is valid until the Builder starts the next one.
-func (c Xreadgroup) Build() Command { return c.b.build(&infoXreadgroup) }
+// Build encodes XREADGROUP. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xreadgroup) Build() Command { return c.b.build(&infoXreadgroup, c.g) }
 
 var infoXreadgroup = Info{
 	Name: "xreadgroup", Words: []string{"XREADGROUP"}, Kind: Write | Blocking | MovableKeys, Timeout: Milliseconds, Reply: ShapeStreams,
@@ -953,7 +1104,10 @@ var infoXreadgroup = Info{
 }
 
 // Xrevrange is the builder of XREVRANGE, started by Builder.Xrevrange.
-type Xrevrange struct{ b *Builder }
+type Xrevrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xrevrange starts XREVRANGE:
 //
@@ -973,19 +1127,23 @@ func (b *Builder) Xrevrange(key string, end string, start string) Xrevrange {
 	b.str(end)
 	b.at(2)
 	b.str(start)
-	return Xrevrange{b}
+	return Xrevrange{b, b.gen}
 }
 
 // Count adds [COUNT count].
 // Arguments: count.
 func (c Xrevrange) Count(count int64) Xrevrange {
-	c.b.opt(3, false, "COUNT")
+	if c.g = c.b.opt(c.g, 3, false, "COUNT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes XREVRANGE. The Command is valid until the Builder starts the next one.
-func (c Xrevrange) Build() Command { return c.b.build(&infoXrevrange) }
+// Build encodes XREVRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xrevrange) Build() Command { return c.b.build(&infoXrevrange, c.g) }
 
 var infoXrevrange = Info{
 	Name: "xrevrange", Words: []string{"XREVRANGE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeEntries,
@@ -996,7 +1154,10 @@ var infoXrevrange = Info{
 }
 
 // Xsetid is the builder of XSETID, started by Builder.Xsetid.
-type Xsetid struct{ b *Builder }
+type Xsetid struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xsetid starts XSETID:
 //
@@ -1013,14 +1174,16 @@ func (b *Builder) Xsetid(key string, lastId string) Xsetid {
 	b.key(key)
 	b.at(1)
 	b.str(lastId)
-	return Xsetid{b}
+	return Xsetid{b, b.gen}
 }
 
 // Entriesadded adds [ENTRIESADDED entries-added].
 // Arguments: entriesAdded.
 // Since server version 7.0.0.
 func (c Xsetid) Entriesadded(entriesAdded int64) Xsetid {
-	c.b.opt(2, false, "ENTRIESADDED")
+	if c.g = c.b.opt(c.g, 2, false, "ENTRIESADDED"); c.g == staleGen {
+		return c
+	}
 	c.b.int(entriesAdded)
 	return c
 }
@@ -1029,13 +1192,17 @@ func (c Xsetid) Entriesadded(entriesAdded int64) Xsetid {
 // Arguments: maxDeletedId.
 // Since server version 7.0.0.
 func (c Xsetid) Maxdeletedid(maxDeletedId string) Xsetid {
-	c.b.opt(3, false, "MAXDELETEDID")
+	if c.g = c.b.opt(c.g, 3, false, "MAXDELETEDID"); c.g == staleGen {
+		return c
+	}
 	c.b.str(maxDeletedId)
 	return c
 }
 
-// Build encodes XSETID. The Command is valid until the Builder starts the next one.
-func (c Xsetid) Build() Command { return c.b.build(&infoXsetid) }
+// Build encodes XSETID. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xsetid) Build() Command { return c.b.build(&infoXsetid, c.g) }
 
 var infoXsetid = Info{
 	Name: "xsetid", Words: []string{"XSETID"}, Kind: Write, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -1046,7 +1213,10 @@ var infoXsetid = Info{
 }
 
 // Xtrim is the builder of XTRIM, started by Builder.Xtrim.
-type Xtrim struct{ b *Builder }
+type Xtrim struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Xtrim starts XTRIM:
 //
@@ -1067,18 +1237,18 @@ func (b *Builder) Xtrim(key string, strategy TrimStrategy, threshold string) Xtr
 	b.enum(strategy.token(), "strategy")
 	b.later(4)
 	b.str(threshold)
-	return Xtrim{b}
+	return Xtrim{b, b.gen}
 }
 
 // TrimEqual sets operator: =.
 func (c Xtrim) TrimEqual() Xtrim {
-	c.b.opt(3, false, "=")
+	c.g = c.b.opt(c.g, 3, false, "=")
 	return c
 }
 
 // TrimApproximately sets operator: ~.
 func (c Xtrim) TrimApproximately() Xtrim {
-	c.b.opt(3, false, "~")
+	c.g = c.b.opt(c.g, 3, false, "~")
 	return c
 }
 
@@ -1086,13 +1256,17 @@ func (c Xtrim) TrimApproximately() Xtrim {
 // Arguments: count.
 // Since server version 6.2.0.
 func (c Xtrim) TrimLimit(count int64) Xtrim {
-	c.b.opt(5, false, "LIMIT")
+	if c.g = c.b.opt(c.g, 5, false, "LIMIT"); c.g == staleGen {
+		return c
+	}
 	c.b.int(count)
 	return c
 }
 
-// Build encodes XTRIM. The Command is valid until the Builder starts the next one.
-func (c Xtrim) Build() Command { return c.b.build(&infoXtrim) }
+// Build encodes XTRIM. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Xtrim) Build() Command { return c.b.build(&infoXtrim, c.g) }
 
 var infoXtrim = Info{
 	Name: "xtrim", Words: []string{"XTRIM"}, Kind: Write | Nondeterministic, Timeout: NoUnit, Reply: ShapeInt,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Append is the builder of APPEND, started by Builder.Append.
-type Append struct{ b *Builder }
+type Append struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Append starts APPEND:
 //
@@ -24,11 +27,13 @@ func (b *Builder) Append(key string, value string) Append {
 	b.key(key)
 	b.at(1)
 	b.str(value)
-	return Append{b}
+	return Append{b, b.gen}
 }
 
-// Build encodes APPEND. The Command is valid until the Builder starts the next one.
-func (c Append) Build() Command { return c.b.build(&infoAppend) }
+// Build encodes APPEND. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Append) Build() Command { return c.b.build(&infoAppend, c.g) }
 
 var infoAppend = Info{
 	Name: "append", Words: []string{"APPEND"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -39,7 +44,10 @@ var infoAppend = Info{
 }
 
 // Decr is the builder of DECR, started by Builder.Decr.
-type Decr struct{ b *Builder }
+type Decr struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Decr starts DECR:
 //
@@ -54,11 +62,13 @@ func (b *Builder) Decr(key string) Decr {
 	b.start(&infoDecr)
 	b.at(0)
 	b.key(key)
-	return Decr{b}
+	return Decr{b, b.gen}
 }
 
-// Build encodes DECR. The Command is valid until the Builder starts the next one.
-func (c Decr) Build() Command { return c.b.build(&infoDecr) }
+// Build encodes DECR. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Decr) Build() Command { return c.b.build(&infoDecr, c.g) }
 
 var infoDecr = Info{
 	Name: "decr", Words: []string{"DECR"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -69,7 +79,10 @@ var infoDecr = Info{
 }
 
 // Decrby is the builder of DECRBY, started by Builder.Decrby.
-type Decrby struct{ b *Builder }
+type Decrby struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Decrby starts DECRBY:
 //
@@ -86,11 +99,13 @@ func (b *Builder) Decrby(key string, decrement int64) Decrby {
 	b.key(key)
 	b.at(1)
 	b.int(decrement)
-	return Decrby{b}
+	return Decrby{b, b.gen}
 }
 
-// Build encodes DECRBY. The Command is valid until the Builder starts the next one.
-func (c Decrby) Build() Command { return c.b.build(&infoDecrby) }
+// Build encodes DECRBY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Decrby) Build() Command { return c.b.build(&infoDecrby, c.g) }
 
 var infoDecrby = Info{
 	Name: "decrby", Words: []string{"DECRBY"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -101,7 +116,10 @@ var infoDecrby = Info{
 }
 
 // Get is the builder of GET, started by Builder.Get.
-type Get struct{ b *Builder }
+type Get struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Get starts GET:
 //
@@ -116,11 +134,13 @@ func (b *Builder) Get(key string) Get {
 	b.start(&infoGet)
 	b.at(0)
 	b.key(key)
-	return Get{b}
+	return Get{b, b.gen}
 }
 
-// Build encodes GET. The Command is valid until the Builder starts the next one.
-func (c Get) Build() Command { return c.b.build(&infoGet) }
+// Build encodes GET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Get) Build() Command { return c.b.build(&infoGet, c.g) }
 
 var infoGet = Info{
 	Name: "get", Words: []string{"GET"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeString,
@@ -131,7 +151,10 @@ var infoGet = Info{
 }
 
 // Getdel is the builder of GETDEL, started by Builder.Getdel.
-type Getdel struct{ b *Builder }
+type Getdel struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Getdel starts GETDEL:
 //
@@ -146,11 +169,13 @@ func (b *Builder) Getdel(key string) Getdel {
 	b.start(&infoGetdel)
 	b.at(0)
 	b.key(key)
-	return Getdel{b}
+	return Getdel{b, b.gen}
 }
 
-// Build encodes GETDEL. The Command is valid until the Builder starts the next one.
-func (c Getdel) Build() Command { return c.b.build(&infoGetdel) }
+// Build encodes GETDEL. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Getdel) Build() Command { return c.b.build(&infoGetdel, c.g) }
 
 var infoGetdel = Info{
 	Name: "getdel", Words: []string{"GETDEL"}, Kind: Write, Timeout: NoUnit, Reply: ShapeString,
@@ -161,7 +186,10 @@ var infoGetdel = Info{
 }
 
 // Getex is the builder of GETEX, started by Builder.Getex.
-type Getex struct{ b *Builder }
+type Getex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Getex starts GETEX:
 //
@@ -177,13 +205,15 @@ func (b *Builder) Getex(key string) Getex {
 	b.start(&infoGetex)
 	b.at(0)
 	b.key(key)
-	return Getex{b}
+	return Getex{b, b.gen}
 }
 
 // Ex sets expiration: EX seconds.
 // Arguments: seconds (a duration).
 func (c Getex) Ex(seconds time.Duration) Getex {
-	c.b.opt(1, false, "EX")
+	if c.g = c.b.opt(c.g, 1, false, "EX"); c.g == staleGen {
+		return c
+	}
 	c.b.secs(seconds)
 	return c
 }
@@ -191,7 +221,9 @@ func (c Getex) Ex(seconds time.Duration) Getex {
 // Px sets expiration: PX milliseconds.
 // Arguments: milliseconds (a duration).
 func (c Getex) Px(milliseconds time.Duration) Getex {
-	c.b.opt(1, false, "PX")
+	if c.g = c.b.opt(c.g, 1, false, "PX"); c.g == staleGen {
+		return c
+	}
 	c.b.millis(milliseconds)
 	return c
 }
@@ -199,7 +231,9 @@ func (c Getex) Px(milliseconds time.Duration) Getex {
 // Exat sets expiration: EXAT unix-time-seconds.
 // Arguments: unixTimeSeconds (a point in time).
 func (c Getex) Exat(unixTimeSeconds time.Time) Getex {
-	c.b.opt(1, false, "EXAT")
+	if c.g = c.b.opt(c.g, 1, false, "EXAT"); c.g == staleGen {
+		return c
+	}
 	c.b.unix(unixTimeSeconds, false)
 	return c
 }
@@ -207,19 +241,23 @@ func (c Getex) Exat(unixTimeSeconds time.Time) Getex {
 // Pxat sets expiration: PXAT unix-time-milliseconds.
 // Arguments: unixTimeMilliseconds (a point in time).
 func (c Getex) Pxat(unixTimeMilliseconds time.Time) Getex {
-	c.b.opt(1, false, "PXAT")
+	if c.g = c.b.opt(c.g, 1, false, "PXAT"); c.g == staleGen {
+		return c
+	}
 	c.b.unix(unixTimeMilliseconds, true)
 	return c
 }
 
 // Persist sets expiration: PERSIST.
 func (c Getex) Persist() Getex {
-	c.b.opt(1, false, "PERSIST")
+	c.g = c.b.opt(c.g, 1, false, "PERSIST")
 	return c
 }
 
-// Build encodes GETEX. The Command is valid until the Builder starts the next one.
-func (c Getex) Build() Command { return c.b.build(&infoGetex) }
+// Build encodes GETEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Getex) Build() Command { return c.b.build(&infoGetex, c.g) }
 
 var infoGetex = Info{
 	Name: "getex", Words: []string{"GETEX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeString,
@@ -230,7 +268,10 @@ var infoGetex = Info{
 }
 
 // Getrange is the builder of GETRANGE, started by Builder.Getrange.
-type Getrange struct{ b *Builder }
+type Getrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Getrange starts GETRANGE:
 //
@@ -249,11 +290,13 @@ func (b *Builder) Getrange(key string, start int64, end int64) Getrange {
 	b.int(start)
 	b.at(2)
 	b.int(end)
-	return Getrange{b}
+	return Getrange{b, b.gen}
 }
 
-// Build encodes GETRANGE. The Command is valid until the Builder starts the next one.
-func (c Getrange) Build() Command { return c.b.build(&infoGetrange) }
+// Build encodes GETRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Getrange) Build() Command { return c.b.build(&infoGetrange, c.g) }
 
 var infoGetrange = Info{
 	Name: "getrange", Words: []string{"GETRANGE"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeString,
@@ -264,7 +307,10 @@ var infoGetrange = Info{
 }
 
 // Getset is the builder of GETSET, started by Builder.Getset.
-type Getset struct{ b *Builder }
+type Getset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Getset starts GETSET:
 //
@@ -283,11 +329,13 @@ func (b *Builder) Getset(key string, value string) Getset {
 	b.key(key)
 	b.at(1)
 	b.str(value)
-	return Getset{b}
+	return Getset{b, b.gen}
 }
 
-// Build encodes GETSET. The Command is valid until the Builder starts the next one.
-func (c Getset) Build() Command { return c.b.build(&infoGetset) }
+// Build encodes GETSET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Getset) Build() Command { return c.b.build(&infoGetset, c.g) }
 
 var infoGetset = Info{
 	Name: "getset", Words: []string{"GETSET"}, Kind: Write, Timeout: NoUnit, Reply: ShapeString,
@@ -298,7 +346,10 @@ var infoGetset = Info{
 }
 
 // Incr is the builder of INCR, started by Builder.Incr.
-type Incr struct{ b *Builder }
+type Incr struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Incr starts INCR:
 //
@@ -313,11 +364,13 @@ func (b *Builder) Incr(key string) Incr {
 	b.start(&infoIncr)
 	b.at(0)
 	b.key(key)
-	return Incr{b}
+	return Incr{b, b.gen}
 }
 
-// Build encodes INCR. The Command is valid until the Builder starts the next one.
-func (c Incr) Build() Command { return c.b.build(&infoIncr) }
+// Build encodes INCR. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Incr) Build() Command { return c.b.build(&infoIncr, c.g) }
 
 var infoIncr = Info{
 	Name: "incr", Words: []string{"INCR"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -328,7 +381,10 @@ var infoIncr = Info{
 }
 
 // Incrby is the builder of INCRBY, started by Builder.Incrby.
-type Incrby struct{ b *Builder }
+type Incrby struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Incrby starts INCRBY:
 //
@@ -345,11 +401,13 @@ func (b *Builder) Incrby(key string, increment int64) Incrby {
 	b.key(key)
 	b.at(1)
 	b.int(increment)
-	return Incrby{b}
+	return Incrby{b, b.gen}
 }
 
-// Build encodes INCRBY. The Command is valid until the Builder starts the next one.
-func (c Incrby) Build() Command { return c.b.build(&infoIncrby) }
+// Build encodes INCRBY. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Incrby) Build() Command { return c.b.build(&infoIncrby, c.g) }
 
 var infoIncrby = Info{
 	Name: "incrby", Words: []string{"INCRBY"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -360,7 +418,10 @@ var infoIncrby = Info{
 }
 
 // Incrbyfloat is the builder of INCRBYFLOAT, started by Builder.Incrbyfloat.
-type Incrbyfloat struct{ b *Builder }
+type Incrbyfloat struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Incrbyfloat starts INCRBYFLOAT:
 //
@@ -377,11 +438,13 @@ func (b *Builder) Incrbyfloat(key string, increment float64) Incrbyfloat {
 	b.key(key)
 	b.at(1)
 	b.float(increment)
-	return Incrbyfloat{b}
+	return Incrbyfloat{b, b.gen}
 }
 
-// Build encodes INCRBYFLOAT. The Command is valid until the Builder starts the next one.
-func (c Incrbyfloat) Build() Command { return c.b.build(&infoIncrbyfloat) }
+// Build encodes INCRBYFLOAT. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Incrbyfloat) Build() Command { return c.b.build(&infoIncrbyfloat, c.g) }
 
 var infoIncrbyfloat = Info{
 	Name: "incrbyfloat", Words: []string{"INCRBYFLOAT"}, Kind: Write, Timeout: NoUnit, Reply: ShapeFloat,
@@ -392,7 +455,10 @@ var infoIncrbyfloat = Info{
 }
 
 // Lcs is the builder of LCS, started by Builder.Lcs.
-type Lcs struct{ b *Builder }
+type Lcs struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Lcs starts LCS:
 //
@@ -409,37 +475,41 @@ func (b *Builder) Lcs(key1 string, key2 string) Lcs {
 	b.key(key1)
 	b.at(1)
 	b.key(key2)
-	return Lcs{b}
+	return Lcs{b, b.gen}
 }
 
 // Len adds [LEN].
 func (c Lcs) Len() Lcs {
-	c.b.opt(2, false, "LEN")
+	c.g = c.b.opt(c.g, 2, false, "LEN")
 	return c
 }
 
 // Idx adds [IDX].
 func (c Lcs) Idx() Lcs {
-	c.b.opt(3, false, "IDX")
+	c.g = c.b.opt(c.g, 3, false, "IDX")
 	return c
 }
 
 // Minmatchlen adds [MINMATCHLEN min-match-len].
 // Arguments: minMatchLen.
 func (c Lcs) Minmatchlen(minMatchLen int64) Lcs {
-	c.b.opt(4, false, "MINMATCHLEN")
+	if c.g = c.b.opt(c.g, 4, false, "MINMATCHLEN"); c.g == staleGen {
+		return c
+	}
 	c.b.int(minMatchLen)
 	return c
 }
 
 // Withmatchlen adds [WITHMATCHLEN].
 func (c Lcs) Withmatchlen() Lcs {
-	c.b.opt(5, false, "WITHMATCHLEN")
+	c.g = c.b.opt(c.g, 5, false, "WITHMATCHLEN")
 	return c
 }
 
-// Build encodes LCS. The Command is valid until the Builder starts the next one.
-func (c Lcs) Build() Command { return c.b.build(&infoLcs) }
+// Build encodes LCS. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Lcs) Build() Command { return c.b.build(&infoLcs, c.g) }
 
 var infoLcs = Info{
 	Name: "lcs", Words: []string{"LCS"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -450,7 +520,10 @@ var infoLcs = Info{
 }
 
 // Mget is the builder of MGET, started by Builder.Mget.
-type Mget struct{ b *Builder }
+type Mget struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Mget starts MGET:
 //
@@ -470,11 +543,13 @@ func (b *Builder) Mget(key ...string) Mget {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Mget{b}
+	return Mget{b, b.gen}
 }
 
-// Build encodes MGET. The Command is valid until the Builder starts the next one.
-func (c Mget) Build() Command { return c.b.build(&infoMget) }
+// Build encodes MGET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Mget) Build() Command { return c.b.build(&infoMget, c.g) }
 
 var infoMget = Info{
 	Name: "mget", Words: []string{"MGET"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeNullStrings,
@@ -485,7 +560,10 @@ var infoMget = Info{
 }
 
 // Mset is the builder of MSET, started by Builder.Mset.
-type Mset struct{ b *Builder }
+type Mset struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Mset starts MSET:
 //
@@ -506,11 +584,13 @@ func (b *Builder) Mset(data ...KeyValue) Mset {
 		b.key(x.Key)
 		b.str(x.Value)
 	}
-	return Mset{b}
+	return Mset{b, b.gen}
 }
 
-// Build encodes MSET. The Command is valid until the Builder starts the next one.
-func (c Mset) Build() Command { return c.b.build(&infoMset) }
+// Build encodes MSET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Mset) Build() Command { return c.b.build(&infoMset, c.g) }
 
 var infoMset = Info{
 	Name: "mset", Words: []string{"MSET"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -521,7 +601,10 @@ var infoMset = Info{
 }
 
 // Msetnx is the builder of MSETNX, started by Builder.Msetnx.
-type Msetnx struct{ b *Builder }
+type Msetnx struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Msetnx starts MSETNX:
 //
@@ -542,11 +625,13 @@ func (b *Builder) Msetnx(data ...KeyValue) Msetnx {
 		b.key(x.Key)
 		b.str(x.Value)
 	}
-	return Msetnx{b}
+	return Msetnx{b, b.gen}
 }
 
-// Build encodes MSETNX. The Command is valid until the Builder starts the next one.
-func (c Msetnx) Build() Command { return c.b.build(&infoMsetnx) }
+// Build encodes MSETNX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Msetnx) Build() Command { return c.b.build(&infoMsetnx, c.g) }
 
 var infoMsetnx = Info{
 	Name: "msetnx", Words: []string{"MSETNX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -557,7 +642,10 @@ var infoMsetnx = Info{
 }
 
 // Psetex is the builder of PSETEX, started by Builder.Psetex.
-type Psetex struct{ b *Builder }
+type Psetex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Psetex starts PSETEX:
 //
@@ -578,11 +666,13 @@ func (b *Builder) Psetex(key string, milliseconds time.Duration, value string) P
 	b.millis(milliseconds)
 	b.at(2)
 	b.str(value)
-	return Psetex{b}
+	return Psetex{b, b.gen}
 }
 
-// Build encodes PSETEX. The Command is valid until the Builder starts the next one.
-func (c Psetex) Build() Command { return c.b.build(&infoPsetex) }
+// Build encodes PSETEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Psetex) Build() Command { return c.b.build(&infoPsetex, c.g) }
 
 var infoPsetex = Info{
 	Name: "psetex", Words: []string{"PSETEX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -593,7 +683,10 @@ var infoPsetex = Info{
 }
 
 // Set is the builder of SET, started by Builder.Set.
-type Set struct{ b *Builder }
+type Set struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Set starts SET:
 //
@@ -611,27 +704,27 @@ func (b *Builder) Set(key string, value string) Set {
 	b.key(key)
 	b.at(1)
 	b.str(value)
-	return Set{b}
+	return Set{b, b.gen}
 }
 
 // Nx sets condition: NX.
 // Since server version 2.6.12.
 func (c Set) Nx() Set {
-	c.b.opt(2, false, "NX")
+	c.g = c.b.opt(c.g, 2, false, "NX")
 	return c
 }
 
 // Xx sets condition: XX.
 // Since server version 2.6.12.
 func (c Set) Xx() Set {
-	c.b.opt(2, false, "XX")
+	c.g = c.b.opt(c.g, 2, false, "XX")
 	return c
 }
 
 // Get adds [GET].
 // Since server version 6.2.0.
 func (c Set) Get() Set {
-	c.b.opt(3, false, "GET")
+	c.g = c.b.opt(c.g, 3, false, "GET")
 	return c
 }
 
@@ -639,7 +732,9 @@ func (c Set) Get() Set {
 // Arguments: seconds (a duration).
 // Since server version 2.6.12.
 func (c Set) Ex(seconds time.Duration) Set {
-	c.b.opt(4, false, "EX")
+	if c.g = c.b.opt(c.g, 4, false, "EX"); c.g == staleGen {
+		return c
+	}
 	c.b.secs(seconds)
 	return c
 }
@@ -648,7 +743,9 @@ func (c Set) Ex(seconds time.Duration) Set {
 // Arguments: milliseconds (a duration).
 // Since server version 2.6.12.
 func (c Set) Px(milliseconds time.Duration) Set {
-	c.b.opt(4, false, "PX")
+	if c.g = c.b.opt(c.g, 4, false, "PX"); c.g == staleGen {
+		return c
+	}
 	c.b.millis(milliseconds)
 	return c
 }
@@ -657,7 +754,9 @@ func (c Set) Px(milliseconds time.Duration) Set {
 // Arguments: unixTimeSeconds (a point in time).
 // Since server version 6.2.0.
 func (c Set) Exat(unixTimeSeconds time.Time) Set {
-	c.b.opt(4, false, "EXAT")
+	if c.g = c.b.opt(c.g, 4, false, "EXAT"); c.g == staleGen {
+		return c
+	}
 	c.b.unix(unixTimeSeconds, false)
 	return c
 }
@@ -666,7 +765,9 @@ func (c Set) Exat(unixTimeSeconds time.Time) Set {
 // Arguments: unixTimeMilliseconds (a point in time).
 // Since server version 6.2.0.
 func (c Set) Pxat(unixTimeMilliseconds time.Time) Set {
-	c.b.opt(4, false, "PXAT")
+	if c.g = c.b.opt(c.g, 4, false, "PXAT"); c.g == staleGen {
+		return c
+	}
 	c.b.unix(unixTimeMilliseconds, true)
 	return c
 }
@@ -674,12 +775,14 @@ func (c Set) Pxat(unixTimeMilliseconds time.Time) Set {
 // Keepttl sets expiration: KEEPTTL.
 // Since server version 6.0.0.
 func (c Set) Keepttl() Set {
-	c.b.opt(4, false, "KEEPTTL")
+	c.g = c.b.opt(c.g, 4, false, "KEEPTTL")
 	return c
 }
 
-// Build encodes SET. The Command is valid until the Builder starts the next one.
-func (c Set) Build() Command { return c.b.build(&infoSet) }
+// Build encodes SET. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Set) Build() Command { return c.b.build(&infoSet, c.g) }
 
 var infoSet = Info{
 	Name: "set", Words: []string{"SET"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOKOrNil,
@@ -690,7 +793,10 @@ var infoSet = Info{
 }
 
 // Setex is the builder of SETEX, started by Builder.Setex.
-type Setex struct{ b *Builder }
+type Setex struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Setex starts SETEX:
 //
@@ -711,11 +817,13 @@ func (b *Builder) Setex(key string, seconds time.Duration, value string) Setex {
 	b.secs(seconds)
 	b.at(2)
 	b.str(value)
-	return Setex{b}
+	return Setex{b, b.gen}
 }
 
-// Build encodes SETEX. The Command is valid until the Builder starts the next one.
-func (c Setex) Build() Command { return c.b.build(&infoSetex) }
+// Build encodes SETEX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Setex) Build() Command { return c.b.build(&infoSetex, c.g) }
 
 var infoSetex = Info{
 	Name: "setex", Words: []string{"SETEX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeOK,
@@ -726,7 +834,10 @@ var infoSetex = Info{
 }
 
 // Setnx is the builder of SETNX, started by Builder.Setnx.
-type Setnx struct{ b *Builder }
+type Setnx struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Setnx starts SETNX:
 //
@@ -745,11 +856,13 @@ func (b *Builder) Setnx(key string, value string) Setnx {
 	b.key(key)
 	b.at(1)
 	b.str(value)
-	return Setnx{b}
+	return Setnx{b, b.gen}
 }
 
-// Build encodes SETNX. The Command is valid until the Builder starts the next one.
-func (c Setnx) Build() Command { return c.b.build(&infoSetnx) }
+// Build encodes SETNX. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Setnx) Build() Command { return c.b.build(&infoSetnx, c.g) }
 
 var infoSetnx = Info{
 	Name: "setnx", Words: []string{"SETNX"}, Kind: Write, Timeout: NoUnit, Reply: ShapeBool,
@@ -760,7 +873,10 @@ var infoSetnx = Info{
 }
 
 // Setrange is the builder of SETRANGE, started by Builder.Setrange.
-type Setrange struct{ b *Builder }
+type Setrange struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Setrange starts SETRANGE:
 //
@@ -779,11 +895,13 @@ func (b *Builder) Setrange(key string, offset int64, value string) Setrange {
 	b.int(offset)
 	b.at(2)
 	b.str(value)
-	return Setrange{b}
+	return Setrange{b, b.gen}
 }
 
-// Build encodes SETRANGE. The Command is valid until the Builder starts the next one.
-func (c Setrange) Build() Command { return c.b.build(&infoSetrange) }
+// Build encodes SETRANGE. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Setrange) Build() Command { return c.b.build(&infoSetrange, c.g) }
 
 var infoSetrange = Info{
 	Name: "setrange", Words: []string{"SETRANGE"}, Kind: Write, Timeout: NoUnit, Reply: ShapeInt,
@@ -794,7 +912,10 @@ var infoSetrange = Info{
 }
 
 // Strlen is the builder of STRLEN, started by Builder.Strlen.
-type Strlen struct{ b *Builder }
+type Strlen struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Strlen starts STRLEN:
 //
@@ -809,11 +930,13 @@ func (b *Builder) Strlen(key string) Strlen {
 	b.start(&infoStrlen)
 	b.at(0)
 	b.key(key)
-	return Strlen{b}
+	return Strlen{b, b.gen}
 }
 
-// Build encodes STRLEN. The Command is valid until the Builder starts the next one.
-func (c Strlen) Build() Command { return c.b.build(&infoStrlen) }
+// Build encodes STRLEN. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Strlen) Build() Command { return c.b.build(&infoStrlen, c.g) }
 
 var infoStrlen = Info{
 	Name: "strlen", Words: []string{"STRLEN"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeInt,
@@ -824,7 +947,10 @@ var infoStrlen = Info{
 }
 
 // Substr is the builder of SUBSTR, started by Builder.Substr.
-type Substr struct{ b *Builder }
+type Substr struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Substr starts SUBSTR:
 //
@@ -845,11 +971,13 @@ func (b *Builder) Substr(key string, start int64, end int64) Substr {
 	b.int(start)
 	b.at(2)
 	b.int(end)
-	return Substr{b}
+	return Substr{b, b.gen}
 }
 
-// Build encodes SUBSTR. The Command is valid until the Builder starts the next one.
-func (c Substr) Build() Command { return c.b.build(&infoSubstr) }
+// Build encodes SUBSTR. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Substr) Build() Command { return c.b.build(&infoSubstr, c.g) }
 
 var infoSubstr = Info{
 	Name: "substr", Words: []string{"SUBSTR"}, Kind: ReadOnly, Timeout: NoUnit, Reply: ShapeString,

@@ -7,7 +7,10 @@ import "time"
 var _ = time.Second
 
 // Discard is the builder of DISCARD, started by Builder.Discard.
-type Discard struct{ b *Builder }
+type Discard struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Discard starts DISCARD:
 //
@@ -19,11 +22,13 @@ type Discard struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/discard/
 func (b *Builder) Discard() Discard {
 	b.start(&infoDiscard)
-	return Discard{b}
+	return Discard{b, b.gen}
 }
 
-// Build encodes DISCARD. The Command is valid until the Builder starts the next one.
-func (c Discard) Build() Command { return c.b.build(&infoDiscard) }
+// Build encodes DISCARD. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Discard) Build() Command { return c.b.build(&infoDiscard, c.g) }
 
 var infoDiscard = Info{
 	Name: "discard", Words: []string{"DISCARD"}, Kind: NoKeys | TxEnd, Timeout: NoUnit, Reply: ShapeOK,
@@ -32,7 +37,10 @@ var infoDiscard = Info{
 }
 
 // Exec is the builder of EXEC, started by Builder.Exec.
-type Exec struct{ b *Builder }
+type Exec struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Exec starts EXEC:
 //
@@ -43,11 +51,13 @@ type Exec struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/exec/
 func (b *Builder) Exec() Exec {
 	b.start(&infoExec)
-	return Exec{b}
+	return Exec{b, b.gen}
 }
 
-// Build encodes EXEC. The Command is valid until the Builder starts the next one.
-func (c Exec) Build() Command { return c.b.build(&infoExec) }
+// Build encodes EXEC. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Exec) Build() Command { return c.b.build(&infoExec, c.g) }
 
 var infoExec = Info{
 	Name: "exec", Words: []string{"EXEC"}, Kind: NoKeys | TxEnd, Timeout: NoUnit, Reply: ShapeUnknown,
@@ -56,7 +66,10 @@ var infoExec = Info{
 }
 
 // Multi is the builder of MULTI, started by Builder.Multi.
-type Multi struct{ b *Builder }
+type Multi struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Multi starts MULTI:
 //
@@ -68,11 +81,13 @@ type Multi struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/multi/
 func (b *Builder) Multi() Multi {
 	b.start(&infoMulti)
-	return Multi{b}
+	return Multi{b, b.gen}
 }
 
-// Build encodes MULTI. The Command is valid until the Builder starts the next one.
-func (c Multi) Build() Command { return c.b.build(&infoMulti) }
+// Build encodes MULTI. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Multi) Build() Command { return c.b.build(&infoMulti, c.g) }
 
 var infoMulti = Info{
 	Name: "multi", Words: []string{"MULTI"}, Kind: NoKeys | TxMulti, Timeout: NoUnit, Reply: ShapeOK,
@@ -81,7 +96,10 @@ var infoMulti = Info{
 }
 
 // Unwatch is the builder of UNWATCH, started by Builder.Unwatch.
-type Unwatch struct{ b *Builder }
+type Unwatch struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Unwatch starts UNWATCH:
 //
@@ -93,11 +111,13 @@ type Unwatch struct{ b *Builder }
 // In redis-7.0.15, valkey-8.0.1. See https://valkey.io/commands/unwatch/
 func (b *Builder) Unwatch() Unwatch {
 	b.start(&infoUnwatch)
-	return Unwatch{b}
+	return Unwatch{b, b.gen}
 }
 
-// Build encodes UNWATCH. The Command is valid until the Builder starts the next one.
-func (c Unwatch) Build() Command { return c.b.build(&infoUnwatch) }
+// Build encodes UNWATCH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Unwatch) Build() Command { return c.b.build(&infoUnwatch, c.g) }
 
 var infoUnwatch = Info{
 	Name: "unwatch", Words: []string{"UNWATCH"}, Kind: NoKeys, Timeout: NoUnit, Reply: ShapeOK,
@@ -106,7 +126,10 @@ var infoUnwatch = Info{
 }
 
 // Watch is the builder of WATCH, started by Builder.Watch.
-type Watch struct{ b *Builder }
+type Watch struct {
+	b *Builder
+	g uint64 // the Builder's generation when it started the command
+}
 
 // Watch starts WATCH:
 //
@@ -126,11 +149,13 @@ func (b *Builder) Watch(key ...string) Watch {
 	for _, x := range key {
 		b.key(x)
 	}
-	return Watch{b}
+	return Watch{b, b.gen}
 }
 
-// Build encodes WATCH. The Command is valid until the Builder starts the next one.
-func (c Watch) Build() Command { return c.b.build(&infoWatch) }
+// Build encodes WATCH. The Command is valid until the Builder starts the next one;
+// after Build, or once the Builder has started another command, the value's
+// options are refused and a Command built of them has an Err matching ErrStale.
+func (c Watch) Build() Command { return c.b.build(&infoWatch, c.g) }
 
 var infoWatch = Info{
 	Name: "watch", Words: []string{"WATCH"}, Kind: TxWatch, Timeout: NoUnit, Reply: ShapeOK,

@@ -319,7 +319,7 @@ func TestKeyOpensSlot(t *testing.T) {
 			b.key("k1")
 			b.open(2, false)
 			b.key("k2")
-			return b.build(info)
+			return b.build(info, b.gen)
 		}},
 		{"out of order", func() Command {
 			b.start(info)
@@ -329,7 +329,7 @@ func TestKeyOpensSlot(t *testing.T) {
 			b.key("k1")
 			b.open(0, false)
 			b.tok("A")
-			return b.build(info)
+			return b.build(info, b.gen)
 		}},
 	} {
 		c := tc.build()
@@ -379,5 +379,5 @@ func TestRepeatedSlotOutOfOrder(t *testing.T) {
 	b.open(0, true)
 	b.tok("B")
 	b.key("k2")
-	check(t, b.build(info), []string{"X", "A", "k1", "B", "k2", "k3"}, []int{2, 4, 5})
+	check(t, b.build(info, b.gen), []string{"X", "A", "k1", "B", "k2", "k3"}, []int{2, 4, 5})
 }

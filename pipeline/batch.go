@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/echomq/echomq-go/cmds"
@@ -17,7 +18,19 @@ import (
 // A Batch is reusable: Reset keeps its memory, and Exec may run the same
 // commands again. In steady state neither appending nor Exec allocates.
 // A Batch is not safe for concurrent use.
+//
+// A Batch must not be copied once used: a copy would share the
+// original's commands and replies (go vet's copylocks check reports a
+// copy). A copy is detected at its first use and shares nothing: it
+// drops its view of the original's memory, its Exec returns an error
+// matching ErrCopied and sends nothing, and it reads no replies, until
+// its Reset makes it an empty Batch of its own; the original is
+// untouched.
 type Batch struct {
+	noCopy noCopy
+	// self is the batch's address, noted at its first use: a Batch at
+	// another address is a copy (own).
+	self *Batch
 	cmds resp.Cmds
 	// facts are the commands' once a typed command was added (and so on
 	// up to the last command added as arguments since, which Exec reads
@@ -40,10 +53,46 @@ type Batch struct {
 	// The typed side (typed.go): the first command added that was built
 	// wrong, what the last Exec did, and the generation Reset moves on.
 	bad     error
-	done    bool  // the replies of the last Exec are there
-	execErr error // why the last Exec has no replies
-	gen     uint32
+	done    bool          // the replies of the last Exec are there
+	execErr error         // why the last Exec has no replies
+	gen     uint64        // 64 bits: a handle is never taken for a later generation's
 	cb      *cmds.Builder // Builder's (builder.go), made on first use
+}
+
+// noCopy makes go vet's copylocks check report a Batch copied by value
+// (as sync.WaitGroup's does); it has no size and does nothing.
+type noCopy struct{}
+
+// Lock is for go vet.
+func (*noCopy) Lock() {}
+
+// Unlock is for go vet.
+func (*noCopy) Unlock() {}
+
+// ErrCopied is matched by the error of Exec, and of the handles' Value,
+// of a Batch copied by value after its first use: it shares nothing with
+// the original and sends nothing until its Reset.
+var ErrCopied = errors.New("pipeline: Batch copied by value after use: Reset it before use")
+
+// own is called first by every method that reads or writes the batch's
+// memory: a load and a compare.
+func (b *Batch) own() {
+	if b.self != b {
+		b.adopt()
+	}
+}
+
+// adopt notes the batch's address at its first use; a copy (a Batch at
+// another address than the one noted) drops what it shares with the
+// original, unseen, and is refused until Reset.
+//
+//go:noinline
+func (b *Batch) adopt() {
+	if b.self == nil {
+		b.self = b
+		return
+	}
+	*b = Batch{self: b, bad: ErrCopied, gen: b.gen + 1}
 }
 
 // ErrIncompleteCommand is matched by the error of Exec when a command
@@ -57,10 +106,11 @@ var ErrIncompleteCommand = resp.ErrArgCount
 var ErrEmptyCommand = resp.ErrEmptyCommand
 
 // Len returns the number of commands in the batch.
-func (b *Batch) Len() int { return b.cmds.Len() }
+func (b *Batch) Len() int { b.own(); return b.cmds.Len() }
 
 // Reset removes every command and reply, keeping the memory.
 func (b *Batch) Reset() {
+	b.own()
 	b.cmds.Reset()
 	b.facts.Reset()
 	b.special, b.begun = false, false
@@ -71,6 +121,7 @@ func (b *Batch) Reset() {
 
 // Add appends a command given as strings.
 func (b *Batch) Add(args ...string) {
+	b.own()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
 		b.cmds.Add(args...)
@@ -87,6 +138,7 @@ func (b *Batch) Add(args ...string) {
 
 // AddBytes appends a command given as byte slices.
 func (b *Batch) AddBytes(args ...[]byte) {
+	b.own()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
 		b.cmds.AddBytes(args...)
@@ -113,6 +165,7 @@ func (b *Batch) catchUp() {
 // AddCmd appends a command built on its own (resp.Command,
 // resp.BuildCommand).
 func (b *Batch) AddCmd(cmd resp.Cmd) {
+	b.own()
 	b.cmds.AddCmd(cmd)
 	if !cmds.Plain(wire.NameOf(cmd.Bytes())) {
 		b.special = true
@@ -124,6 +177,7 @@ func (b *Batch) AddCmd(cmd resp.Cmd) {
 // argument types without allocating. Exec refuses a batch in which a
 // command got another number of arguments.
 func (b *Batch) Begin(nargs int) {
+	b.own()
 	if b.begun {
 		b.checkBegun()
 	}
@@ -157,25 +211,38 @@ func (b *Batch) checkBegun() {
 }
 
 // Arg appends a string argument to the command begun with Begin.
-func (b *Batch) Arg(s string) { b.cmds.Arg(s) }
+func (b *Batch) Arg(s string) { b.argTo().Arg(s) }
 
 // ArgBytes appends a byte-slice argument to the command begun with Begin.
-func (b *Batch) ArgBytes(p []byte) { b.cmds.ArgBytes(p) }
+func (b *Batch) ArgBytes(p []byte) { b.argTo().ArgBytes(p) }
 
 // ArgInt appends an integer argument to the command begun with Begin.
-func (b *Batch) ArgInt(i int64) { b.cmds.ArgInt(i) }
+func (b *Batch) ArgInt(i int64) { b.argTo().ArgInt(i) }
+
+// argTo returns the commands an argument goes to. In a copy (a Batch
+// copied between Begin and Arg) it drops the original's commands first,
+// without a call, so that Arg and ArgBytes stay inlined: the next
+// method that owns the batch (own) refuses the copy, whose commands
+// were never its own.
+func (b *Batch) argTo() *resp.Cmds {
+	if b.self != b {
+		b.cmds = resp.Cmds{}
+	}
+	return &b.cmds
+}
 
 // Exec sends every command in one write and waits for all the replies.
 // It returns nil when every reply arrived (some may be server errors: see
 // Err), or the fault or ctx's error. After a fault or a cancellation the
 // replies are not available; the commands may or may not have run.
 //
-// Nothing is sent when ctx is already done, when a command was built
-// wrong (ErrEmptyCommand, ErrIncompleteCommand, a cmds.Command whose Err
+// Nothing is sent when ctx is already done, when the Batch is a copy
+// (ErrCopied), when a command was built wrong (ErrEmptyCommand, ErrIncompleteCommand, a cmds.Command whose Err
 // is not nil), or when the connection
 // refuses a command (conn.ErrCommandRefused: a subscription, an unclosed
 // MULTI, …).
 func (b *Batch) Exec(ctx context.Context, s conn.Sender) error {
+	b.own()
 	b.done = false
 	err := b.exec(ctx, s)
 	b.done, b.execErr = err == nil, err
@@ -214,7 +281,12 @@ func (b *Batch) submission(wants bool) (wire.Cmds, error) {
 
 // Replies returns the replies of the last Exec, in command order. They are
 // valid until the next Exec or Reset.
-func (b *Batch) Replies() []resp.Value { return b.col.Replies() }
+func (b *Batch) Replies() []resp.Value {
+	if b.self != b {
+		return nil // never used, or a copy: none of its own
+	}
+	return b.col.Replies()
+}
 
 // Reply returns reply i of the last Exec.
 func (b *Batch) Reply(i int) resp.Value {

@@ -14,6 +14,7 @@ import "github.com/echomq/echomq-go/cmds"
 // valid until it starts the next one, which is no matter for the typed
 // methods (Int, String, …): they copy the command into the batch.
 func (b *Batch) Builder() *cmds.Builder {
+	b.own()
 	if b.cb == nil {
 		b.cb = new(cmds.Builder)
 	}

@@ -7,6 +7,13 @@
 // outcome: its own reply (which may be a server error) or the fault that
 // broke the connection.
 //
+// A Batch is used through its address and must not be copied once used:
+// go vet reports a copy, and a copy is refused at its first use (its Exec
+// and handles fail with ErrCopied, it sends nothing and reads none of the
+// original's replies) until its Reset gives it memory of its own. Reply
+// handles know the Reset they belong to: one kept past a Reset reads
+// ErrStale, however many Resets later.
+//
 // # Typed commands
 //
 // A Batch takes the typed commands of package cmds: the method named

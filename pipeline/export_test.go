@@ -8,3 +8,6 @@ func (b *Batch) Submission(wants bool) (conn.Cmds, error) { return b.submission(
 
 // FactsKept is the number of commands whose facts the batch holds.
 func (b *Batch) FactsKept() int { return b.facts.Len() }
+
+// AdvanceResets moves b on as if it had been Reset n times.
+func AdvanceResets(b *Batch, n uint64) { b.gen += n }

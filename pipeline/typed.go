@@ -36,6 +36,7 @@ var ErrStale = errors.New("pipeline: reply handle from before Reset")
 // missing, a NaN, a stale Command) is not appended: its index is -1, and
 // it makes Exec return that error and send nothing until Reset.
 func (b *Batch) AddCommand(c cmds.Command) int {
+	b.own()
 	if err := c.Err(); err != nil {
 		if b.bad == nil {
 			b.bad = err
@@ -54,8 +55,8 @@ func (b *Batch) AddCommand(c cmds.Command) int {
 }
 
 // reply returns reply i for a handle of generation gen.
-func (b *Batch) reply(gen uint32, i int) (resp.Value, error) {
-	if b != nil && gen == b.gen && b.done {
+func (b *Batch) reply(gen uint64, i int) (resp.Value, error) {
+	if b != nil && gen == b.gen && b.done && b.self == b {
 		// The common case, the replies of this generation's Exec (done
 		// means it returned nil).
 		if r := b.col.Replies(); uint(i) < uint(len(r)) {
@@ -65,6 +66,10 @@ func (b *Batch) reply(gen uint32, i int) (resp.Value, error) {
 	switch {
 	case b == nil:
 		return resp.Value{}, ErrNotExecuted
+	case b.self != nil && b.self != b:
+		// A Batch copied over the handle's: it holds another's replies.
+		b.adopt()
+		return resp.Value{}, ErrCopied
 	case gen != b.gen:
 		return resp.Value{}, ErrStale
 	case i < 0 && b.bad != nil:
@@ -79,14 +84,14 @@ func (b *Batch) reply(gen uint32, i int) (resp.Value, error) {
 // Reply is the handle of a queued command whose reply decodes to a T.
 type Reply[T any] struct {
 	b   *Batch
-	gen uint32
+	gen uint64
 	i   int32
 	dec func(resp.Value) (T, error)
 }
 
 // Value returns the decoded reply of the last Exec: the server's error
 // reply as a *resp.ServerError, the error of a failed Exec, or one
-// matching ErrNotExecuted or ErrStale.
+// matching ErrNotExecuted, ErrStale or ErrCopied.
 func (r Reply[T]) Value() (T, error) {
 	v, err := r.b.reply(r.gen, int(r.i))
 	if err != nil {
@@ -103,7 +108,7 @@ func (r Reply[T]) Index() int { return int(r.i) }
 // NullReply is the handle of a queued command whose reply may be nil.
 type NullReply[T any] struct {
 	b   *Batch
-	gen uint32
+	gen uint64
 	i   int32
 	dec func(resp.Value) (T, bool, error)
 }
@@ -125,12 +130,14 @@ func (r NullReply[T]) Index() int { return int(r.i) }
 // Decode appends c and returns a handle whose Value decodes its reply
 // with dec (one of package cmds' decoders, or one of the caller's).
 func Decode[T any](b *Batch, c cmds.Command, dec func(resp.Value) (T, error)) Reply[T] {
-	return Reply[T]{b: b, gen: b.gen, i: int32(b.AddCommand(c)), dec: dec}
+	i := b.AddCommand(c) // first: it may move gen on (a copy)
+	return Reply[T]{b: b, gen: b.gen, i: int32(i), dec: dec}
 }
 
 // DecodeNull is Decode for a reply that may be nil.
 func DecodeNull[T any](b *Batch, c cmds.Command, dec func(resp.Value) (T, bool, error)) NullReply[T] {
-	return NullReply[T]{b: b, gen: b.gen, i: int32(b.AddCommand(c)), dec: dec}
+	i := b.AddCommand(c)
+	return NullReply[T]{b: b, gen: b.gen, i: int32(i), dec: dec}
 }
 
 // Int appends c, whose reply is an integer (INCR, DEL, LLEN, …).

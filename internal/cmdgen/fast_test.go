@@ -43,3 +43,28 @@ func TestFast(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionCode: every option method refuses a stale builder value
+// before it writes anything: an option that starts with its slot and
+// token has B.opt check the value's generation (and return staleGen),
+// any other starts with Builder.stale.
+func TestOptionCode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{"a token", []string{"B.open(2, false)", "B.tok(\"NX\")"},
+			"\tc.g = c.b.opt(c.g, 2, false, \"NX\")\n"},
+		{"a token and a value", []string{"B.open(4, false)", "B.tok(\"EX\")", "B.dur(s, Seconds)"},
+			"\tif c.g = c.b.opt(c.g, 4, false, \"EX\"); c.g == staleGen {\n\t\treturn c\n\t}\n\tc.b.secs(s)\n"},
+		{"no token first", []string{"B.open(0, false)", "B.choose(0, 1)", "B.tok(\"ORDERBY\")", "B.str(m)"},
+			"\tif c.b.stale(c.g) {\n\t\treturn T{c.b, staleGen}\n\t}\n\tc.b.open(0, false)\n\tc.b.choose(0, 1)\n\tc.b.tok(\"ORDERBY\")\n\tc.b.str(m)\n"},
+		{"a token later", []string{"B.open(1, true)", "B.str(x)", "B.open(2, false)", "B.tok(\"A\")"},
+			"\tif c.b.stale(c.g) {\n\t\treturn T{c.b, staleGen}\n\t}\n\tc.b.open(1, true)\n\tc.b.str(x)\n\tc.b.opt(c.g, 2, false, \"A\")\n"},
+	} {
+		if got := optionCode(tc.in, "T"); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}

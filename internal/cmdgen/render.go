@@ -105,6 +105,37 @@ func code(lines []string, b string) string {
 	return s.String()
 }
 
+// optionCode is the body of an option method of the builder type typ:
+// refused, writing nothing, when the builder value is stale (its
+// Builder built it or started another command: Builder.stale), the
+// value returned then of generation staleGen, whose Build is stale too.
+// An option that opens its slot with its token (most: NX, WITHSCORES)
+// has B.opt check the generation and return the value's, or staleGen,
+// so that it stays within the inliner's budget; any other starts with
+// the check.
+func optionCode(lines []string, typ string) string {
+	ls := fast(lines, false)
+	var s strings.Builder
+	first := len(ls) > 0 && strings.HasPrefix(ls[0], "B.opt(")
+	if !first {
+		fmt.Fprintf(&s, "\tif c.b.stale(c.g) {\n\t\treturn %s{c.b, staleGen}\n\t}\n", typ)
+	}
+	for i, l := range ls {
+		if rest, ok := strings.CutPrefix(l, "B.opt("); ok {
+			l = "B.opt(c.g, " + rest
+		}
+		l = strings.ReplaceAll(l, "B.", "c.b.")
+		switch {
+		case i == 0 && first && len(ls) == 1:
+			l = "c.g = " + l
+		case i == 0 && first:
+			l = "if c.g = " + l + "; c.g == staleGen {\n\t\treturn c\n\t}"
+		}
+		s.WriteString("\t" + l + "\n")
+	}
+	return s.String()
+}
+
 // fast rewrites a builder's code with the Builder's shortcuts, which
 // write the same bytes in fewer calls: in a constructor, the slots
 // opened in order at its top level before any late run (B.later) or
@@ -184,7 +215,7 @@ func paramDoc(ps []param) string {
 func renderCommand(b *bytes.Buffer, o *cmdOut) {
 	c := o.C
 	fmt.Fprintf(b, "// %s is the builder of %s, started by Builder.%s.\n", o.TypeName, strings.Join(c.Words, " "), o.GoName)
-	fmt.Fprintf(b, "type %s struct{ b *Builder }\n\n", o.TypeName)
+	fmt.Fprintf(b, "type %s struct {\n\tb *Builder\n\tg uint64 // the Builder's generation when it started the command\n}\n\n", o.TypeName)
 	fmt.Fprintf(b, "// %s starts %s:\n//\n//\t%s\n//\n", o.GoName, strings.Join(c.Words, " "), o.Syntax)
 	if len(o.Ctor.Params) > 0 {
 		fmt.Fprintf(b, "// Arguments: %s.\n", paramDoc(o.Ctor.Params))
@@ -218,7 +249,7 @@ func renderCommand(b *bytes.Buffer, o *cmdOut) {
 	fmt.Fprintf(b, "//\n// In %s. See %s\n", strings.Join(c.Servers, ", "), link(c.Name))
 	fmt.Fprintf(b, "func (b *Builder) %s(%s) %s {\n\tb.start(&%s)\n", o.GoName, sig(o.Ctor.Params), o.TypeName, o.InfoName)
 	b.WriteString(code(o.Ctor.Code, "b"))
-	fmt.Fprintf(b, "\treturn %s{b}\n}\n\n", o.TypeName)
+	fmt.Fprintf(b, "\treturn %s{b, b.gen}\n}\n\n", o.TypeName)
 	for _, m := range o.Methods {
 		for _, d := range m.Doc {
 			fmt.Fprintf(b, "// %s\n", d)
@@ -233,11 +264,13 @@ func renderCommand(b *bytes.Buffer, o *cmdOut) {
 			fmt.Fprintf(b, "// Only in %s.\n", orNone(m.Servers))
 		}
 		fmt.Fprintf(b, "func (c %s) %s(%s) %s {\n", o.TypeName, m.Name, sig(m.Params), o.TypeName)
-		b.WriteString(code(m.Code, "c.b"))
+		b.WriteString(optionCode(m.Code, o.TypeName))
 		b.WriteString("\treturn c\n}\n\n")
 	}
-	fmt.Fprintf(b, "// Build encodes %s. The Command is valid until the Builder starts the next one.\n", strings.Join(c.Words, " "))
-	fmt.Fprintf(b, "func (c %s) Build() Command { return c.b.build(&%s) }\n\n", o.TypeName, o.InfoName)
+	fmt.Fprintf(b, "// Build encodes %s. The Command is valid until the Builder starts the next one;\n", strings.Join(c.Words, " "))
+	b.WriteString("// after Build, or once the Builder has started another command, the value's\n")
+	b.WriteString("// options are refused and a Command built of them has an Err matching ErrStale.\n")
+	fmt.Fprintf(b, "func (c %s) Build() Command { return c.b.build(&%s, c.g) }\n\n", o.TypeName, o.InfoName)
 	renderInfo(b, o)
 }
 
