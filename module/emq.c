@@ -25,6 +25,17 @@
  * Only the keys the call declares, rows derived from its declared base and
  * the fence (read, never written) are touched.
  *
+ * As the scripts meet the server (module/README.md says where not):
+ *   - maxmemory: no command is deny-oom; a call is refused (OOM) where its
+ *     script's first write could grow memory (HSET, ZADD) with nothing
+ *     written before it, after the checks the script makes first;
+ *   - ACL: the derived keys (rows, meta) and the fence are checked against
+ *     the caller's user, with the access the script's calls need, before
+ *     the first write (NOPERM);
+ *   - keyspace events: those of the script's commands, in its order;
+ *   - numbers: stored and replied as the script stores and replies them.
+ * MODULE UNLOAD frees every string the module made (RedisModule_OnUnload).
+ *
  * Replication: the effects are replicated (RedisModule_Replicate), as a
  * script's are: HSET/ZADD/ZREM/DEL/PEXPIREAT with the times this command
  * computed, so replicas and the AOF hold the primary's scores. A call's
