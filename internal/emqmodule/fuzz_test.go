@@ -97,7 +97,8 @@ func sanitizerReports(t *testing.T, dir string) string {
 // TestFuzzASan sends random calls of every command (random numkeys and
 // arity, random bytes, huge and empty values, numbers at every edge, keys of
 // other queues and of no queue, wrong types on every key, a missing or
-// foreign fence) to a server running the sanitizer build: the server must
+// foreign fence; a share as an ACL-restricted user, stretches at
+// maxmemory) to a server running the sanitizer build: the server must
 // answer every call and the sanitizers report nothing. EMQ_FUZZ_ITERS sets
 // the count (default 20,000).
 func TestFuzzASan(t *testing.T) {
@@ -110,6 +111,13 @@ func TestFuzzASan(t *testing.T) {
 	t.Logf("seed %d, %d calls, %s %s", seed, iters, srv.Name, srv.Version)
 	f := &fuzzer{rng: rand.New(rand.NewPCG(seed, 7)), t: t}
 	f.s = newSide(t, "asan", srv.Addr, true)
+	// A user with some rows of one queue only, for a share of the calls;
+	// and stretches at maxmemory.
+	f.s.must(t, "ACL", "SETUSER", "fz", "reset", "on", ">pw", "+@all", "%R~{emq}:version", "~emq:{fz}:pending",
+		"~emq:{fz}:active", "~emq:{fz}:delayed", "~emq:{fz}:dead", "~emq:{fz}:", "%R~emq:{fz}:meta", "~emq:{fz}:job:*1",
+		"%R~emq:{fz}:job:*2", "%W~emq:{fz}:job:*3", "~emq:{fz2}:*")
+	lim := userSide(t, f.s, srv.Addr, "fz")
+	f.s.must(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
 	replies := map[string]int{}
 	for i := 0; i < iters; i++ {
 		if f.rng.IntN(20) == 0 {
@@ -118,8 +126,18 @@ func TestFuzzASan(t *testing.T) {
 		if i%40 == 0 {
 			f.s.raw(t, "SET", "{emq}:version", "echomq:6.0.0") // the fence back, most of the time
 		}
+		switch i % 1000 {
+		case 500:
+			f.s.must(t, "CONFIG", "SET", "maxmemory", "1")
+		case 700:
+			f.s.must(t, "CONFIG", "SET", "maxmemory", "0")
+		}
 		args := f.call()
-		v, err := f.s.c.Do(context.Background(), anys(args)...)
+		c := f.s.c
+		if f.rng.IntN(4) == 0 {
+			c = lim.c
+		}
+		v, err := c.Do(context.Background(), anys(args)...)
 		var se *resp.ServerError
 		if err != nil && !errors.As(err, &se) {
 			t.Fatalf("call %d %.200q: %v\nsanitizers:\n%s", i, args, err, sanitizerReports(t, dir))
@@ -130,6 +148,7 @@ func TestFuzzASan(t *testing.T) {
 		}
 		replies[kind]++
 	}
+	f.s.must(t, "CONFIG", "SET", "maxmemory", "0")
 	require.Equal(t, "PONG", f.s.must(t, "PING").Text())
 	require.True(t, srv.Running())
 	t.Logf("replies by kind: %v", replies)
