@@ -148,4 +148,8 @@ func TestACLFence(t *testing.T) {
 	}
 	require.Equal(t, int64(0), nat.must(t, "EXISTS", q.row("JOB0000000000A"), q.pending(), q.active(), q.delayed()).Int,
 		"nothing written")
+	// The module's refusal is the server's own for a command, byte for byte.
+	direct := render(un.raw(t, "GET", "{emq}:version"))
+	require.Contains(t, direct, "NOPERM")
+	require.Equal(t, direct, render(un.run(t, true, "claim", []string{q.pending(), q.active(), q.base()}, []string{"1"})))
 }
