@@ -216,7 +216,8 @@ typedef struct {
     size_t bufcap;
     int replicate; /* build the effects for propagation */
     int oom;       /* the server is over maxmemory (and must not obey this caller) */
-    int acl;       /* 0: the caller's user not looked up yet, 1: user holds it, -1: no checks */
+    int acl;       /* 0: the caller's user not looked up yet, 1: user holds it, -1: no checks, -2: refuse */
+    int lua;       /* called from a script */
     RedisModuleUser *user;   /* the caller's user, for the keys the call derives */
     RedisModuleString *uname;
     mstime_t now;  /* the server clock, read once */
@@ -431,11 +432,14 @@ static int oom_err(call *c) {
 static int valkey; /* the server is Valkey: its NOPERM text */
 
 /* acl_user looks the caller's user up once per call: its name by the
- * client's id (a client the server does not list, a script's or another
- * module's, has none: no check then, as for the primary and the AOF). */
+ * client's id. A client the server does not list has none: another
+ * module's call (its own user, or none: every key), unchecked as the
+ * primary and the AOF are; a script's, whose caller the module cannot
+ * name, refused (-2), so that no script reads through the module what
+ * its caller may not. */
 static int acl_user(call *c) {
     if (c->acl == 0) {
-        c->acl = -1;
+        c->acl = c->lua ? -2 : -1;
         c->uname = RedisModule_GetClientUserNameById(c->ctx, RedisModule_GetClientId(c->ctx));
         if (c->uname && (c->user = RedisModule_GetModuleUserFromUserName(c->uname)) != NULL) c->acl = 1;
     }
@@ -444,7 +448,7 @@ static int acl_user(call *c) {
 
 /* acl_can: the caller may access key as flags say. */
 static int acl_can(call *c, RedisModuleString *key, int flags) {
-    if (!acl_user(c)) return 1;
+    if (!acl_user(c)) return c->acl != -2;
     if (flags == 0)
         return RedisModule_ACLCheckKeyPermissions(c->user, key, ACL_R) == REDISMODULE_OK ||
                RedisModule_ACLCheckKeyPermissions(c->user, key, ACL_W) == REDISMODULE_OK;
@@ -465,7 +469,8 @@ static int noperm(call *c, RedisModuleString *key) {
  * flags | more say, 1 as flags alone, 0 not even that. The usual user,
  * allowed both, costs one check. */
 static int acl_level(call *c, RedisModuleString *k, int flags, int more) {
-    if (!acl_user(c) || acl_can(c, k, flags | more)) return 2;
+    if (!acl_user(c)) return c->acl == -2 ? 0 : 2;
+    if (acl_can(c, k, flags | more)) return 2;
     return acl_can(c, k, flags) ? 1 : 0;
 }
 
@@ -484,6 +489,7 @@ static int shape(call *c, RedisModuleCtx *ctx, RedisModuleString **argv, int arg
      * server's OOM state, unless the caller is the primary or the AOF). */
     c->oom = (fl & REDISMODULE_CTX_FLAGS_OOM) && !(fl & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
     if (fl & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING)) c->acl = -1;
+    c->lua = (fl & REDISMODULE_CTX_FLAGS_LUA) != 0;
     long long k;
     if (argc < 2) return RedisModule_WrongArity(ctx), -1;
     if (RedisModule_StringToLongLong(argv[1], &k) != REDISMODULE_OK || k != nk) {

@@ -53,6 +53,7 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 
 #define REDISMODULE_POSTPONED_LEN -1
 #define REDISMODULE_REPLY_INTEGER 2
+#define REDISMODULE_CTX_FLAGS_LUA (1 << 0)
 #define REDISMODULE_CTX_FLAGS_MASTER (1 << 2)
 #define REDISMODULE_CTX_FLAGS_CLUSTER (1 << 5)
 #define REDISMODULE_CTX_FLAGS_AOF (1 << 6)

@@ -153,3 +153,19 @@ func TestACLFence(t *testing.T) {
 	require.Contains(t, direct, "NOPERM")
 	require.Equal(t, direct, render(un.run(t, true, "claim", []string{q.pending(), q.active(), q.base()}, []string{"1"})))
 }
+
+// TestACLScriptCaller: a script's redis.call of an EMQ command is
+// refused: the server names no user for a script's client, so the module
+// could not check the keys it derives against the caller's ACL, and a
+// script must not read through it what its caller may not.
+func TestACLScriptCaller(t *testing.T) {
+	_, n := pair(t)
+	nat := newSide(t, "module", n.Addr, true)
+	q := qk("lua")
+	id := "JOB0000000000A"
+	got := render(nat.raw(t, "EVAL", "return redis.call('EMQ.ENQUEUE', 2, KEYS[1], KEYS[2], ARGV[1], ARGV[2])", "2",
+		q.row(id), q.pending(), id, "x"))
+	require.Contains(t, got, "NOPERM", "a script's call of the module")
+	require.Equal(t, int64(0), nat.must(t, "EXISTS", q.row(id), q.pending()).Int, "nothing written")
+	require.Equal(t, "1", render(nat.run(t, true, "enqueue", []string{q.row(id), q.pending()}, []string{id, "x"})), "called directly")
+}
