@@ -25,6 +25,17 @@
  * Only the keys the call declares, rows derived from its declared base and
  * the fence (read, never written) are touched.
  *
+ * As the scripts meet the server (module/README.md says where not):
+ *   - maxmemory: no command is deny-oom; a call is refused (OOM) where its
+ *     script's first write could grow memory (HSET, ZADD) with nothing
+ *     written before it, after the checks the script makes first;
+ *   - ACL: the derived keys (rows, meta) and the fence are checked against
+ *     the caller's user, with the access the script's calls need, before
+ *     the first write (NOPERM);
+ *   - keyspace events: those of the script's commands, in its order;
+ *   - numbers: stored and replied as the script stores and replies them.
+ * MODULE UNLOAD frees every string the module made (RedisModule_OnUnload).
+ *
  * Replication: the effects are replicated (RedisModule_Replicate), as a
  * script's are: HSET/ZADD/ZREM/DEL/PEXPIREAT with the times this command
  * computed, so replicas and the AOF hold the primary's scores. A call's
@@ -204,6 +215,11 @@ typedef struct {
     char *buf;   /* scratch for derived keys */
     size_t bufcap;
     int replicate; /* build the effects for propagation */
+    int oom;       /* the server is over maxmemory (and must not obey this caller) */
+    int acl;       /* 0: the caller's user not looked up yet, 1: user holds it, -1: no checks, -2: refuse */
+    int lua;       /* called from a script */
+    RedisModuleUser *user;   /* the caller's user, for the keys the call derives */
+    RedisModuleString *uname;
     mstime_t now;  /* the server clock, read once */
     int have_now;
     /* The rows the call touches: one handle each (read and write), opened
@@ -270,6 +286,8 @@ static void rep(call *c, const char *cmd, RedisModuleString *key, int n, ...) {
 
 static void call_end(call *c) {
     rep_flush(c);
+    if (c->user) RedisModule_FreeModuleUser(c->user);
+    if (c->uname) RedisModule_FreeString(c->ctx, c->uname);
     for (size_t i = 0; i < c->nrow; i++) RedisModule_CloseKey(c->rowh[i]);
     xfree(c->rowh);
     xfree(c->rowtag);
@@ -289,13 +307,14 @@ static const char *sp(const RedisModuleString *s, size_t *len) { return RedisMod
 /* num_str: the decimal text of v's integer part (as "%lld"): a constant
  * for 0-255, else the call's own string (ll2string in the server: no
  * printf). */
-static RedisModuleString *num_str(call *c, double v) {
-    long long x = (long long)v;
+static RedisModuleString *ll_str(call *c, long long x) {
     if (x >= 0 && x < NUMS) return S_NUM[x];
     RedisModuleString *s = RedisModule_CreateStringFromLongLong(c->ctx, x);
     own(c, s);
     return s;
 }
+
+static RedisModuleString *num_str(call *c, double v) { return ll_str(c, (long long)v); }
 
 /* canon_int: p is the canonical decimal text of a whole number in
  * [0, 10^15) ("0" or 1-15 digits, no leading zero), which is exactly what
@@ -393,6 +412,69 @@ static int eq_str(RedisModuleString *s, const char *lit) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* Memory and ACL, as a script meets them. */
+
+/* oom_err answers what a script's first write that could grow memory
+ * (HSET, ZADD) answers at maxmemory: the server's OOM error. */
+static int oom_err(call *c) {
+    RedisModule_ReplyWithError(c->ctx, "OOM command not allowed when used memory > 'maxmemory'.");
+    return -1;
+}
+
+/* The keys a call derives (rows, meta) and the fence are checked against
+ * the caller's user as a script's redis.call checks every key it names;
+ * the server has checked the declared keys. ACL_R is a read (HGET, HMGET),
+ * ACL_W a write (HSET, DEL, PEXPIRE), 0 any access (what EXISTS needs: a
+ * pattern of either kind). */
+#define ACL_R REDISMODULE_CMD_KEY_ACCESS
+#define ACL_W REDISMODULE_CMD_KEY_UPDATE
+
+static int valkey; /* the server is Valkey: its NOPERM text */
+
+/* acl_user looks the caller's user up once per call: its name by the
+ * client's id. A client the server does not list has none: another
+ * module's call (its own user, or none: every key), unchecked as the
+ * primary and the AOF are; a script's, whose caller the module cannot
+ * name, refused (-2), so that no script reads through the module what
+ * its caller may not. */
+static int acl_user(call *c) {
+    if (c->acl == 0) {
+        c->acl = c->lua ? -2 : -1;
+        c->uname = RedisModule_GetClientUserNameById(c->ctx, RedisModule_GetClientId(c->ctx));
+        if (c->uname && (c->user = RedisModule_GetModuleUserFromUserName(c->uname)) != NULL) c->acl = 1;
+    }
+    return c->acl == 1;
+}
+
+/* acl_can: the caller may access key as flags say. */
+static int acl_can(call *c, RedisModuleString *key, int flags) {
+    if (!acl_user(c)) return c->acl != -2;
+    if (flags == 0)
+        return RedisModule_ACLCheckKeyPermissions(c->user, key, ACL_R) == REDISMODULE_OK ||
+               RedisModule_ACLCheckKeyPermissions(c->user, key, ACL_W) == REDISMODULE_OK;
+    return RedisModule_ACLCheckKeyPermissions(c->user, key, flags) == REDISMODULE_OK;
+}
+
+/* noperm answers a refused key as the server answers a command's: NOPERM,
+ * logged in ACL LOG (context module). */
+static int noperm(call *c, RedisModuleString *key) {
+    if (c->user) RedisModule_ACLAddLogEntry(c->ctx, c->user, key, REDISMODULE_ACL_LOG_KEY);
+    RedisModule_ReplyWithError(c->ctx, valkey ? "NOPERM No permissions to access a key"
+                                              : "NOPERM this user has no permissions to access one of the keys used as "
+                                                "arguments");
+    return -1;
+}
+
+/* acl_level tells how far the caller may access the row key k: 2 as
+ * flags | more say, 1 as flags alone, 0 not even that. The usual user,
+ * allowed both, costs one check. */
+static int acl_level(call *c, RedisModuleString *k, int flags, int more) {
+    if (!acl_user(c)) return c->acl == -2 ? 0 : 2;
+    if (acl_can(c, k, flags | more)) return 2;
+    return acl_can(c, k, flags) ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Shape, layout, fence. */
 
 /* shape checks numkeys and that the keys and at least minargs ARGV are
@@ -401,7 +483,13 @@ static int shape(call *c, RedisModuleCtx *ctx, RedisModuleString **argv, int arg
                  int minargs) {
     memset(c, 0, sizeof(*c));
     c->ctx = ctx;
-    c->replicate = replicating || (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_AOF);
+    int fl = RedisModule_GetContextFlags(ctx);
+    c->replicate = replicating || (fl & REDISMODULE_CTX_FLAGS_AOF);
+    /* As a script's first write that could grow memory is refused (the
+     * server's OOM state, unless the caller is the primary or the AOF). */
+    c->oom = (fl & REDISMODULE_CTX_FLAGS_OOM) && !(fl & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING));
+    if (fl & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING)) c->acl = -1;
+    c->lua = (fl & REDISMODULE_CTX_FLAGS_LUA) != 0;
     long long k;
     if (argc < 2) return RedisModule_WrongArity(ctx), -1;
     if (RedisModule_StringToLongLong(argv[1], &k) != REDISMODULE_OK || k != nk) {
@@ -485,6 +573,7 @@ static int layout(call *c, const char *const *sfx) {
 
 /* fence: {emq}:version holds echomq:6.<minor>.<patch>. */
 static int fence(call *c) {
+    if (!acl_can(c, S_VERSION, ACL_R)) return noperm(c, S_VERSION);
     RedisModuleKey *k = RedisModule_OpenKey(c->ctx, S_VERSION, REDISMODULE_READ);
     int t = RedisModule_KeyType(k);
     if (t != REDISMODULE_KEYTYPE_STRING) {
@@ -677,6 +766,7 @@ static RedisModuleKey *openw(call *c, RedisModuleString *name) {
 /* paused: meta's paused field is "1". -1 (replied) when meta is no hash. */
 static int paused(call *c) {
     RedisModuleString *mk = meta_key(c);
+    if (!acl_can(c, mk, ACL_R)) return noperm(c, mk);
     RedisModuleKey *k = RedisModule_OpenKey(c->ctx, mk, REDISMODULE_READ);
     if (!type_ok(k, REDISMODULE_KEYTYPE_HASH)) {
         RedisModule_CloseKey(k);
@@ -716,21 +806,71 @@ static void e_newrow(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisMod
     rep(c, "HSET", kn, 6, F_STATE, state, F_ATTEMPTS, S_ZERO, F_PAYLOAD, payload);
 }
 
+/* zadd1 adds m at score: 1 when it joined or moved (ZADD's event then). */
+static int zadd1(call *c, RedisModuleKey *k, RedisModuleString *kn, double score, RedisModuleString *sc,
+                 RedisModuleString *m) {
+    if (k == c->walkset) c->walkstale = 1;
+    int fl = 0;
+    RedisModule_ZsetAdd(k, score, m, &fl);
+    if (c->replicate) rep(c, "ZADD", kn, 2, sc ? sc : num_str(c, score), m);
+    return (fl & (REDISMODULE_ZADD_ADDED | REDISMODULE_ZADD_UPDATED)) != 0;
+}
+
+/* e_zadd is one ZADD of one member: its event when it changed the set. */
 static void e_zadd(call *c, RedisModuleKey *k, RedisModuleString *kn, double score, RedisModuleString *sc,
                    RedisModuleString *m) {
-    if (k == c->walkset) c->walkstale = 1;
-    RedisModule_ZsetAdd(k, score, m, NULL);
-    RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zadd", kn);
-    if (c->replicate) rep(c, "ZADD", kn, 2, sc ? sc : num_str(c, score), m);
+    if (zadd1(c, k, kn, score, sc, m)) RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zadd", kn);
+}
+
+/* zrem_done fires what a command that removed members fires: its event,
+ * and del when the set is gone. */
+static void zrem_done(call *c, RedisModuleKey *k, RedisModuleString *kn, const char *ev) {
+    RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, ev, kn);
+    if (RedisModule_KeyType(k) == REDISMODULE_KEYTYPE_EMPTY)
+        RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_GENERIC, "del", kn);
+}
+
+static int zrem1(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *m) {
+    int deleted = 0;
+    RedisModule_ZsetRem(k, m, &deleted);
+    if (deleted) rep(c, "ZREM", kn, 1, m);
+    return deleted;
+}
+
+/* e_zrem is one ZREM (ev "zrem") or ZPOPMIN (ev "zpopmin") of m. */
+static void e_zrem_ev(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *m, const char *ev) {
+    if (zrem1(c, k, kn, m)) zrem_done(c, k, kn, ev);
 }
 
 static void e_zrem(call *c, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *m) {
-    int deleted = 0;
-    RedisModule_ZsetRem(k, m, &deleted);
-    if (deleted) {
-        RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zrem", kn);
-        rep(c, "ZREM", kn, 1, m);
-    }
+    e_zrem_ev(c, k, kn, m, "zrem");
+}
+
+/* A zbatch is the scripts' ZADD or ZREM of many members, 1,000 to a
+ * command: one event per command that changed the set. */
+typedef struct {
+    int any, cnt;
+} zbatch;
+
+static void zb_end_rem(call *c, zbatch *b, RedisModuleKey *k, RedisModuleString *kn) {
+    if (b->any) zrem_done(c, k, kn, "zrem");
+    b->any = b->cnt = 0;
+}
+
+static void zb_rem(call *c, zbatch *b, RedisModuleKey *k, RedisModuleString *kn, RedisModuleString *m) {
+    b->any |= zrem1(c, k, kn, m);
+    if (++b->cnt == 1000) zb_end_rem(c, b, k, kn);
+}
+
+static void zb_end_add(call *c, zbatch *b, RedisModuleString *kn) {
+    if (b->any) RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_ZSET, "zadd", kn);
+    b->any = b->cnt = 0;
+}
+
+static void zb_add(call *c, zbatch *b, RedisModuleKey *k, RedisModuleString *kn, double score, RedisModuleString *sc,
+                   RedisModuleString *m) {
+    b->any |= zadd1(c, k, kn, score, sc, m);
+    if (++b->cnt == 1000) zb_end_add(c, b, kn);
 }
 
 static void e_del(call *c, RedisModuleKey *k, RedisModuleString *kn) {
@@ -784,6 +924,10 @@ static int enqueue_one(call *c, RedisModuleString *row, RedisModuleString *set, 
     if (RedisModule_KeyType(rk) != REDISMODULE_KEYTYPE_EMPTY) {
         RedisModule_CloseKey(rk);
         return RedisModule_ReplyWithLongLong(c->ctx, 0);
+    }
+    if (c->oom) { /* the script's HSET, its first write */
+        RedisModule_CloseKey(rk);
+        return oom_err(c), REDISMODULE_OK;
     }
     RedisModuleKey *sk = openw(c, set);
     if (!type_ok(sk, REDISMODULE_KEYTYPE_ZSET)) {
@@ -883,6 +1027,13 @@ static int cmd_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         wrongtype(&c);
         goto close3;
     }
+    /* The script's EXISTS of the row (any access), then its HINCRBY, HSET
+     * and HGET (read and write). */
+    int lv = acl_level(&c, row, 0, ACL_R | ACL_W);
+    if (lv == 0 || (lv == 1 && rt == REDISMODULE_KEYTYPE_HASH)) {
+        noperm(&c, row);
+        goto close3;
+    }
     long long att = 0;
     RedisModuleString *payload = NULL, *a = NULL;
     if (rt == REDISMODULE_KEYTYPE_HASH) {
@@ -899,14 +1050,19 @@ static int cmd_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
             goto close3;
         }
     }
-    e_zrem(&c, pk, c.keys[0], id); /* the pop; a ghost (no row) is dropped */
+    e_zrem_ev(&c, pk, c.keys[0], id, "zpopmin"); /* the pop; a ghost (no row) is dropped */
     if (rt == REDISMODULE_KEYTYPE_EMPTY) {
         RedisModule_ReplyWithArray(ctx, 0);
         goto close3;
     }
+    /* HINCRBY stores the exact integer; the script's reply is it as a Lua
+     * number (a double), made an integer again. */
     att++;
-    RedisModuleString *as = num_str(&c, (double)att);
-    e_hset2(&c, rk, row, F_ATTEMPTS, as, F_STATE, S_ACTIVE);
+    RedisModuleString *as = ll_str(&c, att);
+    RedisModule_HashSet(rk, REDISMODULE_HASH_NONE, F_ATTEMPTS, as, F_STATE, S_ACTIVE, NULL);
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hincrby", row);
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_HASH, "hset", row);
+    rep(&c, "HSET", row, 4, F_ATTEMPTS, as, F_STATE, S_ACTIVE);
     e_zadd(&c, ak, c.keys[1], (double)now_ms(&c) + lease, NULL, id);
     RedisModule_ReplyWithArray(ctx, 3);
     RedisModule_ReplyWithString(ctx, id);
@@ -914,7 +1070,7 @@ static int cmd_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         RedisModule_ReplyWithString(ctx, payload);
     else
         RedisModule_ReplyWithNull(ctx);
-    RedisModule_ReplyWithLongLong(ctx, att);
+    RedisModule_ReplyWithLongLong(ctx, lua_long((double)att));
 close3:
     RedisModule_CloseKey(rk);
     RedisModule_CloseKey(ak);
@@ -969,8 +1125,10 @@ done:
 static int settle_retry(call *c, RedisModuleKey *rk, RedisModuleString *row, RedisModuleString *id, double attempts,
                         double delay, double max, RedisModuleString *err, RedisModuleKey *ak, RedisModuleString *an,
                         RedisModuleKey *pk, RedisModuleString *pn, RedisModuleKey *dk, RedisModuleString *dn,
-                        RedisModuleKey *xk, RedisModuleString *xn) {
+                        RedisModuleKey *xk, RedisModuleString *xn, int hsets) {
     e_zrem(c, ak, an, id);
+    /* retry's HSET of the error, then of the state (settle_claim's one) */
+    if (hsets == 2) RedisModule_NotifyKeyspaceEvent(c->ctx, REDISMODULE_NOTIFY_HASH, "hset", row);
     if (attempts >= max) {
         e_hset2(c, rk, row, F_ERROR, err, F_STATE, S_DEAD);
         e_zadd(c, xk, xn, (double)now_ms(c), NULL, id);
@@ -1018,7 +1176,7 @@ static int cmd_retry(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
         wrongtype(&c);
     } else {
         int r = settle_retry(&c, rk, c.keys[1], c.args[0], attempts, delay, max, err, ak, c.keys[0], tk, c.keys[2],
-                             tk, c.keys[3], tk, c.keys[4]);
+                             tk, c.keys[3], tk, c.keys[4], 2);
         RedisModule_ReplyWithLongLong(ctx, r);
     }
     RedisModule_CloseKey(tk);
@@ -1057,11 +1215,14 @@ static int cmd_extend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     } else if (RedisModule_KeyType(ak) == REDISMODULE_KEYTYPE_EMPTY ||
                RedisModule_ZsetScore(ak, c.args[0], &score) != REDISMODULE_OK) {
         RedisModule_ReplyWithLongLong(ctx, 0);
+    } else if (c.oom) { /* ZADD XX, the script's first write */
+        oom_err(&c);
     } else {
         double d = (double)now_ms(&c) + lease;
         int fl = REDISMODULE_ZADD_XX;
         RedisModule_ZsetAdd(ak, d, c.args[0], &fl);
-        RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", c.keys[0]);
+        if (fl & REDISMODULE_ZADD_UPDATED) /* ZADD's event: only when the score moved */
+            RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_ZSET, "zadd", c.keys[0]);
         if (c.replicate) rep(&c, "ZADD", c.keys[0], 3, S_XX, num_str(&c, d), c.args[0]);
         RedisModule_ReplyWithLongLong(ctx, 1);
     }
@@ -1106,11 +1267,18 @@ static int cmd_promote(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     for (size_t i = 0; i < ids.n; i++) {
         size_t il;
         const char *ip = sp(ids.v[i], &il);
-        RedisModuleKey *rk = RedisModule_OpenKey(ctx, job_key(&c, ip, il), REDISMODULE_READ);
-        int ok = type_ok(rk, REDISMODULE_KEYTYPE_HASH);
+        RedisModuleString *row = job_key(&c, ip, il);
+        RedisModuleKey *rk = RedisModule_OpenKey(ctx, row, REDISMODULE_READ);
+        int t = RedisModule_KeyType(rk);
         RedisModule_CloseKey(rk);
-        if (!ok) {
+        if (t != REDISMODULE_KEYTYPE_EMPTY && t != REDISMODULE_KEYTYPE_HASH) {
             wrongtype(&c);
+            goto close2;
+        }
+        /* The script's EXISTS of the row (any access), its HSET (write). */
+        int lv = acl_level(&c, row, 0, ACL_W);
+        if (lv == 0 || (lv == 1 && t == REDISMODULE_KEYTYPE_HASH)) {
+            noperm(&c, row);
             goto close2;
         }
     }
@@ -1140,7 +1308,7 @@ done:
 static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     call c;
     static const char *const sfx[] = {"pending", ""};
-    char *add = NULL;
+    char *add;
     if (shape(&c, ctx, argv, argc, "EMQ.ENQUEUE_BATCH", 2, 0) != 0) return REDISMODULE_OK;
     if (layout(&c, sfx) != 0 || fence(&c) != 0) goto done;
     if (c.na % 2 != 0) {
@@ -1153,14 +1321,42 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
             goto done;
         }
     int m = c.na / 2;
+    /* The rows, each made once: the script's EXISTS of every row (any
+     * access) comes before its first HSET of a new one (a write, and the
+     * first write: refused at maxmemory). */
+    RedisModuleString **rows = xrealloc(NULL, (size_t)m * sizeof(*rows) + (size_t)m + 1);
+    add = (char *)(rows + m);
+    int absent = 0;
+    for (int j = 0; j < m; j++) {
+        size_t il;
+        const char *ip = sp(c.args[2 * j], &il);
+        rows[j] = job_key(&c, ip, il);
+        int lv = acl_level(&c, rows[j], 0, ACL_W);
+        add[j] = 0;
+        if (lv == 2 && !c.oom) continue;
+        if (lv == 0) {
+            noperm(&c, rows[j]);
+            goto donerows;
+        }
+        RedisModuleKey *rk = RedisModule_OpenKey(ctx, rows[j], REDISMODULE_READ);
+        add[j] = RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY;
+        RedisModule_CloseKey(rk);
+        absent |= add[j];
+        if (lv == 1 && add[j]) {
+            noperm(&c, rows[j]);
+            goto donerows;
+        }
+    }
+    if (c.oom && absent) {
+        oom_err(&c);
+        goto donerows;
+    }
     RedisModuleKey *pk = openw(&c, c.keys[0]);
     if (!type_ok(pk, REDISMODULE_KEYTYPE_ZSET)) {
         /* Wrong only if a job would be added: find out without writing. */
         int any = 0;
         for (int j = 0; j < m && !any; j++) {
-            size_t il;
-            const char *ip = sp(c.args[2 * j], &il);
-            RedisModuleKey *rk = RedisModule_OpenKey(ctx, job_key(&c, ip, il), REDISMODULE_READ);
+            RedisModuleKey *rk = RedisModule_OpenKey(ctx, rows[j], REDISMODULE_READ);
             if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) any = 1;
             RedisModule_CloseKey(rk);
         }
@@ -1171,31 +1367,31 @@ static int cmd_enqueue_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int 
             RedisModule_ReplyWithArray(ctx, m);
             for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, 0);
         }
-        goto done;
+        goto donerows;
     }
     /* An id given twice finds its row written by the first: no set of
      * the ids seen is needed to answer 0 for it. */
-    add = xrealloc(NULL, (size_t)m + 1);
     for (int j = 0; j < m; j++) {
-        size_t il;
-        RedisModuleString *id = c.args[2 * j];
-        const char *ip = sp(id, &il);
+        RedisModuleKey *rk = openw(&c, rows[j]);
         add[j] = 0;
-        RedisModuleString *row = job_key(&c, ip, il);
-        RedisModuleKey *rk = openw(&c, row);
         if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_EMPTY) {
-            e_newrow(&c, rk, row, S_PENDING, c.args[2 * j + 1]);
+            e_newrow(&c, rk, rows[j], S_PENDING, c.args[2 * j + 1]);
             add[j] = 1;
         }
         RedisModule_CloseKey(rk);
     }
+    zbatch zb = {0, 0}; /* the ZADD, newest first */
     for (int j = m - 1; j >= 0; j--)
-        if (add[j]) e_zadd(&c, pk, c.keys[0], 0, S_ZERO, c.args[2 * j]);
+        if (add[j]) zb_add(&c, &zb, pk, c.keys[0], 0, S_ZERO, c.args[2 * j]);
+    zb_end_add(&c, &zb, c.keys[0]);
     RedisModule_CloseKey(pk);
     RedisModule_ReplyWithArray(ctx, m);
     for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, add[j]);
+donerows:
+    xfree(rows);
+    call_end(&c);
+    return REDISMODULE_OK;
 done:
-    xfree(add);
     call_end(&c);
     return REDISMODULE_OK;
 }
@@ -1204,14 +1400,17 @@ done:
 /* The claim of claim_batch and settle_claim. */
 
 /* claim_check types the rows the claim of up to n jobs may pop: the prefix
- * of pending up to its n-th row. -1 (replied) on a row of another type. */
+ * of pending up to its n-th row; and checks them against the caller's
+ * ACL as the script's claim reads them (HMGET: read) and writes those
+ * that are rows (HSET: write). -1 (replied) on a row of another type or
+ * a refused one. */
 static int claim_check(call *c, RedisModuleKey *pk, double n) {
     c->walkset = pk;
     if (RedisModule_KeyType(pk) != REDISMODULE_KEYTYPE_ZSET) return 0;
     if (RedisModule_ZsetFirstInScoreRange(pk, -INFINITY, INFINITY, 0, 0) != REDISMODULE_OK) return 0;
     double real = 0;
     int bad = 0;
-    size_t capw = 0;
+    size_t capw = 0, denied = 0;
     while (!RedisModule_ZsetRangeEndReached(pk) && real < n) {
         RedisModuleString *e = RedisModule_ZsetRangeCurrentElement(pk, NULL);
         own(c, e);
@@ -1231,73 +1430,121 @@ static int claim_check(call *c, RedisModuleKey *pk, double n) {
             bad = 1;
             break;
         }
+        int lv = acl_level(c, c->rowk[r], ACL_R, ACL_W);
+        if (lv == 0 || (lv == 1 && t == REDISMODULE_KEYTYPE_HASH)) {
+            denied = r + 1;
+            break;
+        }
         if (!RedisModule_ZsetRangeNext(pk)) break;
     }
     RedisModule_ZsetRangeStop(pk);
+    if (denied) return noperm(c, c->rowk[denied - 1]);
     return bad ? wrongtype(c) : 0;
 }
 
-/* pop_walk pops claim_check's walk, pending's first walk.n members, with
- * one ZREMRANGEBYRANK, as the scripts pop (a ZREM per member looks each
- * up again). Pending must be unchanged since the walk (nothing added to
- * it; nothing removes from it before the claim), and the claim pops the
- * whole walk then: it holds at most n rows, and a row can only leave
- * during the call, never join. The call may delete pending: the handle
- * *pkp is closed around it and opened again. The effect replicated is the
- * members' ZREM, as the one-by-one pop replicates it (with the server's
- * own event, zremrangebyrank, as a script's pop fires). 0 when the call
- * failed (nothing was removed: the caller pops one by one). */
-static int pop_walk(call *c, RedisModuleKey **pkp, RedisModuleString *pn) {
+/* pop_n pops pending's first k members (ms) as the scripts pop, with one
+ * ZREMRANGEBYRANK (a ZREM per member looks each up again; the server's
+ * own events, zremrangebyrank and del, are the script's). The call may
+ * delete pending: the handle *pkp is closed around it and opened again.
+ * The effect replicated is the members' ZREM. When the call fails
+ * (nothing was removed) the members go one by one. */
+static void pop_n(call *c, RedisModuleKey **pkp, RedisModuleString *pn, RedisModuleString **ms, size_t k) {
+    int stale = c->walkstale;
     RedisModule_CloseKey(*pkp);
-    RedisModuleCallReply *r = RedisModule_Call(c->ctx, "ZREMRANGEBYRANK", "sll", pn, 0LL, (long long)c->walk.n - 1);
+    RedisModuleCallReply *r = RedisModule_Call(c->ctx, "ZREMRANGEBYRANK", "sll", pn, 0LL, (long long)k - 1);
     *pkp = openw(c, pn);
     c->walkset = *pkp;
-    if (!r) return 0;
-    int ok = RedisModule_CallReplyType(r) == REDISMODULE_REPLY_INTEGER;
-    RedisModule_FreeCallReply(r);
-    if (!ok) return 0;
+    c->walkstale = stale;
+    int ok = r && RedisModule_CallReplyType(r) == REDISMODULE_REPLY_INTEGER;
+    if (r) RedisModule_FreeCallReply(r);
+    if (!ok) {
+        for (size_t i = 0; i < k; i++) e_zrem(c, *pkp, pn, ms[i]);
+        return;
+    }
     if (c->replicate)
-        for (size_t i = 0; i < c->walk.n; i++) rep(c, "ZREM", pn, 1, c->walk.v[i]);
-    return 1;
+        for (size_t i = 0; i < k; i++) rep(c, "ZREM", pn, 1, ms[i]);
 }
 
-/* claim_run pops pending up to its n-th row, leases every row popped (as
- * claim_batch: attempts + 1 from the row's attempts read as a number, state
- * active, in active at now + lease) and replies the jobs array. A row
- * completed in this call (rowtag 1) and claimed again is tagged 2. The
- * caller has typed pending, active and the rows. */
+/* claim_run claims as the script claims: rounds of pending's first n - nl
+ * members (nl the jobs leased so far), each popped at once, every row
+ * among them leased (attempts + 1 from the row's attempts read as a
+ * number, state active), until n are leased or pending is empty; then
+ * the leased join active at now + lease, newest first, and the jobs
+ * array is replied. The members are claim_check's walk while pending is
+ * as walked, then read from pending (past what is left of the walk). A
+ * row completed in this call (rowtag 1) and claimed again is tagged 2.
+ * The caller has typed pending, active and the walk's rows. */
 static void claim_run(call *c, RedisModuleKey **pkp, RedisModuleString *pn, RedisModuleKey *ak,
                       RedisModuleString *an, double lease, double n) {
-    svec leased = {0};
+    svec leased = {0}, round = {0};
+    size_t *rrow = NULL, caprr = 0;
     long nl = 0;
     size_t w = 0;
+    int stop = 0;
     RedisModuleString *dl = NULL;
     double deadline = 0;
-    int walkpopped = !c->walkstale && c->walk.n > 0 && pop_walk(c, pkp, pn);
-    RedisModuleKey *pk = *pkp;
     RedisModule_ReplyWithArray(c->ctx, REDISMODULE_POSTPONED_LEN);
-    while ((double)nl < n) {
-        /* pending unchanged since claim_check (nothing added to it):
-         * its walk is the prefix to pop; past the walk, or once pending
-         * has changed, the head, one at a time. */
-        RedisModuleString *id, *row;
-        RedisModuleKey *rk;
-        size_t r;
-        if (!c->walkstale && w < c->walk.n) {
-            id = c->walk.v[w];
-            r = c->walkrow[w++];
-            if (!walkpopped) e_zrem(c, pk, pn, id);
-        } else {
-            id = zfirst(c, pk);
-            if (!id) break;
-            size_t il;
-            const char *ip = sp(id, &il);
-            r = row_ix(c, ip, il);
-            e_zrem(c, pk, pn, id);
+    while ((double)nl < n && !stop) {
+        double want = n - (double)nl;
+        size_t fw = 0; /* from the walk */
+        if (!c->walkstale)
+            while (w + fw < c->walk.n && (double)fw < want) fw++;
+        /* The usual round is all the walk's: no copy of it. */
+        RedisModuleString **rv = c->walk.v + w;
+        size_t *rr = c->walkrow + w, rn = fw;
+        if ((double)fw < want && RedisModule_KeyType(*pkp) == REDISMODULE_KEYTYPE_ZSET &&
+            RedisModule_ValueLength(*pkp) > fw) {
+            round.n = 0;
+            for (size_t i = 0; i < fw; i++) sv_push(&round, c->walk.v[w + i]);
+            if (round.cap > caprr) {
+                caprr = round.cap;
+                rrow = xrealloc(rrow, caprr * sizeof(*rrow));
+            }
+            for (size_t i = 0; i < fw; i++) rrow[i] = c->walkrow[w + i];
+            /* Past the walk: pending's members after the fw still there. */
+            RedisModuleKey *pk = *pkp;
+            if (RedisModule_ZsetFirstInScoreRange(pk, -INFINITY, INFINITY, 0, 0) == REDISMODULE_OK) {
+                size_t skip = fw;
+                while (!RedisModule_ZsetRangeEndReached(pk) && (double)round.n < want) {
+                    if (skip > 0) {
+                        skip--;
+                    } else {
+                        RedisModuleString *e = RedisModule_ZsetRangeCurrentElement(pk, NULL);
+                        own(c, e);
+                        size_t il;
+                        const char *ip = sp(e, &il);
+                        size_t r = row_ix(c, ip, il);
+                        int t = RedisModule_KeyType(c->rowh[r]);
+                        int lv = acl_level(c, c->rowk[r], ACL_R, ACL_W);
+                        if ((t != REDISMODULE_KEYTYPE_EMPTY && t != REDISMODULE_KEYTYPE_HASH) || lv == 0 ||
+                            (lv == 1 && t == REDISMODULE_KEYTYPE_HASH)) {
+                            stop = 1; /* not claimable by this call: the claim ends before it */
+                            break;
+                        }
+                        sv_push(&round, e);
+                        if (round.cap > caprr) {
+                            caprr = round.cap;
+                            rrow = xrealloc(rrow, caprr * sizeof(*rrow));
+                        }
+                        rrow[round.n - 1] = r;
+                    }
+                    if (!RedisModule_ZsetRangeNext(pk)) break;
+                }
+                RedisModule_ZsetRangeStop(pk);
+            }
+            rv = round.v;
+            rr = rrow;
+            rn = round.n;
         }
-        row = c->rowk[r];
-        rk = c->rowh[r];
-        if (RedisModule_KeyType(rk) == REDISMODULE_KEYTYPE_HASH) {
+        if (rn == 0) break;
+        pop_n(c, pkp, pn, rv, rn);
+        w += fw;
+        for (size_t i = 0; i < rn; i++) {
+            RedisModuleString *id = rv[i];
+            size_t r = rr[i];
+            RedisModuleString *row = c->rowk[r];
+            RedisModuleKey *rk = c->rowh[r];
+            if (RedisModule_KeyType(rk) != REDISMODULE_KEYTYPE_HASH) continue; /* a ghost: dropped */
             RedisModuleString *payload = NULL, *a = NULL;
             RedisModule_HashGet(rk, REDISMODULE_HASH_NONE, F_PAYLOAD, &payload, F_ATTEMPTS, &a, NULL);
             own(c, payload);
@@ -1312,7 +1559,7 @@ static void claim_run(call *c, RedisModuleKey **pkp, RedisModuleString *pn, Redi
                 if (!a || !lua_tonum(ap, &v)) v = 0;
                 att = lua_long(v + 1);
             }
-            e_hset2(c, rk, row, F_ATTEMPTS, num_str(c, (double)att), F_STATE, S_ACTIVE);
+            e_hset2(c, rk, row, F_ATTEMPTS, ll_str(c, att), F_STATE, S_ACTIVE);
             if (c->rowtag[r]) c->rowtag[r] = 2;
             sv_push(&leased, id);
             nl++;
@@ -1329,8 +1576,12 @@ static void claim_run(call *c, RedisModuleKey **pkp, RedisModuleString *pn, Redi
         deadline = (double)now_ms(c) + lease;
         if (c->replicate) dl = num_str(c, deadline);
     }
-    for (long i = nl - 1; i >= 0; i--) e_zadd(c, ak, an, deadline, dl, leased.v[i]);
+    zbatch zb = {0, 0};
+    for (long i = nl - 1; i >= 0; i--) zb_add(c, &zb, ak, an, deadline, dl, leased.v[i]);
+    zb_end_add(c, &zb, an);
     xfree(leased.v);
+    xfree(round.v);
+    xfree(rrow);
 }
 
 /* EMQ.CLAIM_BATCH 3 pending active base lease_ms n */
@@ -1399,21 +1650,53 @@ static int cmd_complete_batch(RedisModuleCtx *ctx, RedisModuleString **argv, int
     }
     int m = c.na / 2;
     out = xrealloc(NULL, (size_t)m + 1);
+    /* Every read before the first write, as the script's loop of HMGETs
+     * (a read of every row) before its writes: a row completed needs a
+     * write too, and with retention its HSET is the first write
+     * (refused at maxmemory). */
     for (int j = 0; j < m; j++) {
         size_t r = arg_row(&c, 1 + 2 * j);
         out[j] = 0;
+        int lv = acl_level(&c, c.rowk[r], ACL_R, ACL_W);
+        if (lv == 0) {
+            RedisModule_CloseKey(ak);
+            noperm(&c, c.rowk[r]);
+            goto done;
+        }
         if (c.rowtag[r]) continue; /* this id completed already */
-        RedisModuleKey *rk = c.rowh[r];
         RedisModuleString *st, *at;
-        row_fields(&c, rk, &st, &at);
+        row_fields(&c, c.rowh[r], &st, &at);
         if (eq_str(st, "active") && holds(at, c.args[2 + 2 * j])) {
+            if (lv == 1 || (keep != 0 && c.oom)) {
+                RedisModule_CloseKey(ak);
+                if (lv == 1)
+                    noperm(&c, c.rowk[r]);
+                else
+                    oom_err(&c);
+                goto done;
+            }
             c.rowtag[r] = 1;
-            e_complete(&c, rk, c.rowk[r], keep);
             out[j] = 1;
         }
     }
+    /* The writes in the script's order: each row's HSET and PEXPIRE, then
+     * the ZREMs, then (retention 0) the DELs. */
+    if (keep != 0)
+        for (int j = 0; j < m; j++)
+            if (out[j]) {
+                size_t r = arg_row(&c, 1 + 2 * j);
+                e_complete(&c, c.rowh[r], c.rowk[r], keep);
+            }
+    zbatch zb = {0, 0};
     for (int j = 0; j < m; j++)
-        if (out[j]) e_zrem(&c, ak, c.keys[0], c.args[1 + 2 * j]);
+        if (out[j]) zb_rem(&c, &zb, ak, c.keys[0], c.args[1 + 2 * j]);
+    zb_end_rem(&c, &zb, ak, c.keys[0]);
+    if (keep == 0)
+        for (int j = 0; j < m; j++)
+            if (out[j]) {
+                size_t r = arg_row(&c, 1 + 2 * j);
+                e_complete(&c, c.rowh[r], c.rowk[r], keep);
+            }
     RedisModule_CloseKey(ak);
     RedisModule_ReplyWithArray(ctx, m);
     for (int j = 0; j < m; j++) RedisModule_ReplyWithLongLong(ctx, out[j]);
@@ -1426,6 +1709,34 @@ done:
 /* ---------------------------------------------------------------------- */
 /* EMQ.SETTLE_CLAIM 5 pending active delayed dead base
  *   lease_ms n retention_ms nc nr nx completions retries releases */
+
+/* settle_check: the script's reads and writes of the settlements' rows,
+ * checked before the first write. Every settlement reads its row (HMGET);
+ * a row is written (HSET, PEXPIRE, DEL) exactly when one of its
+ * settlements holds as the row is before the call (the first that holds
+ * sees it so: none before it wrote the row), so a write is needed then;
+ * the usual user, allowed both, costs one check a row and no reads. At
+ * maxmemory, with a retention, the first completion that holds makes
+ * the script's first write an HSET: refused. -1 (replied) otherwise. */
+static int settle_check(call *c, int r0, int x0, double keep) {
+    for (int i = 6; i < c->na;) {
+        int step = i < r0 ? 2 : i < x0 ? 5 : 2;
+        size_t r = arg_row(c, i);
+        int lv = acl_level(c, c->rowk[r], ACL_R, ACL_W);
+        int oomcheck = i < r0 && c->oom && keep != 0;
+        if (lv == 0) return noperm(c, c->rowk[r]);
+        if (lv == 1 || oomcheck) {
+            RedisModuleString *st, *at;
+            row_fields(c, c->rowh[r], &st, &at);
+            if (eq_str(st, "active") && holds(at, c->args[i + 1])) {
+                if (lv == 1) return noperm(c, c->rowk[r]);
+                return oom_err(c);
+            }
+        }
+        i += step;
+    }
+    return 0;
+}
 
 static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     call c;
@@ -1447,8 +1758,9 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     for (int i = r0; i < x0; i += 5)
         if (arg_int(&c, i + 2, "delay_ms", 0, &d) != 0 || arg_int(&c, i + 3, "max_attempts", 0, &d) != 0) goto done;
 
-    /* Every check before the first write: the sets, meta, the rows. */
-    int p = paused(&c);
+    /* Every check before the first write: the sets, meta (the script
+     * reads it only to claim), the rows. */
+    int p = n > 0 ? paused(&c) : 0;
     if (p < 0) goto done;
     pk = openw(&c, c.keys[0]);
     ak = openw(&c, c.keys[1]);
@@ -1461,6 +1773,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     }
     rows_expect(&c, nc + nr + nx + (p ? 0 : n));
     if (rows_typed(&c, 6, r0, 2) != 0 || rows_typed(&c, r0, x0, 5) != 0 || rows_typed(&c, x0, c.na, 2) != 0) goto done;
+    if (settle_check(&c, r0, x0, keep) != 0) goto done;
     if (n > 0 && !p && claim_check(&c, pk, n) != 0) goto done;
 
     int total = (int)(nc + nr + nx), ns = 0;
@@ -1496,7 +1809,7 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
             str_num(c.args[i + 3], &max);
             str_num(at, &attempts);
             settled[ns] = (char)settle_retry(&c, rk, row, id, attempts, delay, max, c.args[i + 4], ak, c.keys[1], pk,
-                                             c.keys[0], dk, c.keys[2], xk, c.keys[3]);
+                                             c.keys[0], dk, c.keys[2], xk, c.keys[3], 1);
         }
         ns++;
     }
@@ -1525,8 +1838,10 @@ static int cmd_settle_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     else
         claim_run(&c, &pk, c.keys[0], ak, c.keys[1], lease, n);
     /* The completed ids leave active, but those claimed again. */
+    zbatch zb = {0, 0};
     for (int i = 6, j = 0; i < r0; i += 2, j++)
-        if (settled[j] && c.rowtag[arg_row(&c, i)] == 1) e_zrem(&c, ak, c.keys[1], c.args[i]);
+        if (settled[j] && c.rowtag[arg_row(&c, i)] == 1) zb_rem(&c, &zb, ak, c.keys[1], c.args[i]);
+    zb_end_rem(&c, &zb, ak, c.keys[1]);
 done:
     RedisModule_CloseKey(pk);
     RedisModule_CloseKey(ak);
@@ -1549,20 +1864,52 @@ typedef struct {
 } cmddef;
 
 static const cmddef cmds[] = {
-    {"emq.enqueue", cmd_enqueue, "write deny-oom", 2, "enqueue: admit one job into pending"},
+    {"emq.enqueue", cmd_enqueue, "write", 2, "enqueue: admit one job into pending"},
     {"emq.claim", cmd_claim, "write", 3, "claim: lease the oldest pending job"},
     {"emq.complete", cmd_complete, "write", 2, "complete: finish a claimed job"},
     {"emq.retry", cmd_retry, "write", 5, "retry: give back a failed job"},
     {"emq.promote", cmd_promote, "write", 3, "promote: move due delayed jobs to pending"},
-    {"emq.enqueue_at", cmd_enqueue_at, "write deny-oom", 2, "enqueue_at: admit one job into delayed"},
-    {"emq.enqueue_batch", cmd_enqueue_batch, "write deny-oom", 2, "enqueue_batch: admit several jobs"},
+    {"emq.enqueue_at", cmd_enqueue_at, "write", 2, "enqueue_at: admit one job into delayed"},
+    {"emq.enqueue_batch", cmd_enqueue_batch, "write", 2, "enqueue_batch: admit several jobs"},
     {"emq.claim_batch", cmd_claim_batch, "write", 3, "claim_batch: lease up to n pending jobs"},
     {"emq.complete_batch", cmd_complete_batch, "write", 2, "complete_batch: complete several jobs"},
-    {"emq.settle_claim", cmd_settle_claim, "write deny-oom", 5, "settle_claim: settle outcomes, claim the next batch"},
+    {"emq.settle_claim", cmd_settle_claim, "write", 5, "settle_claim: settle outcomes, claim the next batch"},
     {"emq.extend", cmd_extend, "write", 2, "extend: push a held lease's deadline"},
 };
 
 static RedisModuleString *mk(const char *s) { return RedisModule_CreateString(NULL, s, strlen(s)); }
+
+/* The strings made at load, and the key cache: freed at unload. */
+static RedisModuleString **const consts[] = {&S_PENDING, &S_ACTIVE, &S_DELAYED, &S_DEAD, &S_COMPLETED,
+                                             &S_ZERO,    &S_XX,     &S_VERSION, &S_EMPTY, &F_STATE,
+                                             &F_ATTEMPTS, &F_PAYLOAD, &F_ERROR,  &F_PAUSED};
+
+static void free_all(void) {
+    for (size_t i = 0; i < sizeof(consts) / sizeof(consts[0]); i++)
+        if (*consts[i]) {
+            RedisModule_FreeString(NULL, *consts[i]);
+            *consts[i] = NULL;
+        }
+    for (int i = 0; i < NUMS; i++)
+        if (S_NUM[i]) {
+            RedisModule_FreeString(NULL, S_NUM[i]);
+            S_NUM[i] = NULL;
+        }
+    for (int i = 0; i < KC_SIZE; i++)
+        if (kcache[i].s) {
+            RedisModule_FreeString(NULL, kcache[i].s);
+            kcache[i].s = NULL;
+        }
+}
+
+/* MODULE UNLOAD: everything the module made, freed (the server drops the
+ * commands and the event subscriptions itself). */
+int RedisModule_OnUnload(RedisModuleCtx *ctx) {
+    (void)ctx;
+    free_all();
+    replicating = 0;
+    return REDISMODULE_OK;
+}
 
 static const RedisModuleCommandInfoVersion info_version = {
     .version = 1,
@@ -1575,6 +1922,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     (void)argv;
     (void)argc;
     if (emq_api_init(ctx, "emq", 1) != REDISMODULE_OK) return REDISMODULE_ERR;
+    void *vk = NULL; /* Valkey exports its own names beside Redis's */
+    valkey = RedisModule_GetApi("ValkeyModule_Alloc", &vk) == REDISMODULE_OK && vk != NULL;
     if (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_CLUSTER) {
         RedisModule_Log(ctx, "warning",
                         "emq: refusing a cluster-enabled server: the fence {emq}:version is in another slot than a "
@@ -1617,10 +1966,15 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     for (int i = 0; i < NUMS; i++) S_NUM[i] = RedisModule_CreateStringFromLongLong(NULL, i);
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         const cmddef *d = &cmds[i];
-        if (RedisModule_CreateCommand(ctx, d->name, d->fn, d->flags, 0, 0, 0) != REDISMODULE_OK)
+        if (RedisModule_CreateCommand(ctx, d->name, d->fn, d->flags, 0, 0, 0) != REDISMODULE_OK) {
+            free_all();
             return REDISMODULE_ERR;
+        }
         RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, d->name);
-        if (!cmd) return REDISMODULE_ERR;
+        if (!cmd) {
+            free_all();
+            return REDISMODULE_ERR;
+        }
         /* The keys as EVAL declares them: numkeys at argv[1], the keys after. */
         RedisModuleCommandKeySpec specs[2];
         memset(specs, 0, sizeof specs);
@@ -1638,7 +1992,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         info.since = "1.0.0";
         info.arity = -(2 + d->nk);
         info.key_specs = specs;
-        if (RedisModule_SetCommandInfo(cmd, &info) != REDISMODULE_OK) return REDISMODULE_ERR;
+        if (RedisModule_SetCommandInfo(cmd, &info) != REDISMODULE_OK) {
+            free_all();
+            return REDISMODULE_ERR;
+        }
     }
     return REDISMODULE_OK;
 }

@@ -21,6 +21,7 @@ typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 typedef struct RedisModuleCallReply RedisModuleCallReply;
+typedef struct RedisModuleUser RedisModuleUser;
 
 /* A server event: its id and the version of the data it passes. */
 typedef struct {
@@ -52,9 +53,18 @@ typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv,
 
 #define REDISMODULE_POSTPONED_LEN -1
 #define REDISMODULE_REPLY_INTEGER 2
+#define REDISMODULE_CTX_FLAGS_LUA (1 << 0)
 #define REDISMODULE_CTX_FLAGS_MASTER (1 << 2)
 #define REDISMODULE_CTX_FLAGS_CLUSTER (1 << 5)
 #define REDISMODULE_CTX_FLAGS_AOF (1 << 6)
+#define REDISMODULE_CTX_FLAGS_OOM (1 << 10)
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
+
+#define REDISMODULE_ZADD_ADDED (1 << 2)
+#define REDISMODULE_ZADD_UPDATED (1 << 3)
+
+#define REDISMODULE_ACL_LOG_KEY 2
 
 #define REDISMODULE_NOTIFY_GENERIC (1 << 2)
 #define REDISMODULE_NOTIFY_HASH (1 << 6)
@@ -177,6 +187,7 @@ EMQ_EXTERN void (*RedisModule_CloseKey)(RedisModuleKey *kp);
 EMQ_EXTERN int (*RedisModule_KeyType)(RedisModuleKey *kp);
 EMQ_EXTERN int (*RedisModule_DeleteKey)(RedisModuleKey *kp);
 EMQ_EXTERN int (*RedisModule_SetAbsExpire)(RedisModuleKey *kp, mstime_t expire);
+EMQ_EXTERN size_t (*RedisModule_ValueLength)(RedisModuleKey *kp);
 EMQ_EXTERN char *(*RedisModule_StringDMA)(RedisModuleKey *kp, size_t *len, int mode);
 
 EMQ_EXTERN int (*RedisModule_ZsetAdd)(RedisModuleKey *kp, double score, RedisModuleString *ele, int *flagsptr);
@@ -202,6 +213,13 @@ EMQ_EXTERN RedisModuleServerInfoData *(*RedisModule_GetServerInfo)(RedisModuleCt
 EMQ_EXTERN void (*RedisModule_FreeServerInfo)(RedisModuleCtx *ctx, RedisModuleServerInfoData *data);
 EMQ_EXTERN long long (*RedisModule_ServerInfoGetFieldSigned)(RedisModuleServerInfoData *data, const char *field,
                                                              int *out_err);
+EMQ_EXTERN unsigned long long (*RedisModule_GetClientId)(RedisModuleCtx *ctx);
+EMQ_EXTERN RedisModuleString *(*RedisModule_GetClientUserNameById)(RedisModuleCtx *ctx, uint64_t id);
+EMQ_EXTERN RedisModuleUser *(*RedisModule_GetModuleUserFromUserName)(RedisModuleString *name);
+EMQ_EXTERN int (*RedisModule_FreeModuleUser)(RedisModuleUser *user);
+EMQ_EXTERN int (*RedisModule_ACLCheckKeyPermissions)(RedisModuleUser *user, RedisModuleString *key, int flags);
+EMQ_EXTERN int (*RedisModule_ACLAddLogEntry)(RedisModuleCtx *ctx, RedisModuleUser *user, RedisModuleString *object,
+                                            int reason);
 EMQ_EXTERN int (*RedisModule_SubscribeToServerEvent)(RedisModuleCtx *ctx, RedisModuleEvent event,
                                                      RedisModuleEventCallback callback);
 
@@ -241,6 +259,7 @@ static inline int emq_api_init(RedisModuleCtx *ctx, const char *name, int ver) {
     EMQ_GET(KeyType);
     EMQ_GET(DeleteKey);
     EMQ_GET(SetAbsExpire);
+    EMQ_GET(ValueLength);
     EMQ_GET(StringDMA);
     EMQ_GET(ZsetAdd);
     EMQ_GET(ZsetRem);
@@ -263,6 +282,12 @@ static inline int emq_api_init(RedisModuleCtx *ctx, const char *name, int ver) {
     EMQ_GET(FreeServerInfo);
     EMQ_GET(ServerInfoGetFieldSigned);
     EMQ_GET(SubscribeToServerEvent);
+    EMQ_GET(GetClientId);
+    EMQ_GET(GetClientUserNameById);
+    EMQ_GET(GetModuleUserFromUserName);
+    EMQ_GET(FreeModuleUser);
+    EMQ_GET(ACLCheckKeyPermissions);
+    EMQ_GET(ACLAddLogEntry);
 #undef EMQ_GET
     if (RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, REDISMODULE_APIVER_1);

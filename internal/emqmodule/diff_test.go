@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/resp"
+	"github.com/stretchr/testify/require"
 )
 
 // The differential test: one random sequence of operations, run against
@@ -18,7 +19,13 @@ import (
 // rows the other wrote; reap always by script, as the protocol has it).
 // Every reply must be equal, and the datasets equal at checkpoints and at
 // the end (every key's type, fields, members, and scores relative to each
-// server's clock).
+// server's clock); so must the keyspace events of every operation
+// (notify-keyspace-events KEA; expirations, which come when they come,
+// aside). A share of the calls runs as an ACL-restricted user (the whole
+// first queue, only the sets of the second: refused before any write);
+// for 100 operations in every 1,000 both servers are at maxmemory
+// (noeviction); rows get attempts at 2^53 and beyond. Errors are compared
+// as norm renders them.
 //
 // EMQ_DIFF_OPS sets the count (default 20,000; 100,000 for the full run),
 // EMQ_RESP=2 runs it over RESP2 (default RESP3),
@@ -49,6 +56,10 @@ type diffRun struct {
 	nOps     int
 	stats    map[string]int
 	native   int
+	lim      [2]*side       // the restricted user's connections: script, module
+	subs     [2]*subscriber // the keyspace events: script, module
+	marks    int
+	oom      bool
 }
 
 func envInt(name string, def int) int {
@@ -77,14 +88,96 @@ func TestDifferential(t *testing.T) {
 		ids:    map[qk][]string{}, tokens: map[string][]string{}, active: map[qk][]string{},
 		stats: map[string]int{},
 	}
+	d.restrict(s.Addr, natAddr)
 	for i := 0; i < ops; i++ {
+		switch i % 1000 {
+		case 600:
+			d.setOOM(true)
+		case 700:
+			d.setOOM(false)
+		}
 		d.step()
 		if (i+1)%5000 == 0 {
 			d.compare(fmt.Sprintf("after %d ops", i+1))
 		}
 	}
+	d.setOOM(false)
 	d.compare("at the end")
 	t.Logf("ops by kind: %v; %d of the module server's calls native", d.stats, d.native)
+	if ops >= 3000 {
+		require.NotZero(t, d.stats["refused NOPERM"], "no call was refused by the ACL")
+		require.NotZero(t, d.stats["refused OOM"], "no call was refused at maxmemory")
+	}
+}
+
+// restrict makes the restricted user and its connections, and turns the
+// keyspace events on, with a subscriber on each server.
+func (d *diffRun) restrict(scrAddr, natAddr string) {
+	t := d.t
+	q2 := d.queues[1]
+	args := []string{"ACL", "SETUSER", "limited", "reset", "on", ">pw", "+@all", "%R~{emq}:version", "~emq:{diff}:*",
+		q2.pending(), q2.active(), q2.delayed(), q2.dead(), q2.base()}
+	for i := 9; i < len(args); i++ { // no space in an ACL pattern: ? matches it
+		args[i] = "~" + strings.ReplaceAll(args[i], " ", "?")
+	}
+	onBoth(t, d.scr, d.nat, args...)
+	onBoth(t, d.scr, d.nat, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+	onBoth(t, d.scr, d.nat, "CONFIG", "SET", "notify-keyspace-events", "KEA")
+	t.Cleanup(func() {
+		for _, sd := range []*side{d.scr, d.nat} {
+			sd.raw(t, "CONFIG", "SET", "maxmemory", "0")
+			sd.raw(t, "CONFIG", "SET", "notify-keyspace-events", "")
+			sd.raw(t, "ACL", "DELUSER", "limited")
+		}
+	})
+	d.lim = [2]*side{userSide(t, d.scr, scrAddr, "limited"), userSide(t, d.nat, natAddr, "limited")}
+	d.subs = [2]*subscriber{subscribe(t, scrAddr), subscribe(t, natAddr)}
+}
+
+func (d *diffRun) setOOM(on bool) {
+	mm := "0"
+	if on {
+		mm = "1"
+	}
+	onBoth(d.t, d.scr, d.nat, "CONFIG", "SET", "maxmemory", mm)
+	d.oom = on
+	d.log = append(d.log, "maxmemory "+mm)
+}
+
+// events compares the keyspace events both servers fired since the last
+// call (expirations aside).
+func (d *diffRun) events(what string) {
+	d.t.Helper()
+	d.marks++
+	mk := "m" + strconv.Itoa(d.marks)
+	onBoth(d.t, d.scr, d.nat, "PUBLISH", "emq-marker", mk)
+	var got [2][]string
+	for i, sub := range d.subs {
+		for _, e := range sub.until(d.t, mk) {
+			if !strings.HasPrefix(e, "expired ") {
+				got[i] = append(got[i], e)
+			}
+		}
+	}
+	if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") {
+		// A ZADD of a member already in a set scored by time (active,
+		// delayed, dead) fires only when the score moved: an extend, or a
+		// claim of an id still in active, within the millisecond of the
+		// last one on one server but not on the other. Those aside, the
+		// events must be equal.
+		for i := range got {
+			var keep []string
+			for _, e := range got[i] {
+				if !(strings.HasPrefix(e, "zadd ") && (strings.HasSuffix(e, ":active") || strings.HasSuffix(e, ":delayed") || strings.HasSuffix(e, ":dead"))) {
+					keep = append(keep, e)
+				}
+			}
+			got[i] = keep
+		}
+	}
+	if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") {
+		d.t.Fatalf("keyspace events differ at %s:\nscript: %q\nmodule: %q\nlast ops:\n%s", what, got[0], got[1], d.tail())
+	}
 }
 
 func (d *diffRun) compare(when string) {
@@ -138,10 +231,17 @@ func (d *diffRun) doV(name string, keys, args []string) (string, resp.Value) {
 	if native {
 		d.native++
 	}
-	va := d.scr.run(d.t, false, name, keys, args)
-	a := render(va)
-	b := render(d.nat.run(d.t, native, name, keys, args))
-	entry := fmt.Sprintf("#%d %s %q %q -> %s", d.nOps, name, keys, args, a)
+	scr, nat, who := d.scr, d.nat, ""
+	if name != "reap" && name != "promote" && d.rng.IntN(5) == 0 {
+		scr, nat, who = d.lim[0], d.lim[1], " (limited)"
+	}
+	va := scr.run(d.t, false, name, keys, args)
+	a := norm(va)
+	b := norm(nat.run(d.t, native, name, keys, args))
+	if d.oom {
+		who += " (maxmemory)"
+	}
+	entry := fmt.Sprintf("#%d %s%s %q %q -> %s", d.nOps, name, who, keys, args, a)
 	if len(entry) > 400 {
 		entry = entry[:400] + "…"
 	}
@@ -153,15 +253,24 @@ func (d *diffRun) doV(name string, keys, args []string) (string, resp.Value) {
 		d.t.Fatalf("replies differ at op %d, %s (module side native=%v):\nscript: %s\nmodule: %s\nlast ops:\n%s",
 			d.nOps, name, native, a, b, d.tail())
 	}
+	d.events(fmt.Sprintf("op %d, %s", d.nOps, name))
+	for _, k := range []string{"NOPERM", "OOM"} {
+		if strings.Contains(a, `ERR("`+k) {
+			d.stats["refused "+k]++
+		}
+	}
 	return a, va
 }
 
 // raw runs a plain command on both servers.
 func (d *diffRun) raw(args ...string) {
 	d.pause()
-	d.scr.must(d.t, args...)
-	d.nat.must(d.t, args...)
-	d.log = append(d.log, fmt.Sprintf("raw %q", args))
+	a, b := norm(d.scr.raw(d.t, args...)), norm(d.nat.raw(d.t, args...))
+	d.log = append(d.log, fmt.Sprintf("raw %q -> %s", args, a))
+	if a != b {
+		d.t.Fatalf("raw %q: %s vs %s", args, a, b)
+	}
+	d.events(fmt.Sprintf("raw %q", args))
 }
 
 const b62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -351,6 +460,11 @@ func (d *diffRun) step() {
 		}
 	case r < 88:
 		d.raw("HDEL", q.row(d.id(q, 0)), []string{"payload", "attempts", "state"}[d.rng.IntN(3)]) // a damaged row
+	case r < 89:
+		// attempts at a double's edge and beyond, every one an integer a
+		// claim can count up from (2^63 - 1 would overflow the next claim)
+		d.raw("HSET", q.row(d.claimedID(q)), "attempts", []string{"9007199254740991", "9007199254740992", "9007199254740993",
+			"9223372036854774807", "-9007199254740993", "-3", "18014398509481985"}[d.rng.IntN(7)])
 	default:
 		d.claim(q, "claim_batch", []string{p, a, q.base()}, []string{long, d.count(1, 5)})
 	}

@@ -97,7 +97,8 @@ func sanitizerReports(t *testing.T, dir string) string {
 // TestFuzzASan sends random calls of every command (random numkeys and
 // arity, random bytes, huge and empty values, numbers at every edge, keys of
 // other queues and of no queue, wrong types on every key, a missing or
-// foreign fence) to a server running the sanitizer build: the server must
+// foreign fence; a share as an ACL-restricted user, stretches at
+// maxmemory) to a server running the sanitizer build: the server must
 // answer every call and the sanitizers report nothing. EMQ_FUZZ_ITERS sets
 // the count (default 20,000).
 func TestFuzzASan(t *testing.T) {
@@ -110,6 +111,13 @@ func TestFuzzASan(t *testing.T) {
 	t.Logf("seed %d, %d calls, %s %s", seed, iters, srv.Name, srv.Version)
 	f := &fuzzer{rng: rand.New(rand.NewPCG(seed, 7)), t: t}
 	f.s = newSide(t, "asan", srv.Addr, true)
+	// A user with some rows of one queue only, for a share of the calls;
+	// and stretches at maxmemory.
+	f.s.must(t, "ACL", "SETUSER", "fz", "reset", "on", ">pw", "+@all", "%R~{emq}:version", "~emq:{fz}:pending",
+		"~emq:{fz}:active", "~emq:{fz}:delayed", "~emq:{fz}:dead", "~emq:{fz}:", "%R~emq:{fz}:meta", "~emq:{fz}:job:*1",
+		"%R~emq:{fz}:job:*2", "%W~emq:{fz}:job:*3", "~emq:{fz2}:*")
+	lim := userSide(t, f.s, srv.Addr, "fz")
+	f.s.must(t, "CONFIG", "SET", "maxmemory-policy", "noeviction")
 	replies := map[string]int{}
 	for i := 0; i < iters; i++ {
 		if f.rng.IntN(20) == 0 {
@@ -118,8 +126,18 @@ func TestFuzzASan(t *testing.T) {
 		if i%40 == 0 {
 			f.s.raw(t, "SET", "{emq}:version", "echomq:6.0.0") // the fence back, most of the time
 		}
+		switch i % 1000 {
+		case 500:
+			f.s.must(t, "CONFIG", "SET", "maxmemory", "1")
+		case 700:
+			f.s.must(t, "CONFIG", "SET", "maxmemory", "0")
+		}
 		args := f.call()
-		v, err := f.s.c.Do(context.Background(), anys(args)...)
+		c := f.s.c
+		if f.rng.IntN(4) == 0 {
+			c = lim.c
+		}
+		v, err := c.Do(context.Background(), anys(args)...)
 		var se *resp.ServerError
 		if err != nil && !errors.As(err, &se) {
 			t.Fatalf("call %d %.200q: %v\nsanitizers:\n%s", i, args, err, sanitizerReports(t, dir))
@@ -130,6 +148,7 @@ func TestFuzzASan(t *testing.T) {
 		}
 		replies[kind]++
 	}
+	f.s.must(t, "CONFIG", "SET", "maxmemory", "0")
 	require.Equal(t, "PONG", f.s.must(t, "PING").Text())
 	require.True(t, srv.Running())
 	t.Logf("replies by kind: %v", replies)
@@ -330,8 +349,9 @@ func freePort(t *testing.T) int {
 }
 
 // TestValgrind runs the differential test (a small count) against a
-// module server running under valgrind (memcheck): no invalid access, no
-// definite leak in the module. Slow: only with EMQ_VALGRIND=1.
+// module server running under valgrind (memcheck), then unloads, loads
+// and unloads the module: no invalid access, no definite leak in the
+// module. Slow: only with EMQ_VALGRIND=1.
 func TestValgrind(t *testing.T) {
 	if os.Getenv("EMQ_VALGRIND") != "1" {
 		t.Skip("EMQ_VALGRIND=1 runs the module under valgrind")
@@ -348,7 +368,7 @@ func TestValgrind(t *testing.T) {
 	logf := filepath.Join(dir, "valgrind.log")
 	cmd := exec.Command(vg, "--error-exitcode=99", "--leak-check=full", "--show-leak-kinds=definite", "--errors-for-leak-kinds=definite",
 		"--log-file="+logf, bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--daemonize", "no", "--loadmodule", so)
+		"--dir", dir, "--daemonize", "no", "--enable-module-command", "yes", "--loadmodule", so)
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -380,6 +400,22 @@ func TestValgrind(t *testing.T) {
 	t.Run("differential", TestDifferential)
 
 	c, err := conn.Dial(tctx(t), conn.Options{Addr: addr})
+	require.NoError(t, err)
+	// Unloaded, loaded and used again, unloaded: what the module made is
+	// freed at unload (a string it kept would be lost with its memory).
+	for i := 0; i < 2; i++ {
+		_, err = c.Do(tctx(t), "MODULE", "UNLOAD", "emq")
+		require.NoError(t, err)
+		_, err = c.Do(tctx(t), "MODULE", "LOAD", so)
+		require.NoError(t, err)
+		_, err = c.Do(tctx(t), "SET", "{emq}:version", "echomq:6.0.0")
+		require.NoError(t, err)
+		_, err = c.Do(tctx(t), "EMQ.ENQUEUE_BATCH", "2", "emq:{vg}:pending", "emq:{vg}:", "JOB00000000001", "a", "JOB00000000002", "b")
+		require.NoError(t, err)
+		_, err = c.Do(tctx(t), "EMQ.CLAIM_BATCH", "3", "emq:{vg}:pending", "emq:{vg}:active", "emq:{vg}:", "1000", "5")
+		require.NoError(t, err)
+	}
+	_, err = c.Do(tctx(t), "MODULE", "UNLOAD", "emq")
 	require.NoError(t, err)
 	c.Do(tctx(t), "SHUTDOWN", "NOSAVE")
 	c.Close()
