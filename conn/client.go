@@ -166,13 +166,17 @@ func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
 
 // sendHooked is Send, with the facts known.
 func (cl *Client) sendHooked(ctx context.Context, cmds Cmds, h Handler) error {
-	if cl.hooks == nil {
+	if !cl.hooks.sees(cmds) {
 		return cl.send(ctx, cmds, h)
 	}
 	if cmds.N <= 0 || h == nil {
 		return errBadSubmission
 	}
 	o := cl.hooks.begin(ctx, cmds, h)
+	if p := o.panic; p != nil {
+		o.fail(p) // a Before hook panicked: nothing is sent
+		return p
+	}
 	if err := cl.send(ctx, cmds, o); err != nil {
 		o.fail(err)
 		return err
