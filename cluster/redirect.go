@@ -207,7 +207,7 @@ func (s *sub) round(col *wire.Collector, pending []redo, round int) []redo {
 		}
 		sent := n.loadSeq.Load()
 		col.Begin(w.N)
-		if err := col.Exchange(s.ctx, c, w, nil); err != nil {
+		if err := col.Exchange(s.ctx, c, wire.Own(w), nil); err != nil {
 			if connectionError(err) {
 				s.cl.refreshSoon()
 			}

@@ -29,7 +29,9 @@ import (
 // nothing had sent onto its next connection reports it once. Only the
 // user's commands are seen: not the handshake, nor what a Client sends
 // on its own behalf (CLIENT UNBLOCK for a cancelled blocking call,
-// CLIENT ID for a lent connection under RESP2).
+// CLIENT ID for a lent connection under RESP2), nor the housekeeping of
+// the packages built on conn (a cache's tracking, PTTLs and PINGs, a
+// cluster's topology reads and redirects: see the package doc).
 //
 // The context a Before function returns (nil: the one it was given) is
 // passed to the next hook's Before and to the After functions of the same
@@ -140,6 +142,60 @@ func init() {
 		return false, false
 	})
 	wire.SetCheckShared(checkShared)
+	wire.SetOwnOf(func(s wire.Sender) wire.Sender {
+		switch c := s.(type) {
+		case *Conn:
+			return ownConn{c}
+		case *Client:
+			return ownClient{c}
+		}
+		return nil
+	})
+	wire.SetHooksOf(func(o any) wire.Hooks {
+		if s := newHookSet(o.(Options)); s != nil {
+			return s
+		}
+		return nil
+	})
+}
+
+// ownConn and ownClient are wire.OwnSender of a Conn and a Client: what
+// the module sends through them on its own behalf, unseen by their hooks.
+type (
+	ownConn   struct{ c *Conn }
+	ownClient struct{ c *Client }
+)
+
+func (o ownConn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	return o.c.Send(ctx, wire.Own(cmds), h)
+}
+
+func (o ownClient) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	return o.c.Send(ctx, wire.Own(cmds), h)
+}
+
+// Begin is wire.Hooks' (for a cluster): it starts cmds for the hooks.
+func (s *hookSet) Begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) (wire.Handler, error) {
+	if !s.sees(cmds) {
+		return h, nil
+	}
+	if cmds.N <= 0 || h == nil || len(cmds.Facts) != cmds.N {
+		return h, nil // the Sender refuses it itself
+	}
+	o := s.begin(ctx, cmds, h)
+	if p := o.panic; p != nil {
+		o.fail(p)
+		return nil, p
+	}
+	return o, nil
+}
+
+// Fail is wire.Hooks': it ends a submission Begin started that was not
+// sent.
+func (s *hookSet) Fail(h wire.Handler, err error) {
+	if o, ok := h.(*hooked); ok {
+		o.fail(err)
+	}
 }
 
 // factsFor returns cmds with the facts its receiver needs, s being its

@@ -100,13 +100,51 @@ func Seen(c Cmds) (lo, hi int) {
 }
 
 // OwnSender is s sending every submission marked Own: what the module
-// sends through it on its own behalf, unseen by s's hooks.
+// sends through it on its own behalf, unseen by s's hooks. For package
+// conn's Conn and Client it allocates nothing (SetOwnOf).
 func OwnSender(s Sender) Sender {
+	if o := ownOf(s); o != nil {
+		return o
+	}
 	if o, ok := s.(own); ok {
 		return o
 	}
 	return own{s}
 }
+
+// ownOf is set by package conn (SetOwnOf): OwnSender of its Conn and
+// Client, made without allocating; nil for another Sender.
+var ownOf = func(Sender) Sender { return nil }
+
+// SetOwnOf sets what OwnSender asks first. Package conn calls it in its
+// init, before any submission.
+func SetOwnOf(f func(Sender) Sender) { ownOf = f }
+
+// Hooks runs a Sender's hooks (package conn's Hook) around the
+// submissions a Sender of this module takes and sends on through
+// connections marked not to run them (Own): a cluster's, whose hooks see
+// each submission once, with its final replies, however often it is
+// redirected. HooksOf makes it.
+type Hooks interface {
+	// Begin starts cmds, with its facts, for the hooks and returns the
+	// Handler to send it with, which ends it for them before passing each
+	// reply and Done on to h. When a Before hook panicked it returns the
+	// error to refuse the submission with, the hooks told already.
+	Begin(ctx context.Context, cmds Cmds, h Handler) (Handler, error)
+	// Fail ends, with err, a submission whose Handler Begin returned and
+	// which was not sent (Send returned err).
+	Fail(h Handler, err error)
+}
+
+// hooksOf is set by package conn (SetHooksOf).
+var hooksOf = func(any) Hooks { return nil }
+
+// SetHooksOf sets HooksOf. Package conn calls it in its init.
+func SetHooksOf(f func(opts any) Hooks) { hooksOf = f }
+
+// HooksOf returns the Hooks of opts (a conn.Options), or nil when it has
+// none.
+func HooksOf(opts any) Hooks { return hooksOf(opts) }
 
 type own struct{ s Sender }
 
