@@ -340,7 +340,7 @@ func (cl *Client) lend(ctx context.Context) (*Conn, error) {
 		// Nothing was sent: like any call made while the server cannot
 		// be reached, it matches ErrNotConnected; and ctx's error, when
 		// ctx ended the dial or the handshake.
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		if cerr := ctxEnded(ctx); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w: %w", cerr, err)
 		}
 		return nil, notConnected(err)

@@ -59,7 +59,8 @@ type Hook struct {
 	// Options.Limits; else with a zero Value and the error that ended the
 	// command without a reply: the connection's fault (a *BrokenError,
 	// ErrClosed), or what kept it from being sent (a *CommandError, the
-	// caller's ctx.Err(), ErrNotConnected). A caller that stops waiting
+	// caller's ctx.Err(), ErrNotConnected, the *PanicError of a Before
+	// function). A caller that stops waiting
 	// does not end its command: its reply still arrives, and ends it.
 	AfterCommand func(ctx context.Context, cmd CommandInfo, reply resp.Value, took time.Duration, err error)
 	// BeforePipeline is called as a submission of several commands is
