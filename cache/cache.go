@@ -249,7 +249,7 @@ func (c *Cache) dial(ctx context.Context) (*session, error) {
 	case OptIn:
 		args = append(args, "OPTIN")
 	}
-	if err := sendStrings(ctx, s.tx, 0, nil, args); err != nil {
+	if err := sendStrings(ctx, wire.OwnSender(s.tx), 0, nil, args); err != nil { // the Cache's own: unseen by hooks
 		s.close()
 		return nil, fmt.Errorf("cache: CLIENT TRACKING ON: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/slot"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -196,7 +197,7 @@ func readSlots(ctx context.Context, o conn.Options, addr string) ([]string, erro
 	}
 	defer c.Close()
 	var v resp.Value
-	if err := sendStrings(ctx, senderOf(c), 0, func(r resp.Value) error { v = r; return nil }, []string{"CLUSTER", "SLOTS"}); err != nil {
+	if err := sendStrings(ctx, wire.OwnSender(senderOf(c)), 0, func(r resp.Value) error { v = r; return nil }, []string{"CLUSTER", "SLOTS"}); err != nil {
 		return nil, err
 	}
 	owner := make([]string, slot.Count)

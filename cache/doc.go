@@ -146,6 +146,18 @@
 // does not read the bytes back; a caller's resp.Cmd given to DoFunc is
 // read once, for its fact.
 //
+// # Hooks
+//
+// Options.Hooks and Observer (conn.Hook) see each command the caller
+// sent through the Cache that went to the server, once, with its reply:
+// a miss's read, a write. A hit sends nothing and is not seen. The
+// Cache's own commands are not shown: CLIENT TRACKING, the PTTL read
+// beside each miss and OptIn's CLIENT CACHING, the PING after a write,
+// Sync's and the health check's PINGs, a ClusterCache's CLUSTER SLOTS
+// and the ASKING before a command it follows ASK with. A ClusterCache
+// runs the hooks in the Cache of each node a call goes to: a read or
+// write answered MOVED or ASK and sent again is seen once per node.
+//
 // # Memory
 //
 // Options.MaxBytes bounds the cache: replies, lookup keys and a fixed

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/echomq/echomq-go/internal/redact"
@@ -85,3 +86,8 @@ func (c *ClusterCache) GoString() string { return c.String() }
 func (c *ClusterCache) Format(f fmt.State, verb rune) {
 	redact.Format(f, verb, "*cache.ClusterCache", c.String())
 }
+
+// LogValue is what log/slog logs for Options (slog.LogValuer): String,
+// password redacted and no function printed (a JSON handler would fail
+// on them), rather than the embedded or held conn.Options' group alone.
+func (o Options) LogValue() slog.Value { return slog.StringValue(o.String()) }

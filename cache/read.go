@@ -233,7 +233,7 @@ func (c *Cache) start(ctx context.Context, s *session, sh *shard, name, key stri
 	l.sent = nowNano()
 	w, err := l.sub.wire()
 	if err == nil {
-		err = s.tx.Send(ctx, w, l)
+		err = s.tx.Send(ctx, wire.UserOnly(w, l.first), l) // hooks see the command, not CLIENT CACHING nor PTTL
 	}
 	if err != nil {
 		c.st.end(sh, l.ks, l.gen, l.epoch, s, false, "", resp.Value{}, 0, 0)
@@ -373,10 +373,12 @@ func askingDo(ctx context.Context, tx wire.Sender, cmd resp.Cmd, f cmds.Fact, fn
 }
 
 // replyAt sends w on tx, waits for its replies and gives reply at to fn
-// (a server error reply is returned, fn not called).
+// (a server error reply is returned, fn not called). Hooks see command at
+// alone (the caller's): what the Cache sends beside it (ASKING, a PING)
+// is its own.
 func replyAt(ctx context.Context, tx wire.Sender, w wire.Cmds, at int, fn func(resp.Value) error) error {
 	h := &firstReply{done: make(chan struct{}, 1), at: at}
-	if err := tx.Send(ctx, w, h); err != nil {
+	if err := tx.Send(ctx, wire.UserOnly(w, at), h); err != nil {
 		return err
 	}
 	select {

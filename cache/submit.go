@@ -82,9 +82,10 @@ var (
 // pingFactOf is PING's fact (it has no keys), for wire.DoFuncMade.
 func pingFactOf(keys []cmds.Span) (cmds.Fact, []cmds.Span) { return pingFact, keys }
 
-// ping sends PING on tx and waits for its reply.
+// ping sends PING on tx and waits for its reply: the Cache's own (a
+// health check, Sync), unseen by hooks.
 func ping(ctx context.Context, tx wire.Sender) error {
-	return wire.DoFuncMade(ctx, tx, pingCmd, pingFactOf, nil)
+	return wire.DoFuncMade(ctx, wire.OwnSender(tx), pingCmd, pingFactOf, nil)
 }
 
 // senderWrap, when set (by a test, to see them), wraps the Sender the

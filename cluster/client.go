@@ -20,8 +20,9 @@ import (
 // per primary. It satisfies conn.Sender, so pipeline.Batch, dispatch's
 // executors and emq run over it unchanged. It is safe for concurrent use.
 type Client struct {
-	opts Options
-	topo atomic.Pointer[topology]
+	opts  Options
+	hooks wire.Hooks // Options.Node's, nil without any: run by Send
+	topo  atomic.Pointer[topology]
 
 	mu     sync.Mutex
 	nodes  map[string]*node // by address
@@ -83,7 +84,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if len(opts.Seeds) == 0 {
 		return nil, errors.New("cluster: no seed address")
 	}
-	cl := &Client{opts: opts, nodes: map[string]*node{}, srcs: map[string]string{}}
+	cl := &Client{opts: opts, hooks: wire.HooksOf(opts.Node), nodes: map[string]*node{}, srcs: map[string]string{}}
 	cl.life, cl.cancel = context.WithCancel(context.Background())
 	var errs []error
 	for _, seed := range opts.Seeds {
@@ -135,6 +136,25 @@ func (cl *Client) RegisterScript(sha, src string) {
 	cl.srcMu.Lock()
 	cl.srcs[sha] = src
 	cl.srcMu.Unlock()
+}
+
+// sendHooked is Send with the hooks: they see the submission once,
+// whichever nodes take it and however often it is redirected.
+func (cl *Client) sendHooked(ctx context.Context, w wire.Cmds, h wire.Handler) error {
+	w, known, err := wire.Known(w)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	defer wire.Release(known)
+	o, err := cl.hooks.Begin(ctx, w, h)
+	if err != nil {
+		return err
+	}
+	if err := cl.send(ctx, w, o); err != nil {
+		cl.hooks.Fail(o, err)
+		return err
+	}
+	return nil
 }
 
 // source returns a registered script's source.

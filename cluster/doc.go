@@ -122,6 +122,18 @@
 // connection broke may or may not have run and fails with an error
 // matching conn.ErrBroken.
 //
+// # Hooks
+//
+// Options.Node's Hooks and Observer (conn.Hook) see each submission the
+// caller sent through the Client once, with its final replies, run by
+// the Client rather than by the nodes' connections: a command answered
+// MOVED, ASK, TRYAGAIN or NOSCRIPT and sent again is seen once, ending
+// with the reply it finally got. The Client's own commands are not
+// shown: the topology reads (CLUSTER SHARDS, CLUSTER SLOTS), the SCRIPT
+// LOAD after a NOSCRIPT, the ASKING before a command that follows ASK.
+// What the caller sends on a node's own connection (Node, Dedicated) is
+// seen there, as on any conn.Client.
+//
 // # Printing
 //
 // Options and *Client print with the password redacted, in every fmt

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -131,7 +132,7 @@ func (n *node) load(cl *conn.Client, sha, src string) error {
 	n.loadsRun.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return cl.DoFunc(ctx, resp.Command(nil, "SCRIPT", "LOAD", src), func(v resp.Value) error {
+	return wire.DoFunc(ctx, wire.OwnSender(cl), resp.Command(nil, "SCRIPT", "LOAD", src), func(v resp.Value) error {
 		if !bytes.EqualFold(v.Str, []byte(sha)) {
 			return fmt.Errorf("cluster: %s returned SHA %q for a script whose SHA is %s", n.addr, v.Str, sha)
 		}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"github.com/echomq/echomq-go/internal/redact"
+	"log/slog"
 	"strings"
 )
 
@@ -63,3 +64,8 @@ func (cl *Client) GoString() string { return cl.String() }
 func (cl *Client) Format(f fmt.State, verb rune) {
 	redact.Format(f, verb, "*cluster.Client", cl.String())
 }
+
+// LogValue is what log/slog logs for Options (slog.LogValuer): String,
+// password redacted and no function printed (a JSON handler would fail
+// on them), rather than the embedded or held conn.Options' group alone.
+func (o Options) LogValue() slog.Value { return slog.StringValue(o.String()) }

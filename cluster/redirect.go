@@ -204,7 +204,7 @@ func (s *sub) round(col *wire.Collector, pending []redo) []redo {
 		}
 		sent := n.loadSeq.Load()
 		col.Begin(w.N)
-		if err := col.Exchange(s.ctx, c, w, nil); err != nil {
+		if err := col.Exchange(s.ctx, c, wire.Own(w), nil); err != nil {
 			if connectionError(err) {
 				s.cl.refreshSoon()
 			}

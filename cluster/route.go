@@ -101,7 +101,21 @@ func (cl *Client) target(ctx context.Context, s int) (*node, error) {
 // (FLUSHALL, SCRIPT FLUSH, DBSIZE, …), or SCRIPT LOAD, goes to every
 // primary when it is sent alone, and is refused (ErrUnroutable) in a
 // submission of several commands; so is a WAIT sent alone.
+//
+// Options.Node's hooks (and Observer) see each submission once, here,
+// with its final replies: not the nodes' MOVED, ASK, TRYAGAIN or
+// NOSCRIPT answers a command is sent again after, nor the Client's own
+// commands (CLUSTER SHARDS, SCRIPT LOAD, ASKING).
 func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
+	if cl.hooks == nil {
+		return cl.send(ctx, w, h)
+	}
+	return cl.sendHooked(ctx, w, h)
+}
+
+// send is Send without the hooks: what it sends to the nodes is marked
+// Own, for their connections not to run them again.
+func (cl *Client) send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -309,7 +323,7 @@ func (s *sub) sendPart(n *node, p *part, w wire.Cmds, first bool) error {
 	c, err := n.client(s.ctx, s.cl.opts.Node)
 	if err == nil {
 		p.sent = n.loadSeq.Load()
-		err = c.Send(s.ctx, w, p)
+		err = c.Send(s.ctx, wire.Own(w), p)
 	}
 	if err == nil {
 		return nil

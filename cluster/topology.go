@@ -10,6 +10,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/slot"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -75,15 +76,16 @@ func (t *topology) covered() bool {
 // readTopology asks one node: CLUSTER SHARDS (7.0+), else CLUSTER SLOTS.
 // host is the address the node was reached at, for nodes that announce
 // no address of their own.
-func readTopology(ctx context.Context, s conn.Sender, host string) (*topology, error) {
-	v, err := s.Do(ctx, "CLUSTER", "SHARDS")
+func readTopology(ctx context.Context, c conn.Sender, host string) (*topology, error) {
+	s := wire.OwnSender(c) // the Client's own: the hooks do not see it
+	v, err := wire.Do(ctx, s, "CLUSTER", "SHARDS")
 	if err == nil {
 		return parseShards(v, host)
 	}
 	if !resp.IsCode(err, resp.CodeErr) {
 		return nil, fmt.Errorf("cluster: CLUSTER SHARDS: %w", err)
 	}
-	v, err = s.Do(ctx, "CLUSTER", "SLOTS")
+	v, err = wire.Do(ctx, s, "CLUSTER", "SLOTS")
 	if err != nil {
 		return nil, fmt.Errorf("cluster: CLUSTER SLOTS: %w", err)
 	}

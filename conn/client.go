@@ -3,7 +3,7 @@ package conn
 import (
 	"context"
 	"errors"
-	"github.com/echomq/echomq-go/resp"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // Client owns a pipelining connection and replaces it after a fault.
@@ -166,13 +167,17 @@ func (cl *Client) Send(ctx context.Context, cmds Cmds, h Handler) error {
 
 // sendHooked is Send, with the facts known.
 func (cl *Client) sendHooked(ctx context.Context, cmds Cmds, h Handler) error {
-	if cl.hooks == nil {
+	if !cl.hooks.sees(cmds) {
 		return cl.send(ctx, cmds, h)
 	}
 	if cmds.N <= 0 || h == nil {
 		return errBadSubmission
 	}
 	o := cl.hooks.begin(ctx, cmds, h)
+	if p := o.panic; p != nil {
+		o.fail(p) // a Before hook panicked: nothing is sent
+		return p
+	}
 	if err := cl.send(ctx, cmds, o); err != nil {
 		o.fail(err)
 		return err
@@ -332,12 +337,13 @@ func (cl *Client) lend(ctx context.Context) (*Conn, error) {
 	c, err := cl.dedicated(ctx)
 	if err != nil {
 		<-cl.slots
-		if ctx.Err() == nil {
-			// Nothing was sent: like any call made while the server
-			// cannot be reached, it matches ErrNotConnected.
-			err = notConnected(err)
+		// Nothing was sent: like any call made while the server cannot
+		// be reached, it matches ErrNotConnected; and ctx's error, when
+		// ctx ended the dial or the handshake.
+		if cerr := ctxEnded(ctx); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
 		}
-		return nil, err
+		return nil, notConnected(err)
 	}
 	cl.mu.Lock()
 	if cl.closed {

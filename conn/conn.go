@@ -264,7 +264,7 @@ func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
 	if err != nil {
 		return err
 	}
-	if c.hooks != nil {
+	if c.hooks.sees(cmds) {
 		err = c.sendHooked(ctx, cmds, h)
 	} else {
 		err = c.send(ctx, cmds, h)
@@ -296,6 +296,10 @@ func (c *Conn) sendHooked(ctx context.Context, cmds wire.Cmds, h wire.Handler) e
 		return errBadSubmission
 	}
 	o := c.hooks.begin(ctx, cmds, h)
+	if p := o.panic; p != nil {
+		o.fail(p) // a Before hook panicked: nothing is sent
+		return p
+	}
 	if err := c.send(ctx, cmds, o); err != nil {
 		o.fail(err)
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/echomq/echomq-go/internal/dial"
 	"github.com/echomq/echomq-go/resp"
@@ -37,7 +38,7 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	res, err := dial.Handshake(ctx, nc, c.rd, cfg)
 	if err != nil {
 		nc.Close()
-		if cerr := ctx.Err(); cerr != nil {
+		if cerr := ctxEnded(ctx); cerr != nil {
 			// ctx ended the handshake (the error says "i/o timeout"):
 			// the caller matches ctx's error.
 			return nil, fmt.Errorf("conn: handshake with %s: %w: %w", opts.Addr, cerr, err)
@@ -62,4 +63,17 @@ func (o Options) dialConfig() dial.Config {
 		DB: o.DB, ClientName: o.ClientName, Protocol: o.Protocol,
 		TLS: o.TLS, Timeout: o.DialTimeout, Dialer: o.Dialer,
 	}.WithDefaults()
+}
+
+// ctxEnded returns ctx's error, or context.DeadlineExceeded once its
+// deadline has passed: a socket deadline set from it may fire (and fail
+// a read with "i/o timeout") before ctx's own timer marks it done.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

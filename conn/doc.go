@@ -165,10 +165,16 @@
 // BeforePipeline and AfterPipeline around a submission of several
 // commands. Every command is seen exactly once, in order; a Client runs
 // the hooks once per submission, even when it moves one that nothing had
-// sent onto its next connection. What a Client sends on its own behalf
+// sent onto its next connection. The rule: hooks see each command the
+// user submitted, once, with its final outcome; the module's own
+// housekeeping is not shown. So what a Client sends on its own behalf
 // (CLIENT UNBLOCK for a cancelled blocking call, CLIENT ID for a lent
-// connection under RESP2) and the handshake are not the user's commands:
-// the hooks do not see them. The context a Before function returns
+// connection under RESP2) and the handshake are not seen, nor, through
+// the packages built on conn, a cache's CLIENT TRACKING, the PTTL beside
+// each read and its PINGs (package cache), a cluster's topology reads,
+// SCRIPT LOADs and the MOVED or ASK answers it follows (package cluster:
+// it runs the hooks itself, once per submission), a subscription's
+// health-check PING (package pubsub). The context a Before function returns
 // reaches the matching After functions, which is how a tracer carries
 // its span (contrib/otel; contrib/prometheus counts with one).
 //
@@ -180,6 +186,15 @@
 // cost nothing when absent: without hooks (nor an Observer) a connection
 // does no hook work at all, a pointer check per submission; a hook that
 // keeps its context allocates nothing per command in steady state.
+//
+// A panic in a hook, in OnPush or in Options.Dialer is the user's bug,
+// but it runs where the caller cannot recover it (the reader goroutine,
+// the redial) or would leave the connection's reader or writer role
+// held: it is recovered as a *PanicError (see there for each function).
+// A Before function's refuses its call, nothing sent; an After
+// function's fails its call (the command ran); OnPush's, and one met by
+// a call that had failed by itself, are logged to Options.Logger; every
+// other call ends as it would have.
 //
 // Options.Observer (CommandStart, CommandEnd) is the older form of the
 // same, kept working: it runs as one more hook, after Options.Hooks

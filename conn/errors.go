@@ -30,8 +30,10 @@ var ErrUnsolicited = errors.New("conn: reply with no command waiting for it")
 // it has no healthy connection: during a redial after a fault, or when
 // the connection it was to go on turned out to have failed (or been
 // closed by the server while idle) and the redial failed. Nothing was
-// sent, so it is safe to repeat. It wraps the cause, but never matches
-// ErrBroken.
+// sent, so it is safe to repeat. So is the error of a blocking call or
+// Dedicated whose dedicated connection could not be dialed, its ctx
+// ending the dial or the handshake included (then it matches ctx's error
+// too). It wraps the cause, but never matches ErrBroken.
 var ErrNotConnected = errors.New("conn: not connected")
 
 // ErrNotSent is matched (errors.Is) by the error of a call that a Conn

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -28,7 +29,9 @@ import (
 // nothing had sent onto its next connection reports it once. Only the
 // user's commands are seen: not the handshake, nor what a Client sends
 // on its own behalf (CLIENT UNBLOCK for a cancelled blocking call,
-// CLIENT ID for a lent connection under RESP2).
+// CLIENT ID for a lent connection under RESP2), nor the housekeeping of
+// the packages built on conn (a cache's tracking, PTTLs and PINGs, a
+// cluster's topology reads and redirects: see the package doc).
 //
 // The context a Before function returns (nil: the one it was given) is
 // passed to the next hook's Before and to the After functions of the same
@@ -41,6 +44,9 @@ import (
 // replies, concurrently; they must be safe for concurrent use, must not
 // block, and are called for every command, so they should be cheap.
 // Without hooks (nor an Observer) a connection does no hook work at all.
+// A function's panic is recovered (see PanicError): a Before function's
+// refuses its submission, an After function's fails its call with the
+// *PanicError; every other call goes on.
 type Hook struct {
 	// BeforeCommand is called as cmd is queued for sending, with raw,
 	// the command as sent and its keys, valid only during the call.
@@ -53,7 +59,8 @@ type Hook struct {
 	// Options.Limits; else with a zero Value and the error that ended the
 	// command without a reply: the connection's fault (a *BrokenError,
 	// ErrClosed), or what kept it from being sent (a *CommandError, the
-	// caller's ctx.Err(), ErrNotConnected). A caller that stops waiting
+	// caller's ctx.Err(), ErrNotConnected, the *PanicError of a Before
+	// function). A caller that stops waiting
 	// does not end its command: its reply still arrives, and ends it.
 	AfterCommand func(ctx context.Context, cmd CommandInfo, reply resp.Value, took time.Duration, err error)
 	// BeforePipeline is called as a submission of several commands is
@@ -136,6 +143,60 @@ func init() {
 		return false, false
 	})
 	wire.SetCheckShared(checkShared)
+	wire.SetOwnOf(func(s wire.Sender) wire.Sender {
+		switch c := s.(type) {
+		case *Conn:
+			return ownConn{c}
+		case *Client:
+			return ownClient{c}
+		}
+		return nil
+	})
+	wire.SetHooksOf(func(o any) wire.Hooks {
+		if s := newHookSet(o.(Options)); s != nil {
+			return s
+		}
+		return nil
+	})
+}
+
+// ownConn and ownClient are wire.OwnSender of a Conn and a Client: what
+// the module sends through them on its own behalf, unseen by their hooks.
+type (
+	ownConn   struct{ c *Conn }
+	ownClient struct{ c *Client }
+)
+
+func (o ownConn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	return o.c.Send(ctx, wire.Own(cmds), h)
+}
+
+func (o ownClient) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	return o.c.Send(ctx, wire.Own(cmds), h)
+}
+
+// Begin is wire.Hooks' (for a cluster): it starts cmds for the hooks.
+func (s *hookSet) Begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) (wire.Handler, error) {
+	if !s.sees(cmds) {
+		return h, nil
+	}
+	if cmds.N <= 0 || h == nil || len(cmds.Facts) != cmds.N {
+		return h, nil // the Sender refuses it itself
+	}
+	o := s.begin(ctx, cmds, h)
+	if p := o.panic; p != nil {
+		o.fail(p)
+		return nil, p
+	}
+	return o, nil
+}
+
+// Fail is wire.Hooks': it ends a submission Begin started that was not
+// sent.
+func (s *hookSet) Fail(h wire.Handler, err error) {
+	if o, ok := h.(*hooked); ok {
+		o.fail(err)
+	}
 }
 
 // factsFor returns cmds with the facts its receiver needs, s being its
@@ -153,7 +214,8 @@ func (s *hookSet) factsFor(cmds wire.Cmds) (wire.Cmds, *wire.Facts, error) {
 // there are none.
 type hookSet struct {
 	hooks    []Hook
-	pipeline bool // some hook has BeforePipeline or AfterPipeline
+	pipeline bool         // some hook has BeforePipeline or AfterPipeline
+	log      *slog.Logger // Options.Logger, for panics no call returns
 }
 
 // newHookSet gathers the hooks of opts, or returns nil when there are none.
@@ -166,7 +228,7 @@ func newHookSet(opts Options) *hookSet {
 	if len(hs) == 0 {
 		return nil
 	}
-	s := &hookSet{hooks: hs}
+	s := &hookSet{hooks: hs, log: opts.Logger}
 	for _, h := range hs {
 		if h.BeforePipeline != nil || h.AfterPipeline != nil {
 			s.pipeline = true
@@ -175,57 +237,75 @@ func newHookSet(opts Options) *hookSet {
 	return s
 }
 
+// sees reports whether the hooks see any command of cmds: none when it
+// is what the module sends on its own behalf (wire.Own).
+func (s *hookSet) sees(cmds wire.Cmds) bool {
+	if s == nil {
+		return false
+	}
+	lo, hi := wire.Seen(cmds)
+	return lo < hi
+}
+
 // hooked wraps the Handler of one submission for its hooks. It is pooled:
-// Done recycles it before passing the outcome on.
+// Done recycles it before passing the outcome on. Each hook function is
+// called with its panic recovered (see PanicError): the first one is
+// kept in panic, for the call to return, later ones are logged.
 type hooked struct {
 	h     wire.Handler
 	set   *hookSet
 	start time.Time
 	pctx  context.Context   // the pipeline's context, for AfterPipeline
-	cmds  []CommandInfo     // the submission's commands
+	cmds  []CommandInfo     // the commands the hooks see
 	ctxs  []context.Context // each command's context, for AfterCommand
-	next  int               // replies delivered
-	multi bool              // a pipeline: more than one command
+	first int               // the submission's index of cmds[0] (wire.Seen)
+	next  int               // commands of cmds ended
+	multi bool              // a pipeline: the hooks see more than one command
+	panic *PanicError       // the first panic of a hook function
 }
 
 var hookedPool = sync.Pool{New: func() any { return new(hooked) }}
 
-// begin starts a submission: it names its commands and calls the Before
-// hooks.
+// begin starts a submission: it names the commands the hooks see and
+// calls the Before hooks. When one of them panicked (o.panic), the caller
+// refuses the submission: o.fail(o.panic).
 func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *hooked {
 	o := hookedPool.Get().(*hooked)
-	o.h, o.set, o.next = h, s, 0
+	o.h, o.set, o.next, o.panic = h, s, 0, nil
 	o.cmds = o.cmds[:0]
+	lo, hi := wire.Seen(cmds)
+	o.first = lo
 	at := uint32(0)
-	for i := range cmds.Facts {
+	for i := range cmds.Facts[:hi] {
 		f := &cmds.Facts[i]
-		o.cmds = append(o.cmds, commandInfo(f, cmds.B[at:at+f.Size]))
+		if i >= lo {
+			o.cmds = append(o.cmds, commandInfo(f, cmds.B[at:at+f.Size]))
+		}
 		at += f.Size
 	}
 	o.multi = len(o.cmds) > 1
 	o.start = time.Now()
 	if o.multi && s.pipeline {
 		p := PipelineInfo{Commands: o.cmds}
-		for _, hk := range s.hooks {
-			if hk.BeforePipeline != nil {
-				if c := hk.BeforePipeline(ctx, p); c != nil {
-					ctx = c
-				}
+		for i := range s.hooks {
+			if s.hooks[i].BeforePipeline != nil {
+				ctx = o.beforePipeline(&s.hooks[i], ctx, p)
 			}
 		}
 	}
 	o.pctx = ctx
 	at = 0
-	for i, c := range o.cmds {
-		cctx := ctx
+	for i := range cmds.Facts[:hi] {
 		f := &cmds.Facts[i]
 		raw := RawCommand{b: cmds.B[at : at+f.Size], f: f}
 		at += f.Size
-		for _, hk := range s.hooks {
-			if hk.BeforeCommand != nil {
-				if x := hk.BeforeCommand(cctx, c, raw); x != nil {
-					cctx = x
-				}
+		if i < lo {
+			continue
+		}
+		cctx, c := ctx, o.cmds[i-lo]
+		for k := range s.hooks {
+			if s.hooks[k].BeforeCommand != nil {
+				cctx = o.beforeCommand(&s.hooks[k], cctx, c, raw)
 			}
 		}
 		o.ctxs = append(o.ctxs, cctx)
@@ -233,21 +313,68 @@ func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *ho
 	return o
 }
 
+// beforePipeline calls hk.BeforePipeline, recovering its panic.
+func (o *hooked) beforePipeline(hk *Hook, ctx context.Context, p PipelineInfo) (out context.Context) {
+	defer o.recoverIn("BeforePipeline")
+	out = ctx
+	if c := hk.BeforePipeline(ctx, p); c != nil {
+		out = c
+	}
+	return out
+}
+
+// beforeCommand calls hk.BeforeCommand, recovering its panic.
+func (o *hooked) beforeCommand(hk *Hook, ctx context.Context, c CommandInfo, raw RawCommand) (out context.Context) {
+	defer o.recoverIn("BeforeCommand")
+	out = ctx
+	if x := hk.BeforeCommand(ctx, c, raw); x != nil {
+		out = x
+	}
+	return out
+}
+
+// afterCommand calls hk.AfterCommand for command i, recovering its panic.
+func (o *hooked) afterCommand(hk *Hook, i int, v resp.Value, took time.Duration, err error) {
+	defer o.recoverIn("AfterCommand")
+	hk.AfterCommand(o.ctxs[i], o.cmds[i], v, took, err)
+}
+
+// afterPipeline calls hk.AfterPipeline, recovering its panic.
+func (o *hooked) afterPipeline(hk *Hook, p PipelineInfo, took time.Duration, err error) {
+	defer o.recoverIn("AfterPipeline")
+	hk.AfterPipeline(o.pctx, p, took, err)
+}
+
+// recoverIn, deferred around a call of the hook function fn, recovers
+// its panic: kept as o.panic when it is the first, else logged.
+func (o *hooked) recoverIn(fn string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	p := recovered(fn, r)
+	if o.panic == nil {
+		o.panic = p
+		return
+	}
+	logPanic(o.set.log, p)
+}
+
 // Reply ends command i, then passes its reply on.
 func (o *hooked) Reply(i int, v resp.Value) {
-	if i < len(o.cmds) {
+	if j := i - o.first; uint(j) < uint(len(o.cmds)) {
 		var err error
 		if v.IsError() {
 			err = v.Err()
 		}
 		took := time.Since(o.start)
-		for _, hk := range o.set.hooks {
-			if hk.AfterCommand != nil {
-				hk.AfterCommand(o.ctxs[i], o.cmds[i], v, took, err)
+		for k := range o.set.hooks {
+			if o.set.hooks[k].AfterCommand != nil {
+				o.afterCommand(&o.set.hooks[k], j, v, took, err)
 			}
 		}
+		o.next = j + 1
 	}
-	o.next = i + 1
 	o.h.Reply(i, v)
 }
 
@@ -255,43 +382,56 @@ func (o *hooked) Reply(i int, v resp.Value) {
 func (o *hooked) Waits() bool { return o.h.Waits() }
 
 // Done ends the commands left without a reply, and the pipeline, with
-// err, recycles o and passes err on.
+// err, recycles o and passes err on: the panic of a hook, when one
+// panicked and err is nil (see PanicError).
 func (o *hooked) Done(err error) {
 	o.end(err)
+	if p := o.panic; p != nil {
+		if err == nil {
+			err = p
+		} else {
+			logPanic(o.set.log, p)
+		}
+	}
 	h := o.h
 	o.release()
 	h.Done(err)
 }
 
 // fail ends every command with err, for a submission that was never
-// queued, and recycles o; the wrapped Handler is not called.
+// queued, and recycles o; the wrapped Handler is not called. A hook's
+// panic other than err is logged: the caller returns err.
 func (o *hooked) fail(err error) {
 	o.end(err)
+	if p := o.panic; p != nil && error(p) != err {
+		logPanic(o.set.log, p)
+	}
 	o.release()
 }
 
 func (o *hooked) end(err error) {
 	took := time.Since(o.start)
+	hooks := o.set.hooks
 	for i := o.next; i < len(o.cmds); i++ {
-		for _, hk := range o.set.hooks {
-			if hk.AfterCommand != nil {
-				hk.AfterCommand(o.ctxs[i], o.cmds[i], resp.Value{}, took, err)
+		for k := range hooks {
+			if hooks[k].AfterCommand != nil {
+				o.afterCommand(&hooks[k], i, resp.Value{}, took, err)
 			}
 		}
 	}
 	o.next = len(o.cmds)
 	if o.multi && o.set.pipeline {
 		p := PipelineInfo{Commands: o.cmds}
-		for _, hk := range o.set.hooks {
-			if hk.AfterPipeline != nil {
-				hk.AfterPipeline(o.pctx, p, took, err)
+		for k := range hooks {
+			if hooks[k].AfterPipeline != nil {
+				o.afterPipeline(&hooks[k], p, took, err)
 			}
 		}
 	}
 }
 
 func (o *hooked) release() {
-	o.h, o.set, o.pctx = nil, nil, nil
+	o.h, o.set, o.pctx, o.panic = nil, nil, nil, nil
 	clear(o.cmds)
 	clear(o.ctxs)
 	o.ctxs = o.ctxs[:0]

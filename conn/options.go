@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
@@ -57,7 +58,8 @@ type Options struct {
 	// value is valid; it must not block. Without it pushes are dropped. A
 	// push that breaks Limits is skipped and reaches OnPush as a Value of
 	// type resp.TooLarge, whose Err (a *resp.ReplyTooLargeError) names the
-	// limit.
+	// limit. A panic in it is recovered and logged to Logger; the push
+	// is dropped and the connection reads on.
 	OnPush func(resp.Value)
 	// Observer, when set, is told of every command's start and end (see
 	// Observer). Without it nothing is observed and nothing is spent.
@@ -83,8 +85,13 @@ type Options struct {
 	MaxArg int
 	// ReadBufferSize is the reader's starting buffer size (default 32 KiB).
 	ReadBufferSize int
-	// Dialer, when set, replaces net.Dialer for the transport.
+	// Dialer, when set, replaces net.Dialer for the transport. A panic
+	// in it fails the dial with a *PanicError.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Logger is told what the connection recovers from and no call
+	// returns: the panic of OnPush, or of a hook whose call had ended
+	// with an error of its own (see PanicError). Nil: slog.Default().
+	Logger *slog.Logger
 
 	// For a Client only (a Conn from Dial ignores them):
 

@@ -2,7 +2,10 @@ package conn
 
 import (
 	"fmt"
+	"log/slog"
+
 	"github.com/echomq/echomq-go/internal/redact"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // Printing never shows a password. fmt prints a struct by walking its
@@ -55,4 +58,56 @@ func (cl *Client) String() string {
 // Format prints String for any verb, as Conn.Format does.
 func (cl *Client) Format(f fmt.State, verb rune) {
 	redact.Format(f, verb, "*conn.Client", cl.String())
+}
+
+// LogValue is what log/slog logs for Options (slog.LogValuer): a group
+// of the settings, defaults filled in as String has them, the password
+// as "REDACTED" when one is set, and each function or logger set (OnPush,
+// Dialer, Observer, Hooks, Logger) named, not printed: a JSON handler
+// would otherwise fail on them (and print nothing else), and a text
+// handler print the password.
+func (o Options) LogValue() slog.Value {
+	d := o.withDefaults()
+	as := []slog.Attr{slog.String("network", d.Network), slog.String("addr", d.Addr)}
+	if o.Username != "" {
+		as = append(as, slog.String("user", o.Username))
+	}
+	if o.Password != "" {
+		as = append(as, slog.String("password", "REDACTED"))
+	}
+	as = append(as, slog.Int("db", o.DB), slog.Int("protocol", d.Protocol), slog.Bool("tls", o.TLS != nil))
+	if o.ClientName != "" {
+		as = append(as, slog.String("client_name", o.ClientName))
+	}
+	as = append(as,
+		slog.Duration("dial_timeout", d.DialTimeout), slog.Duration("read_timeout", d.ReadTimeout),
+		slog.Duration("write_timeout", d.WriteTimeout), slog.Int("max_pending", d.MaxPending),
+		slog.Int("max_arg", d.MaxArg))
+	if o.Limits != (resp.Limits{}) {
+		as = append(as, slog.String("limits", fmt.Sprintf("%+v", o.Limits)))
+	}
+	if o.ReadBufferSize != 0 {
+		as = append(as, slog.Int("read_buffer_size", o.ReadBufferSize))
+	}
+	if o.MinBackoff != 0 {
+		as = append(as, slog.Duration("min_backoff", o.MinBackoff))
+	}
+	if o.MaxBackoff != 0 {
+		as = append(as, slog.Duration("max_backoff", o.MaxBackoff))
+	}
+	if o.BlockingConns != 0 {
+		as = append(as, slog.Int("blocking_conns", o.BlockingConns))
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"on_push", o.OnPush != nil}, {"dialer", o.Dialer != nil}, {"observer", o.Observer != nil}, {"logger", o.Logger != nil}} {
+		if f.set {
+			as = append(as, slog.String(f.name, "set"))
+		}
+	}
+	if len(o.Hooks) > 0 {
+		as = append(as, slog.Int("hooks", len(o.Hooks)))
+	}
+	return slog.GroupValue(as...)
 }

@@ -154,7 +154,7 @@ func (c *Conn) step() (wire.Handler, error) {
 		// A push over the Limits was skipped: OnPush is told, as a
 		// TooLarge value; it answers no command either way.
 		if c.opts.OnPush != nil {
-			c.opts.OnPush(v)
+			c.onPush(v)
 		}
 		return nil, nil
 	}

@@ -132,3 +132,47 @@ func TestXReadGroupCancelledDeliversToNobody(t *testing.T) {
 		})
 	}
 }
+
+// A BLPop whose ctx ends is unblocked on the server with CLIENT UNBLOCK
+// (as conn's doc says, and kv's now too), not by closing its connection:
+// the lent connection lives on and the next BLPop blocks on it, under
+// both protocols.
+func TestBLPopCancelledUnblocksNotCloses(t *testing.T) {
+	for name, tg := range clientsOf(t) {
+		t.Run(name, func(t *testing.T) {
+			tg.server.Flush(t)
+			_, err := tg.server.Do("CONFIG", "RESETSTAT")
+			require.NoError(t, err)
+			blocked := func() string { // the id of the connection blocked in BLPOP
+				list, err := tg.server.Do("CLIENT", "LIST")
+				require.NoError(t, err)
+				for _, line := range strings.Split(list, "\n") {
+					if strings.Contains(line, " cmd=blpop ") && strings.Contains(line, " flags=b ") {
+						id, _, _ := strings.Cut(line, " ")
+						return id
+					}
+				}
+				t.Fatalf("no connection blocked in BLPOP: %s", list)
+				return ""
+			}
+			var ids []string
+			for range 3 {
+				ctx, cancel := context.WithCancel(testCtx(t))
+				ended := make(chan error, 1)
+				go func() {
+					_, _, _, err := kv.BLPop(ctx, tg.cl, 0, "q")
+					ended <- err
+				}()
+				waitBlocked(t, tg.server, "1")
+				ids = append(ids, blocked())
+				cancel()
+				require.ErrorIs(t, <-ended, context.Canceled)
+				waitBlocked(t, tg.server, "0")
+			}
+			require.Equal(t, []string{ids[0], ids[0], ids[0]}, ids, "a cancelled BLPop's connection was closed and another dialed")
+			stats, err := tg.server.Do("INFO", "commandstats")
+			require.NoError(t, err)
+			require.Contains(t, stats, "cmdstat_client|unblock:calls=3,")
+		})
+	}
+}

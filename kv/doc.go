@@ -72,6 +72,11 @@
 //
 // BLPop and XReadGroup with Block are blocking commands: a conn.Client
 // sends each on a connection of its own, by itself, so it never holds up
-// other calls, and closes that connection when the caller's ctx ends
-// first, so the server never hands an element to nobody.
+// other calls. When the caller's ctx ends first, the Client unblocks the
+// command on the server (CLIENT UNBLOCK, sent on its shared connection)
+// before the call returns, and the lent connection is kept for the next
+// one; an element popped meanwhile is returned rather than lost, so the
+// server never hands an element to nobody. Only when the server cannot
+// be told does the Client close the connection instead (see conn's doc,
+// "The guarantee"). TestBLPopCancelledUnblocksNotCloses shows it.
 package kv

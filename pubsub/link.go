@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ type link struct {
 	sink     func(l *link, v resp.Value) bool // takes a message; false: stop reading
 	kick     func()                           // wakes the reader if it waits for room
 	hooks    []conn.Hook                      // see hooksOf
+	log      *slog.Logger                     // Options.Logger, for the hooks' panics
 
 	// Shared, guarded by mu.
 	wmu sync.Mutex // one write at a time, ops queued in write order
@@ -55,6 +57,7 @@ type link struct {
 // op is a command's outstanding replies.
 type op struct {
 	confirm string // the confirmation word owed ("subscribe", …), or "" for one reply
+	own     bool   // the health check's PING: the hooks do not see it
 	owed    int
 	done    chan error // buffered: the reader never waits for the caller
 
@@ -90,9 +93,13 @@ func dialLink(ctx context.Context, o Options, hooks []conn.Hook, sink func(*link
 	defer cancel()
 	nc, err := dial.Transport(ctx, cfg)
 	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) {
+			return nil, fmt.Errorf("pubsub: %w", err) // it names the address
+		}
 		return nil, fmt.Errorf("pubsub: dial %s %s: %w", cfg.Network, cfg.Addr, err)
 	}
-	l := &link{nc: nc, wtimeout: o.WriteTimeout, sink: sink, kick: kick, hooks: hooks, halt: make(chan struct{}), done: make(chan struct{})}
+	l := &link{nc: nc, wtimeout: o.WriteTimeout, sink: sink, kick: kick, hooks: hooks, log: o.Logger, halt: make(chan struct{}), done: make(chan struct{})}
 	// The handshake under the default limits, the messages under o's (as
 	// a conn.Conn does).
 	l.rd = resp.NewReaderLimits(counter{l}, resp.Limits{}, o.ReadBufferSize)
@@ -125,14 +132,24 @@ func (l *link) start(o Options) {
 // waits for its own reading. The hooks see the command start here, with
 // ctx, and end once: when its replies are in, or at the link's fault.
 func (l *link) send(ctx context.Context, confirm string, args ...string) (*op, error) {
-	o := &op{confirm: confirm, owed: 1, done: make(chan error, 1)}
+	o := &op{confirm: confirm, owed: 1}
 	if confirm != "" {
 		o.owed = len(args) - 1
 	}
+	return l.sendOp(ctx, o, args)
+}
+
+// sendOp is send of o, the op of args. A BeforeCommand's panic refuses
+// the command: nothing is written, and the error is the *conn.PanicError.
+func (l *link) sendOp(ctx context.Context, o *op, args []string) (*op, error) {
+	o.done = make(chan error, 1)
 	b := resp.AppendCommand(nil, args...)
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	l.before(ctx, o, args[0], b)
+	if p := l.before(ctx, o, args[0], b); p != nil {
+		l.after(o, resp.Value{}, p)
+		return nil, p
+	}
 	l.mu.Lock()
 	if l.err != nil {
 		err := l.err
@@ -314,7 +331,7 @@ func (l *link) watch(pingEvery, timeout time.Duration) {
 		idle += tick
 		switch {
 		case pinged < 0 && idle >= pingEvery:
-			if _, err := l.send(context.Background(), "", "PING"); err != nil {
+			if _, err := l.sendOp(context.Background(), &op{owed: 1, own: true}, []string{"PING"}); err != nil {
 				return
 			}
 			pinged = idle

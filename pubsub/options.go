@@ -21,11 +21,14 @@ type Options struct {
 	// health check). MinBackoff and MaxBackoff bound the redial backoff
 	// after a fault, which doubles after each failed attempt, with full
 	// jitter (defaults 50 ms and 5 s). Hooks and Observer see the
-	// subscription's own commands ((P/S)SUBSCRIBE, (P/S)UNSUBSCRIBE and
-	// the health check's PING, as conn.Hook describes; not the
-	// handshake, nor messages, which Stats counts); PUBLISH goes through
-	// a conn.Sender, whose hooks see it. MaxPending, OnPush and
-	// BlockingConns do not apply.
+	// subscription's commands ((P/S)SUBSCRIBE, (P/S)UNSUBSCRIBE, as
+	// conn.Hook describes; not the handshake, nor the health check's
+	// PING, which are housekeeping, nor messages, which Stats counts);
+	// PUBLISH goes through a conn.Sender, whose hooks see it. A hook's
+	// panic is recovered as a conn.Client's is (conn.PanicError): a
+	// BeforeCommand's refuses its command, nothing sent, with the
+	// *conn.PanicError; an AfterCommand's is logged to Logger (the
+	// command ran). MaxPending, OnPush and BlockingConns do not apply.
 	conn.Options
 	// Buffer is how many messages wait for the consumer (Receive,
 	// Messages). When it is full the subscription stops reading its

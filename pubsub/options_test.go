@@ -36,6 +36,7 @@ func TestDialConfigCoversOptions(t *testing.T) {
 		"OnPush":         "does not apply: pushes are the messages",
 		"Observer":       "the subscription's own commands (hooks.go)",
 		"Hooks":          "the subscription's own commands (hooks.go)",
+		"Logger":         "the hooks' panics (hooks.go)",
 	}
 	typ := reflect.TypeFor[conn.Options]()
 	for i := range typ.NumField() {

@@ -3,6 +3,7 @@ package pubsub
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 )
 
@@ -55,3 +56,8 @@ func format(f fmt.State, verb rune, s string) {
 	}
 	io.WriteString(f, s)
 }
+
+// LogValue is what log/slog logs for Options (slog.LogValuer): String,
+// password redacted and no function printed (a JSON handler would fail
+// on them), rather than the embedded or held conn.Options' group alone.
+func (o Options) LogValue() slog.Value { return slog.StringValue(o.String()) }

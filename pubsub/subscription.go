@@ -205,10 +205,13 @@ func (s *Subscription) subscribe(ctx context.Context, k kind, names []string) er
 			err = o.wait(ctx)
 		}
 		var se *resp.ServerError
+		var pe *conn.PanicError
 		switch {
 		case err == nil:
 			return nil
-		case errors.As(err, &se):
+		case errors.As(err, &se), errors.As(err, &pe):
+			// Refused by the server, or by a hook's panic before
+			// anything was sent: not subscribed.
 			s.forget(k, added)
 			return err
 		case errors.Is(err, conn.ErrBroken):

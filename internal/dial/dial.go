@@ -78,7 +78,7 @@ func Transport(ctx context.Context, c Config) (net.Conn, error) {
 		var d net.Dialer
 		dial = d.DialContext
 	}
-	nc, err := dial(ctx, c.Network, c.Addr)
+	nc, err := callDialer(ctx, dial, c)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +102,22 @@ func Transport(ctx context.Context, c Config) (net.Conn, error) {
 	}
 	return tc, nil
 }
+
+// callDialer calls dial, a Config's Dialer (the user's) or net.Dialer's,
+// with its panic recovered as the dial's error (PanicOf).
+func callDialer(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), c Config) (nc net.Conn, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			nc, err = nil, PanicOf("Dialer", r)
+		}
+	}()
+	return dial(ctx, c.Network, c.Addr)
+}
+
+// PanicOf is the error of a panic, recovered, of r in the user's
+// function fn. Package conn sets it (to make its *PanicError) in its
+// init, before any dial.
+var PanicOf = func(fn string, r any) error { return fmt.Errorf("%s panicked: %v", fn, r) }
 
 // Result is what the handshake learnt.
 type Result struct {

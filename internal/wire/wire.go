@@ -58,7 +58,97 @@ type Cmds struct {
 	// facts (WantsFacts), so no user's code holds a Plain Cmds: a
 	// submission made or edited by hand is always read.
 	plain bool
+	// seen says which commands a Sender's hooks see: 0, every one (the
+	// user's submission); seenNone, none (what the module sends on its
+	// own behalf); k > 0, command k-1 alone, the others being the
+	// module's (the PTTL a cache sends beside a read). Only this
+	// package sets it (Own, OwnSender, UserOnly), for the module's own
+	// packages.
+	seen int32
 }
+
+const seenNone = -1
+
+// Own marks every command of c as the module's own housekeeping (a
+// topology read, tracking, a health check), which hooks do not see.
+func Own(c Cmds) Cmds {
+	c.seen = seenNone
+	return c
+}
+
+// UserOnly marks command i of c as the user's and the others as the
+// module's own (sent beside it: a cache's PTTL, an ASKING): hooks see
+// command i alone. A submission marked Own stays so.
+func UserOnly(c Cmds, i int) Cmds {
+	if c.seen != seenNone {
+		c.seen = int32(i) + 1
+	}
+	return c
+}
+
+// Seen returns the commands of c that hooks see, as a range [lo, hi) of
+// indexes: [0, N) unless Own or UserOnly marked it.
+func Seen(c Cmds) (lo, hi int) {
+	switch {
+	case c.seen == 0:
+		return 0, c.N
+	case c.seen == seenNone:
+		return 0, 0
+	}
+	lo = int(c.seen) - 1
+	return lo, min(lo+1, c.N)
+}
+
+// OwnSender is s sending every submission marked Own: what the module
+// sends through it on its own behalf, unseen by s's hooks. For package
+// conn's Conn and Client it allocates nothing (SetOwnOf).
+func OwnSender(s Sender) Sender {
+	if o := ownOf(s); o != nil {
+		return o
+	}
+	if o, ok := s.(own); ok {
+		return o
+	}
+	return own{s}
+}
+
+// ownOf is set by package conn (SetOwnOf): OwnSender of its Conn and
+// Client, made without allocating; nil for another Sender.
+var ownOf = func(Sender) Sender { return nil }
+
+// SetOwnOf sets what OwnSender asks first. Package conn calls it in its
+// init, before any submission.
+func SetOwnOf(f func(Sender) Sender) { ownOf = f }
+
+// Hooks runs a Sender's hooks (package conn's Hook) around the
+// submissions a Sender of this module takes and sends on through
+// connections marked not to run them (Own): a cluster's, whose hooks see
+// each submission once, with its final replies, however often it is
+// redirected. HooksOf makes it.
+type Hooks interface {
+	// Begin starts cmds, with its facts, for the hooks and returns the
+	// Handler to send it with, which ends it for them before passing each
+	// reply and Done on to h. When a Before hook panicked it returns the
+	// error to refuse the submission with, the hooks told already.
+	Begin(ctx context.Context, cmds Cmds, h Handler) (Handler, error)
+	// Fail ends, with err, a submission whose Handler Begin returned and
+	// which was not sent (Send returned err).
+	Fail(h Handler, err error)
+}
+
+// hooksOf is set by package conn (SetHooksOf).
+var hooksOf = func(any) Hooks { return nil }
+
+// SetHooksOf sets HooksOf. Package conn calls it in its init.
+func SetHooksOf(f func(opts any) Hooks) { hooksOf = f }
+
+// HooksOf returns the Hooks of opts (a conn.Options), or nil when it has
+// none.
+func HooksOf(opts any) Hooks { return hooksOf(opts) }
+
+type own struct{ s Sender }
+
+func (o own) Send(ctx context.Context, c Cmds, h Handler) error { return o.s.Send(ctx, Own(c), h) }
 
 // Plain reports whether the submission's encoder found every command
 // plain by its name (cmds.Plain), and sent it without its facts for a

@@ -1,0 +1,83 @@
+package conn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/echomq/echomq-go/internal/dial"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// PanicError is a panic of a user's function that a connection called
+// (a Hook's, OnPush, Dialer), recovered: a panic there is the user's
+// bug, but it runs on the goroutines that send and read, where it would
+// leave the connection's roles held (every later call hanging) or take
+// the process down. What becomes of it depends on the function:
+//
+//   - BeforeCommand, BeforePipeline: the submission is refused before
+//     anything is sent, and the call returns the *PanicError (the other
+//     hooks' Before functions still run, and every hook's After
+//     functions are called with it, as for any refusal).
+//   - AfterCommand, AfterPipeline: the other hooks still run and the
+//     connection goes on; the call, whose command did run, returns the
+//     *PanicError instead of its reply. When the call had ended with an
+//     error of its own (a fault, a refusal), that error is returned and
+//     the panic is logged to Options.Logger.
+//   - OnPush: the push is dropped, the connection reads on, and the
+//     panic is logged to Options.Logger.
+//   - Dialer: the dial fails with the *PanicError (a Client redials
+//     after its backoff, as after any failed dial).
+//
+// A pubsub.Subscription treats the hooks of its own commands the same
+// way (see its package doc).
+type PanicError struct {
+	// Func names the function that panicked: "BeforeCommand",
+	// "AfterCommand", "BeforePipeline", "AfterPipeline", "OnPush" or
+	// "Dialer".
+	Func string
+	// Value is what it panicked with.
+	Value any
+	// Stack is the goroutine's stack at the panic.
+	Stack []byte
+}
+
+// Error describes the panic.
+func (e *PanicError) Error() string { return fmt.Sprintf("conn: %s panicked: %v", e.Func, e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// recovered is the *PanicError of r, a value recover returned in fn.
+func recovered(fn string, r any) *PanicError {
+	return &PanicError{Func: fn, Value: r, Stack: debug.Stack()}
+}
+
+// logPanic reports p, which no call returns, to log (nil:
+// slog.Default()).
+func logPanic(log *slog.Logger, p *PanicError) {
+	if log == nil {
+		log = slog.Default()
+	}
+	log.LogAttrs(context.Background(), slog.LevelError, "conn: recovered a panic",
+		slog.String("func", p.Func), slog.Any("value", p.Value), slog.String("stack", string(p.Stack)))
+}
+
+// onPush calls OnPush with v, recovering its panic (logged: no call is
+// its).
+func (c *Conn) onPush(v resp.Value) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(c.opts.Logger, recovered("OnPush", r))
+		}
+	}()
+	c.opts.OnPush(v)
+}
+
+func init() {
+	dial.PanicOf = func(fn string, r any) error { return recovered(fn, r) }
+}
