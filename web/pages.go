@@ -379,8 +379,12 @@ func showPayload(p []byte) (shown, kind string, truncated bool) {
 	if len(cut) > payloadShown {
 		cut, truncated = cut[:payloadShown], true
 	}
-	if utf8.Valid(trimPartialRune(cut)) {
-		return string(trimPartialRune(cut)), "text", truncated
+	text := trimPartialRune(cut)
+	if utf8.Valid(text) {
+		return string(text), "text", truncated
+	}
+	if mostlyText(text) {
+		return strings.ToValidUTF8(string(text), "\uFFFD"), "text, invalid UTF-8 shown as \uFFFD", truncated
 	}
 	if len(cut) > payloadShown/4 {
 		cut, truncated = cut[:payloadShown/4], true
@@ -391,6 +395,20 @@ func showPayload(p []byte) (shown, kind string, truncated bool) {
 		fmt.Fprintf(&b, "%08x  % x\n", i, line)
 	}
 	return b.String(), "binary (hex)", truncated
+}
+
+// mostlyText reports whether at least 90% of p's bytes are in valid
+// runes other than control characters (but tab, CR, LF).
+func mostlyText(p []byte) bool {
+	good := 0
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRune(p[i:])
+		if r != utf8.RuneError && (r >= 0x20 || r == '\t' || r == '\n' || r == '\r') {
+			good += n
+		}
+		i += n
+	}
+	return good*10 >= len(p)*9
 }
 
 // trimPartialRune drops an incomplete rune cut at the end of p.
