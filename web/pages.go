@@ -193,15 +193,18 @@ func (h *Handler) entry(r *http.Request) (*queueEntry, string, error) {
 	return e, name, nil
 }
 
-// pageSize reads n (default 50, 1 to 500).
+// maxPage is the largest page a list shows.
+const maxPage = 200
+
+// pageSize reads n (default 50, 1 to maxPage).
 func pageSize(r *http.Request) (int, error) {
 	s := r.URL.Query().Get("n")
 	if s == "" {
 		return 50, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 500 {
-		return 0, badf("n=%q: want a page size of 1 to 500", clip(s, 20))
+	if err != nil || n < 1 || n > maxPage {
+		return 0, badf("n=%q: want a page size of 1 to %d", clip(s, 20), maxPage)
 	}
 	return n, nil
 }

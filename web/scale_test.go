@@ -77,7 +77,7 @@ func TestScaleMillion(t *testing.T) {
 		"/queues/big", "/queues/big?state=pending&after=0." + id, "/queues/big?state=pending&before=0." + id,
 		"/queues/big?state=dead", "/queues/big?state=dead&after=" + mid("dead"), "/queues/big?state=dead&before=" + mid("dead"),
 		"/queues/big?state=delayed&after=" + mid("delayed"), "/queues/big?state=active",
-		"/queues/big?state=pending&n=500&after=0." + id,
+		"/queues/big?state=pending&n=200&after=0." + id,
 		"/queues/big/dead", "/queues/big/dead?prefix=nomatch", "/queues/big/dead?prefix=boom+3&older=1s",
 		"/queues/big/jobs/" + id, "/queues/big/jobs/" + deadID, "/queues/big/jobs/" + id + "/payload",
 		"/queues/big/chart.svg",
