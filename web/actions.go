@@ -75,6 +75,8 @@ func (h *Handler) doJob(verb string) http.HandlerFunc {
 		switch verb {
 		case "requeue":
 			err, msg = e.q.Requeue(r.Context(), id), id+" requeued: now pending"
+		case "run":
+			err, msg = e.q.RunNow(r.Context(), id), id+" moved to pending: it runs next in id order"
 		case "delete":
 			var was emq.State
 			was, err = e.q.Delete(r.Context(), id)
@@ -91,7 +93,7 @@ func (h *Handler) doJob(verb string) http.HandlerFunc {
 	}
 }
 
-// doBulk runs requeue or delete over the ids selected (the id fields), at
+// doBulk runs requeue, run (delayed → pending now) or delete over the ids selected (the id fields), at
 // most bulkMax, each id checked before anything is sent; emq sends them
 // 1,000 per atomic call.
 func (h *Handler) doBulk(w http.ResponseWriter, r *http.Request) {
@@ -117,6 +119,13 @@ func (h *Handler) doBulk(w http.ResponseWriter, r *http.Request) {
 	}
 	var msg string
 	switch verb := r.PostForm.Get("verb"); verb {
+	case "run":
+		done, err := e.q.RunNowBatch(r.Context(), ids)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		msg = fmt.Sprintf("moved %d of %d to pending (the others were not delayed)", countTrue(done), len(ids))
 	case "requeue":
 		done, err := e.q.RequeueBatch(r.Context(), ids)
 		if err != nil {
@@ -138,7 +147,7 @@ func (h *Handler) doBulk(w http.ResponseWriter, r *http.Request) {
 		}
 		msg = fmt.Sprintf("deleted %d of %d", n, len(ids))
 	default:
-		fail(w, badf("verb=%q: want requeue or delete", clip(verb, 20)))
+		fail(w, badf("verb=%q: want requeue, run or delete", clip(verb, 20)))
 		return
 	}
 	h.done(w, r, e, name, msg)

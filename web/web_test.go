@@ -407,7 +407,6 @@ func TestCSRFRefused(t *testing.T) {
 func TestActions(t *testing.T) {
 	f := newFixture(t, Options{}, "q")
 	keep := f.enqueue("a")
-	_ = keep
 	f.enqueue("b")
 	dead := f.kill("e1")
 	tok := f.token("/queues/q")
@@ -442,6 +441,26 @@ func TestActions(t *testing.T) {
 	}
 	if code, _ := f.post("/queues/q/bulk", form("verb", "delete", "id", "x"), nil); code != 400 {
 		t.Errorf("bulk bad id: %d", code)
+	}
+	later, err := f.q.EnqueueIn(tctx(t), time.Hour, []byte("later"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := f.post("/queues/q/jobs/"+keep+"/run", form(), nil); code != 409 {
+		t.Errorf("run now of a pending job: %d", code)
+	}
+	if code, body := f.post("/queues/q/jobs/"+later+"/run", form(), nil); code != 303 {
+		t.Errorf("run now: %d %s", code, body)
+	}
+	if got, _ := srv.Do("ZSCORE", "emq:{q}:pending", later); got != "0" {
+		t.Errorf("after run now, pending score %q", got)
+	}
+	later2, _ := f.q.EnqueueIn(tctx(t), time.Hour, []byte("later"))
+	if code, _ := f.post("/queues/q/bulk", form("verb", "run", "id", later2, "id", keep), nil); code != 303 {
+		t.Errorf("bulk run: %d", code)
+	}
+	if got, _ := srv.Do("ZSCORE", "emq:{q}:pending", later2); got != "0" {
+		t.Errorf("after bulk run, pending score %q", got)
 	}
 	f.kill("e2")
 	if code, _ := f.post("/queues/q/requeue-dead", form("prefix", "e2"), nil); code != 303 {

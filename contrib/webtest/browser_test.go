@@ -173,6 +173,39 @@ func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Vo
 	}
 }
 
+// press clicks the button id, whose form posts and redirects, and waits
+// for the new page with its message: a mark on the old page tells the
+// pages apart, so no step runs on the page being left.
+func press(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	follow(t, ctx, id, `!!document.getElementById("msg")`)
+}
+
+// follow clicks the element id, which leaves the page, and waits for the
+// new page, loaded, where the expression ready holds.
+func follow(t *testing.T, ctx context.Context, id, ready string) {
+	t.Helper()
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__old = true`), chromedp.Click(chromedp.ID(id)))
+	waitFor(t, ctx, `!window.__old && document.readyState === "complete" && `+ready)
+}
+
+// waitFor evaluates expr until it is true, for 30 s at most; an error
+// (the page navigating away under the evaluation) is one more try.
+func waitFor(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for %s (last error %v)", expr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // get runs one action and returns its value.
 func get[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
@@ -236,7 +269,7 @@ func TestPaginationWalks(t *testing.T) {
 		if !get(t, ctx, chromedp.Evaluate[bool](`!!document.getElementById("next")`)) {
 			break
 		}
-		run(t, ctx, chromedp.Click(chromedp.ID("next")), chromedp.WaitReady(chromedp.ID("jobs")))
+		follow(t, ctx, "next", `!!document.getElementById("jobs")`)
 	}
 	if strings.Join(seen, " ") != strings.Join(want, " ") {
 		t.Errorf("walked\n%v\nserver\n%v", seen, want)
@@ -265,15 +298,15 @@ func TestHostilePayloadInert(t *testing.T) {
 	shot(t, ctx, "web-job.png")
 }
 
-// TestClickActions: requeue, delete and pause pressed in the page change
+// TestClickActions: requeue, delete, run now and pause pressed in the page change
 // the server's state.
 func TestClickActions(t *testing.T) {
 	d := newDash(t, web.Options{})
 	ctx := browser(t)
 	d.enqueue("a")
 	deadID := d.kill("boom")
-	run(t, ctx, chromedp.Navigate(d.url+"/queues/q/jobs/"+deadID),
-		chromedp.Click(chromedp.ID("requeue")), chromedp.WaitVisible(chromedp.ID("msg")))
+	run(t, ctx, chromedp.Navigate(d.url+"/queues/q/jobs/"+deadID))
+	press(t, ctx, "requeue")
 	if got := raw(t, "ZSCORE", "emq:{q}:pending", deadID); got != "0" {
 		t.Errorf("after requeue, pending score %q", got)
 	}
@@ -281,12 +314,22 @@ func TestClickActions(t *testing.T) {
 	if state != "pending" {
 		t.Errorf("page shows state %q after requeue", state)
 	}
-	run(t, ctx, chromedp.Click(chromedp.ID("delete")), chromedp.WaitVisible(chromedp.ID("msg")))
+	run(t, ctx)
+	press(t, ctx, "delete")
 	if got := raw(t, "EXISTS", "emq:{q}:job:"+deadID); got != "0" {
 		t.Errorf("row after delete: EXISTS %s", got)
 	}
-	run(t, ctx, chromedp.Navigate(d.url+"/queues/q"), chromedp.Click(chromedp.ID("pause-toggle")),
-		chromedp.WaitVisible(chromedp.ID("msg")))
+	later, err := d.q.EnqueueIn(context.Background(), time.Hour, []byte("later"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.Navigate(d.url+"/queues/q/jobs/"+later))
+	press(t, ctx, "run-now")
+	if got := raw(t, "ZSCORE", "emq:{q}:pending", later); got != "0" {
+		t.Errorf("after run now, pending score %q", got)
+	}
+	run(t, ctx, chromedp.Navigate(d.url+"/queues/q"))
+	press(t, ctx, "pause-toggle")
 	if got := raw(t, "HGET", "emq:{q}:meta", "paused"); got != "1" {
 		t.Errorf("paused flag %q after pause", got)
 	}
@@ -313,8 +356,8 @@ func TestPauseStopsWorker(t *testing.T) {
 		defer cancel()
 		w.Shutdown(sctx)
 	})
-	run(t, ctx, chromedp.Navigate(d.url+"/queues/q"), chromedp.Click(chromedp.ID("pause-toggle")),
-		chromedp.WaitVisible(chromedp.ID("msg")))
+	run(t, ctx, chromedp.Navigate(d.url+"/queues/q"))
+	press(t, ctx, "pause-toggle")
 	d.enqueue("held")
 	r0 := w.Stats().Rounds
 	deadline := time.Now().Add(30 * time.Second)
@@ -327,7 +370,8 @@ func TestPauseStopsWorker(t *testing.T) {
 	if n := ran.Load(); n != 0 || raw(t, "ZCARD", "emq:{q}:pending") != "1" {
 		t.Fatalf("paused: %d jobs ran", n)
 	}
-	run(t, ctx, chromedp.Click(chromedp.ID("pause-toggle")), chromedp.WaitVisible(chromedp.ID("msg")))
+	run(t, ctx)
+	press(t, ctx, "pause-toggle")
 	for ran.Load() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the job did not run after resume")
@@ -372,8 +416,7 @@ func TestLiveUpdate(t *testing.T) {
 	if want != "5" {
 		t.Fatalf("server pending %s", want)
 	}
-	get(t, ctx, chromedp.Poll[bool](`document.querySelector('`+cell("pending")+`').textContent === "`+want+`"`,
-		chromedp.WithPollingTimeout(20*time.Second)))
+	waitFor(t, ctx, `document.querySelector('`+cell("pending")+`').textContent === "`+want+`"`)
 	still := get(t, ctx, chromedp.Evaluate[string](`window.__still`))
 	if still != "the same page" {
 		t.Errorf("the page was reloaded (marker %q)", still)
