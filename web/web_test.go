@@ -589,3 +589,42 @@ func TestSamplerChart(t *testing.T) {
 		t.Error("sampler runs after Close")
 	}
 }
+
+// TestHostileQueueName: a valid queue name full of markup is escaped in
+// every page, and its links are path-escaped.
+func TestHostileQueueName(t *testing.T) {
+	name := `<img src=x onerror=alert(1)>"'/&?#`
+	f := newFixture(t, Options{}, name)
+	id := f.enqueue("p")
+	esc := "/queues/" + url.PathEscape(name)
+	for _, p := range []string{"/", esc, esc + "/jobs/" + id, esc + "/dead"} {
+		code, body, _ := f.get(p)
+		if code != 200 {
+			t.Fatalf("%s: %d %s", p, code, body)
+		}
+		if strings.Contains(body, "<img src=x") {
+			t.Errorf("%s holds the name unescaped", p)
+		}
+	}
+	tok := f.token(esc)
+	if code, body := f.post(esc+"/pause", url.Values{"csrf": {tok}}, nil); code != 303 {
+		t.Errorf("pause: %d %s", code, body)
+	}
+	if p, _ := f.q.Paused(tctx(t)); !p {
+		t.Error("not paused")
+	}
+}
+
+// TestBinaryPayloadHex: a payload that is not text shows as a hex dump.
+func TestBinaryPayloadHex(t *testing.T) {
+	f := newFixture(t, Options{}, "q")
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	id := f.enqueue(string(b))
+	_, body, _ := f.get("/queues/q/jobs/" + id)
+	if !strings.Contains(body, "binary (hex)") || !strings.Contains(body, "00000000  00 01 02 03") {
+		t.Errorf("binary payload: %s", clip(body, 2000))
+	}
+}
