@@ -285,8 +285,8 @@ func pageOf(ctx context.Context, s conn.Sender, key string, lex bool, cur cursor
 		got = got[i:]
 		if len(got) == 0 && fetched == limit {
 			// More than the slack share the cursor's score: step past
-			// them by rank (ZRANK, O(log N)) when the cursor is still
-			// in the set, else past the whole score.
+			// them by rank (ZRANK, O(log N); a binary search among them
+			// when the cursor left the set).
 			return pageByRank(ctx, s, key, cur, backward, upto, n)
 		}
 	}
@@ -298,7 +298,8 @@ func pageOf(ctx context.Context, s conn.Sender, key string, lex bool, cur cursor
 
 // pageByRank reads the n members after (before) the cursor by rank: the
 // rare page whose cursor's score is shared by more members than
-// tieSlack. ZRANGE by index is O(log N + n) on a skiplist.
+// tieSlack. ZRANGE by index is O(log N + n) on a skiplist; a cursor no
+// longer in the set costs a binary search among its score's members.
 func pageByRank(ctx context.Context, s conn.Sender, key string, cur cursor, backward bool, upto int64, n int) ([]member, bool, error) {
 	var b pipeline.Batch
 	b.Add("ZSCORE", key, cur.ID)
@@ -310,13 +311,12 @@ func pageByRank(ctx context.Context, s conn.Sender, key string, cur cursor, back
 	f, ferr := sc.AsFloat()
 	r, rerr := rk.AsInt()
 	if sc.IsNull() || ferr != nil || rerr != nil || int64(f) != cur.Score {
-		// The cursor left the set: resume past its score.
-		// ("" sorts before every id, "~" after).
-		next := cursor{Score: cur.Score + 1}
-		if backward {
-			next = cursor{Score: cur.Score - 1, ID: "~"}
+		// The cursor left the set: find where it was among the members
+		// of its score by a binary search of their ranks.
+		var err error
+		if r, err = tieRank(ctx, s, key, cur, backward); err != nil {
+			return nil, false, err
 		}
-		return pageOf(ctx, s, key, false, next, true, backward, upto, n)
 	}
 	start, stop := r+1, r+int64(n)+1
 	if backward {
@@ -347,6 +347,45 @@ func pageByRank(ctx context.Context, s conn.Sender, key string, cur cursor, back
 		return kept[:n], true, nil
 	}
 	return kept, false, nil
+}
+
+// tieRank returns the rank a cursor that left the set would have among
+// the members of its score, r such that the members after it (forward)
+// start at r+1, or those before it (backward) end at r-1: ZCOUNT bounds
+// the ranks of the score's members, and a binary search over them (one
+// ZRANGE of one member per step, O(log N) each) finds the id's place.
+func tieRank(ctx context.Context, s conn.Sender, key string, cur cursor, backward bool) (int64, error) {
+	sc := strconv.FormatInt(cur.Score, 10)
+	var b pipeline.Batch
+	b.Add("ZCOUNT", key, "-inf", "("+sc)
+	b.Add("ZCOUNT", key, "-inf", sc)
+	if err := b.Exec(ctx, s); err != nil {
+		return 0, err
+	}
+	lo, err1 := b.Reply(0).AsInt()
+	hi, err2 := b.Reply(1).AsInt()
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	// The first rank in [lo, hi) whose member is after the cursor's id.
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		v, err := s.Do(ctx, "ZRANGE", key, strconv.FormatInt(mid, 10), strconv.FormatInt(mid, 10))
+		if err != nil {
+			return 0, err
+		}
+		if len(v.Elems) == 1 && string(v.Elems[0].Str) > cur.ID {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	// lo is the first member after the cursor: forward reads from lo
+	// (r+1 = lo), backward reads up to lo-1 (r-1 = lo-1).
+	if backward {
+		return lo, nil
+	}
+	return lo - 1, nil
 }
 
 // parseMembers reads ZRANGE's reply, WITHSCORES (a flat list under RESP2,

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -626,5 +627,66 @@ func TestBinaryPayloadHex(t *testing.T) {
 	_, body, _ := f.get("/queues/q/jobs/" + id)
 	if !strings.Contains(body, "binary (hex)") || !strings.Contains(body, "00000000  00 01 02 03") {
 		t.Errorf("binary payload: %s", clip(body, 2000))
+	}
+}
+
+// TestPageOfTiesBothWays: pages of a set whose members share one score,
+// more than a page and the slack, walked backward from the end, and from
+// a cursor whose member left the set, see each member once, in order.
+func TestPageOfTiesBothWays(t *testing.T) {
+	f := newFixture(t, Options{}, "q")
+	key := "emq:{q}:dead"
+	var all []member
+	args := []string{"ZADD", key}
+	for i := range 40 {
+		id, _ := emq.FormatID("JOB", uint64(5000+i))
+		sc := int64(7)
+		if i >= 35 {
+			sc = int64(8 + i)
+		}
+		all = append(all, member{ID: id, Score: sc})
+		args = append(args, strconv.FormatInt(sc, 10), id)
+	}
+	if _, err := srv.Do(args...); err != nil {
+		t.Fatal(err)
+	}
+	ctx := tctx(t)
+	// Backward from past the end.
+	var back []member
+	cur, has := cursor{}, false
+	for range 20 {
+		ms, more, err := pageOf(ctx, f.cl, key, false, cur, has, true, -1, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = append(back, ms...)
+		if !more || len(ms) == 0 {
+			break
+		}
+		cur, has = cursor{ms[len(ms)-1].Score, ms[len(ms)-1].ID}, true
+	}
+	slices.Reverse(back)
+	if !slices.Equal(back, all) {
+		t.Errorf("backward walk:\n got %v\nwant %v", back, all)
+	}
+	// A cursor whose member was removed, deep in the ties: the page
+	// resumes past its score.
+	gone := all[20]
+	if _, err := srv.Do("ZREM", key, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := pageOf(ctx, f.cl, key, false, cursor{gone.Score, gone.ID}, true, false, -1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 3 || ms[0] != all[21] {
+		t.Errorf("after a removed cursor: %v, want from %v", ms, all[21])
+	}
+	ms, _, err = pageOf(ctx, f.cl, key, false, cursor{gone.Score, gone.ID}, true, true, -1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 3 || ms[0] != all[19] || ms[2] != all[17] {
+		t.Errorf("before a removed cursor: %v, want from %v back", ms, all[19])
 	}
 }
