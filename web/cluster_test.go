@@ -53,6 +53,9 @@ func TestOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
+	if h.ReadOnly() {
+		t.Fatal("a dashboard over the cluster's primaries is read-only")
+	}
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	get := func(path string) (int, string) {

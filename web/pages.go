@@ -148,13 +148,23 @@ func (h *Handler) queueRow(r *http.Request, name string) (queueRow, *queueEntry)
 	return row, e
 }
 
+// maxCharts is the most charts the overview shows (a queue's page
+// always has its own).
+const maxCharts = 12
+
+// overviewView is the overview page.
+type overviewView struct {
+	Rows, Charts []queueRow
+}
+
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	rows, err := h.overviewRows(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	h.render(w, r, "overview", "Queues", view{Poll: h.opts.Prefix + "/api/overview", Data: rows})
+	ov := overviewView{Rows: rows, Charts: rows[:min(len(rows), maxCharts)]}
+	h.render(w, r, "overview", "Queues", view{Poll: h.opts.Prefix + "/api/overview", Data: ov})
 }
 
 func (h *Handler) apiOverview(w http.ResponseWriter, r *http.Request) {
@@ -167,13 +177,12 @@ func (h *Handler) apiOverview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) apiQueue(w http.ResponseWriter, r *http.Request) {
-	e, name, err := h.entry(r)
+	_, name, err := h.entry(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	row, _ := h.queueRow(r, name)
-	_ = e
 	writeJSON(w, map[string]any{"queues": []queueRow{row}})
 }
 
