@@ -47,7 +47,7 @@
 // (enqueue, claim, complete, retry, promote, reap), the extensions
 // (claim_batch, extend, enqueue_at, complete_batch, enqueue_batch,
 // settle_claim) and the operations (requeue, requeue_dead, delete,
-// trim_dead, stats); [Scripts] returns a copy with their KEYS counts and
+// trim_dead, stats, run_now); [Scripts] returns a copy with their KEYS counts and
 // sources. Each file's header names its KEYS, ARGV and replies. The rules
 // they keep:
 //
@@ -108,6 +108,7 @@
 //	Delete, DeleteBatch          delete           any state, with the row; ErrNotFound
 //	TrimDead(maxAge, maxCount)   trim_dead        oldest dead first, 1,000 per call
 //	Stats                        stats            counts, due, expired leases, paused, lag: one atomic read
+//	RunNow, RunNowBatch          run_now          delayed → pending by id, before its due time; ErrNotDelayed
 //
 // A requeued job keeps its attempts, the fencing token, which never goes
 // back: should it fail again past the worker's MaxAttempts, it returns

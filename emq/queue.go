@@ -29,6 +29,7 @@ var (
 	scriptDelete        = dispatch.NewScript("delete", source("delete"))
 	scriptTrimDead      = dispatch.NewScript("trim_dead", source("trim_dead"))
 	scriptStats         = dispatch.NewScript("stats", source("stats"))
+	scriptRunNow        = dispatch.NewScript("run_now", source("run_now"))
 )
 
 // DispatchScripts returns every script this package sends as
@@ -39,7 +40,7 @@ func DispatchScripts() []*dispatch.Script {
 		scriptEnqueue, scriptClaim, scriptComplete, scriptRetry, scriptPromote,
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
 		scriptEnqueueBatch, scriptSettleClaim, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead,
-		scriptStats,
+		scriptStats, scriptRunNow,
 	}
 }
 
@@ -254,7 +255,7 @@ func (q *Queue) executorFor(s *dispatch.Script) dispatch.Executor {
 	switch s {
 	case scriptExtend, scriptEnqueueAt:
 		return q.ext
-	case scriptReap, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead, scriptStats:
+	case scriptReap, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead, scriptStats, scriptRunNow:
 		return q.reaper
 	}
 	return q.exec

@@ -36,6 +36,7 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "delete", NumKeys: 5},               // KEYS pending, active, delayed, dead, base; ARGV id1, id2, ... → {state|'', ...}
 	{Name: "trim_dead", NumKeys: 2},            // KEYS dead, base; ARGV max_age_ms, max_count, limit → count
 	{Name: "stats", NumKeys: 5},                // KEYS pending, active, delayed, dead, base → {now_ms, pending, active, delayed, dead, due, expired, paused, oldest}
+	{Name: "run_now", NumKeys: 3},              // KEYS delayed, pending, base; ARGV id1, id2, ... → {1|0, ...}
 })
 
 // loadTransitions fills each entry's Source from scripts/<name>.lua.

@@ -22,7 +22,8 @@
 #   SKIP_GATE  set to 1 to skip the emqbench gate (PROTOCOL.md's 8 checks)
 #   SKIP_ALLOC set to 1 to skip the allocation budgets' run without -race
 #   CI         passed through unchanged; CI=true makes a missing server fail
-#              the tests instead of skipping them
+#              the tests instead of skipping them, and installs chromium
+#              (apt-get) for contrib/webtest's browser tests when missing
 #
 # Every step runs even after an earlier one failed. Each server's run ends
 # with a line of its own ("redis 7.0.15: N passed, N failed, N skipped"),
@@ -76,18 +77,28 @@ find_redis() {
 	return 1
 }
 
-install_redis() {
-	step "installing redis-server (none found)"
+# apt_install installs Debian packages, as root or through sudo -n.
+apt_install() {
+	step "installing $* (none found)"
 	local sudo=()
 	if [[ $(id -u) -ne 0 ]]; then
 		if command -v sudo >/dev/null 2>&1; then sudo=(sudo -n); else
-			echo "test.sh: not root and no sudo: cannot install redis-server" >&2
+			echo "test.sh: not root and no sudo: cannot install $*" >&2
 			return 1
 		fi
 	fi
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
+
+install_redis() { apt_install redis-server; }
+
+# The browser tests of contrib/webtest drive Debian's chromium (headless,
+# through chromedp): under CI=true it is installed when missing, and the
+# tests fail rather than skip without it; elsewhere they skip.
+if [[ -d contrib/webtest ]] && in_ci && ! command -v chromium >/dev/null 2>&1; then
+	apt_install chromium || echo "test.sh: apt-get install chromium failed" >&2
+fi
 
 # find_valkey prints the path of valkey-server: the one valkey.sh builds
 # (once, cached), else one on PATH.

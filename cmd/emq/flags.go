@@ -241,6 +241,7 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-8s  %s\n", c.name, c.help)
 	}
+	fmt.Fprintf(w, "  %-8s  %s\n", "web", "serve the web dashboard: emq web [-addr host:port] [URL] (see emq web -h)")
 	fmt.Fprint(w, "\nFlags (-url, -queue and -json for every command):\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()

@@ -18,6 +18,17 @@
 //	trim      the oldest dead jobs, beyond -max-age or -max-count, or -all
 //	pause     stop claims on the queue; resume lets them run again
 //
+// # The dashboard
+//
+//	emq web [-addr 127.0.0.1:8080] [-queues a,b] [-registry=false]
+//	        [-read-only] [-prefix /emq] [URL]
+//
+// serves the web dashboard (package web) for the server at URL (or
+// -url, $EMQ_URL, the default) until interrupted: the queues named by
+// -queues and those registered in web.RegistryKey, with their actions
+// unless -read-only (a replica is read-only by itself). It takes no
+// -queue; web must be the first argument.
+//
 // Every command names its queue with -queue, and its server with -url
 // (redis://, rediss://, valkey://, valkeys:// or unix://, as
 // conn.ParseURL reads them), else $EMQ_URL, else redis://127.0.0.1:6379.
@@ -81,6 +92,9 @@ func main() {
 // command, writes its output to stdout and one-line errors to stderr,
 // and returns the exit status. SIGINT and SIGTERM end it.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "web" {
+		return runWeb(args[1:], stdout, stderr)
+	}
 	if len(cliredact.Secrets(args)) > 0 {
 		stderr = cliredact.Writer{W: stderr, Args: args}
 	}
