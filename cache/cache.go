@@ -399,7 +399,7 @@ func (c *Cache) check(s *session) (swapped bool, err error) {
 // but did not tell.
 func swapCount(ctx context.Context, tx wire.Sender) (int64, error) {
 	n := int64(-1)
-	err := sendStrings(ctx, tx, 0, func(v resp.Value) error {
+	err := sendStrings(ctx, wire.OwnSender(tx), 0, func(v resp.Value) error { // the Cache's own: unseen by hooks
 		n = parseSwaps(v.VerbatimText())
 		return nil
 	}, infoCommandStats)
