@@ -90,7 +90,9 @@ type enqueueOpts struct {
 func Queue(name string) Option { return func(o *enqueueOpts) { o.queue = name } }
 
 // ProcessIn makes the task due after d, on the server's clock.
-func ProcessIn(d time.Duration) Option { return func(o *enqueueOpts) { o.delay, o.at = d, time.Time{} } }
+func ProcessIn(d time.Duration) Option {
+	return func(o *enqueueOpts) { o.delay, o.at = d, time.Time{} }
+}
 
 // ProcessAt makes the task due at t (the delay is t less the local
 // clock's now, reckoned then on the server's clock).

@@ -1,0 +1,98 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/emq"
+)
+
+// blocking returns a handler that reports each start and returns once
+// release closes (or its context ends, with the cause).
+func blocking(started chan<- string, release <-chan struct{}) HandlerFunc {
+	return func(ctx context.Context, task *Task) ([]byte, error) {
+		started <- task.ID
+		select {
+		case <-release:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// TestShutdownGraceful: Shutdown with jobs in flight waits for their
+// handlers and completes them, releases the jobs claimed ahead to
+// pending, and loses none: 4 completed, 46 pending, none active.
+func TestShutdownGraceful(t *testing.T) {
+	c := fresh(t)
+	cl := newClient(t, c)
+	ctx := tctx(t)
+	fill(t, cl, "q", 50)
+	started, release := make(chan string, 64), make(chan struct{})
+	s := start(t, c, blocking(started, release), ServerConfig{Queues: map[string]int{"q": 1}, Concurrency: 4, Prefetch: 8, Heartbeat: -1})
+	for range 4 {
+		recv(t, started)
+	}
+	q := openQueue(t, c, "q")
+	if st, _ := q.Stats(ctx); st.Active != 12 {
+		t.Fatalf("active %d before shutdown, want 4 running + 8 claimed ahead", st.Active)
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(ctx) }()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v with handlers running", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	if err := recv(t, shut); err != nil {
+		t.Fatal(err)
+	}
+	if len(started) != 0 {
+		t.Fatalf("%d handlers started after Shutdown", len(started))
+	}
+	st, _ := q.Stats(ctx)
+	if st.Active != 0 || st.Pending != 46 || st.Dead != 0 {
+		t.Fatalf("after shutdown %+v, want 46 pending and 4 completed", st)
+	}
+	<-s.Done()
+}
+
+// TestShutdownDeadline: a Shutdown whose ctx ends first ends the running
+// handlers (cause emq.ErrShutdown) and leaves their jobs active for the
+// reaper; the ones claimed ahead are still released. Nothing is lost.
+func TestShutdownDeadline(t *testing.T) {
+	c := fresh(t)
+	cl := newClient(t, c)
+	ctx := tctx(t)
+	fill(t, cl, "q", 20)
+	started := make(chan string, 64)
+	causes := make(chan error, 64)
+	h := HandlerFunc(func(ctx context.Context, task *Task) ([]byte, error) {
+		started <- task.ID
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil, nil // dropped: the server gave up
+	})
+	s := start(t, c, h, ServerConfig{Queues: map[string]int{"q": 1}, Concurrency: 2, Prefetch: 3, Heartbeat: -1})
+	recv(t, started)
+	recv(t, started)
+	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for range 2 {
+		if err := recv(t, causes); !errors.Is(err, emq.ErrShutdown) {
+			t.Fatalf("cause %v", err)
+		}
+	}
+	<-s.Done()
+	st, _ := openQueue(t, c, "q").Stats(ctx)
+	if st.Active != 2 || st.Pending != 18 {
+		t.Fatalf("after shutdown %+v, want 2 active (for the reaper) and 18 pending", st)
+	}
+}
