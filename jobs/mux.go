@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Handler runs a task. Its result, when not nil, is kept for the job's
@@ -66,15 +67,20 @@ func (e *UnknownTypeError) Is(target error) bool {
 // Register routes before the Mux serves; a Mux is safe for concurrent use
 // once serving.
 type Mux struct {
-	mu       sync.RWMutex
+	mu       sync.Mutex
 	exact    map[string]Handler
 	prefixes []route // longest first
 	fallback Handler
 	mw       []Middleware
-	built    map[string]Handler // exact, wrapped
-	builtP   []route            // prefixes, wrapped
-	builtF   Handler            // fallback (or unknown), wrapped
-	dirty    bool
+	table    atomic.Pointer[table] // the routes wrapped; nil after a change
+}
+
+// table is a Mux's routes with the middleware applied, built once per
+// change and read without a lock.
+type table struct {
+	exact    map[string]Handler
+	prefixes []route
+	fallback Handler // the fallback, or unknown
 }
 
 type route struct {
@@ -83,7 +89,7 @@ type route struct {
 }
 
 // NewMux returns an empty Mux.
-func NewMux() *Mux { return &Mux{exact: map[string]Handler{}, dirty: true} }
+func NewMux() *Mux { return &Mux{exact: map[string]Handler{}} }
 
 // isPrefix reports whether pattern is a prefix pattern.
 func isPrefix(pattern string) bool {
@@ -112,7 +118,7 @@ func (m *Mux) Handle(pattern string, h Handler) {
 		}
 		m.exact[pattern] = h
 	}
-	m.dirty = true
+	m.table.Store(nil)
 }
 
 // HandleFunc registers f for pattern.
@@ -125,14 +131,16 @@ func (m *Mux) HandleFunc(pattern string, f func(ctx context.Context, t *Task) ([
 func (m *Mux) HandleDefault(h Handler) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.fallback, m.dirty = h, true
+	m.fallback = h
+	m.table.Store(nil)
 }
 
 // Use appends middleware, wrapping every handler of the Mux.
 func (m *Mux) Use(mw ...Middleware) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.mw, m.dirty = append(m.mw, mw...), true
+	m.mw = append(m.mw, mw...)
+	m.table.Store(nil)
 }
 
 // unknown is the handler of a task no route takes.
@@ -148,49 +156,44 @@ func (m *Mux) wrap(h Handler) Handler {
 	return h
 }
 
-// build wraps every route once; called with m.mu held for writing.
-func (m *Mux) build() {
-	m.built = make(map[string]Handler, len(m.exact))
-	for p, h := range m.exact {
-		m.built[p] = m.wrap(h)
+// build returns the routes wrapped, making them after a change.
+func (m *Mux) build() *table {
+	if t := m.table.Load(); t != nil {
+		return t
 	}
-	m.builtP = make([]route, len(m.prefixes))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := &table{exact: make(map[string]Handler, len(m.exact)), prefixes: make([]route, len(m.prefixes))}
+	for p, h := range m.exact {
+		t.exact[p] = m.wrap(h)
+	}
 	for i, r := range m.prefixes {
-		m.builtP[i] = route{r.pattern, m.wrap(r.h)}
+		t.prefixes[i] = route{r.pattern, m.wrap(r.h)}
 	}
 	f := m.fallback
 	if f == nil {
 		f = unknown
 	}
-	m.builtF = m.wrap(f)
-	m.dirty = false
+	t.fallback = m.wrap(f)
+	m.table.Store(t)
+	return t
 }
 
 // Handler returns the handler (middleware applied) that runs t, and the
 // pattern that matched ("" for the fallback).
 func (m *Mux) Handler(t *Task) (h Handler, pattern string) {
-	m.mu.RLock()
-	if m.dirty {
-		m.mu.RUnlock()
-		m.mu.Lock()
-		if m.dirty {
-			m.build()
-		}
-		m.mu.Unlock()
-		m.mu.RLock()
-	}
-	defer m.mu.RUnlock()
+	tb := m.build()
 	if !t.Raw {
-		if h, ok := m.built[t.Type]; ok {
+		if h, ok := tb.exact[t.Type]; ok {
 			return h, t.Type
 		}
-		for _, r := range m.builtP {
+		for _, r := range tb.prefixes {
 			if strings.HasPrefix(t.Type, r.pattern) {
 				return r.h, r.pattern
 			}
 		}
 	}
-	return m.builtF, ""
+	return tb.fallback, ""
 }
 
 // ProcessTask runs t on the handler its type routes to.

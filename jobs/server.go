@@ -37,8 +37,8 @@ type ServerConfig struct {
 	Concurrency int
 	// Prefetch is how many jobs beyond Concurrency the server holds
 	// claimed, so that a handler that finishes starts its next job at
-	// once; released to pending at shutdown. Default 2×Concurrency, at
-	// least 64; negative for none.
+	// once, and rounds stay big; released to pending at shutdown.
+	// Default 256; negative for none.
 	Prefetch int
 	// Lease, ExtendInterval: a claim's lease and how often a running
 	// job's lease is renewed. Defaults 30 s and Lease/3.
@@ -84,6 +84,10 @@ type ServerConfig struct {
 	// that failed, a handler's result that could not be sent); it must
 	// not block.
 	OnError func(error)
+	// OnEvent, when set, is told each job's settlement (completed,
+	// retried, dead, ...) once the server answered, from the round
+	// loop's goroutines; it must not block.
+	OnEvent func(Event)
 	// QueueOptions are passed to emq.Open for each queue.
 	QueueOptions []emq.Option
 }
@@ -113,7 +117,7 @@ func (c ServerConfig) withDefaults() (ServerConfig, error) {
 		c.Concurrency = 16
 	}
 	if c.Prefetch == 0 {
-		c.Prefetch = max(2*c.Concurrency, 64)
+		c.Prefetch = 256
 	}
 	c.Prefetch = max(c.Prefetch, 0)
 	def(&c.Lease, 30*time.Second)
@@ -208,7 +212,8 @@ type Server struct {
 	quit    chan struct{} // closed when the server gives up
 	jobs    chan item
 	out     *outbox
-	runs    runs
+	slots   []*slot // one per handler goroutine
+	early   early   // cancels heard for jobs not yet running
 	abandon atomic.Bool
 
 	loopDone, bgDone chan struct{}
@@ -216,6 +221,19 @@ type Server struct {
 	done             chan struct{}
 
 	health healthState
+	rounds atomic.Uint64 // rounds sent
+	calls  atomic.Uint64 // server calls of the rounds (settle_claim, finish)
+}
+
+// Stats counts a server's conversation with the queues.
+type Stats struct {
+	Rounds uint64 // rounds sent (a round is one call per queue with something to say)
+	Calls  uint64 // server calls the rounds made: settle_claim and finish
+}
+
+// Stats returns the server's counters.
+func (srv *Server) Stats() Stats {
+	return Stats{Rounds: srv.rounds.Load(), Calls: srv.calls.Load()}
 }
 
 // NewServer returns a server running h over the queues of cfg, sending
@@ -278,12 +296,13 @@ func (srv *Server) Start() error {
 	srv.stop, srv.bgStop, srv.quit = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	srv.jobs = make(chan item, srv.cfg.Concurrency+srv.cfg.Prefetch)
 	srv.out = newOutbox()
-	srv.runs.init()
 	srv.loopDone, srv.bgDone = make(chan struct{}), make(chan struct{})
 	srv.health.start(time.Now())
 	srv.procWG.Add(srv.cfg.Concurrency)
 	for range srv.cfg.Concurrency {
-		go srv.process()
+		s := newSlot()
+		srv.slots = append(srv.slots, s)
+		go srv.process(s)
 	}
 	go srv.roundLoop()
 	go srv.background()
@@ -324,6 +343,12 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 	srv.health.stopped()
 	go func() {
 		srv.procWG.Wait()
+		for _, s := range srv.slots {
+			s.mu.Lock()
+			s.timer.Stop()
+			s.armed = false
+			s.mu.Unlock()
+		}
 		srv.endLife()
 		close(srv.done)
 	}()
@@ -341,7 +366,7 @@ func (srv *Server) giveUp() {
 	if srv.abandon.Swap(true) {
 		return
 	}
-	srv.runs.cancelAll(emq.ErrShutdown)
+	srv.cancelAll(emq.ErrShutdown)
 	close(srv.quit)
 	srv.endLife()
 }

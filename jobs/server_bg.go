@@ -61,25 +61,37 @@ func (srv *Server) extendLoop() {
 		return
 	}
 	srv.every(max(srv.cfg.ExtendInterval/2, time.Millisecond), func() {
-		now := time.Now()
-		for _, r := range srv.runs.due(now, srv.cfg.ExtendInterval) {
-			err := r.lane.q.Extend(srv.life, r.job.ID, r.job.Token, srv.cfg.Lease)
-			srv.runs.mu.Lock()
-			switch {
-			case err == nil:
-				r.since = now
-			case errors.Is(err, emq.ErrStale):
-				if !r.cancelled {
-					r.lost = true
-					r.cancel(emq.ErrLeaseLost)
-				}
-			}
-			srv.runs.mu.Unlock()
-			if err != nil && !errors.Is(err, emq.ErrStale) {
-				srv.fail(err)
-			}
+		for _, s := range srv.slots {
+			srv.extendSlot(s)
 		}
 	})
+}
+
+// extendSlot extends the lease of s's job when it is due.
+func (srv *Server) extendSlot(s *slot) {
+	now := time.Now()
+	s.mu.Lock()
+	if !s.busy || s.lost || s.cancelled || now.Sub(s.since) < srv.cfg.ExtendInterval {
+		s.mu.Unlock()
+		return
+	}
+	l, job, gen := s.lane, s.job, s.gen
+	s.mu.Unlock()
+	err := l.q.Extend(srv.life, job.ID, job.Token, srv.cfg.Lease)
+	s.mu.Lock()
+	current := s.busy && s.gen == gen
+	switch {
+	case !current:
+	case err == nil:
+		s.since = now
+	case errors.Is(err, emq.ErrStale) && !s.cancelled:
+		s.lost = true
+		s.cancel(emq.ErrLeaseLost)
+	}
+	s.mu.Unlock()
+	if err != nil && !errors.Is(err, emq.ErrStale) {
+		srv.fail(err)
+	}
 }
 
 // maintainLoop promotes due jobs and reaps expired leases of every
@@ -222,7 +234,7 @@ func (srv *Server) listen() {
 			return
 		}
 		if l := srv.byCh[m.Channel]; l != nil {
-			srv.runs.cancelID(l, string(m.Payload), time.Now(), srv.cfg.Lease)
+			srv.cancelID(l, string(m.Payload))
 		}
 	}
 }

@@ -6,23 +6,71 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/echomq/echomq-go/emq"
 )
 
-// run is one job a handler runs, as the extender and the cancel listener
-// see it.
-type run struct {
-	lane   *lane
-	job    emq.Job
-	cancel context.CancelCauseFunc
-	since  time.Time // the claim or the last extension that held
+// slot is one handler goroutine's record of the job it runs, shared with
+// the extender, the cancel listener and the slot's timeout timer. A
+// server has Concurrency slots, scanned (they are few) rather than
+// indexed: a cancel or an extension is rare next to a job.
+type slot struct {
+	mu        sync.Mutex
+	busy      bool
+	gen       uint64 // bumped per job, so that a late answer is not misapplied
+	lane      *lane
+	job       emq.Job
+	cancel    context.CancelCauseFunc
+	since     time.Time // the claim or the last extension that held
+	cancelled bool      // its cancel was heard: the outcome is dropped
+	lost      bool      // an extension answered stale: the outcome is dropped
 
-	// Guarded by runs.mu.
-	cancelled bool // its cancel was heard: the outcome is dropped
-	lost      bool // an extension answered stale: the outcome is dropped
+	started time.Time     // when the handler started
+	timeout time.Duration // the job's timeout, from started
+	// The timer is lazy, as emq.Worker's: armed at a job's start only
+	// when it is not armed for an earlier time; when it fires early (for
+	// a job since finished) it arms itself for the running job's time
+	// left. A job thus costs the timer nothing unless its timeout is
+	// shorter than the one before.
+	timer   *time.Timer
+	armed   bool
+	armedAt time.Time
+}
+
+// newSlot returns a slot whose stopped timer runs its timeouts.
+func newSlot() *slot {
+	s := new(slot)
+	s.timer = time.AfterFunc(time.Hour, s.expire)
+	s.timer.Stop()
+	return s
+}
+
+// expire runs when s's timer fires: the running job's context ends
+// (cause *TimeoutError) once its timeout passed; else the timer is armed
+// for the time left.
+func (s *slot) expire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.armed = false
+	if !s.busy {
+		return
+	}
+	if left := s.timeout - time.Since(s.started); left > 0 {
+		s.timer.Reset(left)
+		s.armed, s.armedAt = true, time.Now().Add(left)
+		return
+	}
+	s.cancel(&TimeoutError{After: s.timeout})
+}
+
+// early holds the cancels heard for jobs not running (claimed ahead).
+type early struct {
+	n  atomic.Int32 // len(m), read without the lock
+	mu sync.Mutex
+	m  map[runKey]time.Time
 }
 
 type runKey struct {
@@ -30,91 +78,76 @@ type runKey struct {
 	id   string
 }
 
-// runs is the registry of running jobs, and of the cancels heard for jobs
-// not yet running (claimed ahead).
-type runs struct {
-	mu    sync.Mutex
-	m     map[runKey]*run
-	early map[runKey]time.Time // cancels heard for jobs not running
-}
-
-func (rs *runs) init() {
-	rs.m = map[runKey]*run{}
-	rs.early = map[runKey]time.Time{}
-}
-
-// add registers r, unless a cancel for it was heard already (then false).
-func (rs *runs) add(r *run) bool {
-	k := runKey{r.lane, r.job.ID}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if _, ok := rs.early[k]; ok {
-		delete(rs.early, k)
+// take reports whether a cancel for k was heard, forgetting it.
+func (e *early) take(k runKey) bool {
+	if e.n.Load() == 0 {
 		return false
 	}
-	rs.m[k] = r
-	return true
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.m[k]
+	if ok {
+		delete(e.m, k)
+		e.n.Store(int32(len(e.m)))
+	}
+	return ok
 }
 
-// remove unregisters r and reports whether its outcome is to be dropped.
-func (rs *runs) remove(r *run) (drop bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	delete(rs.m, runKey{r.lane, r.job.ID})
-	return r.cancelled || r.lost
+// add remembers a cancel for k, forgetting those older than keep.
+func (e *early) add(k runKey, now time.Time, keep time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[runKey]time.Time{}
+	}
+	for k, at := range e.m {
+		if now.Sub(at) > keep {
+			delete(e.m, k)
+		}
+	}
+	e.m[k] = now
+	e.n.Store(int32(len(e.m)))
 }
 
 // cancelID ends the handler of job id of l (cause ErrCancelled), or
 // remembers the cancel for a job claimed ahead.
-func (rs *runs) cancelID(l *lane, id string, now time.Time, keep time.Duration) {
-	k := runKey{l, id}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if r, ok := rs.m[k]; ok {
-		r.cancelled = true
-		r.cancel(ErrCancelled)
-		return
-	}
-	for k, at := range rs.early {
-		if now.Sub(at) > keep {
-			delete(rs.early, k)
+func (srv *Server) cancelID(l *lane, id string) {
+	for _, s := range srv.slots {
+		s.mu.Lock()
+		hit := s.busy && s.lane == l && s.job.ID == id
+		if hit {
+			s.cancelled = true
+			s.cancel(ErrCancelled)
+		}
+		s.mu.Unlock()
+		if hit {
+			return
 		}
 	}
-	rs.early[k] = now
+	srv.early.add(runKey{l, id}, time.Now(), srv.cfg.Lease)
 }
 
 // cancelAll ends every running handler with cause.
-func (rs *runs) cancelAll(cause error) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for _, r := range rs.m {
-		r.cancel(cause)
-	}
-}
-
-// due returns the runs whose lease is due for an extension at now.
-func (rs *runs) due(now time.Time, every time.Duration) []*run {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	var out []*run
-	for _, r := range rs.m {
-		if !r.lost && !r.cancelled && now.Sub(r.since) >= every {
-			out = append(out, r)
+func (srv *Server) cancelAll(cause error) {
+	for _, s := range srv.slots {
+		s.mu.Lock()
+		if s.busy {
+			s.cancel(cause)
 		}
+		s.mu.Unlock()
 	}
-	return out
 }
 
 // process is one handler goroutine.
-func (srv *Server) process() {
+func (srv *Server) process(s *slot) {
 	defer srv.procWG.Done()
 	for it := range srv.jobs {
-		srv.out.put(srv.runItem(it))
+		srv.out.put(srv.runItem(s, it))
 	}
 }
 
-// runItem runs one claimed job and returns its outcome.
-func (srv *Server) runItem(it item) outcome {
+// runItem runs one claimed job in s and returns its outcome.
+func (srv *Server) runItem(s *slot, it item) outcome {
 	job := *it.job
 	o := outcome{lane: it.lane, job: job}
 	t := Task{ID: job.ID, Queue: it.lane.name, Attempt: job.Token, Retries: -1}
@@ -134,29 +167,43 @@ func (srv *Server) runItem(it item) outcome {
 		}
 		it.at = time.Now()
 	}
+	if srv.early.take(runKey{it.lane, job.ID}) {
+		return o // cancelled before it started: the job is dead already
+	}
 	timeout := srv.cfg.Timeout
 	if t.Timeout > 0 {
 		timeout = t.Timeout
 	}
+	// Each job has a context of its own, ended when its handler returns
+	// (as net/http's request context is).
 	ctx, cancel := context.WithCancelCause(context.Background())
-	r := &run{lane: it.lane, job: job, cancel: cancel, since: it.at}
-	if !srv.runs.add(r) {
-		cancel(nil)
-		return o // cancelled before it started: the job is dead already
+	s.mu.Lock()
+	s.busy, s.lane, s.job, s.cancel, s.since = true, it.lane, job, cancel, it.at
+	s.cancelled, s.lost = false, false
+	s.gen++
+	now := time.Now()
+	s.started, s.timeout = now, timeout
+	if due := now.Add(timeout); !s.armed || due.Before(s.armedAt) {
+		s.timer.Reset(timeout)
+		s.armed, s.armedAt = true, due
 	}
+	s.mu.Unlock()
 	if srv.abandon.Load() {
 		cancel(emq.ErrShutdown)
 	}
-	tctx, stop := context.WithTimeoutCause(ctx, timeout, &TimeoutError{After: timeout})
 	it.lane.served.Add(1)
-	res, err := srv.call(tctx, &t)
-	stop()
+	res, err := srv.call(ctx, &t)
+	cause := context.Cause(ctx)
 	cancel(nil)
-	if srv.runs.remove(r) || srv.abandon.Load() {
+	s.mu.Lock()
+	drop := s.cancelled || s.lost
+	s.busy, s.job, s.cancel = false, emq.Job{}, nil
+	s.mu.Unlock()
+	if drop || srv.abandon.Load() {
 		return o // cancelled, lease lost, or the server gave up: nothing to send
 	}
-	if err == nil && context.Cause(tctx) != nil && errors.Is(context.Cause(tctx), ErrJobTimeout) {
-		err = context.Cause(tctx)
+	if err == nil && errors.Is(cause, ErrJobTimeout) {
+		err = cause
 	}
 	return srv.settle(o, &t, res, err)
 }

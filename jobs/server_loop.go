@@ -277,6 +277,7 @@ func (srv *Server) round(lp *loop, now time.Time) {
 		}()
 	}
 	wg.Wait()
+	srv.rounds.Add(1)
 	rtt := time.Since(now)
 	if lp.rtt == 0 {
 		lp.rtt = rtt
@@ -311,6 +312,7 @@ func (srv *Server) round(lp *loop, now time.Time) {
 func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
 	var fin []emq.Finish
 	var oc []emq.Outcome
+	var idx, finIdx []int // outs' index of each
 	for i := range outs {
 		o := &outs[i]
 		switch o.kind {
@@ -325,11 +327,22 @@ func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
 		case outRelease:
 			oc = append(oc, emq.Outcome{Kind: emq.OutcomeRelease, ID: o.job.ID, Token: o.job.Token})
 		}
+		if srv.cfg.OnEvent != nil {
+			if o.kind == outResult || o.kind == outDead {
+				finIdx = append(finIdx, i)
+			} else {
+				idx = append(idx, i)
+			}
+		}
 	}
 	if len(fin) > 0 {
-		if _, err := l.q.Finish(srv.life, fin); err != nil {
+		srv.calls.Add(1)
+		done, err := l.q.Finish(srv.life, fin)
+		if err != nil {
 			srv.fail(err)
+			srv.tell(l, outs, finIdx, nil, nil, nil, err)
 		}
+		srv.tell(l, outs, nil, nil, done, finIdx, nil)
 	}
 	if len(oc) == 0 && n == 0 {
 		return nil
@@ -338,7 +351,9 @@ func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
 	if n > 0 {
 		jobs = make([]emq.Job, 0, n)
 	}
-	_, jobs, err := l.q.AppendSettleClaim(srv.life, nil, jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	srv.calls.Add(1)
+	settled, jobs, err := l.q.AppendSettleClaim(srv.life, nil, jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	srv.tell(l, outs, idx, settled, nil, nil, err)
 	if err != nil {
 		srv.fail(err)
 		return nil
