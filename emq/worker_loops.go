@@ -69,7 +69,7 @@ func (w *Worker) process(s *slot, jobs <-chan claimed) {
 func (w *Worker) runJob(s *slot, c claimed) bool {
 	job := *c.job // as claimed: the handler may change its own copy
 	if !w.holdLease(s, job, c.at) {
-		w.out.put(done{job: job}) // frees the slot; the event is out
+		w.out.Put(done{job: job}) // frees the slot; the event is out
 		return true
 	}
 	timeout := w.cfg.Timeout
@@ -121,7 +121,7 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	lost := s.lost
 	s.busy, s.job, s.cancel, s.since = false, Job{}, nil, time.Time{}
 	s.mu.Unlock()
-	w.out.put(w.outcome(job, err, lost))
+	w.out.Put(w.outcome(job, err, lost))
 	return true
 }
 
@@ -159,7 +159,7 @@ func (w *Worker) timeout(s *slot) {
 	err := &timeoutError{after: d}
 	cancel(err)
 	w.emit(Event{Kind: EventTimedOut, Job: job, Err: err})
-	w.out.put(w.outcome(job, err, lost))
+	w.out.Put(w.outcome(job, err, lost))
 }
 
 // timeoutError is the failure of a job whose handler ran past its

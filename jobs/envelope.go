@@ -225,19 +225,14 @@ func (e *Envelope) set(key, val []byte, off int) error {
 	return nil
 }
 
-// parseUint reads a canonical decimal integer below 2^53.
+// parseUint reads a canonical decimal integer below 2^53: no sign, no
+// leading zero.
 func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 16 || (len(b) > 1 && b[0] == '0') {
+	if len(b) == 0 || len(b) > 16 || b[0] < '0' || b[0] > '9' || (len(b) > 1 && b[0] == '0') {
 		return 0, false
 	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return n, n < 1<<53
+	n, err := strconv.ParseUint(bytesString(b), 10, 64)
+	return n, err == nil && n < 1<<53
 }
 
 // msDuration is n ms as a Duration, saturating.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/outbox"
 )
 
 // ServerConfig configures a [Server]. A zero field takes its default.
@@ -211,7 +212,7 @@ type Server struct {
 	bgStop  chan struct{} // closed once the round loop is done
 	quit    chan struct{} // closed when the server gives up
 	jobs    chan item
-	out     *outbox
+	out     *outbox.Box[outcome]
 	slots   []*slot // one per handler goroutine
 	early   early   // cancels heard for jobs not yet running
 	abandon atomic.Bool
@@ -295,7 +296,7 @@ func (srv *Server) Start() error {
 	srv.life, srv.endLife = context.WithCancel(context.Background())
 	srv.stop, srv.bgStop, srv.quit = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	srv.jobs = make(chan item, srv.cfg.Concurrency+srv.cfg.Prefetch)
-	srv.out = newOutbox()
+	srv.out = outbox.New[outcome]()
 	srv.loopDone, srv.bgDone = make(chan struct{}), make(chan struct{})
 	srv.health.start(time.Now())
 	srv.procWG.Add(srv.cfg.Concurrency)

@@ -142,7 +142,7 @@ func (srv *Server) cancelAll(cause error) {
 func (srv *Server) process(s *slot) {
 	defer srv.procWG.Done()
 	for it := range srv.jobs {
-		srv.out.put(srv.runItem(s, it))
+		srv.out.Put(srv.runItem(s, it))
 	}
 }
 

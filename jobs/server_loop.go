@@ -47,36 +47,10 @@ const (
 	outDead                    // finish 'd': dead, announced
 )
 
-// outbox is where handler goroutines leave outcomes.
-type outbox struct {
-	mu    sync.Mutex
-	items []outcome
-	wake  chan struct{}
-}
-
-func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }
-
-func (b *outbox) put(o outcome) {
-	b.mu.Lock()
-	b.items = append(b.items, o)
-	first := len(b.items) == 1
-	b.mu.Unlock()
-	if first {
-		select {
-		case b.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// take moves every outcome into its lane's list and returns how many
-// were dropped (nothing to send) and how many wait now.
-func (b *outbox) take(scratch []outcome) (rest []outcome, dropped int) {
-	b.mu.Lock()
-	scratch = append(scratch[:0], b.items...)
-	clear(b.items)
-	b.items = b.items[:0]
-	b.mu.Unlock()
+// take moves every outcome of the outbox into its lane's list and
+// returns how many were dropped (nothing to send).
+func (srv *Server) take(scratch []outcome) (rest []outcome, dropped int) {
+	scratch = srv.out.Take(scratch[:0])
 	for i := range scratch {
 		o := &scratch[i]
 		if o.kind == outDrop {
@@ -122,7 +96,7 @@ func (srv *Server) roundLoop() {
 			close(srv.jobs)
 		}
 		var dropped int
-		lp.scratch, dropped = srv.out.take(lp.scratch)
+		lp.scratch, dropped = srv.take(lp.scratch)
 		lp.inHand -= dropped
 		lp.waiting = 0
 		for _, l := range srv.lanes {
@@ -167,7 +141,7 @@ func (srv *Server) roundLoop() {
 		}
 		select {
 		case <-stop:
-		case <-srv.out.wake:
+		case <-srv.out.Wake():
 		case <-timer.C:
 			lingered = lp.waiting > 0
 		case <-srv.quit:

@@ -19,19 +19,20 @@
 --   the state the job was in: 'pending', 'delayed' or 'active' (now dead);
 --   'completed' or 'dead' for a finished job, and '' for no such job:
 --   nothing written
-local key = KEYS[5] .. 'job:' .. ARGV[1]
+local id = ARGV[1]
+local key = KEYS[5] .. 'job:' .. id
 local state = redis.call('HGET', key, 'state')
 local sets = {pending = KEYS[1], delayed = KEYS[2], active = KEYS[3]}
 local set = sets[state or '']
 if not set then
   return state or ''
 end
-redis.call('ZREM', set, ARGV[1])
+redis.call('ZREM', set, id)
 local t = redis.call('TIME')
 redis.call('HSET', key, 'state', 'dead', 'error', ARGV[2])
-redis.call('ZADD', KEYS[4], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+redis.call('ZADD', KEYS[4], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), id)
 if state == 'active' then
-  redis.call('PUBLISH', KEYS[5] .. 'cancel', ARGV[1])
+  redis.call('PUBLISH', KEYS[5] .. 'cancel', id)
 end
-redis.call('PUBLISH', KEYS[5] .. 'done:' .. ARGV[1], 'dead')
+redis.call('PUBLISH', KEYS[5] .. 'done:' .. id, 'dead')
 return state

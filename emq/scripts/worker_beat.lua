@@ -18,13 +18,14 @@ if not ttl or ttl ~= math.floor(ttl) or ttl < 0 or ttl > 9007199254740991 or #AR
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local key = KEYS[2] .. 'worker:' .. ARGV[1]
+local wid = ARGV[1]
+local key = KEYS[2] .. 'worker:' .. wid
 if ttl == 0 then
-  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[1], wid)
   redis.call('DEL', key)
   return now
 end
-redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZADD', KEYS[1], now, wid)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', now - 10 * ttl))
 local h = {'heartbeat', string.format('%d', now)}
 for i = 3, #ARGV do
