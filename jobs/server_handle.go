@@ -150,6 +150,9 @@ func (srv *Server) process(s *slot) {
 func (srv *Server) runItem(s *slot, it item) outcome {
 	job := *it.job
 	o := outcome{lane: it.lane, job: job}
+	if srv.abandon.Load() {
+		return o // the server gave up: the job stays active, for the reaper
+	}
 	t := Task{ID: job.ID, Queue: it.lane.name, Attempt: job.Token, Retries: -1}
 	if IsEnveloped(job.Payload) {
 		e, err := ParseEnvelope(job.Payload)
