@@ -2,6 +2,7 @@ package emq
 
 import (
 	"context"
+	"errors"
 
 	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/resp"
@@ -9,7 +10,7 @@ import (
 
 // ErrFinished is returned by [Queue.Cancel] for a job that has already
 // ended (completed, or dead): nothing was written.
-var ErrFinished = errFinished
+var ErrFinished = errors.New("emq: the job has finished")
 
 // Cancel ends a job that has not finished as dead with the error text
 // reason, in one atomic step (the cancel script), and returns the state

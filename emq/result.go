@@ -2,7 +2,6 @@ package emq
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
@@ -162,6 +161,3 @@ func (q *Queue) Row(ctx context.Context, id string) (r JobRow, ok bool, err erro
 	r.Error = string(v.Elems[3].Str)
 	return r, true, nil
 }
-
-// errFinished is wrapped by [ErrFinished].
-var errFinished = errors.New("emq: the job has finished")
