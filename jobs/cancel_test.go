@@ -55,12 +55,7 @@ func TestCancelRunning(t *testing.T) {
 	cl := newClient(t, c)
 	ctx := tctx(t)
 	started, cause := make(chan string, 1), make(chan error, 1)
-	h := HandlerFunc(func(ctx context.Context, task *Task) ([]byte, error) {
-		started <- task.ID
-		<-ctx.Done()
-		cause <- context.Cause(ctx)
-		return nil, nil
-	})
+	h := untilEnd(started, cause)
 	s := start(t, c, h, ServerConfig{Queues: map[string]int{"q": 1}, Lease: 2 * time.Hour, Heartbeat: -1, PubSub: pubsubOpts()})
 	waitListening(t, s)
 	info, err := cl.Enqueue(ctx, NewTask("long", nil), Queue("q"), Retention(time.Minute))
@@ -98,12 +93,7 @@ func TestCancelUnheard(t *testing.T) {
 	cl := newClient(t, c)
 	ctx := tctx(t)
 	started, cause := make(chan string, 1), make(chan error, 1)
-	h := HandlerFunc(func(ctx context.Context, task *Task) ([]byte, error) {
-		started <- task.ID
-		<-ctx.Done()
-		cause <- context.Cause(ctx)
-		return nil, nil
-	})
+	h := untilEnd(started, cause)
 	start(t, c, h, ServerConfig{Queues: map[string]int{"q": 1}, Lease: time.Second, ExtendInterval: 20 * time.Millisecond, Heartbeat: -1})
 	info, _ := cl.Enqueue(ctx, NewTask("long", nil), Queue("q"))
 	recv(t, started)
@@ -168,5 +158,16 @@ func waitListening(t *testing.T, s *Server) {
 			t.Fatal("server never subscribed")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// untilEnd returns a handler that reports its start, runs until its
+// context ends, reports the cause and returns nil.
+func untilEnd(started chan<- string, cause chan<- error) HandlerFunc {
+	return func(ctx context.Context, task *Task) ([]byte, error) {
+		started <- task.ID
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return nil, nil
 	}
 }

@@ -71,13 +71,7 @@ func TestShutdownDeadline(t *testing.T) {
 	fill(t, cl, "q", 20)
 	started := make(chan string, 64)
 	causes := make(chan error, 64)
-	h := HandlerFunc(func(ctx context.Context, task *Task) ([]byte, error) {
-		started <- task.ID
-		<-ctx.Done()
-		causes <- context.Cause(ctx)
-		return nil, nil // dropped: the server gave up
-	})
-	s := start(t, c, h, ServerConfig{Queues: map[string]int{"q": 1}, Concurrency: 2, Prefetch: 3, Heartbeat: -1})
+	s := start(t, c, untilEnd(started, causes), ServerConfig{Queues: map[string]int{"q": 1}, Concurrency: 2, Prefetch: 3, Heartbeat: -1})
 	recv(t, started)
 	recv(t, started)
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
