@@ -135,3 +135,45 @@ func TestServerRoutesByType(t *testing.T) {
 		t.Fatalf("row %+v: want dead after 1 attempt", r)
 	}
 }
+
+// TestServerRefusesMalformedEnvelope: a job whose payload opens with the
+// envelope's magic but does not parse is never run: it goes to dead at
+// once with the *EnvelopeError's text; the other jobs of the queue run.
+func TestServerRefusesMalformedEnvelope(t *testing.T) {
+	c := fresh(t)
+	ctx := tctx(t)
+	q := openQueue(t, c, "q")
+	bad, _ := q.Enqueue(ctx, []byte("EMQ1 t=a b\nbody"))
+	other, _ := q.Enqueue(ctx, []byte("EMQ7 t=a\n"))
+	ran := make(chan string, 4)
+	events := make(chan Event, 8)
+	m := NewMux()
+	m.HandleDefault(HandlerFunc(func(_ context.Context, t *Task) ([]byte, error) {
+		ran <- t.ID
+		return nil, nil
+	}))
+	s := start(t, c, m, ServerConfig{Queues: map[string]int{"q": 1}, Heartbeat: -1, OnEvent: func(e Event) { events <- e }})
+	good, _ := NewClient(c, ClientConfig{}).Enqueue(ctx, NewTask("x", nil), Queue("q"))
+	for range 3 {
+		e := recv(t, events)
+		switch e.Job.ID {
+		case bad, other:
+			if e.Kind != EventDead || !strings.HasPrefix(e.Err, "jobs: malformed envelope") {
+				t.Fatalf("%s: %+v", e.Job.ID, e)
+			}
+		case good.ID:
+			if e.Kind != EventCompleted {
+				t.Fatalf("good: %+v", e)
+			}
+		}
+	}
+	s.Shutdown(ctx)
+	if id := recv(t, ran); id != good.ID || len(ran) != 0 {
+		t.Fatalf("ran %s (+%d)", id, len(ran))
+	}
+	for _, id := range []string{bad, other} {
+		if r := row(t, q, id); r.State != emq.StateDead || r.Attempts != 1 || !strings.Contains(r.Error, "malformed envelope") {
+			t.Fatalf("row %+v", r)
+		}
+	}
+}
