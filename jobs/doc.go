@@ -76,7 +76,8 @@
 // attempt fails. A running job's lease is extended every ExtendInterval;
 // a stale answer (the job reaped, deleted or cancelled) ends its context
 // with emq.ErrLeaseLost and drops its outcome. Each queue's delayed jobs
-// are promoted and expired leases reaped in the background.
+// are promoted, its expired leases reaped and its dead set trimmed
+// (DeadMaxAge, DeadMaxCount) in the background.
 //
 // [Server.Shutdown] stops claiming, releases the jobs claimed ahead (to
 // pending, attempts kept), waits for the running handlers until its ctx

@@ -70,6 +70,12 @@ type ServerConfig struct {
 	// PromoteInterval and ReapInterval pace each queue's promoter and
 	// reaper (±20% jitter). Defaults 1 s and 5 s; negative disables.
 	PromoteInterval, ReapInterval time.Duration
+	// DeadMaxAge and DeadMaxCount bound each queue's dead set, trimmed
+	// every TrimInterval (emq's TrimDead): defaults 90 days, 10,000 and
+	// 1 min; a negative TrimInterval disables the trimmer.
+	DeadMaxAge   time.Duration
+	DeadMaxCount int
+	TrimInterval time.Duration
 	// Heartbeat paces the server's registration in each queue's registry
 	// of workers (see [Inspector.Workers]); the entry lives 1.5×Heartbeat
 	// without a beat. Default 5 s; negative: not registered.
@@ -145,6 +151,11 @@ func (c ServerConfig) withDefaults() (ServerConfig, error) {
 	c.PollMax = max(c.PollMax, c.PollMin)
 	def(&c.PromoteInterval, time.Second)
 	def(&c.ReapInterval, 5*time.Second)
+	def(&c.DeadMaxAge, 90*24*time.Hour)
+	if c.DeadMaxCount == 0 {
+		c.DeadMaxCount = 10_000
+	}
+	def(&c.TrimInterval, time.Minute)
 	def(&c.Heartbeat, 5*time.Second)
 	def(&c.ShutdownTimeout, 10*time.Second)
 	return c, nil

@@ -94,11 +94,21 @@ func (srv *Server) extendSlot(s *slot) {
 	}
 }
 
-// maintainLoop promotes due jobs and reaps expired leases of every
-// queue, each on its own interval.
+// maintainLoop promotes due jobs, reaps expired leases and trims the
+// dead sets of every queue, each on its own interval.
 func (srv *Server) maintainLoop() {
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		srv.every(srv.cfg.TrimInterval, func() {
+			for _, l := range srv.lanes {
+				if _, err := l.q.TrimDead(srv.life, srv.cfg.DeadMaxAge, srv.cfg.DeadMaxCount); err != nil {
+					srv.fail(err)
+				}
+			}
+		})
+	}()
 	go func() {
 		defer wg.Done()
 		srv.every(srv.cfg.PromoteInterval, func() {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -88,5 +89,43 @@ func TestShutdownDeadline(t *testing.T) {
 	st, _ := openQueue(t, c, "q").Stats(ctx)
 	if st.Active != 2 || st.Pending != 18 {
 		t.Fatalf("after shutdown %+v, want 2 active (for the reaper) and 18 pending", st)
+	}
+}
+
+// TestServerMaintains: the server's maintainer promotes a due delayed
+// job (which then runs), reaps an expired lease back to a handler, and
+// trims the dead set to DeadMaxCount.
+func TestServerMaintains(t *testing.T) {
+	c := fresh(t)
+	cl := newClient(t, c)
+	ctx := tctx(t)
+	q := openQueue(t, c, "q")
+	for range 3 {
+		q.Enqueue(ctx, []byte("x"))
+		j, _, _ := q.Claim(ctx, time.Minute)
+		q.Retry(ctx, j.ID, j.Token, 0, 0, "old")
+	}
+	stale, _ := cl.Enqueue(ctx, NewTask("reaped", nil), Queue("q"))
+	if j, _, _ := q.Claim(ctx, time.Millisecond); j.ID != stale.ID {
+		t.Fatal("claimed", j.ID)
+	}
+	later, _ := cl.Enqueue(ctx, NewTask("later", nil), Queue("q"), ProcessIn(time.Millisecond))
+	ran := make(chan string, 4)
+	h := HandlerFunc(func(_ context.Context, t *Task) ([]byte, error) {
+		ran <- t.ID + " " + strconv.FormatInt(t.Attempt, 10)
+		return nil, nil
+	})
+	start(t, c, h, ServerConfig{Queues: map[string]int{"q": 1}, Heartbeat: -1, PromoteInterval: 5 * time.Millisecond,
+		ReapInterval: 5 * time.Millisecond, TrimInterval: 5 * time.Millisecond, DeadMaxCount: 1})
+	got := map[string]bool{recv(t, ran): true, recv(t, ran): true}
+	if !got[stale.ID+" 2"] || !got[later.ID+" 1"] {
+		t.Fatalf("ran %v", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if st, _ := q.Stats(ctx); st.Dead == 1 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("dead set %d, want trimmed to 1", st.Dead)
+		}
 	}
 }
