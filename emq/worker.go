@@ -416,7 +416,6 @@ func (w *Worker) stopTimers() {
 	for _, s := range w.slots {
 		s.mu.Lock()
 		s.timer.Stop()
-		s.armed = false
 		s.mu.Unlock()
 	}
 }

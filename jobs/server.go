@@ -358,7 +358,6 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 		for _, s := range srv.slots {
 			s.mu.Lock()
 			s.timer.Stop()
-			s.armed = false
 			s.mu.Unlock()
 		}
 		srv.endLife()

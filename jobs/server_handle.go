@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/lazytimer"
 )
 
 // slot is one handler goroutine's record of the job it runs, shared with
@@ -30,21 +31,15 @@ type slot struct {
 
 	started time.Time     // when the handler started
 	timeout time.Duration // the job's timeout, from started
-	// The timer is lazy, as emq.Worker's: armed at a job's start only
-	// when it is not armed for an earlier time; when it fires early (for
-	// a job since finished) it arms itself for the running job's time
-	// left. A job thus costs the timer nothing unless its timeout is
-	// shorter than the one before.
-	timer   *time.Timer
-	armed   bool
-	armedAt time.Time
+	// The timer runs expire; it is lazy (package lazytimer), as
+	// emq.Worker's.
+	timer lazytimer.Timer
 }
 
 // newSlot returns a slot whose stopped timer runs its timeouts.
 func newSlot() *slot {
 	s := new(slot)
-	s.timer = time.AfterFunc(time.Hour, s.expire)
-	s.timer.Stop()
+	s.timer = lazytimer.New(s.expire)
 	return s
 }
 
@@ -54,13 +49,12 @@ func newSlot() *slot {
 func (s *slot) expire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.armed = false
+	s.timer.Fired()
 	if !s.busy {
 		return
 	}
 	if left := s.timeout - time.Since(s.started); left > 0 {
-		s.timer.Reset(left)
-		s.armed, s.armedAt = true, time.Now().Add(left)
+		s.timer.Arm(time.Now(), left)
 		return
 	}
 	s.cancel(&TimeoutError{After: s.timeout})
@@ -186,10 +180,7 @@ func (srv *Server) runItem(s *slot, it item) outcome {
 	s.gen++
 	now := time.Now()
 	s.started, s.timeout = now, timeout
-	if due := now.Add(timeout); !s.armed || due.Before(s.armedAt) {
-		s.timer.Reset(timeout)
-		s.armed, s.armedAt = true, due
-	}
+	s.timer.Arm(now, timeout)
 	s.mu.Unlock()
 	if srv.abandon.Load() {
 		cancel(emq.ErrShutdown)
