@@ -44,8 +44,11 @@ type ServerConfig struct {
 	// Lease, ExtendInterval: a claim's lease and how often a running
 	// job's lease is renewed. Defaults 30 s and Lease/3.
 	Lease, ExtendInterval time.Duration
-	// Timeout bounds one attempt of a task whose envelope sets none.
-	// Default 30 min.
+	// Timeout bounds one attempt of a task whose envelope sets none:
+	// past it the handler's context ends (cause matching ErrJobTimeout)
+	// and the attempt fails. A handler that ignores its context holds its
+	// place in the budget until it returns (unlike emq.Worker, the Server
+	// does not replace it). Default 30 min.
 	Timeout time.Duration
 	// MaxRetries is the retries of a task whose envelope sets none.
 	// Default 24 (25 attempts).
