@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 )
 
-// Handler runs a task. Its result, when not nil, is kept for the job's
+// Handler runs a task. The *Task a [Server] passes is the handler's only
+// until it returns (the Server reuses it for its next job; its Body, the
+// job's payload, stays the handler's to keep). Its result, when not nil, is kept for the job's
 // result retention (see [Client.Wait]); a nil error completes the job, an
 // error retries it (with backoff, dead once its retries are used up), and
 // an error matching [ErrSkipRetry] sends it to dead at once.

@@ -203,6 +203,13 @@ type lane struct {
 	pollUntil time.Time // found empty: not claimed from before then
 	poll      time.Duration
 
+	// The round's scratch for this queue's exchange, reused.
+	fin     []emq.Finish
+	oc      []emq.Outcome
+	idx     []int
+	finIdx  []int
+	settled []emq.Settled
+
 	served atomic.Uint64 // jobs whose handler ran
 }
 

@@ -34,6 +34,8 @@ type slot struct {
 	// The timer runs expire; it is lazy (package lazytimer), as
 	// emq.Worker's.
 	timer lazytimer.Timer
+
+	task Task // the running job's, handed to its handler: no allocation per job
 }
 
 // newSlot returns a slot whose stopped timer runs its timeouts.
@@ -147,7 +149,8 @@ func (srv *Server) runItem(s *slot, it item) outcome {
 	if srv.abandon.Load() {
 		return o // the server gave up: the job stays active, for the reaper
 	}
-	t := Task{ID: job.ID, Queue: it.lane.name, Attempt: job.Token, Retries: -1}
+	t := &s.task
+	*t = Task{ID: job.ID, Queue: it.lane.name, Attempt: job.Token, Retries: -1}
 	if IsEnveloped(job.Payload) {
 		e, err := ParseEnvelope(job.Payload)
 		if err != nil {
@@ -186,7 +189,7 @@ func (srv *Server) runItem(s *slot, it item) outcome {
 		cancel(emq.ErrShutdown)
 	}
 	it.lane.served.Add(1)
-	res, err := srv.call(ctx, &t)
+	res, err := srv.call(ctx, t)
 	cause := context.Cause(ctx)
 	cancel(nil)
 	s.mu.Lock()
@@ -199,7 +202,7 @@ func (srv *Server) runItem(s *slot, it item) outcome {
 	if err == nil && errors.Is(cause, ErrJobTimeout) {
 		err = cause
 	}
-	return srv.settle(o, &t, res, err)
+	return srv.settle(o, t, res, err)
 }
 
 // settle maps a handler's return to the job's outcome.

@@ -284,9 +284,13 @@ func (srv *Server) round(lp *loop, now time.Time) {
 // exchange sends one queue's part of a round and returns the jobs it
 // claimed (none on an error, which is recorded).
 func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
-	var fin []emq.Finish
-	var oc []emq.Outcome
-	var idx, finIdx []int // outs' index of each
+	// The lane's scratch: only this goroutine uses it during the round.
+	fin, oc, idx, finIdx := l.fin[:0], l.oc[:0], l.idx[:0], l.finIdx[:0] // idx: outs' index of each
+	defer func() {
+		clear(fin)
+		clear(oc)
+		l.fin, l.oc, l.idx, l.finIdx = fin[:0], oc[:0], idx[:0], finIdx[:0]
+	}()
 	for i := range outs {
 		o := &outs[i]
 		switch o.kind {
@@ -326,7 +330,10 @@ func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
 		jobs = make([]emq.Job, 0, n)
 	}
 	srv.calls.Add(1)
-	settled, jobs, err := l.q.AppendSettleClaim(srv.life, nil, jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	settled, jobs, err := l.q.AppendSettleClaim(srv.life, l.settled[:0], jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	if err == nil {
+		l.settled = settled
+	}
 	srv.tell(l, outs, idx, settled, nil, nil, err)
 	if err != nil {
 		srv.fail(err)
