@@ -47,8 +47,9 @@
 // (enqueue, claim, complete, retry, promote, reap), the extensions
 // (claim_batch, extend, enqueue_at, complete_batch, enqueue_batch,
 // settle_claim) and the operations (requeue, requeue_dead, delete,
-// trim_dead, stats, run_now); [Scripts] returns a copy with their KEYS counts and
-// sources. Each file's header names its KEYS, ARGV and replies. The rules
+// trim_dead, stats, run_now), then the job system's (package jobs: finish, cancel,
+// worker_beat, workers); [Scripts] returns a copy with their KEYS counts
+// and sources. Each file's header names its KEYS, ARGV and replies. The rules
 // they keep:
 //
 //   - Every key a script touches is in KEYS[] or derived from a declared
@@ -109,6 +110,14 @@
 //	TrimDead(maxAge, maxCount)   trim_dead        oldest dead first, 1,000 per call
 //	Stats                        stats            counts, due, expired leases, paused, lag: one atomic read
 //	RunNow, RunNowBatch          run_now          delayed → pending by id, before its due time; ErrNotDelayed
+//
+// The job system's verbs (package jobs stands on them) run as scripts
+// too:
+//
+//	Finish                       finish           complete with a result kept at emq:{q}:result:<id>, or die; announced on emq:{q}:done:<id>
+//	Cancel                       cancel           pending, delayed or active → dead; ErrFinished, ErrNotFound
+//	Heartbeat, Workers           worker_beat, workers  the registry emq:{q}:workers of live consumers
+//	Result, Row                  GET, HMGET       plain reads
 //
 // A requeued job keeps its attempts, the fencing token, which never goes
 // back: should it fail again past the worker's MaxAttempts, it returns

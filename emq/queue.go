@@ -41,6 +41,8 @@ func DispatchScripts() []*dispatch.Script {
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
 		scriptEnqueueBatch, scriptSettleClaim, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead,
 		scriptStats, scriptRunNow,
+		// job system (J1)
+		scriptFinish, scriptCancel, scriptWorkerBeat, scriptWorkers,
 	}
 }
 

@@ -37,6 +37,11 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "trim_dead", NumKeys: 2},            // KEYS dead, base; ARGV max_age_ms, max_count, limit → count
 	{Name: "stats", NumKeys: 5},                // KEYS pending, active, delayed, dead, base → {now_ms, pending, active, delayed, dead, due, expired, paused, oldest}
 	{Name: "run_now", NumKeys: 3},              // KEYS delayed, pending, base; ARGV id1, id2, ... → {1|0, ...}
+	// job system (J1)
+	{Name: "finish", NumKeys: 3},      // KEYS active, dead, base; ARGV n, {id, token, 'c'|'d', retention_ms, result|error} × n → {1|0, ...}
+	{Name: "cancel", NumKeys: 5},      // KEYS pending, delayed, active, dead, base; ARGV id, error → state it was in | 'completed' | 'dead' | ''
+	{Name: "worker_beat", NumKeys: 2}, // KEYS workers, base; ARGV wid, ttl_ms, field, value, ... → now_ms
+	{Name: "workers", NumKeys: 2},     // KEYS workers, base; ARGV limit → {wid, {field, value, ...}, ...}
 })
 
 // loadTransitions fills each entry's Source from scripts/<name>.lua.

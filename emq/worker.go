@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/echomq/echomq-go/internal/outbox"
 )
 
 // WorkerConfig configures a [Worker]. A zero field takes its default; a
@@ -262,12 +264,12 @@ type Worker struct {
 	// Made by Start.
 	life       context.Context // the worker's exchanges; ends after Shutdown
 	endLife    context.CancelFunc
-	stop       chan struct{} // closed by Shutdown: stop claiming
-	bgStop     chan struct{} // closed by Shutdown: stop extender and maintainer
-	quit       chan struct{} // closed when the worker gives up
-	jobs       chan claimed  // claimed jobs for the handler goroutines; closed by the round loop
-	out        *outbox       // the handlers' outcomes for the round loop
-	abandon    atomic.Bool   // set when the worker gives up: nothing more is sent
+	stop       chan struct{}     // closed by Shutdown: stop claiming
+	bgStop     chan struct{}     // closed by Shutdown: stop extender and maintainer
+	quit       chan struct{}     // closed when the worker gives up
+	jobs       chan claimed      // claimed jobs for the handler goroutines; closed by the round loop
+	out        *outbox.Box[done] // the handlers' outcomes for the round loop
+	abandon    atomic.Bool       // set when the worker gives up: nothing more is sent
 	giveUpOnce sync.Once
 	giveUpErr  error         // why the worker gave up; written before abandon is set
 	failed     chan struct{} // closed once a worker that stopped on its own has shut down
@@ -326,7 +328,7 @@ func (w *Worker) Start() error {
 	// Room for every job in hand: the round loop never waits to hand one
 	// over.
 	w.jobs = make(chan claimed, n+w.cfg.Prefetch)
-	w.out = newOutbox()
+	w.out = outbox.New[done]()
 	w.roundDone, w.bgDone = make(chan struct{}), make(chan struct{})
 	w.failed = make(chan struct{})
 	w.procWG.Add(n)
@@ -414,7 +416,6 @@ func (w *Worker) stopTimers() {
 	for _, s := range w.slots {
 		s.mu.Lock()
 		s.timer.Stop()
-		s.armed = false
 		s.mu.Unlock()
 	}
 }

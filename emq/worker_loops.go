@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/lazytimer"
 )
 
 // slot is one handler goroutine's record of the job it runs, shared with
@@ -25,21 +26,17 @@ type slot struct {
 
 	started time.Time     // when the handler started
 	timeout time.Duration // the job's timeout, from started
-	// The timer runs w.timeout(s). It is lazy: armed at a job's start
-	// only when it is not armed already for an earlier time, never
-	// stopped; when it fires early (for a job since finished) it arms
-	// itself for the running job's time left. So a job costs the timer
-	// nothing unless it has a shorter timeout than the one before.
-	timer   *time.Timer
-	armed   bool      // the timer will fire, at due
-	armedAt time.Time // when
+	// The timer runs w.timeout(s). It is lazy (package lazytimer): armed
+	// at a job's start only when it is not armed already for an earlier
+	// time; when it fires early (for a job since finished) it arms itself
+	// for the running job's time left.
+	timer lazytimer.Timer
 }
 
 // newSlot returns a slot whose timer, stopped, runs its timeouts.
 func (w *Worker) newSlot() *slot {
 	s := new(slot)
-	s.timer = time.AfterFunc(time.Hour, func() { w.timeout(s) })
-	s.timer.Stop()
+	s.timer = lazytimer.New(func() { w.timeout(s) })
 	return s
 }
 
@@ -69,7 +66,7 @@ func (w *Worker) process(s *slot, jobs <-chan claimed) {
 func (w *Worker) runJob(s *slot, c claimed) bool {
 	job := *c.job // as claimed: the handler may change its own copy
 	if !w.holdLease(s, job, c.at) {
-		w.out.put(done{job: job}) // frees the slot; the event is out
+		w.out.Put(done{job: job}) // frees the slot; the event is out
 		return true
 	}
 	timeout := w.cfg.Timeout
@@ -98,10 +95,7 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	gen := s.gen
 	now := time.Now()
 	s.started, s.timeout = now, timeout
-	if due := now.Add(timeout); !s.armed || due.Before(s.armedAt) {
-		s.timer.Reset(timeout)
-		s.armed, s.armedAt = true, due
-	}
+	s.timer.Arm(now, timeout)
 	s.mu.Unlock()
 	if w.abandon.Load() {
 		cancel(w.giveUpErr) // the worker gave up before this job started
@@ -121,7 +115,7 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	lost := s.lost
 	s.busy, s.job, s.cancel, s.since = false, Job{}, nil, time.Time{}
 	s.mu.Unlock()
-	w.out.put(w.outcome(job, err, lost))
+	w.out.Put(w.outcome(job, err, lost))
 	return true
 }
 
@@ -134,14 +128,13 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 // idle, leaves the next job to arm it.
 func (w *Worker) timeout(s *slot) {
 	s.mu.Lock()
-	s.armed = false
+	s.timer.Fired()
 	if !s.busy {
 		s.mu.Unlock()
 		return
 	}
 	if left := s.timeout - time.Since(s.started); left > 0 {
-		s.timer.Reset(left)
-		s.armed, s.armedAt = true, time.Now().Add(left)
+		s.timer.Arm(time.Now(), left)
 		s.mu.Unlock()
 		return
 	}
@@ -159,7 +152,7 @@ func (w *Worker) timeout(s *slot) {
 	err := &timeoutError{after: d}
 	cancel(err)
 	w.emit(Event{Kind: EventTimedOut, Job: job, Err: err})
-	w.out.put(w.outcome(job, err, lost))
+	w.out.Put(w.outcome(job, err, lost))
 }
 
 // timeoutError is the failure of a job whose handler ran past its

@@ -1,7 +1,6 @@
 package emq
 
 import (
-	"sync"
 	"time"
 )
 
@@ -27,46 +26,6 @@ type done struct {
 	// For a retry: the delay and the attempts after which it is dead.
 	delay time.Duration
 	max   int
-}
-
-// outbox is where handler goroutines leave outcomes for the round loop.
-type outbox struct {
-	mu    sync.Mutex
-	items []done        // guarded by mu
-	wake  chan struct{} // one token: items became non-empty
-}
-
-func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }
-
-// put leaves an outcome, waking the round loop if it may be waiting.
-func (b *outbox) put(d done) {
-	b.mu.Lock()
-	b.items = append(b.items, d)
-	first := len(b.items) == 1
-	b.mu.Unlock()
-	if first {
-		select {
-		case b.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// take appends every outcome left to dst, emptying the box.
-func (b *outbox) take(dst []done) []done {
-	b.mu.Lock()
-	dst = append(dst, b.items...)
-	clear(b.items)
-	b.items = b.items[:0]
-	b.mu.Unlock()
-	return dst
-}
-
-// len returns the outcomes waiting.
-func (b *outbox) len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.items)
 }
 
 // round is the round loop's state and scratch, owned by that goroutine.
@@ -132,7 +91,7 @@ func (w *Worker) roundLoop() {
 		}
 		select {
 		case <-stop:
-		case <-w.out.wake:
+		case <-w.out.Wake():
 		case <-poll.c():
 			poll.on = false
 		case <-linger.c():
@@ -202,7 +161,7 @@ func (t *idleTimer) c() <-chan time.Time {
 // nothing to send only frees its slot.
 func (w *Worker) collect(r *round) {
 	from := len(r.pending)
-	r.pending = w.out.take(r.pending)
+	r.pending = w.out.Take(r.pending)
 	keep := r.pending[:from]
 	for _, d := range r.pending[from:] {
 		if d.kind == 0 {
@@ -361,7 +320,7 @@ func (w *Worker) unsentAll(r *round) {
 // drainOutbox reports, unsent, what handlers left in the outbox after the
 // round loop gave up and returned.
 func (w *Worker) drainOutbox() {
-	for _, d := range w.out.take(nil) {
+	for _, d := range w.out.Take(nil) {
 		if d.kind != 0 {
 			w.unsent(d.job, d.kind.String())
 		}

@@ -230,7 +230,7 @@ func TestWorkerShutdownReportsUnsentAcks(t *testing.T) {
 	waitFor(t, safety, "the first completion in flight", func() bool { return w.Stats().AckBatches == 1 })
 	close(release[ids[1]])
 	close(release[ids[2]])
-	waitFor(t, safety, "two completions waiting", func() bool { return w.out.len() == 2 })
+	waitFor(t, safety, "two completions waiting", func() bool { return w.out.Len() == 2 })
 
 	sctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

@@ -105,6 +105,10 @@ func runCommand(ctx context.Context, q *emq.Queue, cfg config, out *printer, std
 			return failed(fmt.Errorf("%w (%d removed before it)", err, n))
 		}
 		out.count("removed", n)
+	case "cancel":
+		return cancelJobs(ctx, q, cfg.ids, out, stderr)
+	case "workers":
+		return listWorkers(ctx, q, out, stderr)
 	case "pause", "resume":
 		var err error
 		if name == "pause" {

@@ -32,6 +32,9 @@ var commands = []command{
 	{"trim", "the oldest dead jobs, beyond -max-age or -max-count, or -all", []string{"max-age", "max-count", "all"}, false},
 	{"pause", "stop claims on the queue (jobs already claimed run on)", nil, false},
 	{"resume", "let claims run again", nil, false},
+	// job system (J1)
+	{"cancel", "the jobs given by id, pending, delayed or running: dead with \"cancelled\"", nil, true},
+	{"workers", "the consumers registered on the queue (jobs.Server), with their heartbeats", nil, false},
 }
 
 // common are the flags every command takes.
@@ -215,6 +218,10 @@ func (c *config) validate(set map[string]bool) error {
 	case "delete":
 		if len(c.ids) == 0 {
 			return errors.New("delete needs job ids")
+		}
+	case "cancel":
+		if len(c.ids) == 0 {
+			return errors.New("cancel needs job ids")
 		}
 	case "trim":
 		switch {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/jobs"
 )
 
 // The e2e workload: producers enqueue while a worker claims, runs and
@@ -118,6 +119,7 @@ type e2eRun struct {
 
 	start   time.Time
 	workers []*emq.Worker
+	server  *jobs.Server // with -jobs, in place of workers
 	rep     e2eReport
 }
 
@@ -174,7 +176,11 @@ func (r *e2eRun) method() string {
 	if r.cfg.rate > 0 {
 		rate = fmt.Sprintf("%.0f jobs/s", r.cfg.rate)
 	}
-	m := fmt.Sprintf("%d producer(s) %s of %d jobs, rate %s; emq.Worker of %d handlers (no-op", r.cfg.producers, verb, r.chunk, rate, r.cfg.goroutines)
+	consumer := "emq.Worker"
+	if r.cfg.jobs {
+		consumer = "jobs.Server (3 task types, a jobs.Mux, 3 queues weighted 3:2:1)"
+	}
+	m := fmt.Sprintf("%d producer(s) %s of %d jobs, rate %s; %s of %d handlers (no-op", r.cfg.producers, verb, r.chunk, rate, consumer, r.cfg.goroutines)
 	if r.cfg.fail > 0 {
 		m += fmt.Sprintf(", %.3g of jobs fail their first attempt", r.cfg.fail)
 	}
@@ -185,7 +191,11 @@ func (r *e2eRun) method() string {
 		m += "; scripted executor (EVALSHA)"
 	}
 	if n := len(r.qq.members); n > 1 {
-		m += fmt.Sprintf("; sharded over %d member queues (a worker each, every producer call to the next member)", n)
+		if r.cfg.jobs {
+			m += fmt.Sprintf("; over %d queues (every producer call to the next)", n)
+		} else {
+			m += fmt.Sprintf("; sharded over %d member queues (a worker each, every producer call to the next member)", n)
+		}
 	}
 	return m
 }
@@ -231,7 +241,11 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 		default:
 		}
 	}
-	if err := r.startWorkers(done, lat, failWith); err != nil {
+	start := r.startWorkers
+	if r.cfg.jobs {
+		start = r.startServer
+	}
+	if err := start(done, lat, failWith); err != nil {
 		return err
 	}
 	defer r.shutdown()
@@ -277,39 +291,12 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 // startWorkers starts one worker per connection of the run.
 func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(error)) error {
 	handler := emq.HandlerFunc(func(_ context.Context, j *emq.Job) error {
-		now := time.Now().UnixNano()
-		e, i, stamp := r.decode(j.Payload)
-		if e == nil {
-			return fmt.Errorf("job %s of no index", j.ID)
-		}
-		e.runs.Add(1)
-		if j.Token == 1 {
-			r.toStart.record(int(i), time.Duration(now-stamp))
-			if r.failing(i) {
-				e.failed.Add(1)
-				return errInjected
-			}
-		}
-		return nil
+		return r.handle(j.ID, j.Payload, j.Token)
 	})
 	onEvent := func(ev emq.Event) {
 		switch ev.Kind {
 		case emq.EventCompleted:
-			now := time.Now().UnixNano()
-			e, i, stamp := r.decode(ev.Job.Payload)
-			if e == nil {
-				failWith(fmt.Errorf("completed job %s of no index", ev.Job.ID))
-				return
-			}
-			if e.done.Add(1) > 1 {
-				r.duplicates.Add(1)
-				return
-			}
-			e.doneID = ev.Job.ID
-			lat.record(int(i), time.Duration(now-stamp))
-			r.lastDone.Store(now)
-			r.completed.Add(1)
-			done.Add(1)
+			r.completedJob(ev.Job.ID, ev.Job.Payload, done, lat, failWith)
 		case emq.EventRetried:
 			if !errors.Is(ev.Err, errInjected) {
 				failWith(fmt.Errorf("worker: job %s retried: %v", ev.Job.ID, ev.Err))
@@ -338,8 +325,48 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 	return nil
 }
 
+// handle is the handler's work on job id: body holds its index and
+// enqueue stamp; the first attempt of a failing job fails.
+func (r *e2eRun) handle(id string, body []byte, attempt int64) error {
+	now := time.Now().UnixNano()
+	e, i, stamp := r.decode(body)
+	if e == nil {
+		return fmt.Errorf("job %s of no index", id)
+	}
+	e.runs.Add(1)
+	if attempt == 1 {
+		r.toStart.record(int(i), time.Duration(now-stamp))
+		if r.failing(i) {
+			e.failed.Add(1)
+			return errInjected
+		}
+	}
+	return nil
+}
+
+// completedJob records the completion of job id whose body holds its
+// index and stamp.
+func (r *e2eRun) completedJob(id string, body []byte, done *atomic.Int64, lat *latencies, failWith func(error)) {
+	now := time.Now().UnixNano()
+	e, i, stamp := r.decode(body)
+	if e == nil {
+		failWith(fmt.Errorf("completed job %s of no index", id))
+		return
+	}
+	if e.done.Add(1) > 1 {
+		r.duplicates.Add(1)
+		return
+	}
+	e.doneID = id
+	lat.record(int(i), time.Duration(now-stamp))
+	r.lastDone.Store(now)
+	r.completed.Add(1)
+	done.Add(1)
+}
+
 // shutdown stops the workers, waiting up to ten seconds in all.
 func (r *e2eRun) shutdown() {
+	r.shutdownServer()
 	shutdownAll(r.workers)
 	for _, w := range r.workers {
 		st := w.Stats()
@@ -355,11 +382,13 @@ func (r *e2eRun) shutdown() {
 func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 	members := r.pqs[p]
 	call := context.WithoutCancel(ctx)
-	slab := make([]byte, r.chunk*r.size)
+	off := r.envelopeLen()
+	size := off + r.size
+	slab := make([]byte, r.chunk*size)
 	payloads := make([][]byte, r.chunk)
 	for i := range payloads {
-		payloads[i] = slab[i*r.size : (i+1)*r.size : (i+1)*r.size]
-		copy(payloads[i][e2eHeader:], payload(r.size)[e2eHeader:])
+		payloads[i] = slab[i*size : (i+1)*size : (i+1)*size]
+		copy(payloads[i][off+e2eHeader:], payload(r.size)[e2eHeader:])
 	}
 	for ctx.Err() == nil {
 		first := r.next.Add(int64(r.chunk)) - int64(r.chunk)
@@ -382,8 +411,9 @@ func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 		}
 		stamp := uint64(time.Now().UnixNano())
 		for i := range k {
-			binary.BigEndian.PutUint64(payloads[i], uint64(first)+uint64(i))
-			binary.BigEndian.PutUint64(payloads[i][8:], stamp)
+			r.envelope(payloads[i], first+int64(i))
+			binary.BigEndian.PutUint64(payloads[i][off:], uint64(first)+uint64(i))
+			binary.BigEndian.PutUint64(payloads[i][off+8:], stamp)
 		}
 		// Each call's jobs go to one member queue, round robin by call.
 		q := members[int(first/int64(r.chunk))%len(members)]

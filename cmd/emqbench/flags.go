@@ -42,6 +42,7 @@ type config struct {
 	rate      float64 // jobs/s all producers together; 0: as fast as they can
 	fail      float64 // fraction of jobs whose handler fails its first attempt
 	enqueue   string  // "bulk" (EnqueueBulk) or "batch" (EnqueueBatch)
+	jobs      bool    // the job system: typed tasks, a jobs.Mux and a jobs.Server over 3 weighted queues
 
 	// enqueue, claim, worker, e2e, gate: the queue's executor.
 	executor emq.ExecutorChoice
@@ -107,6 +108,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.shards, "shards", 1, "enqueue, worker, e2e: spread the queue over this many member queues (emq.Sharded; on a cluster, over the primaries)")
 	fs.Float64Var(&c.rate, "rate", 0, "e2e: jobs/s enqueued by all producers together (0: as fast as they can)")
 	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
+	fs.BoolVar(&c.jobs, "jobs", false, "e2e: through the job system: enveloped tasks of 3 types, a jobs.Mux, one jobs.Server over 3 queues weighted 3:2:1 (-shards 3 unless given)")
 	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
 	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e, gate: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server has the module)")
 	fs.StringVar(&c.module, "module", "", "the private server loads this module (e.g. module/emq.so, built by make -C module); not with -url")
@@ -150,6 +152,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 			return c, fmt.Errorf("-module %s: no such file (build it with make -C module)", cliredact.Quote(c.module))
 		}
 		c.module = abs
+	}
+	if c.jobs && !set["shards"] {
+		c.shards = jobsQueues
 	}
 	if c.duration > 0 && !set["n"] {
 		c.n = math.MaxInt64
@@ -202,6 +207,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("-writers %d: want 0 to 1024", c.writers)
 	case c.chaos < 0:
 		return fmt.Errorf("-chaos %v: want a positive duration", c.chaos)
+	case c.jobs && c.workload != "e2e":
+		return errors.New("-jobs: only with the e2e workload")
 	case c.enqueue != "bulk" && c.enqueue != "batch":
 		return fmt.Errorf("-enqueue %s: want bulk or batch", cliredact.Quote(c.enqueue))
 	}
