@@ -40,6 +40,8 @@ func DispatchScripts() []*dispatch.Script {
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
 		scriptEnqueueBatch, scriptSettleClaim, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead,
 		scriptStats,
+		// job system (J2)
+		scriptUniqueEnqueue, scriptCronFire, scriptClaimLimited, scriptSetLimits,
 	}
 }
 

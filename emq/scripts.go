@@ -36,6 +36,11 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "delete", NumKeys: 5},               // KEYS pending, active, delayed, dead, base; ARGV id1, id2, ... → {state|'', ...}
 	{Name: "trim_dead", NumKeys: 2},            // KEYS dead, base; ARGV max_age_ms, max_count, limit → count
 	{Name: "stats", NumKeys: 5},                // KEYS pending, active, delayed, dead, base → {now_ms, pending, active, delayed, dead, due, expired, paused, oldest}
+	// job system (J2)
+	{Name: "unique_enqueue", NumKeys: 3}, // KEYS pending, delayed, base; ARGV (id, payload, hash, mode, delay_ms, ttl_ms)... → {code1, id1, ...}
+	{Name: "cron_fire", NumKeys: 3},      // KEYS pending, delayed, base; ARGV name, payload, ahead_ms, (slot_ms, id)... → {last, r1, ...}
+	{Name: "claim_limited", NumKeys: 3},  // KEYS pending, active, base; ARGV lease_ms, n → {wait_ms, {id1, payload1, attempts1, ...}}
+	{Name: "set_limits", NumKeys: 1},     // KEYS meta; ARGV limit_active, rate_n, rate_ms → 1
 })
 
 // loadTransitions fills each entry's Source from scripts/<name>.lua.
