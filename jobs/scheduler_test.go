@@ -1,0 +1,286 @@
+package jobs
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/servertest"
+)
+
+// childEnv names the role of a child process of these tests (the test
+// binary run again); its other settings come in childAddr, childQueue and
+// childArg.
+const (
+	childEnv   = "ECHOMQ_JOBS_CHILD"
+	childAddr  = "ECHOMQ_JOBS_ADDR"
+	childQueue = "ECHOMQ_JOBS_QUEUE"
+	childArg   = "ECHOMQ_JOBS_ARG"
+)
+
+// startServer starts a private server for one test (this package's
+// TestMain, if any, is not ours to own), stopped at its end. Without a
+// server binary the test is skipped, or fails under CI=true.
+func startServer(t *testing.T) *servertest.Server {
+	t.Helper()
+	s, err := servertest.Start(servertest.Options{})
+	if err != nil {
+		if servertest.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+// openQueue dials addr and opens queue name (scripts, whatever the server).
+func openQueue(t testing.TB, ctx context.Context, addr, name string) *emq.Queue {
+	t.Helper()
+	c, err := conn.Dial(ctx, conn.Options{Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	q, err := emq.Open(ctx, c, name, emq.WithExecutorChoice(emq.ExecutorScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// child is a running child process: it lives until killed, or until its
+// stdin (held by the parent) closes.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+// startChild runs this test binary again as a child of the given role.
+func startChild(t *testing.T, test, role, addr, queue, arg string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+role, childAddr+"="+addr, childQueue+"="+queue, childArg+"="+arg)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &child{cmd: cmd, stdin: in}
+}
+
+// kill ends the child at once (SIGKILL) and reaps it.
+func (c *child) kill() {
+	c.cmd.Process.Kill()
+	c.stdin.Close()
+	c.cmd.Wait()
+}
+
+// childContext is the context of a child process's work: it ends when
+// the parent closes stdin (or dies).
+func childContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		io.Copy(io.Discard, bufio.NewReader(os.Stdin))
+		cancel()
+	}()
+	return ctx
+}
+
+// The schedule every cron child registers: a slot each 20 ms, every
+// missed slot caught up.
+const (
+	cronName  = "tick"
+	cronEvery = 20 * time.Millisecond
+	cronSpec  = "@every 20ms"
+)
+
+// TestCronChild is a scheduler process of TestSchedulerManyProcesses, its
+// clock skewed by childArg ms; run alone it skips.
+func TestCronChild(t *testing.T) {
+	if os.Getenv(childEnv) != "cron" {
+		t.Skip("a child process of TestSchedulerManyProcesses")
+	}
+	ctx := childContext()
+	skew, _ := strconv.Atoi(os.Getenv(childArg))
+	q := openQueue(t, ctx, os.Getenv(childAddr), os.Getenv(childQueue))
+	sc := NewScheduler(SchedulerOptions{
+		Now:   func() time.Time { return time.Now().Add(time.Duration(skew) * time.Millisecond) },
+		Retry: 10 * time.Millisecond,
+	})
+	if err := sc.Register(Schedule{Name: cronName, Spec: cronSpec, Queue: q, Payload: []byte("tick"), CatchUp: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	sc.Run(ctx)
+}
+
+// TestSchedulerManyProcesses: 5 scheduler processes, clocks skewed by up
+// to 2 s each way, killed (SIGKILL) and restarted at random, fire one
+// schedule of a slot every 20 ms over more than 1,000 slots, while a
+// consumer claims and deletes its jobs (so an id cannot hide a second
+// enqueue of a slot). Every slot from the first to the last is enqueued
+// exactly once: read from the jobs the consumer claimed and what is left
+// in the queue.
+func TestSchedulerManyProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	q := openQueue(t, ctx, srv.Addr, "cron")
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	skew := func() string { return strconv.Itoa(rng.IntN(4001) - 2000) }
+	const procs, wantSlots = 5, 1000
+	children := make([]*child, procs)
+	for i := range children {
+		children[i] = startChild(t, "TestCronChild", "cron", srv.Addr, "cron", skew())
+	}
+	defer func() {
+		for _, c := range children {
+			if c != nil {
+				c.kill()
+			}
+		}
+	}()
+
+	// The consumer: every job claimed is counted by its id, then deleted.
+	claimed := map[string]int{}
+	var mu sync.Mutex
+	consumerCtx, stopConsumer := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	consume := func(ctx context.Context) error {
+		if _, err := q.Promote(ctx, 10000); err != nil {
+			return err
+		}
+		jobs, err := q.ClaimBatch(ctx, time.Minute, 1000)
+		if err != nil {
+			return err
+		}
+		acks := make([]emq.Ack, len(jobs))
+		mu.Lock()
+		for i, j := range jobs {
+			claimed[j.ID]++
+			acks[i] = emq.Ack{ID: j.ID, Token: j.Token}
+		}
+		mu.Unlock()
+		if len(acks) > 0 {
+			_, err = q.CompleteBatch(ctx, acks, 0)
+		}
+		return err
+	}
+	wg.Go(func() {
+		for consumerCtx.Err() == nil {
+			if err := consume(consumerCtx); err != nil && consumerCtx.Err() == nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+
+	// Kill and restart at random until the schedule has fired enough.
+	first := time.Time{}
+	kills := 0
+	for {
+		last, ok, err := q.CronLast(ctx, []string{cronName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok[0] && first.IsZero() {
+			first = last[0]
+		}
+		if ok[0] && last[0].Sub(first) >= (wantSlots+50)*cronEvery {
+			break
+		}
+		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
+		i := rng.IntN(procs)
+		if children[i] != nil {
+			children[i].kill()
+			children[i] = nil
+			kills++
+		}
+		if rng.IntN(3) > 0 { // leave some dead a while; restart others now
+			for k := range children {
+				if children[k] == nil && (k == i) == (rng.IntN(2) == 0) {
+					children[k] = startChild(t, "TestCronChild", "cron", srv.Addr, "cron", skew())
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the schedule did not reach its slots in time")
+		}
+	}
+	for i, c := range children {
+		if c != nil {
+			c.kill()
+			children[i] = nil
+		}
+	}
+	// Drain: the early slots wait in delayed until their time.
+	for {
+		if err := consume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st, err := q.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending+st.Delayed+st.Active == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopConsumer()
+	wg.Wait()
+
+	last, _, err := q.CronLast(ctx, []string{cronName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The first slot is the oldest claimed (the first poll may come after it).
+	for id := range claimed {
+		_, sf, err := emq.ParseID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at := emq.SnowflakeTime(sf); at.Before(first) {
+			first = at
+		}
+	}
+	byID := map[string]time.Time{}
+	for s := first; !s.After(last[0]); s = s.Add(cronEvery) {
+		id, err := emq.CronID(cronName, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID[id] = s
+		if n := claimed[id]; n != 1 {
+			t.Errorf("slot %s enqueued %d times", s.Format("15:04:05.000"), n)
+		}
+	}
+	for id, n := range claimed {
+		if _, ok := byID[id]; !ok {
+			t.Errorf("job %s (x%d) of no slot in [%v, %v]", id, n, first, last[0])
+		}
+	}
+	slots := len(byID)
+	t.Logf("%d slots, %d jobs claimed, %d kills", slots, len(claimed), kills)
+	if slots < wantSlots {
+		t.Fatalf("%d slots, want %d", slots, wantSlots)
+	}
+}
