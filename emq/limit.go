@@ -109,26 +109,67 @@ func (q *Queue) AppendClaimLimited(ctx context.Context, dst []Job, lease time.Du
 		return dst, 0, &ArgError{Arg: "n", Reason: "fewer than one job"}
 	}
 	var a dispatch.Args
-	a.Key(q.keys.Pending)
-	a.Key(q.keys.Active)
-	a.Key(q.keys.Base)
-	a.ArgInt(ms)
-	a.ArgInt(scriptInt(n))
-	var wait int64
-	err = q.reaper.Eval(ctx, scriptClaimLimited, &a, func(v resp.Value) error {
-		if v.Type != resp.Array || len(v.Elems) != 2 {
-			return badReply("claim_limited", v, "{wait_ms, jobs}")
-		}
-		w, err := v.Elems[0].AsInt()
-		if err != nil || w < 0 {
-			return badReply("claim_limited", v, "{wait_ms, jobs}")
-		}
-		wait = w
-		dst, err = appendJobs(dst, "claim_limited", v.Elems[1])
+	q.claimLimitedArgs(&a, ms, n)
+	var wait time.Duration
+	err = q.reaper.Eval(ctx, scriptClaimLimited, &a, func(v resp.Value) (err error) {
+		dst, wait, err = readLimited(v, dst)
 		return err
 	})
 	if err != nil {
 		return dst, 0, wrapErr("claim_limited", err)
 	}
-	return dst, time.Duration(wait) * time.Millisecond, nil
+	return dst, wait, nil
+}
+
+// claimLimitedArgs encodes a claim_limited call.
+func (q *Queue) claimLimitedArgs(a *dispatch.Args, lease int64, n int) {
+	a.Key(q.keys.Pending)
+	a.Key(q.keys.Active)
+	a.Key(q.keys.Base)
+	a.ArgInt(lease)
+	a.ArgInt(scriptInt(n))
+}
+
+// readLimited parses a claim_limited reply, {wait_ms, jobs}, appending
+// the jobs to dst.
+func readLimited(v resp.Value, dst []Job) ([]Job, time.Duration, error) {
+	if v.Type != resp.Array || len(v.Elems) != 2 {
+		return dst, 0, badReply("claim_limited", v, "{wait_ms, jobs}")
+	}
+	w, err := v.Elems[0].AsInt()
+	if err != nil || w < 0 {
+		return dst, 0, badReply("claim_limited", v, "{wait_ms, jobs}")
+	}
+	dst, err = appendJobs(dst, "claim_limited", v.Elems[1])
+	return dst, time.Duration(w) * time.Millisecond, err
+}
+
+// AppendSettleClaimLimited is [Queue.AppendSettleClaim] with the claim
+// under the queue's limits, for a worker's round: the outcomes are
+// settled exactly as [Queue.AppendSettleClaim] settles them (with no
+// claim), then up to n jobs claimed as [Queue.ClaimLimited] claims them.
+// The settlements go first, so the jobs they free from active count for
+// the claim; that costs a second round trip when a round both settles
+// and claims (a pipeline would not keep the order: a script reloaded
+// after NOSCRIPT is sent again after the others). wait is the claim's.
+// When the settlements went through and the claim failed, their results
+// are appended and the error is the claim's.
+func (q *Queue) AppendSettleClaimLimited(ctx context.Context, settled []Settled, jobs []Job, outcomes []Outcome, retention, lease time.Duration, n int) ([]Settled, []Job, time.Duration, error) {
+	if n < 0 {
+		return settled, jobs, 0, &ArgError{Arg: "n", Reason: "negative"}
+	}
+	if _, err := leaseMillis(lease); err != nil {
+		return settled, jobs, 0, err
+	}
+	if len(outcomes) > 0 {
+		var err error
+		if settled, jobs, err = q.AppendSettleClaim(ctx, settled, jobs, outcomes, retention, lease, 0); err != nil {
+			return settled, jobs, 0, err
+		}
+	}
+	if n == 0 {
+		return settled, jobs, 0, nil
+	}
+	jobs, wait, err := q.AppendClaimLimited(ctx, jobs, lease, n)
+	return settled, jobs, wait, err
 }

@@ -122,3 +122,35 @@ func TestLimitBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSettleClaimLimited: a worker's round under limits — the outcomes
+// settle first, so the jobs they free from active count for the claim in
+// the same round trip; settle-only and claim-only rounds work too.
+func TestSettleClaimLimited(t *testing.T) {
+	q := fresh(t, "lsc")
+	ctx := tctx(t)
+	for range 6 {
+		if _, err := q.Enqueue(ctx, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.SetLimits(ctx, Limits{Active: 2}); err != nil {
+		t.Fatal(err)
+	}
+	settled, jobs, wait, err := q.AppendSettleClaimLimited(ctx, nil, nil, nil, 0, time.Minute, 5)
+	if err != nil || len(settled) != 0 || len(jobs) != 2 || wait != 0 {
+		t.Fatalf("claim only: %v %d %v %v", settled, len(jobs), wait, err)
+	}
+	outcomes := []Outcome{{Kind: OutcomeComplete, ID: jobs[0].ID, Token: jobs[0].Token}, {Kind: OutcomeRetry, ID: jobs[1].ID, Token: jobs[1].Token, MaxAttempts: 1, Error: "x"}}
+	settled, next, _, err := q.AppendSettleClaimLimited(ctx, nil, nil, outcomes, 0, time.Minute, 5)
+	if err != nil || len(settled) != 2 || settled[0] != SettledCompleted || settled[1] != SettledDead || len(next) != 2 {
+		t.Fatalf("round: %v %d %v", settled, len(next), err)
+	}
+	settled, none, _, err := q.AppendSettleClaimLimited(ctx, nil, nil, []Outcome{{Kind: OutcomeRelease, ID: next[0].ID, Token: next[0].Token}}, 0, time.Minute, 0)
+	if err != nil || len(settled) != 1 || settled[0] != SettledReleased || len(none) != 0 {
+		t.Fatalf("settle only: %v %d %v", settled, len(none), err)
+	}
+	if _, _, _, err := q.AppendSettleClaimLimited(ctx, nil, nil, nil, 0, time.Minute, -1); !errors.Is(err, ErrArg) {
+		t.Fatal(err)
+	}
+}
