@@ -128,6 +128,28 @@ func (q *Queue) CronFire(ctx context.Context, name string, payload []byte, ahead
 	return res, nil
 }
 
+// CronStart gives a schedule that never fired its origin: its last slot
+// becomes origin unless it has one already (HSETNX on emq:{q}:cron), so
+// that the schedulers of a new schedule, started at different times or on
+// skewed clocks, all fire every slot after the first one's origin. It
+// returns the schedule's last slot after the call.
+func (q *Queue) CronStart(ctx context.Context, name string, origin time.Time) (time.Time, error) {
+	if len(name) == 0 || len(name) > MaxCronName {
+		return time.Time{}, &ArgError{Arg: "name", Reason: "a schedule name is 1 to " + strconv.Itoa(MaxCronName) + " bytes"}
+	}
+	if _, err := q.sender.Do(ctx, "HSETNX", q.keys.Base+TypeCron, name, strconv.FormatInt(origin.UnixMilli(), 10)); err != nil {
+		return time.Time{}, err
+	}
+	last, ok, err := q.CronLast(ctx, []string{name})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if !ok[0] { // deleted in between: start from the origin all the same
+		return origin, nil
+	}
+	return last[0], nil
+}
+
 // CronLast reads the last fired slot of each schedule of names (one
 // HMGET on emq:{q}:cron); ok[i] is false for a schedule that never fired.
 func (q *Queue) CronLast(ctx context.Context, names []string) (last []time.Time, ok []bool, err error) {

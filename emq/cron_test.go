@@ -124,3 +124,25 @@ func TestCronID(t *testing.T) {
 		t.Fatal(n)
 	}
 }
+
+// TestCronStart: the first origin given to a new schedule holds; a later
+// one (another scheduler, another clock) reads it; a schedule that fired
+// keeps its last slot.
+func TestCronStart(t *testing.T) {
+	q := fresh(t, "cqs")
+	ctx := tctx(t)
+	a := time.UnixMilli(serverMillis(t))
+	if got, err := q.CronStart(ctx, "n", a); err != nil || !got.Equal(a) {
+		t.Fatal(got, err)
+	}
+	if got, err := q.CronStart(ctx, "n", a.Add(time.Hour)); err != nil || !got.Equal(a) {
+		t.Fatalf("second origin: %v %v", got, err)
+	}
+	res, err := q.CronFire(ctx, "n", nil, time.Minute, []time.Time{a, a.Add(time.Millisecond)})
+	if err != nil || res.Fired[0] != CronAlready || res.Fired[1] != CronPending {
+		t.Fatalf("fire after the origin: %+v %v", res, err)
+	}
+	if _, err := q.CronStart(ctx, "", a); !errors.Is(err, ErrArg) {
+		t.Fatal(err)
+	}
+}

@@ -8,20 +8,27 @@ import (
 	"time"
 )
 
+// limited opens a fresh queue with n jobs under limits l.
+func limited(t *testing.T, name string, n int, l Limits) *Queue {
+	t.Helper()
+	q := fresh(t, name)
+	for range n {
+		if _, err := q.Enqueue(tctx(t), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.SetLimits(tctx(t), l); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
 // TestLimitActive: with limit_active N, claims stop at N jobs in active
 // however many are asked for, and resume as jobs leave active (completed
 // by the core script).
 func TestLimitActive(t *testing.T) {
-	q := fresh(t, "lq")
+	q := limited(t, "lq", 10, Limits{Active: 3})
 	ctx := tctx(t)
-	for range 10 {
-		if _, err := q.Enqueue(ctx, []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := q.SetLimits(ctx, Limits{Active: 3}); err != nil {
-		t.Fatal(err)
-	}
 	if l, err := q.Limits(ctx); err != nil || l != (Limits{Active: 3}) {
 		t.Fatal(l, err)
 	}
@@ -55,16 +62,8 @@ func TestLimitActive(t *testing.T) {
 // claims; the wait the claim reports is when the next is admitted, and
 // then it is.
 func TestLimitRate(t *testing.T) {
-	q := fresh(t, "lr")
+	q := limited(t, "lr", 20, Limits{Rate: 4, Per: 300 * time.Millisecond})
 	ctx := tctx(t)
-	for range 20 {
-		if _, err := q.Enqueue(ctx, []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := q.SetLimits(ctx, Limits{Rate: 4, Per: 300 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
 	jobs, wait, err := q.ClaimLimited(ctx, time.Minute, 10)
 	if err != nil || len(jobs) != 4 || wait <= 0 || wait > 300*time.Millisecond {
 		t.Fatalf("%d jobs, wait %v, %v", len(jobs), wait, err)
@@ -127,16 +126,8 @@ func TestLimitBadInput(t *testing.T) {
 // settle first, so the jobs they free from active count for the claim in
 // the same round trip; settle-only and claim-only rounds work too.
 func TestSettleClaimLimited(t *testing.T) {
-	q := fresh(t, "lsc")
+	q := limited(t, "lsc", 6, Limits{Active: 2})
 	ctx := tctx(t)
-	for range 6 {
-		if _, err := q.Enqueue(ctx, []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := q.SetLimits(ctx, Limits{Active: 2}); err != nil {
-		t.Fatal(err)
-	}
 	settled, jobs, wait, err := q.AppendSettleClaimLimited(ctx, nil, nil, nil, 0, time.Minute, 5)
 	if err != nil || len(settled) != 0 || len(jobs) != 2 || wait != 0 {
 		t.Fatalf("claim only: %v %d %v %v", settled, len(jobs), wait, err)

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"context"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -73,13 +72,7 @@ func TestLimitChild(t *testing.T) {
 // kept in the server, never passed 5; and both limits were reached, so
 // they were what held the consumers back.
 func TestLimitsManyProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	srv := startServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	q := openQueue(t, ctx, srv.Addr, "lim")
+	srv, ctx, q := processTest(t, "lim", 3*time.Minute)
 	payloads := make([][]byte, limitJobs)
 	for i := range payloads {
 		payloads[i] = []byte("job")

@@ -243,16 +243,22 @@ func (sc *Scheduler) loop(ctx context.Context, e *entry) {
 }
 
 // lastFired reads the schedule's last fired slot, trying again until it
-// succeeds or ctx ends. A schedule that never fired starts from now: the
-// slots before its first run are not missed ones.
+// succeeds or ctx ends. A schedule that never fired gets its origin, the
+// latest slot before now, unless another scheduler gave it one first
+// ([emq.Queue.CronStart]): the slots after the origin are fired, and
+// caught up when missed, by whichever scheduler comes first; the slots
+// before it are not missed ones.
 func (sc *Scheduler) lastFired(ctx context.Context, e *entry) (time.Time, error) {
 	for {
 		last, ok, err := e.s.Queue.CronLast(ctx, []string{e.s.Name})
+		if err == nil && ok[0] {
+			return last[0], nil
+		}
 		if err == nil {
-			if ok[0] {
-				return last[0], nil
+			var origin time.Time
+			if origin, err = e.s.Queue.CronStart(ctx, e.s.Name, e.slots.latest(sc.opts.Now())); err == nil {
+				return origin, nil
 			}
-			return e.slots.latest(sc.opts.Now()), nil
 		}
 		if ctx.Err() != nil {
 			return time.Time{}, ctx.Err()

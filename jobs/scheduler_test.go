@@ -3,10 +3,12 @@ package jobs
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -41,6 +43,19 @@ func startServer(t *testing.T) *servertest.Server {
 	}
 	t.Cleanup(func() { s.Stop() })
 	return s
+}
+
+// processTest starts a long test of many processes: skipped under
+// -short, its own server, a context bounded by d, and queue name.
+func processTest(t *testing.T, name string, d time.Duration) (*servertest.Server, context.Context, *emq.Queue) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return srv, ctx, openQueue(t, ctx, srv.Addr, name)
 }
 
 // openQueue dials addr and opens queue name (scripts, whatever the server).
@@ -134,13 +149,7 @@ func TestCronChild(t *testing.T) {
 // exactly once: read from the jobs the consumer claimed and what is left
 // in the queue.
 func TestSchedulerManyProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	srv := startServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	q := openQueue(t, ctx, srv.Addr, "cron")
+	srv, ctx, q := processTest(t, "cron", 5*time.Minute)
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	skew := func() string { return strconv.Itoa(rng.IntN(4001) - 2000) }
 	const procs, wantSlots = 5, 1000
@@ -282,5 +291,138 @@ func TestSchedulerManyProcesses(t *testing.T) {
 	t.Logf("%d slots, %d jobs claimed, %d kills", slots, len(claimed), kills)
 	if slots < wantSlots {
 		t.Fatalf("%d slots, want %d", slots, wantSlots)
+	}
+}
+
+// TestSchedulerLifecycle: Run fires the schedules (one job per slot, the
+// slot's id), Shutdown stops it and waits for its goroutines, and Run
+// returns nil; Register refuses duplicates and late schedules, Run a
+// second start.
+func TestSchedulerLifecycle(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q := openQueue(t, ctx, srv.Addr, "life")
+	fired := make(chan string, 100)
+	sc := NewScheduler(SchedulerOptions{OnFire: func(s *Schedule, slot time.Time, id string, f emq.CronFired) {
+		if want, _ := emq.CronID(s.Name, slot); want != id || !f.Fired() {
+			t.Errorf("slot %v fired as %s (%v), want %s", slot, id, f, want)
+		}
+		fired <- id
+	}})
+	s := Schedule{Name: "fast", Spec: "@every 10ms", Queue: q, Payload: []byte("p")}
+	if err := sc.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Register(s); !errors.Is(err, ErrScheduler) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- sc.Run(ctx) }()
+	var ids []string
+	for len(ids) < 3 {
+		ids = append(ids, <-fired)
+	}
+	if err := sc.Register(Schedule{Name: "late", Spec: "@hourly", Queue: q}); !errors.Is(err, ErrScheduler) {
+		t.Fatalf("late: %v", err)
+	}
+	if err := sc.Run(ctx); !errors.Is(err, ErrScheduler) {
+		t.Fatalf("second Run: %v", err)
+	}
+	if err := sc.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	close(fired) // a fire after Shutdown returned would panic here
+	for _, id := range ids {
+		if st, err := q.Browse(ctx, emq.StatePending, 0, 100); err != nil || !slices.ContainsFunc(st, func(j emq.JobInfo) bool { return j.ID == id }) {
+			t.Fatalf("job %s not pending: %v", id, err)
+		}
+	}
+	if err := sc.Run(ctx); !errors.Is(err, ErrSchedulerClosed) {
+		t.Fatalf("Run after Shutdown: %v", err)
+	}
+}
+
+// TestSchedulerStartSkewed: two schedulers start a new schedule, the
+// first on a clock ahead, the second behind; the second fires first. No
+// slot between the second's first slot and the first's start is missed:
+// the first scheduler to start gives the schedule its origin on the
+// server, and the other catches up from it. (Before, each started from
+// its own clock, and the slots between the two starts were never fired.)
+func TestSchedulerStartSkewed(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q := openQueue(t, ctx, srv.Addr, "skew")
+	const every = 20 * time.Millisecond
+	reached, release := make(chan struct{}), make(chan struct{})
+	var calls int
+	aheadNow := func() time.Time {
+		calls++         // only the scheduler's loop goroutine calls it after Register
+		if calls == 3 { // the loop's first look, after the start
+			close(reached)
+			<-release
+		}
+		return time.Now().Add(500 * time.Millisecond)
+	}
+	firedA := make(chan struct{}, 1000)
+	fired := make(chan struct{}, 1000)
+	ahead := NewScheduler(SchedulerOptions{Now: aheadNow, OnFire: func(*Schedule, time.Time, string, emq.CronFired) { fired <- struct{}{} }})
+	behind := NewScheduler(SchedulerOptions{
+		Now:    func() time.Time { return time.Now().Add(-500 * time.Millisecond) },
+		OnFire: func(*Schedule, time.Time, string, emq.CronFired) { firedA <- struct{}{} },
+	})
+	for _, sc := range []*Scheduler{ahead, behind} {
+		if err := sc.Register(Schedule{Name: "s", Spec: "@every 20ms", Queue: q, CatchUp: 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { ahead.Run(ctx) })
+	<-reached
+	wg.Go(func() { behind.Run(ctx) })
+	<-firedA
+	close(release)
+	for range 10 { // the ahead scheduler's turn
+		<-fired
+	}
+	ahead.Shutdown(ctx)
+	behind.Shutdown(ctx)
+	wg.Wait()
+
+	var ids []string
+	for _, set := range []emq.State{emq.StatePending, emq.StateDelayed} {
+		page, err := q.Browse(ctx, set, 0, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range page {
+			ids = append(ids, j.ID)
+		}
+	}
+	var first time.Time
+	for _, id := range ids {
+		_, sf, _ := emq.ParseID(id)
+		if at := emq.SnowflakeTime(sf); first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	last, _, err := q.CronLast(ctx, []string{"s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for s := first; !s.After(last[0]); s = s.Add(every) {
+		id, _ := emq.CronID("s", s)
+		if !slices.Contains(ids, id) {
+			t.Fatalf("slot %s missing (slots %s to %s)", s.Format("15:04:05.000"), first.Format("15:04:05.000"), last[0].Format("15:04:05.000"))
+		}
+		n++
+	}
+	if n != len(ids) {
+		t.Fatalf("%d jobs for %d slots", len(ids), n)
 	}
 }

@@ -91,13 +91,14 @@ for j = 1, m, 1000 do
   end
   existing = existing + call('EXISTS', unpack(rows, j, last))
 end
-local now
-local function clock()
-  if not now then
+-- The server's clock, read once when a job of the call is delayed.
+local now = 0
+for i = 5, n, 6 do
+  if ARGV[i] ~= '0' then
     local t = call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    break
   end
-  return now
 end
 -- place puts a job in pending (delay 0: gathered for one ZADD) or delayed.
 local pend, np, nopend = {}, 0, {}
@@ -108,7 +109,7 @@ local function place(id, delay)
     nopend[id] = nil
     return 'pending'
   end
-  call('ZADD', KEYS[2], clock() + delay, id)
+  call('ZADD', KEYS[2], now + delay, id)
   nopend[id] = true
   return 'delayed'
 end
