@@ -193,6 +193,10 @@ func (sc *Scheduler) Shutdown(ctx context.Context) error {
 	}
 }
 
+// maxFire is the most slots one cron_fire call carries: a call is atomic,
+// and a long catch-up would hold the server.
+const maxFire = 1000
+
 // loop fires one schedule's slots as they come on the scheduler's clock.
 func (sc *Scheduler) loop(ctx context.Context, e *entry) {
 	s := &e.s
@@ -207,6 +211,8 @@ func (sc *Scheduler) loop(ctx context.Context, e *entry) {
 		now := sc.opts.Now()
 		wait := time.Duration(0)
 		if due := dueSlots(e.slots, last, now, s.CatchUp); len(due) > 0 {
+			more := len(due) > maxFire
+			due = due[:min(len(due), maxFire)] // the oldest first; the rest next round
 			res, err := s.Queue.CronFire(ctx, s.Name, s.Payload, sc.opts.Ahead, due)
 			switch {
 			case ctx.Err() != nil:
@@ -220,6 +226,9 @@ func (sc *Scheduler) loop(ctx context.Context, e *entry) {
 					last = res.Last
 				}
 				if !last.Before(due[len(due)-1]) {
+					if more {
+						continue // the rest of a long catch-up, at once
+					}
 					break
 				}
 				// A slot too far ahead of the server: try again later.

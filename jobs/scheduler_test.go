@@ -426,3 +426,56 @@ func TestSchedulerStartSkewed(t *testing.T) {
 		t.Fatalf("%d jobs for %d slots", len(ids), n)
 	}
 }
+
+// TestSchedulerLongCatchUp: after a long stop the missed slots are caught
+// up (at most CatchUp of them), 1,000 to a call, oldest first, each once.
+func TestSchedulerLongCatchUp(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q := openQueue(t, ctx, srv.Addr, "long")
+	const every = 10 * time.Millisecond
+	start := time.Now().Truncate(every).Add(-2500 * every)
+	if _, err := q.CronStart(ctx, "s", start); err != nil {
+		t.Fatal(err)
+	}
+	// Load the script first, so that the calls counted are the catch-up's.
+	if _, err := q.CronFire(ctx, "other", nil, time.Minute, []time.Time{start}); err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetStats(t)
+	frozen := start.Add(2500*every + every/2) // no slot comes while the test runs
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	done := make(chan struct{})
+	sc := NewScheduler(SchedulerOptions{Now: func() time.Time { return frozen }, OnFire: func(_ *Schedule, slot time.Time, id string, _ emq.CronFired) {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[id] {
+			t.Errorf("slot %v fired twice", slot)
+		}
+		seen[id] = true
+		if len(seen) == 2401 { // CatchUp missed slots and the latest
+			close(done)
+		}
+	}})
+	if err := sc.Register(Schedule{Name: "s", Spec: "@every 10ms", Queue: q, CatchUp: 2400}); err != nil {
+		t.Fatal(err)
+	}
+	go sc.Run(ctx)
+	<-done
+	if err := sc.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if calls := srv.CommandCalls(t, "evalsha") + srv.CommandCalls(t, "eval"); calls != 3 {
+		t.Fatalf("%d calls for 2,401 slots, want 3", calls)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The oldest slots beyond CatchUp+1 before the first call were skipped.
+	for k, want := range map[int]bool{1: false, 99: false, 100: true, 2500: true} {
+		if id, _ := emq.CronID("s", start.Add(time.Duration(k)*every)); seen[id] != want {
+			t.Fatalf("slot %d of 2,500 missed: fired %v, want %v", k, seen[id], want)
+		}
+	}
+}
