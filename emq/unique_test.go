@@ -29,12 +29,64 @@ func mustUnique(t *testing.T, q *Queue, key string, mode UniqueMode, want Unique
 }
 
 // TestUniqueConcurrentExactlyOne: 64 goroutines enqueue 10,000 jobs over
-// 100 keys, singly and in batches: exactly 100 are enqueued, each key's
-// every other enqueue reports that key's owner, and pending holds 100.
+// 100 keys: exactly 100 live (uniqueRush); every owner then leaves, as a
+// worker killed mid-job, failed to dead, deleted or completed by the core
+// script, and every key is free at once: none held, and a second rush
+// enqueues exactly 100 new owners, none doubled.
 func TestUniqueConcurrentExactlyOne(t *testing.T) {
 	q := fresh(t, "uq")
 	ctx := tctx(t)
+	first := uniqueRush(t, q)
+	// Every owner leaves, four ways: its worker killed mid-job (the lease
+	// runs out, reaped to dead), failed to dead, deleted, completed by
+	// the core complete script. Then the 100 keys are free, and a second
+	// rush enqueues exactly 100 new owners.
+	jobs, err := q.ClaimBatch(ctx, time.Millisecond, 100)
+	if err != nil || len(jobs) != 100 {
+		t.Fatalf("claimed %d: %v", len(jobs), err)
+	}
+	for i, j := range jobs {
+		switch i % 4 {
+		case 1:
+			if out, err := q.Retry(ctx, j.ID, j.Token, 0, 1, "boom"); err != nil || out != RetryDead {
+				t.Fatal(out, err)
+			}
+		case 2:
+			if _, err := q.Delete(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+		case 3:
+			if got := core(t, "complete", []string{q.keys.Active, q.keys.Job(j.ID)}, j.ID, strconv.FormatInt(j.Token, 10), "0"); got != "1" {
+				t.Fatal(got)
+			}
+		}
+	}
+	for do(t, "ZCARD", q.keys.Active) != "0" { // the killed workers' leases
+		if _, err := q.Reap(ctx, 100, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key := range first {
+		if _, _, err := q.UniqueOwner(ctx, key); !errors.Is(err, ErrNoOwner) {
+			t.Fatalf("%s still held: %v", key, err)
+		}
+	}
+	second := uniqueRush(t, q)
+	for key, id := range second {
+		if id == first[key] {
+			t.Fatalf("%s: the old owner %s again", key, id)
+		}
+	}
+}
+
+// uniqueRush has 64 goroutines enqueue 10,000 jobs over 100 keys, singly
+// and in batches, into a queue whose keys are all free: exactly one job
+// per key is enqueued, every other enqueue of a key reports that owner,
+// and pending holds the 100. It returns the owners.
+func uniqueRush(t *testing.T, q *Queue) map[string]string {
+	ctx := tctx(t)
 	const workers, total, keys = 64, 10000, 100
+	pending0, _ := strconv.Atoi(do(t, "ZCARD", q.keys.Pending))
 	var mu sync.Mutex
 	owner := map[string]string{}
 	var reports []UniqueResult
@@ -99,14 +151,15 @@ func TestUniqueConcurrentExactlyOne(t *testing.T) {
 			t.Fatalf("result %d for %s: %+v, owner %s", i, reportKeys[i], r, owner[reportKeys[i]])
 		}
 	}
-	if n := do(t, "ZCARD", q.keys.Pending); n != "100" {
-		t.Fatalf("pending holds %s, want 100", n)
+	if n := do(t, "ZCARD", q.keys.Pending); n != strconv.Itoa(pending0+keys) {
+		t.Fatalf("pending holds %s, want %d more than %d", n, keys, pending0)
 	}
 	for key, id := range owner {
 		if got, st, err := q.UniqueOwner(ctx, key); err != nil || got != id || st != StatePending {
 			t.Fatalf("owner of %s: %s %s %v, want %s", key, got, st, err, id)
 		}
 	}
+	return owner
 }
 
 // TestUniqueFreedByOwnerState: a key is free the moment its owner leaves,
