@@ -52,6 +52,13 @@ func processTest(t *testing.T, name string, d time.Duration) (*servertest.Server
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	return serverTest(t, name, d)
+}
+
+// serverTest gives a test its own server, a context bounded by d, and
+// queue name.
+func serverTest(t *testing.T, name string, d time.Duration) (*servertest.Server, context.Context, *emq.Queue) {
+	t.Helper()
 	srv := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
@@ -299,10 +306,7 @@ func TestSchedulerManyProcesses(t *testing.T) {
 // returns nil; Register refuses duplicates and late schedules, Run a
 // second start.
 func TestSchedulerLifecycle(t *testing.T) {
-	srv := startServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	q := openQueue(t, ctx, srv.Addr, "life")
+	_, ctx, q := serverTest(t, "life", time.Minute)
 	fired := make(chan string, 100)
 	sc := NewScheduler(SchedulerOptions{OnFire: func(s *Schedule, slot time.Time, id string, f emq.CronFired) {
 		if want, _ := emq.CronID(s.Name, slot); want != id || !f.Fired() {
@@ -353,10 +357,7 @@ func TestSchedulerLifecycle(t *testing.T) {
 // server, and the other catches up from it. (Before, each started from
 // its own clock, and the slots between the two starts were never fired.)
 func TestSchedulerStartSkewed(t *testing.T) {
-	srv := startServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	q := openQueue(t, ctx, srv.Addr, "skew")
+	_, ctx, q := serverTest(t, "skew", time.Minute)
 	const every = 20 * time.Millisecond
 	reached, release := make(chan struct{}), make(chan struct{})
 	var calls int
@@ -430,10 +431,7 @@ func TestSchedulerStartSkewed(t *testing.T) {
 // TestSchedulerLongCatchUp: after a long stop the missed slots are caught
 // up (at most CatchUp of them), 1,000 to a call, oldest first, each once.
 func TestSchedulerLongCatchUp(t *testing.T) {
-	srv := startServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	q := openQueue(t, ctx, srv.Addr, "long")
+	srv, ctx, q := serverTest(t, "long", time.Minute)
 	const every = 10 * time.Millisecond
 	start := time.Now().Truncate(every).Add(-2500 * every)
 	if _, err := q.CronStart(ctx, "s", start); err != nil {
