@@ -65,6 +65,17 @@ func TestSpecSlots(t *testing.T) {
 	if err != nil || !sec.next(now).Equal(now.Add(10*time.Second)) {
 		t.Fatalf("seconds: %v", err)
 	}
+	// Day of month or day of week, as in Vixie cron: the 1st, and Mondays.
+	either, err := parseSpec("0 0 1 * MON", "", now) // Tue 1 Dec 2026, 12:30
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := either.next(now); !got.Equal(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("dom or dow: next %v, want Monday the 7th", got)
+	}
+	if got := either.latest(now); !got.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("dom or dow: latest %v, want the 1st", got)
+	}
 	if _, err := parseSpec("@hourly", "", now); err != nil {
 		t.Fatal(err)
 	}
