@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/netresearch/go-cron v0.9.1
 	golang.org/x/sync v0.25.0
 )
 

@@ -43,6 +43,8 @@ func DispatchScripts() []*dispatch.Script {
 		scriptStats, scriptRunNow,
 		// job system (J1)
 		scriptFinish, scriptCancel, scriptWorkerBeat, scriptWorkers,
+		// job system (J2)
+		scriptUniqueEnqueue, scriptCronFire, scriptClaimLimited, scriptSetLimits,
 	}
 }
 

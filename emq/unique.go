@@ -1,0 +1,245 @@
+package emq
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/resp"
+)
+
+var scriptUniqueEnqueue = dispatch.NewScript("unique_enqueue", source("unique_enqueue"))
+
+// TypeUnique is the prefix of a unique key: emq:{q}:unique:<hash>, a
+// string holding the id of the job that owns it (see [Queue.EnqueueUnique]).
+const TypeUnique = "unique:"
+
+// UniqueMode says what [Queue.EnqueueUnique] does when the key is held.
+type UniqueMode uint8
+
+// The modes of a unique enqueue.
+const (
+	// UniqueKeep keeps the owner and writes nothing: the first job wins.
+	UniqueKeep UniqueMode = iota
+	// UniqueReplace deletes a waiting owner (pending or delayed) and
+	// enqueues the new job in its place: the last job wins. An active
+	// owner is kept.
+	UniqueReplace
+	// UniqueDebounce updates a waiting owner in place: it keeps its id,
+	// takes the new payload and is due Delay from now, so that a burst of
+	// enqueues runs once, after the last. An active owner is kept.
+	UniqueDebounce
+)
+
+var uniqueModes = [...]string{UniqueKeep: "keep", UniqueReplace: "replace", UniqueDebounce: "debounce"}
+
+// String returns "keep", "replace" or "debounce".
+func (m UniqueMode) String() string {
+	if int(m) < len(uniqueModes) {
+		return uniqueModes[m]
+	}
+	return "UniqueMode(?)"
+}
+
+// UniqueJob is one job of [Queue.EnqueueUniqueBatch].
+type UniqueJob struct {
+	// Key is the unique key, any bytes of any length: it is hashed here
+	// ([UniqueHash]) and only its hash is sent.
+	Key     string
+	Payload []byte
+	Mode    UniqueMode
+	// Delay: 0 (or less) enqueues into pending, else into delayed, due
+	// after Delay on the server's clock.
+	Delay time.Duration
+	// Period: 0 holds the key while its owner lives (pending, delayed or
+	// active); else at most Period, then the key is free whatever the
+	// owner's state. Negative is an error.
+	Period time.Duration
+}
+
+// UniqueStatus is what a unique enqueue did.
+type UniqueStatus uint8
+
+// The results of a unique enqueue.
+const (
+	UniqueEnqueued  UniqueStatus = iota + 1 // the key was free: the new job was enqueued and owns it
+	UniqueExisting                          // the key is held: nothing written; ID is the owner
+	UniqueReplaced                          // the waiting owner (Replaced) was deleted; the new job owns the key
+	UniqueDebounced                         // the waiting owner (ID) took the new payload and due time
+)
+
+// String names the status.
+func (s UniqueStatus) String() string {
+	switch s {
+	case UniqueEnqueued:
+		return "enqueued"
+	case UniqueExisting:
+		return "existing"
+	case UniqueReplaced:
+		return "replaced"
+	case UniqueDebounced:
+		return "debounced"
+	}
+	return "UniqueStatus(?)"
+}
+
+// UniqueResult is the outcome of one unique enqueue.
+type UniqueResult struct {
+	// ID is the job that owns the key after the call: the new job's id
+	// (Enqueued, Replaced) or the owner's (Existing, Debounced).
+	ID       string
+	Status   UniqueStatus
+	Replaced string // the deleted owner's id, for UniqueReplaced
+	// Err is nil, or ErrDuplicate (the new id names a row: nothing
+	// written), or a *ScriptError for the call.
+	Err error
+}
+
+// UniqueHash returns the hex sha256 of a unique key: the suffix of its
+// key, emq:{q}:unique:<hash>. A key of any length costs 64 bytes on the
+// wire and in the server.
+func UniqueHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// uniqueChunk is the most jobs one unique_enqueue call carries.
+const uniqueChunk = 1000
+
+// EnqueueUnique admits one job under a unique key, minting its id (see
+// [UniqueJob] and [Queue.EnqueueUniqueBatch]). The key is tied to its
+// owner's state: a job that completes, dies or is deleted — by any peer,
+// with the core scripts too — frees its key by that fact, with no lock to
+// release.
+func (q *Queue) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, error) {
+	r, err := q.EnqueueUniqueBatch(ctx, []UniqueJob{j})
+	if err != nil {
+		return UniqueResult{}, err
+	}
+	return r[0], r[0].Err
+}
+
+// EnqueueUniqueBatch admits each job under its unique key, minting the
+// ids, 1,000 jobs per atomic unique_enqueue call (all calls in one
+// pipeline); results[i] is jobs[i]'s. Within a call the jobs are taken in
+// order, so two jobs of one key in a batch behave as two calls would.
+// Every argument is checked before anything is sent. The error is for the
+// exchange as a whole; then some jobs may have been enqueued.
+func (q *Queue) EnqueueUniqueBatch(ctx context.Context, jobs []UniqueJob) ([]UniqueResult, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	for i := range jobs {
+		if jobs[i].Mode > UniqueDebounce {
+			return nil, &ArgError{Arg: "UniqueJob.Mode", Reason: "not a mode"}
+		}
+		if jobs[i].Period < 0 {
+			return nil, &ArgError{Arg: "UniqueJob.Period", Reason: "negative duration " + jobs[i].Period.String()}
+		}
+	}
+	ids := q.mintIDs(len(jobs))
+	var b dispatch.Batch
+	args := make([]dispatch.Args, (len(jobs)+uniqueChunk-1)/uniqueChunk)
+	for c := range args {
+		a := &args[c]
+		a.Key(q.keys.Pending)
+		a.Key(q.keys.Delayed)
+		a.Key(q.keys.Base)
+		for i := c * uniqueChunk; i < min((c+1)*uniqueChunk, len(jobs)); i++ {
+			j := &jobs[i]
+			delay, _ := millis("delay", j.Delay, true)
+			ttl, _ := millis("period", j.Period, false)
+			a.Arg(ids[i*IDLen : (i+1)*IDLen])
+			a.ArgBytes(j.Payload)
+			a.Arg(UniqueHash(j.Key))
+			a.Arg(j.Mode.String())
+			a.ArgInt(delay)
+			a.ArgInt(ttl)
+		}
+		b.Add(scriptUniqueEnqueue, a)
+	}
+	if err := q.reaper.EvalBatch(ctx, &b); err != nil {
+		return nil, wrapErr("unique_enqueue", err)
+	}
+	results := make([]UniqueResult, len(jobs))
+	for c := range args {
+		part := results[c*uniqueChunk : min((c+1)*uniqueChunk, len(jobs))]
+		if err := b.Err(c); err != nil {
+			for i := range part {
+				part[i].Err = wrapErr("unique_enqueue", err)
+			}
+			continue
+		}
+		if err := readUnique(b.Reply(c), part, ids[c*uniqueChunk*IDLen:]); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// readUnique parses a unique_enqueue reply, {code1, id1, ...}, into part;
+// ids holds the minted ids of part's jobs, IDLen bytes each.
+func readUnique(v resp.Value, part []UniqueResult, ids string) error {
+	const want = "a code and an id per job"
+	if v.Type != resp.Array || len(v.Elems) != 2*len(part) {
+		return badReply("unique_enqueue", v, want)
+	}
+	for i := range part {
+		code, err := v.Elems[2*i].AsInt()
+		other := v.Elems[2*i+1]
+		if err != nil || !isString(other) {
+			return badReply("unique_enqueue", v, want)
+		}
+		r := &part[i]
+		own := ids[i*IDLen : (i+1)*IDLen]
+		switch code {
+		case 1:
+			r.ID, r.Status = own, UniqueEnqueued
+		case 0:
+			r.ID, r.Status = string(other.Str), UniqueExisting
+		case 2:
+			r.ID, r.Status, r.Replaced = own, UniqueReplaced, string(other.Str)
+		case 3:
+			r.ID, r.Status = string(other.Str), UniqueDebounced
+		case 4:
+			r.ID, r.Err = own, ErrDuplicate
+		default:
+			return badReply("unique_enqueue", v, want)
+		}
+	}
+	return nil
+}
+
+// ErrNoOwner is returned by [Queue.UniqueOwner] when the key is free.
+var ErrNoOwner = errors.New("emq: the unique key is free")
+
+// UniqueOwner returns the id of the job that holds the unique key and
+// its state, read with two plain reads (not atomic: an operator's view).
+// A free key (none, or its owner gone, completed or dead) is
+// [ErrNoOwner].
+func (q *Queue) UniqueOwner(ctx context.Context, key string) (string, State, error) {
+	k := q.keys.Base + TypeUnique + UniqueHash(key)
+	v, err := q.sender.Do(ctx, "GET", k)
+	if err != nil {
+		return "", "", err
+	}
+	if v.Type == resp.Null {
+		return "", "", ErrNoOwner
+	}
+	id := string(v.Str)
+	if err := checkID(id); err != nil {
+		return "", "", err
+	}
+	st, err := q.sender.Do(ctx, "HGET", q.keys.Job(id), "state")
+	if err != nil {
+		return "", "", err
+	}
+	s := State(st.Str)
+	if st.Type == resp.Null || s == StateCompleted || s == StateDead {
+		return "", "", ErrNoOwner
+	}
+	return id, s, nil
+}
