@@ -63,16 +63,6 @@ func (t *topology) moved(s uint16, addr string) *topology {
 	return &c
 }
 
-// covered reports whether every slot has a primary.
-func (t *topology) covered() bool {
-	for _, o := range t.owner {
-		if o < 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // readTopology asks one node: CLUSTER SHARDS (7.0+), else CLUSTER SLOTS.
 // host is the address the node was reached at, for nodes that announce
 // no address of their own.

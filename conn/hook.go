@@ -441,12 +441,6 @@ func (o *hooked) release() {
 	hookedPool.Put(o)
 }
 
-// refuse reports the start and end, with err, of every command of a
-// submission refused before any connection saw it.
-func (s *hookSet) refuse(ctx context.Context, cmds wire.Cmds, err error) {
-	s.begin(ctx, cmds, nil).fail(err)
-}
-
 // unhooked is a Conn seen without its hooks: what a Client sends on its
 // own behalf (CLIENT UNBLOCK for a cancelled blocking call, CLIENT ID for
 // a lent connection under RESP2) goes through it, for the user never

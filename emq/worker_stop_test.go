@@ -270,9 +270,9 @@ func (f *flakyExec) Eval(ctx context.Context, s *dispatch.Script, a *dispatch.Ar
 	return f.Executor.Eval(ctx, s, a, fn)
 }
 
-// notConnected is the error of a conn.Client call made while it had no
+// errNotConnected is the error of a conn.Client call made while it had no
 // connection: the command was never sent.
-var notConnected = fmt.Errorf("%w: %w", conn.ErrNotConnected, &conn.BrokenError{Cause: io.EOF})
+var errNotConnected = fmt.Errorf("%w: %w", conn.ErrNotConnected, &conn.BrokenError{Cause: io.EOF})
 
 // TestWorkerResendsUnsentCompletion: a completion that failed without
 // being sent (conn.ErrNotConnected) is sent again, at most three times, so
@@ -286,8 +286,8 @@ func TestWorkerResendsUnsentCompletion(t *testing.T) {
 		sends     int64
 		completed bool
 	}{
-		{"not connected twice", notConnected, 2, 3, true},
-		{"not connected for good", notConnected, 100, 4, false},
+		{"not connected twice", errNotConnected, 2, 3, true},
+		{"not connected for good", errNotConnected, 100, 4, false},
 		{"broken", &conn.BrokenError{Cause: io.EOF}, 1, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,7 +332,7 @@ func TestRoundResendsBatch(t *testing.T) {
 	servertest.Need(t, srv)
 	srv.Flush(t)
 	c := dial(t)
-	x := &flakyExec{Executor: dispatch.NewScripted(c), err: notConnected}
+	x := &flakyExec{Executor: dispatch.NewScripted(c), err: errNotConnected}
 	x.fail.Store(2)
 	q, err := Open(tctx(t), c, "resend-batch", WithExecutor(x))
 	require.NoError(t, err)

@@ -26,20 +26,3 @@ func text(v resp.Value) (string, error) {
 	return string(v.VerbatimText()), nil
 }
 
-// pairs calls fn for each key and value of a RESP3 map or a RESP2 flat
-// array of pairs.
-func pairs(v resp.Value, fn func(k, v resp.Value) error) error {
-	switch {
-	case v.IsNull():
-		return nil
-	case v.Type == resp.Map, v.Type == resp.Array && len(v.Elems)%2 == 0:
-	default:
-		return &resp.TypeError{Want: "map", Got: v.Type}
-	}
-	for i := 0; i+1 < len(v.Elems); i += 2 {
-		if err := fn(v.Elems[i], v.Elems[i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -53,6 +53,9 @@ func TestGateNativeWithoutModule(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Executor != "script" {
 		t.Errorf("auto gate without the module: executor %q (%v), want script", rep.Executor, err)
 	}
+	if code != 0 {
+		t.Errorf("auto gate without the module: exit %d, want 0 (the scripts pass it)", code)
+	}
 }
 
 // TestModuleFlag: -module is checked before anything starts.
