@@ -294,6 +294,11 @@ func (m *MasterSet) switchTo(addr, from string) {
 		m.mu.Unlock()
 		return
 	}
+	if from == "" && addr == m.fence && time.Now().Before(m.fenceEnd) {
+		// A sentinel that has not yet switched: the fence holds.
+		m.mu.Unlock()
+		return
+	}
 	m.primary = addr
 	if from != "" && from != addr {
 		m.fence, m.fenceEnd = from, time.Now().Add(m.opts.FailoverPause)
