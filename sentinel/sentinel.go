@@ -110,15 +110,15 @@ type MasterSet struct {
 	opts Options
 
 	mu        sync.Mutex
-	sentinels []string             // known sentinels, the one to ask first first
+	sentinels []string              // known sentinels, the one to ask first first
 	queries   map[string]*conn.Conn // open question connections, by sentinel
-	primary   string               // the last primary told or announced
-	fence     string               // a primary being replaced: not dialed
-	fenceEnd  time.Time            // when fence lapses unless confirmed
-	candidate string               // the replica being promoted in fence's place
-	gen       uint64               // bumped when connections are ended
-	conns     map[net.Conn]tracked // data connections dialed, by transport
-	watching  map[string]bool      // sentinels with a watcher
+	primary   string                // the last primary told or announced
+	fence     string                // a primary being replaced: not dialed
+	fenceEnd  time.Time             // when fence lapses unless confirmed
+	candidate string                // the replica being promoted in fence's place
+	gen       uint64                // bumped when connections are ended
+	conns     map[net.Conn]tracked  // data connections dialed, by transport
+	watching  map[string]bool       // sentinels with a watcher
 	closed    bool
 
 	kick   chan struct{} // wakes the checker (READONLY, a lost event)
