@@ -103,3 +103,31 @@ func scriptedSentinel(t *testing.T, addr func() string) string {
 		}
 	})
 }
+
+// TestSentinelsDisagree: the first sentinel names a replica, the second
+// the primary. The role check refuses the replica, the sentinel that
+// named it is asked last from then on, and the client connects to the
+// primary; no write reaches the replica.
+func TestSentinelsDisagree(t *testing.T) {
+	set := startSet(t, servertest.SentinelOptions{Replicas: 1, Sentinels: 1, Quorum: 1})
+	replica := set.Data[1]
+	replica.ResetStats(t)
+	liar := lyingSentinel(t, replica.Addr)
+	o := opts(set, "", "")
+	o.Sentinels = []string{liar, set.Sentinels[0].Addr}
+	cl := newClient(t, o)
+	if _, err := cl.Do(tctx(t), "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if got := cl.MasterSet().Primary(); got != set.Data[0].Addr {
+		t.Fatalf("primary %s, want %s", got, set.Data[0].Addr)
+	}
+	if s := cl.MasterSet().Sentinels(); s[len(s)-1] != liar {
+		t.Fatalf("sentinels %v: the liar is not asked last", s)
+	}
+	// The replica runs the primary's SET by replication; a SET sent to
+	// it would have been refused READONLY.
+	if info, err := replica.Do("INFO", "errorstats"); err != nil || strings.Contains(info, "READONLY") {
+		t.Fatalf("the replica refused a write: %q, %v", info, err)
+	}
+}

@@ -360,16 +360,18 @@ func transportOf(nc net.Conn) net.Conn {
 	return nc
 }
 
-// target is the node to dial now and the generation it was chosen in.
-func (m *MasterSet) target(ctx context.Context) (string, uint64, error) {
-	addr, err := m.resolve(ctx)
+// target is the node to dial now, the sentinel that named it (empty
+// when it is the replica being promoted) and the generation it was
+// chosen in.
+func (m *MasterSet) target(ctx context.Context) (string, string, uint64, error) {
+	addr, by, err := m.resolveBy(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return "", 0, ErrClosed
+		return "", "", 0, ErrClosed
 	}
 	if err != nil {
-		return "", 0, err
+		return "", "", 0, err
 	}
 	if m.fence != "" && time.Now().After(m.fenceEnd) {
 		m.fence, m.candidate = "", ""
@@ -378,19 +380,20 @@ func (m *MasterSet) target(ctx context.Context) (string, uint64, error) {
 		// The sentinel asked has not yet switched: the replica being
 		// promoted, once it says it is a primary, or nothing.
 		if m.candidate == "" {
-			return "", 0, fmt.Errorf("%w: %s is being replaced", ErrFailover, addr)
+			return "", "", 0, fmt.Errorf("%w: %s is being replaced", ErrFailover, addr)
 		}
-		addr = m.candidate
+		addr, by = m.candidate, ""
 	} else if addr != m.primary {
 		m.primary = addr
 	}
-	return addr, m.gen, nil
+	return addr, by, m.gen, nil
 }
 
 // dial is the data nodes' Dialer: it resolves the primary, dials it
 // (TLS included), checks that it answers role master, and tracks the
-// connection. A node that answers another role is refused and the
-// sentinels are asked again, up to resolveTries times.
+// connection. A node that answers another role is refused, the sentinel
+// that named it goes to the back of the list, and the sentinels are
+// asked again, up to resolveTries times.
 func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	var last error
 	for try := 0; try < resolveTries; try++ {
@@ -403,7 +406,7 @@ func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 			case <-t.C:
 			}
 		}
-		addr, gen, err := m.target(ctx)
+		addr, by, gen, err := m.target(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -419,6 +422,9 @@ func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 		if role != "master" {
 			nc.Close()
 			last = &RoleError{Addr: addr, Role: role}
+			if by != "" {
+				m.distrust(by)
+			}
 			m.wake()
 			continue
 		}
@@ -493,19 +499,36 @@ func (m *MasterSet) sentinelOptions(addr string) conn.Options {
 // resolve asks the sentinels in order for the primary's address; the
 // first that answers is asked first from then on.
 func (m *MasterSet) resolve(ctx context.Context) (string, error) {
+	addr, _, err := m.resolveBy(ctx)
+	return addr, err
+}
+
+// resolveBy is resolve, also returning the sentinel that answered.
+func (m *MasterSet) resolveBy(ctx context.Context) (string, string, error) {
 	var tried []error
 	for _, s := range m.Sentinels() {
 		addr, err := m.ask(ctx, s)
 		if err == nil {
 			m.prefer(s)
-			return addr, nil
+			return addr, s, nil
 		}
 		tried = append(tried, &SentinelError{Addr: s, Err: err})
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return "", &ResolveError{Master: m.opts.MasterName, Tried: tried}
+	return "", "", &ResolveError{Master: m.opts.MasterName, Tried: tried}
+}
+
+// distrust moves sentinel s, which named a node that is not a primary,
+// to the back of the list, so that the next resolution asks the others
+// first.
+func (m *MasterSet) distrust(s string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i := slices.Index(m.sentinels, s); i >= 0 && i < len(m.sentinels)-1 {
+		m.sentinels = append(slices.Delete(m.sentinels, i, i+1), s)
+	}
 }
 
 // prefer moves sentinel s to the front of the list.
