@@ -92,6 +92,9 @@ type Server struct {
 
 	opts    Options
 	logPath string
+	// cmdline, when set, replaces args as the command line after the
+	// binary (a sentinel's: see sentinel.go).
+	cmdline func() []string
 
 	// Guarded by mu: the current process.
 	mu   sync.Mutex
@@ -236,7 +239,11 @@ func (s *Server) launch() error {
 	defer logf.Close() // the child keeps its own descriptor
 	logStart, _ := logf.Seek(0, io.SeekEnd)
 
-	cmd := exec.Command(s.Bin, s.args()...)
+	args := s.args()
+	if s.cmdline != nil {
+		args = s.cmdline()
+	}
+	cmd := exec.Command(s.Bin, args...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()

@@ -1,0 +1,83 @@
+// Package sentinel connects to the primary of a Valkey or Redis master set
+// through its sentinels, and follows it across failovers.
+//
+//	cl, err := sentinel.Connect(ctx, "redis+sentinel://:data-pw@s1:26379,s2:26379,s3:26379/mymaster/0?sentinel_password=sent-pw")
+//	// or sentinel.NewClient(ctx, sentinel.Options{MasterName: "mymaster", Sentinels: […], …})
+//	defer cl.Close()
+//	_, err = cl.Do(ctx, "SET", "k", "v") // cl is a *conn.Client underneath: a conn.Sender
+//
+// A MasterSet (New) is the part that follows the primary; its Options are
+// conn.Options whose Dialer goes to the current primary, for anything that
+// takes conn.Options: conn.NewClient, pubsub.New (a Subscription reconnects
+// to the new primary and restores its channels, reporting the gap as
+// pubsub.ErrGap), cache.New (the Cache is emptied when its connection is
+// ended, as after any lost connection, and tracks again on the new
+// primary), and emq through the Client.
+//
+// # Finding the primary
+//
+// The sentinels are asked in order (SENTINEL GET-MASTER-ADDR-BY-NAME); the
+// first that answers is asked first from then on, and the list is
+// completed with the sentinels it knows (SENTINEL SENTINELS). A sentinel
+// down, or refusing, is passed over. When none answers the error is a
+// *ResolveError holding each sentinel's failure: errors.Is matches
+// ErrNoSentinel, ErrSentinelAuth when a sentinel refused the sentinel
+// credentials (SentinelUsername, SentinelPassword: apart from the data
+// nodes' Username and Password), ErrUnknownMaster when a sentinel monitors
+// no master set of that name.
+//
+// Every connection to a data node starts with a role check, before the
+// connection's handshake: HELLO 2 (with AUTH), whose reply names the role,
+// or AUTH and ROLE where HELLO is refused. A node that answers anything but
+// master is refused (a *RoleError, ErrNotPrimary: a sentinel behind the
+// times, or one that lies), nothing else is sent to it, and the sentinels
+// are asked again (three times in all per dial; then the dial fails and
+// the Client's backoff applies).
+//
+// # During a failover
+//
+// The MasterSet subscribes to every sentinel's announcements. When the
+// sentinel leading a failover names the replica it promotes
+// (+selected-slave), the old primary is fenced: every connection to it
+// is ended at once (its socket shut down), and no new one is made to it
+// while a sentinel still names it, for up to FailoverPause; connections go
+// to the promoted replica as soon as it answers role master, then to the
+// primary +switch-master names. The replica stops copying the old
+// primary only after that announcement (on the sentinel's next tick), so
+// what the old primary acknowledged has reached the replica: no write
+// acknowledged through the MasterSet is lost to the switch itself. What
+// asynchronous replication can lose when the primary dies (kill -9, a
+// crash: writes acknowledged and not yet copied) it still loses. When the
+// leading sentinel cannot be heard, +switch-master from any sentinel ends
+// the connections to the old primary, and a write answered READONLY, a
+// gap in a sentinel's announcements, or a lost connection have the
+// sentinels asked again.
+//
+// What the calls see, by conn's rules:
+//
+//   - A call in flight on an ended connection fails with conn.ErrBroken: it
+//     may have run (on the old primary, before the replica stopped copying
+//     it) and is never sent again, by the Client nor here. The caller
+//     decides; emq's completions are fenced by their token, so a job whose
+//     completion failed so is either completed (it ran) or reaped and run
+//     again, never completed twice.
+//   - A call on an idle connection that was ended finds the close before
+//     sending (conn.ErrNotSent) and is sent on the next connection, to the
+//     new primary.
+//   - Calls made while there is no primary to dial fail at once with
+//     conn.ErrNotConnected (wrapping ErrFailover, a *RoleError or a
+//     *ResolveError); nothing was sent, so they may be retried. The Client
+//     redials with its backoff (MinBackoff, MaxBackoff), so service comes
+//     back within the sentinels' failover time plus one backoff.
+//
+// # URLs
+//
+//	redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/master[/db][?option=value…]
+//
+// valkey+sentinel:// is the same; rediss+sentinel:// and valkeys+sentinel://
+// use TLS. The user info is the data nodes'; the sentinels' credentials
+// are the options sentinel_username and sentinel_password. See ParseURL.
+//
+// The MasterSet's goroutines (a watcher per sentinel, a checker) are its
+// own and end at Close.
+package sentinel

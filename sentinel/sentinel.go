@@ -1,0 +1,762 @@
+package sentinel
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/dial"
+	"github.com/echomq/echomq-go/pubsub"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// Options configure a MasterSet: which master set, which sentinels and
+// how to reach them, and the data nodes' own connection options.
+type Options struct {
+	// MasterName is the master set's name (sentinel monitor <name> …).
+	MasterName string
+	// Sentinels are the sentinels' addresses, host:port, asked in this
+	// order; the list grows with the sentinels they report (SENTINEL
+	// SENTINELS), and the one that last answered is asked first.
+	Sentinels []string
+	// SentinelUsername and SentinelPassword authenticate to the
+	// sentinels (their requirepass or ACL), apart from the data nodes'
+	// Username and Password. Neither is ever printed.
+	SentinelUsername, SentinelPassword string
+	// SentinelTLS, when set, wraps the connections to the sentinels in
+	// TLS (the data nodes' is Options.TLS).
+	SentinelTLS *tls.Config
+	// SentinelTimeout bounds one question to one sentinel, dial
+	// included, and the sentinels' health check. Default 2 s.
+	SentinelTimeout time.Duration
+	// FailoverPause is how long, after a sentinel announced the replica
+	// it promotes, the old primary is refused (ErrFailover) when neither
+	// the promotion nor the new primary's announcement (+switch-master)
+	// nor an abort is seen. Default 10 s.
+	FailoverPause time.Duration
+	// Options are the data nodes' connection options: credentials, DB,
+	// TLS, protocol, timeouts, hooks, the Client's backoff. Network and
+	// Addr are the MasterSet's (the primary is dialed over TCP at the
+	// address the sentinels give); Dialer, when set, is the transport
+	// the MasterSet dials through.
+	conn.Options
+}
+
+const (
+	defaultSentinelTimeout = 2 * time.Second
+	defaultFailoverPause   = 10 * time.Second
+	// resolveTries is how many resolutions a dial makes when the node
+	// named as primary answers another role.
+	resolveTries = 3
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.MasterName == "" {
+		return o, fmt.Errorf("%w: no MasterName", ErrBadOptions)
+	}
+	if len(o.Sentinels) == 0 {
+		return o, fmt.Errorf("%w: no Sentinels", ErrBadOptions)
+	}
+	for _, s := range o.Sentinels {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return o, fmt.Errorf("%w: sentinel address %q: %v", ErrBadOptions, s, err)
+		}
+	}
+	if o.SentinelTimeout <= 0 {
+		o.SentinelTimeout = defaultSentinelTimeout
+	}
+	if o.FailoverPause <= 0 {
+		o.FailoverPause = defaultFailoverPause
+	}
+	o.Sentinels = slices.Clone(o.Sentinels)
+	return o, nil
+}
+
+// String describes the options with both passwords redacted.
+func (o Options) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sentinel master=%s sentinels=%s", o.MasterName, strings.Join(o.Sentinels, ","))
+	if o.SentinelUsername != "" {
+		fmt.Fprintf(&b, " sentinel_user=%s", o.SentinelUsername)
+	}
+	if o.SentinelPassword != "" {
+		b.WriteString(" sentinel_password=REDACTED")
+	}
+	data := o.Options
+	data.Addr = "primary"
+	b.WriteString(" data=")
+	b.WriteString(data.String())
+	return b.String()
+}
+
+// GoString is String, so that %#v prints no password either.
+func (o Options) GoString() string { return o.String() }
+
+// MasterSet follows the primary of a master set through its sentinels.
+// Its Options dial the current primary, checking its role on every
+// connection; it watches every sentinel for failovers and ends the
+// connections to a primary that is being replaced. Close stops it. It
+// is safe for concurrent use.
+type MasterSet struct {
+	opts Options
+
+	mu        sync.Mutex
+	sentinels []string              // known sentinels, the one to ask first first
+	queries   map[string]*conn.Conn // open question connections, by sentinel
+	primary   string                // the last primary told or announced
+	fence     string                // a primary being replaced: not dialed
+	fenceEnd  time.Time             // when fence lapses unless confirmed
+	candidate string                // the replica being promoted in fence's place
+	gen       uint64                // bumped when connections are ended
+	conns     map[net.Conn]tracked  // data connections dialed, by transport
+	watching  map[string]bool       // sentinels with a watcher
+	closed    bool
+
+	kick   chan struct{} // wakes the checker (READONLY, a lost event)
+	life   context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// tracked is a data connection the MasterSet dialed: the node.
+type tracked struct {
+	addr string
+}
+
+// New asks the sentinels for the primary of opts.MasterName (so that an
+// unknown name, wrong sentinel credentials or no reachable sentinel are
+// reported at once: a *ResolveError), learns the other sentinels, and
+// starts watching every sentinel for failovers.
+func New(ctx context.Context, opts Options) (*MasterSet, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := &MasterSet{
+		opts:      o,
+		sentinels: o.Sentinels,
+		queries:   make(map[string]*conn.Conn),
+		conns:     make(map[net.Conn]tracked),
+		watching:  make(map[string]bool),
+		kick:      make(chan struct{}, 1),
+	}
+	m.life, m.cancel = context.WithCancel(context.Background())
+	addr, err := m.resolve(ctx)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.mu.Lock()
+	m.primary = addr
+	m.mu.Unlock()
+	m.refreshSentinels(ctx)
+	m.wg.Add(1)
+	go m.checker()
+	return m, nil
+}
+
+// Primary returns the address of the primary last told by a sentinel or
+// announced by one (+switch-master).
+func (m *MasterSet) Primary() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.primary
+}
+
+// Sentinels returns the sentinels known, the one asked first first.
+func (m *MasterSet) Sentinels() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.sentinels)
+}
+
+// Options returns the data nodes' options (Options.Options) set to dial
+// the master set's primary: give them to conn.NewClient, pubsub.New,
+// cache.New or anything else that takes conn.Options. Their Addr names
+// the master set ("sentinel/<name>"), for error messages; their Dialer
+// asks the sentinels, checks the node's role and lets the MasterSet end
+// the connection at a failover; their TLS is done by that Dialer. They
+// also carry a Hook that has the sentinels asked again when a command is
+// answered READONLY. The connections they make must be closed before the
+// MasterSet, which refuses to dial once closed (ErrClosed).
+func (m *MasterSet) Options() conn.Options {
+	o := m.opts.Options
+	o.Network, o.Addr = "tcp", "sentinel/"+m.opts.MasterName
+	o.TLS = nil
+	o.Dialer = m.dial
+	o.Hooks = append(slices.Clip(o.Hooks), conn.Hook{AfterCommand: m.afterCommand})
+	return o
+}
+
+// Close stops watching the sentinels, closes the question connections
+// and ends every data connection still open that the MasterSet dialed;
+// it waits for its goroutines. Dials through its Options fail with
+// ErrClosed afterwards.
+func (m *MasterSet) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	qs := m.queries
+	m.queries = nil
+	ended := m.endLocked(func(tracked) bool { return true })
+	m.mu.Unlock()
+	m.cancel()
+	for _, c := range qs {
+		c.Close()
+	}
+	endAll(ended)
+	m.wg.Wait()
+	return nil
+}
+
+// afterCommand is the Hook that notices a READONLY answer: the node taken
+// for the primary is a replica now. The checker asks the sentinels.
+func (m *MasterSet) afterCommand(_ context.Context, _ conn.CommandInfo, _ resp.Value, _ time.Duration, err error) {
+	if err == nil {
+		return
+	}
+	se, ok := err.(*resp.ServerError)
+	if !ok || !se.HasCode(resp.CodeReadOnly) {
+		return
+	}
+	m.wake()
+}
+
+// wake has the checker look again, without waiting.
+func (m *MasterSet) wake() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// checker asks the sentinels again when woken (a READONLY answer, a gap
+// in a sentinel's announcements): a primary other than the one the
+// connections go to is taken as a switch; and a node the connections go
+// to that now answers another role has its connections ended.
+func (m *MasterSet) checker() {
+	defer m.wg.Done()
+	for {
+		select {
+		case <-m.life.Done():
+			return
+		case <-m.kick:
+		}
+		ctx, cancel := context.WithTimeout(m.life, m.opts.SentinelTimeout*time.Duration(max(1, len(m.Sentinels()))))
+		if addr, err := m.resolve(ctx); err == nil {
+			m.switchTo(addr, "")
+		}
+		m.mu.Lock()
+		var addrs []string
+		for _, t := range m.conns {
+			if !slices.Contains(addrs, t.addr) {
+				addrs = append(addrs, t.addr)
+			}
+		}
+		m.mu.Unlock()
+		for _, a := range addrs {
+			if role, err := m.roleOf(ctx, a); err == nil && role != "master" {
+				m.end(func(t tracked) bool { return t.addr == a })
+			}
+		}
+		cancel()
+	}
+}
+
+// roleOf dials addr and asks its role.
+func (m *MasterSet) roleOf(ctx context.Context, addr string) (string, error) {
+	nc, err := m.transport(ctx, addr)
+	if err != nil {
+		return "", err
+	}
+	defer nc.Close()
+	return probeRole(ctx, nc, m.opts.Username, m.opts.Password)
+}
+
+// switchTo records addr as the primary and ends the connections to any
+// other node. from, when known, is the primary it replaces, fenced for
+// FailoverPause.
+func (m *MasterSet) switchTo(addr, from string) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	if from == "" && addr == m.fence && time.Now().Before(m.fenceEnd) {
+		// A sentinel that has not yet switched: the fence holds.
+		m.mu.Unlock()
+		return
+	}
+	m.primary = addr
+	if from != "" && from != addr {
+		m.fence, m.fenceEnd = from, time.Now().Add(m.opts.FailoverPause)
+	}
+	if m.fence == addr {
+		m.fence = ""
+	}
+	m.candidate = ""
+	ended := m.endLocked(func(t tracked) bool { return t.addr != addr })
+	m.mu.Unlock()
+	endAll(ended)
+}
+
+// end ends the tracked connections that match.
+func (m *MasterSet) end(match func(tracked) bool) {
+	m.mu.Lock()
+	ended := m.endLocked(match)
+	m.mu.Unlock()
+	endAll(ended)
+}
+
+// endLocked takes the matching connections off the books and bumps the
+// generation, so that a dial chosen before is not kept; called with mu
+// held.
+func (m *MasterSet) endLocked(match func(tracked) bool) []net.Conn {
+	m.gen++
+	var out []net.Conn
+	for nc, t := range m.conns {
+		if match(t) {
+			out = append(out, nc)
+			delete(m.conns, nc)
+		}
+	}
+	return out
+}
+
+// endAll ends connections the way a lost network would, but at once: the
+// socket is shut down in both directions, so the reader sees EOF and the
+// commands in flight fail (conn: ErrBroken, never re-sent), and an idle
+// connection's next call finds the close before sending (ErrNotSent:
+// the Client sends it on its next connection). A transport that is not
+// TCP is closed.
+func endAll(ncs []net.Conn) {
+	for _, nc := range ncs {
+		if tc, ok := transportOf(nc).(*net.TCPConn); ok {
+			tc.CloseRead()
+			tc.CloseWrite()
+			continue
+		}
+		nc.Close()
+	}
+}
+
+// transportOf is the connection under TLS, if any.
+func transportOf(nc net.Conn) net.Conn {
+	if tc, ok := nc.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return nc
+}
+
+// target is the node to dial now, the sentinel that named it (empty
+// when it is the replica being promoted) and the generation it was
+// chosen in.
+func (m *MasterSet) target(ctx context.Context) (string, string, uint64, error) {
+	addr, by, err := m.resolveBy(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return "", "", 0, ErrClosed
+	}
+	if err != nil {
+		return "", "", 0, err
+	}
+	if m.fence != "" && time.Now().After(m.fenceEnd) {
+		m.fence, m.candidate = "", ""
+	}
+	if addr == m.fence {
+		// The sentinel asked has not yet switched: the replica being
+		// promoted, once it says it is a primary, or nothing.
+		if m.candidate == "" {
+			return "", "", 0, fmt.Errorf("%w: %s is being replaced", ErrFailover, addr)
+		}
+		addr, by = m.candidate, ""
+	} else if addr != m.primary {
+		m.primary = addr
+	}
+	return addr, by, m.gen, nil
+}
+
+// dial is the data nodes' Dialer: it resolves the primary, dials it
+// (TLS included), checks that it answers role master, and tracks the
+// connection. A node that answers another role is refused, the sentinel
+// that named it goes to the back of the list, and the sentinels are
+// asked again, up to resolveTries times.
+func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	var last error
+	for try := 0; try < resolveTries; try++ {
+		if try > 0 {
+			t := time.NewTimer(50 * time.Millisecond << try)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, errors.Join(ctx.Err(), last)
+			case <-t.C:
+			}
+		}
+		addr, by, gen, err := m.target(ctx)
+		if err != nil {
+			return nil, err
+		}
+		nc, err := m.transport(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		role, err := probeRole(ctx, nc, m.opts.Username, m.opts.Password)
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("sentinel: role check of %s: %w", addr, err)
+		}
+		if role != "master" {
+			nc.Close()
+			last = &RoleError{Addr: addr, Role: role}
+			if by != "" {
+				m.distrust(by)
+			}
+			m.wake()
+			continue
+		}
+		m.mu.Lock()
+		switch {
+		case m.closed:
+			err = ErrClosed
+		case m.gen != gen:
+			// A failover began while this dial was on its way.
+			err = fmt.Errorf("%w: %s was being replaced as it was dialed", ErrFailover, addr)
+		default:
+			m.prune()
+			m.conns[nc] = tracked{addr: addr}
+		}
+		m.mu.Unlock()
+		if err != nil {
+			nc.Close()
+			if errors.Is(err, ErrClosed) {
+				return nil, err
+			}
+			last = err
+			continue
+		}
+		return nc, nil
+	}
+	return nil, last
+}
+
+// prune forgets tracked connections already closed by their owners; it
+// is called with mu held, at each dial, so the books stay the size of
+// what is open.
+func (m *MasterSet) prune() {
+	for nc := range m.conns {
+		raw, ok := transportOf(nc).(syscallConn)
+		if !ok {
+			continue
+		}
+		rc, err := raw.SyscallConn()
+		if err != nil || rc.Control(func(uintptr) {}) != nil {
+			delete(m.conns, nc)
+		}
+	}
+}
+
+type syscallConn interface {
+	SyscallConn() (syscall.RawConn, error)
+}
+
+// transport dials a data node, with TLS when the data options say so.
+func (m *MasterSet) transport(ctx context.Context, addr string) (net.Conn, error) {
+	o := m.opts.Options
+	to := o.DialTimeout
+	if to <= 0 {
+		to = dial.DefaultDialTimeout
+	}
+	return dial.Transport(ctx, dial.Config{
+		Network: "tcp", Addr: addr, TLS: o.TLS, Dialer: o.Dialer, Protocol: 3, Timeout: to,
+	})
+}
+
+// sentinelOptions are the options of a connection to sentinel addr.
+func (m *MasterSet) sentinelOptions(addr string) conn.Options {
+	o := m.opts
+	return conn.Options{
+		Addr: addr, Username: o.SentinelUsername, Password: o.SentinelPassword,
+		TLS: o.SentinelTLS, DialTimeout: o.SentinelTimeout, ReadTimeout: o.SentinelTimeout,
+		WriteTimeout: o.SentinelTimeout, Protocol: o.Protocol, Dialer: o.Dialer,
+		MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second,
+	}
+}
+
+// resolve asks the sentinels in order for the primary's address; the
+// first that answers is asked first from then on.
+func (m *MasterSet) resolve(ctx context.Context) (string, error) {
+	addr, _, err := m.resolveBy(ctx)
+	return addr, err
+}
+
+// resolveBy is resolve, also returning the sentinel that answered.
+func (m *MasterSet) resolveBy(ctx context.Context) (string, string, error) {
+	var tried []error
+	for _, s := range m.Sentinels() {
+		addr, err := m.ask(ctx, s)
+		if err == nil {
+			m.prefer(s)
+			return addr, s, nil
+		}
+		tried = append(tried, &SentinelError{Addr: s, Err: err})
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return "", "", &ResolveError{Master: m.opts.MasterName, Tried: tried}
+}
+
+// distrust moves sentinel s, which named a node that is not a primary,
+// to the back of the list, so that the next resolution asks the others
+// first.
+func (m *MasterSet) distrust(s string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i := slices.Index(m.sentinels, s); i >= 0 && i < len(m.sentinels)-1 {
+		m.sentinels = append(slices.Delete(m.sentinels, i, i+1), s)
+	}
+}
+
+// prefer moves sentinel s to the front of the list.
+func (m *MasterSet) prefer(s string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i := slices.Index(m.sentinels, s); i > 0 {
+		m.sentinels = slices.Insert(slices.Delete(m.sentinels, i, i+1), 0, s)
+	}
+}
+
+// query returns an open question connection to sentinel s.
+func (m *MasterSet) query(ctx context.Context, s string) (*conn.Conn, error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c := m.queries[s]
+	m.mu.Unlock()
+	if c != nil && c.Err() == nil {
+		return c, nil
+	}
+	c, err := conn.Dial(ctx, m.sentinelOptions(s))
+	if err != nil {
+		return nil, authErr(err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		c.Close()
+		return nil, ErrClosed
+	}
+	if old := m.queries[s]; old != nil && old != c {
+		defer old.Close()
+	}
+	m.queries[s] = c
+	m.mu.Unlock()
+	return c, nil
+}
+
+// ask asks sentinel s for the primary's address.
+func (m *MasterSet) ask(ctx context.Context, s string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.SentinelTimeout)
+	defer cancel()
+	c, err := m.query(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	v, err := c.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", m.opts.MasterName)
+	if err != nil {
+		return "", authErr(err)
+	}
+	if v.IsNull() || v.Type == resp.Array && len(v.Elems) == 0 {
+		return "", ErrUnknownMaster
+	}
+	if (v.Type != resp.Array && v.Type != resp.Set) || len(v.Elems) != 2 {
+		return "", fmt.Errorf("sentinel: unexpected GET-MASTER-ADDR-BY-NAME reply %v", v)
+	}
+	host, port := v.Elems[0].Text(), v.Elems[1].Text()
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
+		return "", fmt.Errorf("sentinel: GET-MASTER-ADDR-BY-NAME gave an invalid address %q %q", host, port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// authErr marks a server's refusal of the credentials as ErrSentinelAuth.
+func authErr(err error) error {
+	var se *resp.ServerError
+	if errors.As(err, &se) && (se.HasCode(resp.CodeWrongPass) || se.HasCode(resp.CodeNoAuth) ||
+		se.HasCode("NOPERM") && strings.Contains(se.Msg, "AUTH")) {
+		return fmt.Errorf("%w: %w", ErrSentinelAuth, err)
+	}
+	return err
+}
+
+// refreshSentinels adds the sentinels the first sentinel knows of
+// (SENTINEL SENTINELS) to the list, and starts a watcher for every
+// sentinel known that has none.
+func (m *MasterSet) refreshSentinels(ctx context.Context) {
+	list := m.Sentinels()
+	if c, err := m.query(ctx, list[0]); err == nil {
+		qctx, cancel := context.WithTimeout(ctx, m.opts.SentinelTimeout)
+		v, err := c.Do(qctx, "SENTINEL", "SENTINELS", m.opts.MasterName)
+		cancel()
+		if err == nil {
+			for _, e := range v.Elems {
+				ip, port := field(e, "ip"), field(e, "port")
+				if ip == "" || port == "" {
+					continue
+				}
+				if a := net.JoinHostPort(ip, port); !slices.Contains(list, a) {
+					list = append(list, a)
+				}
+			}
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	for _, a := range list {
+		if !slices.Contains(m.sentinels, a) {
+			m.sentinels = append(m.sentinels, a)
+		}
+		if !m.watching[a] {
+			m.watching[a] = true
+			m.wg.Add(1)
+			go m.watch(a)
+		}
+	}
+}
+
+// field reads key from a map reply, or a RESP2 flat array of pairs.
+func field(v resp.Value, key string) string {
+	if x, ok := v.Lookup(key); ok {
+		return x.Text()
+	}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		if v.Elems[i].Equal(key) {
+			return v.Elems[i+1].Text()
+		}
+	}
+	return ""
+}
+
+// The sentinels' announcements a MasterSet follows.
+const (
+	evSwitch   = "+switch-master"
+	evSelected = "+selected-slave"
+	evPromoted = "+promoted-slave"
+	evAbortNG  = "-failover-abort-no-good-slave"
+	evAbortPr  = "-failover-abort-slave-timeout"
+	evAbortNE  = "-failover-abort-not-elected"
+)
+
+// watch subscribes to sentinel s's announcements and follows them until
+// Close; a gap (the subscription was lost and restored) has the checker
+// ask the sentinels again, since an announcement may have been missed.
+func (m *MasterSet) watch(s string) {
+	defer m.wg.Done()
+	backoff := 50 * time.Millisecond
+	for m.life.Err() == nil {
+		err := m.follow(s)
+		if m.life.Err() != nil {
+			return
+		}
+		if err != nil {
+			t := time.NewTimer(backoff)
+			select {
+			case <-m.life.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, time.Second)
+		}
+	}
+}
+
+// follow is one subscription to sentinel s, until it fails or Close.
+func (m *MasterSet) follow(s string) error {
+	o := pubsub.Options{Options: m.sentinelOptions(s), PingInterval: m.opts.SentinelTimeout}
+	ctx, cancel := context.WithTimeout(m.life, m.opts.SentinelTimeout)
+	sub, err := pubsub.New(ctx, o)
+	if err == nil {
+		err = sub.Subscribe(ctx, evSwitch, evSelected, evPromoted, evAbortNG, evAbortPr, evAbortNE)
+	}
+	cancel()
+	if err != nil {
+		if sub != nil {
+			sub.Close()
+		}
+		return err
+	}
+	defer sub.Close()
+	m.wake() // an announcement may have come before the subscription
+	for msg, err := range sub.Messages(m.life) {
+		if errors.Is(err, pubsub.ErrGap) {
+			m.wake()
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		m.announced(msg.Channel, string(msg.Payload))
+	}
+	return nil
+}
+
+// announced applies one announcement of a sentinel.
+//
+//	+switch-master <name> <old ip> <old port> <new ip> <new port>
+//	+selected-slave slave <ip:port> <ip> <port> @ <name> <master ip> <master port>
+//	+promoted-slave (the same)
+//	-failover-abort-… master <name> <ip> <port>
+func (m *MasterSet) announced(channel, payload string) {
+	f := strings.Fields(payload)
+	switch channel {
+	case evSwitch:
+		if len(f) == 5 && f[0] == m.opts.MasterName {
+			m.switchTo(net.JoinHostPort(f[3], f[4]), net.JoinHostPort(f[1], f[2]))
+		}
+	case evSelected, evPromoted:
+		if len(f) != 8 || f[0] != "slave" || f[4] != "@" || f[5] != m.opts.MasterName {
+			return
+		}
+		replica, old := net.JoinHostPort(f[2], f[3]), net.JoinHostPort(f[6], f[7])
+		m.mu.Lock()
+		if m.closed || m.primary != old && m.fence != old {
+			m.mu.Unlock()
+			return
+		}
+		// From now on nothing is written to the old primary: the
+		// replica is about to stop copying it. Its connections end, and
+		// dials go to the replica once it says it is a primary.
+		m.fence, m.fenceEnd, m.candidate = old, time.Now().Add(m.opts.FailoverPause), replica
+		ended := m.endLocked(func(t tracked) bool { return t.addr == old })
+		m.mu.Unlock()
+		endAll(ended)
+	case evAbortNG, evAbortPr, evAbortNE:
+		if len(f) == 4 && f[0] == "master" && f[1] == m.opts.MasterName {
+			m.mu.Lock()
+			if m.fence == net.JoinHostPort(f[2], f[3]) {
+				m.fence, m.candidate = "", ""
+			}
+			m.mu.Unlock()
+		}
+	}
+}
