@@ -25,4 +25,3 @@ func text(v resp.Value) (string, error) {
 	}
 	return string(v.VerbatimText()), nil
 }
-
