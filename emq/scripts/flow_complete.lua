@@ -19,6 +19,8 @@
 --       peer's retry, reap or cancel: dead) is resolved now
 --   'x' f, error: cancel flow f: after the repair, every job of f not yet
 --       run (pending, or waiting on its dependencies) ends dead with error
+--       (or, failed on the way under 'f', with the cause); cancelled counts
+--       them
 -- A flow's work is bounded by its size (<= 1000 jobs, 10000 dependencies).
 -- Replies:
 --   'c': 1 completed, 0 stale (nothing written)
@@ -193,6 +195,7 @@ end
 local cancelled = 0
 if mode == 'x' then
   call('HSET', fk, 'cancelled', 1)
+  local left0 = tonumber(call('HGET', fk, 'left'))
   local sets = {pending = KEYS[2], delayed = KEYS[3]}
   for _, id in ipairs(jobs) do
     if call('HEXISTS', base .. 'flowjob', id) == 1 then
@@ -204,10 +207,11 @@ if mode == 'x' then
         call('HDEL', base .. 'flowwait', id)
         call('PUBLISH', base .. 'done:' .. id, 'dead')
         flowEnd(id, false, ARGV[3])
-        cancelled = cancelled + 1
       end
     end
   end
+  -- with the dependents the cancelled jobs failed on their way
+  cancelled = left0 - tonumber(call('HGET', fk, 'left'))
 end
 local h = call('HMGET', fk, 'state', 'total', 'left', 'failed')
 local out = {h[1], tonumber(h[2]), tonumber(h[3]), tonumber(h[4]), cancelled}
