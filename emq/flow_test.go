@@ -252,17 +252,19 @@ func TestFlowPeerCoreComplete(t *testing.T) {
 	}
 }
 
-// TestFlowConcurrent: a layered DAG of 300 jobs run by 4 consumers: no
-// job starts before all of its dependencies completed; the flow ends done.
+// TestFlowConcurrent: a layered DAG of 300 jobs (15 layers of 20, each
+// job depending on 3 of the next layer's, listed first so that their ids
+// sort before their dependencies') run by 4 consumers: no job starts
+// before all of its dependencies completed; the flow ends done.
 func TestFlowConcurrent(t *testing.T) {
 	q := fresh(t, "layers")
 	ctx := tctx(t)
 	var nodes []FlowNode
 	for i := range 300 {
 		nd := FlowNode{Payload: []byte(strconv.Itoa(i))}
-		if i >= 20 {
+		if i < 280 { // dependents before their dependencies: lower ids
 			for d := 1; d <= 3; d++ {
-				nd.Deps = append(nd.Deps, FlowDep{Node: (i/20-1)*20 + (i+d*7)%20})
+				nd.Deps = append(nd.Deps, FlowDep{Node: (i/20+1)*20 + (i+d*7)%20})
 			}
 		}
 		nodes = append(nodes, nd)
@@ -272,7 +274,7 @@ func TestFlowConcurrent(t *testing.T) {
 	var mu sync.Mutex
 	done := make([]bool, len(nodes))
 	var wg sync.WaitGroup
-	errs := make(chan string, 4)
+	errs := make(chan string, 4*len(nodes))
 	for range 4 {
 		c := openPeer(t, "layers")
 		wg.Go(func() {
@@ -294,6 +296,7 @@ func TestFlowConcurrent(t *testing.T) {
 				for _, d := range nodes[i].Deps {
 					if !done[d.Node] {
 						errs <- "job " + string(j.Payload) + " started before " + strconv.Itoa(d.Node)
+						break
 					}
 				}
 				mu.Unlock()
@@ -318,4 +321,32 @@ func TestFlowConcurrent(t *testing.T) {
 	fi, err := q.Flow(ctx, f)
 	require.NoError(t, err)
 	require.Equal(t, FlowDone, fi.State)
+}
+
+// TestFlowCompleteStale: FlowComplete and FlowRetry under a token that no
+// longer holds the lease are ErrStale and write nothing, and malformed
+// arguments are EMQARG.
+func TestFlowCompleteStale(t *testing.T) {
+	q := fresh(t, "stale")
+	ctx := tctx(t)
+	_, ids, err := q.SubmitFlow(ctx, []FlowNode{{Payload: []byte("A")}, {Payload: []byte("B"), Deps: []FlowDep{{Node: 0}}}})
+	require.NoError(t, err)
+	a := claimID(t, q, ids[0])
+	require.ErrorIs(t, q.FlowComplete(ctx, a.ID, a.Token+1, nil, time.Hour), ErrStale)
+	_, err = q.FlowRetry(ctx, a.ID, a.Token-1, 0, 1, "x")
+	require.ErrorIs(t, err, ErrStale)
+	require.Equal(t, []State{StateActive}, where(t, q, ids[0]))
+	require.Equal(t, []State{StateDelayed}, where(t, q, ids[1]))
+	require.ErrorIs(t, q.FlowComplete(ctx, a.ID, a.Token, nil, -time.Second), ErrArg)
+	for _, argv := range [][]string{{"c", a.ID, "1", "-5", ""}, {"r", a.ID, "1", "0", "x", "e"}, {"z"}, {"c", a.ID}} {
+		a := q.flowArgs()
+		for _, s := range argv {
+			a.Arg(s)
+		}
+		_, err := q.settleCall(ctx, a)
+		require.ErrorIs(t, err, ErrArg, "%v", argv)
+	}
+	require.Equal(t, []State{StateActive}, where(t, q, ids[0]))
+	require.NoError(t, q.FlowComplete(ctx, a.ID, a.Token, []byte("ok"), time.Hour))
+	require.Equal(t, []State{StatePending}, where(t, q, ids[1]))
 }
