@@ -453,3 +453,23 @@ func TestLaneBadInput(t *testing.T) {
 	require.Equal(t, ids[0], do(t, "LINDEX", q.keys.Base+"lane:"+k, "0"))
 	require.Equal(t, long, do(t, "HGET", q.keys.Base+"lanename", k))
 }
+
+// TestLaneWeights: two lanes of weights 1 and 3 with room to spare share
+// 400 claims 100 and 300, exactly.
+func TestLaneWeights(t *testing.T) {
+	q := fresh(t, "weights")
+	ctx := tctx(t)
+	laneJobs(t, q, "one", LaneOptions{Cap: 1000, Weight: 1}, 1000)
+	laneJobs(t, q, "three", LaneOptions{Cap: 1000, Weight: 3}, 1000)
+	got := map[string]int{}
+	for range 4 {
+		jobs, err := q.LaneClaim(ctx, time.Minute, 100)
+		require.NoError(t, err)
+		require.Len(t, jobs, 100)
+		for _, j := range jobs {
+			lane, _ := parseLaneJob(t, j.Payload)
+			got[lane]++
+		}
+	}
+	require.Equal(t, map[string]int{"one": 100, "three": 300}, got)
+}

@@ -110,9 +110,12 @@ local function flowEnd(id0, ok0, cause0)
           call('ZADD', KEYS[2], 0, kid)
         end
       end
-      call('DEL', kl)
+      call('DEL', kl, base .. 'flowpol:' .. id)
       if left <= 0 then
+        -- the record is kept a week after the flow's end
         call('HSET', fk, 'state', failed > 0 and 'failed' or 'done')
+        call('PEXPIRE', fk, 604800000)
+        call('PEXPIRE', base .. 'flowjobs:' .. f, 604800000)
       end
     end
   end
