@@ -338,15 +338,14 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 	a.ArgInt(scriptInt(maxAttempts))
 	a.Arg(errText)
 	n, err := q.settleCall(ctx, a)
-	switch {
-	case err != nil:
+	if err != nil {
 		return 0, err
-	case n == 2:
-		return RetryDead, nil
-	case n == 1 && ms == 0:
-		return RetryRequeued, nil
-	case n == 1:
+	}
+	// flow_complete 'r' answers as retry: 2 dead, 1 retried, 0 stale.
+	if out := [...]RetryOutcome{0, RetryRequeued, RetryDead}[min(max(n, 0), 2)]; out == RetryRequeued && ms > 0 {
 		return RetryDelayed, nil
+	} else if out != 0 {
+		return out, nil
 	}
 	return 0, ErrStale
 }

@@ -42,18 +42,14 @@ const (
 // lane. Every such error is a *[LaneError], matching it with errors.Is.
 var ErrInvalidLane = errors.New("emq: invalid lane name")
 
-// LaneError says why a lane name was refused.
-type LaneError struct {
-	Lane   string // the name as given
-	Reason string // what is wrong with it
-}
+// LaneError says why a lane name was refused: Reason, of the name Lane
+// as given. It unwraps to [ErrInvalidLane]; its text quotes the name,
+// clipped if it is long.
+type LaneError struct{ Lane, Reason string }
 
-// Error names the problem and quotes the lane, clipped if it is long.
 func (e *LaneError) Error() string {
-	return "emq: invalid lane name " + quoteClipped(e.Lane) + ": " + e.Reason
+	return fmt.Sprintf("%v %s: %s", ErrInvalidLane, quoteClipped(e.Lane), e.Reason)
 }
-
-// Unwrap returns [ErrInvalidLane].
 func (e *LaneError) Unwrap() error { return ErrInvalidLane }
 
 // LaneKey returns the form of a lane's name its keys carry: the name

@@ -342,6 +342,11 @@ func TestLanePeerEnds(t *testing.T) {
 			require.Len(t, jobs, 1)
 			require.Equal(t, []State{StateActive}, where(t, q, ids[0]))
 			end(q, jobs[0]) // the peer's core script
+			if name == "complete" { // the reap verb; the others, the claim's own re-check
+				n, err := q.LaneReap(ctx, 10)
+				require.NoError(t, err)
+				require.Equal(t, 1, n, "the full lane freed")
+			}
 			jobs, err = q.LaneClaim(ctx, time.Minute, 5)
 			require.NoError(t, err)
 			require.Len(t, jobs, 1, "lane repaired")

@@ -26,17 +26,15 @@ local base, k = KEYS[2], ARGV[1]
 if #k < 1 or #k > 65 then
   return redis.error_reply('EMQARG lane key must be 1..65 bytes')
 end
-local function int(v, what)
-  local n = tonumber(v)
-  if not n or n ~= math.floor(n) or n < 0 or n > 1000 then
-    return nil, redis.error_reply('EMQARG ' .. what .. ' must be an integer 0..1000')
+local nums = {}
+for i, what in ipairs({'cap', 'weight'}) do
+  local x = tonumber(ARGV[i + 2])
+  if not x or x ~= math.floor(x) or x < 0 or x > 1000 then
+    return redis.error_reply('EMQARG ' .. what .. ' must be an integer 0..1000')
   end
-  return n
+  nums[i] = x
 end
-local cap, e1 = int(ARGV[3], 'cap')
-if not cap then return e1 end
-local w, e2 = int(ARGV[4], 'weight')
-if not w then return e2 end
+local cap, w = nums[1], nums[2]
 local halt = ARGV[5]
 if halt ~= '' and halt ~= '0' and halt ~= '1' then
   return redis.error_reply("EMQARG halt must be '', '0' or '1'")
