@@ -341,7 +341,7 @@ func TestLanePeerEnds(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, jobs, 1)
 			require.Equal(t, []State{StateActive}, where(t, q, ids[0]))
-			end(q, jobs[0]) // the peer's core script
+			end(q, jobs[0])         // the peer's core script
 			if name == "complete" { // the reap verb; the others, the claim's own re-check
 				n, err := q.LaneReap(ctx, 10)
 				require.NoError(t, err)
