@@ -350,3 +350,43 @@ func TestFlowCompleteStale(t *testing.T) {
 	require.NoError(t, q.FlowComplete(ctx, a.ID, a.Token, []byte("ok"), time.Hour))
 	require.Equal(t, []State{StatePending}, where(t, q, ids[1]))
 }
+
+// TestFlowFanOutFanIn: the largest flow, one job fanning out to 998 and
+// back in to one, runs to done; the longest script call is logged from
+// SLOWLOG (not asserted: the machine is shared).
+func TestFlowFanOutFanIn(t *testing.T) {
+	q := fresh(t, "fan")
+	ctx := tctx(t)
+	nodes := make([]FlowNode, MaxFlowNodes)
+	last := &nodes[MaxFlowNodes-1]
+	for i := 1; i < MaxFlowNodes-1; i++ {
+		nodes[i].Deps = []FlowDep{{Node: 0}}
+		last.Deps = append(last.Deps, FlowDep{Node: i})
+	}
+	do(t, "CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "10000")
+	do(t, "SLOWLOG", "RESET")
+	t.Cleanup(func() { do(t, "CONFIG", "SET", "slowlog-log-slower-than", "10000", "slowlog-max-len", "128") })
+	f, ids, err := q.SubmitFlow(ctx, nodes)
+	require.NoError(t, err)
+	require.Len(t, flowRun(t, q, nil), MaxFlowNodes)
+	fi, err := q.Flow(ctx, f)
+	require.NoError(t, err)
+	require.Equal(t, FlowDone, fi.State)
+	require.Equal(t, StateCompleted, fi.Jobs[len(ids)-1].State)
+	// SLOWLOG GET: entries of {id, time, µs, args, ...}; the longest.
+	v, err := q.sender.Do(ctx, "SLOWLOG", "GET", "-1")
+	require.NoError(t, err)
+	var worst int64
+	what := ""
+	for _, e := range v.Elems {
+		if len(e.Elems) > 3 {
+			if us, err := e.Elems[2].AsInt(); err == nil && us > worst {
+				worst, what = us, e.Elems[3].String()
+			}
+		}
+	}
+	if len(what) > 80 {
+		what = what[:80]
+	}
+	t.Logf("longest command: %d µs over %d logged: %s", worst, len(v.Elems), what)
+}
