@@ -77,6 +77,8 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 					errs <- err
 					return
 				}
+				// Every job of the batch starts before any ends: a lane job
+				// handed out beside its predecessor overlaps it.
 				for _, j := range jobs {
 					lane, seq := parseLaneJob(t, j.Payload)
 					mu.Lock()
@@ -91,10 +93,16 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 						return
 					}
 					mu.Unlock()
+				}
+				for _, j := range jobs {
+					lane, seq := parseLaneJob(t, j.Payload)
+					mu.Lock()
+					running[lane]--
+					if seq%5 != 0 || j.Token > 1 {
+						doneSeq[lane] = seq
+					}
+					mu.Unlock()
 					if seq%5 == 0 && j.Token == 1 {
-						mu.Lock()
-						running[lane]--
-						mu.Unlock()
 						out, err := c.FlowRetry(ctx, j.ID, j.Token, 0, 5, "once")
 						if err != nil || out != RetryRequeued {
 							errs <- fmt.Errorf("retry %s: %v %v", j.ID, out, err)
@@ -102,10 +110,6 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 						}
 						continue
 					}
-					mu.Lock()
-					running[lane]--
-					doneSeq[lane] = seq
-					mu.Unlock()
 					if err := c.FlowComplete(ctx, j.ID, j.Token, nil, 0); err != nil {
 						errs <- err
 						return
@@ -477,4 +481,49 @@ func TestLaneWeights(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]int{"one": 100, "three": 300}, got)
+}
+
+// TestLaneRetryKeepsOrder: a retried lane job (FlowRetry, or a peer's core
+// retry; to pending or to delayed) keeps its lane: the next job is not
+// handed out until the retried one ends.
+func TestLaneRetryKeepsOrder(t *testing.T) {
+	for _, peer := range []bool{false, true} {
+		for _, delay := range []time.Duration{0, 30 * time.Millisecond} {
+			t.Run(fmt.Sprintf("peer=%v/delay=%v", peer, delay), func(t *testing.T) {
+				q := fresh(t, "retry")
+				ctx := tctx(t)
+				ids := laneJobs(t, q, "o", LaneOptions{}, 2)
+				jobs, err := q.LaneClaim(ctx, time.Minute, 5)
+				require.NoError(t, err)
+				require.Len(t, jobs, 1)
+				if peer {
+					_, err = q.Retry(ctx, ids[0], jobs[0].Token, delay, 5, "again")
+				} else {
+					_, err = q.FlowRetry(ctx, ids[0], jobs[0].Token, delay, 5, "again")
+				}
+				require.NoError(t, err)
+				for {
+					if _, err := q.Promote(ctx, 10); err != nil {
+						t.Fatal(err)
+					}
+					jobs, err = q.LaneClaim(ctx, time.Minute, 5)
+					require.NoError(t, err)
+					if len(jobs) > 0 {
+						break
+					}
+					time.Sleep(5 * time.Millisecond) // the retry's delay
+				}
+				require.Len(t, jobs, 1, "only the retried job")
+				require.Equal(t, ids[0], jobs[0].ID)
+				more, err := q.LaneClaim(ctx, time.Minute, 5)
+				require.NoError(t, err)
+				require.Empty(t, more)
+				require.NoError(t, q.FlowComplete(ctx, ids[0], jobs[0].Token, nil, 0))
+				more, err = q.LaneClaim(ctx, time.Minute, 5)
+				require.NoError(t, err)
+				require.Len(t, more, 1)
+				require.Equal(t, ids[1], more[0].ID)
+			})
+		}
+	}
 }
