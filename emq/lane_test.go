@@ -527,3 +527,33 @@ func TestLaneRetryKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// cancelRaw does to a job what J1's cancel script does (not on this
+// branch): out of its set, state dead, error "cancelled", into dead.
+func cancelRaw(t *testing.T, q *Queue, id string, from State) {
+	t.Helper()
+	key, _ := q.setKey(from)
+	do(t, "ZREM", key, id)
+	do(t, "HSET", q.keys.Job(id), "state", "dead", "error", "cancelled")
+	do(t, "ZADD", q.keys.Dead, "1", id)
+}
+
+// TestLaneCancelled: a cancelled waiting lane job is skipped; a cancelled
+// running one frees the lane and does not halt it, even under
+// LaneHaltOnDead.
+func TestLaneCancelled(t *testing.T) {
+	q := fresh(t, "cancelled")
+	ctx := tctx(t)
+	ids := laneJobs(t, q, "c", LaneOptions{Halt: LaneHaltOnDead}, 4)
+	jobs, err := q.LaneClaim(ctx, time.Minute, 5)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	cancelRaw(t, q, ids[0], StateActive)
+	cancelRaw(t, q, ids[1], StateDelayed)
+	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "not halted, the cancelled waiting job skipped")
+	require.Equal(t, ids[2], jobs[0].ID)
+	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[1]))
+	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[0]))
+}
