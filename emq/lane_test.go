@@ -146,31 +146,25 @@ func TestLaneCap(t *testing.T) {
 	// A lane that went idle while its job runs is full again when a job
 	// arrives: the claim checks the cap when the lane's turn comes.
 	one := laneJobs(t, q, "idle", LaneOptions{}, 1)
-	got, err := q.LaneClaim(ctx, time.Minute, 10)
-	require.NoError(t, err)
+	got := claimLane(t, q, 10)
 	require.Len(t, got, 1)
 	require.Equal(t, one[0], got[0].ID)
 	two := laneJobs(t, q, "idle", LaneOptions{}, 1)
-	more, err := q.LaneClaim(ctx, time.Minute, 10)
-	require.NoError(t, err)
+	more := claimLane(t, q, 10)
 	require.Empty(t, more, "the idle lane's running job holds its cap")
 	require.NoError(t, q.FlowComplete(ctx, got[0].ID, got[0].Token, nil, 0))
-	more, err = q.LaneClaim(ctx, time.Minute, 10)
-	require.NoError(t, err)
+	more = claimLane(t, q, 10)
 	require.Len(t, more, 1)
 	require.Equal(t, two[0], more[0].ID)
 	require.NoError(t, q.FlowComplete(ctx, more[0].ID, more[0].Token, nil, 0))
 
 	laneJobs(t, q, "acct", LaneOptions{Cap: 3}, 60)
-	jobs, err := q.LaneClaim(ctx, time.Minute, 10)
-	require.NoError(t, err)
+	jobs := claimLane(t, q, 10)
 	require.Len(t, jobs, 3, "the claim stops at the cap")
-	more, err = q.LaneClaim(ctx, time.Minute, 10)
-	require.NoError(t, err)
+	more = claimLane(t, q, 10)
 	require.Empty(t, more, "full lane")
 	require.NoError(t, q.FlowComplete(ctx, jobs[0].ID, jobs[0].Token, nil, 0))
-	more, err = q.LaneClaim(ctx, time.Minute, 10)
-	require.NoError(t, err)
+	more = claimLane(t, q, 10)
 	require.Len(t, more, 1, "one place freed")
 	for _, j := range append(jobs[1:], more...) {
 		require.NoError(t, q.FlowComplete(ctx, j.ID, j.Token, nil, 0))
@@ -228,8 +222,7 @@ func TestLaneFairness(t *testing.T) {
 			small, claims := 0, 0
 			k := 55 + 5*w
 			for small < 50 {
-				jobs, err := q.LaneClaim(ctx, time.Minute, 1)
-				require.NoError(t, err)
+				jobs := claimLane(t, q, 1)
 				require.Len(t, jobs, 1)
 				claims++
 				if lane, _ := parseLaneJob(t, jobs[0].Payload); lane != "busy" {
@@ -255,8 +248,7 @@ func TestLanePlainShare(t *testing.T) {
 	_, err := q.EnqueueBatch(ctx, ps)
 	require.NoError(t, err)
 	laneJobs(t, q, "l", LaneOptions{Cap: 100}, 10)
-	jobs, err := q.LaneClaim(ctx, time.Minute, 20)
-	require.NoError(t, err)
+	jobs := claimLane(t, q, 20)
 	require.Len(t, jobs, 20)
 	lane := 0
 	for _, j := range jobs {
@@ -285,13 +277,11 @@ func TestLaneKilledWorker(t *testing.T) {
 	require.EqualValues(t, 2, jobs[0].Token)
 	waitReap(t, q, 2) // again, now to dead
 	require.Equal(t, []State{StateDead}, where(t, q, ids[0]))
-	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1, "the lane goes on")
 	require.Equal(t, ids[1], jobs[0].ID)
 	require.NoError(t, q.FlowComplete(ctx, jobs[0].ID, jobs[0].Token, nil, 0))
-	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1)
 	require.Equal(t, ids[2], jobs[0].ID)
 }
@@ -341,8 +331,7 @@ func TestLanePeerEnds(t *testing.T) {
 			n, err := q.Promote(ctx, 100)
 			require.NoError(t, err)
 			require.Zero(t, n, "nor does promote")
-			jobs, err := q.LaneClaim(ctx, time.Minute, 5)
-			require.NoError(t, err)
+			jobs := claimLane(t, q, 5)
 			require.Len(t, jobs, 1)
 			require.Equal(t, []State{StateActive}, where(t, q, ids[0]))
 			end(q, jobs[0])         // the peer's core script
@@ -351,8 +340,7 @@ func TestLanePeerEnds(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, 1, n, "the full lane freed")
 			}
-			jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-			require.NoError(t, err)
+			jobs = claimLane(t, q, 5)
 			require.Len(t, jobs, 1, "lane repaired")
 			require.Equal(t, ids[1], jobs[0].ID)
 		})
@@ -367,16 +355,14 @@ func TestLaneHalt(t *testing.T) {
 	ctx := tctx(t)
 	ids := laneJobs(t, q, "h", LaneOptions{Halt: LaneHaltOnDead}, 2)
 	goOn := laneJobs(t, q, "g", LaneOptions{}, 2)
-	jobs, err := q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs := claimLane(t, q, 5)
 	require.Len(t, jobs, 2)
 	for _, j := range jobs {
 		out, err := q.FlowRetry(ctx, j.ID, j.Token, 0, 1, "fatal")
 		require.NoError(t, err)
 		require.Equal(t, RetryDead, out)
 	}
-	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1, "the halted lane waits")
 	require.Equal(t, goOn[1], jobs[0].ID)
 	li, err := q.Lane(ctx, "h")
@@ -388,8 +374,7 @@ func TestLaneHalt(t *testing.T) {
 	ok, err = q.LaneResume(ctx, "g")
 	require.NoError(t, err)
 	require.False(t, ok, "not halted")
-	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1)
 	require.Equal(t, ids[1], jobs[0].ID)
 
@@ -397,14 +382,12 @@ func TestLaneHalt(t *testing.T) {
 	// next claim's repair).
 	require.NoError(t, q.SetLaneHaltDefault(ctx, true))
 	d := laneJobs(t, q, "d", LaneOptions{}, 2)
-	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1)
 	require.Equal(t, d[0], jobs[0].ID)
 	_, err = q.Retry(ctx, d[0], jobs[0].Token, 0, 1, "peer")
 	require.NoError(t, err)
-	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
 	require.Empty(t, jobs, "halted by the queue's default")
 	li, err = q.Lane(ctx, "d")
 	require.NoError(t, err)
@@ -467,13 +450,11 @@ func TestLaneBadInput(t *testing.T) {
 // 400 claims 100 and 300, exactly.
 func TestLaneWeights(t *testing.T) {
 	q := fresh(t, "weights")
-	ctx := tctx(t)
 	laneJobs(t, q, "one", LaneOptions{Cap: 1000, Weight: 1}, 1000)
 	laneJobs(t, q, "three", LaneOptions{Cap: 1000, Weight: 3}, 1000)
 	got := map[string]int{}
 	for range 4 {
-		jobs, err := q.LaneClaim(ctx, time.Minute, 100)
-		require.NoError(t, err)
+		jobs := claimLane(t, q, 100)
 		require.Len(t, jobs, 100)
 		for _, j := range jobs {
 			lane, _ := parseLaneJob(t, j.Payload)
@@ -493,9 +474,9 @@ func TestLaneRetryKeepsOrder(t *testing.T) {
 				q := fresh(t, "retry")
 				ctx := tctx(t)
 				ids := laneJobs(t, q, "o", LaneOptions{}, 2)
-				jobs, err := q.LaneClaim(ctx, time.Minute, 5)
-				require.NoError(t, err)
+				jobs := claimLane(t, q, 5)
 				require.Len(t, jobs, 1)
+				var err error
 				if peer {
 					_, err = q.Retry(ctx, ids[0], jobs[0].Token, delay, 5, "again")
 				} else {
@@ -506,8 +487,7 @@ func TestLaneRetryKeepsOrder(t *testing.T) {
 					if _, err := q.Promote(ctx, 10); err != nil {
 						t.Fatal(err)
 					}
-					jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-					require.NoError(t, err)
+					jobs = claimLane(t, q, 5)
 					if len(jobs) > 0 {
 						break
 					}
@@ -515,12 +495,10 @@ func TestLaneRetryKeepsOrder(t *testing.T) {
 				}
 				require.Len(t, jobs, 1, "only the retried job")
 				require.Equal(t, ids[0], jobs[0].ID)
-				more, err := q.LaneClaim(ctx, time.Minute, 5)
-				require.NoError(t, err)
+				more := claimLane(t, q, 5)
 				require.Empty(t, more)
 				require.NoError(t, q.FlowComplete(ctx, ids[0], jobs[0].Token, nil, 0))
-				more, err = q.LaneClaim(ctx, time.Minute, 5)
-				require.NoError(t, err)
+				more = claimLane(t, q, 5)
 				require.Len(t, more, 1)
 				require.Equal(t, ids[1], more[0].ID)
 			})
@@ -543,17 +521,22 @@ func cancelRaw(t *testing.T, q *Queue, id string, from State) {
 // LaneHaltOnDead.
 func TestLaneCancelled(t *testing.T) {
 	q := fresh(t, "cancelled")
-	ctx := tctx(t)
 	ids := laneJobs(t, q, "c", LaneOptions{Halt: LaneHaltOnDead}, 4)
-	jobs, err := q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs := claimLane(t, q, 5)
 	require.Len(t, jobs, 1)
 	cancelRaw(t, q, ids[0], StateActive)
 	cancelRaw(t, q, ids[1], StateDelayed)
-	jobs, err = q.LaneClaim(ctx, time.Minute, 5)
-	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1, "not halted, the cancelled waiting job skipped")
 	require.Equal(t, ids[2], jobs[0].ID)
 	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[1]))
 	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[0]))
+}
+
+// claimLane runs LaneClaim with a minute's lease, failing on an error.
+func claimLane(t *testing.T, q *Queue, n int) []Job {
+	t.Helper()
+	jobs, err := q.LaneClaim(tctx(t), time.Minute, n)
+	require.NoError(t, err)
+	return jobs
 }
