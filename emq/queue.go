@@ -45,6 +45,8 @@ func DispatchScripts() []*dispatch.Script {
 		scriptFinish, scriptCancel, scriptWorkerBeat, scriptWorkers,
 		// job system (J2)
 		scriptUniqueEnqueue, scriptCronFire, scriptClaimLimited, scriptSetLimits,
+		// lanes and flows
+		scriptLaneEnqueue, scriptLaneClaim, scriptLaneResume, scriptFlowSubmit, scriptFlowComplete,
 	}
 }
 

@@ -47,6 +47,12 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "cron_fire", NumKeys: 3},      // KEYS pending, delayed, base; ARGV name, payload, ahead_ms, (slot_ms, id)... → {last, r1, ...}
 	{Name: "claim_limited", NumKeys: 3},  // KEYS pending, active, base; ARGV lease_ms, n → {wait_ms, {id1, payload1, attempts1, ...}}
 	{Name: "set_limits", NumKeys: 1},     // KEYS meta; ARGV limit_active, rate_n, rate_ms → 1
+	// lanes and flows
+	{Name: "lane_enqueue", NumKeys: 2},  // KEYS delayed, base; ARGV k, name, cap, weight, halt, id1, payload1, ... → {1|0, ...}
+	{Name: "lane_claim", NumKeys: 4},    // KEYS pending, active, delayed, base; ARGV lease_ms, n, reap → {reaped, id1, payload1, attempts1, ...}
+	{Name: "lane_resume", NumKeys: 1},   // KEYS base; ARGV k → 1 | 0
+	{Name: "flow_submit", NumKeys: 3},   // KEYS pending, delayed, base; ARGV f, n, (id, payload, d, (index, policy)×d)×n → 1 | EMQFLOW
+	{Name: "flow_complete", NumKeys: 5}, // KEYS active, pending, delayed, dead, base; ARGV 'c' id token retention result | 'r' id token delay max error | 'a' f | 'x' f error → 1|0 | 2|1|0 | {state, total, left, failed, cancelled, id1, state1, ...}
 })
 
 // loadTransitions fills each entry's Source from scripts/<name>.lua.

@@ -1,0 +1,542 @@
+package emq
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/resp"
+)
+
+// openPeer opens another Queue on the same server and queue, on its own
+// connection: another consumer.
+func openPeer(t *testing.T, name string) *Queue {
+	t.Helper()
+	q, err := Open(context.Background(), dial(t), name)
+	require.NoError(t, err)
+	return q
+}
+
+// laneJobs enqueues n jobs on lane, payload "<lane>/<seq>".
+func laneJobs(t *testing.T, q *Queue, lane string, o LaneOptions, n int) []string {
+	t.Helper()
+	var ids []string
+	for start := 0; start < n; start += MaxLaneBatch {
+		var ps [][]byte
+		for i := start; i < min(n, start+MaxLaneBatch); i++ {
+			ps = append(ps, []byte(lane+"/"+strconv.Itoa(i)))
+		}
+		got, err := q.LaneEnqueue(tctx(t), lane, o, ps...)
+		require.NoError(t, err)
+		ids = append(ids, got...)
+	}
+	return ids
+}
+
+// parseLaneJob splits a payload "<lane>/<seq>".
+func parseLaneJob(t *testing.T, p []byte) (string, int) {
+	lane, seq, ok := strings.Cut(string(p), "/")
+	n, err := strconv.Atoi(seq)
+	if !ok || err != nil {
+		t.Fatalf("payload %q", p)
+	}
+	return lane, n
+}
+
+// TestLaneOrderConcurrentRetries: 4 consumers, 20 cap-1 lanes of 40 jobs,
+// every 5th job failing once (retried through pending): each lane's jobs
+// start in enqueue order, each only after the previous one completed, and
+// no two of a lane overlap.
+func TestLaneOrderConcurrentRetries(t *testing.T) {
+	q := fresh(t, "lanes")
+	const lanes, per = 20, 40
+	for l := range lanes {
+		laneJobs(t, q, "L"+strconv.Itoa(l), LaneOptions{}, per)
+	}
+	var mu sync.Mutex
+	doneSeq := map[string]int{} // lane → last completed seq
+	running := map[string]int{}
+	var completed atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		c := openPeer(t, "lanes")
+		wg.Go(func() {
+			ctx := tctx(t)
+			for completed.Load() < lanes*per {
+				jobs, err := c.LaneClaim(ctx, time.Minute, 3)
+				if err != nil {
+					errs <- err
+					return
+				}
+				// Every job of the batch starts before any ends: a lane job
+				// handed out beside its predecessor overlaps it.
+				for _, j := range jobs {
+					lane, seq := parseLaneJob(t, j.Payload)
+					mu.Lock()
+					last, ok := doneSeq[lane]
+					if !ok {
+						last = -1
+					}
+					running[lane]++
+					if running[lane] > 1 || seq != last+1 {
+						mu.Unlock()
+						errs <- fmt.Errorf("lane %s: job %d started with %d running, last completed %d", lane, seq, running[lane], last)
+						return
+					}
+					mu.Unlock()
+				}
+				for _, j := range jobs {
+					lane, seq := parseLaneJob(t, j.Payload)
+					mu.Lock()
+					running[lane]--
+					if seq%5 != 0 || j.Token > 1 {
+						doneSeq[lane] = seq
+					}
+					mu.Unlock()
+					if seq%5 == 0 && j.Token == 1 {
+						out, err := c.FlowRetry(ctx, j.ID, j.Token, 0, 5, "once")
+						if err != nil || out != RetryRequeued {
+							errs <- fmt.Errorf("retry %s: %v %v", j.ID, out, err)
+							return
+						}
+						continue
+					}
+					if err := c.FlowComplete(ctx, j.ID, j.Token, nil, 0); err != nil {
+						errs <- err
+						return
+					}
+					completed.Add(1)
+				}
+				if len(jobs) == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for l := range lanes {
+		require.Equal(t, per-1, doneSeq["L"+strconv.Itoa(l)])
+	}
+	st, err := q.Stats(tctx(t))
+	require.NoError(t, err)
+	require.Zero(t, st.Pending+st.Active+st.Delayed+st.Dead)
+	require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"lanejob"), "no lane bookkeeping left")
+	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lanering"))
+}
+
+// TestLaneCap: a cap-3 lane never has more than 3 claimed at once, by the
+// script's own view (the claim hands out at most 3) and by 4 concurrent
+// consumers' count; it reaches 3.
+func TestLaneCap(t *testing.T) {
+	q := fresh(t, "lanecap")
+	ctx := tctx(t)
+	// A lane that went idle while its job runs is full again when a job
+	// arrives: the claim checks the cap when the lane's turn comes.
+	one := laneJobs(t, q, "idle", LaneOptions{}, 1)
+	got := claimLane(t, q, 10)
+	require.Len(t, got, 1)
+	require.Equal(t, one[0], got[0].ID)
+	two := laneJobs(t, q, "idle", LaneOptions{}, 1)
+	more := claimLane(t, q, 10)
+	require.Empty(t, more, "the idle lane's running job holds its cap")
+	require.NoError(t, q.FlowComplete(ctx, got[0].ID, got[0].Token, nil, 0))
+	more = claimLane(t, q, 10)
+	require.Len(t, more, 1)
+	require.Equal(t, two[0], more[0].ID)
+	require.NoError(t, q.FlowComplete(ctx, more[0].ID, more[0].Token, nil, 0))
+
+	laneJobs(t, q, "acct", LaneOptions{Cap: 3}, 60)
+	jobs := claimLane(t, q, 10)
+	require.Len(t, jobs, 3, "the claim stops at the cap")
+	more = claimLane(t, q, 10)
+	require.Empty(t, more, "full lane")
+	require.NoError(t, q.FlowComplete(ctx, jobs[0].ID, jobs[0].Token, nil, 0))
+	more = claimLane(t, q, 10)
+	require.Len(t, more, 1, "one place freed")
+	for _, j := range append(jobs[1:], more...) {
+		require.NoError(t, q.FlowComplete(ctx, j.ID, j.Token, nil, 0))
+	}
+
+	var inflight, peak, done atomic.Int64
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for range 4 {
+		c := openPeer(t, "lanecap")
+		wg.Go(func() {
+			for done.Load() < 56 {
+				jobs, err := c.LaneClaim(ctx, time.Minute, 2)
+				if err != nil {
+					bad.Add(1)
+					return
+				}
+				for range jobs {
+					n := inflight.Add(1)
+					if n > 3 {
+						bad.Add(1)
+					}
+					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+					}
+				}
+				time.Sleep(time.Millisecond) // hold them a moment
+				for _, j := range jobs {
+					inflight.Add(-1)
+					if c.FlowComplete(ctx, j.ID, j.Token, nil, 0) != nil {
+						bad.Add(1)
+					}
+					done.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, bad.Load(), "over the cap or an error")
+	require.EqualValues(t, 3, peak.Load(), "the cap is reached")
+}
+
+// TestLaneFairness: a lane with 10,000 jobs and a cap of 1,000 enqueued
+// first does not starve 10 small lanes enqueued after it: their 50 jobs
+// are all claimed within the first 60 claims; with weight 3 for the busy
+// lane, within 70.
+func TestLaneFairness(t *testing.T) {
+	for _, w := range []int{1, 3} {
+		t.Run("weight"+strconv.Itoa(w), func(t *testing.T) {
+			q := fresh(t, "fair")
+			ctx := tctx(t)
+			laneJobs(t, q, "busy", LaneOptions{Cap: 1000, Weight: w}, 10000)
+			for l := range 10 {
+				laneJobs(t, q, "small"+strconv.Itoa(l), LaneOptions{}, 5)
+			}
+			small, claims := 0, 0
+			k := 55 + 5*w
+			for small < 50 {
+				jobs := claimLane(t, q, 1)
+				require.Len(t, jobs, 1)
+				claims++
+				if lane, _ := parseLaneJob(t, jobs[0].Payload); lane != "busy" {
+					small++
+				}
+				require.NoError(t, q.FlowComplete(ctx, jobs[0].ID, jobs[0].Token, nil, 0))
+				require.LessOrEqual(t, claims, k, "small lanes starved: %d of 50 after %d claims", small, claims)
+			}
+			t.Logf("weight %d: 50 small jobs in %d claims", w, claims)
+		})
+	}
+}
+
+// TestLanePlainShare: plain pending jobs and lanes take turns, so 10,000
+// plain jobs do not starve a lane, nor a lane the plain jobs.
+func TestLanePlainShare(t *testing.T) {
+	q := fresh(t, "share")
+	ctx := tctx(t)
+	var ps [][]byte
+	for range 2000 {
+		ps = append(ps, []byte("plain"))
+	}
+	_, err := q.EnqueueBatch(ctx, ps)
+	require.NoError(t, err)
+	laneJobs(t, q, "l", LaneOptions{Cap: 100}, 10)
+	jobs := claimLane(t, q, 20)
+	require.Len(t, jobs, 20)
+	lane := 0
+	for _, j := range jobs {
+		if string(j.Payload) != "plain" {
+			lane++
+		}
+	}
+	require.Equal(t, 10, lane, "half of the claims")
+}
+
+// TestLaneKilledWorker: a lane job whose worker died is reaped back to
+// pending and still holds the lane (the next job waits for it); reaped to
+// dead, it frees the lane, which the next claim finds.
+func TestLaneKilledWorker(t *testing.T) {
+	q := fresh(t, "killed")
+	ctx := tctx(t)
+	ids := laneJobs(t, q, "dev", LaneOptions{}, 3)
+	j1, err := q.LaneClaim(ctx, 20*time.Millisecond, 1)
+	require.NoError(t, err)
+	require.Equal(t, ids[0], j1[0].ID)
+	waitReap(t, q, 5) // the worker is gone: its lease runs out
+	jobs, err := q.LaneClaim(ctx, 20*time.Millisecond, 5)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "only the reaped job: the lane waits for it")
+	require.Equal(t, ids[0], jobs[0].ID)
+	require.EqualValues(t, 2, jobs[0].Token)
+	waitReap(t, q, 2) // again, now to dead
+	require.Equal(t, []State{StateDead}, where(t, q, ids[0]))
+	jobs = claimLane(t, q, 5)
+	require.Len(t, jobs, 1, "the lane goes on")
+	require.Equal(t, ids[1], jobs[0].ID)
+	require.NoError(t, q.FlowComplete(ctx, jobs[0].ID, jobs[0].Token, nil, 0))
+	jobs = claimLane(t, q, 5)
+	require.Len(t, jobs, 1)
+	require.Equal(t, ids[2], jobs[0].ID)
+}
+
+// waitReap reaps (core reap, max attempts max) until one job was reaped.
+func waitReap(t *testing.T, q *Queue, max int) {
+	t.Helper()
+	for {
+		n, err := q.Reap(tctx(t), 10, max)
+		require.NoError(t, err)
+		if n > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLanePeerEnds: a lane's running job ended by a peer's core script
+// (complete, retry to dead, delete) or cancelled leaves the lane able to
+// go on: the next claim repairs it. Waiting lane jobs are invisible to a
+// peer's core claim and promote, and each id stays in exactly one set.
+func TestLanePeerEnds(t *testing.T) {
+	ends := map[string]func(q *Queue, j Job){
+		"complete": func(q *Queue, j Job) { require.NoError(t, q.Complete(tctx(t), j.ID, j.Token, 0)) },
+		"retryDead": func(q *Queue, j Job) {
+			out, err := q.Retry(tctx(t), j.ID, j.Token, 0, 1, "peer")
+			require.NoError(t, err)
+			require.Equal(t, RetryDead, out)
+		},
+		"delete": func(q *Queue, j Job) {
+			_, err := q.Delete(tctx(t), j.ID)
+			require.NoError(t, err)
+		},
+	}
+	for name, end := range ends {
+		t.Run(name, func(t *testing.T) {
+			q := fresh(t, "peer")
+			ctx := tctx(t)
+			ids := laneJobs(t, q, "user:7", LaneOptions{}, 3)
+			for _, id := range ids {
+				require.Equal(t, []State{StateDelayed}, where(t, q, id))
+				require.Equal(t, "delayed", row(t, q, id)["state"])
+			}
+			_, ok, err := q.Claim(ctx, time.Minute)
+			require.NoError(t, err)
+			require.False(t, ok, "a peer's core claim sees no lane job")
+			n, err := q.Promote(ctx, 100)
+			require.NoError(t, err)
+			require.Zero(t, n, "nor does promote")
+			jobs := claimLane(t, q, 5)
+			require.Len(t, jobs, 1)
+			require.Equal(t, []State{StateActive}, where(t, q, ids[0]))
+			end(q, jobs[0])         // the peer's core script
+			if name == "complete" { // the reap verb; the others, the claim's own re-check
+				n, err := q.LaneReap(ctx, 10)
+				require.NoError(t, err)
+				require.Equal(t, 1, n, "the full lane freed")
+			}
+			jobs = claimLane(t, q, 5)
+			require.Len(t, jobs, 1, "lane repaired")
+			require.Equal(t, ids[1], jobs[0].ID)
+		})
+	}
+}
+
+// TestLaneHalt: with LaneHaltOnDead a dead job halts its lane until
+// LaneResume; by default the lane goes on; the queue's default applies to
+// lanes without a policy of their own.
+func TestLaneHalt(t *testing.T) {
+	q := fresh(t, "halt")
+	ctx := tctx(t)
+	ids := laneJobs(t, q, "h", LaneOptions{Halt: LaneHaltOnDead}, 2)
+	goOn := laneJobs(t, q, "g", LaneOptions{}, 2)
+	jobs := claimLane(t, q, 5)
+	require.Len(t, jobs, 2)
+	for _, j := range jobs {
+		out, err := q.FlowRetry(ctx, j.ID, j.Token, 0, 1, "fatal")
+		require.NoError(t, err)
+		require.Equal(t, RetryDead, out)
+	}
+	jobs = claimLane(t, q, 5)
+	require.Len(t, jobs, 1, "the halted lane waits")
+	require.Equal(t, goOn[1], jobs[0].ID)
+	li, err := q.Lane(ctx, "h")
+	require.NoError(t, err)
+	require.Equal(t, LaneInfo{Waiting: 1, Halted: true, HaltedBy: ids[0]}, li)
+	ok, err := q.LaneResume(ctx, "h")
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = q.LaneResume(ctx, "g")
+	require.NoError(t, err)
+	require.False(t, ok, "not halted")
+	jobs = claimLane(t, q, 5)
+	require.Len(t, jobs, 1)
+	require.Equal(t, ids[1], jobs[0].ID)
+
+	// The queue's default, and a peer's core retry to dead (seen by the
+	// next claim's repair).
+	require.NoError(t, q.SetLaneHaltDefault(ctx, true))
+	d := laneJobs(t, q, "d", LaneOptions{}, 2)
+	jobs = claimLane(t, q, 5)
+	require.Len(t, jobs, 1)
+	require.Equal(t, d[0], jobs[0].ID)
+	_, err = q.Retry(ctx, d[0], jobs[0].Token, 0, 1, "peer")
+	require.NoError(t, err)
+	jobs = claimLane(t, q, 5)
+	require.Empty(t, jobs, "halted by the queue's default")
+	li, err = q.Lane(ctx, "d")
+	require.NoError(t, err)
+	require.True(t, li.Halted)
+}
+
+// TestLaneBadInput: bad lane names, options and counts are typed errors
+// and write nothing; the script refuses malformed arguments before any
+// write.
+func TestLaneBadInput(t *testing.T) {
+	q := fresh(t, "bad")
+	ctx := tctx(t)
+	before := do(t, "DBSIZE")
+	for _, name := range []string{"", strings.Repeat("x", 1<<20), "a{b}", "a\x00b", "#abc", strings.Repeat("y", MaxLaneName+1)} {
+		_, err := q.LaneEnqueue(ctx, name, LaneOptions{}, []byte("p"))
+		require.ErrorIs(t, err, ErrInvalidLane, "%.20q", name)
+		_, err = q.LaneResume(ctx, name)
+		require.ErrorIs(t, err, ErrInvalidLane)
+	}
+	for _, o := range []LaneOptions{{Cap: -1}, {Cap: MaxLaneCap + 1}, {Weight: -1}, {Halt: 9}} {
+		_, err := q.LaneEnqueue(ctx, "ok", o, []byte("p"))
+		require.ErrorIs(t, err, ErrArg, "%+v", o)
+	}
+	_, err := q.LaneEnqueue(ctx, "ok", LaneOptions{})
+	require.ErrorIs(t, err, ErrArg)
+	_, err = q.LaneEnqueue(ctx, "ok", LaneOptions{}, make([][]byte, MaxLaneBatch+1)...)
+	require.ErrorIs(t, err, ErrArg)
+	_, err = q.LaneClaim(ctx, time.Minute, 0)
+	require.ErrorIs(t, err, ErrArg)
+	// The script's own checks.
+	for _, argv := range [][]string{
+		{"k", "k", "1001", "0", "", q.ids.Next(), "p"},
+		{"k", "k", "1", "x", "", q.ids.Next(), "p"},
+		{"k", "k", "1", "1", "2", q.ids.Next(), "p"},
+		{"k", "k", "1", "1", "", q.ids.Next()},
+		{"k", "k", "1", "1", "", q.ids.Next(), "p", "ABC0000000000", "p"},
+	} {
+		var a dispatch.Args
+		a.Key(q.keys.Delayed)
+		a.Key(q.keys.Base)
+		for _, s := range argv {
+			a.Arg(s)
+		}
+		err := q.reaper.Eval(ctx, scriptLaneEnqueue, &a, func(resp.Value) error { return nil })
+		require.Error(t, err, "%v", argv)
+	}
+	require.Equal(t, before, do(t, "DBSIZE"), "nothing written")
+
+	// A long name is keyed by its hash and works.
+	long := strings.Repeat("n", 500)
+	ids, err := q.LaneEnqueue(ctx, long, LaneOptions{}, []byte("p"))
+	require.NoError(t, err)
+	k, _ := LaneKey(long)
+	require.Len(t, k, 65)
+	require.Equal(t, ids[0], do(t, "LINDEX", q.keys.Base+"lane:"+k, "0"))
+	require.Equal(t, long, do(t, "HGET", q.keys.Base+"lanename", k))
+}
+
+// TestLaneWeights: two lanes of weights 1 and 3 with room to spare share
+// 400 claims 100 and 300, exactly.
+func TestLaneWeights(t *testing.T) {
+	q := fresh(t, "weights")
+	laneJobs(t, q, "one", LaneOptions{Cap: 1000, Weight: 1}, 1000)
+	laneJobs(t, q, "three", LaneOptions{Cap: 1000, Weight: 3}, 1000)
+	got := map[string]int{}
+	for range 4 {
+		jobs := claimLane(t, q, 100)
+		require.Len(t, jobs, 100)
+		for _, j := range jobs {
+			lane, _ := parseLaneJob(t, j.Payload)
+			got[lane]++
+		}
+	}
+	require.Equal(t, map[string]int{"one": 100, "three": 300}, got)
+}
+
+// TestLaneRetryKeepsOrder: a retried lane job (FlowRetry, or a peer's core
+// retry; to pending or to delayed) keeps its lane: the next job is not
+// handed out until the retried one ends.
+func TestLaneRetryKeepsOrder(t *testing.T) {
+	for _, peer := range []bool{false, true} {
+		for _, delay := range []time.Duration{0, 30 * time.Millisecond} {
+			t.Run(fmt.Sprintf("peer=%v/delay=%v", peer, delay), func(t *testing.T) {
+				q := fresh(t, "retry")
+				ctx := tctx(t)
+				ids := laneJobs(t, q, "o", LaneOptions{}, 2)
+				jobs := claimLane(t, q, 5)
+				require.Len(t, jobs, 1)
+				var err error
+				if peer {
+					_, err = q.Retry(ctx, ids[0], jobs[0].Token, delay, 5, "again")
+				} else {
+					_, err = q.FlowRetry(ctx, ids[0], jobs[0].Token, delay, 5, "again")
+				}
+				require.NoError(t, err)
+				for {
+					if _, err := q.Promote(ctx, 10); err != nil {
+						t.Fatal(err)
+					}
+					jobs = claimLane(t, q, 5)
+					if len(jobs) > 0 {
+						break
+					}
+					time.Sleep(5 * time.Millisecond) // the retry's delay
+				}
+				require.Len(t, jobs, 1, "only the retried job")
+				require.Equal(t, ids[0], jobs[0].ID)
+				more := claimLane(t, q, 5)
+				require.Empty(t, more)
+				require.NoError(t, q.FlowComplete(ctx, ids[0], jobs[0].Token, nil, 0))
+				more = claimLane(t, q, 5)
+				require.Len(t, more, 1)
+				require.Equal(t, ids[1], more[0].ID)
+			})
+		}
+	}
+}
+
+// cancelRaw does to a job what J1's cancel script does (not on this
+// branch): out of its set, state dead, error "cancelled", into dead.
+func cancelRaw(t *testing.T, q *Queue, id string, from State) {
+	t.Helper()
+	key, _ := q.setKey(from)
+	do(t, "ZREM", key, id)
+	do(t, "HSET", q.keys.Job(id), "state", "dead", "error", "cancelled")
+	do(t, "ZADD", q.keys.Dead, "1", id)
+}
+
+// TestLaneCancelled: a cancelled waiting lane job is skipped; a cancelled
+// running one frees the lane and does not halt it, even under
+// LaneHaltOnDead.
+func TestLaneCancelled(t *testing.T) {
+	q := fresh(t, "cancelled")
+	ids := laneJobs(t, q, "c", LaneOptions{Halt: LaneHaltOnDead}, 4)
+	jobs := claimLane(t, q, 5)
+	require.Len(t, jobs, 1)
+	cancelRaw(t, q, ids[0], StateActive)
+	cancelRaw(t, q, ids[1], StateDelayed)
+	jobs = claimLane(t, q, 5)
+	require.Len(t, jobs, 1, "not halted, the cancelled waiting job skipped")
+	require.Equal(t, ids[2], jobs[0].ID)
+	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[1]))
+	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[0]))
+}
+
+// claimLane runs LaneClaim with a minute's lease, failing on an error.
+func claimLane(t *testing.T, q *Queue, n int) []Job {
+	t.Helper()
+	jobs, err := q.LaneClaim(tctx(t), time.Minute, n)
+	require.NoError(t, err)
+	return jobs
+}
