@@ -266,12 +266,19 @@ func (srv *Server) round(lp *loop, now time.Time) {
 		clear(l.outs[:r.sent])
 		l.outs = append(l.outs[:0], l.outs[r.sent:]...)
 		if n > 0 {
-			if len(r.jobs) < n {
+			switch {
+			case len(r.jobs) >= n:
+				l.poll = srv.cfg.PollMin
+			case l.wait > 0:
+				// The queue's rate stopped the claim: claim again when
+				// its window admits another.
+				l.credit = 0
+				l.pollUntil = time.Now().Add(l.wait)
+				l.poll = srv.cfg.PollMin
+			default:
 				l.credit = 0 // owed nothing while empty
 				l.pollUntil = time.Now().Add(l.poll)
 				l.poll = min(2*l.poll, srv.cfg.PollMax)
-			} else {
-				l.poll = srv.cfg.PollMin
 			}
 		}
 		for i := range r.jobs {
@@ -330,7 +337,17 @@ func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
 		jobs = make([]emq.Job, 0, n)
 	}
 	srv.calls.Add(1)
-	settled, jobs, err := l.q.AppendSettleClaim(srv.life, l.settled[:0], jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	var settled []emq.Settled
+	var err error
+	l.wait = 0
+	if l.limited.Load() {
+		if len(oc) > 0 && n > 0 {
+			srv.calls.Add(1)
+		}
+		settled, jobs, l.wait, err = l.q.AppendSettleClaimLimited(srv.life, l.settled[:0], jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	} else {
+		settled, jobs, err = l.q.AppendSettleClaim(srv.life, l.settled[:0], jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	}
 	if err == nil {
 		l.settled = settled
 	}
