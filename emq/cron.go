@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
@@ -219,4 +221,34 @@ func (q *Queue) CronLast(ctx context.Context, names []string) (last []time.Time,
 		last[i], ok[i] = time.UnixMilli(ms), true
 	}
 	return last, ok, nil
+}
+
+// CronSchedule is one schedule of a queue, as [Queue.CronSchedules]
+// reads it.
+type CronSchedule struct {
+	Name string
+	Last time.Time // its last fired slot (or its origin, if none fired yet)
+}
+
+// CronSchedules lists the queue's schedules by name (HGETALL on
+// emq:{q}:cron): every schedule a scheduler started, with its last slot.
+func (q *Queue) CronSchedules(ctx context.Context) ([]CronSchedule, error) {
+	v, err := q.sender.Do(ctx, "HGETALL", q.keys.Base+TypeCron)
+	if err != nil {
+		return nil, err
+	}
+	pairs := v.Elems // an Array (RESP2) or a Map (RESP3): names and slots in turn
+	if (v.Type != resp.Array && v.Type != resp.Map) || len(pairs)%2 != 0 {
+		return nil, badReply("HGETALL", v, "name and slot pairs")
+	}
+	out := make([]CronSchedule, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		ms, err := strconv.ParseInt(string(pairs[i+1].Str), 10, 64)
+		if err != nil {
+			return nil, badReply("HGETALL", v, "slots in Unix ms")
+		}
+		out = append(out, CronSchedule{Name: string(pairs[i].Str), Last: time.UnixMilli(ms)})
+	}
+	slices.SortFunc(out, func(a, b CronSchedule) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
