@@ -15,7 +15,9 @@ type Schedule struct {
 	// Name identifies the schedule in its queue (1 to 1,024 bytes): every
 	// scheduler that registers the same name in the same queue fires the
 	// same slots, once each. Its last fired slot is the field Name of
-	// emq:{q}:cron; its jobs' ids are [emq.CronID] of Name and the slot.
+	// emq:{q}:cron; its jobs' ids are [emq.CronID] of Name and the slot
+	// (or, when another schedule's job has that id, the next candidate,
+	// [emq.CronIDK]).
 	Name string
 	// Spec is a cron expression: five fields (minute hour day-of-month
 	// month day-of-week), or six with a leading seconds field, or a
