@@ -227,6 +227,7 @@ type lane struct {
 	outs      []outcome // to send in the next round
 	credit    float64   // claims owed by the weights, fractional
 	pollUntil time.Time // found empty: not claimed from before then
+	rateUntil time.Time // limited: its rate admits no claim before then
 	poll      time.Duration
 
 	// The round's scratch for this queue's exchange, reused.

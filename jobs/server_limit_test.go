@@ -172,3 +172,25 @@ func TestServerRateLimit(t *testing.T) {
 		t.Fatalf("claimed %d of %d", claimed, jobs)
 	}
 }
+
+// TestServerLimitNoStall: a queue limited to 1 active is claimed again
+// as soon as its job's outcome is sent, not after the poll's backoff
+// (an hour here): each completion frees the place the next claim takes.
+func TestServerLimitNoStall(t *testing.T) {
+	c := fresh(t)
+	ctx := tctx(t)
+	const jobs = 30
+	done := make(chan struct{}, jobs)
+	h := HandlerFunc(func(context.Context, *Task) ([]byte, error) { done <- struct{}{}; return nil, nil })
+	start(t, c, h, ServerConfig{Queues: map[string]int{"ns": 1}, Limits: map[string]emq.Limits{"ns": {Active: 1}},
+		PollMin: time.Millisecond, PollMax: time.Hour})
+	cl := newClient(t, c)
+	for range jobs {
+		if _, err := cl.Enqueue(ctx, NewTask("x", nil), Queue("ns")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range jobs {
+		recv(t, done)
+	}
+}

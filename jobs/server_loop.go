@@ -58,6 +58,12 @@ func (srv *Server) take(scratch []outcome) (rest []outcome, dropped int) {
 			continue
 		}
 		o.lane.outs = append(o.lane.outs, *o)
+		if l := o.lane; l.limited.Load() {
+			// Its job leaves active with this outcome: a claim found
+			// short by the limit may succeed now (but not before the
+			// rate's window admits one).
+			l.pollUntil, l.poll = l.rateUntil, srv.cfg.PollMin
+		}
 	}
 	clear(scratch)
 	return scratch[:0], dropped
@@ -274,6 +280,7 @@ func (srv *Server) round(lp *loop, now time.Time) {
 				// its window admits another.
 				l.credit = 0
 				l.pollUntil = time.Now().Add(l.wait)
+				l.rateUntil = l.pollUntil
 				l.poll = srv.cfg.PollMin
 			default:
 				l.credit = 0 // owed nothing while empty
