@@ -43,11 +43,15 @@ func TestCronFireCAS(t *testing.T) {
 	if got := scoreInt(t, q.keys.Delayed, res.IDs[0]); got != early.UnixMilli() {
 		t.Fatalf("early slot due at %d, want %d", got, early.UnixMilli())
 	}
-	// The hash reset: the slot is taken again but its row exists.
+	// The hash reset: the slot is taken again but its job exists.
+	id3, _ := CronID("n", s3)
 	do(t, "DEL", q.keys.Base+TypeCron)
 	res, err = q.CronFire(ctx, "n", nil, time.Minute, []time.Time{s3})
-	if err != nil || res.Fired[0] != CronExists {
+	if err != nil || res.Fired[0] != CronExists || res.IDs[0] != id3 {
 		t.Fatalf("reset: %+v %v", res, err)
+	}
+	if n := do(t, "ZCARD", q.keys.Pending); n != "3" {
+		t.Fatalf("pending %s after the reset: a second job for a fired slot", n)
 	}
 	last, ok, err := q.CronLast(ctx, []string{"n", "other"})
 	if err != nil || !ok[0] || ok[1] || !last[0].Equal(s3.Truncate(time.Millisecond)) {
@@ -67,14 +71,18 @@ func TestCronFireBadInput(t *testing.T) {
 	keys := []string{q.keys.Pending, q.keys.Delayed, q.keys.Base}
 	id, _ := CronID("n", time.Now())
 	for _, args := range [][]string{
-		{"n", "p", "1000"},
-		{"n", "p", "1000", "5", id, "5", id},
-		{"n", "p", "1000", "6", id, "5", id},
-		{"n", "p", "-1", "5", id},
-		{"n", "p", "1000", "5.5", id},
-		{"", "p", "1000", "5", id},
-		{"n", "p", "1000", "5", "ABC" + id[3:]},
-		{"n", "p", "1000", "5", id, "6"},
+		{"n", "p", "1000", "1"},
+		{"n", "p", "1000", "1", "5", id, "5", id},
+		{"n", "p", "1000", "1", "6", id, "5", id},
+		{"n", "p", "-1", "1", "5", id},
+		{"n", "p", "1000", "1", "5.5", id},
+		{"", "p", "1000", "1", "5", id},
+		{"n", "p", "1000", "1", "5", "ABC" + id[3:]},
+		{"n", "p", "1000", "2", "5", id, "ABC" + id[3:]},
+		{"n", "p", "1000", "1", "5", id, "6"},
+		{"n", "p", "1000", "2", "5", id},
+		{"n", "p", "1000", "0", "5"},
+		{"n", "p", "1000", "9", "5", id, id, id, id, id, id, id, id, id},
 	} {
 		cmd := append(append([]string{"EVAL", source("cron_fire"), "3"}, keys...), args...)
 		_, err := srv.Do(cmd...)
@@ -144,5 +152,72 @@ func TestCronStart(t *testing.T) {
 	}
 	if _, err := q.CronStart(ctx, "", a); !errors.Is(err, ErrArg) {
 		t.Fatal(err)
+	}
+}
+
+// TestCronFireCollision: two schedules of one queue whose first ids
+// coincide (forced here) both fire every common slot: the second takes
+// its next candidate; each is once per slot, fired again or after a
+// reset of the cron hash.
+func TestCronFireCollision(t *testing.T) {
+	real := cronBits
+	cronBits = func(name string, k int) uint32 {
+		if k == 0 {
+			return 12345 // every name's first id is the same
+		}
+		return real(name, k)
+	}
+	t.Cleanup(func() { cronBits = real })
+	q := fresh(t, "cqc")
+	ctx := tctx(t)
+	now := time.UnixMilli(serverMillis(t))
+	slots := []time.Time{now.Add(-2 * time.Second), now.Add(-time.Second)}
+	a, _ := CronID("a", slots[0])
+	if b, _ := CronID("b", slots[0]); a != b {
+		t.Fatal("the hook did not force a collision")
+	}
+	ids := map[string]string{}
+	for _, name := range []string{"a", "b", "a", "b"} {
+		res, err := q.CronFire(ctx, name, []byte(name), time.Minute, slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range res.Fired {
+			if ids[name+strconv.Itoa(i)] == "" {
+				if f != CronPending || res.IDs[i] == "" {
+					t.Fatalf("%s slot %d: %v %q, want a job (a collision missed the slot)", name, i, f, res.IDs[i])
+				}
+				ids[name+strconv.Itoa(i)] = res.IDs[i]
+			} else if f != CronAlready {
+				t.Fatalf("%s slot %d fired twice: %v", name, i, f)
+			}
+		}
+	}
+	if ids["a0"] == ids["b0"] || ids["a1"] == ids["b1"] {
+		t.Fatalf("ids %v", ids)
+	}
+	if n := do(t, "ZCARD", q.keys.Pending); n != "4" {
+		t.Fatalf("pending %s, want 4", n)
+	}
+	for k, id := range ids {
+		if p := row(t, q, id)["payload"]; p != k[:1] {
+			t.Fatalf("job %s of %s has payload %q", id, k, p)
+		}
+	}
+	// A reset: each schedule finds its own job under its own candidate.
+	do(t, "DEL", q.keys.Base+TypeCron)
+	for _, name := range []string{"b", "a"} {
+		res, err := q.CronFire(ctx, name, nil, time.Minute, slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range res.Fired {
+			if f != CronExists || res.IDs[i] != ids[name+strconv.Itoa(i)] {
+				t.Fatalf("after the reset %s slot %d: %v %q, want exists %q", name, i, f, res.IDs[i], ids[name+strconv.Itoa(i)])
+			}
+		}
+	}
+	if n := do(t, "ZCARD", q.keys.Pending); n != "4" {
+		t.Fatalf("pending %s after the reset, want 4", n)
 	}
 }

@@ -83,6 +83,7 @@ type enqueueOpts struct {
 	retries   int
 	timeout   time.Duration
 	retention time.Duration
+	unique    *uniqueOpts // nil: not a unique task
 	err       error
 }
 
@@ -135,9 +136,21 @@ func Retention(d time.Duration) Option {
 
 // Info is what [Client.Enqueue] made of a task.
 type Info struct {
+	// ID is the task's job: the new one, or for a unique task that found
+	// its key held (Unique is emq.UniqueExisting or emq.UniqueDebounced),
+	// the owner's.
 	ID    string
 	Queue string
-	State emq.State // pending, or delayed
+	// State is pending or delayed: the new job's, or a debounced owner's;
+	// "" for an existing owner left as it was (it may be running).
+	State emq.State
+	// Unique is what a unique task's enqueue did (see [Unique]): 0 for a
+	// task without a unique key, else emq.UniqueEnqueued, UniqueExisting
+	// (nothing written: ID is the owner; [Client.Enqueue] also returns
+	// [ErrUniqueExists] then), UniqueReplaced or UniqueDebounced.
+	Unique emq.UniqueStatus
+	// Replaced is the id of the waiting owner a Replace deleted.
+	Replaced string
 }
 
 func (c *Client) options(opts []Option) (enqueueOpts, error) {
@@ -157,6 +170,11 @@ func payload(dst []byte, t *Task, o *enqueueOpts) ([]byte, error) {
 		return dst, errors.New("jobs: nil task")
 	}
 	e := Envelope{Type: t.Type, Body: t.Body, Retries: o.retries, Timeout: o.timeout, Retention: o.retention}
+	if o.unique != nil {
+		if k := o.unique.key(t); ValidToken(k) {
+			e.Unique = k // the echo, for operators, when it can be one
+		}
+	}
 	return AppendEnvelope(dst, &e)
 }
 
@@ -176,6 +194,9 @@ func (c *Client) Enqueue(ctx context.Context, t *Task, opts ...Option) (*Info, e
 	if err != nil {
 		return nil, err
 	}
+	if o.unique != nil {
+		return enqueueUnique(ctx, q, t, p, &o)
+	}
 	info := &Info{Queue: o.queue, State: emq.StatePending}
 	if o.delay > 0 {
 		info.State = emq.StateDelayed
@@ -191,7 +212,11 @@ func (c *Client) Enqueue(ctx context.Context, t *Task, opts ...Option) (*Info, e
 
 // EnqueueBulk admits tasks, all with the same options, into one queue:
 // 1,000 jobs per server call when they are due now (emq's enqueue_batch),
-// one pipeline of delayed enqueues otherwise. infos[i] is tasks[i]'s; a
+// one pipeline of delayed enqueues otherwise; unique tasks (see [Unique])
+// 1,000 per unique_enqueue call, all calls in one pipeline, each task's
+// key derived from it (so [UniqueBy] and [UniqueKeyFunc] give each type
+// or task its own key, and [Unique] one key to all). A unique task whose
+// key was held has its Info's Unique set and no error. infos[i] is tasks[i]'s; a
 // task whose enqueue failed has its error in errs[i] (errs is nil when
 // none did). Every task is encoded before anything is sent: one that
 // cannot be is the error, and nothing is sent.
@@ -209,6 +234,9 @@ func (c *Client) EnqueueBulk(ctx context.Context, tasks []*Task, opts ...Option)
 	q, err := c.qs.get(ctx, o.queue)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.unique != nil {
+		return enqueueUniqueBulk(ctx, q, tasks, ps, &o)
 	}
 	infos = make([]Info, len(tasks))
 	if o.delay > 0 {

@@ -54,6 +54,19 @@
 // its result, and announce the job's end, so that it can be waited for).
 // [Client.EnqueueBulk] enqueues many, 1,000 per server call.
 //
+// A unique task ([Unique], [UniqueBy], [UniqueKeyFunc], with [UniqueMode]
+// and [UniqueFor]) is enqueued only while no live job holds its key; the
+// key is tied to the owner's state on the server, so a job that
+// completes, dies or is deleted frees it. A held key is reported in
+// [Info] (Unique, the owner's ID) and, by Enqueue, as [ErrUniqueExists].
+//
+// # Periodic tasks
+//
+// A [Scheduler] fires registered schedules (cron expressions in a time
+// zone, or @every), any number of schedulers without a leader: each slot
+// is taken and its job enqueued in one atomic call, once. A [Schedule]'s
+// Task is enqueued in the envelope, so a Server's [Mux] routes it by type.
+//
 // # Server
 //
 // A [Server] runs handlers over many queues with one concurrency budget
@@ -70,6 +83,12 @@
 // highest weight is served first, and each lower queue with work still
 // gets [ServerConfig].StrictFloor of the claims (5% by default) so that
 // none starves for ever; a negative floor is pure strict.
+//
+// A queue may have limits ([ServerConfig].Limits, or stored in its meta
+// by another Server or `emq limits set`): at most N jobs active across
+// every Server, and at most N claims per interval, both counted by the
+// server inside the claim (emq's claim_limited); the queues without
+// limits are claimed as before.
 //
 // Each task runs with a timeout (its envelope's, else the server's): past
 // it, its context ends with a cause matching [ErrJobTimeout] and the

@@ -15,7 +15,9 @@ type Schedule struct {
 	// Name identifies the schedule in its queue (1 to 1,024 bytes): every
 	// scheduler that registers the same name in the same queue fires the
 	// same slots, once each. Its last fired slot is the field Name of
-	// emq:{q}:cron; its jobs' ids are [emq.CronID] of Name and the slot.
+	// emq:{q}:cron; its jobs' ids are [emq.CronID] of Name and the slot
+	// (or, when another schedule's job has that id, the next candidate,
+	// [emq.CronIDK]).
 	Name string
 	// Spec is a cron expression: five fields (minute hour day-of-month
 	// month day-of-week), or six with a leading seconds field, or a
@@ -28,8 +30,15 @@ type Schedule struct {
 	TZ string
 	// Queue receives the jobs.
 	Queue *emq.Queue
-	// Payload is every slot's job's payload, as given (encode a task's
-	// type and body into it before registering).
+	// Task, when set, is every slot's job: its Type and Body encoded with
+	// the [Envelope], so that a [Server] over a [Mux] routes the periodic
+	// jobs by type. Options may add MaxRetries, Timeout and Retention to
+	// its envelope (any other option is an error at Register). Task and
+	// Payload are exclusive.
+	Task    *Task
+	Options []Option
+	// Payload is every slot's job's payload, as given, for a schedule
+	// without Task (a peer's format).
 	Payload []byte
 	// CatchUp is the missed-slot policy: how many missed slots, before the
 	// latest due one, are still fired when the schedulers were down (or
@@ -104,8 +113,10 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 // Register adds a schedule, before Run. A spec that does not parse or
 // never fires is a *[SpecError] (matching [ErrSpec], and [ErrNeverFires]
 // for one with no slot); a schedule without a queue or name, with a
-// negative CatchUp, or with a name already registered for its queue
-// matches [ErrScheduler]. Nothing is sent.
+// negative CatchUp, with a name already registered for its queue, with
+// both a Task and a Payload, or with Options other than MaxRetries,
+// Timeout and Retention, matches [ErrScheduler]; a Task whose type is
+// not a [ValidToken] is an *[EnvelopeError]. Nothing is sent.
 func (sc *Scheduler) Register(s Schedule) error {
 	switch {
 	case s.Queue == nil:
@@ -119,7 +130,13 @@ func (sc *Scheduler) Register(s Schedule) error {
 	if err != nil {
 		return err
 	}
-	s.Payload = append([]byte(nil), s.Payload...)
+	if s.Task != nil || len(s.Options) > 0 {
+		if s.Payload, err = taskPayload(&s); err != nil {
+			return err
+		}
+	} else {
+		s.Payload = append([]byte(nil), s.Payload...)
+	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	key := s.Queue.Name() + "\x00" + s.Name
@@ -132,6 +149,27 @@ func (sc *Scheduler) Register(s Schedule) error {
 	sc.names[key] = true
 	sc.entries = append(sc.entries, &entry{s: s, slots: sl})
 	return nil
+}
+
+// taskPayload encodes a schedule's Task with its Options.
+func taskPayload(s *Schedule) ([]byte, error) {
+	switch {
+	case s.Task == nil:
+		return nil, schedErr("schedule " + quoteSpec(s.Name) + " has Options but no Task")
+	case len(s.Payload) > 0:
+		return nil, schedErr("schedule " + quoteSpec(s.Name) + " has both a Task and a Payload")
+	}
+	o := enqueueOpts{queue: DefaultQueue, retries: -1}
+	for _, opt := range s.Options {
+		opt(&o)
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.queue != DefaultQueue || o.delay != 0 || !o.at.IsZero() || o.unique != nil {
+		return nil, schedErr("schedule " + quoteSpec(s.Name) + ": only MaxRetries, Timeout and Retention apply to a periodic task")
+	}
+	return payload(nil, s.Task, &o)
 }
 
 func schedErr(reason string) error { return errors.Join(ErrScheduler, errors.New("jobs: "+reason)) }

@@ -33,6 +33,24 @@ type ServerConfig struct {
 	// so that none starves for ever. Default 0.05; negative for none
 	// (pure strict: a lower queue waits while a higher one has work).
 	StrictFloor float64
+	// Limits are per-queue limits, enforced by the queue's server inside
+	// each claim (emq's claim_limited) so that they bind every Server on
+	// the queue together: at most Active jobs in active, at most Rate
+	// claims in any window of Per (see emq.Limits). NewServer stores each
+	// queue's with emq's SetLimits (emq.Limits{} clears them); a key
+	// that is not in Queues is an error. A queue served without an entry
+	// is claimed under the limits its meta holds (stored by another
+	// Server or by `emq limits set`), read at NewServer and again every
+	// LimitsInterval; a queue with none is claimed as before, in one
+	// settle_claim per round. A limited queue's round costs a second
+	// call when it both settles and claims (see emq's
+	// AppendSettleClaimLimited), and the jobs a Server claims ahead
+	// (Prefetch) count as active.
+	Limits map[string]emq.Limits
+	// LimitsInterval is how often the limits of the queues without an
+	// entry in Limits are read again. Default 5 s; negative: only at
+	// NewServer.
+	LimitsInterval time.Duration
 	// Concurrency is the one budget of handlers running at once, across
 	// all queues. Default 16.
 	Concurrency int
@@ -119,6 +137,11 @@ func (c ServerConfig) withDefaults() (ServerConfig, error) {
 			return c, &emq.ArgError{Arg: "Queues", Reason: "weight of " + q + " below 1"}
 		}
 	}
+	for q := range c.Limits {
+		if _, ok := c.Queues[q]; !ok {
+			return c, &emq.ArgError{Arg: "Limits", Reason: "queue " + q + " is not in Queues"}
+		}
+	}
 	if c.StrictFloor == 0 {
 		c.StrictFloor = 0.05
 	}
@@ -160,6 +183,7 @@ func (c ServerConfig) withDefaults() (ServerConfig, error) {
 	}
 	def(&c.TrimInterval, time.Minute)
 	def(&c.Heartbeat, 5*time.Second)
+	def(&c.LimitsInterval, 5*time.Second)
 	def(&c.ShutdownTimeout, 10*time.Second)
 	return c, nil
 }
@@ -196,11 +220,14 @@ type lane struct {
 	weight int
 	q      *emq.Queue
 	cancel string // its cancel channel
+	// limited: claimed through claim_limited (the queue has limits).
+	limited atomic.Bool
 
 	// Owned by the round loop.
 	outs      []outcome // to send in the next round
 	credit    float64   // claims owed by the weights, fractional
 	pollUntil time.Time // found empty: not claimed from before then
+	rateUntil time.Time // limited: its rate admits no claim before then
 	poll      time.Duration
 
 	// The round's scratch for this queue's exchange, reused.
@@ -209,6 +236,7 @@ type lane struct {
 	idx     []int
 	finIdx  []int
 	settled []emq.Settled
+	wait    time.Duration // the last limited claim's wait (rate), set by exchange
 
 	served atomic.Uint64 // jobs whose handler ran
 }
@@ -244,13 +272,13 @@ type Server struct {
 
 	health healthState
 	rounds atomic.Uint64 // rounds sent
-	calls  atomic.Uint64 // server calls of the rounds (settle_claim, finish)
+	calls  atomic.Uint64 // server calls of the rounds (settle_claim, claim_limited, finish)
 }
 
 // Stats counts a server's conversation with the queues.
 type Stats struct {
 	Rounds uint64 // rounds sent (a round is one call per queue with something to say)
-	Calls  uint64 // server calls the rounds made: settle_claim and finish
+	Calls  uint64 // server calls the rounds made: settle_claim, claim_limited and finish
 }
 
 // Stats returns the server's counters.
@@ -290,6 +318,16 @@ func NewServer(ctx context.Context, s conn.Sender, h Handler, cfg ServerConfig) 
 			return nil, err
 		}
 		l := &lane{i: i, name: name, weight: cfg.Queues[name], q: q, cancel: q.Keys().CancelChannel(), poll: cfg.PollMin}
+		lim, own := cfg.Limits[name]
+		if own {
+			err = q.SetLimits(ctx, lim)
+		} else {
+			lim, err = q.Limits(ctx)
+		}
+		if err != nil {
+			return nil, err
+		}
+		l.limited.Store(lim != emq.Limits{})
 		srv.lanes = append(srv.lanes, l)
 		srv.byCh[l.cancel] = l
 	}

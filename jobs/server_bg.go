@@ -94,11 +94,28 @@ func (srv *Server) extendSlot(s *slot) {
 	}
 }
 
-// maintainLoop promotes due jobs, reaps expired leases and trims the
-// dead sets of every queue, each on its own interval.
+// maintainLoop promotes due jobs, reaps expired leases, trims the dead
+// sets and reads again the limits of every queue, each on its own
+// interval.
 func (srv *Server) maintainLoop() {
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		srv.every(srv.cfg.LimitsInterval, func() {
+			for _, l := range srv.lanes {
+				if _, own := srv.cfg.Limits[l.name]; own {
+					continue
+				}
+				lim, err := l.q.Limits(srv.life)
+				if err != nil {
+					srv.fail(err)
+					continue
+				}
+				l.limited.Store(lim != emq.Limits{})
+			}
+		})
+	}()
 	go func() {
 		defer wg.Done()
 		srv.every(srv.cfg.TrimInterval, func() {

@@ -58,6 +58,12 @@ func (srv *Server) take(scratch []outcome) (rest []outcome, dropped int) {
 			continue
 		}
 		o.lane.outs = append(o.lane.outs, *o)
+		if l := o.lane; l.limited.Load() {
+			// Its job leaves active with this outcome: a claim found
+			// short by the limit may succeed now (but not before the
+			// rate's window admits one).
+			l.pollUntil, l.poll = l.rateUntil, srv.cfg.PollMin
+		}
 	}
 	clear(scratch)
 	return scratch[:0], dropped
@@ -266,12 +272,20 @@ func (srv *Server) round(lp *loop, now time.Time) {
 		clear(l.outs[:r.sent])
 		l.outs = append(l.outs[:0], l.outs[r.sent:]...)
 		if n > 0 {
-			if len(r.jobs) < n {
+			switch {
+			case len(r.jobs) >= n:
+				l.poll = srv.cfg.PollMin
+			case l.wait > 0:
+				// The queue's rate stopped the claim: claim again when
+				// its window admits another.
+				l.credit = 0
+				l.pollUntil = time.Now().Add(l.wait)
+				l.rateUntil = l.pollUntil
+				l.poll = srv.cfg.PollMin
+			default:
 				l.credit = 0 // owed nothing while empty
 				l.pollUntil = time.Now().Add(l.poll)
 				l.poll = min(2*l.poll, srv.cfg.PollMax)
-			} else {
-				l.poll = srv.cfg.PollMin
 			}
 		}
 		for i := range r.jobs {
@@ -330,7 +344,17 @@ func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
 		jobs = make([]emq.Job, 0, n)
 	}
 	srv.calls.Add(1)
-	settled, jobs, err := l.q.AppendSettleClaim(srv.life, l.settled[:0], jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	var settled []emq.Settled
+	var err error
+	l.wait = 0
+	if l.limited.Load() {
+		if len(oc) > 0 && n > 0 {
+			srv.calls.Add(1)
+		}
+		settled, jobs, l.wait, err = l.q.AppendSettleClaimLimited(srv.life, l.settled[:0], jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	} else {
+		settled, jobs, err = l.q.AppendSettleClaim(srv.life, l.settled[:0], jobs, oc, srv.cfg.Retention, srv.cfg.Lease, n)
+	}
 	if err == nil {
 		l.settled = settled
 	}

@@ -109,6 +109,12 @@ func runCommand(ctx context.Context, q *emq.Queue, cfg config, out *printer, std
 		return cancelJobs(ctx, q, cfg.ids, out, stderr)
 	case "workers":
 		return listWorkers(ctx, q, out, stderr)
+	case "schedules":
+		return listSchedules(ctx, q, out, stderr)
+	case "unique":
+		return uniqueOwner(ctx, q, cfg.key, out, stderr)
+	case "limits":
+		return limits(ctx, q, cfg, out, stderr)
 	case "pause", "resume":
 		var err error
 		if name == "pause" {

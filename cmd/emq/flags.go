@@ -35,6 +35,9 @@ var commands = []command{
 	// job system (J1)
 	{"cancel", "the jobs given by id, pending, delayed or running: dead with \"cancelled\"", nil, true},
 	{"workers", "the consumers registered on the queue (jobs.Server), with their heartbeats", nil, false},
+	{"schedules", "the queue's cron schedules, each with the last slot fired", nil, false},
+	{"unique", "the job that holds the unique key -key, and its state", []string{"key"}, false},
+	{"limits", "the queue's limits; with -active, -rate or -per, set them (the others kept)", []string{"active", "rate", "per"}, false},
 }
 
 // common are the flags every command takes.
@@ -61,6 +64,11 @@ type config struct {
 
 	maxAge   time.Duration // trim; -1: not given (no bound)
 	maxCount int           // -1: not given (no bound)
+
+	key string // unique
+
+	active, rate int           // limits; -1: not given
+	per          time.Duration // limits; -1: not given
 }
 
 // errHelp is returned by parseArgs for -h: usage was printed, exit 0.
@@ -93,6 +101,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.limit, "limit", 0, "requeue: at most this many jobs (0: no limit)")
 	fs.DurationVar(&c.maxAge, "max-age", 0, "trim: the dead jobs that died at least this long ago, e.g. 720h")
 	fs.IntVar(&c.maxCount, "max-count", 0, "trim: all but the newest this many dead jobs")
+	fs.StringVar(&c.key, "key", "", "unique: the unique key (jobs.UniqueBy's keys are jobs.UniqueKey(type, fields...))")
+	fs.IntVar(&c.active, "active", 0, "limits: at most this many jobs active at once (0: no limit)")
+	fs.IntVar(&c.rate, "rate", 0, "limits: at most this many claims per -per (0: no rate)")
+	fs.DurationVar(&c.per, "per", 0, "limits: the rate's window, e.g. 1s (0: no rate)")
 
 	all := args
 	var positional []string
@@ -117,6 +129,15 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	}
 	if !set["max-count"] {
 		c.maxCount = -1 // no count bound
+	}
+	if !set["active"] {
+		c.active = -1
+	}
+	if !set["rate"] {
+		c.rate = -1
+	}
+	if !set["per"] {
+		c.per = -1
 	}
 	if len(positional) == 0 {
 		return c, fmt.Errorf("no command given (one of %s)", names())
@@ -223,6 +244,14 @@ func (c *config) validate(set map[string]bool) error {
 		if len(c.ids) == 0 {
 			return errors.New("cancel needs job ids")
 		}
+	case "unique":
+		if c.key == "" {
+			return errors.New("unique needs -key")
+		}
+	case "limits":
+		if (set["active"] && c.active < 0) || (set["rate"] && c.rate < 0) || (set["per"] && c.per < 0) {
+			return errors.New("-active, -rate and -per cannot be negative")
+		}
 	case "trim":
 		switch {
 		case c.all && (set["max-age"] || set["max-count"]):
@@ -246,9 +275,9 @@ var states = map[string]emq.State{
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "usage: emq [flags] <command> [job ids]\n\nCommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s  %s\n", c.name, c.help)
+		fmt.Fprintf(w, "  %-9s  %s\n", c.name, c.help)
 	}
-	fmt.Fprintf(w, "  %-8s  %s\n", "web", "serve the web dashboard: emq web [-addr host:port] [URL] (see emq web -h)")
+	fmt.Fprintf(w, "  %-9s  %s\n", "web", "serve the web dashboard: emq web [-addr host:port] [URL] (see emq web -h)")
 	fmt.Fprint(w, "\nFlags (-url, -queue and -json for every command):\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
