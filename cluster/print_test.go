@@ -21,7 +21,9 @@ import (
 	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/jobs"
 	"github.com/echomq/echomq-go/pubsub"
+	"github.com/echomq/echomq-go/sentinel"
 )
 
 // The module's import path and its root, from this package's directory.
@@ -82,8 +84,37 @@ func TestNoTypePrintsThePassword(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { cca.Close() })
 
+	// The job system's faces hold the subscription's options.
+	jcfg := jobs.ClientConfig{PubSub: copts}
+	jc := jobs.NewClient(cc, jcfg)
+	scfg := jobs.ServerConfig{Queues: map[string]int{"print": 1}, PubSub: copts}
+	js, err := jobs.NewServer(ctx, cc, jobs.NewMux(), scfg)
+	require.NoError(t, err)
+
+	// A master set over one primary and one sentinel, both with passwords.
+	set, err := servertest.StartSentinels(servertest.SentinelOptions{Replicas: 0, Sentinels: 1, Quorum: 1,
+		Password: secret, SentinelPassword: secret})
+	if err != nil {
+		if servertest.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(set.Stop)
+	sopts := sentinel.Options{MasterName: set.MasterName, Sentinels: set.SentinelAddrs(),
+		SentinelPassword: secret, Options: conn.Options{Password: secret}}
+	ms, err := sentinel.New(ctx, sopts)
+	require.NoError(t, err)
+	t.Cleanup(func() { ms.Close() })
+
 	// Every holder of a password, by its package-qualified name.
 	samples := map[string]any{
+		"jobs.ClientConfig":    jcfg,
+		"jobs.Client":          jc,
+		"jobs.ServerConfig":    scfg,
+		"jobs.Server":          js,
+		"sentinel.Options":     sopts,
+		"sentinel.MasterSet":   ms,
 		"conn.Options":         copts,
 		"conn.Conn":            c,
 		"conn.Client":          cc,
