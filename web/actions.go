@@ -59,6 +59,10 @@ func (h *Handler) doPause(pause bool) http.HandlerFunc {
 	}
 }
 
+// cancelReason is the error a job cancelled from the dashboard dies
+// with (the consumer running it hears of it and ends its handler).
+const cancelReason = "cancelled"
+
 func (h *Handler) doJob(verb string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		e, name, err := h.entry(r)
@@ -81,6 +85,10 @@ func (h *Handler) doJob(verb string) http.HandlerFunc {
 			var was emq.State
 			was, err = e.q.Delete(r.Context(), id)
 			msg = fmt.Sprintf("%s deleted (it was %s)", id, was)
+		case "cancel":
+			var was emq.State
+			was, err = e.q.Cancel(r.Context(), id, cancelReason)
+			msg = fmt.Sprintf("%s cancelled (it was %s): now dead", id, was)
 		}
 		if err != nil {
 			if errors.Is(err, emq.ErrNotFound) {

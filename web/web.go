@@ -257,6 +257,7 @@ func (h *Handler) routes() {
 		m.Handle("POST /queues/{queue}/jobs/{id}/requeue", h.action(h.doJob("requeue")))
 		m.Handle("POST /queues/{queue}/jobs/{id}/delete", h.action(h.doJob("delete")))
 		m.Handle("POST /queues/{queue}/jobs/{id}/run", h.action(h.doJob("run")))
+		m.Handle("POST /queues/{queue}/jobs/{id}/cancel", h.action(h.doJob("cancel")))
 		m.Handle("POST /queues/{queue}/bulk", h.action(h.doBulk))
 		m.Handle("POST /queues/{queue}/requeue-dead", h.action(h.doRequeueDead))
 	}
@@ -277,7 +278,7 @@ func fail(w http.ResponseWriter, err error) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	case errors.Is(err, errUnknownQueue), errors.Is(err, errNoJob), errors.Is(err, emq.ErrNotFound):
 		http.Error(w, err.Error(), http.StatusNotFound)
-	case errors.Is(err, emq.ErrNotDead), errors.Is(err, emq.ErrNotDelayed):
+	case errors.Is(err, emq.ErrNotDead), errors.Is(err, emq.ErrNotDelayed), errors.Is(err, emq.ErrFinished):
 		http.Error(w, err.Error(), http.StatusConflict)
 	default:
 		http.Error(w, "server error: "+err.Error(), http.StatusInternalServerError)

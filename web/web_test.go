@@ -450,6 +450,30 @@ func TestActions(t *testing.T) {
 	if code, _ := f.post("/queues/q/jobs/"+keep+"/run", form(), nil); code != 409 {
 		t.Errorf("run now of a pending job: %d", code)
 	}
+	// Cancel: a waiting job ends dead with the reason; a finished one is
+	// a conflict, nothing changes.
+	doomed, _ := f.q.EnqueueIn(tctx(t), time.Hour, []byte("doomed"))
+	if code, body, _ := f.get("/queues/q/jobs/" + doomed); code != 200 || !strings.Contains(body, `id="cancel"`) {
+		t.Errorf("job page of a delayed job: %d, cancel button shown %v", code, strings.Contains(body, `id="cancel"`))
+	}
+	if code, body := f.post("/queues/q/jobs/"+doomed+"/cancel", form(), nil); code != 303 {
+		t.Errorf("cancel: %d %s", code, body)
+	}
+	if got, _ := srv.Do("HGET", "emq:{q}:job:"+doomed, "state"); got != "dead" {
+		t.Errorf("after cancel, state %q", got)
+	}
+	if got, _ := srv.Do("HGET", "emq:{q}:job:"+doomed, "error"); got != "cancelled" {
+		t.Errorf("after cancel, error %q", got)
+	}
+	if code, _ := f.post("/queues/q/jobs/"+doomed+"/cancel", form(), nil); code != 409 {
+		t.Errorf("cancel of a dead job: %d, want 409", code)
+	}
+	if code, body, _ := f.get("/queues/q/jobs/" + doomed); code != 200 || strings.Contains(body, `id="cancel"`) {
+		t.Errorf("job page of a dead job: %d, cancel button shown %v", code, strings.Contains(body, `id="cancel"`))
+	}
+	if _, err := f.q.Delete(tctx(t), doomed); err != nil {
+		t.Fatal(err)
+	}
 	if code, body := f.post("/queues/q/jobs/"+later+"/run", form(), nil); code != 303 {
 		t.Errorf("run now: %d %s", code, body)
 	}
