@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/echomq/echomq-go/internal/dial"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -65,6 +66,41 @@ func logPanic(log *slog.Logger, p *PanicError) {
 	}
 	log.LogAttrs(context.Background(), slog.LevelError, "conn: recovered a panic",
 		slog.String("func", p.Func), slog.Any("value", p.Value), slog.String("stack", string(p.Stack)))
+}
+
+// sunk stands, on the connection, for a submission whose Handler
+// panicked in Reply: the rest of its replies are read and dropped, and
+// the Handler's Done is then called with the *PanicError (or with the
+// connection's fault, when it fails first: the panic is then logged).
+type sunk struct {
+	h   wire.Handler
+	p   *PanicError
+	log *slog.Logger
+}
+
+func (s *sunk) Reply(int, resp.Value) {}
+func (s *sunk) Waits() bool            { return false }
+func (s *sunk) Done(error)             { endWith(s.log, s.h, s.p) }
+
+// endWith calls h.Done(err) off the hot path (a panicked Handler's, a
+// failed connection's submissions), recovering and logging its panic so
+// that every other submission is still ended.
+func endWith(log *slog.Logger, h wire.Handler, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(log, recovered(funcOf(h, "Handler.Done"), r))
+		}
+	}()
+	h.Done(err)
+}
+
+// funcOf names the function of h that panicked: the one h names itself
+// (a Stream's ReplyFunc), else method.
+func funcOf(h wire.Handler, method string) string {
+	if f := wire.PanicFunc(h); f != "" {
+		return f
+	}
+	return method
 }
 
 // onPush calls OnPush with v, recovering its panic (logged: no call is

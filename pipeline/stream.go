@@ -89,16 +89,31 @@ func (c *chunk) Reply(i int, v resp.Value) {
 // recycles the chunk.
 func (c *chunk) Done(err error) { c.end(err, true) }
 
+// PanicFunc names the ReplyFunc as the function that panicked, in a
+// *conn.PanicError (see wire.Named).
+func (c *chunk) PanicFunc() string { return "Stream.ReplyFunc" }
+
 // end reports the replies that will never come (with err), records err
 // as the stream's fault when it is one, frees the window and recycles
 // the chunk.
 func (c *chunk) end(err error, fault bool) {
-	st := c.st
 	if err != nil {
+		// Deferred, so the window is freed and the fault kept even when
+		// the ReplyFunc panics here: the stream still ends. Only a chunk
+		// that fails pays for the defer.
+		defer c.free(err, fault)
 		for i := c.copied; i < c.n; i++ {
-			st.fn(c.base+int64(i), resp.Value{}, err)
+			c.st.fn(c.base+int64(i), resp.Value{}, err)
 		}
+		return
 	}
+	c.free(nil, fault)
+}
+
+// free records err as the stream's fault when it is one, frees the
+// window and recycles the chunk.
+func (c *chunk) free(err error, fault bool) {
+	st := c.st
 	st.mu.Lock()
 	if fault && err != nil && st.err == nil {
 		st.err = err

@@ -36,6 +36,23 @@ type Handler interface {
 	Waits() bool
 }
 
+// Named is implemented by a Handler that runs a user's function the
+// connection should name when that function panics (a Stream's
+// ReplyFunc), and by a Handler that wraps another (forwarding PanicFunc).
+type Named interface {
+	// PanicFunc names the function a panic in Reply or Done came from,
+	// or is "" for the Handler's own method.
+	PanicFunc() string
+}
+
+// PanicFunc is h's PanicFunc, or "" when h is not Named.
+func PanicFunc(h Handler) string {
+	if n, ok := h.(Named); ok {
+		return n.PanicFunc()
+	}
+	return ""
+}
+
 // Cmds is a submission: N commands encoded back to back in B, and the
 // facts of each (its kind, timeout, keys, where its arguments are), known
 // where it was encoded. Facts nil means unknown: the Sender that receives
