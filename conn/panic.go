@@ -79,8 +79,8 @@ type sunk struct {
 }
 
 func (s *sunk) Reply(int, resp.Value) {}
-func (s *sunk) Waits() bool            { return false }
-func (s *sunk) Done(error)             { endWith(s.log, s.h, s.p) }
+func (s *sunk) Waits() bool           { return false }
+func (s *sunk) Done(error)            { endWith(s.log, s.h, s.p) }
 
 // endWith calls h.Done(err) off the hot path (a panicked Handler's, a
 // failed connection's submissions), recovering and logging its panic so
