@@ -79,10 +79,12 @@ type chunk struct {
 // Waits is false: the stream goes on adding while replies come.
 func (c *chunk) Waits() bool { return false }
 
-// Reply delivers reply i.
+// Reply delivers reply i. It is counted first: a ReplyFunc that panics
+// has had the reply as its command's one outcome, and the rest of the
+// chunk gets the *conn.PanicError (see Done).
 func (c *chunk) Reply(i int, v resp.Value) {
-	c.st.fn(c.base+int64(i), v, nil)
 	c.copied = i + 1
+	c.st.fn(c.base+int64(i), v, nil)
 }
 
 // Done reports the replies that will never come, frees the window and
