@@ -216,13 +216,8 @@ func (c *Conn) step() (wire.Handler, error) {
 	if c.idx < e.n {
 		return nil, nil
 	}
-	return c.finish(e), nil
-}
-
-// finish ends e, whose last reply has been delivered: room is freed, its
-// Handler told, and only then is e cleared, so that a panic in Done finds
-// c.idx == e.n (see recoverStep).
-func (c *Conn) finish(e *entry) wire.Handler {
+	// e is cleared only after Done, so that a panic in Done finds
+	// c.idx == e.n (see recoverStep).
 	h := e.h
 	if e.block {
 		c.blockEnd()
@@ -232,7 +227,7 @@ func (c *Conn) finish(e *entry) wire.Handler {
 	*e = entry{}
 	c.li++
 	c.idx = 0
-	return h
+	return h, nil
 }
 
 // recoverStep puts the reader back on its feet after a Handler's panic,
@@ -255,9 +250,7 @@ func (c *Conn) recoverStep(r any) (wire.Handler, *sunk) {
 	e := &c.local[c.li]
 	if c.idx == e.n {
 		h := e.h
-		*e = entry{}
-		c.li++
-		c.idx = 0
+		*e, c.li, c.idx = entry{}, c.li+1, 0
 		logPanic(c.opts.Logger, recovered(funcOf(h, "Handler.Done"), r))
 		return h, nil
 	}
@@ -267,7 +260,14 @@ func (c *Conn) recoverStep(r any) (wire.Handler, *sunk) {
 	if c.idx < e.n {
 		return nil, s
 	}
-	return c.finish(e), s
+	// That was its last reply: it ends here, as at the end of step.
+	if e.block {
+		c.blockEnd()
+	}
+	c.release(e.n)
+	s.Done(nil)
+	*e, c.li, c.idx = entry{}, c.li+1, 0
+	return s, s
 }
 
 // skippedPush reports whether v, a TooLarge value, stands for a push

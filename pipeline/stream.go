@@ -16,7 +16,10 @@ import (
 // error reply), or err when the connection failed before the reply came.
 // It runs on the goroutine that reads the connection's replies (never two
 // at once), v is valid only during the call, and it must not block or wait
-// on the same connection.
+// on the same connection. A panic in it is recovered by the connection:
+// the stream fails with a *conn.PanicError naming "Stream.ReplyFunc"
+// (matching ErrStreamFailed), the reply it panicked on was that command's
+// outcome, and the other commands of its chunk are told the PanicError.
 type ReplyFunc func(seq int64, v resp.Value, err error)
 
 // StreamOptions configure a Stream.

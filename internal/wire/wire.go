@@ -20,6 +20,7 @@ import (
 // A Handler receives the replies of one submission. Its methods run on
 // the goroutine that holds the connection's reader role (the reader
 // goroutine, or a caller reading its own replies) and must not block.
+// A panic in them is recovered by the connection (see conn.PanicError).
 type Handler interface {
 	// Reply is called with reply i (from 0) of the submission, in the
 	// order the commands were sent. v is valid only during the call.
