@@ -86,8 +86,8 @@ func logPanic(log *slog.Logger, p *PanicError) {
 
 // sunk stands, on the connection, for a submission whose Handler
 // panicked in Reply: the rest of its replies are read and dropped, and
-// the Handler's Done is then called with the *PanicError (or with the
-// connection's fault, when it fails first: the panic is then logged).
+// the Handler's Done is then called with the *PanicError, even when the
+// connection fails before those replies come: the panic came first.
 type sunk struct {
 	h   wire.Handler
 	p   *PanicError

@@ -37,8 +37,13 @@ type StreamOptions struct {
 // order to a ReplyFunc, without holding the run in memory. Commands are
 // gathered into chunks, so the connection sees few large writes.
 //
-// A Stream is used by one goroutine; call Wait at the end.
+// A Stream is used by one goroutine; call Wait at the end. Use the
+// *Stream NewStream returns: a Stream copied by value (go vet's
+// copylocks check reports it) would share its gathered commands and its
+// window with the original; it is refused with ErrStreamCopied and sends
+// nothing.
 type Stream struct {
+	self *Stream // the address NewStream made it at
 	s      conn.Sender
 	fn     ReplyFunc
 	window int
@@ -68,9 +73,16 @@ func NewStream(s conn.Sender, fn ReplyFunc, opts StreamOptions) *Stream {
 		opts.Chunk = 128
 	}
 	opts.Chunk = min(opts.Chunk, opts.Window)
-	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, plain: !wire.WantsFacts(s),
+	st := &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, plain: !wire.WantsFacts(s),
 		room: make(chan struct{}, 1)}
+	st.self = st
+	return st
 }
+
+// ErrStreamCopied is the error of every method of a Stream that is not
+// the one NewStream returned (a copy by value, a zero Stream): nothing
+// is added or sent.
+var ErrStreamCopied = errors.New("pipeline: Stream copied by value (or not made by NewStream): use the *Stream NewStream returned")
 
 // chunk is the Handler of one submission of a Stream.
 type chunk struct {
@@ -143,6 +155,9 @@ func (c *chunk) free(err error, fault bool) {
 // the chunk it sent (a refusal, the connection's fault), which that
 // chunk's commands are told too.
 func (st *Stream) Add(ctx context.Context, args ...string) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if len(args) == 0 {
 		return ErrEmptyCommand
 	}
@@ -230,6 +245,9 @@ func (st *Stream) added(ctx context.Context) error {
 // chunk then sent one by one. Its facts are read from its bytes, once,
 // here.
 func (st *Stream) AddCmd(ctx context.Context, cmd resp.Cmd) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if err := cmd.Err(); err != nil {
 		return err
 	}
@@ -254,6 +272,9 @@ var ErrStreamFailed = errors.New("pipeline: stream failed")
 
 // Flush hands the gathered commands to the connection now.
 func (st *Stream) Flush(ctx context.Context) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if st.cmds.Len() == 0 {
 		return st.Err()
 	}
@@ -407,6 +428,9 @@ func (st *Stream) Sent() int64 { return st.next }
 // delivered, or ctx ends. It returns the first fault, if any. The Stream
 // may be used again after Wait: sequence numbers continue.
 func (st *Stream) Wait(ctx context.Context) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if err := st.Flush(ctx); err != nil && !errors.Is(err, ErrStreamFailed) {
 		return err
 	}
