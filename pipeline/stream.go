@@ -43,7 +43,7 @@ type StreamOptions struct {
 // window with the original; it is refused with ErrStreamCopied and sends
 // nothing.
 type Stream struct {
-	self *Stream // the address NewStream made it at
+	self   *Stream // the address NewStream made it at
 	s      conn.Sender
 	fn     ReplyFunc
 	window int
