@@ -17,9 +17,10 @@ import (
 )
 
 // panicky is a user's Handler of ECHO a, ECHO boom, ECHO c that panics
-// in Reply at the second reply, or in Done, as mode says.
+// in Reply at the second reply ("Reply") or the last ("Last"), or in
+// Done ("Done"), as mode says.
 type panicky struct {
-	mode  string // "Reply" or "Done"
+	mode  string // "Reply", "Last" or "Done"
 	waits bool
 	mu    sync.Mutex
 	got   []string
@@ -30,7 +31,7 @@ func (h *panicky) Reply(i int, v resp.Value) {
 	h.mu.Lock()
 	h.got = append(h.got, v.Text())
 	h.mu.Unlock()
-	if h.mode == "Reply" && i == 1 {
+	if h.mode == "Reply" && i == 1 || h.mode == "Last" && i == 2 {
 		panic("reply " + v.Text())
 	}
 }
@@ -72,7 +73,8 @@ func sendPanicky(ctx context.Context, s conn.Sender, mode string, waits bool) (g
 // A user's Handler panicking in Reply or in Done, on the reader
 // goroutine or on a caller reading its own replies (Waits), on a Conn,
 // a Client and a Conn with OnPush, neither kills the process nor leaves
-// the reader role held: a panic in Reply fails its own submission (Done
+// the reader role held: a panic in Reply (mid-submission or at its last
+// reply) fails its own submission (Done
 // gets a *conn.PanicError naming "Handler.Reply"; the rest of its
 // replies are read and dropped), a panic in Done is logged, and 8
 // concurrent callers each get their own correct replies, every round;
@@ -80,7 +82,7 @@ func sendPanicky(ctx context.Context, s conn.Sender, mode string, waits bool) (g
 // killed the test binary, and one on a leader left the role held (every
 // later call hung).
 func TestHandlerPanic(t *testing.T) {
-	for _, mode := range []string{"Reply", "Done"} {
+	for _, mode := range []string{"Reply", "Last", "Done"} {
 		for _, waits := range []bool{true, false} {
 			for _, target := range []string{"Conn", "Client", "Conn+OnPush"} {
 				t.Run(fmt.Sprintf("%s/waits=%v/%s", mode, waits, target), func(t *testing.T) {
@@ -102,12 +104,17 @@ func TestHandlerPanic(t *testing.T) {
 					}
 					check := func(got []string, err error) {
 						t.Helper()
-						if mode == "Reply" {
+						if mode != "Done" {
 							var pe *conn.PanicError
 							require.ErrorAs(t, err, &pe)
 							require.Equal(t, "Handler.Reply", pe.Func)
-							require.Equal(t, "reply boom", pe.Value)
 							require.Contains(t, pe.Error(), "Handler.Reply panicked")
+							if mode == "Last" {
+								require.Equal(t, "reply c", pe.Value)
+								require.Equal(t, []string{"a", "boom", "c"}, got)
+								return
+							}
+							require.Equal(t, "reply boom", pe.Value)
 							require.Equal(t, []string{"a", "boom"}, got, "the replies after the panic are dropped")
 							return
 						}
