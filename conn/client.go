@@ -514,6 +514,9 @@ func (d *lent) Reply(i int, v resp.Value) {
 func (d *lent) Waits() bool    { return false }
 func (d *lent) Done(err error) { d.err = err; close(d.done) }
 
+// PanicFunc is the wrapped Handler's (see wire.Named).
+func (d *lent) PanicFunc() string { return wire.PanicFunc(d.h) }
+
 // sendDedicated sends a submission holding blocking commands on a lent
 // connection, and returns once it has ended: with its replies; with the
 // connection's fault; or, when ctx ends first, once the server no longer

@@ -64,7 +64,13 @@ type Cmds = wire.Cmds
 // submission early. Waits reports whether the submitter waits for Done
 // right after Send (then the connection may read the replies on its
 // goroutine, and a Client sends a blocking command on a dedicated
-// connection); a Handler must not block.
+// connection); a Handler must not block. A panic in Reply or Done is
+// recovered where it happens (the reader goroutine, or a caller reading
+// its own replies) and never leaves the connection's roles held: a
+// panic in Reply ends the submission, whose remaining replies are read
+// and dropped, with Done(*PanicError); one in Done is logged to
+// Options.Logger. Every other submission still gets its own replies (see
+// PanicError).
 type Handler = wire.Handler
 
 // CmdsOf is the submission of one command (its build error, if any).

@@ -49,7 +49,8 @@ func do(ctx context.Context, s wire.Sender, args []any) (resp.Value, error) {
 //
 // When ctx ends first, DoFunc returns ctx.Err() at once; the command stays
 // queued and its late reply is read and dropped. A ctx already done sends
-// nothing.
+// nothing. A panic in fn is the caller's own: fn runs once the connection
+// is done with the reply, so the connection goes on (see PanicError).
 func (c *Conn) DoFunc(ctx context.Context, cmd resp.Cmd, fn func(resp.Value) error) error {
 	return wire.DoFunc(ctx, c, cmd, fn)
 }

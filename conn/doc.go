@@ -187,14 +187,18 @@
 // does no hook work at all, a pointer check per submission; a hook that
 // keeps its context allocates nothing per command in steady state.
 //
-// A panic in a hook, in OnPush or in Options.Dialer is the user's bug,
+// A panic in a hook, in OnPush, in Options.Dialer or in a Handler (a
+// pipeline.Stream's ReplyFunc among them) is the user's bug,
 // but it runs where the caller cannot recover it (the reader goroutine,
 // the redial) or would leave the connection's reader or writer role
 // held: it is recovered as a *PanicError (see there for each function).
 // A Before function's refuses its call, nothing sent; an After
 // function's fails its call (the command ran); OnPush's, and one met by
-// a call that had failed by itself, are logged to Options.Logger; every
-// other call ends as it would have.
+// a call that had failed by itself, are logged to Options.Logger; a
+// Handler's in Reply fails its submission (the rest of its replies read
+// and dropped), in Done is logged; every other call ends as it would
+// have. DoFunc's fn runs on its caller's goroutine, holding nothing: its
+// panic is the caller's.
 //
 // Options.Observer (CommandStart, CommandEnd) is the older form of the
 // same, kept working: it runs as one more hook, after Options.Hooks

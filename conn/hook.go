@@ -381,6 +381,9 @@ func (o *hooked) Reply(i int, v resp.Value) {
 // Waits is the wrapped Handler's.
 func (o *hooked) Waits() bool { return o.h.Waits() }
 
+// PanicFunc is the wrapped Handler's (see wire.Named).
+func (o *hooked) PanicFunc() string { return wire.PanicFunc(o.h) }
+
 // Done ends the commands left without a reply, and the pipeline, with
 // err, recycles o and passes err on: the panic of a hook, when one
 // panicked and err is nil (see PanicError).

@@ -55,15 +55,32 @@ func (c *Conn) readLoop() {
 }
 
 // readBackground reads while replies are owed (always, with OnPush). It
-// reports false once the connection is dead.
+// reports false once the connection is dead. A Handler's panic ends a
+// read session (recoverStep), and the next one goes on reading: the
+// recover costs one defer per session, never one per reply.
 func (c *Conn) readBackground() bool {
+	for {
+		if alive, again := c.readSession(); !again {
+			return alive
+		}
+	}
+}
+
+// readSession is readBackground until a Handler panics (again).
+func (c *Conn) readSession() (alive, again bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.recoverStep(r)
+			again = true
+		}
+	}()
 	for {
 		if c.pending.Load() == 0 && c.opts.OnPush == nil {
 			c.mu.Lock()
 			if c.pending.Load() == 0 && c.err == nil {
 				c.reading = roleFree
 				c.mu.Unlock()
-				return true
+				return true, false
 			}
 			c.mu.Unlock()
 		}
@@ -74,14 +91,16 @@ func (c *Conn) readBackground() bool {
 				continue
 			}
 			c.die(err)
-			return false
+			return false, false
 		}
 	}
 }
 
 // lead reads on the caller's goroutine until h is done or ctx ends, then
 // lets go of the reader role: to nobody when nothing is owed, else to the
-// reader goroutine.
+// reader goroutine. A Handler's panic, h's or another submission's read
+// on the way, is recovered (recoverStep) and the leader reads on: the
+// panic never leaves the role held.
 func (c *Conn) lead(ctx context.Context, h wire.Handler) {
 	var stop func() bool
 	if ctx.Done() != nil {
@@ -90,26 +109,18 @@ func (c *Conn) lead(ctx context.Context, h wire.Handler) {
 		c.mu.Unlock()
 		stop = context.AfterFunc(ctx, c.onCancel) // no closure to allocate
 	}
+	want := h
 	for {
-		done, err := c.step()
-		if err == nil {
-			if done == h {
-				break
+		dead, again := c.leadSession(ctx, &want)
+		if dead {
+			if stop != nil {
+				stop()
 			}
-			continue
+			return
 		}
-		if interrupted(err) && c.Err() == nil {
-			if ctx.Err() != nil {
-				break // our caller gave up; the reader goroutine goes on
-			}
-			c.nc.SetReadDeadline(time.Time{})
-			continue
+		if !again {
+			break
 		}
-		if stop != nil {
-			stop()
-		}
-		c.die(err)
-		return
 	}
 	c.mu.Lock()
 	c.leadCtx = nil // an interrupt still on its way finds no leader
@@ -126,6 +137,40 @@ func (c *Conn) lead(ctx context.Context, h wire.Handler) {
 		c.handToReader()
 	}
 	c.mu.Unlock()
+}
+
+// leadSession is lead's reading until *want is done or ctx ends (again
+// false), the connection dies (dead), or a Handler panics (again, unless
+// the panic ended *want). When *want panicked in Reply, *want becomes the
+// sunk Handler that stands for it.
+func (c *Conn) leadSession(ctx context.Context, want *wire.Handler) (dead, again bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			done, s := c.recoverStep(r)
+			if s != nil && s.h == *want {
+				*want = s
+			}
+			again = done == nil || done != *want
+		}
+	}()
+	for {
+		done, err := c.step()
+		if err == nil {
+			if done == *want {
+				return false, false
+			}
+			continue
+		}
+		if interrupted(err) && c.Err() == nil {
+			if ctx.Err() != nil {
+				return false, false // our caller gave up; the reader goroutine goes on
+			}
+			c.nc.SetReadDeadline(time.Time{})
+			continue
+		}
+		c.die(err)
+		return true, false
+	}
 }
 
 // interruptLeader wakes the leader blocked in a read when its ctx has
@@ -171,16 +216,58 @@ func (c *Conn) step() (wire.Handler, error) {
 	if c.idx < e.n {
 		return nil, nil
 	}
-	h, n, block := e.h, e.n, e.block
+	// e is cleared only after Done, so that a panic in Done finds
+	// c.idx == e.n (see recoverStep).
+	h := e.h
+	if e.block {
+		c.blockEnd()
+	}
+	c.release(e.n)
+	h.Done(nil)
 	*e = entry{}
 	c.li++
 	c.idx = 0
-	if block {
+	return h, nil
+}
+
+// recoverStep puts the reader back on its feet after a Handler's panic,
+// r, ended step, and returns the Handler that the panic ended, if any,
+// and the sunk Handler it made, if any. The frame step read was whole,
+// so the connection stays in step with its replies:
+//
+//   - A panic in Reply (c.idx < e.n): the submission's Handler is
+//     replaced by a sunk one, which drops the rest of its replies as
+//     they are read, and then calls the Handler's Done with the
+//     *PanicError. Every other submission gets its own replies.
+//   - A panic in Done (c.idx == e.n): the submission had ended; the panic
+//     is logged, as no call is left to return it.
+//
+// Any other panic is not a Handler's and goes on.
+func (c *Conn) recoverStep(r any) (wire.Handler, *sunk) {
+	if c.li >= len(c.local) || c.local[c.li].h == nil {
+		panic(r)
+	}
+	e := &c.local[c.li]
+	if c.idx == e.n {
+		h := e.h
+		*e, c.li, c.idx = entry{}, c.li+1, 0
+		logPanic(c.opts.Logger, recovered(funcOf(h, "Handler.Done"), r))
+		return h, nil
+	}
+	s := &sunk{h: e.h, p: recovered(funcOf(e.h, "Handler.Reply"), r), log: c.opts.Logger}
+	e.h = s
+	c.idx++
+	if c.idx < e.n {
+		return nil, s
+	}
+	// That was its last reply: it ends here, as at the end of step.
+	if e.block {
 		c.blockEnd()
 	}
-	c.release(n)
-	h.Done(nil)
-	return h, nil
+	c.release(e.n)
+	s.Done(nil)
+	*e, c.li, c.idx = entry{}, c.li+1, 0
+	return s, s
 }
 
 // skippedPush reports whether v, a TooLarge value, stands for a push
@@ -229,7 +316,7 @@ func (c *Conn) die(err error) {
 	for _, list := range [][]entry{c.local[c.li:], rest} {
 		for _, e := range list {
 			c.pending.Add(-int64(e.n))
-			e.h.Done(err)
+			endWith(c.opts.Logger, e.h, err)
 		}
 	}
 	c.local, c.li = nil, 0

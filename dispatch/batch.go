@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/echomq/echomq-go/cmds"
@@ -19,7 +20,20 @@ import (
 // A Batch is reusable: Reset keeps its memory, and in steady state
 // neither Add nor EvalBatch allocates. A Batch is not safe for concurrent
 // use, and is independent of any executor.
+//
+// A Batch must not be copied by value after its first use (go vet's
+// copylocks check reports a copy): the copy would share its calls and
+// replies with the original. A copy drops that view at its first use:
+// EvalBatch refuses it with an error matching ErrCopied and sends
+// nothing, and it holds no calls or replies, until its Reset makes it an
+// empty Batch of its own; the original is untouched.
 type Batch struct {
+	noCopy noCopy
+	// self is the batch's address, noted at its first use: a Batch at
+	// another address is a copy (own).
+	self *Batch
+	bad  error // ErrCopied, for a copy until its Reset
+
 	// Built by Add.
 	calls []batchCall // in order added; beyond len, kept for their memory
 
@@ -29,6 +43,49 @@ type Batch struct {
 	loads []pendingLoad  // distinct scripts to load before a re-send
 	col   wire.Collector // replies, one slot per call
 	facts wire.Facts     // the facts of the commands in wire
+}
+
+// noCopy makes go vet's copylocks check report a Batch copied by value
+// (as sync.WaitGroup's does); it has no size and does nothing.
+type noCopy struct{}
+
+// Lock is for go vet.
+func (*noCopy) Lock() {}
+
+// Unlock is for go vet.
+func (*noCopy) Unlock() {}
+
+// ErrCopied is matched by the error of EvalBatch on a Batch copied by
+// value after its first use: it shares nothing with the original and
+// sends nothing until its Reset.
+var ErrCopied = errors.New("dispatch: Batch copied by value after use: Reset it before use")
+
+// own is called first by every method that reads or writes the batch's
+// memory: a load and a compare.
+func (b *Batch) own() {
+	if b.self != b {
+		b.adopt()
+	}
+}
+
+// adopt notes the batch's address at its first use; a copy (a Batch at
+// another address than the one noted) drops what it shares with the
+// original, unseen, and is refused until Reset.
+//
+//go:noinline
+func (b *Batch) adopt() {
+	if b.self == nil {
+		b.self = b
+		return
+	}
+	*b = Batch{self: b, bad: ErrCopied}
+}
+
+// ready is called first by EvalBatch: the batch's own error (ErrCopied)
+// when it may not be sent.
+func (b *Batch) ready() error {
+	b.own()
+	return b.bad
 }
 
 // batchCall is one call in a Batch.
@@ -49,6 +106,7 @@ type pendingLoad struct {
 // Add appends a call of s with a's keys and args (a may be nil). a's
 // encoding is copied: a may be reset and reused at once.
 func (b *Batch) Add(s *Script, a *Args) {
+	b.own()
 	n := len(b.calls)
 	if n < cap(b.calls) {
 		b.calls = b.calls[:n+1]
@@ -61,10 +119,15 @@ func (b *Batch) Add(s *Script, a *Args) {
 }
 
 // Len returns the number of calls in the batch.
-func (b *Batch) Len() int { return len(b.calls) }
+func (b *Batch) Len() int {
+	b.own()
+	return len(b.calls)
+}
 
 // Reset removes every call and reply, keeping the memory.
 func (b *Batch) Reset() {
+	b.own()
+	b.bad = nil
 	for i := range b.calls {
 		b.calls[i].s = nil // drop the *Script references, keep the memory
 	}
@@ -76,7 +139,10 @@ func (b *Batch) Reset() {
 // calls were added. They are valid until the next EvalBatch or Reset.
 // After an EvalBatch that failed (the connection broke, ctx ended) there
 // are none.
-func (b *Batch) Replies() []resp.Value { return b.col.Replies() }
+func (b *Batch) Replies() []resp.Value {
+	b.own()
+	return b.col.Replies()
+}
 
 // Reply returns the reply of call i of the last EvalBatch. It panics when
 // there is no such reply.

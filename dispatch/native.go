@@ -47,6 +47,9 @@ func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Valu
 // Batch.Err), or the fault or ctx's error, after which there are no
 // replies.
 func (x *Native) EvalBatch(ctx context.Context, b *Batch) error {
+	if err := b.ready(); err != nil {
+		return err
+	}
 	if len(b.calls) == 0 {
 		return nil
 	}

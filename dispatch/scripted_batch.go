@@ -19,6 +19,9 @@ import (
 // returns ctx's error and the replies received so far stay in b, the
 // calls that waited on the load keeping their NOSCRIPT.
 func (x *Scripted) EvalBatch(ctx context.Context, b *Batch) error {
+	if err := b.ready(); err != nil {
+		return err
+	}
 	if len(b.calls) == 0 {
 		return nil
 	}

@@ -16,7 +16,10 @@ import (
 // error reply), or err when the connection failed before the reply came.
 // It runs on the goroutine that reads the connection's replies (never two
 // at once), v is valid only during the call, and it must not block or wait
-// on the same connection.
+// on the same connection. A panic in it is recovered by the connection:
+// the stream fails with a *conn.PanicError naming "Stream.ReplyFunc"
+// (matching ErrStreamFailed), the reply it panicked on was that command's
+// outcome, and the other commands of its chunk are told the PanicError.
 type ReplyFunc func(seq int64, v resp.Value, err error)
 
 // StreamOptions configure a Stream.
@@ -34,8 +37,13 @@ type StreamOptions struct {
 // order to a ReplyFunc, without holding the run in memory. Commands are
 // gathered into chunks, so the connection sees few large writes.
 //
-// A Stream is used by one goroutine; call Wait at the end.
+// A Stream is used by one goroutine; call Wait at the end. Use the
+// *Stream NewStream returns: a Stream copied by value (go vet's
+// copylocks check reports it) would share its gathered commands and its
+// window with the original; it is refused with ErrStreamCopied and sends
+// nothing.
 type Stream struct {
+	self   *Stream // the address NewStream made it at
 	s      conn.Sender
 	fn     ReplyFunc
 	window int
@@ -65,9 +73,16 @@ func NewStream(s conn.Sender, fn ReplyFunc, opts StreamOptions) *Stream {
 		opts.Chunk = 128
 	}
 	opts.Chunk = min(opts.Chunk, opts.Window)
-	return &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, plain: !wire.WantsFacts(s),
+	st := &Stream{s: s, fn: fn, window: opts.Window, chunk: opts.Chunk, plain: !wire.WantsFacts(s),
 		room: make(chan struct{}, 1)}
+	st.self = st
+	return st
 }
+
+// ErrStreamCopied is the error of every method of a Stream that is not
+// the one NewStream returned (a copy by value, a zero Stream): nothing
+// is added or sent.
+var ErrStreamCopied = errors.New("pipeline: Stream copied by value (or not made by NewStream): use the *Stream NewStream returned")
 
 // chunk is the Handler of one submission of a Stream.
 type chunk struct {
@@ -79,26 +94,43 @@ type chunk struct {
 // Waits is false: the stream goes on adding while replies come.
 func (c *chunk) Waits() bool { return false }
 
-// Reply delivers reply i.
+// Reply delivers reply i. It is counted first: a ReplyFunc that panics
+// has had the reply as its command's one outcome, and the rest of the
+// chunk gets the *conn.PanicError (see Done).
 func (c *chunk) Reply(i int, v resp.Value) {
-	c.st.fn(c.base+int64(i), v, nil)
 	c.copied = i + 1
+	c.st.fn(c.base+int64(i), v, nil)
 }
 
 // Done reports the replies that will never come, frees the window and
 // recycles the chunk.
 func (c *chunk) Done(err error) { c.end(err, true) }
 
+// PanicFunc names the ReplyFunc as the function that panicked, in a
+// *conn.PanicError (see wire.Named).
+func (c *chunk) PanicFunc() string { return "Stream.ReplyFunc" }
+
 // end reports the replies that will never come (with err), records err
 // as the stream's fault when it is one, frees the window and recycles
 // the chunk.
 func (c *chunk) end(err error, fault bool) {
-	st := c.st
 	if err != nil {
+		// Deferred, so the window is freed and the fault kept even when
+		// the ReplyFunc panics here: the stream still ends. Only a chunk
+		// that fails pays for the defer.
+		defer c.free(err, fault)
 		for i := c.copied; i < c.n; i++ {
-			st.fn(c.base+int64(i), resp.Value{}, err)
+			c.st.fn(c.base+int64(i), resp.Value{}, err)
 		}
+		return
 	}
+	c.free(nil, fault)
+}
+
+// free records err as the stream's fault when it is one, frees the
+// window and recycles the chunk.
+func (c *chunk) free(err error, fault bool) {
+	st := c.st
 	st.mu.Lock()
 	if fault && err != nil && st.err == nil {
 		st.err = err
@@ -123,6 +155,9 @@ func (c *chunk) end(err error, fault bool) {
 // the chunk it sent (a refusal, the connection's fault), which that
 // chunk's commands are told too.
 func (st *Stream) Add(ctx context.Context, args ...string) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if len(args) == 0 {
 		return ErrEmptyCommand
 	}
@@ -210,6 +245,9 @@ func (st *Stream) added(ctx context.Context) error {
 // chunk then sent one by one. Its facts are read from its bytes, once,
 // here.
 func (st *Stream) AddCmd(ctx context.Context, cmd resp.Cmd) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if err := cmd.Err(); err != nil {
 		return err
 	}
@@ -234,6 +272,9 @@ var ErrStreamFailed = errors.New("pipeline: stream failed")
 
 // Flush hands the gathered commands to the connection now.
 func (st *Stream) Flush(ctx context.Context) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if st.cmds.Len() == 0 {
 		return st.Err()
 	}
@@ -387,6 +428,9 @@ func (st *Stream) Sent() int64 { return st.next }
 // delivered, or ctx ends. It returns the first fault, if any. The Stream
 // may be used again after Wait: sequence numbers continue.
 func (st *Stream) Wait(ctx context.Context) error {
+	if st.self != st {
+		return ErrStreamCopied
+	}
 	if err := st.Flush(ctx); err != nil && !errors.Is(err, ErrStreamFailed) {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 // A Handler receives the replies of one submission. Its methods run on
 // the goroutine that holds the connection's reader role (the reader
 // goroutine, or a caller reading its own replies) and must not block.
+// A panic in them is recovered by the connection (see conn.PanicError).
 type Handler interface {
 	// Reply is called with reply i (from 0) of the submission, in the
 	// order the commands were sent. v is valid only during the call.
@@ -34,6 +35,23 @@ type Handler interface {
 	// switches), and so that a blocking command can be given a
 	// connection of its own.
 	Waits() bool
+}
+
+// Named is implemented by a Handler that runs a user's function the
+// connection should name when that function panics (a Stream's
+// ReplyFunc), and by a Handler that wraps another (forwarding PanicFunc).
+type Named interface {
+	// PanicFunc names the function a panic in Reply or Done came from,
+	// or is "" for the Handler's own method.
+	PanicFunc() string
+}
+
+// PanicFunc is h's PanicFunc, or "" when h is not Named.
+func PanicFunc(h Handler) string {
+	if n, ok := h.(Named); ok {
+		return n.PanicFunc()
+	}
+	return ""
 }
 
 // Cmds is a submission: N commands encoded back to back in B, and the
