@@ -7,6 +7,7 @@ import (
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/nocopy"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -27,7 +28,7 @@ import (
 // its Reset makes it an empty Batch of its own; the original is
 // untouched.
 type Batch struct {
-	noCopy noCopy
+	noCopy nocopy.NoCopy // go vet reports a copy
 	// self is the batch's address, noted at its first use: a Batch at
 	// another address is a copy (own).
 	self *Batch
@@ -58,16 +59,6 @@ type Batch struct {
 	gen     uint64        // 64 bits: a handle is never taken for a later generation's
 	cb      *cmds.Builder // Builder's (builder.go), made on first use
 }
-
-// noCopy makes go vet's copylocks check report a Batch copied by value
-// (as sync.WaitGroup's does); it has no size and does nothing.
-type noCopy struct{}
-
-// Lock is for go vet.
-func (*noCopy) Lock() {}
-
-// Unlock is for go vet.
-func (*noCopy) Unlock() {}
 
 // ErrCopied is matched by the error of Exec, and of the handles' Value,
 // of a Batch copied by value after its first use: it shares nothing with

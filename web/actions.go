@@ -65,12 +65,7 @@ const cancelReason = "cancelled"
 
 func (h *Handler) doJob(verb string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		e, name, err := h.entry(r)
-		if err != nil {
-			fail(w, err)
-			return
-		}
-		id, err := jobID(r)
+		e, name, id, err := h.jobEntry(r)
 		if err != nil {
 			fail(w, err)
 			return

@@ -324,6 +324,16 @@ func (h *Handler) chart(w http.ResponseWriter, r *http.Request) {
 }
 
 // jobID reads the {id} of the path: 400 unless a branded id.
+// jobEntry is the queue and the job id a job's route names, each checked.
+func (h *Handler) jobEntry(r *http.Request) (*queueEntry, string, string, error) {
+	e, name, err := h.entry(r)
+	if err != nil {
+		return nil, "", "", err
+	}
+	id, err := jobID(r)
+	return e, name, id, err
+}
+
 func jobID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !emq.ValidID(id) {
@@ -352,12 +362,7 @@ type event struct {
 }
 
 func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
-	e, name, err := h.entry(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	id, err := jobID(r)
+	e, name, id, err := h.jobEntry(r)
 	if err != nil {
 		fail(w, err)
 		return
@@ -480,12 +485,7 @@ func timeline(d jobDetail) []event {
 
 // payloadRaw serves a job's payload byte for byte, as a download.
 func (h *Handler) payloadRaw(w http.ResponseWriter, r *http.Request) {
-	e, name, err := h.entry(r)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	id, err := jobID(r)
+	e, name, id, err := h.jobEntry(r)
 	if err != nil {
 		fail(w, err)
 		return
