@@ -53,8 +53,17 @@
  * event and its count in commandstats are the script's too); it is not
  * propagated itself (the members' ZREM is, as above).
  *
- * Cluster: the module refuses to load on a cluster-enabled server: the
- * fence {emq}:version lives in another slot than a queue's keys.
+ * The fence, by the load argument "fence key|client" (module/README.md,
+ * "On a cluster"):
+ *   - fence key (the default on a standalone server): every call reads
+ *     {emq}:version before its first write, as above;
+ *   - fence client (the default on a cluster-enabled server, where
+ *     {emq}:version lives in one slot of one primary, never the node of a
+ *     queue's keys but by chance): no call reads it; the fence is the
+ *     client's check at connect (PROTOCOL.md), as it is for the scripts,
+ *     which never read it either. "fence key" on a cluster-enabled server
+ *     is refused at load: the key would be missing on every other primary.
+ * Any other load argument is refused at load (the server does not start).
  */
 #define EMQ_API_DEFINE
 #include "emq_api.h"
@@ -477,12 +486,29 @@ static int acl_level(call *c, RedisModuleString *k, int flags, int more) {
 /* ---------------------------------------------------------------------- */
 /* Shape, layout, fence. */
 
+/* keys_at answers the server's question where a call's keys are (the
+ * "getkeys-api" flag: a cluster routes a module command by these, not by
+ * its key specs): KEYS[1..nk], when numkeys is nk and the arguments are
+ * all there; else none, so that the call runs where it was sent and gets
+ * its own error from shape. */
+static void keys_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int nk, int minargs) {
+    long long k;
+    if (!argv || argc < 2 + nk + minargs || RedisModule_StringToLongLong(argv[1], &k) != REDISMODULE_OK || k != nk)
+        return;
+    for (int i = 0; i < nk; i++) RedisModule_KeyAtPos(ctx, 2 + i);
+}
+
 /* shape checks numkeys and that the keys and at least minargs ARGV are
- * there; it fills c. Returns -1 after replying an error. */
+ * there; it fills c. Returns -1 after replying an error, or after
+ * answering a keys position request (keys_at), which runs nothing. */
 static int shape(call *c, RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const char *name, int nk,
                  int minargs) {
     memset(c, 0, sizeof(*c));
     c->ctx = ctx;
+    if (RedisModule_IsKeysPositionRequest(ctx)) {
+        keys_at(ctx, argv, argc, nk, minargs);
+        return -1;
+    }
     int fl = RedisModule_GetContextFlags(ctx);
     c->replicate = replicating || (fl & REDISMODULE_CTX_FLAGS_AOF);
     /* As a script's first write that could grow memory is refused (the
@@ -571,8 +597,13 @@ static int layout(call *c, const char *const *sfx) {
     return 0;
 }
 
-/* fence: {emq}:version holds echomq:6.<minor>.<patch>. */
+/* fence_client: the load argument "fence client" (or a cluster-enabled
+ * server): no call reads {emq}:version; the client checks it at connect. */
+static int fence_client;
+
+/* fence: {emq}:version holds echomq:6.<minor>.<patch>, or fence_client. */
 static int fence(call *c) {
+    if (fence_client) return 0;
     if (!acl_can(c, S_VERSION, ACL_R)) return noperm(c, S_VERSION);
     RedisModuleKey *k = RedisModule_OpenKey(c->ctx, S_VERSION, REDISMODULE_READ);
     int t = RedisModule_KeyType(k);
@@ -1864,17 +1895,17 @@ typedef struct {
 } cmddef;
 
 static const cmddef cmds[] = {
-    {"emq.enqueue", cmd_enqueue, "write", 2, "enqueue: admit one job into pending"},
-    {"emq.claim", cmd_claim, "write", 3, "claim: lease the oldest pending job"},
-    {"emq.complete", cmd_complete, "write", 2, "complete: finish a claimed job"},
-    {"emq.retry", cmd_retry, "write", 5, "retry: give back a failed job"},
-    {"emq.promote", cmd_promote, "write", 3, "promote: move due delayed jobs to pending"},
-    {"emq.enqueue_at", cmd_enqueue_at, "write", 2, "enqueue_at: admit one job into delayed"},
-    {"emq.enqueue_batch", cmd_enqueue_batch, "write", 2, "enqueue_batch: admit several jobs"},
-    {"emq.claim_batch", cmd_claim_batch, "write", 3, "claim_batch: lease up to n pending jobs"},
-    {"emq.complete_batch", cmd_complete_batch, "write", 2, "complete_batch: complete several jobs"},
-    {"emq.settle_claim", cmd_settle_claim, "write", 5, "settle_claim: settle outcomes, claim the next batch"},
-    {"emq.extend", cmd_extend, "write", 2, "extend: push a held lease's deadline"},
+    {"emq.enqueue", cmd_enqueue, "write getkeys-api", 2, "enqueue: admit one job into pending"},
+    {"emq.claim", cmd_claim, "write getkeys-api", 3, "claim: lease the oldest pending job"},
+    {"emq.complete", cmd_complete, "write getkeys-api", 2, "complete: finish a claimed job"},
+    {"emq.retry", cmd_retry, "write getkeys-api", 5, "retry: give back a failed job"},
+    {"emq.promote", cmd_promote, "write getkeys-api", 3, "promote: move due delayed jobs to pending"},
+    {"emq.enqueue_at", cmd_enqueue_at, "write getkeys-api", 2, "enqueue_at: admit one job into delayed"},
+    {"emq.enqueue_batch", cmd_enqueue_batch, "write getkeys-api", 2, "enqueue_batch: admit several jobs"},
+    {"emq.claim_batch", cmd_claim_batch, "write getkeys-api", 3, "claim_batch: lease up to n pending jobs"},
+    {"emq.complete_batch", cmd_complete_batch, "write getkeys-api", 2, "complete_batch: complete several jobs"},
+    {"emq.settle_claim", cmd_settle_claim, "write getkeys-api", 5, "settle_claim: settle outcomes, claim the next batch"},
+    {"emq.extend", cmd_extend, "write getkeys-api", 2, "extend: push a held lease's deadline"},
 };
 
 static RedisModuleString *mk(const char *s) { return RedisModule_CreateString(NULL, s, strlen(s)); }
@@ -1908,6 +1939,7 @@ int RedisModule_OnUnload(RedisModuleCtx *ctx) {
     (void)ctx;
     free_all();
     replicating = 0;
+    fence_client = 0;
     return REDISMODULE_OK;
 }
 
@@ -1918,18 +1950,51 @@ static const RedisModuleCommandInfoVersion info_version = {
     .sizeof_arg = sizeof(RedisModuleCommandArg),
 };
 
+/* arg_is: the load argument a is the word w, in any case. */
+static int arg_is(RedisModuleString *a, const char *w) {
+    size_t l, wl = strlen(w);
+    const char *p = RedisModule_StringPtrLen(a, &l);
+    if (!p || l != wl) return 0;
+    for (size_t i = 0; i < l; i++)
+        if (tolower((unsigned char)p[i]) != w[i]) return 0;
+    return 1;
+}
+
+/* load_args reads the load arguments: none, or "fence key|client". The
+ * default is key on a standalone server, client on a cluster-enabled one,
+ * where key is refused. Returns -1 after logging why. */
+static int load_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int cluster) {
+    fence_client = cluster;
+    if (argc == 0) return 0;
+    if (argc != 2 || !argv || !argv[0] || !argv[1] || !arg_is(argv[0], "fence") ||
+        !(arg_is(argv[1], "key") || arg_is(argv[1], "client"))) {
+        RedisModule_Log(ctx, "warning", "emq: bad load arguments: want none, or \"fence key\" or \"fence client\"");
+        return -1;
+    }
+    if (arg_is(argv[1], "key")) {
+        if (cluster) {
+            RedisModule_Log(ctx, "warning",
+                            "emq: refusing \"fence key\" on a cluster-enabled server: {emq}:version is in one slot "
+                            "of one primary, not in a queue's; load with \"fence client\" (the default here)");
+            return -1;
+        }
+        fence_client = 0;
+    } else {
+        fence_client = 1;
+    }
+    return 0;
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    (void)argv;
-    (void)argc;
     if (emq_api_init(ctx, "emq", 1) != REDISMODULE_OK) return REDISMODULE_ERR;
     void *vk = NULL; /* Valkey exports its own names beside Redis's */
     valkey = RedisModule_GetApi("ValkeyModule_Alloc", &vk) == REDISMODULE_OK && vk != NULL;
-    if (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_CLUSTER) {
-        RedisModule_Log(ctx, "warning",
-                        "emq: refusing a cluster-enabled server: the fence {emq}:version is in another slot than a "
-                        "queue's keys; use the scripted executor on a cluster");
-        return REDISMODULE_ERR;
-    }
+    int cluster = (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_CLUSTER) != 0;
+    if (load_args(ctx, argv, argc, cluster) != 0) return REDISMODULE_ERR;
+    if (fence_client)
+        RedisModule_Log(ctx, "notice",
+                        "emq: fence client: no call reads {emq}:version; the client checks it at connect%s",
+                        cluster ? " (cluster-enabled server)" : "");
     /* Propagation: a fork (RDB, AOF rewrite, a replica's sync) or a role
      * change turns it on for good; so does a replica, a backlog or
      * another role than primary at load (MODULE LOAD at run time). */

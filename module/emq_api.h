@@ -161,6 +161,8 @@ EMQ_EXTERN int (*RedisModule_CreateCommand)(RedisModuleCtx *ctx, const char *nam
 EMQ_EXTERN RedisModuleCommand *(*RedisModule_GetCommand)(RedisModuleCtx *ctx, const char *name);
 EMQ_EXTERN int (*RedisModule_SetCommandInfo)(RedisModuleCommand *cmd, const RedisModuleCommandInfo *info);
 EMQ_EXTERN int (*RedisModule_GetContextFlags)(RedisModuleCtx *ctx);
+EMQ_EXTERN int (*RedisModule_IsKeysPositionRequest)(RedisModuleCtx *ctx);
+EMQ_EXTERN void (*RedisModule_KeyAtPos)(RedisModuleCtx *ctx, int pos);
 EMQ_EXTERN void (*RedisModule_Log)(RedisModuleCtx *ctx, const char *level, const char *fmt, ...);
 EMQ_EXTERN void *(*RedisModule_Alloc)(size_t bytes);
 EMQ_EXTERN void *(*RedisModule_Realloc)(void *ptr, size_t bytes);
@@ -236,6 +238,8 @@ static inline int emq_api_init(RedisModuleCtx *ctx, const char *name, int ver) {
     EMQ_GET(GetCommand);
     EMQ_GET(SetCommandInfo);
     EMQ_GET(GetContextFlags);
+    EMQ_GET(IsKeysPositionRequest);
+    EMQ_GET(KeyAtPos);
     EMQ_GET(Log);
     EMQ_GET(Alloc);
     EMQ_GET(Realloc);

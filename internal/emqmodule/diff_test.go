@@ -35,7 +35,7 @@ import (
 //
 // Time is made deterministic: a "short" time (a lease, delay or retention
 // of 1 or 2 ms) has passed on both servers before the next operation (the
-// test sleeps 3 ms after sending one), and a "long" one (5e8 ms) never
+// test waits until both servers' clocks are 3 ms past its reply), and a "long" one (5e8 ms) never
 // passes during the run.
 
 const (
@@ -51,8 +51,9 @@ type diffRun struct {
 	tokens   map[string][]string // by queue+id: the tokens claims answered
 	active   map[qk][]string     // ids a claim answered, most recent last
 	mint     int
-	short    bool // the op being built has a short time
-	wait     bool // an op sent had one: sleep before the next
+	short    bool     // the op being built has a short time
+	wait     bool     // an op sent had one: wait before the next
+	due      [2]int64 // when wait ends: script server's clock, module server's (ms)
 	log      []string
 	nOps     int
 	stats    map[string]int
@@ -210,13 +211,42 @@ func (d *diffRun) tail() string {
 	return strings.Join(d.log[from:], "\n")
 }
 
-// pause lets every short time sent so far pass on both servers; sent
-// marks the op about to be sent.
+// pause lets every short time sent so far pass on both servers: it waits
+// until each server's clock (TIME) has reached due, 3 ms past where it was
+// when the op with the short time returned (a time of 1 or 2 ms from then
+// is over by that clock, which the scripts and the module read); then it
+// marks whether the op about to be sent has a short time.
 func (d *diffRun) pause() {
 	if d.wait {
-		time.Sleep(3 * time.Millisecond)
+		for i, s := range []*side{d.scr, d.nat} {
+			for serverMS(d.t, s) < d.due[i] {
+			}
+		}
 	}
 	d.wait, d.short = d.short, false
+}
+
+// markDue records, after an op with a short time, when pause may let the
+// next one go on each server.
+func (d *diffRun) markDue() {
+	if d.wait {
+		d.due = [2]int64{serverMS(d.t, d.scr) + 3, serverMS(d.t, d.nat) + 3}
+	}
+}
+
+// serverMS reads s's clock, in ms, as the scripts read TIME.
+func serverMS(t testing.TB, s *side) int64 {
+	t.Helper()
+	v := s.must(t, "TIME")
+	if len(v.Elems) != 2 {
+		t.Fatalf("%s: TIME answered %v", s.name, v)
+	}
+	sec, err1 := strconv.ParseInt(v.Elems[0].Text(), 10, 64)
+	us, err2 := strconv.ParseInt(v.Elems[1].Text(), 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%s: TIME answered %v", s.name, v)
+	}
+	return sec*1000 + us/1000
 }
 
 // do runs one transition on both servers and compares the replies.
@@ -243,6 +273,7 @@ func (d *diffRun) doV(name string, keys, args []string) (string, resp.Value) {
 	va := scr.run(d.t, false, name, keys, args)
 	a := norm(va)
 	b := norm(nat.run(d.t, native, name, keys, args))
+	d.markDue()
 	if d.oom {
 		who += " (maxmemory)"
 	}
@@ -356,7 +387,7 @@ func (d *diffRun) payload() string {
 	return "p" + strconv.Itoa(d.rng.IntN(1_000_000))
 }
 
-// dur picks a time argument: short (then the run sleeps), long, zero when
+// dur picks a time argument: short (then the run waits), long, zero when
 // allowed, a valid number in another spelling, or an invalid one.
 func (d *diffRun) dur(min int) string {
 	r := d.rng.IntN(100)

@@ -76,8 +76,16 @@ func Need(t testing.TB, target string) string {
 }
 
 // Start starts a private server loading the module at path, with opts'
-// other settings.
-func Start(path string, opts servertest.Options) (*servertest.Server, error) {
-	opts.Args = append(append([]string(nil), opts.Args...), "--loadmodule", path)
+// other settings, and the module's load arguments args (none, or "fence",
+// "key" or "client": module/README.md, "On a cluster").
+func Start(path string, opts servertest.Options, args ...string) (*servertest.Server, error) {
+	opts.Args = LoadArgs(opts.Args, path, args...)
 	return servertest.Start(opts)
+}
+
+// LoadArgs returns server arguments: base, then --loadmodule path with
+// the module's load arguments args. Give it as servertest.Options.Args to
+// servertest.StartCluster to load the module on every node.
+func LoadArgs(base []string, path string, args ...string) []string {
+	return append(append(append([]string(nil), base...), "--loadmodule", path), args...)
 }

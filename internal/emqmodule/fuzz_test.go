@@ -390,7 +390,11 @@ func TestValgrind(t *testing.T) {
 			}
 		}
 		require.True(t, time.Now().Before(deadline), "valgrind server did not start")
-		time.Sleep(100 * time.Millisecond)
+		select { // the next probe, unless the server has exited
+		case err := <-exited:
+			t.Fatalf("the valgrind server exited before it answered PING: %v (log %s)", err, logf)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	os.Setenv("EMQ_DIFF_NATIVE_ADDR", addr)
 	if os.Getenv("EMQ_DIFF_OPS") == "" {

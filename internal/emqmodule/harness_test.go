@@ -45,14 +45,14 @@ func atExit(f func()) {
 	stopsMu.Unlock()
 }
 
-// startServer starts a server (with the module at so when so is set),
+// startServerArgs starts a server (with the module at so, loaded with args, when so is set),
 // stopped when the package's tests end.
-func startServer(t testing.TB, so string, opts servertest.Options) *servertest.Server {
+func startServerArgs(t testing.TB, so string, opts servertest.Options, args []string) *servertest.Server {
 	t.Helper()
 	var s *servertest.Server
 	var err error
 	if so != "" {
-		s, err = Start(so, opts)
+		s, err = Start(so, opts, args...)
 	} else {
 		s, err = servertest.Start(opts)
 	}

@@ -313,21 +313,6 @@ func TestCommandKeys(t *testing.T) {
 	}
 }
 
-// TestRefusesCluster: the module does not load on a cluster-enabled
-// server (the fence {emq}:version is in another slot than a queue's keys,
-// and a call's keys would need a slot check of their own): the server
-// does not start, and says why.
-func TestRefusesCluster(t *testing.T) {
-	so := Need(t, "")
-	pair(t) // skips without a server binary
-	s, err := Start(so, servertest.Options{Cluster: true})
-	if err == nil {
-		s.Stop()
-		t.Fatal("a cluster-enabled server loaded the module")
-	}
-	require.Contains(t, err.Error(), "emq: refusing a cluster-enabled server")
-}
-
 // TestClaimPopsByRank: a claim of several jobs pops pending as the scripts
 // pop it, with one ZREMRANGEBYRANK per claim (the server counts it in
 // commandstats and fires its keyspace event), not a ZREM per member; the

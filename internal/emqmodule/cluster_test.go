@@ -1,0 +1,129 @@
+package emqmodule
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/internal/servertest"
+)
+
+// TestLoadArgs: the load arguments choose the fence. None on a standalone
+// server, or "fence key" in any case, read {emq}:version on every call
+// (EMQFENCE when it is absent or of another major); "fence client" reads
+// it on none; "fence key" on a cluster-enabled server, and any other
+// argument, keep the server from starting, and its log says why.
+func TestLoadArgs(t *testing.T) {
+	so := Need(t, "")
+	pair(t) // skips without a server binary
+	enqueue := func(s *servertest.Server) (string, error) {
+		id := "JOB0000000000F"
+		return s.Do("EMQ.ENQUEUE", "2", "emq:{fa}:job:"+id, "emq:{fa}:pending", id, "x")
+	}
+	for _, args := range [][]string{nil, {"FENCE", "Key"}} {
+		s := startServer(t, so, servertest.Options{}, args...)
+		_, err := enqueue(s)
+		require.ErrorContains(t, err, "EMQFENCE {emq}:version is not set", "load args %q", args)
+	}
+	s := startServer(t, so, servertest.Options{}, "fence", "client")
+	for _, v := range []string{"", "echomq:7.0.0"} { // the client's check at connect is the fence
+		if v != "" {
+			_, err := s.Do("SET", emq.VersionKey, v)
+			require.NoError(t, err)
+		}
+		_, err := s.Do("DEL", "emq:{fa}:job:JOB0000000000F", "emq:{fa}:pending")
+		require.NoError(t, err)
+		got, err := enqueue(s)
+		require.NoError(t, err, "fence client, {emq}:version %q", v)
+		require.Equal(t, "1", got)
+	}
+	for _, args := range [][]string{{"fence"}, {"fence", "maybe"}, {"fence", "key", "x"}, {"other", "client"}, {"fence", ""}} {
+		s, err := Start(so, servertest.Options{}, args...)
+		if err == nil {
+			s.Stop()
+			t.Fatalf("load args %q: the server started", args)
+		}
+		require.Contains(t, err.Error(), "emq: bad load arguments", "load args %q", args)
+	}
+	s, err := Start(so, servertest.Options{Cluster: true}, "fence", "key")
+	if err == nil {
+		s.Stop()
+		t.Fatal(`a cluster-enabled server loaded the module with "fence key"`)
+	}
+	require.Contains(t, err.Error(), `emq: refusing "fence key" on a cluster-enabled server`)
+}
+
+// startServer's module arguments: see Start.
+func startServer(t testing.TB, so string, opts servertest.Options, args ...string) *servertest.Server {
+	t.Helper()
+	return startServerArgs(t, so, opts, args)
+}
+
+// TestClusterRouting: on a 3-primary cluster loading the module with no
+// argument (fence client there), each command is routed by its declared
+// keys as EVALSHA's are: a node that does not serve their slot answers
+// MOVED to the one that does (and writes nothing), keys of two slots are
+// CROSSSLOT, and the owner runs it with no {emq}:version on any node. A
+// call whose numkeys is wrong declares no keys and gets the module's own
+// error wherever it is sent.
+func TestClusterRouting(t *testing.T) {
+	so := Need(t, "")
+	pair(t)
+	c, err := servertest.StartCluster(3, 0, servertest.Options{Args: LoadArgs(nil, so)})
+	if err != nil {
+		if servertest.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer c.Stop()
+	const q = "route"
+	slot := int(emq.Slot("{" + q + "}"))
+	per := 16384 / len(c.Primaries)
+	owner := c.Primaries[min(slot/per, len(c.Primaries)-1)]
+	id := "JOB0000000000R"
+	args := []string{id, "x", "1", "0", "0", "0", "0", "0"}
+	for _, cmd := range commands {
+		keys := make([]string, len(cmd.keys))
+		for i, k := range cmd.keys {
+			if k == "job:" {
+				k += id
+			}
+			keys[i] = "emq:{" + q + "}:" + k
+		}
+		line := append(append([]string{"EMQ." + strings.ToUpper(cmd.name), strconv.Itoa(len(keys))}, keys...), args...)
+		for _, n := range c.Primaries {
+			got, err := n.Do(line...)
+			if n != owner {
+				want := "MOVED " + strconv.Itoa(slot) + " " + owner.Addr
+				require.ErrorContains(t, err, want, "%s sent to %s: %q", cmd.name, n.Addr, got)
+				keys, err := n.Do("DBSIZE")
+				require.NoError(t, err)
+				require.Equal(t, "0", keys, "%s on %s wrote", cmd.name, n.Addr)
+				continue
+			}
+			if err != nil {
+				require.NotContains(t, err.Error(), "MOVED", cmd.name)
+				require.NotContains(t, err.Error(), "EMQFENCE", cmd.name)
+			}
+		}
+		if len(keys) > 1 {
+			cross := append([]string(nil), line...)
+			cross[3] = strings.Replace(cross[3], "{"+q+"}", "{other}", 1)
+			_, err := owner.Do(cross...)
+			require.ErrorContains(t, err, "CROSSSLOT", cmd.name)
+		}
+		wrong := append([]string(nil), line...)
+		wrong[1] = strconv.Itoa(len(keys) + 1)
+		for _, n := range c.Primaries {
+			_, err := n.Do(wrong...)
+			require.ErrorContains(t, err, "takes numkeys "+strconv.Itoa(len(keys)), "%s on %s", cmd.name, n.Addr)
+		}
+	}
+	got, err := owner.Do("HGET", "emq:{"+q+"}:job:"+id, "state")
+	require.NoError(t, err)
+	require.NotEmpty(t, got, "the owner ran enqueue")
+}
