@@ -23,15 +23,18 @@ const (
 	// client speaks. If so the transitions go through the module's
 	// commands, else through [dispatch.NewScripted]. When the module is
 	// unloaded later, the queue falls back to the scripts (see
-	// [ErrNativeGone]).
+	// [ErrNativeGone]). On a cluster, the module's commands only when
+	// every primary has the module; one without it: the scripts.
 	ExecutorAuto ExecutorChoice = iota
 	// ExecutorScript sends every transition as a script (EVALSHA),
 	// without asking the server.
 	ExecutorScript
 	// ExecutorNative sends the transitions as the module's commands; Open
 	// fails with [ErrNoNative] when [CheckNative] finds them missing or
-	// not the module's. When the module is unloaded later, each call
-	// fails with [ErrNativeGone]: nothing falls back.
+	// not the module's (on a cluster: on any primary, each named by a
+	// *[NativeNodeError]). When the module is unloaded later, or the
+	// queue's slot moves to a node without it, each call fails with
+	// [ErrNativeGone]: nothing falls back.
 	ExecutorNative
 )
 
@@ -146,7 +149,68 @@ func HasNative(ctx context.Context, s conn.Sender) (bool, error) {
 // renamed command) as a *resp.ServerError. A module of another name that
 // registers the same commands is not the native module, whatever it
 // answers.
+//
+// On a cluster (s a *cluster.Client: it lists its primaries and lends a
+// connection to each) every primary is asked, since a queue's calls go to
+// whichever serves its slot, and a slot migration or a failover may move
+// it to any other: nil only when each has the module. Otherwise the error
+// joins one *[NativeNodeError] per primary that differs, each naming the
+// node and matching what that node's check matched ([ErrNoNative], or
+// its *resp.ServerError). A node that cannot be reached fails the check
+// with its connection's error.
 func CheckNative(ctx context.Context, s conn.Sender) error {
+	if p, ok := s.(primarySet); ok {
+		if addrs := p.Primaries(); len(addrs) > 0 {
+			return checkPrimaries(ctx, p, addrs)
+		}
+	}
+	return checkNode(ctx, s)
+}
+
+// primarySet is a sender over several primaries, as a *cluster.Client is.
+type primarySet interface {
+	Primaries() []string
+	Node(ctx context.Context, addr string) (*conn.Client, error)
+}
+
+// NativeNodeError is the part of [CheckNative]'s error on a cluster that
+// one primary gave: its address, and why the native module does not
+// serve there. It matches what Err matches ([ErrNoNative], or a
+// *resp.ServerError).
+type NativeNodeError struct {
+	Addr string // the primary, host:port as the cluster names it
+	Err  error  // that primary's CheckNative error
+}
+
+// Error names the node and its error.
+func (e *NativeNodeError) Error() string { return "emq: primary " + e.Addr + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *NativeNodeError) Unwrap() error { return e.Err }
+
+// checkPrimaries runs checkNode on each primary of p.
+func checkPrimaries(ctx context.Context, p primarySet, addrs []string) error {
+	var errs []error
+	for _, addr := range addrs {
+		c, err := p.Node(ctx, addr)
+		if err != nil {
+			return fmt.Errorf("emq: native module check on primary %s: %w", addr, err)
+		}
+		err = checkNode(ctx, c)
+		_, refused := errors.AsType[*resp.ServerError](err)
+		switch {
+		case err == nil:
+		case refused || errors.Is(err, ErrNoNative):
+			errs = append(errs, &NativeNodeError{Addr: addr, Err: err})
+		default:
+			return fmt.Errorf("emq: native module check on primary %s: %w", addr, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkNode is CheckNative on one node.
+func checkNode(ctx context.Context, s conn.Sender) error {
 	missing, err := NativeMissing(ctx, s)
 	if err != nil {
 		return err

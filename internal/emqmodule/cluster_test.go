@@ -1,12 +1,16 @@
 package emqmodule
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/emq"
 	"github.com/echomq/echomq-go/internal/servertest"
 )
@@ -126,4 +130,85 @@ func TestClusterRouting(t *testing.T) {
 	got, err := owner.Do("HGET", "emq:{"+q+"}:job:"+id, "state")
 	require.NoError(t, err)
 	require.NotEmpty(t, got, "the owner ran enqueue")
+}
+
+// TestExecutorOnCluster: over a cluster client, the executor choice asks
+// every primary. With the module on each, auto picks it and a queue's
+// job runs through EMQ.* on its slot's primary; after MODULE UNLOAD on
+// one primary, CheckNative names that node (a *NativeNodeError matching
+// ErrNoNative), auto opens queues on the scripts (whatever their slot),
+// ExecutorNative refuses to open, and a queue opened natively before,
+// whose slot that node serves, falls back to the scripts (auto) or fails
+// with ErrNativeGone (native), nothing run twice.
+func TestExecutorOnCluster(t *testing.T) {
+	so := Need(t, "")
+	pair(t)
+	c, err := servertest.StartCluster(3, 0, servertest.Options{Args: LoadArgs([]string{"--enable-module-command", "yes"}, so)})
+	if err != nil {
+		if servertest.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer c.Stop()
+	ctx := tctx(t)
+	cl, err := cluster.NewClient(ctx, cluster.Options{Seeds: c.Addrs()})
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, emq.CheckNative(ctx, cl))
+
+	const q = "xc"
+	keys, err := emq.NewKeys(q)
+	require.NoError(t, err)
+	ownerAddr := cl.Owner(keys.Pending)
+	var owner *servertest.Server
+	for _, p := range c.Primaries {
+		if p.Addr == ownerAddr {
+			owner = p
+		}
+	}
+	require.NotNil(t, owner, "no primary serves %s", keys.Pending)
+	auto, err := emq.Open(ctx, cl, q)
+	require.NoError(t, err)
+	native, err := emq.Open(ctx, cl, q, emq.WithExecutorChoice(emq.ExecutorNative))
+	require.NoError(t, err)
+	require.True(t, auto.IsNative() && native.IsNative())
+	run := func(qq *emq.Queue) error {
+		if _, err := qq.Enqueue(ctx, []byte("x")); err != nil {
+			return err
+		}
+		j, ok, err := qq.Claim(ctx, time.Minute)
+		if err != nil || !ok {
+			return fmt.Errorf("claim: %v, %v", ok, err)
+		}
+		return qq.Complete(ctx, j.ID, j.Token, 0)
+	}
+	before := owner.CommandCalls(t, "emq.claim")
+	require.NoError(t, run(auto))
+	require.Equal(t, before+1, owner.CommandCalls(t, "emq.claim"), "the claim ran natively on the slot's primary")
+
+	_, err = owner.Do("MODULE", "UNLOAD", "emq")
+	require.NoError(t, err)
+	err = emq.CheckNative(ctx, cl)
+	require.ErrorIs(t, err, emq.ErrNoNative)
+	ne, ok := errors.AsType[*emq.NativeNodeError](err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, owner.Addr, ne.Addr)
+	require.Contains(t, err.Error(), "primary "+owner.Addr+": ")
+	for _, name := range []string{q, "other-slot"} {
+		x, err := emq.Open(ctx, cl, name)
+		require.NoError(t, err)
+		require.False(t, x.IsNative(), "auto on a cluster with a primary lacking the module: %s", name)
+		require.NoError(t, run(x))
+		_, err = emq.Open(ctx, cl, name, emq.WithExecutorChoice(emq.ExecutorNative))
+		require.ErrorIs(t, err, emq.ErrNoNative)
+	}
+	// Opened before: auto falls back to the scripts, native fails.
+	require.NoError(t, run(auto))
+	require.False(t, auto.IsNative())
+	_, err = native.Enqueue(ctx, []byte("y"))
+	require.ErrorIs(t, err, emq.ErrNativeGone)
+	n, err := owner.Do("ZCARD", keys.Pending)
+	require.NoError(t, err)
+	require.Equal(t, "0", n, "a refused native enqueue wrote nothing, every job run was completed")
 }
