@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,27 +18,7 @@ import (
 // everywhere.
 func migrateSlot(t *testing.T, c *servertest.Cluster, s int, src, dst *servertest.Server, pause func()) {
 	t.Helper()
-	slot := strconv.Itoa(s)
-	_, err := dst.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", c.IDs[src.Addr])
-	require.NoError(t, err)
-	_, err = src.Do("CLUSTER", "SETSLOT", slot, "MIGRATING", c.IDs[dst.Addr])
-	require.NoError(t, err)
-	for {
-		out, err := src.Do("CLUSTER", "GETKEYSINSLOT", slot, "20")
-		require.NoError(t, err)
-		keys := strings.Fields(out)
-		if len(keys) == 0 {
-			break
-		}
-		args := append([]string{"MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), "", "0", "5000", "KEYS"}, keys...)
-		_, err = src.Do(args...)
-		require.NoError(t, err)
-		pause()
-	}
-	for _, n := range c.Primaries {
-		_, err := n.Do("CLUSTER", "SETSLOT", slot, "NODE", c.IDs[dst.Addr])
-		require.NoError(t, err)
-	}
+	require.NoError(t, c.MigrateSlot(s, src, dst, 20, pause))
 }
 
 // A live slot migration while 200,000 pipelined commands and a worker

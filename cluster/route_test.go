@@ -17,10 +17,7 @@ import (
 
 // owner returns the primary of shared that serves slot s (StartCluster
 // spreads the slots evenly in order).
-func owner(c *servertest.Cluster, s int) *servertest.Server {
-	per := 16384 / len(c.Primaries)
-	return c.Primaries[min(s/per, len(c.Primaries)-1)]
-}
+func owner(c *servertest.Cluster, s int) *servertest.Server { return c.SlotOwner(s) }
 
 // Every slots.tsv vector is routed to the primary that serves its slot.
 func TestRoutesSlotVectors(t *testing.T) {

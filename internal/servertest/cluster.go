@@ -166,3 +166,59 @@ func (c *Cluster) poll(what string, cond func(*Server) (bool, error)) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// SlotOwner returns the primary StartCluster gave slot: the i-th even
+// share is Primaries[i]'s (a migration since is not seen).
+func (c *Cluster) SlotOwner(slot int) *Server {
+	per := 16384 / len(c.Primaries)
+	return c.Primaries[min(slot/per, len(c.Primaries)-1)]
+}
+
+// MigrateSlot moves slot from src to dst the way an operator does:
+// IMPORTING on dst, MIGRATING on src, MIGRATE of the slot's keys batch at
+// a time (between, when set, runs after each batch, so that a load goes
+// on meanwhile), then SETSLOT NODE on every primary.
+func (c *Cluster) MigrateSlot(slot int, src, dst *Server, batch int, between func()) error {
+	s, n := strconv.Itoa(slot), strconv.Itoa(batch)
+	if _, err := dst.Do("CLUSTER", "SETSLOT", s, "IMPORTING", c.IDs[src.Addr]); err != nil {
+		return fmt.Errorf("servertest: SETSLOT IMPORTING on %s: %w", dst.Addr, err)
+	}
+	if _, err := src.Do("CLUSTER", "SETSLOT", s, "MIGRATING", c.IDs[dst.Addr]); err != nil {
+		return fmt.Errorf("servertest: SETSLOT MIGRATING on %s: %w", src.Addr, err)
+	}
+	for {
+		out, err := src.Do("CLUSTER", "GETKEYSINSLOT", s, n)
+		if err != nil {
+			return fmt.Errorf("servertest: GETKEYSINSLOT on %s: %w", src.Addr, err)
+		}
+		keys := strings.Fields(out)
+		if len(keys) == 0 {
+			break
+		}
+		args := append([]string{"MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), "", "0", "5000", "KEYS"}, keys...)
+		if _, err := src.Do(args...); err != nil {
+			return fmt.Errorf("servertest: MIGRATE from %s: %w", src.Addr, err)
+		}
+		if between != nil {
+			between()
+		}
+	}
+	for _, p := range c.Primaries {
+		if _, err := p.Do("CLUSTER", "SETSLOT", s, "NODE", c.IDs[dst.Addr]); err != nil {
+			return fmt.Errorf("servertest: SETSLOT NODE on %s: %w", p.Addr, err)
+		}
+	}
+	return nil
+}
+
+// Failover runs CLUSTER FAILOVER (the graceful, manual one) on replica
+// and waits until it reports role:master and its old primary role:slave.
+func (c *Cluster) Failover(replica *Server) error {
+	if _, err := replica.Do("CLUSTER", "FAILOVER"); err != nil {
+		return fmt.Errorf("servertest: CLUSTER FAILOVER on %s: %w", replica.Addr, err)
+	}
+	return poll("CLUSTER FAILOVER on "+replica.Addr+" done", func() (bool, error) {
+		info, err := replica.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "role:master\r\n"), err
+	})
+}
