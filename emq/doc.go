@@ -77,8 +77,9 @@
 // wrappers, one per transition, sent through a [dispatch.Executor]: by
 // default the native module's EMQ.* commands when the server has that
 // module (module/ at the repository's root; Open asks [CheckNative]: the
-// commands, their module "emq" and its version; after a MODULE UNLOAD the
-// queue falls back, see [ErrNativeGone]), else [dispatch.NewScripted]
+// commands, their module "emq" and its version, on every primary of a
+// cluster; after a MODULE UNLOAD the queue falls back, see
+// [ErrNativeGone]), else [dispatch.NewScripted]
 // ([WithExecutorChoice] forces either;
 // [WithExecutor] names an executor of the caller's; [WithExtensionExecutor]
 // routes the extension transitions apart; reap and the operations run only
@@ -145,6 +146,12 @@
 // Absent, it is set to [Version] (SET NX, re-read when another client won
 // the race); the same major goes on; another major, or a value of another
 // shape, is refused with a *[FenceError] naming both versions ([ErrFence]).
+// That check is the fence for the scripts, which never read the key. The
+// native module reads it again on every call on a standalone server; on a
+// cluster, where the key lives in one slot of one primary, it loads with
+// "fence client" (module/README.md, "On a cluster") and reads it on no
+// call: there, as for the scripts, this check at Open is the fence, and a
+// queue's calls go on under the version it found until it is reopened.
 //
 // # Worker
 //

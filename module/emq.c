@@ -19,7 +19,8 @@
  *   - shape: numkeys must be the script's key count;
  *   - layout: every key must be emq:{q}:<its type> for one queue q (1-256
  *     bytes, no brace, no NUL), a row key emq:{q}:job:<ARGV id>;
- *   - fence: {emq}:version must hold echomq:6.x.y (EMQFENCE otherwise);
+ *   - fence: {emq}:version must hold echomq:6.x.y (EMQFENCE otherwise),
+ *     unless loaded with "fence client" (below);
  *   - types: every key the call writes is of its type or absent
  *     (WRONGTYPE otherwise), so nothing is half-applied.
  * Only the keys the call declares, rows derived from its declared base and
@@ -29,7 +30,7 @@
  *   - maxmemory: no command is deny-oom; a call is refused (OOM) where its
  *     script's first write could grow memory (HSET, ZADD) with nothing
  *     written before it, after the checks the script makes first;
- *   - ACL: the derived keys (rows, meta) and the fence are checked against
+ *   - ACL: the derived keys (rows, meta) and the fence (when read) are checked against
  *     the caller's user, with the access the script's calls need, before
  *     the first write (NOPERM);
  *   - keyspace events: those of the script's commands, in its order;
