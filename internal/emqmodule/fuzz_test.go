@@ -53,6 +53,31 @@ func sanitizerLib(name string) string {
 // startASan starts a server loading the ASan/UBSan build, the sanitizer
 // runtimes preloaded; reports go to files under the returned directory.
 func startASan(t *testing.T) (*servertest.Server, string) {
+	var srv *servertest.Server
+	dir := withSanitizers(t, func(so string) { srv = startServer(t, so, servertest.Options{}) })
+	return srv, dir
+}
+
+// startASanCluster starts a one-node cluster (every slot on it) loading
+// the ASan/UBSan build as startASan does: the server asks the module
+// where each call's keys are (getkeys-api) before it runs it.
+func startASanCluster(t *testing.T) (*servertest.Server, string) {
+	var c *servertest.Cluster
+	dir := withSanitizers(t, func(so string) {
+		var err error
+		c, err = servertest.StartCluster(1, 0, servertest.Options{Args: LoadArgs(nil, so)})
+		if errors.Is(err, servertest.ErrNoServer) && !servertest.InCI() {
+			t.Skip(servertest.SkipMessage)
+		}
+		require.NoError(t, err)
+		atExit(c.Stop)
+	})
+	return c.Primaries[0], dir
+}
+
+// withSanitizers builds the sanitizer module and runs start(its path)
+// with the sanitizer runtimes preloaded; it returns where the reports go.
+func withSanitizers(t *testing.T, start func(so string)) string {
 	so := Need(t, "asan")
 	asan, ubsan := sanitizerLib("libasan.so"), sanitizerLib("libubsan.so")
 	if asan == "" || ubsan == "" {
@@ -80,7 +105,8 @@ func startASan(t *testing.T) (*servertest.Server, string) {
 			}
 		}()
 	}
-	return startServer(t, so, servertest.Options{}), dir
+	start(so)
+	return dir
 }
 
 // sanitizerReports returns what the sanitizers wrote.
@@ -107,6 +133,24 @@ func TestFuzzASan(t *testing.T) {
 	if testing.Short() {
 		iters = 2000
 	}
+	fuzzRun(t, srv, dir, iters)
+}
+
+// TestFuzzASanCluster is TestFuzzASan on a cluster-enabled server (fence
+// client, and the key position requests before every call: a bad numkeys,
+// too few keys, keys of two slots), fewer calls.
+func TestFuzzASanCluster(t *testing.T) {
+	srv, dir := startASanCluster(t)
+	iters := envInt("EMQ_FUZZ_ITERS", 20000) / 4
+	if testing.Short() {
+		iters = 1000
+	}
+	fuzzRun(t, srv, dir, iters)
+}
+
+// fuzzRun sends iters random calls to srv (the sanitizer build) and
+// fails on a dropped connection, a server gone or any sanitizer report.
+func fuzzRun(t *testing.T, srv *servertest.Server, dir string, iters int) {
 	seed := uint64(envInt("EMQ_FUZZ_SEED", int(time.Now().UnixNano()%1_000_000_007)))
 	t.Logf("seed %d, %d calls, %s %s", seed, iters, srv.Name, srv.Version)
 	f := &fuzzer{rng: rand.New(rand.NewPCG(seed, 7)), t: t}
