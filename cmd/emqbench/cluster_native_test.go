@@ -186,3 +186,37 @@ func TestE2EExecutorsOnCluster(t *testing.T) {
 		t.Logf("native/scripted e2e jobs/s on the cluster: %.2f", rate[1]/rate[0])
 	}
 }
+
+// TestGateNativeOnCluster: the gate passes 8/8 on the native executor of
+// a 3-primary cluster whose every node loads the module; with the module
+// unloaded from one primary, -executor native is a usage error naming
+// that node, and auto runs the gate on the scripts.
+func TestGateNativeOnCluster(t *testing.T) {
+	so := needModule(t)
+	c, err := servertest.StartCluster(3, 0, servertest.Options{Args: emqmodule.LoadArgs([]string{"--enable-module-command", "yes"}, so)})
+	if errors.Is(err, servertest.ErrNoServer) && !servertest.InCI() {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	url := "redis://" + c.Primaries[1].Addr
+	code, out, errs := runArgs("-url", url, "-executor", "native", "gate")
+	t.Log("\n" + out)
+	if code != exitOK || errs != "" || !strings.Contains(out, "native executor\n") || !strings.Contains(out, "PASS 8/8\n") {
+		t.Fatalf("native gate on a cluster: exit %d, stderr %q", code, errs)
+	}
+	if _, err := c.Primaries[2].Do("MODULE", "UNLOAD", "emq"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runArgs("-url", url, "-executor", "native", "gate")
+	if code != exitUsage || !strings.Contains(errs, c.Primaries[2].Addr) || !strings.Contains(errs, "load the module") {
+		t.Errorf("native gate, module missing on %s: exit %d, stderr %q", c.Primaries[2].Addr, code, errs)
+	}
+	code, out, errs = runArgs("-url", url, "-json", "gate")
+	var rep gateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK || rep.Passed != 8 || rep.Executor != "script" {
+		t.Errorf("auto gate, module missing on one primary: exit %d, stderr %q, %+v (%v); want 8/8 on the scripts", code, errs, rep, err)
+	}
+}

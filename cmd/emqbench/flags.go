@@ -110,7 +110,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
 	fs.BoolVar(&c.jobs, "jobs", false, "e2e: through the job system: enveloped tasks of 3 types, a jobs.Mux, one jobs.Server over 3 queues weighted 3:2:1 (-shards 3 unless given)")
 	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
-	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e, gate: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server has the module)")
+	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e, gate: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server, on a cluster every primary, has the module)")
 	fs.StringVar(&c.module, "module", "", "the private server loads this module (e.g. module/emq.so, built by make -C module); not with -url")
 	fs.IntVar(&c.writers, "writers", 1, "cache: writer goroutines")
 	fs.DurationVar(&c.chaos, "chaos", 0, "cache: kill the cache's connection this often, e.g. 100ms (0: never)")

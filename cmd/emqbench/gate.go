@@ -76,16 +76,14 @@ func runGate(ctx context.Context, nd *node, cfg config, stdout, stderr io.Writer
 	switch cfg.executor {
 	case emq.ExecutorNative:
 		g.native = true
-	case emq.ExecutorAuto:
-		if !nd.cluster {
-			has, err := emq.HasNative(ctx, nd.conns[0])
-			g.native = err == nil && has
-		}
+	case emq.ExecutorAuto: // on a cluster: native when every primary has the module
+		has, err := emq.HasNative(ctx, nd.conns[0])
+		g.native = err == nil && has
 	}
 	if g.native {
 		rep.Executor = "native"
-		if missing, err := emq.NativeMissing(ctx, nd.conns[0]); err != nil || len(missing) > 0 {
-			fail(stderr, "gate: -executor native, but the server lacks %v (%v): load the module (-module module/emq.so)", missing, err)
+		if err := emq.CheckNative(ctx, nd.conns[0]); err != nil {
+			fail(stderr, "gate: -executor native, but %v (-module module/emq.so loads it on a server emqbench starts)", err)
 			return exitUsage
 		}
 	}

@@ -57,11 +57,14 @@ func openQueues(ctx context.Context, nd *node, cfg config) (*queues, error) {
 		x := dispatch.NewScripted(c)
 		var exec dispatch.Executor = x
 		if cfg.executor != emq.ExecutorScript {
-			native, err := emq.HasNative(ctx, c)
+			native, err := emq.HasNative(ctx, c) // on a cluster: every primary
 			if err != nil {
 				return nil, err
 			}
 			if !native && cfg.executor == emq.ExecutorNative {
+				if err := emq.CheckNative(ctx, c); err != nil {
+					return nil, err // names what is missing, and where
+				}
 				return nil, emq.ErrNoNative
 			}
 			if native {
