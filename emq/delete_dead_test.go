@@ -65,3 +65,36 @@ func TestDeleteDead(t *testing.T) {
 	_, err = q.DeleteDead(ctx, DeadFilter{Limit: -1})
 	require.ErrorIs(t, err, ErrArg)
 }
+
+// TestPayloadHeads: each id's payload size and first n bytes, in order;
+// a payload over maxSize is sized but not read; no row is -1; nothing is
+// written; bad arguments are ErrArg before anything is sent.
+func TestPayloadHeads(t *testing.T) {
+	q := fresh(t, "ops-heads")
+	ctx := tctx(t)
+	small, err := q.Enqueue(ctx, []byte("EMQ1 t=a:b\nbody"))
+	require.NoError(t, err)
+	big, err := q.Enqueue(ctx, make([]byte, 5000))
+	require.NoError(t, err)
+	empty, err := q.Enqueue(ctx, nil)
+	require.NoError(t, err)
+	none := q.ids.Next()
+	before := row(t, q, small)
+	got, err := q.PayloadHeads(ctx, []string{small, big, none, empty, small}, 6, 4096)
+	require.NoError(t, err)
+	require.Equal(t, []PayloadHead{
+		{Size: 15, Head: []byte("EMQ1 t")}, {Size: 5000, Head: nil}, {Size: -1, Head: nil},
+		{Size: 0, Head: nil}, {Size: 15, Head: []byte("EMQ1 t")},
+	}, got)
+	require.Equal(t, before, row(t, q, small))
+	require.Empty(t, row(t, q, none), "no row made")
+	for _, bad := range []struct {
+		n   int
+		max int64
+	}{{0, 1}, {65537, 1}, {1, -1}} {
+		_, err := q.PayloadHeads(ctx, []string{small}, bad.n, bad.max)
+		require.ErrorIs(t, err, ErrArg)
+	}
+	_, err = q.PayloadHeads(ctx, []string{"nope"}, 1, 1)
+	require.ErrorIs(t, err, ErrInvalidID)
+}

@@ -48,7 +48,7 @@ func DispatchScripts() []*dispatch.Script {
 		// lanes and flows
 		scriptLaneEnqueue, scriptLaneClaim, scriptLaneResume, scriptFlowSubmit, scriptFlowComplete,
 		// dashboard (issue 26): operations
-		scriptDeleteDead,
+		scriptDeleteDead, scriptPayloadHeads,
 	}
 }
 
