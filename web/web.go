@@ -14,6 +14,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/jobs"
 )
 
 // Options configures a dashboard ([New]).
@@ -56,6 +57,10 @@ type Options struct {
 	// Sections adds pages (types, schedules, workers, …) to the
 	// navigation; see [Section].
 	Sections []Section
+	// Schedulers are this process's job schedulers: the schedules page
+	// shows each registered schedule's spec, zone and next slot beside
+	// the server's last slot (emq:{q}:cron keeps only that).
+	Schedulers []*jobs.Scheduler
 	// PollEvery is how often an open page refreshes its counts (default
 	// 2s).
 	PollEvery time.Duration
@@ -250,6 +255,7 @@ func (h *Handler) routes() {
 	for _, s := range h.opts.Sections {
 		m.HandleFunc("GET /x/"+s.Path, h.section(s))
 	}
+	h.routeJobSystem(m)
 	if !h.opts.ReadOnly {
 		m.Handle("POST /queues/{queue}/pause", h.action(h.doPause(true)))
 		m.Handle("POST /queues/{queue}/resume", h.action(h.doPause(false)))
