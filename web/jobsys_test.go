@@ -31,8 +31,8 @@ const (
 // returns the ids the tests look for.
 type seeded struct {
 	typed, owner, cronJob, haltedBy, laneNext, flow string
-	flowJobs                              []string
-	sched                                 *jobs.Scheduler
+	flowJobs                                        []string
+	sched                                           *jobs.Scheduler
 }
 
 func seedJobSystem(t *testing.T, f *fixture, lq *emq.Queue) seeded {
