@@ -269,3 +269,90 @@ func newReadOnlyView(t *testing.T, f *fixture) *fixture {
 	t.Cleanup(ts.Close)
 	return &fixture{t: t, cl: f.cl, h: h, ts: ts, hc: ts.Client(), q: f.q}
 }
+
+// TestJobSystemReadsBounded: the job system's pages run no KEYS or SCAN
+// of the keyspace (INFO commandstats, inner script calls included); every
+// command they send (SLOWLOG at threshold 0 records each) is bounded: a
+// ZRANGE by LIMIT or an index range of at most a sample, an LRANGE of at
+// most a flow, an HSCAN of one of the queue's hashes with a COUNT, an
+// HGETALL only of a worker's hash.
+func TestJobSystemReadsBounded(t *testing.T) {
+	for _, ro := range []bool{false, true} {
+		t.Run("readonly="+strconv.FormatBool(ro), func(t *testing.T) {
+			f := newFixture(t, Options{ReadOnly: ro}, "q", "lq")
+			lq, err := emq.Open(tctx(t), f.cl, "lq")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := seedJobSystem(t, f, lq)
+			f.h.opts.Schedulers = []*jobs.Scheduler{s.sched}
+			ctx := tctx(t)
+			for _, c := range [][]any{{"CONFIG", "SET", "slowlog-log-slower-than", "0"}, {"CONFIG", "SET", "slowlog-max-len", "10000"}, {"SLOWLOG", "RESET"}} {
+				if _, err := f.cl.Do(ctx, c...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Cleanup(func() { f.cl.Do(ctx, "CONFIG", "SET", "slowlog-log-slower-than", "10000") })
+			srv.ResetStats(t)
+			for _, p := range []string{"/queues/q/types", "/queues/q/schedules", "/queues/q/uniques", "/queues/q/uniques?key=k",
+				"/queues/q/workers", "/queues/q/limits", "/queues/lq/lanes", "/queues/lq/flows", "/queues/lq/flows/" + s.flow,
+				"/queues/q", "/queues/q/dead", "/queues/lq/jobs/" + s.laneNext} {
+				if code, body, _ := f.get(p); code != 200 {
+					t.Fatalf("%s: %d %s", p, code, clip(body, 200))
+				}
+			}
+			for _, c := range []string{"keys", "scan", "sscan", "zscan", "smembers", "hkeys", "hvals"} {
+				if n := srv.CommandCalls(t, c); n != 0 {
+					t.Errorf("%s ran %d times", c, n)
+				}
+			}
+			v, err := f.cl.Do(ctx, "SLOWLOG", "GET", "10000")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]int{}
+			for _, e := range v.Elems {
+				if len(e.Elems) < 4 {
+					continue
+				}
+				var a []string
+				for _, x := range e.Elems[3].Elems {
+					a = append(a, string(x.Str))
+				}
+				cmd := strings.ToUpper(a[0])
+				seen[cmd]++
+				switch cmd {
+				case "ZRANGE":
+					if i := indexOf(a, "LIMIT"); i >= 0 {
+						if n, _ := strconv.Atoi(a[i+2]); n > maxWorkers {
+							t.Errorf("ZRANGE page %v", a)
+						}
+					} else if start, err1 := strconv.Atoi(a[2]); err1 != nil {
+						t.Errorf("ZRANGE %v", a)
+					} else if stop, err2 := strconv.Atoi(a[3]); err2 != nil || stop < 0 || stop-start > max(typeSample, maxPage+1) {
+						t.Errorf("unbounded ZRANGE %v", a)
+					}
+				case "LRANGE":
+					// Ours, or flow_complete's own of a flow's list (at most
+					// emq.MaxFlowNodes).
+					if !strings.Contains(a[1], "}:flowjobs:") || (a[3] != strconv.Itoa(maxFlowJobs-1) && a[3] != "-1") {
+						t.Errorf("LRANGE %v", a)
+					}
+				case "HSCAN":
+					if i := indexOf(a, "COUNT"); i < 0 || !strings.HasPrefix(a[1], "emq:{") {
+						t.Errorf("HSCAN %v", a)
+					}
+				case "HGETALL":
+					if !strings.Contains(a[1], "}:worker:") && !strings.Contains(a[1], "}:job:") && !strings.HasSuffix(a[1], "}:cron") {
+						t.Errorf("HGETALL %v", a)
+					}
+				case "KEYS", "SCAN", "SMEMBERS", "HKEYS", "HVALS":
+					t.Errorf("%v", a)
+				}
+			}
+			if seen["HSCAN"] < 2 || seen["ZRANGE"] < 4 {
+				t.Errorf("recorded too little: %v", seen)
+			}
+		})
+	}
+}

@@ -64,6 +64,10 @@ type Options struct {
 	// PollEvery is how often an open page refreshes its counts (default
 	// 2s).
 	PollEvery time.Duration
+
+	// sampled, when set (by tests), is told each sampler tick's count of
+	// samples added.
+	sampled func(added int)
 }
 
 // Section is a page added to the dashboard by another package: the
@@ -134,7 +138,7 @@ func New(ctx context.Context, opts Options) (*Handler, error) {
 	}
 	h := &Handler{opts: opts, cop: http.NewCrossOriginProtection()}
 	h.st = newStore(opts.Sender, opts.Queues, opts.Registry, opts.StatsTTL)
-	h.smp = &sampler{st: h.st, every: opts.SampleEvery, size: opts.Samples, counters: opts.Counters, rings: map[string]*ring{}}
+	h.smp = &sampler{st: h.st, every: opts.SampleEvery, size: opts.Samples, counters: opts.Counters, rings: map[string]*ring{}, ticked: opts.sampled}
 	h.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
