@@ -96,7 +96,7 @@ type dash struct {
 	h   *web.Handler
 }
 
-func newDash(t *testing.T, opts web.Options) *dash {
+func newDash(t *testing.T, opts web.Options, queues ...string) *dash {
 	t.Helper()
 	servertest.Need(t, srv)
 	srv.Flush(t)
@@ -106,7 +106,10 @@ func newDash(t *testing.T, opts web.Options) *dash {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
-	opts.Sender, opts.Queues = cl, []string{"q"}
+	if len(queues) == 0 {
+		queues = []string{"q"}
+	}
+	opts.Sender, opts.Queues = cl, queues
 	if opts.StatsTTL == 0 {
 		opts.StatsTTL = -1
 	}
