@@ -31,7 +31,8 @@ if #ARGV - 2 > 1000 then
 end
 local out = {}
 for i = 3, #ARGV do
-  local row = KEYS[1] .. 'job:' .. ARGV[i]
+  local id = ARGV[i]
+  local row = KEYS[1] .. 'job:' .. id
   local size = -1
   local head = ''
   if redis.call('HEXISTS', row, 'payload') == 1 then
