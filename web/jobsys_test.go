@@ -356,3 +356,45 @@ func TestJobSystemReadsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedulesPaged: above maxSchedules the schedules page reads
+// emq:{q}:cron by HSCAN pages with a cursor (never one HGETALL of it),
+// and walking the pages shows every schedule.
+func TestSchedulesPaged(t *testing.T) {
+	f := newFixture(t, Options{}, "q")
+	args := []any{"HSET", f.q.Keys().Base + emq.TypeCron}
+	for i := range maxSchedules + 200 {
+		args = append(args, "s"+strconv.Itoa(i), "1700000000000")
+	}
+	if _, err := f.cl.Do(tctx(t), args...); err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetStats(t)
+	seen := map[string]bool{}
+	next := regexp.MustCompile(`id="next" href="[^"]*cursor=(\d+)"`)
+	name := regexp.MustCompile(`<tr data-name="(s\d+)">`)
+	path := "/queues/q/schedules"
+	for range 100 {
+		code, body, _ := f.get(path)
+		if code != 200 {
+			t.Fatalf("%s: %d %s", path, code, clip(body, 200))
+		}
+		for _, m := range name.FindAllStringSubmatch(body, -1) {
+			seen[m[1]] = true
+		}
+		m := next.FindStringSubmatch(body)
+		if m == nil {
+			break
+		}
+		path = "/queues/q/schedules?cursor=" + m[1]
+	}
+	if len(seen) != maxSchedules+200 {
+		t.Errorf("walked %d schedules, want %d", len(seen), maxSchedules+200)
+	}
+	if n := srv.CommandCalls(t, "hgetall"); n != 0 {
+		t.Errorf("HGETALL ran %d times", n)
+	}
+	if code, _, _ := f.get("/queues/q/schedules?cursor=x"); code != 400 {
+		t.Errorf("bad cursor: %d", code)
+	}
+}
