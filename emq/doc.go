@@ -107,6 +107,8 @@
 //
 //	Requeue, RequeueBatch        requeue          dead → pending by id; ErrNotDead
 //	RequeueDead(DeadFilter)      requeue_dead     by error prefix and time of death, 1,000 examined per call
+//	DeleteDead(DeadFilter)       delete_dead      the same filter; deletes a job only if still dead, 1,000 examined per call
+//	PayloadHeads(ids, n, max)    payload_heads    a read: each payload's size and first n bytes, 1,000 ids per call
 //	Delete, DeleteBatch          delete           any state, with the row; ErrNotFound
 //	TrimDead(maxAge, maxCount)   trim_dead        oldest dead first, 1,000 per call
 //	Stats                        stats            counts, due, expired leases, paused, lag: one atomic read

@@ -117,6 +117,15 @@ const requeueScan = 1000
 // requeued so far stay requeued and their count is returned with the
 // error.
 func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter) (int, error) {
+	return q.deadPages(ctx, scriptRequeueDead, f, q.keys.Dead, q.keys.Pending, q.keys.Base)
+}
+
+// deadPages runs s (requeue_dead or delete_dead: ARGV since_ms,
+// before_ms, prefix, limit, scan, after_id, after_ms; reply {n, examined,
+// cursor_id, cursor_ms, more}) over keys from the start of f's range,
+// requeueScan ids examined per call, until the range or f.Limit is
+// exhausted or ctx ends, and returns the sum of n.
+func (q *Queue) deadPages(ctx context.Context, s *dispatch.Script, f DeadFilter, keys ...string) (int, error) {
 	if f.Limit < 0 {
 		return 0, &ArgError{Arg: "Limit", Reason: "negative"}
 	}
@@ -139,9 +148,9 @@ func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter) (int, error) {
 			return total, nil
 		}
 		a.Reset()
-		a.Key(q.keys.Dead)
-		a.Key(q.keys.Pending)
-		a.Key(q.keys.Base)
+		for _, k := range keys {
+			a.Key(k)
+		}
 		a.ArgInt(since)
 		a.ArgInt(before)
 		a.Arg(f.ErrorPrefix)
@@ -149,10 +158,10 @@ func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter) (int, error) {
 		a.ArgInt(requeueScan)
 		a.Arg(cur.id)
 		a.ArgInt(cur.ms)
-		var page requeuePage
-		err := q.reaper.Eval(ctx, scriptRequeueDead, &a, page.read)
+		page := requeuePage{script: s.Name()}
+		err := q.reaper.Eval(ctx, s, &a, page.read)
 		if err != nil {
-			return total, wrapErr("requeue_dead", err)
+			return total, wrapErr(s.Name(), err)
 		}
 		total += page.moved
 		if !page.more {
@@ -197,6 +206,7 @@ type requeueCursor struct {
 
 // requeuePage is one requeue_dead reply.
 type requeuePage struct {
+	script string // requeue_dead or delete_dead, for a bad reply's error
 	moved  int
 	cursor requeueCursor
 	more   bool
@@ -204,14 +214,18 @@ type requeuePage struct {
 
 // read parses {moved, examined, cursor_id, cursor_ms, more}.
 func (p *requeuePage) read(v resp.Value) error {
+	name := p.script
+	if name == "" {
+		name = "requeue_dead"
+	}
 	if v.Type != resp.Array || len(v.Elems) != 5 || !isString(v.Elems[2]) {
-		return badReply("requeue_dead", v, "{moved, examined, cursor_id, cursor_ms, more}")
+		return badReply(name, v, "{moved, examined, cursor_id, cursor_ms, more}")
 	}
 	var n [5]int64
 	for _, i := range []int{0, 1, 3, 4} {
 		x, err := v.Elems[i].AsInt()
 		if err != nil || x < 0 {
-			return badReply("requeue_dead", v, "{moved, examined, cursor_id, cursor_ms, more} with counts >= 0")
+			return badReply(name, v, "{moved, examined, cursor_id, cursor_ms, more} with counts >= 0")
 		}
 		n[i] = x
 	}

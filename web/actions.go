@@ -31,7 +31,8 @@ func (h *Handler) done(w http.ResponseWriter, r *http.Request, e *queueEntry, na
 	back, q := base, url.Values{}
 	// Only a page of this queue (never another site: no open redirect).
 	if u, err := url.Parse(r.PostForm.Get("back")); err == nil && u.Scheme == "" && u.Host == "" &&
-		(u.EscapedPath() == base || u.EscapedPath() == base+"/dead" || strings.HasPrefix(u.EscapedPath(), base+"/jobs/")) {
+		(u.EscapedPath() == base || u.EscapedPath() == base+"/dead" || u.EscapedPath() == base+"/lanes" ||
+			strings.HasPrefix(u.EscapedPath(), base+"/jobs/") || strings.HasPrefix(u.EscapedPath(), base+"/flows/")) {
 		back, q = u.EscapedPath(), u.Query()
 	}
 	q.Set("msg", msg)
@@ -170,6 +171,12 @@ func countTrue(bs []bool) int {
 // newer), with emq.RequeueDead: 1,000 dead ids examined per atomic call,
 // for at most bulkTime.
 func (h *Handler) doRequeueDead(w http.ResponseWriter, r *http.Request) {
+	h.deadByFilter(w, r, "requeued", (*emq.Queue).RequeueDead)
+}
+
+// deadByFilter runs fn (RequeueDead, DeleteDead) over the dead jobs the
+// form's filter selects, for at most bulkTime, and reports what it did.
+func (h *Handler) deadByFilter(w http.ResponseWriter, r *http.Request, did string, fn func(*emq.Queue, context.Context, emq.DeadFilter) (int, error)) {
 	e, name, err := h.entry(r)
 	if err != nil {
 		fail(w, err)
@@ -194,11 +201,11 @@ func (h *Handler) doRequeueDead(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), bulkTime)
 	defer cancel()
-	n, err := e.q.RequeueDead(ctx, df)
-	msg := fmt.Sprintf("requeued %d dead jobs", n)
+	n, err := fn(e.q, ctx, df)
+	msg := fmt.Sprintf("%s %d dead jobs", did, n)
 	if err != nil {
 		if !errors.Is(err, context.DeadlineExceeded) {
-			fail(w, fmt.Errorf("%w (%d requeued before it)", err, n))
+			fail(w, fmt.Errorf("%w (%d %s before it)", err, n, did))
 			return
 		}
 		msg += " (stopped after " + bulkTime.String() + ": press again for the rest)"

@@ -25,6 +25,33 @@
 //	/queues/{q}/chart.svg      the sampler's chart, an SVG image
 //	/api/overview, /api/queues/{q}  the counts as JSON (what the pages poll)
 //
+// The job system's pages (package jobs; emq's lanes and flows), per queue:
+//
+//	/queues/{q}/types          jobs per task type over a sample: the first 200
+//	                           ids of each set, each type read from the first
+//	                           4 KiB of its payload (emq.Queue.PayloadHeads)
+//	/queues/{q}/schedules      each schedule's last slot (emq:{q}:cron) and the
+//	                           job enqueued for it (emq:{q}:cronjobs, LIMIT);
+//	                           expression, zone and next slot for those of
+//	                           Options.Schedulers
+//	/queues/{q}/uniques?key=…  a unique key's owner and state
+//	                           (emq.Queue.UniqueOwner), and the keys echoed by
+//	                           the sampled jobs' envelopes
+//	/queues/{q}/workers        live workers (emq.Queue.Workers, at most 1,000;
+//	                           gone ones hidden): host, pid, queues,
+//	                           concurrency, started, last heartbeat
+//	/queues/{q}/limits         the queue's limits, active now, the rate window
+//	/queues/{q}/lanes          busy and halted lanes, an HSCAN page (COUNT 50)
+//	                           of emq:{q}:lanestate at a time, with Resume
+//	/queues/{q}/flows[/{f}]    flows in progress (an HSCAN page of
+//	                           emq:{q}:flowjob), a flow's state and jobs
+//	                           (emq.Queue.Flow), with Cancel
+//
+// The job list shows each job's task type, the job page its envelope
+// (type, retries, timeout, retention, unique key), its lane and its flow.
+// Read-only, workers and flows are read with plain reads (the verbs
+// prune expired workers and repair flows: writes).
+//
 // Completed jobs whose rows are kept for retention are in no set: they
 // cannot be counted without a scan, so no page shows their number.
 //
@@ -66,12 +93,14 @@
 // # Actions
 //
 // Pause and resume; requeue (dead), run now (delayed, before its due
-// time) and delete a job; the same over a selection of ids (at most
-// 1,000); requeue the dead jobs a filter selects and trim the dead set,
-// both in atomic calls of at most 1,000 jobs, for at most 10 s per
-// request. Every action is a POST form answered by a 303 back to the
-// page. There is no cancel: emq has no verb to cancel a running job (a
-// delete makes its worker's lease lost).
+// time), cancel (pending, delayed or active: it ends dead with
+// "cancelled") and delete a job; the same over a selection of ids (at
+// most 1,000); requeue or delete the dead jobs a filter selects and trim
+// the dead set, in atomic calls of at most 1,000 jobs from a cursor, for
+// at most 10 s per request (delete by filter is emq.Queue.DeleteDead:
+// each job deleted only if it is still dead when its call runs); resume
+// a halted lane; cancel a flow. Every action is a POST form answered by
+// a 303 back to the page.
 //
 // # Security
 //

@@ -30,6 +30,7 @@ var pages = func() map[string]*template.Template {
 		"esc":   url.PathEscape,
 		"dict":  func(xs ...any) []any { return xs },
 		"int64": func(n int) int64 { return int64(n) },
+		"when":  fmtTime,
 	}
 	out := map[string]*template.Template{}
 	names, _ := fs.Glob(assets, "templates/*.html")
@@ -279,6 +280,9 @@ func (h *Handler) queuePage(w http.ResponseWriter, r *http.Request) {
 		ms = reversed(ms)
 	}
 	jobs, err := rows(r.Context(), h.opts.Sender, e.keys, ms)
+	if err == nil {
+		err = withTypes(r.Context(), e, jobs)
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -353,6 +357,7 @@ type jobView struct {
 	Size      int
 	Truncated bool
 	Timeline  []event
+	Extra     jobExtra
 }
 
 // event is one line of a job's timeline.
@@ -379,6 +384,10 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 	v := jobView{jobDetail: d, Size: len(d.Payload)}
 	v.Shown, v.Kind, v.Truncated = showPayload(d.Payload)
 	v.Timeline = timeline(d)
+	if v.Extra, err = h.extra(r.Context(), e, d); err != nil {
+		fail(w, err)
+		return
+	}
 	h.render(w, r, "job", id, view{Queue: name, Data: v})
 }
 
@@ -568,6 +577,9 @@ func (h *Handler) deadPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jobs, next, more, examined, err := scanDead(r.Context(), h.opts.Sender, e.keys, f, cur, has, n)
+	if err == nil {
+		err = withTypes(r.Context(), e, jobs)
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -598,6 +610,14 @@ func fmtMillis(ms int64) string {
 		return ""
 	}
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000")
+}
+
+// fmtTime renders a time in UTC; the zero time as "".
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000")
 }
 
 // fmtBytes renders a size.

@@ -51,6 +51,10 @@ type sampler struct {
 	mu    sync.Mutex
 	rings map[string]*ring
 
+	// ticked, when set (by tests, before start), is called after each
+	// tick with the number of samples it added.
+	ticked func(added int)
+
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -85,6 +89,10 @@ func (s *sampler) stop() {
 func (s *sampler) tick(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.every)
 	defer cancel()
+	added := 0
+	if s.ticked != nil {
+		defer func() { s.ticked(added) }()
+	}
 	names, err := s.st.list(ctx)
 	if err != nil {
 		return
@@ -110,6 +118,7 @@ func (s *sampler) tick(ctx context.Context) {
 		}
 		r.add(smp)
 		s.mu.Unlock()
+		added++
 	}
 }
 

@@ -81,6 +81,9 @@ func TestScaleMillion(t *testing.T) {
 		"/queues/big/dead", "/queues/big/dead?prefix=nomatch", "/queues/big/dead?prefix=boom+3&older=1s",
 		"/queues/big/jobs/" + id, "/queues/big/jobs/" + deadID, "/queues/big/jobs/" + id + "/payload",
 		"/queues/big/chart.svg",
+		// The job system's pages: a sample, a lookup, bounded lists.
+		"/queues/big/types", "/queues/big/schedules", "/queues/big/uniques?key=k", "/queues/big/workers",
+		"/queues/big/limits", "/queues/big/lanes", "/queues/big/flows",
 	}
 	mustDo(t, "CONFIG", "SET", "slowlog-log-slower-than", "10000") // the default, 10 ms
 	mustDo(t, "SLOWLOG", "RESET")

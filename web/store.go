@@ -443,6 +443,7 @@ type jobRow struct {
 	Attempts    string
 	Error       string
 	PayloadSize int64
+	Task        taskOf // from the payload's head (withTypes)
 }
 
 // rows reads each member's row: HMGET state attempts error and HSTRLEN

@@ -14,6 +14,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
+	"github.com/echomq/echomq-go/jobs"
 )
 
 // Options configures a dashboard ([New]).
@@ -56,9 +57,17 @@ type Options struct {
 	// Sections adds pages (types, schedules, workers, …) to the
 	// navigation; see [Section].
 	Sections []Section
+	// Schedulers are this process's job schedulers: the schedules page
+	// shows each registered schedule's spec, zone and next slot beside
+	// the server's last slot (emq:{q}:cron keeps only that).
+	Schedulers []*jobs.Scheduler
 	// PollEvery is how often an open page refreshes its counts (default
 	// 2s).
 	PollEvery time.Duration
+
+	// sampled, when set (by tests), is told each sampler tick's count of
+	// samples added.
+	sampled func(added int)
 }
 
 // Section is a page added to the dashboard by another package: the
@@ -129,7 +138,7 @@ func New(ctx context.Context, opts Options) (*Handler, error) {
 	}
 	h := &Handler{opts: opts, cop: http.NewCrossOriginProtection()}
 	h.st = newStore(opts.Sender, opts.Queues, opts.Registry, opts.StatsTTL)
-	h.smp = &sampler{st: h.st, every: opts.SampleEvery, size: opts.Samples, counters: opts.Counters, rings: map[string]*ring{}}
+	h.smp = &sampler{st: h.st, every: opts.SampleEvery, size: opts.Samples, counters: opts.Counters, rings: map[string]*ring{}, ticked: opts.sampled}
 	h.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
@@ -250,6 +259,7 @@ func (h *Handler) routes() {
 	for _, s := range h.opts.Sections {
 		m.HandleFunc("GET /x/"+s.Path, h.section(s))
 	}
+	h.routeJobSystem(m)
 	if !h.opts.ReadOnly {
 		m.Handle("POST /queues/{queue}/pause", h.action(h.doPause(true)))
 		m.Handle("POST /queues/{queue}/resume", h.action(h.doPause(false)))

@@ -594,24 +594,40 @@ func TestNewRefuses(t *testing.T) {
 }
 
 func TestSamplerChart(t *testing.T) {
-	f := newFixture(t, Options{SampleEvery: 20 * time.Millisecond}, "q")
+	ticks := make(chan int, 100)
+	f := newFixture(t, Options{SampleEvery: 20 * time.Millisecond, sampled: func(n int) {
+		select {
+		case ticks <- n:
+		default:
+		}
+	}}, "q")
 	f.enqueue("p")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(f.h.smp.samples("q")) < 3 {
-		if time.Now().After(deadline) {
+	for got := 0; got < 3; {
+		select {
+		case n := <-ticks:
+			got += n
+		case <-tctx(t).Done():
 			t.Fatal("no samples")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	code, body, hdr := f.get("/queues/q/chart.svg")
 	if code != 200 || hdr.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, "<polyline") {
 		t.Errorf("chart: %d %s %s", code, hdr.Get("Content-Type"), clip(body, 300))
 	}
 	f.h.Close()
+	// Close waited for the sampler's goroutine: it has returned, so no
+	// sample can follow.
+	select {
+	case <-f.h.smp.done:
+	default:
+		t.Fatal("the sampler's goroutine runs after Close")
+	}
 	n := len(f.h.smp.samples("q"))
-	time.Sleep(60 * time.Millisecond)
+	for len(ticks) > 0 {
+		<-ticks
+	}
 	if len(f.h.smp.samples("q")) != n {
-		t.Error("sampler runs after Close")
+		t.Error("sampler ran after Close")
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/resp"
 	"github.com/echomq/echomq-go/web"
 )
 
@@ -95,7 +96,7 @@ type dash struct {
 	h   *web.Handler
 }
 
-func newDash(t *testing.T, opts web.Options) *dash {
+func newDash(t *testing.T, opts web.Options, queues ...string) *dash {
 	t.Helper()
 	servertest.Need(t, srv)
 	srv.Flush(t)
@@ -105,7 +106,10 @@ func newDash(t *testing.T, opts web.Options) *dash {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
-	opts.Sender, opts.Queues = cl, []string{"q"}
+	if len(queues) == 0 {
+		queues = []string{"q"}
+	}
+	opts.Sender, opts.Queues = cl, queues
 	if opts.StatsTTL == 0 {
 		opts.StatsTTL = -1
 	}
@@ -189,20 +193,23 @@ func follow(t *testing.T, ctx context.Context, id, ready string) {
 	waitFor(t, ctx, `!window.__old && document.readyState === "complete" && `+ready)
 }
 
-// waitFor evaluates expr until it is true, for 30 s at most; an error
-// (the page navigating away under the evaluation) is one more try.
+// waitFor waits until expr is true on the page, for 30 s at most:
+// chromedp's Poll evaluates it at each animation frame in the page. An
+// error (the page navigating away under the poll destroys its context)
+// waits for the next document's body, then polls again.
 func waitFor(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		ok, err := chromedp.Run(wctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second)))
 		if err == nil && ok {
 			return
 		}
-		if time.Now().After(deadline) {
+		if wctx.Err() != nil {
 			t.Fatalf("waited 30s for %s (last error %v)", expr, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		chromedp.Run(wctx, chromedp.WaitReady(chromedp.CSS("body")))
 	}
 }
 
@@ -231,7 +238,16 @@ func shot(t *testing.T, ctx context.Context, name string) {
 
 // TestOverviewShowsServerCounts: the overview's counts are the server's.
 func TestOverviewShowsServerCounts(t *testing.T) {
-	d := newDash(t, web.Options{SampleEvery: 100 * time.Millisecond})
+	ticks := make(chan struct{}, 100)
+	// Counters is called at each of the sampler's ticks: the test's
+	// signal (ok false: the chart draws the sets, as without it).
+	d := newDash(t, web.Options{SampleEvery: 100 * time.Millisecond, Counters: func(string) (uint64, uint64, bool) {
+		select {
+		case ticks <- struct{}{}:
+		default:
+		}
+		return 0, 0, false
+	}})
 	ctx := browser(t)
 	for range 7 {
 		d.enqueue(`{"to":"a@example.com"}`)
@@ -247,7 +263,13 @@ func TestOverviewShowsServerCounts(t *testing.T) {
 	if want := raw(t, "ZCARD", "emq:{q}:dead"); dead != want {
 		t.Errorf("dead shown %q, server %q", dead, want)
 	}
-	time.Sleep(600 * time.Millisecond) // a few samples for the screenshot's chart
+	for range 6 { // a few samples for the screenshot's chart
+		select {
+		case <-ticks:
+		case <-ctx.Done():
+			t.Fatal("no samples")
+		}
+	}
 	run(t, ctx, chromedp.Reload())
 	shot(t, ctx, "web-overview.png")
 }
@@ -344,9 +366,23 @@ func TestClickActions(t *testing.T) {
 func TestPauseStopsWorker(t *testing.T) {
 	d := newDash(t, web.Options{})
 	ctx := browser(t)
+	ranCh := make(chan struct{}, 1)
+	sends := make(chan struct{}, 1)
+	// The worker's own queue, over a Sender that signals each exchange
+	// (its claim rounds).
+	wq, err := emq.Open(context.Background(), &signalling{Sender: d.q.Sender(), ch: sends}, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ran atomic.Int64
-	w, err := emq.NewWorker(d.q, emq.HandlerFunc(func(context.Context, *emq.Job) error { ran.Add(1); return nil }),
-		emq.WorkerConfig{Concurrency: 1, PollMin: 5 * time.Millisecond, PollMax: 10 * time.Millisecond})
+	w, err := emq.NewWorker(wq, emq.HandlerFunc(func(context.Context, *emq.Job) error {
+		ran.Add(1)
+		select {
+		case ranCh <- struct{}{}:
+		default:
+		}
+		return nil
+	}), emq.WorkerConfig{Concurrency: 1, PollMin: 5 * time.Millisecond, PollMax: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,24 +396,47 @@ func TestPauseStopsWorker(t *testing.T) {
 	press(t, ctx, "pause-toggle")
 	d.enqueue("held")
 	r0 := w.Stats().Rounds
-	deadline := time.Now().Add(30 * time.Second)
 	for w.Stats().Rounds < r0+5 {
-		if time.Now().After(deadline) {
+		select {
+		case <-sends:
+		case <-ctx.Done():
 			t.Fatal("worker made no rounds")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	if n := ran.Load(); n != 0 || raw(t, "ZCARD", "emq:{q}:pending") != "1" {
 		t.Fatalf("paused: %d jobs ran", n)
 	}
 	run(t, ctx)
 	press(t, ctx, "pause-toggle")
-	for ran.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the job did not run after resume")
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-ranCh:
+	case <-ctx.Done():
+		t.Fatal("the job did not run after resume")
 	}
+}
+
+// signalling is a conn.Sender that signals ch (without blocking) at each
+// submission.
+type signalling struct {
+	conn.Sender
+	ch chan struct{}
+}
+
+func (s *signalling) signal() {
+	select {
+	case s.ch <- struct{}{}:
+	default:
+	}
+}
+
+func (s *signalling) Send(ctx context.Context, cmds conn.Cmds, h conn.Handler) error {
+	defer s.signal()
+	return s.Sender.Send(ctx, cmds, h)
+}
+
+func (s *signalling) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	defer s.signal()
+	return s.Sender.Do(ctx, args...)
 }
 
 // TestReadOnlyHidesAndRefuses: no form or button of an action, and a

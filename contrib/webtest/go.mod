@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/netresearch/go-cron v0.9.1 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 )
 
