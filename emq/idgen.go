@@ -103,6 +103,41 @@ func (g *IDGenerator) NextSnowflake() uint64 {
 	}
 }
 
+// appendRun mints up to n ids (n >= 1) that follow one another in one
+// millisecond's sequence, with one clock read and one compare-and-swap
+// for the lot, appends them to dst and returns the extended buffer and how
+// many it minted (1 to n: fewer when the millisecond's sequence ends
+// first). The ids are those n calls of NextSnowflake would have minted at
+// that clock reading.
+func (g *IDGenerator) appendRun(dst []byte, n int) ([]byte, int) {
+	for {
+		old := g.state.Load()
+		last := old >> SeqBits
+		now := g.elapsed()
+		var first uint64
+		switch {
+		case now > last:
+			first = now << SeqBits
+		case old&MaxSeq < MaxSeq || now < last:
+			first = old + 1
+		default:
+			g.waitPast(last)
+			continue
+		}
+		k := min(uint64(n), MaxSeq-first&MaxSeq+1) // the rest of first's millisecond
+		end := first + k - 1
+		if end>>SeqBits > MaxElapsedMs {
+			panic("emq: IDGenerator: clock past the 41-bit snowflake range")
+		}
+		if g.state.CompareAndSwap(old, end) {
+			for x := first; x <= end; x++ {
+				dst = appendID(dst, g.ns, x>>SeqBits<<timeShift|g.node|x&MaxSeq)
+			}
+			return dst, int(k)
+		}
+	}
+}
+
 // elapsed returns milliseconds since the epoch, 0 for a clock before it.
 func (g *IDGenerator) elapsed() uint64 {
 	ms := g.now() - EpochMillis
