@@ -65,7 +65,10 @@ func (w *Worker) process(s *slot, jobs <-chan claimed) {
 // the slot then belongs to another goroutine, and this one must go.
 func (w *Worker) runJob(s *slot, c claimed) bool {
 	job := *c.job // as claimed: the handler may change its own copy
-	if !w.holdLease(s, job, c.at) {
+	// One clock reading serves the lease check and the job's start,
+	// unless an extend went to the server between the two.
+	now := time.Now()
+	if !w.holdLease(s, job, c.at, &now) {
 		w.out.Put(done{job: job}) // frees the slot; the event is out
 		return true
 	}
@@ -93,7 +96,6 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	}
 	s.gen++
 	gen := s.gen
-	now := time.Now()
 	s.started, s.timeout = now, timeout
 	s.timer.Arm(now, timeout)
 	s.mu.Unlock()
@@ -200,16 +202,18 @@ func (w *Worker) outcome(job Job, err error, lost bool) done {
 // holdLease makes sure a job claimed ahead still holds its lease before
 // its handler starts: one that waited ExtendInterval since its claim is
 // extended first, and one whose lease was lost meanwhile is not run
-// (EventLeaseLost). s.since records the extension.
-func (w *Worker) holdLease(s *slot, job Job, at time.Time) bool {
+// (EventLeaseLost). s.since records the extension. *now is the time of
+// the check; after an extend it is read again.
+func (w *Worker) holdLease(s *slot, job Job, at time.Time, now *time.Time) bool {
 	if w.cfg.ExtendInterval < 0 {
 		return true
 	}
-	start := time.Now()
+	start := *now
 	if start.Sub(at) < w.cfg.ExtendInterval {
 		return true
 	}
 	err := w.q.Extend(w.life, job.ID, job.Token, w.cfg.Lease)
+	*now = time.Now()
 	switch {
 	case errors.Is(err, ErrStale):
 		w.emit(Event{Kind: EventLeaseLost, Job: job})

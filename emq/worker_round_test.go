@@ -140,15 +140,19 @@ func TestHoldLease(t *testing.T) {
 	require.NoError(t, err)
 	w.life = tctx(t)
 	s := new(slot)
+	hold := func(j Job, at time.Time) bool {
+		now := time.Now()
+		return w.holdLease(s, j, at, &now)
+	}
 
 	// Claimed just now: nothing to do.
 	before := scoreInt(t, q.keys.Active, jobs[0].ID)
-	require.True(t, w.holdLease(s, jobs[0], time.Now()))
+	require.True(t, hold(jobs[0], time.Now()))
 	require.Equal(t, before, scoreInt(t, q.keys.Active, jobs[0].ID))
 
 	// Claimed long ago (as far as the worker knows): extended.
 	do(t, "ZADD", q.keys.Active, "XX", "1000", jobs[0].ID)
-	require.True(t, w.holdLease(s, jobs[0], time.Now().Add(-2*time.Second)))
+	require.True(t, hold(jobs[0], time.Now().Add(-2*time.Second)))
 	require.Greater(t, scoreInt(t, q.keys.Active, jobs[0].ID), serverMillis(t)+50000)
 	require.False(t, s.since.IsZero())
 
@@ -157,7 +161,7 @@ func TestHoldLease(t *testing.T) {
 	n, err := q.Reap(tctx(t), 10, 5)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	require.False(t, w.holdLease(s, jobs[1], time.Now().Add(-2*time.Second)))
+	require.False(t, hold(jobs[1], time.Now().Add(-2*time.Second)))
 	got := ev.of(jobs[1].ID)
 	require.Len(t, got, 1)
 	require.Equal(t, EventLeaseLost, got[0].Kind)
