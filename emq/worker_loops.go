@@ -20,9 +20,9 @@ type slot struct {
 	busy   bool
 	gen    uint64 // bumped per job and at a timeout, so a late result is not misapplied
 	job    Job
-	since  time.Time               // the claim, or the start of the last extend that held
-	cancel context.CancelCauseFunc // ends the job's context
-	lost   bool                    // extend answered stale: the job is not ours any more
+	since  time.Time // the claim, or the start of the last extend that held
+	cancel *jobCtx   // the job's context, to cancel
+	lost   bool      // extend answered stale: the job is not ours any more
 
 	started time.Time     // when the handler started
 	timeout time.Duration // the job's timeout, from started
@@ -43,6 +43,7 @@ func (w *Worker) newSlot() *slot {
 // claimed is a job on its way from the round loop to a handler goroutine.
 type claimed struct {
 	job *Job      // the handler's to keep
+	ctx *jobCtx   // its context, fresh (from the round's slab)
 	at  time.Time // when the claim returned
 }
 
@@ -86,10 +87,13 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	// leaked to a goroutine must not outlive the job, nor come back to
 	// life for the next one. Its parent is no context: the worker cancels
 	// it itself (lease lost, giving up), and no parent's lock is shared
-	// by every handler.
-	ctx, cancel := context.WithCancelCause(context.Background())
+	// by every handler. (A jobCtx: see there.)
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = new(jobCtx)
+	}
 	s.mu.Lock()
-	s.cancel = cancel
+	s.cancel = ctx
 	s.busy, s.job, s.lost = true, job, false
 	if s.since.Before(c.at) {
 		s.since = c.at
@@ -100,11 +104,11 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	s.timer.Arm(now, timeout)
 	s.mu.Unlock()
 	if w.abandon.Load() {
-		cancel(w.giveUpErr) // the worker gave up before this job started
+		ctx.cancel(w.giveUpErr) // the worker gave up before this job started
 	}
 
 	err := w.call(ctx, c.job)
-	cancel(nil) // the handler returned: its context ends (context.Canceled)
+	ctx.cancel(nil) // the handler returned: its context ends (context.Canceled)
 
 	s.mu.Lock()
 	if s.gen != gen {
@@ -152,7 +156,7 @@ func (w *Worker) timeout(s *slot) {
 	go w.process(s, w.jobs)
 
 	err := &timeoutError{after: d}
-	cancel(err)
+	cancel.cancel(err)
 	w.emit(Event{Kind: EventTimedOut, Job: job, Err: err})
 	w.out.Put(w.outcome(job, err, lost))
 }
@@ -339,7 +343,7 @@ func (w *Worker) extendSlot(s *slot) {
 	}
 	if current && stale {
 		s.lost = true
-		s.cancel(ErrLeaseLost)
+		s.cancel.cancel(ErrLeaseLost)
 	}
 	s.mu.Unlock()
 	switch {
