@@ -289,14 +289,11 @@ func TestLaneKilledWorker(t *testing.T) {
 // waitReap reaps (core reap, max attempts max) until one job was reaped.
 func waitReap(t *testing.T, q *Queue, max int) {
 	t.Helper()
-	for {
+	waitFor(t, 0, "a job reaped", func() bool {
 		n, err := q.Reap(tctx(t), 10, max)
 		require.NoError(t, err)
-		if n > 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n > 0
+	})
 }
 
 // TestLanePeerEnds: a lane's running job ended by a peer's core script
@@ -483,16 +480,13 @@ func TestLaneRetryKeepsOrder(t *testing.T) {
 					_, err = q.FlowRetry(ctx, ids[0], jobs[0].Token, delay, 5, "again")
 				}
 				require.NoError(t, err)
-				for {
+				waitFor(t, 0, "the retry's delay", func() bool {
 					if _, err := q.Promote(ctx, 10); err != nil {
 						t.Fatal(err)
 					}
 					jobs = claimLane(t, q, 5)
-					if len(jobs) > 0 {
-						break
-					}
-					time.Sleep(5 * time.Millisecond) // the retry's delay
-				}
+					return len(jobs) > 0
+				})
 				require.Len(t, jobs, 1, "only the retried job")
 				require.Equal(t, ids[0], jobs[0].ID)
 				more := claimLane(t, q, 5)
