@@ -65,13 +65,18 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 	doneSeq := map[string]int{} // lane → last completed seq
 	running := map[string]int{}
 	var completed atomic.Int64
+	var prog progress // a retry or completion frees a lane
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
 		c := openPeer(t, "lanes")
 		wg.Go(func() {
 			ctx := tctx(t)
-			for completed.Load() < lanes*per {
+			for {
+				_, changed := prog.now()
+				if completed.Load() >= lanes*per {
+					return
+				}
 				jobs, err := c.LaneClaim(ctx, time.Minute, 3)
 				if err != nil {
 					errs <- err
@@ -108,6 +113,7 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 							errs <- fmt.Errorf("retry %s: %v %v", j.ID, out, err)
 							return
 						}
+						prog.mark()
 						continue
 					}
 					if err := c.FlowComplete(ctx, j.ID, j.Token, nil, 0); err != nil {
@@ -115,9 +121,13 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 						return
 					}
 					completed.Add(1)
+					prog.mark()
 				}
-				if len(jobs) == 0 {
-					time.Sleep(time.Millisecond)
+				// Nothing claimable until another consumer's retry or
+				// completion frees a lane.
+				if len(jobs) == 0 && !prog.wait(changed) {
+					errs <- fmt.Errorf("no lane freed for %v", hangGuard)
+					return
 				}
 			}
 		})
