@@ -52,7 +52,9 @@ func TestAdversaryWorkerStorm(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		case "ignore":
-			time.Sleep(3 * timeout)
+			// It returns only once its timeout has ended its context
+			// (and left its retry): a late success, to be dropped.
+			<-ctx.Done()
 			return nil
 		case "panic-late":
 			<-ctx.Done()
@@ -60,7 +62,7 @@ func TestAdversaryWorkerStorm(t *testing.T) {
 		case "panic-now":
 			panic(errors.New("at once"))
 		case "ignore-panic":
-			time.Sleep(3 * timeout)
+			<-ctx.Done()
 			panic("late, having ignored ctx")
 		}
 		return nil
@@ -109,19 +111,12 @@ func TestAdversaryWorkerStorm(t *testing.T) {
 			}
 		},
 	})
-	var last QueueStats
 	settled := func() bool {
 		st, err := q.Stats(context.Background())
 		require.NoError(t, err)
-		last = st
 		return st.Pending == 0 && st.Active == 0 && st.Due == 0
 	}
-	for i := 0; !settled(); i++ {
-		if i == 2000 {
-			t.Fatalf("the queue never settled: %+v; worker %+v", last, w.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, hangGuard, "the queue to settle", settled)
 	waitFor(t, hangGuard, "no handler hung", func() bool { return w.Stats().Hung == 0 })
 	require.True(t, settled(), "a late handler put a job back")
 	mu.Lock()

@@ -99,8 +99,9 @@ func TestChaosEveryJobCompletesOnce(t *testing.T) {
 		mu.Unlock()
 	}
 	elapsed := time.Since(start)
-	// Let any late duplicate show itself before counting.
-	time.Sleep(100 * time.Millisecond)
+	// A late duplicate shows itself before the counting: the counting
+	// comes after every worker's Shutdown, which returns once its last
+	// outcome is settled and its event told.
 	for _, w := range ws {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := w.Shutdown(sctx); err != nil {

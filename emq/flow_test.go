@@ -274,23 +274,29 @@ func TestFlowConcurrent(t *testing.T) {
 	var mu sync.Mutex
 	done := make([]bool, len(nodes))
 	var wg sync.WaitGroup
+	var prog progress // a completion releases dependents
 	errs := make(chan string, 4*len(nodes))
 	for range 4 {
 		c := openPeer(t, "layers")
 		wg.Go(func() {
-			idle := 0
-			for idle < 200 {
+			for {
+				n, changed := prog.now()
+				if n == len(nodes) {
+					return
+				}
 				j, ok, err := c.Claim(context.Background(), time.Minute)
 				if err != nil {
 					errs <- err.Error()
 					return
 				}
 				if !ok {
-					idle++
-					time.Sleep(time.Millisecond)
+					// Nothing claimable until another consumer completes.
+					if !prog.wait(changed) {
+						errs <- "no completion for " + hangGuard.String()
+						return
+					}
 					continue
 				}
-				idle = 0
 				i, _ := strconv.Atoi(string(j.Payload))
 				mu.Lock()
 				for _, d := range nodes[i].Deps {
@@ -308,6 +314,7 @@ func TestFlowConcurrent(t *testing.T) {
 					errs <- err.Error()
 					return
 				}
+				prog.mark()
 			}
 		})
 	}
@@ -389,4 +396,46 @@ func TestFlowFanOutFanIn(t *testing.T) {
 		what = what[:80]
 	}
 	t.Logf("longest command: %d µs over %d logged: %s", worst, len(v.Elems), what)
+}
+
+// progress counts the completions of consumers that wait for each other:
+// a consumer that found nothing to claim waits for the next completion
+// (which may release what it waits for) rather than polling.
+type progress struct {
+	mu      sync.Mutex
+	n       int
+	changed chan struct{} // closed at the next mark
+}
+
+// now returns the completions so far and a channel closed at the next.
+func (p *progress) now() (int, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.changed == nil {
+		p.changed = make(chan struct{})
+	}
+	return p.n, p.changed
+}
+
+// mark counts one completion and wakes the waiters.
+func (p *progress) mark() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	if p.changed != nil {
+		close(p.changed)
+	}
+	p.changed = make(chan struct{})
+}
+
+// wait waits for changed (from now) to close; false after hangGuard.
+func (p *progress) wait(changed <-chan struct{}) bool {
+	t := time.NewTimer(hangGuard)
+	defer t.Stop()
+	select {
+	case <-changed:
+		return true
+	case <-t.C:
+		return false
+	}
 }

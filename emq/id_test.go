@@ -431,3 +431,47 @@ func BenchmarkIDGeneratorUncappedParallel(b *testing.B) {
 		}
 	})
 }
+
+// TestIDGeneratorRuns: mintIDs reads the clock once per run of ids, and the
+// runs are the ids NextSnowflake mints one by one: strictly increasing, a
+// spent millisecond's sequence carrying into the next while the clock is
+// behind, a fresh millisecond starting at sequence 0.
+func TestIDGeneratorRuns(t *testing.T) {
+	var reads atomic.Int64
+	var c fakeClock
+	const ms0 = EpochMillis + 7000
+	c.set(ms0)
+	g := newFakeGen(t, &c, 11)
+	g.now = func() int64 { reads.Add(1); return c.ms.Load() }
+	q := &Queue{ids: g}
+	check := func(ids string, n int, wantMs uint64, wantSeq int) {
+		t.Helper()
+		if len(ids) != n*IDLen {
+			t.Fatalf("%d bytes for %d ids", len(ids), n)
+		}
+		for i := range n {
+			_, sf, err := ParseID(ids[i*IDLen : (i+1)*IDLen])
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := wantSeq + i
+			ms := wantMs + uint64(seq/(MaxSeq+1))
+			if gotMs, node, gotSeq := SplitSnowflake(sf); gotMs != ms || node != 11 || int(gotSeq) != seq%(MaxSeq+1) {
+				t.Fatalf("id %d: ms %d node %d seq %d; want ms %d seq %d", i, gotMs, node, gotSeq, ms, seq%(MaxSeq+1))
+			}
+		}
+	}
+	check(q.mintIDs(100), 100, 7000, 0)
+	if n := reads.Load(); n != (100+mintRun-1)/mintRun {
+		t.Errorf("%d clock reads for 100 ids, want %d", n, (100+mintRun-1)/mintRun)
+	}
+	if sf := g.NextSnowflake(); sf&MaxSeq != 100 {
+		t.Errorf("Next after the runs: seq %d, want 100", sf&MaxSeq)
+	}
+	// The clock behind: the run counts on past the millisecond's end.
+	c.set(ms0 - 5)
+	check(q.mintIDs(MaxSeq), MaxSeq, 7000, 101)
+	// The clock ahead: a fresh millisecond.
+	c.set(ms0 + 50)
+	check(q.mintIDs(3), 3, 7050, 0)
+}

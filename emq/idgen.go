@@ -75,6 +75,28 @@ func (g *IDGenerator) AppendNext(dst []byte) []byte {
 // NextSnowflake mints the next id and returns its snowflake; format it with
 // [FormatID] in g's namespace.
 func (g *IDGenerator) NextSnowflake() uint64 {
+	x, _ := g.reserve(1)
+	return g.snowflake(x)
+}
+
+// appendRun mints up to n ids (n >= 1) that follow one another in one
+// millisecond's sequence, with one clock read and one compare-and-swap
+// for the lot, appends them to dst and returns the extended buffer and how
+// many it minted (1 to n: fewer when the millisecond's sequence ends
+// first). The ids are those n calls of NextSnowflake would have minted at
+// that clock reading.
+func (g *IDGenerator) appendRun(dst []byte, n int) ([]byte, int) {
+	first, k := g.reserve(n)
+	for x := first; x < first+uint64(k); x++ {
+		dst = appendID(dst, g.ns, g.snowflake(x))
+	}
+	return dst, k
+}
+
+// reserve takes the next k states (1 <= k <= n), elapsedMs << SeqBits |
+// seq, all in one millisecond, and returns the first: one clock read and
+// one compare-and-swap.
+func (g *IDGenerator) reserve(n int) (first uint64, k int) {
 	for {
 		// Load the state before reading the clock: the clock read then comes
 		// after whichever read minted the state, so a clock that has not
@@ -82,25 +104,31 @@ func (g *IDGenerator) NextSnowflake() uint64 {
 		old := g.state.Load()
 		last := old >> SeqBits
 		now := g.elapsed()
-		var next uint64
 		switch {
 		case now > last:
-			next = now << SeqBits // a fresh millisecond, sequence 0
+			first = now << SeqBits // a fresh millisecond, sequence 0
 		case old&MaxSeq < MaxSeq || now < last:
 			// Same millisecond, or the clock is behind: count on; a spent
 			// sequence carries into the next millisecond (borrowing).
-			next = old + 1
+			first = old + 1
 		default:
 			g.waitPast(last) // this millisecond is spent
 			continue
 		}
-		if next>>SeqBits > MaxElapsedMs {
+		run := min(uint64(n), MaxSeq-first&MaxSeq+1) // the rest of first's millisecond
+		end := first + run - 1
+		if end>>SeqBits > MaxElapsedMs {
 			panic("emq: IDGenerator: clock past the 41-bit snowflake range")
 		}
-		if g.state.CompareAndSwap(old, next) {
-			return next>>SeqBits<<timeShift | g.node | next&MaxSeq
+		if g.state.CompareAndSwap(old, end) {
+			return first, int(run)
 		}
 	}
+}
+
+// snowflake is the snowflake of state x (elapsedMs << SeqBits | seq).
+func (g *IDGenerator) snowflake(x uint64) uint64 {
+	return x>>SeqBits<<timeShift | g.node | x&MaxSeq
 }
 
 // elapsed returns milliseconds since the epoch, 0 for a clock before it.

@@ -65,13 +65,18 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 	doneSeq := map[string]int{} // lane → last completed seq
 	running := map[string]int{}
 	var completed atomic.Int64
+	var prog progress // a retry or completion frees a lane
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
 		c := openPeer(t, "lanes")
 		wg.Go(func() {
 			ctx := tctx(t)
-			for completed.Load() < lanes*per {
+			for {
+				_, changed := prog.now()
+				if completed.Load() >= lanes*per {
+					return
+				}
 				jobs, err := c.LaneClaim(ctx, time.Minute, 3)
 				if err != nil {
 					errs <- err
@@ -108,6 +113,7 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 							errs <- fmt.Errorf("retry %s: %v %v", j.ID, out, err)
 							return
 						}
+						prog.mark()
 						continue
 					}
 					if err := c.FlowComplete(ctx, j.ID, j.Token, nil, 0); err != nil {
@@ -115,9 +121,13 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 						return
 					}
 					completed.Add(1)
+					prog.mark()
 				}
-				if len(jobs) == 0 {
-					time.Sleep(time.Millisecond)
+				// Nothing claimable until another consumer's retry or
+				// completion frees a lane.
+				if len(jobs) == 0 && !prog.wait(changed) {
+					errs <- fmt.Errorf("no lane freed for %v", hangGuard)
+					return
 				}
 			}
 		})
@@ -289,14 +299,11 @@ func TestLaneKilledWorker(t *testing.T) {
 // waitReap reaps (core reap, max attempts max) until one job was reaped.
 func waitReap(t *testing.T, q *Queue, max int) {
 	t.Helper()
-	for {
+	waitFor(t, 0, "a job reaped", func() bool {
 		n, err := q.Reap(tctx(t), 10, max)
 		require.NoError(t, err)
-		if n > 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n > 0
+	})
 }
 
 // TestLanePeerEnds: a lane's running job ended by a peer's core script
@@ -483,16 +490,13 @@ func TestLaneRetryKeepsOrder(t *testing.T) {
 					_, err = q.FlowRetry(ctx, ids[0], jobs[0].Token, delay, 5, "again")
 				}
 				require.NoError(t, err)
-				for {
+				waitFor(t, 0, "the retry's delay", func() bool {
 					if _, err := q.Promote(ctx, 10); err != nil {
 						t.Fatal(err)
 					}
 					jobs = claimLane(t, q, 5)
-					if len(jobs) > 0 {
-						break
-					}
-					time.Sleep(5 * time.Millisecond) // the retry's delay
-				}
+					return len(jobs) > 0
+				})
 				require.Len(t, jobs, 1, "only the retried job")
 				require.Equal(t, ids[0], jobs[0].ID)
 				more := claimLane(t, q, 5)

@@ -307,9 +307,18 @@ func TestReapExpiredLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "reaped before the deadline")
 	require.NoError(t, q.Extend(ctx, id, job.Token, 50*time.Millisecond))
-	time.Sleep(80 * time.Millisecond)
-	if n, err := q.Reap(ctx, 10, 5); n != 1 || err != nil {
-		t.Fatalf("Reap = %d, %v", n, err)
+	// Reaped once the extended lease has run out on the server's clock.
+	reapOnce := func(max int) int {
+		t.Helper()
+		waitFor(t, 0, "the lease to run out", func() bool {
+			n, err = q.Reap(ctx, 10, max)
+			require.NoError(t, err)
+			return n > 0
+		})
+		return n
+	}
+	if n := reapOnce(5); n != 1 {
+		t.Fatalf("Reap = %d", n)
 	}
 	if r := row(t, q, id); r["state"] != "pending" || r["attempts"] != "1" || score(t, q.keys.Pending, id) != "0" {
 		t.Fatalf("reaped row %v", r)
@@ -323,10 +332,7 @@ func TestReapExpiredLease(t *testing.T) {
 		t.Fatalf("second claim %+v", job2)
 	}
 	// Attempts at max: the reaper buries it.
-	time.Sleep(80 * time.Millisecond)
-	n, err = q.Reap(ctx, 10, 2)
-	require.NoError(t, err)
-	require.Equal(t, 1, n, "not reaped")
+	require.Equal(t, 1, reapOnce(2), "not reaped")
 	if r := row(t, q, id); r["state"] != "dead" || score(t, q.keys.Dead, id) == "" {
 		t.Fatalf("row %v", r)
 	}

@@ -430,7 +430,7 @@ func (w *Worker) giveUp(cause error) {
 		for _, s := range w.slots {
 			s.mu.Lock()
 			if s.busy && s.cancel != nil {
-				s.cancel(cause)
+				s.cancel.cancel(cause)
 			}
 			s.mu.Unlock()
 		}

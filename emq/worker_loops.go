@@ -20,9 +20,9 @@ type slot struct {
 	busy   bool
 	gen    uint64 // bumped per job and at a timeout, so a late result is not misapplied
 	job    Job
-	since  time.Time               // the claim, or the start of the last extend that held
-	cancel context.CancelCauseFunc // ends the job's context
-	lost   bool                    // extend answered stale: the job is not ours any more
+	since  time.Time // the claim, or the start of the last extend that held
+	cancel *jobCtx   // the job's context, to cancel
+	lost   bool      // extend answered stale: the job is not ours any more
 
 	started time.Time     // when the handler started
 	timeout time.Duration // the job's timeout, from started
@@ -43,6 +43,7 @@ func (w *Worker) newSlot() *slot {
 // claimed is a job on its way from the round loop to a handler goroutine.
 type claimed struct {
 	job *Job      // the handler's to keep
+	ctx *jobCtx   // its context, fresh (from the round's slab)
 	at  time.Time // when the claim returned
 }
 
@@ -65,7 +66,10 @@ func (w *Worker) process(s *slot, jobs <-chan claimed) {
 // the slot then belongs to another goroutine, and this one must go.
 func (w *Worker) runJob(s *slot, c claimed) bool {
 	job := *c.job // as claimed: the handler may change its own copy
-	if !w.holdLease(s, job, c.at) {
+	// One clock reading serves the lease check and the job's start,
+	// unless an extend went to the server between the two.
+	now := time.Now()
+	if !w.holdLease(s, job, c.at, &now) {
 		w.out.Put(done{job: job}) // frees the slot; the event is out
 		return true
 	}
@@ -83,26 +87,28 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 	// leaked to a goroutine must not outlive the job, nor come back to
 	// life for the next one. Its parent is no context: the worker cancels
 	// it itself (lease lost, giving up), and no parent's lock is shared
-	// by every handler.
-	ctx, cancel := context.WithCancelCause(context.Background())
+	// by every handler. (A jobCtx: see there.)
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = new(jobCtx)
+	}
 	s.mu.Lock()
-	s.cancel = cancel
+	s.cancel = ctx
 	s.busy, s.job, s.lost = true, job, false
 	if s.since.Before(c.at) {
 		s.since = c.at
 	}
 	s.gen++
 	gen := s.gen
-	now := time.Now()
 	s.started, s.timeout = now, timeout
 	s.timer.Arm(now, timeout)
 	s.mu.Unlock()
 	if w.abandon.Load() {
-		cancel(w.giveUpErr) // the worker gave up before this job started
+		ctx.cancel(w.giveUpErr) // the worker gave up before this job started
 	}
 
 	err := w.call(ctx, c.job)
-	cancel(nil) // the handler returned: its context ends (context.Canceled)
+	ctx.cancel(nil) // the handler returned: its context ends (context.Canceled)
 
 	s.mu.Lock()
 	if s.gen != gen {
@@ -150,7 +156,7 @@ func (w *Worker) timeout(s *slot) {
 	go w.process(s, w.jobs)
 
 	err := &timeoutError{after: d}
-	cancel(err)
+	cancel.cancel(err)
 	w.emit(Event{Kind: EventTimedOut, Job: job, Err: err})
 	w.out.Put(w.outcome(job, err, lost))
 }
@@ -200,16 +206,18 @@ func (w *Worker) outcome(job Job, err error, lost bool) done {
 // holdLease makes sure a job claimed ahead still holds its lease before
 // its handler starts: one that waited ExtendInterval since its claim is
 // extended first, and one whose lease was lost meanwhile is not run
-// (EventLeaseLost). s.since records the extension.
-func (w *Worker) holdLease(s *slot, job Job, at time.Time) bool {
+// (EventLeaseLost). s.since records the extension. *now is the time of
+// the check; after an extend it is read again.
+func (w *Worker) holdLease(s *slot, job Job, at time.Time, now *time.Time) bool {
 	if w.cfg.ExtendInterval < 0 {
 		return true
 	}
-	start := time.Now()
+	start := *now
 	if start.Sub(at) < w.cfg.ExtendInterval {
 		return true
 	}
 	err := w.q.Extend(w.life, job.ID, job.Token, w.cfg.Lease)
+	*now = time.Now()
 	switch {
 	case errors.Is(err, ErrStale):
 		w.emit(Event{Kind: EventLeaseLost, Job: job})
@@ -335,7 +343,7 @@ func (w *Worker) extendSlot(s *slot) {
 	}
 	if current && stale {
 		s.lost = true
-		s.cancel(ErrLeaseLost)
+		s.cancel.cancel(ErrLeaseLost)
 	}
 	s.mu.Unlock()
 	switch {

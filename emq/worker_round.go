@@ -219,6 +219,10 @@ func (w *Worker) exchange(r *round, n int) {
 		return
 	}
 	w.stats.claimed.Add(uint64(len(jobs)))
+	var ctxs []jobCtx // the jobs' contexts, one allocation for the round
+	if len(jobs) > 0 {
+		ctxs = make([]jobCtx, len(jobs))
+	}
 	for i := range jobs {
 		if err := checkID(jobs[i].ID); err != nil {
 			// A row no transition of this package takes (another
@@ -229,7 +233,7 @@ func (w *Worker) exchange(r *round, n int) {
 			continue
 		}
 		r.inHand++
-		w.jobs <- claimed{job: &jobs[i], at: at}
+		w.jobs <- claimed{job: &jobs[i], ctx: &ctxs[i], at: at}
 	}
 	if n > 0 {
 		switch {

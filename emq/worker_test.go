@@ -29,11 +29,13 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	d = max(d, hangGuard)
 	deadline := time.Now().Add(d)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", d, what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		<-tick.C
 	}
 }
 
@@ -322,12 +324,13 @@ func TestWorkerShutdown(t *testing.T) {
 	stuck, err := q.Enqueue(ctx, []byte("stuck"))
 	require.NoError(t, err)
 	release := make(chan struct{})
+	shutting := make(chan struct{}) // closed as Shutdown is called
 	running := make(chan string, 2)
 	var cause atomic.Value
 	w, err := NewWorker(q, HandlerFunc(func(ctx context.Context, j *Job) error {
 		running <- string(j.Payload)
 		if string(j.Payload) == "fast" {
-			time.Sleep(50 * time.Millisecond)
+			<-shutting // still running when the shutdown begins
 			return nil
 		}
 		<-ctx.Done()
@@ -343,6 +346,7 @@ func TestWorkerShutdown(t *testing.T) {
 	// not returned (it cannot: release is still open).
 	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
+	close(shutting)
 	if err := w.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown = %v", err)
 	}

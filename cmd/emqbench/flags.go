@@ -52,6 +52,9 @@ type config struct {
 	// cache only.
 	writers int           // writer goroutines
 	chaos   time.Duration // kill the cache's connection this often; 0: never
+	// cpuprofile is a file for the client's CPU profile of the measured
+	// part of the run (runtime/pprof); "" takes none.
+	cpuprofile string
 }
 
 // usageText is printed by -h; usageError formats the one-line errors.
@@ -114,6 +117,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.module, "module", "", "the private server loads this module (e.g. module/emq.so, built by make -C module); not with -url")
 	fs.IntVar(&c.writers, "writers", 1, "cache: writer goroutines")
 	fs.DurationVar(&c.chaos, "chaos", 0, "cache: kill the cache's connection this often, e.g. 100ms (0: never)")
+	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write the client's CPU profile of the measured part of the run to this file (go tool pprof reads it)")
 	fs.Usage = func() {}
 
 	all := args

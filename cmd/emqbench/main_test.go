@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -452,5 +453,28 @@ func TestRedactArgs(t *testing.T) {
 		if got := cliredact.Redact(c.in, args); got != c.want {
 			t.Errorf("redactArgs(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestCPUProfile: -cpuprofile writes a CPU profile of the run that the
+// profile reader takes; a file that cannot be made is an exit 2 with the
+// flag named, before the measured run.
+func TestCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	code, out, errs := emqbench(t, "-n", "3000", "-cpuprofile", path, "e2e")
+	if code != exitOK || errs != "" {
+		t.Fatalf("e2e: exit %d, stderr %q\n%s", code, errs, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A profile is gzip-compressed protobuf.
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile of %d bytes is not gzip", len(b))
+	}
+	code, _, errs = emqbench(t, "-n", "10", "-cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir", "p"), "ping")
+	if code != exitUsage || !strings.Contains(errs, "-cpuprofile") {
+		t.Fatalf("unwritable profile: exit %d, stderr %q", code, errs)
 	}
 }

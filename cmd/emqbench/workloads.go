@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -276,6 +278,29 @@ func batchLoop(ctx context.Context, cfg config, g int, call caller, next, done *
 	}
 }
 
+// startCPUProfile starts the client's CPU profile into the file path and
+// returns what stops it and closes the file; path "" profiles nothing.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
+}
+
 // runWorkload builds, measures, reports and cleans up one workload.
 func runWorkload(ctx context.Context, nd *node, cfg config, stdout, stderr io.Writer) int {
 	wl, err := newWorkload(ctx, nd, cfg)
@@ -314,9 +339,18 @@ func runWorkload(ctx context.Context, nd *node, cfg config, stdout, stderr io.Wr
 			loads0 = wl.loads()
 		}
 		srv0 := serverCPU(ctx, nd)
+		stopProfile, perr := startCPUProfile(cfg.cpuprofile)
+		if perr != nil {
+			fail(stderr, "%s: %v", cfg.workload, perr)
+			return exitUsage
+		}
 		before := takeUsage()
 		m := measure(ctx, cfg, wl, stdout)
 		after := takeUsage()
+		if perr := stopProfile(); perr != nil {
+			fail(stderr, "%s: %v", cfg.workload, perr)
+			code = exitFailed
+		}
 		srv1 := serverCPU(ctx, nd)
 		r.Ops, r.ElapsedSec, r.Stopped = m.ops, m.elapsed.Seconds(), m.stopped
 		if m.elapsed > 0 {
