@@ -19,6 +19,7 @@ import (
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/dial"
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/replica"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -175,7 +176,8 @@ func (p *Pool) probe(ctx context.Context, m *Member) {
 		cl = c
 	}
 	start := time.Now()
-	if _, err := cl.Do(ctx, "PING"); err != nil {
+	own := wire.OwnSender(cl) // unseen by the user's hooks
+	if _, err := wire.Do(ctx, own, "PING"); err != nil {
 		m.down.Store(true)
 		return
 	}
@@ -183,7 +185,7 @@ func (p *Pool) probe(ctx context.Context, m *Member) {
 	zone := ""
 	if ZoneOf != nil {
 		zone = ZoneOf(m.Addr)
-	} else if v, err := cl.Do(ctx, "INFO", "server"); err == nil {
+	} else if v, err := wire.Do(ctx, own, "INFO", "server"); err == nil {
 		zone = InfoZone(v.Text())
 	}
 	m.zone.Store(&zone)
