@@ -14,6 +14,7 @@ import (
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/replica"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // withReads turns replica reads on, probing often, the periodic
@@ -280,4 +281,39 @@ func TestReplicaPromotedKeepsServingCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), p.CommandCalls(t, "get"), "the demoted primary took the read")
 	require.Zero(t, r.CommandCalls(t, "get"))
+}
+
+// TestReplicaReadAllocs: a read routed to a replica allocates what the
+// same read to the primary does (replica reads off), and a write with
+// replica reads on what it does with them off: the routing adds no
+// allocation to a call.
+func TestReplicaReadAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race")
+	}
+	c := privateCluster(t, 1, 1)
+	off := newClient(t, c)
+	on := newClient(t, c, withReads(replica.Options{Route: replica.Random}))
+	replicasUp(t, on, 1)
+	ctx := testCtx(t)
+	allocs := func(cl *cluster.Client, cmd resp.Cmd) float64 {
+		run := func() {
+			if err := cl.DoFunc(ctx, cmd, func(resp.Value) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 100 {
+			run()
+		}
+		return testing.AllocsPerRun(1000, run)
+	}
+	get, set := resp.Command(nil, "GET", "k"), resp.Command(nil, "SET", "k", "v")
+	c.Replicas[0].ResetStats(t)
+	if a, b := allocs(off, get), allocs(on, get); a != b {
+		t.Errorf("GET: %v allocations per call to a replica, %v to the primary", b, a)
+	}
+	require.Positive(t, c.Replicas[0].CommandCalls(t, "get"), "the reads went to the replica")
+	if a, b := allocs(off, set), allocs(on, set); a != b {
+		t.Errorf("SET: %v allocations per call with replica reads on, %v off", b, a)
+	}
 }

@@ -136,7 +136,7 @@ type MasterSet struct {
 	conns     map[net.Conn]tracked  // data connections dialed, by transport
 	watching  map[string]bool       // sentinels with a watcher
 	closed    bool
-	onSwitch  func()                // told of a new primary (a Client's replica list)
+	onSwitch  func() // told of a new primary (a Client's replica list)
 
 	kick   chan struct{} // wakes the checker (READONLY, a lost event)
 	life   context.Context
