@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,7 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		err error
 	}
 	results := make(chan result, producers)
+	var acks atomic.Int64 // enqueues acknowledged
 	for range producers {
 		go func() {
 			var r result
@@ -66,6 +68,7 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 					r.err = err
 					return
 				}
+				acks.Add(1)
 				if r.ids = append(r.ids, id); len(r.ids) == 1 {
 					started <- struct{}{}
 				}
@@ -76,7 +79,7 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		<-started
 	}
 
-	// The move, key by key, 10 ms apart.
+	// The move, key by key, the producers acting between two keys.
 	slot := strconv.Itoa(s)
 	_, err = dst.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", c.IDs[src.Addr])
 	require.NoError(t, err)
@@ -92,7 +95,12 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		}
 		_, err = src.Do("MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), "", "0", "5000", "KEYS", k)
 		require.NoError(t, err)
-		time.Sleep(10 * time.Millisecond)
+		// The producers act between two keys: an enqueue acknowledged,
+		// or one refused with TRYAGAIN (its keys split) and waiting.
+		a, tries := acks.Load(), cl.Stats().TryAgain
+		eventually(t, "the producers acting during the move", func() bool {
+			return acks.Load() > a || cl.Stats().TryAgain > tries
+		})
 	}
 	window := time.Since(begin)
 	for _, n := range append([]*servertest.Server{dst, src}, c.Primaries...) {
