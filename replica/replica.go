@@ -73,3 +73,14 @@ func (o Options) Interval() time.Duration {
 // Options.Strict when no replica could take it: none is known or every
 // one is down. Nothing was sent; the read may be retried.
 var ErrNoReplica = errors.New("replica: no replica can take the read")
+
+// ParseRoute reads a Route by its name (String's): primary, random,
+// latency or zone.
+func ParseRoute(s string) (Route, error) {
+	for r := Primary; r <= Zone; r++ {
+		if s == r.String() {
+			return r, nil
+		}
+	}
+	return Primary, fmt.Errorf("replica: unknown route %q (want primary, random, latency or zone)", s)
+}

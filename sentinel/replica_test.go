@@ -264,3 +264,21 @@ func TestReplicaPromotedKeepsServing(t *testing.T) {
 		t.Logf("the demoted primary took none of 20 reads at random (possible, rare)")
 	}
 }
+
+// The URL options replica_reads, replica_zone and replica_strict set
+// Options.Reads; a route by another name is refused.
+func TestReplicaURLOptions(t *testing.T) {
+	o, err := sentinel.ParseURL("redis+sentinel://s1,s2/m?replica_reads=zone&replica_zone=eu-1b&replica_strict=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (replica.Options{Route: replica.Zone, Zone: "eu-1b", Strict: true}); o.Reads != want {
+		t.Errorf("Reads %+v, want %+v", o.Reads, want)
+	}
+	if o, err := sentinel.ParseURL("redis+sentinel://s1/m"); err != nil || o.Reads.On() {
+		t.Errorf("without the options: %+v, %v: want replica reads off", o.Reads, err)
+	}
+	if _, err := sentinel.ParseURL("redis+sentinel://s1/m?replica_reads=nearest"); !errors.Is(err, sentinel.ErrBadOptions) {
+		t.Errorf("replica_reads=nearest: %v, want ErrBadOptions", err)
+	}
+}
