@@ -13,7 +13,7 @@ import (
 
 // startSet starts a private Sentinel deployment for one test; without a
 // server binary the test is skipped, except under CI=true.
-func startSet(t *testing.T, o servertest.SentinelOptions) *servertest.SentinelSet {
+func startSet(t testing.TB, o servertest.SentinelOptions) *servertest.SentinelSet {
 	t.Helper()
 	set, err := servertest.StartSentinels(o)
 	if errors.Is(err, servertest.ErrNoServer) && !servertest.InCI() {

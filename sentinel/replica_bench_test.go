@@ -2,7 +2,6 @@ package sentinel_test
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,14 +48,7 @@ func serverCPU(b *testing.B, s *servertest.Server) float64 {
 //
 //	go test -run '^$' -bench BenchmarkReplicaReads -benchtime 200000x ./sentinel/
 func BenchmarkReplicaReads(b *testing.B) {
-	set, err := servertest.StartSentinels(servertest.SentinelOptions{})
-	if errors.Is(err, servertest.ErrNoServer) && !servertest.InCI() {
-		b.Skip(servertest.SkipMessage)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer set.Stop()
+	set := startSet(b, servertest.SentinelOptions{})
 	ctx := context.Background()
 	for _, mode := range []struct {
 		name  string
