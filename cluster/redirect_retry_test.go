@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,7 +51,6 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		err error
 	}
 	results := make(chan result, producers)
-	var acks atomic.Int64 // enqueues acknowledged
 	for range producers {
 		go func() {
 			var r result
@@ -68,7 +66,6 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 					r.err = err
 					return
 				}
-				acks.Add(1)
 				if r.ids = append(r.ids, id); len(r.ids) == 1 {
 					started <- struct{}{}
 				}
@@ -79,8 +76,10 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		<-started
 	}
 
-	// The move, key by key, the producers acting between two keys.
+	// The move, key by key; the window stays open until the producers
+	// met TRYAGAIN more often than MaxRedirects (5) sends each.
 	slot := strconv.Itoa(s)
+	before := cl.Stats()
 	_, err = dst.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", c.IDs[src.Addr])
 	require.NoError(t, err)
 	_, err = src.Do("CLUSTER", "SETSLOT", slot, "MIGRATING", c.IDs[dst.Addr])
@@ -95,13 +94,15 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		}
 		_, err = src.Do("MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), "", "0", "5000", "KEYS", k)
 		require.NoError(t, err)
-		// The producers act between two keys: an enqueue acknowledged,
-		// or one refused with TRYAGAIN (its keys split) and waiting.
-		a, tries := acks.Load(), cl.Stats().TryAgain
-		eventually(t, "the producers acting during the move", func() bool {
-			return acks.Load() > a || cl.Stats().TryAgain > tries
-		})
 	}
+	eventually(t, "TRYAGAIN met more often than MaxRedirects per producer", func() bool {
+		select {
+		case r := <-results:
+			t.Fatalf("a producer ended during the move: %v", r.err)
+		default:
+		}
+		return cl.Stats().TryAgain-before.TryAgain > producers*(5+1)
+	})
 	window := time.Since(begin)
 	for _, n := range append([]*servertest.Server{dst, src}, c.Primaries...) {
 		_, err := n.Do("CLUSTER", "SETSLOT", slot, "NODE", c.IDs[dst.Addr])
