@@ -32,6 +32,12 @@
 // primary answers from what it has (or MASTERDOWN, when configured with
 // replica-serve-stale-data no).
 //
+// What runs over the client reads the same way: a queue opened on it
+// (emq.Open) sends its scripts to the primary (EVALSHA is no read), but
+// its plain reads (a job's fields, a set's size) may go to a replica and
+// lag. Open the queue on the primary (a sentinel.Client's cl.Client) when
+// those must be current.
+//
 // # Read after write
 //
 // When a read must see a write, either read from the primary (a
