@@ -197,17 +197,10 @@ func TestAdversaryBlockingThroughFailover(t *testing.T) {
 	key := "{" + tag + "}q"
 	blockedOn := func(s *servertest.Server, n int) {
 		t.Helper()
-		deadline := time.Now().Add(waitLong)
-		for {
+		eventually(t, fmt.Sprintf("%s having %d blocked clients", s.Addr, n), func() bool {
 			info, err := s.Do("INFO", "clients")
-			if err == nil && strings.Contains(info, "blocked_clients:"+strconv.Itoa(n)+"\r\n") {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never had %d blocked clients: %v\n%s", s.Addr, n, err, info)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return err == nil && strings.Contains(info, "blocked_clients:"+strconv.Itoa(n)+"\r\n")
+		})
 	}
 	// blockAll starts n BLPOPs without a timeout and returns their ends.
 	blockAll := func(n int) chan error {
@@ -240,18 +233,13 @@ func TestAdversaryBlockingThroughFailover(t *testing.T) {
 	popAfter := func(what, elem string) {
 		t.Helper()
 		var v resp.Value
-		var err error
-		deadline := time.Now().Add(waitLong)
-		for {
-			if _, err = cl.Do(ctx, "RPUSH", key, elem); err == nil {
+		eventually(t, what+": a BLPOP that works", func() bool {
+			_, err := cl.Do(ctx, "RPUSH", key, elem)
+			if err == nil {
 				v, err = cl.Do(ctx, "BLPOP", key, "1")
-				if err == nil && !v.IsNull() {
-					break
-				}
 			}
-			require.True(t, time.Now().Before(deadline), "%s: no BLPOP worked: %v", what, err)
-			time.Sleep(20 * time.Millisecond)
-		}
+			return err == nil && !v.IsNull()
+		})
 		require.Equal(t, elem, v.Elems[1].Text(), what)
 	}
 
@@ -343,11 +331,7 @@ func TestAdversaryClusterBlockingBatchCancelled(t *testing.T) {
 		bt.Add("BLPOP", kb, "0")
 		ended := make(chan error, 1)
 		go func() { ended <- bt.Exec(bctx, cl) }()
-		deadline := time.Now().Add(waitLong)
-		for !blocked("1") {
-			require.True(t, time.Now().Before(deadline), "the BLPOP never blocked")
-			time.Sleep(2 * time.Millisecond)
-		}
+		eventually(t, "the BLPOP blocking", func() bool { return blocked("1") })
 		cancel()
 		select {
 		case err := <-ended:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/readers"
 	"github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
@@ -37,6 +38,9 @@ type Client struct {
 
 	stats counters
 	rr    atomic.Uint32 // round robin for keyless commands
+
+	reads  *readers.Pool    // the replicas, nil: replica reads off
+	rnodes map[string]*node // the replicas' nodes, by address (under mu)
 
 	life   context.Context
 	cancel context.CancelFunc
@@ -108,6 +112,14 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.RefreshInterval > 0 {
 		cl.wg.Add(1)
 		go cl.refreshLoop()
+	}
+	if opts.Reads.On() {
+		cl.reads = readers.New(opts.Node, true, opts.Reads)
+		cl.rnodes = map[string]*node{}
+		cl.reads.Set(cl.topo.Load().allReplicas())
+		cl.reads.Probe(ctx, cl.probeTimeout())
+		cl.wg.Add(1)
+		go cl.probeLoop()
 	}
 	return cl, nil
 }
@@ -241,6 +253,9 @@ func (cl *Client) readAny(ctx context.Context) error {
 				cl.topo.Store(t)
 				cl.stats.refreshes.Add(1)
 				cl.retire(t)
+				if cl.reads != nil {
+					cl.reads.Set(t.allReplicas())
+				}
 				return nil
 			}
 		}
@@ -334,6 +349,9 @@ func (cl *Client) Close() error {
 		errs = append(errs, n.close())
 	}
 	cl.wg.Wait()
+	if cl.reads != nil {
+		cl.reads.Close()
+	}
 	return errors.Join(errs...)
 }
 
@@ -385,4 +403,51 @@ func (cl *Client) Dedicated(ctx context.Context, key string, fn func(c *conn.Con
 		return err
 	}
 	return c.Dedicated(ctx, fn)
+}
+
+// probeTimeout bounds one replica probe.
+func (cl *Client) probeTimeout() time.Duration {
+	if to := cl.opts.Node.DialTimeout; to > 0 {
+		return to
+	}
+	return 2 * time.Second
+}
+
+// probeLoop probes the replicas every Reads.ProbeInterval (the topology
+// reads list them).
+func (cl *Client) probeLoop() {
+	defer cl.wg.Done()
+	t := time.NewTicker(cl.opts.Reads.Interval())
+	defer t.Stop()
+	for {
+		select {
+		case <-cl.life.Done():
+			return
+		case <-t.C:
+		}
+		cl.reads.Probe(cl.life, cl.probeTimeout())
+	}
+}
+
+// Replicas returns the addresses of the replicas that take reads now
+// (in the topology last read, connected, answering the last probe); nil
+// when replica reads are off.
+func (cl *Client) Replicas() []string {
+	if cl.reads == nil {
+		return nil
+	}
+	return cl.reads.Addrs()
+}
+
+// replicaNode returns the node of replica member m, whose connection
+// the pool made.
+func (cl *Client) replicaNode(m *readers.Member, c *conn.Client) *node {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	n := cl.rnodes[m.Addr]
+	if n == nil || n.cl != c {
+		n = &node{addr: m.Addr, cl: c}
+		cl.rnodes[m.Addr] = n
+	}
+	return n
 }

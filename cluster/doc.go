@@ -122,6 +122,27 @@
 // connection broke may or may not have run and fails with an error
 // matching conn.ErrBroken.
 //
+// # Replica reads
+//
+// With Options.Reads on (a replica.Route other than replica.Primary), a
+// submission whose every command is read-only by its facts (the command
+// table's readonly flag: GET, HGETALL, ZRANGE, EVAL_RO, …; no write, no
+// blocking command, no transaction, no WAIT) goes to a replica of the
+// shard serving its slot: picked at random, by the lowest round trip, or
+// in the client's availability zone (replica.Options). A split batch
+// sends each part to a replica of its part's shard. The replicas are
+// those the topology lists online in each shard (CLUSTER SHARDS'
+// health, CLUSTER SLOTS' replica entries), each reached over a
+// connection that sent READONLY when it was dialed (after AUTH), and
+// probed every Reads.ProbeInterval. A replica that does not serve the
+// slot any more (the slot moved) answers MOVED, and the command is sent
+// to the owner the MOVED names, as any MOVED. With no replica up in a
+// shard its reads go to the primary, or fail with an error matching
+// replica.ErrNoReplica when Reads.Strict. A replica read may not see a
+// write just acknowledged: see package replica, and put a WAIT in the
+// write's batch for read-after-write. Replicas lists the replicas taking
+// reads. With Reads off nothing of this runs: a call costs what it did.
+//
 // # Hooks
 //
 // Options.Node's Hooks and Observer (conn.Hook) see each submission the

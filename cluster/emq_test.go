@@ -16,15 +16,52 @@ import (
 type jobLog struct {
 	mu   sync.Mutex
 	runs map[string]int
+	grew chan struct{} // told (without blocking) when a job first runs
 }
 
 func (l *jobLog) handler() emq.Handler {
 	return emq.HandlerFunc(func(_ context.Context, j *emq.Job) error {
 		l.mu.Lock()
 		l.runs[j.ID]++
+		first := l.runs[j.ID] == 1
+		ch := l.grewLocked()
 		l.mu.Unlock()
+		if first {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
 		return nil
 	})
+}
+
+// grewLocked returns the channel told of first runs; called with mu held.
+func (l *jobLog) grewLocked() chan struct{} {
+	if l.grew == nil {
+		l.grew = make(chan struct{}, 1)
+	}
+	return l.grew
+}
+
+// waitCount waits until n jobs ran, or d passed; it reports whether
+// they did.
+func (l *jobLog) waitCount(n int, d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		got, ch := len(l.runs), l.grewLocked()
+		l.mu.Unlock()
+		if got >= n {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // missing returns the ids never run, and how many ran more than once.
@@ -96,10 +133,7 @@ func TestQueueOverCluster(t *testing.T) {
 		require.NoError(t, w.Start())
 		ws = append(ws, w)
 	}
-	deadline := time.Now().Add(waitLong)
-	for log.count() < len(all) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	log.waitCount(len(all), waitLong)
 	for _, w := range ws {
 		require.NoError(t, w.Shutdown(ctx))
 	}

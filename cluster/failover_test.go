@@ -39,31 +39,18 @@ func haCluster(t *testing.T, tag string) (c *servertest.Cluster, primary, replic
 // waitRole waits until s reports role (master or slave).
 func waitRole(t *testing.T, s *servertest.Server, role string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for {
+	eventually(t, s.Addr+" becoming "+role, func() bool {
 		info, err := s.Do("INFO", "replication")
-		if err == nil && strings.Contains(info, "role:"+role+"\r\n") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never became %s: %v\n%s", s.Addr, role, err, info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(info, "role:"+role+"\r\n")
+	})
 }
 
 // runUntil waits until the worker has run half the jobs, calls fault,
 // then waits until every job has run or the wait is over.
 func runUntil(t *testing.T, log *jobLog, total int, fault func()) {
-	deadline := time.Now().Add(waitLong)
-	for log.count() < total/2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	log.waitCount(total/2, waitLong)
 	fault()
-	deadline = time.Now().Add(2 * waitLong)
-	for log.count() < total && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	log.waitCount(total, 2*waitLong)
 }
 
 // A manual failover (CLUSTER FAILOVER on the queue's replica) during a

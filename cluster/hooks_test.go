@@ -76,14 +76,14 @@ func TestHooksSeeEachCommandOnce(t *testing.T) {
 	// topology is read only at start (a refresh every 10 ms could learn
 	// of a moved slot before the command meets MOVED).
 	watch := &hookLog{}
-	newClient(t, c, func(o *cluster.Options) {
+	watcher := newClient(t, c, func(o *cluster.Options) {
 		o.RefreshInterval = 10 * time.Millisecond
 		o.Node.Hooks = []conn.Hook{watch.hook()}
 	})
 	rec := &hookLog{}
 	cl := newClient(t, c, func(o *cluster.Options) { o.Node.Hooks = []conn.Hook{rec.hook()} })
 	ctx := testCtx(t)
-	time.Sleep(50 * time.Millisecond)
+	topologyReads(t, watcher, 3)
 	require.Empty(t, watch.take(), "the topology reads are the Client's own")
 	require.Empty(t, rec.take(), "the topology read at start is the Client's own")
 
@@ -144,7 +144,14 @@ func TestHooksSeeEachCommandOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"+PING", "-PING PONG <nil>"}, rec.take())
 
-	time.Sleep(50 * time.Millisecond)
+	topologyReads(t, watcher, 3)
 	require.Empty(t, rec.take(), "the topology reads are the Client's own")
 	require.Empty(t, watch.take(), "the topology reads are the Client's own")
+}
+
+// topologyReads waits until cl has read the topology n more times.
+func topologyReads(t *testing.T, cl *cluster.Client, n uint64) {
+	t.Helper()
+	want := cl.Stats().Refreshes + n
+	eventually(t, "topology reads", func() bool { return cl.Stats().Refreshes >= want })
 }

@@ -101,10 +101,7 @@ func TestLiveMigration(t *testing.T) {
 	require.NoError(t, <-loadErr)
 
 	// The worker drains the moved queue.
-	deadline := time.Now().Add(waitLong)
-	for log.count() < len(ids) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	log.waitCount(len(ids), waitLong)
 	require.NoError(t, w.Shutdown(ctx))
 	missing, dups := log.missing(ids)
 	require.Empty(t, missing, "jobs lost in the migration")

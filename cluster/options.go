@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/replica"
 )
 
 // Options configure a Client.
@@ -37,6 +38,11 @@ type Options struct {
 	// with an error matching ErrRedirectLimit. The call's ctx ends the
 	// wait sooner. Default 60 s; negative: only ctx bounds it.
 	RetryTimeout time.Duration
+	// Reads, when on (a Route other than replica.Primary), sends the
+	// read-only submissions to a replica of their slot's shard, over a
+	// connection that sent READONLY (see package replica for what a
+	// reader gives up). Off by default.
+	Reads replica.Options
 }
 
 func (o Options) withDefaults() Options {

@@ -76,8 +76,10 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		<-started
 	}
 
-	// The move, key by key, 10 ms apart.
+	// The move, key by key; the window stays open until the producers
+	// met TRYAGAIN more often than MaxRedirects (5) sends each.
 	slot := strconv.Itoa(s)
+	before := cl.Stats()
 	_, err = dst.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", c.IDs[src.Addr])
 	require.NoError(t, err)
 	_, err = src.Do("CLUSTER", "SETSLOT", slot, "MIGRATING", c.IDs[dst.Addr])
@@ -92,8 +94,15 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		}
 		_, err = src.Do("MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), "", "0", "5000", "KEYS", k)
 		require.NoError(t, err)
-		time.Sleep(10 * time.Millisecond)
 	}
+	eventually(t, "TRYAGAIN met more often than MaxRedirects per producer", func() bool {
+		select {
+		case r := <-results:
+			t.Fatalf("a producer ended during the move: %v", r.err)
+		default:
+		}
+		return cl.Stats().TryAgain-before.TryAgain > producers*(5+1)
+	})
 	window := time.Since(begin)
 	for _, n := range append([]*servertest.Server{dst, src}, c.Primaries...) {
 		_, err := n.Do("CLUSTER", "SETSLOT", slot, "NODE", c.IDs[dst.Addr])

@@ -42,6 +42,7 @@ type sub struct {
 
 	mu       sync.Mutex
 	direct   bool
+	replica  bool // every command read-only, replica reads on: to replicas
 	keeping  bool // direct, and a refusal came: keep from here on
 	next     int  // replies handed to h so far
 	arena    resp.Arena
@@ -111,7 +112,7 @@ func (s *sub) release() {
 	s.whole = part{}
 	s.vals, s.redo, s.parts, s.idx = s.vals[:0], s.redo[:0], s.parts[:0], s.idx[:0]
 	s.txs, s.waits = s.txs[:0], s.waits[:0]
-	s.direct, s.keeping, s.next, s.pending, s.err, s.finished = false, false, 0, 0, nil, false
+	s.direct, s.replica, s.keeping, s.next, s.pending, s.err, s.finished = false, false, false, 0, 0, nil, false
 	if cap(s.buf) <= 64<<10 {
 		subPool.Put(s)
 	}

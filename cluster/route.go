@@ -11,8 +11,10 @@ import (
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/readers"
 	"github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/replica"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -137,6 +139,9 @@ func (cl *Client) send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 	}
 	if w.N == 1 && s.slots[0] == keyless && s.info != nil && s.info.Policy() == cmds.AllShards {
 		return s.broadcast()
+	}
+	if cl.reads != nil {
+		s.replica = readers.ReadOnly(s.facts)
 	}
 	return s.dispatch()
 }
@@ -319,6 +324,19 @@ func (s *sub) dispatch() error {
 // sent yet, so an error is returned (and h never called) rather than
 // given to h.
 func (s *sub) sendPart(n *node, p *part, w wire.Cmds, first bool) error {
+	if s.replica {
+		var err error
+		if n, err = s.toReplica(n, p, w); n == nil {
+			if err != nil && first {
+				s.release()
+				return err
+			}
+			if err != nil {
+				p.Done(err)
+			}
+			return nil
+		}
+	}
 	p.node = n
 	c, err := n.client(s.ctx, s.cl.opts.Node)
 	if err == nil {
@@ -337,6 +355,45 @@ func (s *sub) sendPart(n *node, p *part, w wire.Cmds, first bool) error {
 	}
 	p.Done(err)
 	return nil
+}
+
+// toReplica sends a read-only part to a replica of primary n's shard. It
+// returns nil when the part went (or, with an error, when Reads.Strict
+// found no replica: nothing was sent), or the node to send it to
+// instead: n, when no replica could take it.
+func (s *sub) toReplica(n *node, p *part, w wire.Cmds) (*node, error) {
+	cands := s.cl.topo.Load().replicasOf(n.addr)
+	var skip *readers.Member
+	var last error
+	for range len(cands) {
+		m := s.cl.reads.Pick(cands, skip)
+		if m == nil {
+			break
+		}
+		c := m.Client()
+		if c == nil {
+			skip = m
+			continue
+		}
+		p.node = s.cl.replicaNode(m, c)
+		p.sent = p.node.loadSeq.Load()
+		err := c.Send(s.ctx, wire.Own(w), p)
+		if err == nil {
+			return nil, nil
+		}
+		if !readers.NotSent(err) || s.ctx.Err() != nil {
+			return nil, err
+		}
+		m.Down()
+		skip, last = m, err
+	}
+	if s.cl.opts.Reads.Strict {
+		if last != nil {
+			return nil, fmt.Errorf("%w: %w", replica.ErrNoReplica, last)
+		}
+		return nil, replica.ErrNoReplica
+	}
+	return n, nil
 }
 
 // errNoSubmission: a submission of no commands or no handler.

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,10 +37,7 @@ func TestShardedQueueOverPrimaries(t *testing.T) {
 	sw, err := emq.NewShardedWorker(sh, log.handler(), emq.WorkerConfig{Concurrency: 24})
 	require.NoError(t, err)
 	require.NoError(t, sw.Start())
-	deadline := time.Now().Add(waitLong)
-	for log.count() < len(ids) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	log.waitCount(len(ids), waitLong)
 	require.NoError(t, sw.Shutdown(ctx))
 	missing, dups := log.missing(ids)
 	require.Empty(t, missing)

@@ -17,8 +17,9 @@ import (
 // topology is one view of the cluster: which primary serves each slot.
 // It is replaced whole, never changed in place, so readers need no lock.
 type topology struct {
-	owner [slot.Count]int32 // index in addrs, or -1 when unassigned
-	addrs []string          // the primaries' addresses
+	owner    [slot.Count]int32 // index in addrs, or -1 when unassigned
+	addrs    []string          // the primaries' addresses
+	replicas [][]string        // replicas[i]: the online replicas of addrs[i]
 }
 
 // newTopology returns a topology with no slot assigned.
@@ -49,6 +50,7 @@ func (t *topology) assign(lo, hi int, addr string) {
 	if i < 0 {
 		i = len(t.addrs)
 		t.addrs = append(t.addrs, addr)
+		t.replicas = append(t.replicas, nil)
 	}
 	for s := max(lo, 0); s <= hi && s < slot.Count; s++ {
 		t.owner[s] = int32(i)
@@ -59,8 +61,38 @@ func (t *topology) assign(lo, hi int, addr string) {
 func (t *topology) moved(s uint16, addr string) *topology {
 	c := *t
 	c.addrs = append([]string(nil), t.addrs...)
+	c.replicas = append([][]string(nil), t.replicas...)
 	c.assign(int(s), int(s), addr)
 	return &c
+}
+
+// replicasOf returns the replicas of the primary at addr.
+func (t *topology) replicasOf(addr string) []string {
+	for i, a := range t.addrs {
+		if a == addr {
+			return t.replicas[i]
+		}
+	}
+	return nil
+}
+
+// allReplicas returns every primary's replicas.
+func (t *topology) allReplicas() []string {
+	var out []string
+	for _, r := range t.replicas {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// setReplicas records the replicas of the primary at addr, once it
+// serves slots.
+func (t *topology) setReplicas(addr string, rs []string) {
+	for i, a := range t.addrs {
+		if a == addr {
+			t.replicas[i] = rs
+		}
+	}
 }
 
 // readTopology asks one node: CLUSTER SHARDS (7.0+), else CLUSTER SLOTS.
@@ -89,8 +121,9 @@ func parseShards(v resp.Value, host string) (*topology, error) {
 	for _, shard := range v.Elems {
 		slots := field(shard, "slots")
 		var primary string
+		var replicas []string
 		for _, n := range field(shard, "nodes").Elems {
-			if field(n, "role").Text() != "master" || field(n, "health").Text() != "online" {
+			if field(n, "health").Text() != "online" {
 				continue
 			}
 			ip := field(n, "endpoint").Text()
@@ -101,7 +134,12 @@ func parseShards(v resp.Value, host string) (*topology, error) {
 			if port == 0 {
 				port = fieldInt(n, "tls-port")
 			}
-			primary = joinAddr(ip, port, host)
+			switch field(n, "role").Text() {
+			case "master":
+				primary = joinAddr(ip, port, host)
+			case "replica", "slave":
+				replicas = append(replicas, joinAddr(ip, port, host))
+			}
 		}
 		if primary == "" {
 			continue // a shard without a healthy primary: its slots stay unassigned
@@ -109,6 +147,7 @@ func parseShards(v resp.Value, host string) (*topology, error) {
 		for i := 0; i+1 < len(slots.Elems); i += 2 {
 			t.assign(int(slots.Elems[i].Int), int(slots.Elems[i+1].Int), primary)
 		}
+		t.setReplicas(primary, replicas)
 	}
 	if len(t.addrs) == 0 {
 		return nil, fmt.Errorf("cluster: CLUSTER SHARDS lists no primary serving slots")
@@ -124,7 +163,15 @@ func parseSlots(v resp.Value, host string) (*topology, error) {
 			continue
 		}
 		p := r.Elems[2]
-		t.assign(int(r.Elems[0].Int), int(r.Elems[1].Int), joinAddr(p.Elems[0].Text(), int(p.Elems[1].Int), host))
+		primary := joinAddr(p.Elems[0].Text(), int(p.Elems[1].Int), host)
+		t.assign(int(r.Elems[0].Int), int(r.Elems[1].Int), primary)
+		var replicas []string
+		for _, e := range r.Elems[3:] {
+			if e.Len() >= 2 {
+				replicas = append(replicas, joinAddr(e.Elems[0].Text(), int(e.Elems[1].Int), host))
+			}
+		}
+		t.setReplicas(primary, replicas)
 	}
 	if len(t.addrs) == 0 {
 		return nil, fmt.Errorf("cluster: CLUSTER SLOTS lists no slots")

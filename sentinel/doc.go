@@ -70,6 +70,25 @@
 //     redials with its backoff (MinBackoff, MaxBackoff), so service comes
 //     back within the sentinels' failover time plus one backoff.
 //
+// # Replica reads
+//
+// With Options.Reads on (a replica.Route other than replica.Primary), a
+// Client sends every submission whose commands are all read-only by
+// their facts (the command table's readonly flag; no write, no blocking
+// command, no transaction, no WAIT) to one of the master set's replicas,
+// and the rest to the primary. The replicas are those a sentinel lists
+// (SENTINEL REPLICAS) neither down, disconnected nor cut off from their
+// primary, listed again every Reads.ProbeInterval and at once after a
+// failover, and probed (PING for the round trip, INFO server for Valkey
+// 8.1's availability_zone). A replica whose connection is down is passed
+// over; with none left, reads go to the primary, or fail with an error
+// matching replica.ErrNoReplica when Reads.Strict. The embedded
+// conn.Client (cl.Client) always goes to the primary: a read that must see
+// the latest write goes there, or follows a WAIT in the write's batch (see
+// package replica for what a replica reader gives up). Replicas lists the
+// replicas taking reads. With Reads off, the Client's calls are the
+// conn.Client's, at its cost.
+//
 // # URLs
 //
 //	redis+sentinel://[user[:password]@]host[:port][,host[:port]…]/master[/db][?option=value…]

@@ -52,8 +52,16 @@ func startLoad(ctx context.Context, cl *sentinel.Client) *load {
 				case errors.Is(err, conn.ErrBroken):
 					l.ambiguous.Add(1)
 				default:
+					// Refused at once (no primary to dial): a
+					// millisecond's backoff, ended by stop.
 					l.refused.Add(1)
-					time.Sleep(time.Millisecond)
+					select {
+					case <-l.stop:
+						return
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Millisecond):
+					}
 				}
 			}
 		}()

@@ -13,7 +13,7 @@ import (
 
 // startSet starts a private Sentinel deployment for one test; without a
 // server binary the test is skipped, except under CI=true.
-func startSet(t *testing.T, o servertest.SentinelOptions) *servertest.SentinelSet {
+func startSet(t testing.TB, o servertest.SentinelOptions) *servertest.SentinelSet {
 	t.Helper()
 	set, err := servertest.StartSentinels(o)
 	if errors.Is(err, servertest.ErrNoServer) && !servertest.InCI() {
@@ -64,17 +64,14 @@ func failover(t *testing.T, set *servertest.SentinelSet) (old, now *servertest.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
+	waitFor(t, tctx(t), "SENTINEL FAILOVER accepted", func() bool {
 		_, err := set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.MasterName)
-		if err == nil {
-			break
-		}
 		// NOGOODSLAVE while a replica's state is not yet fresh: again.
-		if !strings.Contains(err.Error(), "NOGOODSLAVE") {
+		if err != nil && !strings.Contains(err.Error(), "NOGOODSLAVE") {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil
+	})
 	now, err = set.WaitSwitch(old)
 	if err != nil {
 		t.Fatal(err)

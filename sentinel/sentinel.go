@@ -16,6 +16,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/dial"
 	"github.com/echomq/echomq-go/pubsub"
+	"github.com/echomq/echomq-go/replica"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -43,6 +44,12 @@ type Options struct {
 	// the promotion nor the new primary's announcement (+switch-master)
 	// nor an abort is seen. Default 10 s.
 	FailoverPause time.Duration
+	// Reads, when on (a Route other than replica.Primary), has a
+	// Client send its read-only commands to the master set's replicas,
+	// as the sentinels list them (SENTINEL REPLICAS): see package
+	// replica for what a reader gives up. Off by default. A MasterSet
+	// alone does not use it.
+	Reads replica.Options
 	// Options are the data nodes' connection options: credentials, DB,
 	// TLS, protocol, timeouts, hooks, the Client's backoff. Network and
 	// Addr are the MasterSet's (the primary is dialed over TCP at the
@@ -77,6 +84,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.FailoverPause <= 0 {
 		o.FailoverPause = defaultFailoverPause
 	}
+	if o.Reads.Route > replica.Zone {
+		return o, fmt.Errorf("%w: Reads.Route %v", ErrBadOptions, o.Reads.Route)
+	}
 	o.Sentinels = slices.Clone(o.Sentinels)
 	return o, nil
 }
@@ -90,6 +100,12 @@ func (o Options) String() string {
 	}
 	if o.SentinelPassword != "" {
 		b.WriteString(" sentinel_password=REDACTED")
+	}
+	if o.Reads.On() {
+		fmt.Fprintf(&b, " reads=%s", o.Reads.Route)
+		if o.Reads.Zone != "" {
+			fmt.Fprintf(&b, " zone=%s", o.Reads.Zone)
+		}
 	}
 	data := o.Options
 	data.Addr = "primary"
@@ -120,6 +136,7 @@ type MasterSet struct {
 	conns     map[net.Conn]tracked  // data connections dialed, by transport
 	watching  map[string]bool       // sentinels with a watcher
 	closed    bool
+	onSwitch  func() // told of a new primary (a Client's replica list)
 
 	kick   chan struct{} // wakes the checker (READONLY, a lost event)
 	life   context.Context
@@ -308,8 +325,12 @@ func (m *MasterSet) switchTo(addr, from string) {
 	}
 	m.candidate = ""
 	ended := m.endLocked(func(t tracked) bool { return t.addr != addr })
+	notify := m.onSwitch
 	m.mu.Unlock()
 	endAll(ended)
+	if notify != nil {
+		notify()
+	}
 }
 
 // end ends the tracked connections that match.
@@ -759,4 +780,53 @@ func (m *MasterSet) announced(channel, payload string) {
 			m.mu.Unlock()
 		}
 	}
+}
+
+// Replicas asks the sentinels, in order, for the master set's replicas
+// that can serve reads (SENTINEL REPLICAS): those neither down (s_down,
+// o_down), disconnected, nor cut off from their primary
+// (master-link-status other than ok). The first sentinel that answers
+// is believed.
+func (m *MasterSet) Replicas(ctx context.Context) ([]string, error) {
+	var tried []error
+	for _, s := range m.Sentinels() {
+		addrs, err := m.askReplicas(ctx, s)
+		if err == nil {
+			return addrs, nil
+		}
+		tried = append(tried, &SentinelError{Addr: s, Err: err})
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, &ResolveError{Master: m.opts.MasterName, Tried: tried}
+}
+
+// askReplicas asks sentinel s for the replicas.
+func (m *MasterSet) askReplicas(ctx context.Context, s string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.SentinelTimeout)
+	defer cancel()
+	c, err := m.query(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.Do(ctx, "SENTINEL", "REPLICAS", m.opts.MasterName)
+	if err != nil {
+		var se *resp.ServerError
+		if errors.As(err, &se) && strings.Contains(se.Msg, "No such master") {
+			return nil, ErrUnknownMaster
+		}
+		return nil, authErr(err)
+	}
+	var out []string
+	for _, e := range v.Elems {
+		ip, port := field(e, "ip"), field(e, "port")
+		flags := field(e, "flags")
+		if ip == "" || port == "" || field(e, "master-link-status") != "ok" ||
+			strings.Contains(flags, "s_down") || strings.Contains(flags, "o_down") || strings.Contains(flags, "disconnected") {
+			continue
+		}
+		out = append(out, net.JoinHostPort(ip, port))
+	}
+	return out, nil
 }

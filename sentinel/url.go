@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/replica"
 )
 
 // DefaultSentinelPort is the port of a sentinel address given without
@@ -30,6 +31,9 @@ const DefaultSentinelPort = "26379"
 //	sentinel_username, sentinel_password   the sentinels' AUTH
 //	sentinel_timeout                      Options.SentinelTimeout (a Go duration)
 //	failover_pause                        Options.FailoverPause (a Go duration)
+//	replica_reads                         Options.Reads.Route: primary (default), random, latency, zone
+//	replica_zone                          Options.Reads.Zone, the client's availability zone
+//	replica_strict                        Options.Reads.Strict (true or false)
 //
 // Every option of conn.ParseURL applies to the data nodes (protocol,
 // client_name, dial_timeout, read_timeout, write_timeout, min_backoff,
@@ -106,6 +110,12 @@ func ParseURL(raw string) (Options, error) {
 			o.SentinelTimeout, err = time.ParseDuration(v)
 		case "failover_pause":
 			o.FailoverPause, err = time.ParseDuration(v)
+		case "replica_reads":
+			o.Reads.Route, err = replica.ParseRoute(v)
+		case "replica_zone":
+			o.Reads.Zone = v
+		case "replica_strict":
+			o.Reads.Strict, err = strconv.ParseBool(v)
 		default:
 			continue
 		}

@@ -190,7 +190,18 @@ func TestWorkerAcrossFailover(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Errorf("not all done 20 s after the failover; worker err %v, stats %+v", w.Err(), w.Stats())
 	}
-	time.Sleep(300 * time.Millisecond) // a late duplicate shows itself
+	// A late duplicate shows itself: wait until no job is pending,
+	// delayed or active on the primary, so that none can run again.
+	waitFor(t, ctx, "no job left to run", func() bool {
+		k := q.Keys()
+		for _, key := range []string{k.Pending, k.Delayed, k.Active} {
+			n, err := cl.Client.Do(ctx, "ZCARD", key)
+			if err != nil || n.Int != 0 {
+				return false
+			}
+		}
+		return true
+	})
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := w.Shutdown(sctx); err != nil {
