@@ -27,12 +27,27 @@ type Program func(ctx context.Context, url string, w io.Writer) error
 // the file at want. check, when not nil, then looks at the server.
 func Prints(t *testing.T, srv *servertest.Server, want string, program Program, check func(t *testing.T)) {
 	t.Helper()
+	prints(t, srv, want, program, check, "", "?protocol=2")
+}
+
+// PrintsOnce is Prints for a program that reads no protocol from its URL
+// (asynq's): it runs once, on the server's default (RESP3 through
+// go-redis).
+func PrintsOnce(t *testing.T, srv *servertest.Server, want string, program Program, check func(t *testing.T)) {
+	t.Helper()
+	prints(t, srv, want, program, check, "")
+}
+
+// prints runs program at srv's address with each query.
+func prints(t *testing.T, srv *servertest.Server, want string, program Program, check func(t *testing.T), queries ...string) {
+	t.Helper()
 	servertest.Need(t, srv)
 	out, err := os.ReadFile(want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, url := range []string{"redis://" + srv.Addr, "redis://" + srv.Addr + "?protocol=2"} {
+	for _, query := range queries {
+		url := "redis://" + srv.Addr + query
 		t.Run(url, func(t *testing.T) {
 			srv.Flush(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -60,6 +75,17 @@ func NoLonger(t *testing.T, ours, theirs string) {
 	t.Logf("%s: %d lines; %s: %d", ours, a, theirs, b)
 	if a > b {
 		t.Fatalf("%s has %d lines, %s %d: want at most as many", ours, a, theirs, b)
+	}
+}
+
+// Shorter fails t unless the Go file at ours has fewer lines than the one
+// at theirs, counted as NoLonger counts them.
+func Shorter(t *testing.T, ours, theirs string) {
+	t.Helper()
+	a, b := Lines(t, ours), Lines(t, theirs)
+	t.Logf("%s: %d lines; %s: %d", ours, a, theirs, b)
+	if a >= b {
+		t.Fatalf("%s has %d lines, %s %d: want fewer", ours, a, theirs, b)
 	}
 }
 
