@@ -258,19 +258,19 @@ func TestServerRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		must(t, s, "SET", "k", "v2")
-		for {
+		waitFor(t, "a read after the restart", func() bool {
 			v, _, err := c.Get(testCtx(t), "k", time.Hour)
 			if err == nil {
 				if string(v) != "v2" {
 					t.Fatalf("after the restart: %q, want v2", v)
 				}
-				break
+				return true
 			}
 			if !errors.Is(err, cache.ErrNotConnected) && !errors.Is(err, conn.ErrBroken) {
 				t.Fatalf("during the outage: %v", err)
 			}
-			time.Sleep(time.Millisecond)
-		}
+			return false
+		})
 		if st := c.Stats(); st.Reconnects < 1 || st.Flushes < 1 {
 			t.Fatalf("%+v: want a reconnect and a flush", st)
 		}
@@ -286,8 +286,17 @@ func TestServerTTLHonoured(t *testing.T) {
 		t.Cleanup(func() { srv.Do("DEBUG", "SET-ACTIVE-EXPIRE", "1") })
 		must(t, srv, "SET", "k", "v", "PX", "200")
 		start := time.Now()
+		expiry, err := strconv.ParseInt(must(t, srv, "PEXPIRETIME", "k"), 10, 64) // unix ms, the server's clock
+		if err != nil {
+			t.Fatal(err)
+		}
 		wantGet(t, c, "k", "v")
-		time.Sleep(250*time.Millisecond - time.Since(start))
+		// Until the server's clock is past the key's expiry, and ours
+		// past the entry's (read after the SET, it is bounded by start
+		// + 200 ms). TIME touches no key: the key is not expired early.
+		waitFor(t, "the key's expiry", func() bool {
+			return time.Since(start) > 200*time.Millisecond && serverMillis(t, srv) > expiry
+		})
 		// The entry has expired: the read goes to the server, which
 		// finds the key expired.
 		before := c.Stats().Misses

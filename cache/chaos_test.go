@@ -51,6 +51,21 @@ func TestChaosNoStale(t *testing.T) {
 				firstStale.Store(fmt.Sprintf(format, args...))
 			}
 		}
+		// The faults are paced by the work done between them, not by a
+		// clock: one fault (a kill, a flush, or none) per opsPerFault
+		// acknowledged writes and successful reads, so that each fault
+		// comes after the Cache has recovered from the last.
+		const opsPerFault = 32
+		var ops atomic.Int64
+		progress := make(chan struct{}, 1)
+		advance := func() {
+			if ops.Add(1)%opsPerFault == 0 {
+				select {
+				case progress <- struct{}{}:
+				default: // a fault is due already
+				}
+			}
+		}
 		bg, stop := context.WithCancel(ctx)
 		var bgwg sync.WaitGroup
 		var flushMu sync.RWMutex // writers hold it shared; a flush exclusively
@@ -74,6 +89,7 @@ func TestChaosNoStale(t *testing.T) {
 						kk.mu.Lock()
 						kk.acked, kk.ackedAt = v, time.Now()
 						kk.mu.Unlock()
+						advance()
 					} else {
 						time.Sleep(time.Millisecond) // maybe applied, not acknowledged
 					}
@@ -84,7 +100,13 @@ func TestChaosNoStale(t *testing.T) {
 		var kills, flushes atomic.Int64
 		bgwg.Go(func() {
 			for i := 0; bg.Err() == nil; i++ {
-				time.Sleep(5 * time.Millisecond)
+				if i > 0 { // the next fault once the Cache has done opsPerFault more
+					select {
+					case <-progress:
+					case <-bg.Done():
+						return
+					}
+				}
 				switch i % 3 {
 				case 0:
 					id, err := c.Do(bg, "CLIENT", "ID")
@@ -131,6 +153,7 @@ func TestChaosNoStale(t *testing.T) {
 						return
 					}
 					n++
+					advance()
 					if !found {
 						continue // expired or flushed: a newer state
 					}

@@ -226,16 +226,16 @@ func TestClusterFailover(t *testing.T) {
 		// node serves the slot).
 		read := func() string {
 			t.Helper()
-			for {
-				v, _, err := cc.GetInto(ctx, nil, "k", time.Hour)
-				if err == nil {
-					return string(v)
-				}
-				if ctx.Err() != nil {
+			var v []byte
+			waitFor(t, "reads to come back", func() bool {
+				var err error
+				v, _, err = cc.GetInto(ctx, nil, "k", time.Hour)
+				if err != nil && ctx.Err() != nil {
 					t.Fatalf("reads never came back: %v", err)
 				}
-				time.Sleep(10 * time.Millisecond)
-			}
+				return err == nil
+			})
+			return string(v)
 		}
 		if _, err := cc.Do(ctx, "k", "SET", "k", "v1"); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,16 +94,11 @@ func wantGet(t testing.TB, c *cache.Cache, key, want string) {
 	}
 }
 
-// waitFor polls cond until it holds (a backstop, waitLong, against hangs).
+// waitFor polls cond until it holds (servertest.Eventually: only a hang
+// makes it fail).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	servertest.Eventually(t, what, cond)
 }
 
 // relay forwards one client connection to target and can hold what the
@@ -260,3 +256,38 @@ func startServer(t testing.TB, opts servertest.Options) *servertest.Server {
 }
 
 var _ = conn.Options{}
+
+// serverMillis returns the server's clock (TIME) in unix milliseconds:
+// the clock a key's expiry (PEXPIRETIME) is kept on.
+func serverMillis(t testing.TB, s *servertest.Server) int64 {
+	t.Helper()
+	sec, usec, _ := strings.Cut(must(t, s, "TIME"), "\n")
+	n, err1 := strconv.ParseInt(sec, 10, 64)
+	u, err2 := strconv.ParseInt(usec, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("TIME = %q, %q", sec, usec)
+	}
+	return n*1000 + u/1000
+}
+
+// healthChecks returns a function that counts the INFO calls the server
+// received since healthChecks was called, less its own: the health
+// checks of the Cache under test (INFO commandstats on its reading
+// connection), when nothing else sends INFO meanwhile.
+func healthChecks(t testing.TB, s *servertest.Server) func() int {
+	t.Helper()
+	calls := func() int {
+		out := must(t, s, "INFO", "commandstats")
+		_, rest, ok := strings.Cut(out, "cmdstat_info:calls=")
+		if !ok {
+			return 0
+		}
+		n, _ := strconv.Atoi(rest[:strings.IndexAny(rest+",", ",")])
+		return n
+	}
+	before, polls := calls(), 0
+	return func() int {
+		polls++ // the INFO calls of ours counted: before's and each earlier poll's
+		return calls() - before - polls
+	}
+}

@@ -85,17 +85,11 @@ func seq(t testing.TB, m pubsub.Message) int {
 	return n
 }
 
-// eventually polls cond every few milliseconds until it holds or
-// waitLong passes.
+// eventually polls cond every few milliseconds until it holds
+// (servertest.Eventually: only a hang makes it fail).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	servertest.Eventually(t, what, cond)
 }
 
 // numsub returns how many subscribers the server counts for a channel
@@ -114,13 +108,13 @@ func goroutines() int { return runtime.NumGoroutine() }
 func checkNoLeak(t testing.TB, before int) {
 	t.Helper()
 	deadline := time.Now().Add(waitLong)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
+	eventually(t, "no goroutine leaked", func() bool {
+		if n := runtime.NumGoroutine(); n > before && time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
-			t.Fatalf("goroutine leak: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+			t.Fatalf("goroutine leak: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return runtime.NumGoroutine() <= before
+	})
 }
 
 // servertestOptions are the options of a private server.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of echomq-go: go vet, then the race-enabled tests against
-# a real server (the root module's, then each contrib/* module's and
-# bench/peers', which holds the go-redis newcomer program: ./... does not
-# enter another module) on Redis and on Valkey in turn, then every fuzz
+# a real server (the root module's, then each contrib/* module's, bench/peers'
+# (the go-redis versions of the first-hour programs) and each examples/*
+# module's (examples/jobs-asynq, the asynq job program): ./... does not enter
+# another module) on Redis and on Valkey in turn, then every fuzz
 # target for a short while, the allocation budgets and the emqbench
 # conformance gate (those three once: they do not depend on the server).
 #
@@ -138,7 +139,7 @@ path_without_valkey() {
 # --- vet (once) ---------------------------------------------------------------
 step "go vet ./..."
 go vet ./... || fail "go vet"
-for mod in contrib/*/ bench/peers/; do
+for mod in contrib/*/ bench/peers/ examples/*/; do
 	mod=${mod%/}
 	[[ -f $mod/go.mod ]] || continue
 	step "$mod: go vet ./..."
@@ -206,10 +207,11 @@ for kind in "${servers[@]}"; do
 	status=${PIPESTATUS[0]}
 	set -e
 	[[ $status -eq 0 ]] || fail "go test ($label)"
-	# The contrib modules and bench/peers have a go.mod of their own (so
-	# that the core's stays small): test each from its directory. Their
+	# The contrib modules, bench/peers and examples/jobs-asynq have a
+	# go.mod of their own (so that the core's stays small): test each from
+	# its directory. Their
 	# test lines join the log, so the counts include them.
-	for mod in contrib/*/ bench/peers/; do
+	for mod in contrib/*/ bench/peers/ examples/*/; do
 		mod=${mod%/}
 		[[ -f $mod/go.mod ]] || continue
 		step "$label: $mod: go test -race -count=1 ./... $*"

@@ -341,13 +341,9 @@ func TestLocalServerStopped(t *testing.T) {
 		t.Fatalf("report does not name the local node:\n%s", out)
 	}
 	pid, _ := strconv.Atoi(m[2])
-	deadline := time.Now().Add(30 * time.Second) // only a hang gets there
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("server pid %d still running after emqbench exited", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	servertest.Eventually(t, "the server started by emqbench to exit with it", func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("kill -0 %d: %v, want ESRCH", pid, err)
 	}

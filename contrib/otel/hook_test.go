@@ -177,9 +177,7 @@ func TestSpanBroken(t *testing.T) {
 		_, err := cl.Do(ctx, "ECHO", "lost")
 		errc <- err
 	}()
-	for p.BytesUp() == up {
-		time.Sleep(time.Millisecond) // until ECHO has reached the proxy
-	}
+	servertest.Eventually(t, "ECHO to reach the proxy", func() bool { return p.BytesUp() != up })
 	p.CutAll()
 	require.ErrorIs(t, <-errc, conn.ErrBroken)
 	spans := exp.GetSpans()

@@ -140,11 +140,9 @@ func TestScrape(t *testing.T) {
 	}), cfg)
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
-	deadline := time.Now().Add(30 * time.Second) // only a hang gets there
-	for w.Stats().Completed+w.Stats().Dead < n {
-		require.True(t, time.Now().Before(deadline), "worker stats %+v", w.Stats())
-		time.Sleep(5 * time.Millisecond)
-	}
+	servertest.Eventually(t, "every job completed or dead", func() bool {
+		return w.Stats().Completed+w.Stats().Dead >= n
+	})
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	require.NoError(t, w.Shutdown(sctx))

@@ -48,6 +48,7 @@ type Proxy struct {
 	wg     sync.WaitGroup // accept loop and every pump
 
 	bytesDown, bytesUp, writes atomic.Int64
+	stalls                     atomic.Int64
 	downWrites                 atomic.Int64 // server→client writes, for tests
 
 	mu     sync.Mutex
@@ -86,6 +87,10 @@ func (p *Proxy) Conns() int {
 
 // BytesDown is the total of server→client bytes forwarded.
 func (p *Proxy) BytesDown() int64 { return p.bytesDown.Load() }
+
+// Stalls is how many stalls (Mode.Stall) have begun, over every
+// connection: a test waits for it to know that a reply is held.
+func (p *Proxy) Stalls() int64 { return p.stalls.Load() }
 
 // BytesUp is the total of client→server bytes forwarded.
 func (p *Proxy) BytesUp() int64 { return p.bytesUp.Load() }
@@ -283,6 +288,7 @@ func (p *Proxy) forward(c *pair, down bool, dst net.Conn, b []byte) bool {
 		if m.Stall > 0 && !c.stalled.Load() {
 			if sent >= m.StallDownAfter {
 				c.stalled.Store(true)
+				p.stalls.Add(1)
 				if !c.sleep(m.Stall) {
 					return false
 				}

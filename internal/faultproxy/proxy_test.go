@@ -89,13 +89,7 @@ const hangGuard = 30 * time.Second
 // eventually polls cond until it holds; only a hang makes it fail.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	servertest.Eventually(t, what, cond)
 }
 
 func TestPassThrough(t *testing.T) {
@@ -207,8 +201,7 @@ func TestStallInterruptedByCut(t *testing.T) {
 	p.Set(Mode{Stall: time.Hour})
 	c, r := dial(t, p)
 	send(t, c, ping)
-	eventually(t, "the pair", func() bool { return p.Conns() == 1 })
-	time.Sleep(20 * time.Millisecond)
+	eventually(t, "the reply's stall", func() bool { return p.Stalls() == 1 })
 	p.CutAll()
 	expectEOF(t, r)
 }

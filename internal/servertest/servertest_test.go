@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 var srv *Server
@@ -328,16 +327,14 @@ func TestRestartRetriesBusyPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		defer l.Close()
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-			if b, _ := os.ReadFile(s.logPath); strings.Contains(string(b), "ddress already in use") {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
-	if err := s.Restart(); err != nil {
+	restarted := make(chan error, 1)
+	go func() { restarted <- s.Restart() }()
+	Eventually(t, "a start to fail on the squatted port", func() bool {
+		b, _ := os.ReadFile(s.logPath)
+		return strings.Contains(string(b), "ddress already in use")
+	})
+	l.Close()
+	if err := <-restarted; err != nil {
 		t.Fatal(err)
 	}
 	if v, err := s.Do("PING"); err != nil || v != "PONG" {
