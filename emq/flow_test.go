@@ -105,7 +105,7 @@ func TestFlowRefused(t *testing.T) {
 		chain[i].Deps = []FlowDep{{Node: i - 1}}
 	}
 	chain[0].Deps = []FlowDep{{Node: len(chain) - 1}} // closes a ring of 200
-	wide := make([]FlowNode, 2501) // 2000 nodes of 501 dependencies: > MaxFlowDeps
+	wide := make([]FlowNode, 2501)                    // 2000 nodes of 501 dependencies: > MaxFlowDeps
 	for i := 501; i < len(wide); i++ {
 		wide[i].Deps = make([]FlowDep, 501)
 		for j := range wide[i].Deps {
