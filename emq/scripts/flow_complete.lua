@@ -72,8 +72,8 @@ local function laneEnd(id, dead, err)
   if call('SREM', base .. 'lanerun:' .. k, id) == 0 then return end
   local ls, cfg = base .. 'lanestate', base .. 'lanecfg'
   local st = call('HGET', ls, k)
-  local h = call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt')
-  if dead and h == '1' and err ~= 'cancelled' then
+  local h = dead and err ~= 'cancelled' and (call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt'))
+  if h == '1' then
     if st == 'f' then call('ZREM', base .. 'lanefull', k) end
     call('HSET', ls, k, (st == 'r' or st == 'hr') and 'hr' or 'h')
     call('HSET', base .. 'lanehalt', k, id)
@@ -103,23 +103,62 @@ local function release(kid)
   call('ZADD', KEYS[2], 0, kid)
 end
 
+local ended
+
+-- resolve resolves dependent kid of x's end (ok: completed; else dead
+-- with cause) in flow f (cancelled: released jobs stay parked).
+local function resolve(kid, x, ok, cause, cancelled)
+  local pol = call('HGET', base .. 'flowpol:' .. kid, x)
+  local go = false
+  if ok or pol == 'i' then
+    go = call('HEXISTS', base .. 'flowwait', kid) == 1 and
+      call('HINCRBY', base .. 'flowwait', kid, -1) <= 0
+  elseif pol == 'c' then
+    go = true
+  elseif parked(kid) then
+    call('ZREM', KEYS[3], kid)
+    call('HSET', base .. 'job:' .. kid, 'state', 'dead', 'error',
+      'flow: dependency ' .. x .. ' failed: ' .. cause)
+    call('ZADD', KEYS[4], now, kid)
+    call('HDEL', base .. 'flowwait', kid)
+    call('PUBLISH', base .. 'done:' .. kid, 'dead')
+    ended(kid, false, 'dependency ' .. x .. ' failed')
+  end
+  if go and not cancelled and parked(kid) then
+    release(kid)
+  end
+end
+
+-- inline is how many dependents this call may still resolve at once,
+-- without queuing a step (a small fan-out, the common case)
+local inline = 64
+
 -- ended marks flow job id ended (ok: completed) in its flow's counts and
--- queues the resolution of its dependents.
-local function ended(id, ok, cause)
+-- resolves its dependents: at once when they are few (and the call's
+-- inline budget allows), else queued as a step.
+ended = function(id, ok, cause)
   local f = call('HGET', base .. 'flowjob', id)
   if not f then return end
   call('HDEL', base .. 'flowjob', id)
-  call('HDEL', base .. 'flowgone', id)
   local fk = base .. 'flow:' .. f
   local left = call('HINCRBY', fk, 'left', -1)
-  local failed = tonumber(call('HGET', fk, 'failed')) or 0
-  if not ok then failed = call('HINCRBY', fk, 'failed', 1) end
-  if call('EXISTS', base .. 'flowkids:' .. id) == 1 then
+  if not ok then call('HINCRBY', fk, 'failed', 1) end
+  local kl = base .. 'flowkids:' .. id
+  local nk = call('LLEN', kl)
+  if nk > 0 and nk <= 8 and nk <= inline then
+    inline = inline - nk
+    local cancelled = call('HGET', fk, 'cancelled') == '1'
+    for _, kid in ipairs(call('LRANGE', kl, 0, -1)) do
+      resolve(kid, id, ok, cause or '', cancelled)
+    end
+    call('DEL', kl)
+  elseif nk > 0 then
     call('RPUSH', STEP, 'E\n' .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. f .. '\n' .. (cause or ''))
   end
   call('UNLINK', base .. 'flowpol:' .. id)
   if left <= 0 then
     -- the record is kept a week after the flow's end
+    local failed = tonumber(call('HGET', fk, 'failed')) or 0
     call('HSET', fk, 'state', failed > 0 and 'failed' or 'done')
     call('PEXPIRE', fk, 604800000)
     call('PEXPIRE', base .. 'flowjobs:' .. f, 604800000)
@@ -139,33 +178,10 @@ local function drain()
     b = b - #ids - 1
     if #ids > 0 then call('LTRIM', list, #ids, -1) end
     for _, kid in ipairs(ids) do
-      if kind == 'R' then
-        if not cancelled and parked(kid) and call('HGET', base .. 'flowwait', kid) == '0' then
-          release(kid)
-        end
-      else
-        local ok = oks == '1'
-        local pol = call('HGET', base .. 'flowpol:' .. kid, x)
-        local go = false
-        if ok or pol == 'i' then
-          if call('HEXISTS', base .. 'flowwait', kid) == 1 and
-              call('HINCRBY', base .. 'flowwait', kid, -1) <= 0 then
-            go = true
-          end
-        elseif pol == 'c' then
-          go = true
-        elseif parked(kid) then
-          call('ZREM', KEYS[3], kid)
-          call('HSET', base .. 'job:' .. kid, 'state', 'dead', 'error',
-            'flow: dependency ' .. x .. ' failed: ' .. cause)
-          call('ZADD', KEYS[4], now, kid)
-          call('HDEL', base .. 'flowwait', kid)
-          call('PUBLISH', base .. 'done:' .. kid, 'dead')
-          ended(kid, false, 'dependency ' .. x .. ' failed')
-        end
-        if go and not cancelled and parked(kid) then
-          release(kid)
-        end
+      if kind ~= 'R' then
+        resolve(kid, x, oks == '1', cause, cancelled)
+      elseif not cancelled and parked(kid) and call('HGET', base .. 'flowwait', kid) == '0' then
+        release(kid)
       end
     end
     if call('EXISTS', list) == 0 then call('LPOP', STEP) end
@@ -330,6 +346,7 @@ for _, id in ipairs(jobs) do
     if not r[1] then
       local gone = call('HGET', base .. 'flowgone', id)
       if gone then
+        call('HDEL', base .. 'flowgone', id)
         ended(id, false, gone)
       else
         ended(id, true)
