@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
@@ -72,10 +74,17 @@ const (
 )
 
 // FlowDep is one dependency of a [FlowNode]: the index of another node
-// of the same flow, and what its failure does.
+// of the same flow, or (Queue set) a job of another queue, and what its
+// failure does.
 type FlowDep struct {
 	Node   int
 	Policy FlowPolicy
+	// Queue and ID, when Queue is set, name a job of another queue (on a
+	// cluster, another slot) that must not have ended: its end is posted
+	// on its queue's outbox and applied here by [Queue.RelayFlows]
+	// (LANES-FLOWS.md, "Across queues"). Node is then unused.
+	Queue *Queue
+	ID    string
 }
 
 // FlowNode is one job of a flow: its payload and the nodes it depends on
@@ -118,7 +127,11 @@ func (q *Queue) SubmitFlow(ctx context.Context, nodes []FlowNode) (flow string, 
 	for i := range ids {
 		ids[i] = q.ids.Next()
 	}
-	if len(nodes)+edges > flowOneCall {
+	remote, err := q.checkRemote(ctx, nodes)
+	if err != nil {
+		return "", nil, err
+	}
+	if remote || len(nodes)+edges > flowOneCall {
 		if err := q.stageFlow(ctx, flow, ids, nodes, order); err != nil {
 			return "", nil, err
 		}
@@ -195,7 +208,9 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 			}
 			a.ArgInt(int64(len(e.deps)))
 			for _, d := range e.deps {
-				if x, ok := at[d.Node]; ok {
+				if d.Queue != nil {
+					a.Arg(d.Queue.keys.Base + d.ID)
+				} else if x, ok := at[d.Node]; ok {
 					a.ArgInt(int64(x))
 				} else {
 					a.Arg(ids[d.Node])
@@ -235,6 +250,23 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	if err := flush(); err != nil {
 		return err
 	}
+	// Staged, nothing runs: link each remote dependency in its own queue
+	// (its own slot), so that its end is posted for the relay.
+	for i, nd := range nodes {
+		for _, d := range nd.Deps {
+			if d.Queue == nil {
+				continue
+			}
+			la := d.Queue.flowArgs()
+			la.Arg("L")
+			la.Arg(d.ID)
+			la.Arg(q.keys.Queue)
+			la.Arg(ids[i])
+			if _, err := d.Queue.settleCall(ctx, la); err != nil {
+				return err
+			}
+		}
+	}
 	fa := q.flowArgs()
 	fa.Arg("g")
 	fa.Arg(flow)
@@ -251,6 +283,105 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		_, _ = q.runSteps(ctx)
 	}
 	return nil
+}
+
+// checkRemote reports whether nodes name a job of another queue, and
+// refuses one of this queue, or one that is not pending, delayed or
+// active (finished or unknown), with a *FlowError, before anything is
+// written.
+func (q *Queue) checkRemote(ctx context.Context, nodes []FlowNode) (bool, error) {
+	remote := false
+	for i, nd := range nodes {
+		for _, d := range nd.Deps {
+			if d.Queue == nil {
+				continue
+			}
+			remote = true
+			if d.Queue.keys.Base == q.keys.Base {
+				return false, &FlowError{Node: i, Reason: "a remote dependency on a job of this queue (name its node instead)"}
+			}
+			v, err := d.Queue.sender.Do(ctx, "HGET", d.Queue.keys.Job(d.ID), "state")
+			if err != nil {
+				return false, err
+			}
+			switch State(v.Str) {
+			case StatePending, StateDelayed, StateActive:
+			default:
+				what := "unknown"
+				if !v.IsNull() {
+					what = "finished (" + string(v.Str) + ")"
+				}
+				return false, &FlowError{Node: i, Reason: fmt.Sprintf("depends on job %s of queue %s: %s", d.ID, d.Queue.keys.Queue, what)}
+			}
+		}
+	}
+	return remote, nil
+}
+
+// relayHook, when set (tests), runs after an entry was applied and
+// before it is acknowledged; its error stops the pass there, as a crash
+// of the relay would.
+var relayHook func(entry string) error
+
+// RelayFlows moves up to max (1 to 1,000) entries of this queue's outbox
+// (the ends of its jobs on which flows of other queues depend) to their
+// queues, oldest first, and returns how many it moved. Each entry is
+// applied in the target's slot by one script call (flow_complete 'e',
+// idempotent: an entry applied twice counts once), then removed from
+// the outbox (LREM): a relay that dies between the two leaves the entry,
+// and the next pass applies it again to no effect. So every end reaches
+// its dependent exactly once, and no script touches another slot's keys.
+// target opens the queue of a name (on a cluster client, any name). A
+// pass first posts the ends of up to 100 linked jobs that ended without
+// the flow scripts (a peer's core complete or retry, a trim). Run it in
+// a loop (or beside the reaper) per queue that has such dependents; any
+// number of relays may run at once.
+func (q *Queue) RelayFlows(ctx context.Context, target func(name string) (*Queue, error), max int) (int, error) {
+	if max < 1 || max > 1000 {
+		return 0, &ArgError{Arg: "max", Reason: fmt.Sprintf("%d, want 1 to 1000", max)}
+	}
+	ra := q.flowArgs()
+	ra.Arg("l")
+	ra.ArgInt(100)
+	if _, err := q.settleCall(ctx, ra); err != nil {
+		return 0, err
+	}
+	box := q.keys.Base + "outbox"
+	v, err := q.sender.Do(ctx, "LRANGE", box, "0", strconv.Itoa(max-1))
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for _, e := range v.Elems {
+		entry := string(e.Str)
+		f := strings.SplitN(entry, "\n", 5)
+		if len(f) != 5 {
+			return moved, fmt.Errorf("emq: outbox entry %q: malformed", quoteClipped(entry))
+		}
+		tq, err := target(f[0])
+		if err != nil {
+			return moved, err
+		}
+		a := tq.flowArgs()
+		a.Arg("e")
+		a.Arg(f[1])
+		a.Arg(f[2])
+		a.Arg(f[3])
+		a.Arg(f[4])
+		if _, err := tq.settleCall(ctx, a); err != nil {
+			return moved, err
+		}
+		if relayHook != nil {
+			if err := relayHook(entry); err != nil {
+				return moved, err
+			}
+		}
+		if _, err := q.sender.Do(ctx, "LREM", box, "1", entry); err != nil {
+			return moved, err
+		}
+		moved++
+	}
+	return moved, nil
 }
 
 // abortFlow deletes staged flow f, 500 jobs a call.
@@ -308,6 +439,15 @@ func checkFlow(nodes []FlowNode) (order []int, edges int, err error) {
 			once = make(map[int]bool, len(nd.Deps))
 		}
 		for j, d := range nd.Deps {
+			if d.Queue != nil {
+				if err := checkID(d.ID); err != nil {
+					return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("remote dependency: %v", err)}
+				}
+				if d.Policy > FlowContinue {
+					return nil, 0, &FlowError{Node: i, Reason: "not a FlowPolicy"}
+				}
+				continue
+			}
 			switch {
 			case d.Node < 0 || d.Node >= len(nodes):
 				return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("depends on node %d, unknown", d.Node)}
@@ -322,7 +462,7 @@ func checkFlow(nodes []FlowNode) (order []int, edges int, err error) {
 				once[d.Node] = true
 			} else {
 				for _, e := range nd.Deps[:j] {
-					twice = twice || e.Node == d.Node
+					twice = twice || (e.Queue == nil && e.Node == d.Node)
 				}
 			}
 			if twice {

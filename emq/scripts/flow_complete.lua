@@ -26,6 +26,10 @@
 --       job of the page not yet run (pending, or waiting on its
 --       dependencies) ends dead with error; dependents failed on the way
 --       end dead with the cause; cancelled counts them
+--   'L' id, target, dependent: link job id to a dependent in queue
+--       target (another slot): its end is posted on outbox
+--   'l' n: post the ends of up to n linked jobs ended without this script
+--   'e' dependent, label, ok, cause: apply a relayed end (once)
 --   'g' f: seal staged flow f (flow_submit '+'): it runs, its roots are
 --       released in steps
 --   '-' f: abort staged flow f: delete up to 500 of its jobs
@@ -40,6 +44,8 @@
 --   'C': {flag1, ..., flagn, steps}: flag 1 completed, 0 stale; steps
 --        the entries left on flowstep
 --   's': steps left (0: drained)
+--   'L': 1 linked, 2 posted now (completed or gone), 3 posted now (dead)
+--   'l': ends posted;  'e': 1 applied, 0 not (already, or ended)
 --   'g': steps left; error "EMQFLOW not staging"
 --   '-': jobs left to delete (0: the flow is gone); "EMQFLOW not staging"
 --   'a', 'x': {state, total, left, failed, cancelled, id1, state1, ...}
@@ -162,6 +168,7 @@ ended = function(id, ok, cause)
     call('HSET', fk, 'state', failed > 0 and 'failed' or 'done')
     call('PEXPIRE', fk, 604800000)
     call('PEXPIRE', base .. 'flowjobs:' .. f, 604800000)
+    call('PEXPIRE', base .. 'flowapplied:' .. f, 604800000)
   end
 end
 
@@ -186,6 +193,23 @@ local function drain()
     end
     if call('EXISTS', list) == 0 then call('LPOP', STEP) end
   end
+end
+
+-- Across queues. A job of this queue on which a flow of another queue
+-- (another slot) depends has links: flowremote:<id> lists
+-- "<target queue>\n<dependent id>", and the id is in flowlinked. Its end
+-- posts one entry per link on the outbox ("<target>\n<dependent>\n
+-- <label>\n<ok>\n<cause>", label = this queue's base .. id) for the relay
+-- (emq's RelayFlows) to apply in the target's slot (mode 'e' there) and
+-- then remove: no script touches another slot's keys.
+local function relayEnd(id, ok, cause)
+  local rl = base .. 'flowremote:' .. id
+  if call('EXISTS', rl) == 0 then return end
+  for _, l in ipairs(call('LRANGE', rl, 0, -1)) do
+    call('RPUSH', base .. 'outbox', l .. '\n' .. base .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. (cause or ''))
+  end
+  call('DEL', rl)
+  call('SREM', base .. 'flowlinked', id)
 end
 
 local function flowEnd(id, ok, cause)
@@ -222,6 +246,7 @@ if mode == 'c' or mode == 'r' then
     end
     call('PUBLISH', base .. 'done:' .. id, 'completed')
     laneEnd(id, false)
+    relayEnd(id, true)
     flowEnd(id, true)
     return call('EXISTS', STEP) == 1 and 3 or 1
   end
@@ -232,6 +257,7 @@ if mode == 'c' or mode == 'r' then
     call('ZADD', KEYS[4], now, id)
     call('PUBLISH', base .. 'done:' .. id, 'dead')
     laneEnd(id, true, err)
+    relayEnd(id, false, err)
     flowEnd(id, false, err)
     return call('EXISTS', STEP) == 1 and 4 or 2
   elseif a == 0 then
@@ -269,6 +295,7 @@ if mode == 'C' then
       end
       call('PUBLISH', base .. 'done:' .. id, 'completed')
       laneEnd(id, false)
+      relayEnd(id, true)
       ended(id, true)
       out[#out + 1] = 1
     end
@@ -281,6 +308,59 @@ end
 if mode == 's' then
   drain()
   return call('LLEN', STEP)
+end
+
+if mode == 'L' then
+  -- link: ARGV id, target queue, dependent id. The job's end will be
+  -- posted on the outbox for the dependent; a job already ended is
+  -- posted now (gone: counted completed).
+  local id, tq, dep = ARGV[2], ARGV[3], ARGV[4]
+  if not id or not tq or not dep or tq == '' or dep == '' then
+    return redis.error_reply('EMQARG flow_complete L: id, target, dependent expected')
+  end
+  local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
+  local l = tq .. '\n' .. dep
+  if r[1] == 'pending' or r[1] == 'active' or r[1] == 'delayed' then
+    call('RPUSH', base .. 'flowremote:' .. id, l)
+    call('SADD', base .. 'flowlinked', id)
+    return 1
+  end
+  local ok = r[1] ~= 'dead'
+  call('RPUSH', base .. 'outbox', l .. '\n' .. base .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. (ok and '' or (r[2] or '')))
+  return ok and 2 or 3
+end
+
+if mode == 'l' then
+  -- relay repair: up to n linked jobs (of flowlinked) that ended without
+  -- this script (a peer's core complete or retry, trimmed) are posted
+  local n = tonumber(ARGV[2]) or 100
+  local posted = 0
+  for _, id in ipairs(call('SRANDMEMBER', base .. 'flowlinked', math.min(math.max(n, 1), 1000))) do
+    local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
+    if r[1] == 'completed' or r[1] == 'dead' or not r[1] then
+      local gone = not r[1] and call('HGET', base .. 'flowgone', id)
+      local ok = r[1] == 'completed' or (not r[1] and not gone)
+      relayEnd(id, ok, r[2] or gone or '')
+      posted = posted + 1
+    end
+  end
+  return posted
+end
+
+if mode == 'e' then
+  -- apply a relayed end: ARGV dependent id, label, ok, cause; once per
+  -- (label, dependent) (flowapplied:<f>): 1 applied, 0 already applied
+  -- or the dependent has ended
+  local kid, label, oks, cause = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+  if not kid or not label or (oks ~= '0' and oks ~= '1') or not cause then
+    return redis.error_reply('EMQARG flow_complete e: dependent, label, ok, cause expected')
+  end
+  local f = call('HGET', base .. 'flowjob', kid)
+  if not f then return 0 end
+  if call('SADD', base .. 'flowapplied:' .. f, label .. '>' .. kid) == 0 then return 0 end
+  resolve(kid, label, oks == '1', cause, call('HGET', base .. 'flow:' .. f, 'cancelled') == '1')
+  drain()
+  return 1
 end
 
 local f = ARGV[2]
@@ -320,7 +400,7 @@ if mode == '-' then
 end
 
 if mode ~= 'a' and mode ~= 'x' then
-  return redis.error_reply("EMQARG mode must be 'c', 'r', 'C', 's', 'a', 'x', 'g' or '-'")
+  return redis.error_reply("EMQARG mode must be 'c', 'r', 'C', 's', 'a', 'x', 'g', '-', 'L', 'l' or 'e'")
 end
 local ai = mode == 'x' and 4 or 3
 local off, e3 = int(ARGV[ai] or '0', 'offset')

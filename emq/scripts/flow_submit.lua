@@ -28,8 +28,11 @@
 --                    node of this flow given before), payload, d (0..10000),
 --                    then d pairs: ref, policy; ref is the index (1..x-1)
 --                    of an earlier new node of this part, or the id of a
---                    node of this flow given in an earlier part. So every
---                    dependency points backwards: no cycle can be made.
+--                    node of this flow given in an earlier part, or a job
+--                    of another queue named by its base and id
+--                    ("emq:{other}:JOB..."), whose end the relay applies
+--                    (flow_complete 'e'). So every dependency points
+--                    backwards: no cycle can be made.
 -- At most 10000 dependencies per part. Nothing of a staged flow runs
 -- until flow_complete 'g' seals it (roots are parked too); flow_complete
 -- '-' deletes a staged flow.
@@ -85,12 +88,20 @@ if ARGV[1] == '+' then
       if pol ~= 'f' and pol ~= 'i' and pol ~= 'c' then
         return redis.error_reply("EMQARG entry " .. x .. ": policy must be 'f', 'i' or 'c'")
       end
-      local j, dep = tonumber(ref), nil
+      local j, dep, remote = tonumber(ref), nil, false
       if j then
         if j ~= math.floor(j) or j < 1 or j >= x or not idx[j] then
           return redis.error_reply('EMQARG entry ' .. x .. ': a dependency must be an earlier new node')
         end
         dep = idx[j]
+      elseif ref and string.sub(ref, 1, 4) == 'emq:' and string.find(ref, '}:JOB', 1, true) then
+        -- a job of another queue (its base .. id): its end is relayed
+        -- (flow_complete 'e'); nothing of its slot is touched here
+        if string.sub(ref, 1, #base) == base then
+          return redis.error_reply('EMQARG entry ' .. x .. ': a remote dependency names this queue')
+        end
+        dep = ref
+        remote = true
       else
         if not ref or seen[ref] or call('HGET', base .. 'flowjob', ref) ~= f then
           return redis.error_reply('EMQARG entry ' .. x .. ': a dependency must be a node of the flow given before')
@@ -101,7 +112,7 @@ if ARGV[1] == '+' then
         return redis.error_reply('EMQARG entry ' .. x .. ': a dependency given twice')
       end
       once[dep] = true
-      deps[#deps + 1] = {dep, pol}
+      deps[#deps + 1] = {dep, pol, remote}
       i = i + 2
     end
     edges = edges + d
@@ -128,7 +139,7 @@ if ARGV[1] == '+' then
     end
     call('HINCRBY', base .. 'flowwait', e.id, #e.deps)
     for _, dp in ipairs(e.deps) do
-      call('RPUSH', base .. 'flowkids:' .. dp[1], e.id)
+      if not dp[3] then call('RPUSH', base .. 'flowkids:' .. dp[1], e.id) end
       call('HSET', base .. 'flowpol:' .. e.id, dp[1], dp[2])
     end
   end
