@@ -191,3 +191,38 @@ func TestFlowAcrossQueuesCluster(t *testing.T) {
 	require.Len(t, names, 3)
 	relayRun(t, func(name string) (*Queue, error) { return Open(context.Background(), cl, name) }, names[:2], names[2])
 }
+
+// TestFlowRemoteRefused: a remote dependency on an unknown job, a
+// finished one (completed, dead), a job of the flow's own queue, or with
+// a malformed id is a *FlowError (ErrFlow), and nothing is written in
+// either queue (the local cases are TestFlowRefused's).
+// dependency... (the local cases are TestFlowRefused's).
+func TestFlowRemoteRefused(t *testing.T) {
+	dst := fresh(t, "rdst")
+	ctx := tctx(t)
+	src, err := Open(ctx, dial(t), "rsrc")
+	require.NoError(t, err)
+	done, err := src.Enqueue(ctx, []byte("done"))
+	require.NoError(t, err)
+	j := claimID(t, src, done)
+	require.NoError(t, src.FlowComplete(ctx, j.ID, j.Token, nil, time.Hour))
+	dead, err := src.Enqueue(ctx, []byte("dead"))
+	require.NoError(t, err)
+	j = claimID(t, src, dead)
+	_, err = src.FlowRetry(ctx, j.ID, j.Token, 0, 1, "x")
+	require.NoError(t, err)
+	own, err := dst.Enqueue(ctx, []byte("own"))
+	require.NoError(t, err)
+	before := do(t, "DBSIZE")
+	for name, d := range map[string]FlowDep{
+		"unknown":   {Queue: src, ID: src.ids.Next()},
+		"completed": {Queue: src, ID: done},
+		"dead":      {Queue: src, ID: dead},
+		"own queue": {Queue: dst, ID: own},
+		"bad id":    {Queue: src, ID: "not{an}id"},
+	} {
+		_, _, err := dst.SubmitFlow(ctx, []FlowNode{{Payload: []byte("a"), Deps: []FlowDep{d}}})
+		require.ErrorIs(t, err, ErrFlow, name)
+		require.Equal(t, before, do(t, "DBSIZE"), "%s: nothing written", name)
+	}
+}
