@@ -393,14 +393,6 @@ func TestFlowFanOutFanIn(t *testing.T) {
 	require.Equal(t, StateCompleted, fi.Jobs[len(ids)-1].State)
 	require.Equal(t, "0", do(t, "EXISTS", q.keys.Base+"flowstep"))
 	worst, what, n := slowest(t, q)
-	if testing.Verbose() {
-		v, _ := q.sender.Do(tctx(t), "SLOWLOG", "GET", "-1")
-		for _, e := range v.Elems {
-			us, _ := e.Elems[2].AsInt()
-			w := e.Elems[3].String()
-			t.Logf("%d %s", us, w[:min(len(w), 120)])
-		}
-	}
 	t.Logf("SLOWLOG: %d commands of 1 ms or more; the longest %d µs: %s", n, worst, what)
 }
 
