@@ -4,18 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/resp"
 )
 
-// Flow bounds: one flow is one atomic script call, so its size is bounded.
+// Flow bounds. A flow of up to flowOneCall nodes and dependencies is
+// one atomic script call; a larger one is staged in parts of bounded
+// size, none of which runs until the last is in (see [Queue.SubmitFlow]).
 const (
 	// MaxFlowNodes is the most jobs one flow holds.
-	MaxFlowNodes = 1000
+	MaxFlowNodes = 100000
 	// MaxFlowDeps is the most dependencies of one flow, in all.
-	MaxFlowDeps = 10000
+	MaxFlowDeps = 1000000
+	// flowOneCall bounds nodes + dependencies of a flow sent in one call.
+	flowOneCall = 3000
+	// flowPartEntries and flowPartDeps bound one staged part.
+	flowPartEntries = 125
+	flowPartDeps    = 200
+	// flowPage is how many jobs one Flow or CancelFlow call reads.
+	flowPage = 1000
 )
 
 // ErrFlow is the error class of a flow refused before anything was
@@ -63,10 +74,17 @@ const (
 )
 
 // FlowDep is one dependency of a [FlowNode]: the index of another node
-// of the same flow, and what its failure does.
+// of the same flow, or (Queue set) a job of another queue, and what its
+// failure does.
 type FlowDep struct {
 	Node   int
 	Policy FlowPolicy
+	// Queue and ID, when Queue is set, name a job of another queue (on a
+	// cluster, another slot) that must not have ended: its end is posted
+	// on its queue's outbox and applied here by [Queue.RelayFlows]
+	// (LANES-FLOWS.md, "Across queues"). Node is then unused.
+	Queue *Queue
+	ID    string
 }
 
 // FlowNode is one job of a flow: its payload and the nodes it depends on
@@ -76,14 +94,22 @@ type FlowNode struct {
 	Deps    []FlowDep
 }
 
-// SubmitFlow admits a DAG of jobs in one atomic call (the flow_submit
-// script) and returns the flow's id and the jobs' ids, ids[i] for
-// nodes[i]. A job runs (is pending, claimable by any claim) once every
-// dependency has completed, or failed under [FlowIgnore]; until then it is
-// a row in state delayed, parked in the delayed set at a score that never
-// falls due. Settle flow jobs with [Queue.FlowComplete] and
-// [Queue.FlowRetry], which resolve the dependents in the same step; a
-// dependent reads a dependency's result at emq:{q}:result:<id>.
+// SubmitFlow admits a DAG of jobs and returns the flow's id and the
+// jobs' ids, ids[i] for nodes[i]. A job runs (is pending, claimable by any
+// claim) once every dependency has completed, or failed under
+// [FlowIgnore]; until then it is a row in state delayed, parked in the
+// delayed set at a score that never falls due. Settle flow jobs with
+// [Queue.FlowComplete] and [Queue.FlowRetry], which resolve the dependents
+// (in bounded steps); a dependent reads a dependency's result at
+// emq:{q}:result:<id>.
+//
+// A flow of up to 3,000 nodes and dependencies in all is one atomic call
+// (the flow_submit script). A larger one, up to [MaxFlowNodes] nodes and
+// [MaxFlowDeps] dependencies, is staged: sent in parts of at most 125
+// entries and 200 dependencies in topological order, none of whose jobs
+// runs until the last part is in and the flow is sealed; a part refused
+// (or a call failed) deletes what was staged before the error is
+// returned, in steps as bounded.
 //
 // Dependencies name nodes of the same call only, so a dependency on an
 // unknown, finished or other queue's job cannot be expressed. A cycle, a
@@ -92,11 +118,25 @@ type FlowNode struct {
 // *[FlowError] (matching [ErrFlow]) and nothing is sent; the script checks
 // all of it again before it writes anything.
 func (q *Queue) SubmitFlow(ctx context.Context, nodes []FlowNode) (flow string, ids []string, err error) {
-	if err := checkFlow(nodes); err != nil {
+	order, edges, err := checkFlow(nodes)
+	if err != nil {
 		return "", nil, err
 	}
 	flow = q.ids.Next()
 	ids = make([]string, len(nodes))
+	for i := range ids {
+		ids[i] = q.ids.Next()
+	}
+	remote, err := q.checkRemote(ctx, nodes)
+	if err != nil {
+		return "", nil, err
+	}
+	if remote || len(nodes)+edges > flowOneCall {
+		if err := q.stageFlow(ctx, flow, ids, nodes, order); err != nil {
+			return "", nil, err
+		}
+		return flow, ids, nil
+	}
 	var a dispatch.Args
 	a.Key(q.keys.Pending)
 	a.Key(q.keys.Delayed)
@@ -104,7 +144,6 @@ func (q *Queue) SubmitFlow(ctx context.Context, nodes []FlowNode) (flow string, 
 	a.Arg(flow)
 	a.ArgInt(int64(len(nodes)))
 	for i, nd := range nodes {
-		ids[i] = q.ids.Next()
 		a.Arg(ids[i])
 		a.ArgBytes(nd.Payload)
 		a.ArgInt(int64(len(nd.Deps)))
@@ -113,7 +152,15 @@ func (q *Queue) SubmitFlow(ctx context.Context, nodes []FlowNode) (flow string, 
 			a.Arg([...]string{"f", "i", "c"}[d.Policy])
 		}
 	}
-	err = q.reaper.Eval(ctx, scriptFlowSubmit, &a, func(v resp.Value) error {
+	if err := q.submitCall(ctx, &a); err != nil {
+		return "", nil, err
+	}
+	return flow, ids, nil
+}
+
+// submitCall runs one flow_submit call, mapping EMQFLOW to a *FlowError.
+func (q *Queue) submitCall(ctx context.Context, a *dispatch.Args) error {
+	err := q.reaper.Eval(ctx, scriptFlowSubmit, a, func(v resp.Value) error {
 		if n, err := v.AsInt(); err != nil || n != 1 {
 			return badReply("flow_submit", v, "1")
 		}
@@ -124,38 +171,302 @@ func (q *Queue) SubmitFlow(ctx context.Context, nodes []FlowNode) (flow string, 
 		if se, ok := errors.AsType[*ScriptError](err); ok && se.Err.HasCode("EMQFLOW") {
 			err = &FlowError{Node: -1, Reason: se.Error()}
 		}
-		return "", nil, err
 	}
-	return flow, ids, nil
+	return err
+}
+
+// stageFlow sends a large flow in parts (flow_submit '+'), nodes in
+// topological order so that every dependency points to an entry sent
+// before, then seals it (flow_complete 'g') and runs the steps that
+// release its roots. On an error it deletes what it staged.
+func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes []FlowNode, order []int) (err error) {
+	type entry struct {
+		node int
+		kind string
+		deps []FlowDep
+	}
+	var part []entry
+	var deps, parts int
+	at := map[int]int{} // node -> its 'n' entry's position (1-based) in part
+	pol := [...]string{"f", "i", "c"}
+	flush := func() error {
+		var a dispatch.Args
+		a.Key(q.keys.Pending)
+		a.Key(q.keys.Delayed)
+		a.Key(q.keys.Base)
+		a.Arg("+")
+		a.Arg(flow)
+		a.Arg([...]string{"1", "0"}[min(parts, 1)])
+		a.ArgInt(int64(len(part)))
+		for _, e := range part {
+			a.Arg(ids[e.node])
+			a.Arg(e.kind)
+			if e.kind == "n" {
+				a.ArgBytes(nodes[e.node].Payload)
+			} else {
+				a.Arg("")
+			}
+			a.ArgInt(int64(len(e.deps)))
+			for _, d := range e.deps {
+				if d.Queue != nil {
+					a.Arg(d.Queue.keys.Base + d.ID)
+				} else if x, ok := at[d.Node]; ok {
+					a.ArgInt(int64(x))
+				} else {
+					a.Arg(ids[d.Node])
+				}
+				a.Arg(pol[d.Policy])
+			}
+		}
+		parts++
+		part, deps = part[:0], 0
+		clear(at)
+		return q.submitCall(ctx, &a)
+	}
+	defer func() {
+		if err != nil && parts > 0 {
+			q.abortFlow(context.WithoutCancel(ctx), flow)
+		}
+	}()
+	for _, i := range order {
+		rest := nodes[i].Deps
+		kind := "n"
+		for first := true; first || len(rest) > 0; first = false {
+			if len(part) == flowPartEntries || (len(rest) > 0 && deps == flowPartDeps) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			k := min(len(rest), flowPartDeps-deps)
+			part = append(part, entry{node: i, kind: kind, deps: rest[:k]})
+			if kind == "n" {
+				at[i] = len(part)
+			}
+			deps += k
+			rest = rest[k:]
+			kind = "+"
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	// Staged, nothing runs: link each remote dependency in its own queue
+	// (its own slot), so that its end is posted for the relay.
+	for i, nd := range nodes {
+		for _, d := range nd.Deps {
+			if d.Queue == nil {
+				continue
+			}
+			la := d.Queue.flowArgs()
+			la.Arg("L")
+			la.Arg(d.ID)
+			la.Arg(q.keys.Queue)
+			la.Arg(ids[i])
+			if _, err := d.Queue.settleCall(ctx, la); err != nil {
+				return err
+			}
+		}
+	}
+	fa := q.flowArgs()
+	fa.Arg("g")
+	fa.Arg(flow)
+	n, err := q.settleCall(ctx, fa)
+	if err != nil {
+		if se, ok := errors.AsType[*ScriptError](err); ok && se.Err.HasCode("EMQFLOW") {
+			err = &FlowError{Node: -1, Reason: se.Error()}
+		}
+		return err
+	}
+	if n > 0 {
+		// Sealed: the flow runs whatever happens here; the steps left
+		// are run by the next settle, Flow or FlowStep.
+		_, _ = q.runSteps(ctx)
+	}
+	return nil
+}
+
+// checkRemote reports whether nodes name a job of another queue, and
+// refuses one of this queue, or one that is not pending, delayed or
+// active (finished or unknown), with a *FlowError, before anything is
+// written.
+func (q *Queue) checkRemote(ctx context.Context, nodes []FlowNode) (bool, error) {
+	remote := false
+	for i, nd := range nodes {
+		for _, d := range nd.Deps {
+			if d.Queue == nil {
+				continue
+			}
+			remote = true
+			if d.Queue.keys.Base == q.keys.Base {
+				return false, &FlowError{Node: i, Reason: "a remote dependency on a job of this queue (name its node instead)"}
+			}
+			v, err := d.Queue.sender.Do(ctx, "HGET", d.Queue.keys.Job(d.ID), "state")
+			if err != nil {
+				return false, err
+			}
+			switch State(v.Str) {
+			case StatePending, StateDelayed, StateActive:
+			default:
+				what := "unknown"
+				if !v.IsNull() {
+					what = "finished (" + string(v.Str) + ")"
+				}
+				return false, &FlowError{Node: i, Reason: fmt.Sprintf("depends on job %s of queue %s: %s", d.ID, d.Queue.keys.Queue, what)}
+			}
+		}
+	}
+	return remote, nil
+}
+
+// relayHook, when set (tests), runs after an entry was applied and
+// before it is acknowledged; its error stops the pass there, as a crash
+// of the relay would.
+var relayHook func(entry string) error
+
+// RelayFlows moves up to max (1 to 1,000) entries of this queue's outbox
+// (the ends of its jobs on which flows of other queues depend) to their
+// queues, oldest first, and returns how many it moved. Each entry is
+// applied in the target's slot by one script call (flow_complete 'e',
+// idempotent: an entry applied twice counts once), then removed from
+// the outbox (LREM): a relay that dies between the two leaves the entry,
+// and the next pass applies it again to no effect. So every end reaches
+// its dependent exactly once, and no script touches another slot's keys.
+// target opens the queue of a name (on a cluster client, any name). A
+// pass first posts the ends of up to 100 linked jobs that ended without
+// the flow scripts (a peer's core complete or retry, a trim). Run it in
+// a loop (or beside the reaper) per queue that has such dependents; any
+// number of relays may run at once.
+func (q *Queue) RelayFlows(ctx context.Context, target func(name string) (*Queue, error), max int) (int, error) {
+	if max < 1 || max > 1000 {
+		return 0, &ArgError{Arg: "max", Reason: fmt.Sprintf("%d, want 1 to 1000", max)}
+	}
+	ra := q.flowArgs()
+	ra.Arg("l")
+	ra.ArgInt(100)
+	if _, err := q.settleCall(ctx, ra); err != nil {
+		return 0, err
+	}
+	box := q.keys.Base + "outbox"
+	v, err := q.sender.Do(ctx, "LRANGE", box, "0", strconv.Itoa(max-1))
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for _, e := range v.Elems {
+		entry := string(e.Str)
+		f := strings.SplitN(entry, "\n", 5)
+		if len(f) != 5 {
+			return moved, fmt.Errorf("emq: outbox entry %q: malformed", quoteClipped(entry))
+		}
+		tq, err := target(f[0])
+		if err != nil {
+			return moved, err
+		}
+		a := tq.flowArgs()
+		a.Arg("e")
+		a.Arg(f[1])
+		a.Arg(f[2])
+		a.Arg(f[3])
+		a.Arg(f[4])
+		if _, err := tq.settleCall(ctx, a); err != nil {
+			return moved, err
+		}
+		if relayHook != nil {
+			if err := relayHook(entry); err != nil {
+				return moved, err
+			}
+		}
+		if _, err := q.sender.Do(ctx, "LREM", box, "1", entry); err != nil {
+			return moved, err
+		}
+		moved++
+	}
+	return moved, nil
+}
+
+// abortFlow deletes staged flow f, 500 jobs a call.
+func (q *Queue) abortFlow(ctx context.Context, f string) {
+	for range MaxFlowNodes/500 + 2 {
+		a := q.flowArgs()
+		a.Arg("-")
+		a.Arg(f)
+		if n, err := q.settleCall(ctx, a); err != nil || n == 0 {
+			return
+		}
+	}
+}
+
+// FlowStep runs up to 250 units of the queue's pending flow resolution
+// steps (the dependents of ended flow jobs, the roots of a sealed flow)
+// in one bounded call, and returns how many step entries are left.
+// FlowComplete, FlowRetry, Flow and CancelFlow run steps too, so FlowStep
+// is only needed when those are not called for a while (after a
+// consumer's crash): run it beside the reaper.
+func (q *Queue) FlowStep(ctx context.Context) (int, error) {
+	a := q.flowArgs()
+	a.Arg("s")
+	n, err := q.settleCall(ctx, a)
+	return int(n), err
+}
+
+// runSteps calls FlowStep until no step is left, at most 10,000 times.
+func (q *Queue) runSteps(ctx context.Context) (int, error) {
+	for range 10000 {
+		n, err := q.FlowStep(ctx)
+		if err != nil || n == 0 {
+			return n, err
+		}
+	}
+	return 0, nil
 }
 
 // checkFlow refuses what flow_submit would: the bounds, the indices, the
-// policies, duplicates and cycles.
-func checkFlow(nodes []FlowNode) error {
+// policies, duplicates and cycles. It returns the nodes in a topological
+// order and the count of dependencies.
+func checkFlow(nodes []FlowNode) (order []int, edges int, err error) {
 	if len(nodes) == 0 || len(nodes) > MaxFlowNodes {
-		return &FlowError{Node: -1, Reason: fmt.Sprintf("%d nodes, want 1 to %d", len(nodes), MaxFlowNodes)}
+		return nil, 0, &FlowError{Node: -1, Reason: fmt.Sprintf("%d nodes, want 1 to %d", len(nodes), MaxFlowNodes)}
 	}
-	edges := 0
 	indeg := make([]int, len(nodes))
 	kids := make([][]int, len(nodes))
+	var once map[int]bool
 	for i, nd := range nodes {
 		edges += len(nd.Deps)
 		if edges > MaxFlowDeps {
-			return &FlowError{Node: -1, Reason: fmt.Sprintf("more than %d dependencies", MaxFlowDeps)}
+			return nil, 0, &FlowError{Node: -1, Reason: fmt.Sprintf("more than %d dependencies", MaxFlowDeps)}
+		}
+		if len(nd.Deps) > 16 {
+			once = make(map[int]bool, len(nd.Deps))
 		}
 		for j, d := range nd.Deps {
+			if d.Queue != nil {
+				if err := checkID(d.ID); err != nil {
+					return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("remote dependency: %v", err)}
+				}
+				if d.Policy > FlowContinue {
+					return nil, 0, &FlowError{Node: i, Reason: "not a FlowPolicy"}
+				}
+				continue
+			}
 			switch {
 			case d.Node < 0 || d.Node >= len(nodes):
-				return &FlowError{Node: i, Reason: fmt.Sprintf("depends on node %d, unknown", d.Node)}
+				return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("depends on node %d, unknown", d.Node)}
 			case d.Node == i:
-				return &FlowError{Node: i, Reason: "depends on itself"}
+				return nil, 0, &FlowError{Node: i, Reason: "depends on itself"}
 			case d.Policy > FlowContinue:
-				return &FlowError{Node: i, Reason: "not a FlowPolicy"}
+				return nil, 0, &FlowError{Node: i, Reason: "not a FlowPolicy"}
 			}
-			for _, e := range nd.Deps[:j] {
-				if e.Node == d.Node {
-					return &FlowError{Node: i, Reason: fmt.Sprintf("depends on node %d twice", d.Node)}
+			twice := false
+			if len(nd.Deps) > 16 {
+				twice = once[d.Node]
+				once[d.Node] = true
+			} else {
+				for _, e := range nd.Deps[:j] {
+					twice = twice || (e.Queue == nil && e.Node == d.Node)
 				}
+			}
+			if twice {
+				return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("depends on node %d twice", d.Node)}
 			}
 			indeg[i]++
 			kids[d.Node] = append(kids[d.Node], i)
@@ -177,11 +488,11 @@ func checkFlow(nodes []FlowNode) error {
 	if len(ready) < len(nodes) {
 		for i, d := range indeg {
 			if d > 0 {
-				return &FlowError{Node: i, Reason: fmt.Sprintf("on or behind a cycle (%d nodes are)", len(nodes)-len(ready))}
+				return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("on or behind a cycle (%d nodes are)", len(nodes)-len(ready))}
 			}
 		}
 	}
-	return nil
+	return ready, edges, nil
 }
 
 // FlowState is a flow's state.
@@ -231,18 +542,39 @@ func (q *Queue) CancelFlow(ctx context.Context, id string) (FlowInfo, error) {
 	return q.flowCall(ctx, id, "x", "cancelled")
 }
 
-// flowCall runs flow_complete in mode 'a' or 'x'.
+// flowCall runs flow_complete in mode 'a' or 'x' over every page of
+// the flow's jobs.
 func (q *Queue) flowCall(ctx context.Context, id, mode, errText string) (FlowInfo, error) {
 	if err := checkID(id); err != nil {
 		return FlowInfo{}, err
 	}
+	fi := FlowInfo{ID: id}
+	cancelled := 0
+	for off := 0; off == 0 || off < fi.Total; off += flowPage {
+		found, err := q.flowPage(ctx, &fi, mode, errText, off)
+		if err != nil {
+			return FlowInfo{}, err
+		}
+		if !found {
+			return FlowInfo{}, ErrNoFlow
+		}
+		cancelled += fi.Cancelled
+	}
+	fi.Cancelled = cancelled
+	return fi, nil
+}
+
+// flowPage runs one flow_complete 'a' or 'x' call over the jobs from
+// off, appending them to fi and setting its counts.
+func (q *Queue) flowPage(ctx context.Context, fi *FlowInfo, mode, errText string, off int) (bool, error) {
 	a := q.flowArgs()
 	a.Arg(mode)
-	a.Arg(id)
+	a.Arg(fi.ID)
 	if mode == "x" {
 		a.Arg(errText)
 	}
-	fi := FlowInfo{ID: id}
+	a.ArgInt(int64(off))
+	a.ArgInt(flowPage)
 	found := false
 	err := q.reaper.Eval(ctx, scriptFlowComplete, a, func(v resp.Value) error {
 		const want = "{state, total, left, failed, cancelled, id, state, ...}"
@@ -268,12 +600,9 @@ func (q *Queue) flowCall(ctx context.Context, id, mode, errText string) (FlowInf
 		return nil
 	})
 	if err != nil {
-		return FlowInfo{}, wrapErr("flow_complete", err)
+		return false, wrapErr("flow_complete", err)
 	}
-	if !found {
-		return FlowInfo{}, ErrNoFlow
-	}
-	return fi, nil
+	return found, nil
 }
 
 // flowArgs starts flow_complete's arguments: its five keys.
@@ -310,10 +639,76 @@ func (q *Queue) FlowComplete(ctx context.Context, id string, token int64, result
 	a.ArgInt(ms)
 	a.ArgBytes(result)
 	n, err := q.settleCall(ctx, a)
-	if err == nil && n != 1 {
-		err = ErrStale
+	switch {
+	case err != nil:
+		return err
+	case n == 3: // completed, steps left: run them now
+		_, err := q.runSteps(ctx)
+		return err
+	case n != 1:
+		return ErrStale
 	}
-	return err
+	return nil
+}
+
+// FlowResult is one job for [Queue.FlowCompleteBatch]: its id, the token
+// of its lease and its result.
+type FlowResult struct {
+	ID     string
+	Token  int64
+	Result []byte
+}
+
+// FlowCompleteBatch completes up to 1,000 claimed jobs as
+// [Queue.FlowComplete] does, in one call (then in bounded steps for what
+// their ends release), and reports for each whether it completed (false:
+// its token no longer held the lease, nothing written for it).
+func (q *Queue) FlowCompleteBatch(ctx context.Context, jobs []FlowResult, retention time.Duration) ([]bool, error) {
+	if len(jobs) == 0 || len(jobs) > 1000 {
+		return nil, &ArgError{Arg: "jobs", Reason: fmt.Sprintf("%d jobs, want 1 to 1000", len(jobs))}
+	}
+	for _, j := range jobs {
+		if err := checkID(j.ID); err != nil {
+			return nil, err
+		}
+	}
+	ms, err := millis("retention", retention, false)
+	if err != nil {
+		return nil, err
+	}
+	a := q.flowArgs()
+	a.Arg("C")
+	a.ArgInt(ms)
+	for _, j := range jobs {
+		a.Arg(j.ID)
+		a.ArgInt(j.Token)
+		a.ArgBytes(j.Result)
+	}
+	ok := make([]bool, len(jobs))
+	steps := int64(0)
+	err = q.reaper.Eval(ctx, scriptFlowComplete, a, func(v resp.Value) error {
+		if v.Type != resp.Array || len(v.Elems) != len(jobs)+1 {
+			return badReply("flow_complete", v, "{flag, ..., steps}")
+		}
+		for i := range jobs {
+			n, err := v.Elems[i].AsInt()
+			if err != nil {
+				return badReply("flow_complete", v, "{flag, ..., steps}")
+			}
+			ok[i] = n == 1
+		}
+		steps, _ = v.Elems[len(jobs)].AsInt()
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("flow_complete", err)
+	}
+	if steps > 0 {
+		if _, err := q.runSteps(ctx); err != nil {
+			return ok, err
+		}
+	}
+	return ok, nil
 }
 
 // FlowRetry gives back a claimed job that failed as [Queue.Retry] does
@@ -340,6 +735,12 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 	n, err := q.settleCall(ctx, a)
 	if err != nil {
 		return 0, err
+	}
+	if n == 4 { // dead, steps left: run them now
+		n = 2
+		if _, err := q.runSteps(ctx); err != nil {
+			return RetryDead, err
+		}
 	}
 	// flow_complete 'r' answers as retry: 2 dead, 1 retried, 0 stale.
 	if out := [...]RetryOutcome{0, RetryRequeued, RetryDead}[min(max(n, 0), 2)]; out == RetryRequeued && ms > 0 {

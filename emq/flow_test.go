@@ -99,16 +99,17 @@ func TestFlowRefused(t *testing.T) {
 	q := fresh(t, "refuse")
 	ctx := tctx(t)
 	before := do(t, "DBSIZE")
-	huge := make([]FlowNode, 100000)
+	huge := make([]FlowNode, 1000000) // a million nodes
 	chain := make([]FlowNode, 200)
 	for i := 1; i < len(chain); i++ {
 		chain[i].Deps = []FlowDep{{Node: i - 1}}
 	}
 	chain[0].Deps = []FlowDep{{Node: len(chain) - 1}} // closes a ring of 200
-	wide := make([]FlowNode, MaxFlowNodes)
-	for i := 1; i < len(wide); i++ {
-		for j := range min(i, 11) {
-			wide[i].Deps = append(wide[i].Deps, FlowDep{Node: j})
+	wide := make([]FlowNode, 2501)                    // 2000 nodes of 501 dependencies: > MaxFlowDeps
+	for i := 501; i < len(wide); i++ {
+		wide[i].Deps = make([]FlowDep, 501)
+		for j := range wide[i].Deps {
+			wide[i].Deps[j].Node = j
 		}
 	}
 	for name, nodes := range map[string][]FlowNode{
@@ -358,30 +359,81 @@ func TestFlowCompleteStale(t *testing.T) {
 	require.Equal(t, []State{StatePending}, where(t, q, ids[1]))
 }
 
-// TestFlowFanOutFanIn: the largest flow, one job fanning out to 998 and
-// back in to one, runs to done; the longest script call is logged from
-// SLOWLOG (not asserted: the machine is shared).
+// TestFlowFanOutFanIn: one job fanning out to 10,000 and back in to one
+// (a staged flow: 10,002 nodes, 20,000 dependencies) runs to done, the
+// fan-in last, after every child; the longest command is logged from
+// SLOWLOG (the bound is structural: every call drains at most 500 steps;
+// wall time is not asserted on a shared machine).
 func TestFlowFanOutFanIn(t *testing.T) {
 	q := fresh(t, "fan")
 	ctx := tctx(t)
-	nodes := make([]FlowNode, MaxFlowNodes)
-	last := &nodes[MaxFlowNodes-1]
-	for i := 1; i < MaxFlowNodes-1; i++ {
+	const kids = 10000
+	nodes := make([]FlowNode, kids+2)
+	last := &nodes[kids+1]
+	for i := 1; i <= kids; i++ {
 		nodes[i].Deps = []FlowDep{{Node: 0}}
 		last.Deps = append(last.Deps, FlowDep{Node: i})
 	}
-	do(t, "CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "10000")
+	// Every command of 1 ms or more is logged.
+	do(t, "CONFIG", "SET", "slowlog-log-slower-than", "1000", "slowlog-max-len", "10000")
 	do(t, "SLOWLOG", "RESET")
 	t.Cleanup(func() { do(t, "CONFIG", "SET", "slowlog-log-slower-than", "10000", "slowlog-max-len", "128") })
 	f, ids, err := q.SubmitFlow(ctx, nodes)
 	require.NoError(t, err)
-	require.Len(t, flowRun(t, q, nil), MaxFlowNodes)
 	fi, err := q.Flow(ctx, f)
+	require.NoError(t, err)
+	require.Equal(t, FlowRunning, fi.State)
+	require.Len(t, fi.Jobs, kids+2)
+	require.Equal(t, []State{StatePending}, where(t, q, ids[0]), "the root alone runs")
+	require.Equal(t, "1", do(t, "ZCARD", q.keys.Pending))
+	var seen int
+	order := flowRunBatch(t, q, func(j Job) {
+		if j.ID == ids[kids+1] {
+			require.Equal(t, kids+1, seen, "the fan-in after every child")
+		}
+		seen++
+	})
+	require.Len(t, order, kids+2)
+	fi, err = q.Flow(ctx, f)
 	require.NoError(t, err)
 	require.Equal(t, FlowDone, fi.State)
 	require.Equal(t, StateCompleted, fi.Jobs[len(ids)-1].State)
-	// SLOWLOG GET: entries of {id, time, µs, args, ...}; the longest.
-	v, err := q.sender.Do(ctx, "SLOWLOG", "GET", "-1")
+	require.Equal(t, "0", do(t, "EXISTS", q.keys.Base+"flowstep"))
+	worst, what, n := slowest(t, q)
+	t.Logf("SLOWLOG: %d commands of 1 ms or more; the longest %d µs: %s", n, worst, what)
+}
+
+// flowRunBatch is flowRun through LaneClaim batches of 100 and
+// FlowCompleteBatch.
+func flowRunBatch(t *testing.T, q *Queue, check func(Job)) []string {
+	t.Helper()
+	ctx := tctx(t)
+	var order []string
+	for {
+		js, err := q.LaneClaim(ctx, time.Minute, 100)
+		require.NoError(t, err)
+		if len(js) == 0 {
+			return order
+		}
+		rs := make([]FlowResult, len(js))
+		for i, j := range js {
+			if check != nil {
+				check(j)
+			}
+			rs[i] = FlowResult{ID: j.ID, Token: j.Token, Result: append([]byte("r:"), j.Payload...)}
+			order = append(order, string(j.Payload))
+		}
+		ok, err := q.FlowCompleteBatch(ctx, rs, time.Hour)
+		require.NoError(t, err)
+		require.NotContains(t, ok, false)
+	}
+}
+
+// slowest reads SLOWLOG: the longest entry's µs, its command clipped, and
+// the entries logged.
+func slowest(t *testing.T, q *Queue) (int64, string, int) {
+	t.Helper()
+	v, err := q.sender.Do(tctx(t), "SLOWLOG", "GET", "-1")
 	require.NoError(t, err)
 	var worst int64
 	what := ""
@@ -395,7 +447,84 @@ func TestFlowFanOutFanIn(t *testing.T) {
 	if len(what) > 80 {
 		what = what[:80]
 	}
-	t.Logf("longest command: %d µs over %d logged: %s", worst, len(v.Elems), what)
+	return worst, what, len(v.Elems)
+}
+
+// TestFlowTrimmedDead: a flow job ended dead by a peer's core retry and
+// trimmed (trim_dead) before the flow is next touched counts as failed,
+// not completed: its dependent under FlowFail ends dead with the cause,
+// the one under FlowIgnore runs, and the flow ends failed. (Before
+// trim_dead's tombstone, the gone row counted as completed and both ran.)
+func TestFlowTrimmedDead(t *testing.T) {
+	q := fresh(t, "trimflow")
+	ctx := tctx(t)
+	f, ids, err := q.SubmitFlow(ctx, []FlowNode{
+		{Payload: []byte("A")},
+		{Payload: []byte("F"), Deps: []FlowDep{{Node: 0}}},
+		{Payload: []byte("I"), Deps: []FlowDep{{Node: 0, Policy: FlowIgnore}}},
+	})
+	require.NoError(t, err)
+	a := claimID(t, q, ids[0])
+	out, err := q.Retry(ctx, a.ID, a.Token, 0, 1, "boom") // the peer's core script
+	require.NoError(t, err)
+	require.Equal(t, RetryDead, out)
+	n, err := q.TrimDead(ctx, 0, -1)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Empty(t, where(t, q, ids[0]), "trimmed")
+	fi, err := q.Flow(ctx, f)
+	require.NoError(t, err)
+	require.Equal(t, []State{StateDead}, where(t, q, ids[1]))
+	require.Contains(t, row(t, q, ids[1])["error"], "dependency "+ids[0]+" failed: boom")
+	require.Equal(t, []State{StatePending}, where(t, q, ids[2]))
+	require.Equal(t, 1, fi.Left)
+	require.Equal(t, []string{"I"}, flowRun(t, q, nil))
+	fi, err = q.Flow(ctx, f)
+	require.NoError(t, err)
+	require.Equal(t, FlowFailed, fi.State)
+	require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"flowgone"), "the tombstone is dropped once seen")
+}
+
+// TestFlowStaged: a flow too large for one call (2,000 nodes, a chain of
+// fan-outs whose fan-in node has 1,999 dependencies, split over parts)
+// runs nothing until sealed, then in dependency order through
+// single-job settles; Flow reads every page.
+func TestFlowStaged(t *testing.T) {
+	q := fresh(t, "staged")
+	ctx := tctx(t)
+	const n = 2000
+	nodes := make([]FlowNode, n)
+	// listed backwards: node i depends on i+1 (a chain) and the root is
+	// last, so the topological order is not the slice's
+	for i := 0; i < n-1; i++ {
+		nodes[i].Payload = []byte(strconv.Itoa(i))
+		nodes[i].Deps = []FlowDep{{Node: n - 1}}
+	}
+	nodes[n-1].Payload = []byte("root")
+	fanIn := FlowNode{Payload: []byte("in")}
+	for i := 0; i < n-1; i++ {
+		fanIn.Deps = append(fanIn.Deps, FlowDep{Node: i, Policy: FlowIgnore})
+	}
+	nodes = append(nodes, fanIn)
+	f, ids, err := q.SubmitFlow(ctx, nodes)
+	require.NoError(t, err)
+	require.Equal(t, "1", do(t, "ZCARD", q.keys.Pending), "the root alone")
+	require.Equal(t, []State{StatePending}, where(t, q, ids[n-1]))
+	done := map[string]bool{}
+	order := flowRun(t, q, func(j Job) {
+		if j.ID == ids[n] {
+			require.Len(t, done, n, "the fan-in last")
+		} else if j.ID != ids[n-1] {
+			require.True(t, done[ids[n-1]], "a child after the root")
+		}
+		done[j.ID] = true
+	})
+	require.Len(t, order, n+1)
+	fi, err := q.Flow(ctx, f)
+	require.NoError(t, err)
+	require.Equal(t, FlowDone, fi.State)
+	require.Len(t, fi.Jobs, n+1)
+	require.Equal(t, n+1, fi.Total)
 }
 
 // progress counts the completions of consumers that wait for each other:

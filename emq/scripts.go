@@ -51,8 +51,8 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "lane_enqueue", NumKeys: 2},  // KEYS delayed, base; ARGV k, name, cap, weight, halt, id1, payload1, ... → {1|0, ...}
 	{Name: "lane_claim", NumKeys: 4},    // KEYS pending, active, delayed, base; ARGV lease_ms, n, reap → {reaped, id1, payload1, attempts1, ...}
 	{Name: "lane_resume", NumKeys: 1},   // KEYS base; ARGV k → 1 | 0
-	{Name: "flow_submit", NumKeys: 3},   // KEYS pending, delayed, base; ARGV f, n, (id, payload, d, (index, policy)×d)×n → 1 | EMQFLOW
-	{Name: "flow_complete", NumKeys: 5}, // KEYS active, pending, delayed, dead, base; ARGV 'c' id token retention result | 'r' id token delay max error | 'a' f | 'x' f error → 1|0 | 2|1|0 | {state, total, left, failed, cancelled, id1, state1, ...}
+	{Name: "flow_submit", NumKeys: 3},   // KEYS pending, delayed, base; ARGV f, n, (id, payload, d, (index, policy)×d)×n | '+', f, first, n, (id, kind, payload, d, (ref, policy)×d)×n → 1 | EMQFLOW
+	{Name: "flow_complete", NumKeys: 5}, // KEYS active, pending, delayed, dead, base; ARGV 'c' id token retention result | 'r' id token delay max error | 'C' retention (id token result)×n | 's' | 'a' f [off count] | 'x' f error [off count] | 'g' f | '-' f | 'L' id target dep | 'l' n | 'e' dep label ok cause → 1|3|0 | 2|4|1|0 | {flag×n, steps} | steps | {state, total, left, failed, cancelled, id1, state1, ...} | ...
 	// dashboard (issue 26): operations
 	{Name: "delete_dead", NumKeys: 2},   // KEYS dead, base; ARGV since_ms, before_ms, prefix, limit, scan, after_id, after_ms → {deleted, examined, cursor_id, cursor_ms, more}
 	{Name: "payload_heads", NumKeys: 1}, // KEYS base; ARGV n, max_size, id1, ... → {size1, head1, ...} (a read)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -76,6 +77,10 @@ type ServerConfig struct {
 	// and 10 min. Backoff, when set, replaces that rule.
 	BackoffBase, BackoffMax time.Duration
 	Backoff                 func(attempt int64, err error) time.Duration
+	// LaneFlowQueues names queues of Queues that hold lane or flow jobs
+	// (see lane.go): they are claimed with emq's LaneClaim and settled
+	// with FlowComplete/FlowRetry instead of settle_claim.
+	LaneFlowQueues []string
 	// Retention keeps a completed row of a task enqueued without
 	// Retention; default 0 (deleted).
 	Retention time.Duration
@@ -222,6 +227,8 @@ type lane struct {
 	cancel string // its cancel channel
 	// limited: claimed through claim_limited (the queue has limits).
 	limited atomic.Bool
+	// laneFlow: claimed and settled by exchangeLaneFlow (lane.go).
+	laneFlow bool
 
 	// Owned by the round loop.
 	outs      []outcome // to send in the next round
@@ -318,6 +325,7 @@ func NewServer(ctx context.Context, s conn.Sender, h Handler, cfg ServerConfig) 
 			return nil, err
 		}
 		l := &lane{i: i, name: name, weight: cfg.Queues[name], q: q, cancel: q.Keys().CancelChannel(), poll: cfg.PollMin}
+		l.laneFlow = slices.Contains(cfg.LaneFlowQueues, name)
 		lim, own := cfg.Limits[name]
 		if own {
 			err = q.SetLimits(ctx, lim)

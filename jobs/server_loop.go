@@ -298,6 +298,9 @@ func (srv *Server) round(lp *loop, now time.Time) {
 // exchange sends one queue's part of a round and returns the jobs it
 // claimed (none on an error, which is recorded).
 func (srv *Server) exchange(l *lane, outs []outcome, n int) []emq.Job {
+	if l.laneFlow {
+		return srv.exchangeLaneFlow(l, outs, n)
+	}
 	// The lane's scratch: only this goroutine uses it during the round.
 	fin, oc, idx, finIdx := l.fin[:0], l.oc[:0], l.idx[:0], l.finIdx[:0] // idx: outs' index of each
 	defer func() {

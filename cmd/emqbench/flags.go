@@ -17,7 +17,7 @@ import (
 )
 
 // workloads lists what emqbench can run, in the order the usage shows.
-var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "e2e", "pubsub", "cache", "gate"}
+var workloads = []string{"ping", "set", "get", "enqueue", "claim", "worker", "e2e", "lanes", "flow", "pubsub", "cache", "gate"}
 
 // config is one run's settings, from the command line.
 type config struct {
@@ -71,6 +71,12 @@ Workloads:
             handlers) claims and completes, on one queue: jobs/s, enqueue-to-start
             and enqueue-to-done latency, lost and duplicate jobs (-depth: jobs per
             enqueue call, default 100)
+  lanes     -producers LaneEnqueue -n jobs (100 a call) over 1,000 lanes of cap 1
+            while -goroutines consumers LaneClaim (batches of -depth, default 100)
+            and FlowCompleteBatch: jobs/s, enqueue-to-done; a job completed twice
+            fails the run
+  flow      one flow of -n jobs (a root, -n-2 children, a fan-in) submitted while
+            -goroutines consumers run it as lanes does: jobs/s, submit-to-done
   pubsub    -goroutines publishers PUBLISH numbered, timed messages of -size
             bytes to one pubsub.Subscription; reports publish-to-receive
             latency, lost (0 on a healthy run) and reconnects

@@ -145,6 +145,8 @@ func TestWorkloadsJSON(t *testing.T) {
 		{[]string{"-n", "300", "-depth", "32", "claim"}, "batch", true},
 		{[]string{"-n", "300", "-goroutines", "4", "worker"}, "job", true},
 		{[]string{"-n", "300", "-goroutines", "4", "-producers", "2", "-depth", "7", "e2e"}, "e2e", true},
+		{[]string{"-n", "3000", "-goroutines", "4", "-producers", "2", "lanes"}, "job", true},
+		{[]string{"-n", "5000", "-goroutines", "4", "-depth", "50", "flow"}, "job", true},
 	} {
 		r := jsonRun(t, tc.args...)
 		sane(t, r, r.Ops)

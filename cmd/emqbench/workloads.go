@@ -64,6 +64,10 @@ func newWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 		return busWorkload(ctx, nd, cfg)
 	case "e2e":
 		return e2eWorkload(ctx, nd, cfg)
+	case "lanes":
+		return lanesWorkload(ctx, nd, cfg)
+	case "flow":
+		return flowWorkload(ctx, nd, cfg)
 	case "cache":
 		return cacheWorkload(ctx, nd, cfg)
 	}

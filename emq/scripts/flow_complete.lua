@@ -14,20 +14,43 @@
 --       result:<id> PX retention_ms), published on done:<id> 'completed'
 --   'r' id, token, delay_ms, max_attempts, error: retry (as retry does);
 --       a job that goes dead is published on done:<id> 'dead'
---   'a' f: repair and read flow f: every job of f that ended without
---       this script (a peer's core complete: row completed or gone; a
---       peer's retry, reap or cancel: dead) is resolved now
---   'x' f, error: cancel flow f: after the repair, every job of f not yet
---       run (pending, or waiting on its dependencies) ends dead with error
---       (or, failed on the way under 'f', with the cause); cancelled counts
---       them
--- A flow's work is bounded by its size (<= 1000 jobs, 10000 dependencies).
+--   'C' retention_ms, then 1..1000 (id, token, result): complete each
+--       as 'c' does, in order
+--   's' : run the queued resolution steps (see drain below)
+--   'a' f [offset count]: repair and read the jobs offset..offset+count-1
+--       (default 0, 1000; count 1..1000) of flow f: every one of them that
+--       ended without this script (a peer's core complete: row completed
+--       or gone; a peer's retry, reap or cancel: dead; trimmed dead: gone
+--       with a flowgone tombstone) is resolved now
+--   'x' f, error [offset count]: cancel flow f: after the repair, every
+--       job of the page not yet run (pending, or waiting on its
+--       dependencies) ends dead with error; dependents failed on the way
+--       end dead with the cause; cancelled counts them
+--   'L' id, target, dependent: link job id to a dependent in queue
+--       target (another slot): its end is posted on outbox
+--   'l' n: post the ends of up to n linked jobs ended without this script
+--   'e' dependent, label, ok, cause: apply a relayed end (once)
+--   'g' f: seal staged flow f (flow_submit '+'): it runs, its roots are
+--       released in steps
+--   '-' f: abort staged flow f: delete up to 500 of its jobs
+-- Every call also drains at most STEPS (250) units of the queue's pending
+-- resolution steps (flowstep), oldest first: no call's work grows with a
+-- flow's fan-out or fan-in.
 -- Replies:
---   'c': 1 completed, 0 stale (nothing written)
---   'r': 2 dead, 1 back in pending or delayed, 0 stale (nothing written)
+--   'c': 1 completed, 3 completed and steps are left (call 's'),
+--        0 stale (nothing written)
+--   'r': 2 dead, 4 dead and steps are left, 1 back in pending or delayed,
+--        0 stale (nothing written)
+--   'C': {flag1, ..., flagn, steps}: flag 1 completed, 0 stale; steps
+--        the entries left on flowstep
+--   's': steps left (0: drained)
+--   'L': 1 linked, 2 posted now (completed or gone), 3 posted now (dead)
+--   'l': ends posted;  'e': 1 applied, 0 not (already, or ended)
+--   'g': steps left; error "EMQFLOW not staging"
+--   '-': jobs left to delete (0: the flow is gone); "EMQFLOW not staging"
 --   'a', 'x': {state, total, left, failed, cancelled, id1, state1, ...}
---        state 'running' | 'done' | 'failed', or {} for no such flow;
---        statei is the row's state ('' when the row is gone)
+--        state 'staging' | 'running' | 'done' | 'failed', or {} for no
+--        such flow; statei is the row's state ('' when the row is gone)
 --   error "EMQARG ..."; nothing written
 local PARK = 9007199254740991
 local call, base, mode = redis.call, KEYS[5], ARGV[1]
@@ -55,8 +78,8 @@ local function laneEnd(id, dead, err)
   if call('SREM', base .. 'lanerun:' .. k, id) == 0 then return end
   local ls, cfg = base .. 'lanestate', base .. 'lanecfg'
   local st = call('HGET', ls, k)
-  local h = call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt')
-  if dead and h == '1' and err ~= 'cancelled' then
+  local h = dead and err ~= 'cancelled' and (call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt'))
+  if h == '1' then
     if st == 'f' then call('ZREM', base .. 'lanefull', k) end
     call('HSET', ls, k, (st == 'r' or st == 'hr') and 'hr' or 'h')
     call('HSET', base .. 'lanehalt', k, id)
@@ -67,58 +90,131 @@ local function laneEnd(id, dead, err)
   end
 end
 
--- flowEnd resolves flow job id's end (ok: completed) for its dependents,
--- and those of the dependents it fails, through a worklist.
-local function flowEnd(id0, ok0, cause0)
-  local work = {{id0, ok0, cause0}}
-  local w = 1
-  while w <= #work do
-    local id, ok, cause = work[w][1], work[w][2], work[w][3]
-    w = w + 1
-    local f = call('HGET', base .. 'flowjob', id)
-    if f then
-      call('HDEL', base .. 'flowjob', id)
-      local fk = base .. 'flow:' .. f
-      local left = call('HINCRBY', fk, 'left', -1)
-      local failed = tonumber(call('HGET', fk, 'failed')) or 0
-      if not ok then failed = call('HINCRBY', fk, 'failed', 1) end
-      local cancelled = call('HGET', fk, 'cancelled') == '1'
-      local kl = base .. 'flowkids:' .. id
-      for _, kid in ipairs(call('LRANGE', kl, 0, -1)) do
-        local pol = call('HGET', base .. 'flowpol:' .. kid, id)
-        local release = false
-        if ok or pol == 'i' then
-          if call('HEXISTS', base .. 'flowwait', kid) == 1 and
-              call('HINCRBY', base .. 'flowwait', kid, -1) <= 0 then
-            release = true
-          end
-        elseif pol == 'c' then
-          release = true
-        elseif parked(kid) then
-          call('ZREM', KEYS[3], kid)
-          call('HSET', base .. 'job:' .. kid, 'state', 'dead', 'error',
-            'flow: dependency ' .. id .. ' failed: ' .. (cause or ''))
-          call('ZADD', KEYS[4], now, kid)
-          call('HDEL', base .. 'flowwait', kid)
-          call('PUBLISH', base .. 'done:' .. kid, 'dead')
-          work[#work + 1] = {kid, false, 'dependency ' .. id .. ' failed'}
-        end
-        if release and not cancelled and parked(kid) then
-          call('HDEL', base .. 'flowwait', kid)
-          call('ZREM', KEYS[3], kid)
-          call('HSET', base .. 'job:' .. kid, 'state', 'pending')
-          call('ZADD', KEYS[2], 0, kid)
-        end
-      end
-      call('DEL', kl, base .. 'flowpol:' .. id)
-      if left <= 0 then
-        -- the record is kept a week after the flow's end
-        call('HSET', fk, 'state', failed > 0 and 'failed' or 'done')
-        call('PEXPIRE', fk, 604800000)
-        call('PEXPIRE', base .. 'flowjobs:' .. f, 604800000)
+-- The resolution of ended flow jobs for their dependents runs in bounded
+-- steps: an ended job with dependents queues an entry on flowstep, and
+-- every call drains at most STEPS units (an entry, a dependent, a root)
+-- of that queue, oldest first, whoever queued it. Entries:
+--   'E\n' id '\n' ok '\n' f '\n' cause   job id of flow f ended (ok 1
+--        completed, 0 dead with cause): its dependents (flowkids:<id>,
+--        trimmed as they are resolved) are resolved
+--   'R\n' f '\n1\n\n'                   sealed staged flow f: its roots
+--        (flowroots:<f>) are released
+local STEPS = 250
+local STEP = base .. 'flowstep'
+
+local function release(kid)
+  call('HDEL', base .. 'flowwait', kid)
+  call('ZREM', KEYS[3], kid)
+  call('HSET', base .. 'job:' .. kid, 'state', 'pending')
+  call('ZADD', KEYS[2], 0, kid)
+end
+
+local ended
+
+-- resolve resolves dependent kid of x's end (ok: completed; else dead
+-- with cause) in flow f (cancelled: released jobs stay parked).
+local function resolve(kid, x, ok, cause, cancelled)
+  local pol = call('HGET', base .. 'flowpol:' .. kid, x)
+  local go = false
+  if ok or pol == 'i' then
+    go = call('HEXISTS', base .. 'flowwait', kid) == 1 and
+      call('HINCRBY', base .. 'flowwait', kid, -1) <= 0
+  elseif pol == 'c' then
+    go = true
+  elseif parked(kid) then
+    call('ZREM', KEYS[3], kid)
+    call('HSET', base .. 'job:' .. kid, 'state', 'dead', 'error',
+      'flow: dependency ' .. x .. ' failed: ' .. cause)
+    call('ZADD', KEYS[4], now, kid)
+    call('HDEL', base .. 'flowwait', kid)
+    call('PUBLISH', base .. 'done:' .. kid, 'dead')
+    ended(kid, false, 'dependency ' .. x .. ' failed')
+  end
+  if go and not cancelled and parked(kid) then
+    release(kid)
+  end
+end
+
+-- inline is how many dependents this call may still resolve at once,
+-- without queuing a step (a small fan-out, the common case)
+local inline = 64
+
+-- ended marks flow job id ended (ok: completed) in its flow's counts and
+-- resolves its dependents: at once when they are few (and the call's
+-- inline budget allows), else queued as a step.
+ended = function(id, ok, cause)
+  local f = call('HGET', base .. 'flowjob', id)
+  if not f then return end
+  call('HDEL', base .. 'flowjob', id)
+  local fk = base .. 'flow:' .. f
+  local left = call('HINCRBY', fk, 'left', -1)
+  if not ok then call('HINCRBY', fk, 'failed', 1) end
+  local kl = base .. 'flowkids:' .. id
+  local nk = call('LLEN', kl)
+  if nk > 0 and nk <= 8 and nk <= inline then
+    inline = inline - nk
+    local cancelled = call('HGET', fk, 'cancelled') == '1'
+    for _, kid in ipairs(call('LRANGE', kl, 0, -1)) do
+      resolve(kid, id, ok, cause or '', cancelled)
+    end
+    call('DEL', kl)
+  elseif nk > 0 then
+    call('RPUSH', STEP, 'E\n' .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. f .. '\n' .. (cause or ''))
+  end
+  call('UNLINK', base .. 'flowpol:' .. id)
+  if left <= 0 then
+    -- the record is kept a week after the flow's end
+    local failed = tonumber(call('HGET', fk, 'failed')) or 0
+    call('HSET', fk, 'state', failed > 0 and 'failed' or 'done')
+    call('PEXPIRE', fk, 604800000)
+    call('PEXPIRE', base .. 'flowjobs:' .. f, 604800000)
+    call('PEXPIRE', base .. 'flowapplied:' .. f, 604800000)
+  end
+end
+
+-- drain runs up to STEPS units of the queued resolutions.
+local function drain()
+  local b = STEPS
+  while b > 0 do
+    local e = call('LINDEX', STEP, 0)
+    if not e then return end
+    local kind, x, oks, f, cause = string.match(e, '^(%a)\n([^\n]*)\n(%d)\n([^\n]*)\n(.*)$')
+    local cancelled = f and call('HGET', base .. 'flow:' .. f, 'cancelled') == '1'
+    local list = kind == 'R' and base .. 'flowroots:' .. (f or '') or base .. 'flowkids:' .. (x or '')
+    local ids = kind and call('LRANGE', list, 0, b - 1) or {}
+    b = b - #ids - 1
+    if #ids > 0 then call('LTRIM', list, #ids, -1) end
+    for _, kid in ipairs(ids) do
+      if kind ~= 'R' then
+        resolve(kid, x, oks == '1', cause, cancelled)
+      elseif not cancelled and parked(kid) and call('HGET', base .. 'flowwait', kid) == '0' then
+        release(kid)
       end
     end
+    if call('EXISTS', list) == 0 then call('LPOP', STEP) end
   end
+end
+
+-- Across queues. A job of this queue on which a flow of another queue
+-- (another slot) depends has links: flowremote:<id> lists
+-- "<target queue>\n<dependent id>", and the id is in flowlinked. Its end
+-- posts one entry per link on the outbox ("<target>\n<dependent>\n
+-- <label>\n<ok>\n<cause>", label = this queue's base .. id) for the relay
+-- (emq's RelayFlows) to apply in the target's slot (mode 'e' there) and
+-- then remove: no script touches another slot's keys.
+local function relayEnd(id, ok, cause)
+  local rl = base .. 'flowremote:' .. id
+  if call('EXISTS', rl) == 0 then return end
+  for _, l in ipairs(call('LRANGE', rl, 0, -1)) do
+    call('RPUSH', base .. 'outbox', l .. '\n' .. base .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. (cause or ''))
+  end
+  call('DEL', rl)
+  call('SREM', base .. 'flowlinked', id)
+end
+
+local function flowEnd(id, ok, cause)
+  ended(id, ok, cause)
+  drain()
 end
 
 if mode == 'c' or mode == 'r' then
@@ -150,8 +246,9 @@ if mode == 'c' or mode == 'r' then
     end
     call('PUBLISH', base .. 'done:' .. id, 'completed')
     laneEnd(id, false)
+    relayEnd(id, true)
     flowEnd(id, true)
-    return 1
+    return call('EXISTS', STEP) == 1 and 3 or 1
   end
   local err = ARGV[6]
   call('HSET', row, 'error', err)
@@ -160,8 +257,9 @@ if mode == 'c' or mode == 'r' then
     call('ZADD', KEYS[4], now, id)
     call('PUBLISH', base .. 'done:' .. id, 'dead')
     laneEnd(id, true, err)
+    relayEnd(id, false, err)
     flowEnd(id, false, err)
-    return 2
+    return call('EXISTS', STEP) == 1 and 4 or 2
   elseif a == 0 then
     call('HSET', row, 'state', 'pending')
     call('ZADD', KEYS[2], 0, id)
@@ -172,29 +270,175 @@ if mode == 'c' or mode == 'r' then
   return 1
 end
 
-if mode ~= 'a' and mode ~= 'x' then
-  return redis.error_reply("EMQARG mode must be 'c', 'r', 'a' or 'x'")
+if mode == 'C' then
+  -- batch complete: retention_ms, then (id, token, result) triples
+  local a, e1 = int(ARGV[2], 'retention_ms')
+  if not a then return e1 end
+  if #ARGV < 5 or (#ARGV - 2) % 3 ~= 0 or (#ARGV - 2) / 3 > 1000 then
+    return redis.error_reply('EMQARG flow_complete C: retention, then 1..1000 (id, token, result)')
+  end
+  local out = {}
+  for j = 3, #ARGV, 3 do
+    local id = ARGV[j]
+    local row = base .. 'job:' .. id
+    local r = call('HMGET', row, 'state', 'attempts')
+    if r[1] ~= 'active' or r[2] ~= ARGV[j + 1] then
+      out[#out + 1] = 0
+    else
+      call('ZREM', KEYS[1], id)
+      if a == 0 then
+        call('DEL', row)
+      else
+        call('HSET', row, 'state', 'completed')
+        call('PEXPIRE', row, a)
+        call('SET', base .. 'result:' .. id, ARGV[j + 2], 'PX', a)
+      end
+      call('PUBLISH', base .. 'done:' .. id, 'completed')
+      laneEnd(id, false)
+      relayEnd(id, true)
+      ended(id, true)
+      out[#out + 1] = 1
+    end
+  end
+  drain()
+  out[#out + 1] = call('LLEN', STEP)
+  return out
 end
+
+if mode == 's' then
+  drain()
+  return call('LLEN', STEP)
+end
+
+if mode == 'L' then
+  -- link: ARGV id, target queue, dependent id. The job's end will be
+  -- posted on the outbox for the dependent; a job already ended is
+  -- posted now (gone: counted completed).
+  local id, tq, dep = ARGV[2], ARGV[3], ARGV[4]
+  if not id or not tq or not dep or tq == '' or dep == '' then
+    return redis.error_reply('EMQARG flow_complete L: id, target, dependent expected')
+  end
+  local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
+  local l = tq .. '\n' .. dep
+  if r[1] == 'pending' or r[1] == 'active' or r[1] == 'delayed' then
+    call('RPUSH', base .. 'flowremote:' .. id, l)
+    call('SADD', base .. 'flowlinked', id)
+    return 1
+  end
+  local ok = r[1] ~= 'dead'
+  call('RPUSH', base .. 'outbox', l .. '\n' .. base .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. (ok and '' or (r[2] or '')))
+  return ok and 2 or 3
+end
+
+if mode == 'l' then
+  -- relay repair: up to n linked jobs (of flowlinked) that ended without
+  -- this script (a peer's core complete or retry, trimmed) are posted
+  local n = tonumber(ARGV[2]) or 100
+  local posted = 0
+  for _, id in ipairs(call('SRANDMEMBER', base .. 'flowlinked', math.min(math.max(n, 1), 1000))) do
+    local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
+    if r[1] == 'completed' or r[1] == 'dead' or not r[1] then
+      local gone = not r[1] and call('HGET', base .. 'flowgone', id)
+      local ok = r[1] == 'completed' or (not r[1] and not gone)
+      relayEnd(id, ok, r[2] or gone or '')
+      posted = posted + 1
+    end
+  end
+  return posted
+end
+
+if mode == 'e' then
+  -- apply a relayed end: ARGV dependent id, label, ok, cause; once per
+  -- (label, dependent) (flowapplied:<f>): 1 applied, 0 already applied
+  -- or the dependent has ended
+  local kid, label, oks, cause = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+  if not kid or not label or (oks ~= '0' and oks ~= '1') or not cause then
+    return redis.error_reply('EMQARG flow_complete e: dependent, label, ok, cause expected')
+  end
+  local f = call('HGET', base .. 'flowjob', kid)
+  if not f then return 0 end
+  if call('SADD', base .. 'flowapplied:' .. f, label .. '>' .. kid) == 0 then return 0 end
+  resolve(kid, label, oks == '1', cause, call('HGET', base .. 'flow:' .. f, 'cancelled') == '1')
+  drain()
+  return 1
+end
+
 local f = ARGV[2]
-if not f or (mode == 'x' and not ARGV[3]) then
+if not f then
   return redis.error_reply('EMQARG flow_complete: arguments missing')
 end
 local fk = base .. 'flow:' .. f
+
+if mode == 'g' then
+  -- seal staged flow f: its roots are released, in steps
+  if call('HGET', fk, 'state') ~= 'staging' then
+    return redis.error_reply('EMQFLOW not staging')
+  end
+  call('HSET', fk, 'state', 'running')
+  call('RPUSH', STEP, 'R\n\n1\n' .. f .. '\n')
+  drain()
+  return call('LLEN', STEP)
+end
+
+if mode == '-' then
+  -- abort staged flow f: delete up to 500 of its jobs; the rest left
+  if call('HGET', fk, 'state') ~= 'staging' then
+    return redis.error_reply('EMQFLOW not staging')
+  end
+  local fj = base .. 'flowjobs:' .. f
+  for _, id in ipairs(call('LRANGE', fj, -500, -1)) do
+    call('DEL', base .. 'job:' .. id)
+    call('ZREM', KEYS[3], id)
+    call('HDEL', base .. 'flowjob', id)
+    call('HDEL', base .. 'flowwait', id)
+    call('UNLINK', base .. 'flowkids:' .. id, base .. 'flowpol:' .. id)
+  end
+  call('LTRIM', fj, 0, -501)
+  local left = call('LLEN', fj)
+  if left == 0 then call('DEL', fk, base .. 'flowroots:' .. f) end
+  return left
+end
+
+if mode ~= 'a' and mode ~= 'x' then
+  return redis.error_reply("EMQARG mode must be 'c', 'r', 'C', 's', 'a', 'x', 'g', '-', 'L', 'l' or 'e'")
+end
+local ai = mode == 'x' and 4 or 3
+local off, e3 = int(ARGV[ai] or '0', 'offset')
+if not off then return e3 end
+local cnt, e4 = int(ARGV[ai + 1] or '1000', 'count')
+if not cnt then return e4 end
+if cnt < 1 or cnt > 1000 then
+  return redis.error_reply('EMQARG count must be an integer 1..1000')
+end
+if mode == 'x' and not ARGV[3] then
+  return redis.error_reply('EMQARG flow_complete: arguments missing')
+end
 if call('EXISTS', fk) == 0 then
   return {}
 end
-local jobs = call('LRANGE', base .. 'flowjobs:' .. f, 0, -1)
--- Repair: ends this script did not see.
+local jobs = call('LRANGE', base .. 'flowjobs:' .. f, off, off + cnt - 1)
+-- Repair: ends this script did not see. A row that is gone counts as
+-- completed (a peer's complete without retention) unless trim_dead left
+-- a tombstone (flowgone: id -> its error) when it removed it dead.
 for _, id in ipairs(jobs) do
   if call('HEXISTS', base .. 'flowjob', id) == 1 then
     local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
-    if r[1] == 'completed' or not r[1] then
-      flowEnd(id, true)
+    if not r[1] then
+      local gone = call('HGET', base .. 'flowgone', id)
+      if gone then
+        call('HDEL', base .. 'flowgone', id)
+        ended(id, false, gone)
+      else
+        ended(id, true)
+      end
+    elseif r[1] == 'completed' then
+      ended(id, true)
     elseif r[1] == 'dead' then
-      flowEnd(id, false, r[2])
+      ended(id, false, r[2])
     end
   end
 end
+drain()
 local cancelled = 0
 if mode == 'x' then
   call('HSET', fk, 'cancelled', 1)
@@ -209,10 +453,11 @@ if mode == 'x' then
         call('ZADD', KEYS[4], now, id)
         call('HDEL', base .. 'flowwait', id)
         call('PUBLISH', base .. 'done:' .. id, 'dead')
-        flowEnd(id, false, ARGV[3])
+        ended(id, false, ARGV[3])
       end
     end
   end
+  drain()
   -- with the dependents the cancelled jobs failed on their way
   cancelled = left0 - tonumber(call('HGET', fk, 'left'))
 end

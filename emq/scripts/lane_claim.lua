@@ -189,15 +189,30 @@ local function fromLane()
   return false
 end
 
-local got = 0
+-- Plain and lanes take turns (laneturn counts the turns across calls); a
+-- side found empty is not asked again in this call.
+local got, turn = 0, tonumber(call('GET', base .. 'laneturn')) or 0
+local noPlain, noLane = false, false
+local function tryPlain()
+  if noPlain then return false end
+  noPlain = not plain()
+  return not noPlain
+end
+local function tryLane()
+  if noLane then return false end
+  noLane = not fromLane()
+  return not noLane
+end
 while got < n do
   local ok
-  if call('INCR', base .. 'laneturn') % 2 == 0 then
-    ok = plain() or fromLane()
+  turn = turn + 1
+  if turn % 2 == 0 then
+    ok = tryPlain() or tryLane()
   else
-    ok = fromLane() or plain()
+    ok = tryLane() or tryPlain()
   end
   if not ok then break end
   got = got + 1
 end
+call('SET', base .. 'laneturn', turn)
 return out

@@ -12,6 +12,7 @@
 -- Replies:
 --   n   the count removed, oldest death first (ties in id order): each id
 --       leaves dead and its row is deleted. n = limit: there may be more.
+--       A flow job (in flowjob) leaves flowgone <id> = its error.
 --   error "EMQARG max_age_ms must be an integer >= -1" (likewise
 --         max_count), "EMQARG limit must be an integer >= 1"; nothing
 --         written
@@ -50,6 +51,12 @@ end
 local rows = {}
 for i, id in ipairs(ids) do
   rows[i] = KEYS[2] .. 'job:' .. id
+  -- A flow job whose end its flow has not resolved yet leaves a tombstone
+  -- (flowgone: id -> its error), so the flow's repair counts it failed,
+  -- not completed, once its row is gone.
+  if redis.call('HEXISTS', KEYS[2] .. 'flowjob', id) == 1 then
+    redis.call('HSET', KEYS[2] .. 'flowgone', id, redis.call('HGET', rows[i], 'error') or '')
+  end
 end
 for i = 1, #ids, 1000 do
   redis.call('ZREM', KEYS[1], unpack(ids, i, math.min(i + 999, #ids)))

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/echomq-go/emq"
+)
+
+// The lanes and flow workloads (issue 27), beside e2e for a relative
+// figure. Both run consumers that claim with LaneClaim (the lane-aware
+// claim, which serves plain pending jobs too) and settle with
+// FlowCompleteBatch (one call per claimed batch), -goroutines consumers
+// over the connections.
+const (
+	laneCount = 1000 // lanes of cap 1 the lanes workload spreads its jobs over
+	laneChunk = 100  // jobs per LaneEnqueue call (as e2e's enqueue_batch)
+	laneClaim = 100  // jobs per LaneClaim without -depth
+)
+
+// laneFlowRun is one lanes or flow run's state.
+type laneFlowRun struct {
+	cfg   config
+	qq    *queues
+	total int64
+	begun []atomic.Int64 // Unix ns each job became known (its enqueue or submit call's start), by index
+	seen  []atomic.Int32 // completions per job, by index
+	dups  atomic.Int64
+	calls atomic.Int64 // consumers' server calls
+}
+
+// lanesWorkload: -producers enqueue n jobs over 1,000 lanes of cap 1 (job
+// i in lane i mod 1,000, laneChunk per call) while the consumers run them.
+func lanesWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
+	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
+		"%d producer(s) LaneEnqueue %d jobs a call over %d lanes of cap 1; %d consumers LaneClaim batches of %d, FlowCompleteBatch",
+		cfg.producers, laneChunk, laneCount, cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceLanes)
+}
+
+// flowWorkload: one flow of n jobs, a root, n-2 children of the root and
+// a fan-in depending on every child, submitted (staged, in bounded
+// parts) while the consumers run it; it ends when the fan-in completes.
+func flowWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
+	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
+		"SubmitFlow of 1 flow of n jobs (root, n-2 children, fan-in); %d consumers LaneClaim batches of %d, FlowCompleteBatch",
+		cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceFlow)
+}
+
+func claimSize(cfg config) int {
+	if cfg.depthSet {
+		return min(max(cfg.depth, 1), 1000)
+	}
+	return laneClaim
+}
+
+func laneFlowWorkload(ctx context.Context, nd *node, cfg config, method string, produce func(*laneFlowRun, context.Context, int, int64) error) (*workload, error) {
+	qq, err := openQueues(ctx, nd, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(qq.members) > 1 {
+		return nil, usageErr{fmt.Errorf("%s: -shards is not supported", cfg.workload)}
+	}
+	r := &laneFlowRun{cfg: cfg, qq: qq, total: cfg.n}
+	if cfg.workload == "flow" && (r.total < 3 || r.total > emq.MaxFlowNodes) {
+		return nil, usageErr{fmt.Errorf("flow: -n %d, want 3 to %d", r.total, emq.MaxFlowNodes)}
+	}
+	r.begun = make([]atomic.Int64, r.total)
+	r.seen = make([]atomic.Int32, r.total)
+	return &workload{
+		method: method,
+		latPer: "job",
+		queue:  qq.name,
+		loads:  qq.loads,
+		run: func(ctx context.Context, _ int64, done *atomic.Int64, lat *latencies) error {
+			return r.run(ctx, done, lat, produce)
+		},
+		report: func(rep *report) error {
+			if d := r.dups.Load(); d > 0 {
+				return fmt.Errorf("%s: %d jobs completed twice", cfg.workload, d)
+			}
+			return nil
+		},
+		cleanup: qq.cleanup(nd),
+	}, nil
+}
+
+// body is job i's payload: its index, then padding to -size.
+func (r *laneFlowRun) body(i int64) []byte {
+	p := payload(max(r.cfg.size, 8))
+	binary.BigEndian.PutUint64(p, uint64(i))
+	return p
+}
+
+// run starts the consumers, then the producers, until every job
+// completed.
+func (r *laneFlowRun) run(ctx context.Context, done *atomic.Int64, lat *latencies, produce func(*laneFlowRun, context.Context, int, int64) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, r.cfg.goroutines+r.cfg.producers)
+	var wg sync.WaitGroup
+	for g := range r.cfg.goroutines {
+		q := r.qq.qs[g%len(r.qq.qs)]
+		wg.Go(func() {
+			if err := r.consume(ctx, q, g, done, lat); err != nil && ctx.Err() == nil {
+				errs <- err
+			}
+		})
+	}
+	producers := r.cfg.producers
+	if r.cfg.workload == "flow" {
+		producers = 1
+	}
+	for p := range producers {
+		wg.Go(func() {
+			if err := produce(r, ctx, p, int64(producers)); err != nil && ctx.Err() == nil {
+				errs <- err
+			}
+		})
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	defer wg.Wait()
+	defer cancel()
+	for done.Load() < r.total {
+		select {
+		case err := <-errs:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// produceLanes is producer p of np: chunks p, p+np, ... of laneChunk jobs,
+// chunk c into lane c mod laneCount.
+func (r *laneFlowRun) produceLanes(ctx context.Context, p int, np int64) error {
+	q := r.qq.qs[p%len(r.qq.qs)]
+	for c := int64(p); c*laneChunk < r.total; c += np {
+		first := c * laneChunk
+		k := min(int64(laneChunk), r.total-first)
+		bodies := make([][]byte, k)
+		now := time.Now().UnixNano()
+		for i := range k {
+			bodies[i] = r.body(first + i)
+			r.begun[first+i].Store(now)
+		}
+		if _, err := q.LaneEnqueue(ctx, "u"+strconv.FormatInt(c%laneCount, 10), emq.LaneOptions{}, bodies...); err != nil {
+			return fmt.Errorf("lane enqueue: %w", err)
+		}
+	}
+	return nil
+}
+
+// produceFlow submits the run's one flow.
+func (r *laneFlowRun) produceFlow(ctx context.Context, _ int, _ int64) error {
+	n := int(r.total)
+	nodes := make([]emq.FlowNode, n)
+	in := &nodes[n-1]
+	in.Deps = make([]emq.FlowDep, 0, n-2)
+	for i := range nodes {
+		nodes[i].Payload = r.body(int64(i))
+		if i > 0 && i < n-1 {
+			nodes[i].Deps = []emq.FlowDep{{Node: 0}}
+			in.Deps = append(in.Deps, emq.FlowDep{Node: i})
+		}
+	}
+	now := time.Now().UnixNano()
+	for i := range r.begun {
+		r.begun[i].Store(now)
+	}
+	if _, _, err := r.qq.qs[0].SubmitFlow(ctx, nodes); err != nil {
+		return fmt.Errorf("submit flow: %w", err)
+	}
+	return nil
+}
+
+// consume is consumer g: claim a batch, run it (no-op), complete it in
+// one call; back off 1 ms on an empty claim.
+func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *atomic.Int64, lat *latencies) error {
+	n := claimSize(r.cfg)
+	rs := make([]emq.FlowResult, 0, n)
+	idx := make([]int64, 0, n)
+	for ctx.Err() == nil && done.Load() < r.total {
+		js, err := q.LaneClaim(ctx, benchLease, n)
+		r.calls.Add(1)
+		if err != nil {
+			return fmt.Errorf("lane claim: %w", err)
+		}
+		if len(js) == 0 {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		rs, idx = rs[:0], idx[:0]
+		for _, j := range js {
+			i := int64(-1)
+			if len(j.Payload) >= 8 {
+				i = int64(binary.BigEndian.Uint64(j.Payload))
+			}
+			if i < 0 || i >= r.total {
+				return fmt.Errorf("job %s of no index", j.ID)
+			}
+			rs = append(rs, emq.FlowResult{ID: j.ID, Token: j.Token})
+			idx = append(idx, i)
+		}
+		ok, err := q.FlowCompleteBatch(ctx, rs, 0)
+		r.calls.Add(1)
+		if err != nil {
+			return fmt.Errorf("flow complete: %w", err)
+		}
+		now := time.Now().UnixNano()
+		for k, i := range idx {
+			if !ok[k] {
+				return fmt.Errorf("job %s: stale", rs[k].ID)
+			}
+			if r.seen[i].Add(1) > 1 {
+				r.dups.Add(1)
+				continue
+			}
+			lat.record(g, time.Duration(now-r.begun[i].Load()))
+			done.Add(1)
+		}
+	}
+	return nil
+}
