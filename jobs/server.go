@@ -224,7 +224,9 @@ type lane struct {
 	limited atomic.Bool
 
 	// Owned by the round loop.
-	outs      []outcome // to send in the next round
+	outs      []outcome // to send in a next round
+	outsSince time.Time // when the oldest of outs came (or last waited a round)
+	fins      int       // of outs, finishes (results and deaths: waited for)
 	credit    float64   // claims owed by the weights, fractional
 	pollUntil time.Time // found empty: not claimed from before then
 	rateUntil time.Time // limited: its rate admits no claim before then
