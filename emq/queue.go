@@ -47,6 +47,8 @@ func DispatchScripts() []*dispatch.Script {
 		scriptUniqueEnqueue, scriptCronFire, scriptClaimLimited, scriptSetLimits,
 		// lanes and flows
 		scriptLaneEnqueue, scriptLaneClaim, scriptLaneResume, scriptFlowSubmit, scriptFlowComplete,
+		// job system (J3)
+		scriptReapAnnounce,
 	}
 }
 

@@ -53,6 +53,8 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "lane_resume", NumKeys: 1},   // KEYS base; ARGV k → 1 | 0
 	{Name: "flow_submit", NumKeys: 3},   // KEYS pending, delayed, base; ARGV f, n, (id, payload, d, (index, policy)×d)×n → 1 | EMQFLOW
 	{Name: "flow_complete", NumKeys: 5}, // KEYS active, pending, delayed, dead, base; ARGV 'c' id token retention result | 'r' id token delay max error | 'a' f | 'x' f error → 1|0 | 2|1|0 | {state, total, left, failed, cancelled, id1, state1, ...}
+	// job system (J3)
+	{Name: "reap_announce", NumKeys: 4}, // KEYS active, pending, dead, base; ARGV limit, max_attempts → count (reap, each death published on done:<id>)
 })
 
 // loadTransitions fills each entry's Source from scripts/<name>.lua.

@@ -106,6 +106,14 @@
 // reaper. [Server.Health] reports liveness: running, the last round and
 // heartbeat, whether it hears cancels, the last error.
 //
+// A Server stops by itself when its sender ends for good: a *conn.Conn
+// that failed or was closed, or a closed *conn.Client (a Client's faults
+// are not its end: it redials, the failed rounds are recorded in Health
+// and the server resumes on the new connection). Then the jobs in hand
+// stay active for the reaper, the handlers' contexts end (cause matching
+// [ErrSenderGone]), Health.Stopped says why, Done closes once the
+// handlers returned, and Run and Shutdown return that cause.
+//
 // # Results and waiting
 //
 // A completion with a result, or of a job enqueued with [Retention], goes
@@ -117,9 +125,11 @@
 // once, and again only when its end is announced: it returns the result,
 // or a *[JobError] with the job's last error for a dead one. A job
 // enqueued without Retention cannot be waited for ([ErrNotWaitable]): its
-// completed row would be gone. A job the reaper kills, or a peer's core
-// script completes, announces nothing; Wait reads again every
-// [WaitRecheck] against that.
+// completed row would be gone. A Server's reaper reaps with
+// reap_announce, which announces each death by lease on the done channel
+// too; a job a peer's core reap kills, or a peer's core script completes,
+// announces nothing, and Wait reads again every [WaitRecheck] against
+// that.
 //
 // # Cancellation
 //

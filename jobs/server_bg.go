@@ -138,7 +138,7 @@ func (srv *Server) maintainLoop() {
 		defer wg.Done()
 		srv.every(srv.cfg.ReapInterval, func() {
 			for _, l := range srv.lanes {
-				srv.drain(func() (int, error) { return l.q.Reap(srv.life, 1000, srv.cfg.MaxRetries+1) })
+				srv.drain(func() (int, error) { return l.q.ReapAnnounce(srv.life, 1000, srv.cfg.MaxRetries+1) })
 			}
 		})
 	}()
