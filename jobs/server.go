@@ -261,8 +261,6 @@ type Server struct {
 
 	life    context.Context // the server's exchanges; cancelled when it gives up
 	endLife context.CancelFunc
-	stop    chan struct{} // closed by Shutdown: stop claiming
-	bgStop  chan struct{} // closed once the round loop is done
 	quit    chan struct{} // closed when the server gives up
 	jobs    chan item
 	out     *outbox.Box[outcome]
@@ -270,9 +268,12 @@ type Server struct {
 	early   early   // cancels heard for jobs not yet running
 	abandon atomic.Bool
 
-	loopDone, bgDone chan struct{}
-	procWG           sync.WaitGroup
-	done             chan struct{}
+	// The components (see server_parts.go): the claimer first, stopped
+	// first; then the rest, stopped in order once it is done.
+	claimer *claimer
+	rest    []part
+	procWG  sync.WaitGroup
+	done    chan struct{}
 
 	health healthState
 	rounds atomic.Uint64 // rounds sent
@@ -367,10 +368,9 @@ func (srv *Server) Start() error {
 	}
 	srv.started = true
 	srv.life, srv.endLife = context.WithCancel(context.Background())
-	srv.stop, srv.bgStop, srv.quit = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	srv.quit = make(chan struct{})
 	srv.jobs = make(chan item, srv.cfg.Concurrency+srv.cfg.Prefetch)
 	srv.out = outbox.New[outcome]()
-	srv.loopDone, srv.bgDone = make(chan struct{}), make(chan struct{})
 	srv.health.start(time.Now())
 	srv.procWG.Add(srv.cfg.Concurrency)
 	for range srv.cfg.Concurrency {
@@ -379,8 +379,12 @@ func (srv *Server) Start() error {
 		go srv.process(s)
 	}
 	srv.unwatch = make(chan struct{})
-	go srv.roundLoop()
-	go srv.background()
+	srv.claimer = &claimer{srv: srv}
+	srv.rest = []part{&extender{srv: srv}, &maintainer{srv: srv}, &trimmer{srv: srv}, &beater{srv: srv}, &listener{srv: srv}}
+	srv.claimer.start()
+	for _, p := range srv.rest {
+		p.start()
+	}
 	if d, ok := srv.s.(interface{ Done() <-chan struct{} }); ok {
 		go srv.watchSender(d.Done())
 	}
@@ -461,10 +465,10 @@ func (srv *Server) stopCause() error {
 // finish stops claiming and waits for the round loop and the background
 // parts; Done closes once the handlers returned too.
 func (srv *Server) finish() {
-	close(srv.stop)
-	<-srv.loopDone
-	close(srv.bgStop)
-	<-srv.bgDone
+	srv.claimer.stop()
+	for _, p := range srv.rest {
+		p.stop()
+	}
 	close(srv.unwatch)
 	srv.health.stopped()
 	go func() {

@@ -132,8 +132,7 @@ func (lp *loop) settleAge() time.Duration {
 
 // roundLoop runs rounds until Shutdown was called and every job in hand
 // settled, or the server gives up.
-func (srv *Server) roundLoop() {
-	defer close(srv.loopDone)
+func (srv *Server) roundLoop(stopc <-chan struct{}) {
 	n := len(srv.lanes)
 	lp := &loop{grants: make([]int, n), credit: make([]float64, n), send: make([]bool, n), results: make([]result, n)}
 	timer := time.NewTimer(time.Hour)
@@ -148,7 +147,7 @@ func (srv *Server) roundLoop() {
 			}
 			return // what is in hand stays active, for the reaper
 		}
-		if !stopping && isClosed(srv.stop) {
+		if !stopping && isClosed(stopc) {
 			stopping = true
 			srv.releaseBuffered(lp)
 			close(srv.jobs)
@@ -203,7 +202,7 @@ func (srv *Server) roundLoop() {
 		if wait >= 0 {
 			timer.Reset(wait)
 		}
-		stop := srv.stop
+		stop := stopc
 		if stopping {
 			stop = nil
 		}
@@ -492,7 +491,7 @@ func (srv *Server) releaseBuffered(lp *loop) {
 }
 
 // isClosed reports whether ch is closed (it is never sent on).
-func isClosed(ch chan struct{}) bool {
+func isClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true
