@@ -15,16 +15,34 @@ import (
 // millisecond until it holds, failing the test after 20 s.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	waitUntil(t, ctx, what, time.Millisecond, cond)
+}
+
+// waitUntil polls cond every interval until it holds, failing the test
+// when ctx ends first. No sleep: a ticker paces it and ctx cuts it short.
+func waitUntil(t testing.TB, ctx context.Context, what string, every time.Duration, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(every)
 	defer tick.Stop()
-	deadline := time.NewTimer(20 * time.Second)
-	defer deadline.Stop()
 	for !cond() {
 		select {
 		case <-tick.C:
-		case <-deadline.C:
+		case <-ctx.Done():
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// pause waits d, or less when ctx ends first: a handler's simulated work
+// or a consumer's backoff, which its context cuts short.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 
