@@ -8,11 +8,12 @@ import (
 )
 
 // The round loop is the server's one conversation with the queues: each
-// round sends, to every queue with something to say, one settle_claim
-// that settles the outcomes its handlers left and claims that queue's
-// share of the free budget (the calls of one round go out together and
-// share the connection's pipeline), plus one finish for the jobs whose
-// end is waited for. One round is in flight at a time, so outcomes that
+// round claims the free budget from the queue the weights owe most (see
+// plan), in one settle_claim that also settles that queue's outcomes;
+// other queues' outcomes ride with their own next claim unless due
+// (settleDue), when they go in the same round, their calls sharing the
+// connection's pipeline, plus one finish per queue for the jobs whose end
+// is waited for. One round is in flight at a time, so outcomes that
 // arrive meanwhile share the next.
 
 // item is a claimed job on its way to a handler goroutine.
