@@ -81,8 +81,9 @@ func (srv *Server) take(scratch []outcome, now time.Time) (rest []outcome, dropp
 // is not claimed from in it. Outcomes ride with their queue's claim
 // (one call per round when one queue is claimed), but wait at most
 // settleAge; they go at once when their end is waited for (a finish),
-// when the queue's limits count its active jobs, when the queue is not
-// claimed from now (found empty, or its rate), or when they are many.
+// when the queue's limits count its active jobs, when the queue will not
+// be claimed from within settleAge (found empty, or its rate), or when
+// they are many.
 func (srv *Server) settleDue(lp *loop, l *lane, now time.Time) bool {
 	switch {
 	case len(l.outs) == 0:
