@@ -302,7 +302,7 @@ func TestSchedulerManyProcesses(t *testing.T) {
 		}
 		byID[id] = s
 		if n := claimed[id]; n != 1 {
-			t.Errorf("slot %s enqueued %d times", s.Format("15:04:05.000"), n)
+			t.Errorf("slot %s enqueued %d times (first %s last %s)", s.Format("15:04:05.000"), n, first.Format("15:04:05.000"), last[0].Format("15:04:05.000"))
 		}
 	}
 	for id, n := range claimed {
