@@ -49,6 +49,8 @@ func DispatchScripts() []*dispatch.Script {
 		scriptLaneEnqueue, scriptLaneClaim, scriptLaneResume, scriptFlowSubmit, scriptFlowComplete,
 		// dashboard (issue 26): operations
 		scriptDeleteDead, scriptPayloadHeads,
+		// job system (J3)
+		scriptReapAnnounce,
 	}
 }
 

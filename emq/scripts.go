@@ -56,6 +56,8 @@ var transitions = loadTransitions([]ScriptSource{
 	// dashboard (issue 26): operations
 	{Name: "delete_dead", NumKeys: 2},   // KEYS dead, base; ARGV since_ms, before_ms, prefix, limit, scan, after_id, after_ms → {deleted, examined, cursor_id, cursor_ms, more}
 	{Name: "payload_heads", NumKeys: 1}, // KEYS base; ARGV n, max_size, id1, ... → {size1, head1, ...} (a read)
+	// job system (J3)
+	{Name: "reap_announce", NumKeys: 4}, // KEYS active, pending, dead, base; ARGV limit, max_attempts → count (reap, each death published on done:<id>)
 })
 
 // loadTransitions fills each entry's Source from scripts/<name>.lua.

@@ -152,13 +152,7 @@ func TestCancelFinished(t *testing.T) {
 // waitListening waits until s is subscribed to its cancel channels.
 func waitListening(t *testing.T, s *Server) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.Health().Listening {
-		if time.Now().After(deadline) {
-			t.Fatal("server never subscribed")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the server to subscribe", func() bool { return s.Health().Listening })
 }
 
 // untilEnd returns a handler that reports its start, runs until its

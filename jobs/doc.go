@@ -71,18 +71,25 @@
 //
 // A [Server] runs handlers over many queues with one concurrency budget
 // (Concurrency handlers, plus a Prefetch of jobs claimed ahead). Its
-// round loop claims in batches, as emq.Worker does: each round sends to
-// every queue with something to say one settle_claim that settles the
-// outcomes its handlers left and claims that queue's share of the free
-// budget, and the calls of one round share the connection's pipeline.
-// The share follows the weights ([ServerConfig].Queues): each queue is
-// owed the free budget times its weight's part of the weights of the
-// queues not found empty, fractions carried over, so that over many
-// rounds the claims (and, for handlers of one speed, the service) follow
-// the weights exactly. In strict mode ([ServerConfig].Strict) the
-// highest weight is served first, and each lower queue with work still
-// gets [ServerConfig].StrictFloor of the claims (5% by default) so that
-// none starves for ever; a negative floor is pure strict.
+// round loop claims in batches, as emq.Worker does, one call per round
+// as a rule: each round's settle_claim claims the free budget from one
+// queue and settles the outcomes its handlers left for that queue. The
+// other queues' outcomes ride with their own queue's next claim, or go in
+// a call of their own once due: at once for a finish (a result, a death:
+// someone may wait), for a queue with limits (its active jobs count), or
+// for 1,000 of them; else after about 8 round trips (2 ms to 50 ms). The
+// calls of one round share the connection's pipeline. The claims follow
+// the weights ([ServerConfig].Queues) by a smooth weighted round robin:
+// each queue not found empty is owed the free budget times its weight's
+// part of the eligible weights each round, and the queue owed most takes
+// the round (its credit going below zero), so that over a cycle of rounds
+// the claims (and, for handlers of one speed, the service) follow the
+// weights exactly, a queue's count off by less than one round's claim at
+// any time. In strict mode ([ServerConfig].Strict) the highest weight is
+// served first, and each lower queue with work still gets
+// [ServerConfig].StrictFloor of the claims (5% by default; claimed in
+// batches of an eighth of the budget, at least 16) so that none starves
+// for ever; a negative floor is pure strict.
 //
 // A queue may have limits ([ServerConfig].Limits, or stored in its meta
 // by another Server or `emq limits set`): at most N jobs active across
@@ -106,6 +113,14 @@
 // reaper. [Server.Health] reports liveness: running, the last round and
 // heartbeat, whether it hears cancels, the last error.
 //
+// A Server stops by itself when its sender ends for good: a *conn.Conn
+// that failed or was closed, or a closed *conn.Client (a Client's faults
+// are not its end: it redials, the failed rounds are recorded in Health
+// and the server resumes on the new connection). Then the jobs in hand
+// stay active for the reaper, the handlers' contexts end (cause matching
+// [ErrSenderGone]), Health.Stopped says why, Done closes once the
+// handlers returned, and Run and Shutdown return that cause.
+//
 // # Results and waiting
 //
 // A completion with a result, or of a job enqueued with [Retention], goes
@@ -117,9 +132,11 @@
 // once, and again only when its end is announced: it returns the result,
 // or a *[JobError] with the job's last error for a dead one. A job
 // enqueued without Retention cannot be waited for ([ErrNotWaitable]): its
-// completed row would be gone. A job the reaper kills, or a peer's core
-// script completes, announces nothing; Wait reads again every
-// [WaitRecheck] against that.
+// completed row would be gone. A Server's reaper reaps with
+// reap_announce, which announces each death by lease on the done channel
+// too; a job a peer's core reap kills, or a peer's core script completes,
+// announces nothing, and Wait reads again every [WaitRecheck] against
+// that.
 //
 // # Cancellation
 //

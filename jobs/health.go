@@ -14,7 +14,12 @@ type Health struct {
 	Listening bool      // subscribed to the cancel channels
 	LastError error     // the last error met, nil if none
 	ErrorAt   time.Time // when
-	Served    map[string]uint64
+	// Stopped is why the server stopped by itself: an error matching
+	// ErrSenderGone once its sender ended for good (Running is false
+	// then, and Done closes once the handlers returned). Nil while it
+	// runs and after a Shutdown.
+	Stopped error
+	Served  map[string]uint64
 }
 
 type healthState struct {
@@ -43,6 +48,12 @@ func (hs *healthState) stopped() {
 func (hs *healthState) round(now time.Time) {
 	hs.mu.Lock()
 	hs.h.LastRound = now
+	hs.mu.Unlock()
+}
+
+func (hs *healthState) gone(cause error) {
+	hs.mu.Lock()
+	hs.h.Stopped = cause
 	hs.mu.Unlock()
 }
 

@@ -41,7 +41,7 @@ func TestLimitChild(t *testing.T) {
 			return
 		}
 		if len(jobs) == 0 {
-			time.Sleep(max(wait, 2*time.Millisecond))
+			pause(ctx, max(wait, 2*time.Millisecond)) // the rate's window, or a poll
 			continue
 		}
 		var wg sync.WaitGroup
@@ -54,7 +54,7 @@ func TestLimitChild(t *testing.T) {
 				if v, _ := n.AsInt(); v > limitActive {
 					s.Do(ctx, "RPUSH", "test:over", strconv.FormatInt(v, 10))
 				}
-				time.Sleep(time.Duration(1+rand.IntN(8)) * time.Millisecond)
+				pause(ctx, time.Duration(1+rand.IntN(8))*time.Millisecond) // the work
 				s.Do(ctx, "DECR", "test:running")
 				if q.Complete(ctx, j.ID, j.Token, 0) == nil {
 					s.Do(ctx, "INCR", "test:done")
@@ -95,16 +95,10 @@ func TestLimitsManyProcesses(t *testing.T) {
 			c.kill()
 		}
 	}()
-	for {
+	waitUntil(t, ctx, "every job done", 10*time.Millisecond, func() bool {
 		done, _ := srv.Do("GET", "test:done")
-		if done == strconv.Itoa(limitJobs) {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%s of %d jobs done", done, limitJobs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return done == strconv.Itoa(limitJobs)
+	})
 	if over, _ := srv.Do("LRANGE", "test:over", "0", "-1"); over != "" {
 		t.Fatalf("handlers running past the limit: %q", over)
 	}

@@ -203,7 +203,7 @@ func TestSchedulerManyProcesses(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			time.Sleep(5 * time.Millisecond)
+			pause(consumerCtx, 5*time.Millisecond) // a consumer's poll
 		}
 	})
 
@@ -221,7 +221,23 @@ func TestSchedulerManyProcesses(t *testing.T) {
 		if ok[0] && last[0].Sub(first) >= (wantSlots+50)*cronEvery {
 			break
 		}
-		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
+		// The next kill once the schedule fired 1 to 5 more slots (so
+		// kills land between and during slots, paced by the firing).
+		alive := 0
+		for _, c := range children {
+			if c != nil {
+				alive++
+			}
+		}
+		if ok[0] && alive > 0 {
+			more := time.Duration(1+rng.IntN(5)) * cronEvery
+			waitUntil(t, ctx, "the schedule to fire on", time.Millisecond, func() bool {
+				l, ok, err := q.CronLast(ctx, []string{cronName})
+				return err != nil || !ok[0] || l[0].Sub(last[0]) >= more
+			})
+		} else {
+			pause(ctx, time.Duration(1+rng.IntN(5))*cronEvery) // none runs: a while dead
+		}
 		i := rng.IntN(procs)
 		if children[i] != nil {
 			children[i].kill()
@@ -257,7 +273,7 @@ func TestSchedulerManyProcesses(t *testing.T) {
 		if st.Pending+st.Delayed+st.Active == 0 {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		pause(ctx, 20*time.Millisecond) // the next slot's time
 	}
 	stopConsumer()
 	wg.Wait()
@@ -286,7 +302,7 @@ func TestSchedulerManyProcesses(t *testing.T) {
 		}
 		byID[id] = s
 		if n := claimed[id]; n != 1 {
-			t.Errorf("slot %s enqueued %d times", s.Format("15:04:05.000"), n)
+			t.Errorf("slot %s enqueued %d times (first %s last %s)", s.Format("15:04:05.000"), n, first.Format("15:04:05.000"), last[0].Format("15:04:05.000"))
 		}
 	}
 	for id, n := range claimed {

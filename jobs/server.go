@@ -231,7 +231,9 @@ type lane struct {
 	laneFlow bool
 
 	// Owned by the round loop.
-	outs      []outcome // to send in the next round
+	outs      []outcome // to send in a next round
+	outsSince time.Time // when the oldest of outs came (or last waited a round)
+	fins      int       // of outs, finishes (results and deaths: waited for)
 	credit    float64   // claims owed by the weights, fractional
 	pollUntil time.Time // found empty: not claimed from before then
 	rateUntil time.Time // limited: its rate admits no claim before then
@@ -261,11 +263,11 @@ type Server struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+	cause   error         // why it stopped by itself (ErrSenderGone), or nil
+	unwatch chan struct{} // closed once the loops are done: watchSender returns
 
 	life    context.Context // the server's exchanges; cancelled when it gives up
 	endLife context.CancelFunc
-	stop    chan struct{} // closed by Shutdown: stop claiming
-	bgStop  chan struct{} // closed once the round loop is done
 	quit    chan struct{} // closed when the server gives up
 	jobs    chan item
 	out     *outbox.Box[outcome]
@@ -273,9 +275,12 @@ type Server struct {
 	early   early   // cancels heard for jobs not yet running
 	abandon atomic.Bool
 
-	loopDone, bgDone chan struct{}
-	procWG           sync.WaitGroup
-	done             chan struct{}
+	// The components (see server_parts.go): the claimer first, stopped
+	// first; then the rest, stopped in order once it is done.
+	claimer *claimer
+	rest    []part
+	procWG  sync.WaitGroup
+	done    chan struct{}
 
 	health healthState
 	rounds atomic.Uint64 // rounds sent
@@ -352,6 +357,16 @@ func (srv *Server) ID() string { return srv.wid }
 // started (a Server runs once).
 var ErrServerStarted = errors.New("jobs: server already started")
 
+// ErrServerNotStarted is returned by Shutdown on a server never started.
+var ErrServerNotStarted = errors.New("jobs: server not started")
+
+// ErrSenderGone is matched by the error of a server that stopped by
+// itself because its sender ended for good: a *conn.Conn that failed or
+// was closed, a *conn.Client that was closed (a Client's faults are not
+// its end: it redials, and the server's rounds resume on the new
+// connection). See [Health].Stopped.
+var ErrSenderGone = errors.New("jobs: the server's connection is gone")
+
 // Start starts the server's goroutines and returns at once.
 func (srv *Server) Start() error {
 	srv.mu.Lock()
@@ -361,10 +376,9 @@ func (srv *Server) Start() error {
 	}
 	srv.started = true
 	srv.life, srv.endLife = context.WithCancel(context.Background())
-	srv.stop, srv.bgStop, srv.quit = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	srv.quit = make(chan struct{})
 	srv.jobs = make(chan item, srv.cfg.Concurrency+srv.cfg.Prefetch)
 	srv.out = outbox.New[outcome]()
-	srv.loopDone, srv.bgDone = make(chan struct{}), make(chan struct{})
 	srv.health.start(time.Now())
 	srv.procWG.Add(srv.cfg.Concurrency)
 	for range srv.cfg.Concurrency {
@@ -372,9 +386,43 @@ func (srv *Server) Start() error {
 		srv.slots = append(srv.slots, s)
 		go srv.process(s)
 	}
-	go srv.roundLoop()
-	go srv.background()
+	srv.unwatch = make(chan struct{})
+	srv.claimer = &claimer{srv: srv}
+	srv.rest = []part{&extender{srv: srv}, &maintainer{srv: srv}, &trimmer{srv: srv}, &beater{srv: srv}, &listener{srv: srv}}
+	srv.claimer.start()
+	for _, p := range srv.rest {
+		p.start()
+	}
+	if d, ok := srv.s.(interface{ Done() <-chan struct{} }); ok {
+		go srv.watchSender(d.Done())
+	}
 	return nil
+}
+
+// watchSender stops the server when its sender ends (gone is closed),
+// until the server's loops are done.
+func (srv *Server) watchSender(gone <-chan struct{}) {
+	select {
+	case <-srv.unwatch:
+		return
+	case <-gone:
+	}
+	cause := ErrSenderGone
+	if e, ok := srv.s.(interface{ Err() error }); ok && e.Err() != nil {
+		cause = fmt.Errorf("%w: %w", ErrSenderGone, e.Err())
+	}
+	srv.fail(cause)
+	srv.health.gone(cause)
+	srv.mu.Lock()
+	already := srv.stopped
+	srv.stopped, srv.cause = true, cause
+	srv.mu.Unlock()
+	// Nothing more can be sent: what is in hand stays active, for the
+	// reaper, and the running handlers' contexts end (cause).
+	srv.giveUp(cause)
+	if !already { // else the Shutdown under way finishes
+		srv.finish()
+	}
 }
 
 // Shutdown stops claiming, releases the jobs claimed ahead that no
@@ -384,30 +432,52 @@ func (srv *Server) Start() error {
 // contexts end (cause emq.ErrShutdown), outcomes not yet sent are
 // dropped and their jobs stay active for the reaper; Shutdown returns
 // ctx's error once the server's own goroutines stopped (the handlers'
-// return when they do: [Server.Done]).
+// return when they do: [Server.Done]). On a server never started it is
+// [ErrServerNotStarted]; on one that stopped by itself (its sender gone)
+// it returns that cause, matching [ErrSenderGone].
 func (srv *Server) Shutdown(ctx context.Context) error {
 	srv.mu.Lock()
 	if !srv.started {
 		srv.mu.Unlock()
-		return errors.New("jobs: server not started")
+		return ErrServerNotStarted
 	}
 	if srv.stopped {
 		srv.mu.Unlock()
 		select {
 		case <-srv.done:
-			return nil
+			return srv.stopCause()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 	srv.stopped = true
 	srv.mu.Unlock()
-	close(srv.stop)
-	stopGiveUp := context.AfterFunc(ctx, srv.giveUp)
+	stopGiveUp := context.AfterFunc(ctx, func() { srv.giveUp(emq.ErrShutdown) })
 	defer stopGiveUp()
-	<-srv.loopDone
-	close(srv.bgStop)
-	<-srv.bgDone
+	srv.finish()
+	select {
+	case <-srv.done:
+		return srv.stopCause()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stopCause is why the server stopped by itself (ErrSenderGone), or nil.
+func (srv *Server) stopCause() error {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.cause
+}
+
+// finish stops claiming and waits for the round loop and the background
+// parts; Done closes once the handlers returned too.
+func (srv *Server) finish() {
+	srv.claimer.stop()
+	for _, p := range srv.rest {
+		p.stop()
+	}
+	close(srv.unwatch)
 	srv.health.stopped()
 	go func() {
 		srv.procWG.Wait()
@@ -419,21 +489,15 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 		srv.endLife()
 		close(srv.done)
 	}()
-	select {
-	case <-srv.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // giveUp abandons what is left: nothing more is sent, exchanges in flight
-// are cancelled, and running handlers' contexts end (emq.ErrShutdown).
-func (srv *Server) giveUp() {
+// are cancelled, and running handlers' contexts end with cause.
+func (srv *Server) giveUp(cause error) {
 	if srv.abandon.Swap(true) {
 		return
 	}
-	srv.cancelAll(emq.ErrShutdown)
+	srv.cancelAll(cause)
 	close(srv.quit)
 	srv.endLife()
 }
@@ -442,13 +506,17 @@ func (srv *Server) giveUp() {
 // has returned after Shutdown.
 func (srv *Server) Done() <-chan struct{} { return srv.done }
 
-// Run starts the server and runs until ctx ends, then shuts down within
-// ShutdownTimeout and returns Shutdown's error.
+// Run starts the server and runs until ctx ends (or the server stops by
+// itself, its sender gone), then shuts down within ShutdownTimeout and
+// returns Shutdown's error.
 func (srv *Server) Run(ctx context.Context) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-srv.quit: // gave up by itself (its sender gone): Shutdown says why
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), srv.cfg.ShutdownTimeout)
 	defer cancel()
 	return srv.Shutdown(sctx)

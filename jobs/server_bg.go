@@ -8,38 +8,23 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/echomq/echomq-go/emq"
 	"github.com/echomq/echomq-go/pubsub"
 )
 
-// background runs the server's parts beside the round loop, each until
-// bgStop closes: the extender, the maintainer, the heartbeat and the
-// cancel listener.
-func (srv *Server) background() {
-	defer close(srv.bgDone)
-	var wg sync.WaitGroup
-	parts := []func(){srv.extendLoop, srv.maintainLoop, srv.beatLoop, srv.listen}
-	wg.Add(len(parts))
-	for _, p := range parts {
-		go func() { defer wg.Done(); p() }()
-	}
-	wg.Wait()
-}
-
-// every calls f every d ±20% until bgStop closes; a negative d never.
-func (srv *Server) every(d time.Duration, f func()) {
+// tick calls f every d ±20% until stop closes; a negative d never.
+func tick(stop <-chan struct{}, d time.Duration, f func()) {
 	if d < 0 {
-		<-srv.bgStop
+		<-stop
 		return
 	}
 	t := time.NewTimer(jitter(d))
 	defer t.Stop()
 	for {
 		select {
-		case <-srv.bgStop:
+		case <-stop:
 			return
 		case <-t.C:
 		}
@@ -55,12 +40,12 @@ func jitter(d time.Duration) time.Duration {
 // extendLoop renews the lease of every job running ExtendInterval since
 // its claim or last extension; a stale answer (the lease lost, or the job
 // cancelled by a peer) ends the handler with emq.ErrLeaseLost.
-func (srv *Server) extendLoop() {
+func (srv *Server) extendLoop(stop <-chan struct{}) {
 	if srv.cfg.ExtendInterval < 0 {
-		<-srv.bgStop
+		<-stop
 		return
 	}
-	srv.every(max(srv.cfg.ExtendInterval/2, time.Millisecond), func() {
+	tick(stop, max(srv.cfg.ExtendInterval/2, time.Millisecond), func() {
 		for _, s := range srv.slots {
 			srv.extendSlot(s)
 		}
@@ -94,66 +79,64 @@ func (srv *Server) extendSlot(s *slot) {
 	}
 }
 
-// maintainLoop promotes due jobs, reaps expired leases, trims the dead
-// sets and reads again the limits of every queue, each on its own
-// interval.
-func (srv *Server) maintainLoop() {
-	var wg sync.WaitGroup
-	wg.Add(4)
-	go func() {
-		defer wg.Done()
-		srv.every(srv.cfg.LimitsInterval, func() {
-			for _, l := range srv.lanes {
-				if _, own := srv.cfg.Limits[l.name]; own {
-					continue
-				}
-				lim, err := l.q.Limits(srv.life)
-				if err != nil {
-					srv.fail(err)
-					continue
-				}
-				l.limited.Store(lim != emq.Limits{})
+// limitsLoop reads again, every LimitsInterval, the limits of every
+// queue without its own in ServerConfig.Limits.
+func (srv *Server) limitsLoop(stop <-chan struct{}) {
+	tick(stop, srv.cfg.LimitsInterval, func() {
+		for _, l := range srv.lanes {
+			if _, own := srv.cfg.Limits[l.name]; own {
+				continue
 			}
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		srv.every(srv.cfg.TrimInterval, func() {
-			for _, l := range srv.lanes {
-				if _, err := l.q.TrimDead(srv.life, srv.cfg.DeadMaxAge, srv.cfg.DeadMaxCount); err != nil {
-					srv.fail(err)
-				}
+			lim, err := l.q.Limits(srv.life)
+			if err != nil {
+				srv.fail(err)
+				continue
 			}
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		srv.every(srv.cfg.PromoteInterval, func() {
-			for _, l := range srv.lanes {
-				srv.drain(func() (int, error) { return l.q.Promote(srv.life, 1000) })
+			l.limited.Store(lim != emq.Limits{})
+		}
+	})
+}
+
+// trimLoop trims every queue's dead set every TrimInterval.
+func (srv *Server) trimLoop(stop <-chan struct{}) {
+	tick(stop, srv.cfg.TrimInterval, func() {
+		for _, l := range srv.lanes {
+			if _, err := l.q.TrimDead(srv.life, srv.cfg.DeadMaxAge, srv.cfg.DeadMaxCount); err != nil {
+				srv.fail(err)
 			}
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		srv.every(srv.cfg.ReapInterval, func() {
-			for _, l := range srv.lanes {
-				srv.drain(func() (int, error) { return l.q.Reap(srv.life, 1000, srv.cfg.MaxRetries+1) })
-			}
-		})
-	}()
-	wg.Wait()
+		}
+	})
+}
+
+// promoteLoop moves every queue's due delayed jobs to pending every
+// PromoteInterval.
+func (srv *Server) promoteLoop(stop <-chan struct{}) {
+	tick(stop, srv.cfg.PromoteInterval, func() {
+		for _, l := range srv.lanes {
+			srv.drain(stop, func() (int, error) { return l.q.Promote(srv.life, 1000) })
+		}
+	})
+}
+
+// reapLoop takes back every queue's expired leases every ReapInterval,
+// announcing each death (reap_announce) for waiters.
+func (srv *Server) reapLoop(stop <-chan struct{}) {
+	tick(stop, srv.cfg.ReapInterval, func() {
+		for _, l := range srv.lanes {
+			srv.drain(stop, func() (int, error) { return l.q.ReapAnnounce(srv.life, 1000, srv.cfg.MaxRetries+1) })
+		}
+	})
 }
 
 // drain calls f while it moves a full 1,000, at most 100 times.
-func (srv *Server) drain(f func() (int, error)) {
+func (srv *Server) drain(stop <-chan struct{}, f func() (int, error)) {
 	for range 100 {
 		n, err := f()
 		if err != nil {
 			srv.fail(err)
 			return
 		}
-		if n < 1000 || isClosed(srv.bgStop) {
+		if n < 1000 || isClosed(stop) {
 			return
 		}
 	}
@@ -161,9 +144,9 @@ func (srv *Server) drain(f func() (int, error)) {
 
 // beatLoop keeps the server in each queue's registry of workers, and
 // takes it out at the end.
-func (srv *Server) beatLoop() {
+func (srv *Server) beatLoop(stop <-chan struct{}) {
 	if srv.cfg.Heartbeat < 0 {
-		<-srv.bgStop
+		<-stop
 		return
 	}
 	fields := srv.workerFields()
@@ -181,7 +164,7 @@ func (srv *Server) beatLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-srv.bgStop:
+		case <-stop:
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			for _, l := range srv.lanes {
 				l.q.Heartbeat(ctx, srv.wid, 0)
@@ -221,17 +204,23 @@ func splitWID(wid string) (host, pid string) {
 // listen subscribes to every queue's cancel channel and ends the handler
 // of each cancelled job this server runs. Without PubSub options it does
 // nothing: cancelled jobs end at their next lease extension.
-func (srv *Server) listen() {
+func (srv *Server) listen(stop <-chan struct{}) {
 	if srv.cfg.PubSub.Addr == "" {
-		<-srv.bgStop
+		<-stop
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	watched := make(chan struct{})
+	defer func() {
+		cancel()
+		<-watched
+	}()
 	go func() {
+		defer close(watched)
 		select {
-		case <-srv.bgStop:
+		case <-stop:
 		case <-srv.quit:
+		case <-ctx.Done():
 		}
 		cancel()
 	}()

@@ -160,12 +160,14 @@ func (srv *Server) runItem(s *slot, it item) outcome {
 	} else {
 		t.Raw, t.Body = true, job.Payload
 	}
-	if srv.cfg.ExtendInterval > 0 && time.Since(it.at) >= srv.cfg.ExtendInterval {
+	now := time.Now() // the handler's start: one clock read per job
+	if srv.cfg.ExtendInterval > 0 && now.Sub(it.at) >= srv.cfg.ExtendInterval {
 		// Claimed ahead and kept waiting: make sure the lease still holds.
 		if err := it.lane.q.Extend(srv.life, job.ID, job.Token, srv.cfg.Lease); errors.Is(err, emq.ErrStale) {
 			return o // outDrop: not ours any more
 		}
-		it.at = time.Now()
+		now = time.Now()
+		it.at = now
 	}
 	if srv.early.take(runKey{it.lane, job.ID}) {
 		return o // cancelled before it started: the job is dead already
@@ -181,7 +183,6 @@ func (srv *Server) runItem(s *slot, it item) outcome {
 	s.busy, s.lane, s.job, s.cancel, s.since = true, it.lane, job, cancel, it.at
 	s.cancelled, s.lost = false, false
 	s.gen++
-	now := time.Now()
 	s.started, s.timeout = now, timeout
 	s.timer.Arm(now, timeout)
 	s.mu.Unlock()

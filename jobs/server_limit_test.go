@@ -59,7 +59,7 @@ func TestServerLimits(t *testing.T) {
 		n := running.Add(1)
 		for o := most.Load(); n > o && !most.CompareAndSwap(o, n); o = most.Load() {
 		}
-		time.Sleep(time.Millisecond)
+		pause(ctx, time.Millisecond) // the work: long enough for claims to overlap it
 		running.Add(-1)
 		return nil, nil
 	})

@@ -121,11 +121,8 @@ func TestServerMaintains(t *testing.T) {
 	if !got[stale.ID+" 2"] || !got[later.ID+" 1"] {
 		t.Fatalf("ran %v", got)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if st, _ := q.Stats(ctx); st.Dead == 1 {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("dead set %d, want trimmed to 1", st.Dead)
-		}
-	}
+	waitFor(t, "the dead set trimmed to 1", func() bool {
+		st, _ := q.Stats(ctx)
+		return st.Dead == 1
+	})
 }

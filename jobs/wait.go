@@ -34,9 +34,10 @@ var ErrDead = errors.New("jobs: the job is dead")
 var ErrNotWaitable = errors.New("jobs: the job was enqueued without Retention: its end cannot be waited for")
 
 // WaitRecheck is how often [Client.Wait] reads a waited job's state again
-// even though no end was announced: the reaper ending a job in dead (a
-// lease that ran out past its attempts), or a peer's core script
-// completing it, announces nothing.
+// even though no end was announced: a peer's core reap ending a job in
+// dead (a lease that ran out past its attempts), or a peer's core script
+// completing it, announces nothing (a Server's reaper announces its
+// deaths: see reap_announce in PROTOCOL-L4.md).
 var WaitRecheck = 30 * time.Second
 
 // Wait returns the result of job id of queue once it has completed, or

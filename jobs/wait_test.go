@@ -32,17 +32,7 @@ func TestWaitResult(t *testing.T) {
 		errs <- err
 	}()
 	// The Wait is subscribed once its channel has a subscriber.
-	ch := openQueue(t, c, DefaultQueue).Keys().DoneChannel(info.ID)
-	for {
-		v, err := c.Do(ctx, "PUBSUB", "NUMSUB", ch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n, _ := v.Elems[1].AsInt(); n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitSubscribed(t, c, openQueue(t, c, DefaultQueue).Keys().DoneChannel(info.ID))
 	h := HandlerFunc(func(_ context.Context, task *Task) ([]byte, error) {
 		return []byte(strings.ToUpper(string(task.Body))), nil
 	})

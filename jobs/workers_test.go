@@ -20,10 +20,10 @@ func TestWorkersSeen(t *testing.T) {
 	host, _ := os.Hostname()
 	for _, q := range []string{"a", "b"} {
 		var ws []WorkerInfo
-		for deadline := time.Now().Add(10 * time.Second); len(ws) == 0 && time.Now().Before(deadline); {
+		waitFor(t, q+"'s registry to list the server", func() bool {
 			ws, _ = in.Workers(ctx, q)
-			time.Sleep(time.Millisecond)
-		}
+			return len(ws) > 0
+		})
 		if len(ws) != 1 {
 			t.Fatalf("%s: workers %+v", q, ws)
 		}
@@ -49,16 +49,11 @@ func TestWorkersSeen(t *testing.T) {
 		t.Fatalf("ghost not listed: %+v", ws)
 	}
 	key := qa.Keys().WorkersKey()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		// The hash expires on the server's clock; then the read prunes it.
-		if v, _ := c.Do(ctx, "EXISTS", qa.Keys().Base+"worker:ghost"); v.Int == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the ghost's hash never expired")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// The hash expires on the server's clock; then the read prunes it.
+	waitFor(t, "the ghost's hash to expire", func() bool {
+		v, _ := c.Do(ctx, "EXISTS", qa.Keys().Base+"worker:ghost")
+		return v.Int == 0
+	})
 	if v, _ := c.Do(ctx, "ZCARD", key); v.Int != 1 {
 		t.Fatalf("zset holds %d before the read", v.Int)
 	}
