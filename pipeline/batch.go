@@ -255,10 +255,10 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 	if err != nil {
 		return err
 	}
-	if w.N == 0 {
+	if w.Len() == 0 {
 		return ctx.Err()
 	}
-	b.col.Begin(w.N)
+	b.col.Begin(w.Len())
 	return b.col.Exchange(ctx, s, w, nil)
 }
 

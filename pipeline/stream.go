@@ -346,7 +346,7 @@ func (st *Stream) Flush(ctx context.Context) error {
 func (st *Stream) each(ctx context.Context, c *chunk, w wire.Cmds) error {
 	k, l, err := wire.Known(w) // the commands' sizes
 	defer wire.Release(l)
-	n, base := w.N, c.base // c may be reused once it has ended
+	n, base := w.Len(), c.base // c may be reused once it has ended
 	var first error
 	at := uint32(0)
 	for i := range n {
@@ -363,8 +363,8 @@ func (st *Stream) each(ctx context.Context, c *chunk, w wire.Cmds) error {
 		}
 		ci.base, ci.n, ci.copied = base+int64(i), 1, 0
 		if err == nil {
-			size := k.Facts[i].Size
-			err = st.s.Send(ctx, wire.Cmds{B: k.B[at : at+size], N: 1, Facts: k.Facts[i : i+1]}, ci)
+			size := k.Facts()[i].Size
+			err = st.s.Send(ctx, wire.Make(k.Bytes()[at:at+size], 1, k.Facts()[i:i+1]), ci)
 			at += size
 			if err == nil {
 				continue
