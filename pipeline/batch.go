@@ -117,7 +117,7 @@ func (b *Batch) Add(args ...string) {
 		b.catchUp()
 		b.cmds.Add(args...)
 		if len(args) > 0 {
-			b.facts.Strings(args)
+			b.facts.Strings(args) // false: catchUp reads it from the bytes
 		}
 		return
 	}

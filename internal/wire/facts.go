@@ -37,15 +37,24 @@ func (l *Facts) Len() int { return len(l.facts) }
 // List returns the facts, one per command; valid until the next Reset.
 func (l *Facts) List() []cmds.Fact { return l.facts }
 
-// Strings adds the fact of a command given as strings.
-func (l *Facts) Strings(args []string) {
-	a := l.args[:0]
-	for _, s := range args {
-		a = append(a, unsafe.Slice(unsafe.StringData(s), len(s)))
+// stringArgs is how many arguments Strings takes as they come.
+const stringArgs = 16
+
+// Strings adds the fact of a command given as strings, of at most
+// stringArgs arguments, and reports whether it did; a longer command's
+// is for Sync to read from its bytes. It keeps nothing of args (their
+// views are on its stack), so that a caller's argument built by
+// concatenation stays on the caller's stack.
+func (l *Facts) Strings(args []string) bool {
+	if len(args) > stringArgs {
+		return false
 	}
-	l.Bytes(a)
-	clear(a)
-	l.args = a[:0]
+	var views [stringArgs][]byte
+	for i, s := range args {
+		views[i] = unsafe.Slice(unsafe.StringData(s), len(s))
+	}
+	l.Bytes(views[:len(args)])
+	return true
 }
 
 // Bytes adds the fact of a command given as byte slices.
