@@ -249,8 +249,10 @@ func (c *Conn) Err() error {
 }
 
 // Send queues a submission of counted commands: the plumbing under
-// DoFunc, pipeline.Batch, pipeline.Stream and the dispatch executors. Its
-// handler type is internal to this module; use those instead.
+// DoFunc, pipeline.Batch, pipeline.Stream and the dispatch executors,
+// and what a Sender written outside the module (a fake, a wrapper: see
+// the SendFunc examples) passes submissions on with; cmds and h are
+// public types (package submit).
 //
 // Nothing is sent when ctx is already done, when a command changes the
 // connection's reply model (a *CommandError matching ErrCommandRefused),
