@@ -43,7 +43,7 @@ func (s *factsSeen) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error
 func (l *factsLog) check(w wire.Cmds) {
 	var names []string
 	var faults []string
-	rest := w.B
+	rest := w.Bytes()
 	var args [][]string
 	for len(rest) > 0 {
 		v, n, err := resp.Parse(rest, resp.Limits{})
@@ -61,16 +61,16 @@ func (l *factsLog) check(w wire.Cmds) {
 	}
 	what := strings.Join(names, "; ")
 	sum := 0
-	for i := range w.Facts {
-		sum += int(w.Facts[i].Size)
+	for i := range w.Facts() {
+		sum += int(w.Facts()[i].Size)
 	}
 	switch {
-	case w.Facts == nil:
+	case w.Facts() == nil:
 		faults = append(faults, what+": sent without facts")
-	case len(w.Facts) != w.N || len(args) != w.N:
-		faults = append(faults, what+": facts of "+itoa(len(w.Facts))+" commands, N "+itoa(w.N))
-	case sum != len(w.B):
-		faults = append(faults, what+": the facts' sizes add up to "+itoa(sum)+", not len(B) "+itoa(len(w.B)))
+	case len(w.Facts()) != w.Len() || len(args) != w.Len():
+		faults = append(faults, what+": facts of "+itoa(len(w.Facts()))+" commands, N "+itoa(w.Len()))
+	case sum != len(w.Bytes()):
+		faults = append(faults, what+": the facts' sizes add up to "+itoa(sum)+", not len(B) "+itoa(len(w.Bytes())))
 	default:
 		at := 0
 		for i, a := range args {
@@ -79,8 +79,8 @@ func (l *factsLog) check(w wire.Cmds) {
 				bs[j] = []byte(a[j])
 			}
 			want, _ := cmds.Inspect(bs, nil)
-			got := w.Facts[i]
-			cmd := w.B[at : at+int(got.Size)]
+			got := w.Facts()[i]
+			cmd := w.Bytes()[at : at+int(got.Size)]
 			if got.Info != want.Info || got.Kind != want.Kind || got.Size != want.Size || got.Name != want.Name ||
 				got.Arg1 != want.Arg1 || !slices.Equal(got.Keys, want.Keys) {
 				faults = append(faults, names[i]+": fact "+fmtFact(got)+", the command's is "+fmtFact(want))

@@ -300,7 +300,7 @@ func (c *Cache) doStrings(ctx context.Context, args []string, fn func(resp.Value
 	if err != nil {
 		return err
 	}
-	return c.doKnown(ctx, resp.Command(nil, args...), w.Facts[0], fn, asking)
+	return c.doKnown(ctx, resp.Command(nil, args...), w.Facts()[0], fn, asking)
 }
 
 // doKnown is doFunc for a command whose fact f is known.

@@ -39,7 +39,7 @@ func (b *submission) wire() (wire.Cmds, error) {
 	if err := b.cmds.Err(); err != nil {
 		return wire.Cmds{}, err
 	}
-	return wire.Cmds{B: b.cmds.Bytes(), N: b.cmds.Len(), Facts: b.facts.List()}, nil
+	return wire.Make(b.cmds.Bytes(), b.cmds.Len(), b.facts.List()), nil
 }
 
 func (b *submission) reset() {

@@ -57,7 +57,7 @@ func (s *sub) broadcast() error {
 		n := s.cl.node(addr)
 		c, err := n.client(s.ctx, s.cl.opts.Node)
 		if err == nil {
-			err = c.Send(s.ctx, wire.Own(wire.Cmds{B: s.buf, N: 1, Facts: s.facts}), &parts[k])
+			err = c.Send(s.ctx, wire.Own(wire.Make(s.buf, 1, s.facts)), &parts[k])
 		}
 		if err != nil {
 			if k == 0 {

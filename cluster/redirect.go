@@ -178,7 +178,8 @@ func (s *sub) round(col *wire.Collector, pending []redo) []redo {
 	for len(sends) > 0 {
 		// The first command's destination, and every later one going there.
 		n := sends[0].node
-		var w wire.Cmds
+		var wb []byte
+		wn := 0
 		var group, rest []resend
 		for _, x := range sends {
 			if x.node != n {
@@ -187,23 +188,24 @@ func (s *sub) round(col *wire.Collector, pending []redo) []redo {
 			}
 			group = append(group, x)
 			if x.asking { // before MULTI: the server keeps it for the whole transaction
-				w.B = append(w.B, askingCmd...)
-				w.N++
+				wb = append(wb, askingCmd...)
+				wn++
 			}
 			for i := x.i; i <= x.end; i++ {
-				w.B = append(w.B, s.cmd(i)...)
-				w.N++
+				wb = append(wb, s.cmd(i)...)
+				wn++
 			}
 		}
 		sends = rest
-		// w.Facts nil: the node's connection reads them (a redirect is rare).
+		// Facts nil: the node's connection reads them (a redirect is rare).
+		w := wire.Make(wb, wn, nil)
 		c, err := n.client(s.ctx, s.cl.opts.Node)
 		if err != nil {
 			s.err = err
 			return nil
 		}
 		sent := n.loadSeq.Load()
-		col.Begin(w.N)
+		col.Begin(w.Len())
 		if err := col.Exchange(s.ctx, c, wire.Own(w), nil); err != nil {
 			if connectionError(err) {
 				s.cl.refreshSoon()

@@ -85,15 +85,15 @@ var subPool = sync.Pool{New: func() any { return new(sub) }}
 
 func getSub(cl *Client, h wire.Handler, ctx context.Context, w wire.Cmds) *sub {
 	s := subPool.Get().(*sub)
-	s.cl, s.h, s.ctx, s.n = cl, h, ctx, w.N
+	s.cl, s.h, s.ctx, s.n = cl, h, ctx, w.Len()
 	s.facts = nil
-	if w.Facts != nil {
-		s.facts = append(s.pfacts[:0], w.Facts...)
+	if w.Facts() != nil {
+		s.facts = append(s.pfacts[:0], w.Facts()...)
 		s.pfacts = s.facts[len(s.facts):]
 	}
-	s.buf = append(s.buf[:0], w.B...)
-	s.ends = slices.Grow(s.ends[:0], w.N)[:w.N]
-	s.slots = slices.Grow(s.slots[:0], w.N)[:w.N]
+	s.buf = append(s.buf[:0], w.Bytes()...)
+	s.ends = slices.Grow(s.ends[:0], w.Len())[:w.Len()]
+	s.slots = slices.Grow(s.slots[:0], w.Len())[:w.Len()]
 	s.whole = part{s: s}
 	s.last.slot = -1
 	return s
@@ -220,7 +220,7 @@ func (s *sub) split() error {
 	// an argument over MaxArg) is refused before any part is sent, as
 	// one connection refuses a whole submission: else the parts before
 	// it would have run.
-	if err := wire.CheckShared(wire.Cmds{B: s.buf, N: s.n, Facts: s.facts}, s.cl.opts.Node.MaxArg); err != nil {
+	if err := wire.CheckShared(wire.Make(s.buf, s.n, s.facts), s.cl.opts.Node.MaxArg); err != nil {
 		s.release()
 		return err
 	}
@@ -262,7 +262,7 @@ func (s *sub) split() error {
 			b = append(b, s.cmd(i)...)
 		}
 		s.parts[k] = part{s: s, idx: idx}
-		w := wire.Cmds{B: b, N: len(idx)}
+		w := wire.Make(b, len(idx), nil)
 		if s.facts != nil {
 			// The part's facts, in a scratch after the submission's:
 			// used only while it is sent.
@@ -270,7 +270,8 @@ func (s *sub) split() error {
 			for _, i := range idx {
 				pf = append(pf, s.facts[i])
 			}
-			s.pfacts, w.Facts = pf, pf
+			s.pfacts = pf
+			w = wire.Make(b, len(idx), pf)
 		}
 		err := s.sendPart(s.cl.node(addr), &s.parts[k], w, k == 0)
 		if err != nil {

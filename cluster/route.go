@@ -108,7 +108,7 @@ func (cl *Client) target(ctx context.Context, s int) (*node, error) {
 // with its final replies: not the nodes' MOVED, ASK, TRYAGAIN or
 // NOSCRIPT answers a command is sent again after, nor the Client's own
 // commands (CLUSTER SHARDS, SCRIPT LOAD, ASKING).
-func (cl *Client) Send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
+func (cl *Client) Send(ctx context.Context, w conn.Cmds, h conn.Handler) error {
 	if cl.hooks == nil {
 		return cl.send(ctx, w, h)
 	}
@@ -121,7 +121,7 @@ func (cl *Client) send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if w.N <= 0 || h == nil {
+	if w.Len() <= 0 || h == nil {
 		return errNoSubmission
 	}
 	// The commands' facts: the encoders', or read from the bytes here,
@@ -137,7 +137,7 @@ func (cl *Client) send(ctx context.Context, w wire.Cmds, h wire.Handler) error {
 		s.release()
 		return err
 	}
-	if w.N == 1 && s.slots[0] == keyless && s.info != nil && s.info.Policy() == cmds.AllShards {
+	if w.Len() == 1 && s.slots[0] == keyless && s.info != nil && s.info.Policy() == cmds.AllShards {
 		return s.broadcast()
 	}
 	if cl.reads != nil {
@@ -315,7 +315,7 @@ func (s *sub) dispatch() error {
 	}
 	if same {
 		s.direct, s.pending = true, 1
-		return s.sendPart(n0, &s.whole, wire.Cmds{B: s.buf, N: s.n, Facts: s.facts}, true)
+		return s.sendPart(n0, &s.whole, wire.Make(s.buf, s.n, s.facts), true)
 	}
 	return s.split()
 }

@@ -251,7 +251,7 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 		pos := in.appendKeys(args, idx[:0], true) // keys, then shard channels
 		if len(pos) > 0 {
 			start := len(keys)
-			var far func(i int) uint32
+			far := argWalk{args: args}
 			for _, p := range pos {
 				if int(p) >= len(args) {
 					continue
@@ -260,10 +260,7 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 				if int(p) < len(offs) {
 					off = offs[p]
 				} else {
-					if far == nil {
-						far = argOffsets(args)
-					}
-					off = far(int(p))
+					off = far.offset(int(p))
 				}
 				keys = append(keys, Span{Off: off, Len: uint32(len(args[p]))})
 			}
@@ -275,19 +272,23 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 	return keys
 }
 
-// argOffsets returns a function giving the offset of argument i's bytes
-// in the encoding of args; it walks the arguments once, in order.
-func argOffsets(args [][]byte) func(i int) uint32 {
-	next, at := 0, uint32(resp.HeaderLen(len(args)))
-	return func(i int) uint32 {
-		if i < next {
-			next, at = 0, uint32(resp.HeaderLen(len(args)))
-		}
-		for ; next < i; next++ {
-			at += uint32(resp.HeaderLen(len(args[next]))+len(args[next])) + 2
-		}
-		return at + uint32(resp.HeaderLen(len(args[i])))
+// argWalk gives the offset of argument i's bytes in the encoding of
+// args, walking the arguments once, in order (a value on the caller's
+// stack, not a closure: fill keeps nothing of args).
+type argWalk struct {
+	args [][]byte
+	next int
+	at   uint32
+}
+
+func (w *argWalk) offset(i int) uint32 {
+	if i < w.next || w.next == 0 {
+		w.next, w.at = 0, uint32(resp.HeaderLen(len(w.args)))
 	}
+	for ; w.next < i; w.next++ {
+		w.at += uint32(resp.HeaderLen(len(w.args[w.next]))+len(w.args[w.next])) + 2
+	}
+	return w.at + uint32(resp.HeaderLen(len(w.args[i])))
 }
 
 // refine computes the kind and timeout of a Blocking or ReplyModel

@@ -170,7 +170,7 @@ func (cl *Client) sendHooked(ctx context.Context, cmds Cmds, h Handler) error {
 	if !cl.hooks.sees(cmds) {
 		return cl.send(ctx, cmds, h)
 	}
-	if cmds.N <= 0 || h == nil {
+	if cmds.Len() <= 0 || h == nil {
 		return errBadSubmission
 	}
 	o := cl.hooks.begin(ctx, cmds, h)
@@ -187,7 +187,7 @@ func (cl *Client) sendHooked(ctx context.Context, cmds Cmds, h Handler) error {
 
 // send is Send without the hooks.
 func (cl *Client) send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if r := route(cmds.Facts); r.blocking > 0 || r.forever != "" {
+	if r := route(cmds.Facts()); r.blocking > 0 || r.forever != "" {
 		switch {
 		case r.blocking > 0:
 			if !h.Waits() {
@@ -550,7 +550,7 @@ func (cl *Client) sendDedicated(ctx context.Context, cmds wire.Cmds, h wire.Hand
 	case <-d.done:
 		err = d.err
 	case <-ctx.Done():
-		err = cl.stopBlocked(ctx, c, d, blocking, cmds.N)
+		err = cl.stopBlocked(ctx, c, d, blocking, cmds.Len())
 	}
 	cl.giveBack(c)
 	h.Done(err)

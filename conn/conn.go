@@ -10,6 +10,7 @@ import (
 
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/submit"
 )
 
 // Sender is the client interface: what kv, pipeline, dispatch and emq
@@ -26,8 +27,8 @@ import (
 type Sender interface {
 	// Send queues a submission of counted commands; h gets their
 	// replies in order (see Conn.Send). When Send returns an error,
-	// nothing was sent and h is never called. cmds.B is the caller's:
-	// copy it to keep it past the return.
+	// nothing was sent and h is never called. cmds.Bytes() are the
+	// caller's: copy them to keep them past the return.
 	Send(ctx context.Context, cmds Cmds, h Handler) error
 	// Do sends a command given as arguments of any of the kinds
 	// AppendArg takes and waits for its reply (see Conn.Do).
@@ -38,40 +39,39 @@ type Sender interface {
 	DoInt(ctx context.Context, cmd resp.Cmd) (int64, error)
 }
 
-// Cmds is a submission: N commands encoded back to back in B (RESP arrays
-// of bulk strings), and Facts, what is known about each (its kind and
-// timeout, its keys: see cmds.Fact), one per command, known where it was
-// encoded. Make one with CmdsOf or CmdsOfBatch; range over its commands
-// with its All method. Facts nil means unknown: the connection that
-// receives the submission reads them from B, once, and refuses a B that
-// is not N whole commands (an error matching ErrMalformed). A Cmds put
-// together by hand must keep N equal to the commands in B and, when it
-// has Facts, one Fact per command with that command's Size (joining two
-// submissions: B appended, N added, Facts appended), or leave Facts nil.
+// Cmds is the submission, package submit's public type: Len commands
+// encoded back to back in Bytes (RESP arrays of bulk strings) and Facts,
+// what is known about each (its kind and timeout, its keys: see
+// cmds.Fact), one per command, known where it was encoded. It has no
+// exported fields: make one with CmdsOf or CmdsOfBatch (resp's counted
+// commands) or, from bytes put together by hand (a fake, a proxy), with
+// submit.New, which checks them once; range over its commands with its
+// All method. Facts nil means unknown: the connection that receives the
+// submission reads them from its bytes, once.
 //
 // The module's own encoders of raw commands (pipeline.Batch, DoFunc of a
 // resp.Cmd, a Stream, dispatch) send a submission whose names are all
 // cmds.Plain without facts, marked Plain (see Plain), to a Conn or Client
 // without hooks, which sends it without reading it. Any other Sender (one
-// with hooks, a cluster, a wrapper) is given the facts. A Cmds a user
-// holds (CmdsOf's, CmdsOfBatch's, one a wrapper is given, one put
-// together or edited by hand) is never Plain: its bytes are read.
-type Cmds = wire.Cmds
+// with hooks, a cluster, a wrapper) is given the facts: a Cmds a user's
+// code holds is never Plain.
+type Cmds = submit.Cmds
 
-// Handler receives the replies of one submission: Reply(i, v) for each
-// command in order (v valid only during the call), then Done(err) exactly
-// once, with nil after the last reply or with the error that ended the
-// submission early. Waits reports whether the submitter waits for Done
-// right after Send (then the connection may read the replies on its
-// goroutine, and a Client sends a blocking command on a dedicated
-// connection); a Handler must not block. A panic in Reply or Done is
-// recovered where it happens (the reader goroutine, or a caller reading
-// its own replies) and never leaves the connection's roles held: a
-// panic in Reply ends the submission, whose remaining replies are read
-// and dropped, with Done(*PanicError); one in Done is logged to
-// Options.Logger. Every other submission still gets its own replies (see
-// PanicError).
-type Handler = wire.Handler
+// Handler receives the replies of one submission (package submit's
+// public interface): Reply(i, v) for each command in order (v valid
+// only during the call), then Done(err) exactly once, with nil after the
+// last reply or with the error that ended the submission early. Waits
+// reports whether the submitter waits for Done right after Send (then
+// the connection may read the replies on its goroutine, and a Client
+// sends a blocking command on a dedicated connection); a Handler must
+// not block. Any type, outside this module too, may implement it. A
+// panic in Reply or Done is recovered where it happens (the reader
+// goroutine, or a caller reading its own replies) and never leaves the
+// connection's roles held: a panic in Reply ends the submission, whose
+// remaining replies are read and dropped, with Done(*PanicError); one in
+// Done is logged to Options.Logger. Every other submission still gets
+// its own replies (see PanicError).
+type Handler = submit.Handler
 
 // CmdsOf is the submission of one command (its build error, if any).
 func CmdsOf(cmd resp.Cmd) (Cmds, error) { return wire.FromCmd(cmd) }
@@ -249,8 +249,10 @@ func (c *Conn) Err() error {
 }
 
 // Send queues a submission of counted commands: the plumbing under
-// DoFunc, pipeline.Batch, pipeline.Stream and the dispatch executors. Its
-// handler type is internal to this module; use those instead.
+// DoFunc, pipeline.Batch, pipeline.Stream and the dispatch executors,
+// and what a Sender written outside the module (a fake, a wrapper: see
+// the SendFunc examples) passes submissions on with; cmds and h are
+// public types (package submit).
 //
 // Nothing is sent when ctx is already done, when a command changes the
 // connection's reply model (a *CommandError matching ErrCommandRefused),
@@ -263,7 +265,7 @@ func (c *Conn) Err() error {
 // writer goroutine does. h receives the replies in order on the goroutine
 // holding the reader role: the caller's own, when h.Waits() and nobody
 // else reads (Send then returns once h is done or ctx ends), else the
-// reader goroutine. cmds.B is copied. When Send returns an error, h is
+// reader goroutine. cmds.Bytes() are copied. When Send returns an error, h is
 // never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
 	cmds, l, err := c.hooks.factsFor(cmds)
@@ -280,10 +282,9 @@ func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
 }
 
 // ErrMalformed is matched (errors.Is) by the error of a submission whose
-// bytes are not N whole commands (arrays of bulk strings), read when it
-// came without its facts, or whose Facts do not describe its bytes (not
-// one per command, their sizes not adding up to len(B)). Nothing is sent.
-var ErrMalformed = wire.ErrMalformed
+// bytes are not Len whole commands (arrays of bulk strings), found by
+// submit.New or read when it came without its facts. Nothing is sent.
+var ErrMalformed = submit.ErrMalformed
 
 // send is Send without the hooks: a Client runs them itself, once per
 // submission, whichever connection takes it.
@@ -298,7 +299,7 @@ func (c *Conn) send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
 // sendHooked is Send with every command reported to the hooks. After
 // submit, o belongs to the connection (its Done recycles it).
 func (c *Conn) sendHooked(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if cmds.N <= 0 || h == nil {
+	if cmds.Len() <= 0 || h == nil {
 		return errBadSubmission
 	}
 	o := c.hooks.begin(ctx, cmds, h)
@@ -324,7 +325,7 @@ const maxInline = 64 << 10
 // submit queues the commands, takes the reader role when asked and free,
 // and writes inline when nobody is writing.
 func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bool, err error) {
-	cmds, n := w.B, w.N
+	cmds, n := w.Bytes(), w.Len()
 	if n <= 0 || h == nil {
 		return false, errBadSubmission
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/echomq/echomq-go/internal/dial"
-	"github.com/echomq/echomq-go/internal/wire"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // ErrClosed is returned for calls on a connection or client that was closed
@@ -113,7 +113,7 @@ func (e *BrokenError) Is(target error) bool { return target == ErrBroken }
 // ErrBadArg is matched (errors.Is) by the error of a Do given an argument
 // it cannot write (a type it does not take, a NaN, a time.Duration where
 // the command takes none); nothing is sent.
-var ErrBadArg = wire.ErrBadArg
+var ErrBadArg = resp.ErrBadArg
 
 // ErrBadOptions is matched (errors.Is) by the error of Dial, NewClient
 // and Connect (and pubsub.Subscribe) given Options no connection can be

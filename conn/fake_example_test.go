@@ -11,6 +11,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/submit"
 )
 
 // memory is a fake server for tests: it answers GET, SET and DEL from a
@@ -65,7 +66,7 @@ func ExampleSendFunc() {
 	// A wrapper: count the commands sent through it, then pass them on.
 	var sent int
 	counting := conn.SendFunc(func(ctx context.Context, cmds conn.Cmds, h conn.Handler) error {
-		sent += cmds.N
+		sent += cmds.Len()
 		return s.Send(ctx, cmds, h)
 	})
 
@@ -110,4 +111,53 @@ func ExampleHook() {
 	// SET -> "OK", refused: false
 	// GET -> "42", refused: false
 	// SUBSCRIBE -> "", refused: true
+}
+
+// prefixed is a wrapping middleware written outside the module: it puts
+// every key of GET, SET and DEL under a tenant's prefix, re-encoding each
+// submission it is given and making the new one with submit.New, which
+// checks the bytes once (the connection then reads their facts, so the
+// guard and hooks see the rewritten keys).
+type prefixed struct {
+	next   conn.Sender
+	prefix string
+}
+
+func (p prefixed) send(ctx context.Context, cmds conn.Cmds, h conn.Handler) error {
+	var b []byte
+	for _, args := range cmds.All() {
+		b = resp.AppendArrayHeader(b, len(args))
+		del := strings.EqualFold(string(args[0]), "DEL")
+		for j, a := range args {
+			if j == 1 || j > 1 && del { // the keys
+				b = resp.AppendBulkString(b, p.prefix+string(a))
+				continue
+			}
+			b = resp.AppendBulk(b, a)
+		}
+	}
+	sub, err := submit.New(b, cmds.Len())
+	if err != nil {
+		return err
+	}
+	return p.next.Send(ctx, sub, h)
+}
+
+// A proxy over a fake: the middleware rewrites the submissions it is
+// given, the fake answers them; neither is part of the module.
+func ExampleSendFunc_middleware() {
+	ctx := context.Background()
+	fake := &memory{m: map[string]string{}}
+	var s conn.Sender = conn.SendFunc(prefixed{next: conn.SendFunc(fake.send), prefix: "tenant-a:"}.send)
+
+	if _, err := s.Do(ctx, "SET", "greeting", "hello"); err != nil {
+		log.Fatal(err)
+	}
+	v, err := s.Do(ctx, "GET", "greeting")
+	fmt.Println(v.Text(), err)
+	_, present := fake.m["tenant-a:greeting"]
+	fmt.Println(present)
+	// Output:
+	// hello <nil>
+	// true
 }

@@ -74,11 +74,11 @@ func (e *ArgTooLargeError) Is(target error) bool { return target == ErrCommandRe
 // checkArgs refuses a submission with an argument longer than max; only
 // one longer than max in all can have one, so the others are not read.
 func checkArgs(w wire.Cmds, max int) error {
-	if max < 0 || len(w.B) <= max {
+	if max < 0 || len(w.Bytes()) <= max {
 		return nil
 	}
-	if at, size, over := wire.ArgOver(w.B, max); over {
-		return &ArgTooLargeError{Command: strings.ToUpper(string(wire.NameOf(w.B[at:]))), Size: size, Max: max}
+	if at, size, over := wire.ArgOver(w.Bytes(), max); over {
+		return &ArgTooLargeError{Command: strings.ToUpper(string(wire.NameOf(w.Bytes()[at:]))), Size: size, Max: max}
 	}
 	return nil
 }
@@ -136,9 +136,9 @@ func checkShared(w wire.Cmds, maxArg int) error {
 func inspectFacts(w wire.Cmds, exclusive bool) (blocking bool, timeout time.Duration, tx bool, err error) {
 	inMulti, forever := false, false
 	at := uint32(0)
-	for i := range w.Facts {
-		f := &w.Facts[i]
-		cmd := w.B[at : at+f.Size]
+	for i := range w.Facts() {
+		f := &w.Facts()[i]
+		cmd := w.Bytes()[at : at+f.Size]
 		at += f.Size
 		if f.Kind&cmds.Guarded == 0 {
 			continue

@@ -180,7 +180,7 @@ func (s *hookSet) Begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) (wi
 	if !s.sees(cmds) {
 		return h, nil
 	}
-	if cmds.N <= 0 || h == nil || len(cmds.Facts) != cmds.N {
+	if cmds.Len() <= 0 || h == nil || len(cmds.Facts()) != cmds.Len() {
 		return h, nil // the Sender refuses it itself
 	}
 	o := s.begin(ctx, cmds, h)
@@ -276,10 +276,10 @@ func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *ho
 	lo, hi := wire.Seen(cmds)
 	o.first = lo
 	at := uint32(0)
-	for i := range cmds.Facts[:hi] {
-		f := &cmds.Facts[i]
+	for i := range cmds.Facts()[:hi] {
+		f := &cmds.Facts()[i]
 		if i >= lo {
-			o.cmds = append(o.cmds, commandInfo(f, cmds.B[at:at+f.Size]))
+			o.cmds = append(o.cmds, commandInfo(f, cmds.Bytes()[at:at+f.Size]))
 		}
 		at += f.Size
 	}
@@ -295,9 +295,9 @@ func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *ho
 	}
 	o.pctx = ctx
 	at = 0
-	for i := range cmds.Facts[:hi] {
-		f := &cmds.Facts[i]
-		raw := RawCommand{b: cmds.B[at : at+f.Size], f: f}
+	for i := range cmds.Facts()[:hi] {
+		f := &cmds.Facts()[i]
+		raw := RawCommand{b: cmds.Bytes()[at : at+f.Size], f: f}
 		at += f.Size
 		if i < lo {
 			continue
@@ -454,7 +454,7 @@ type unhooked struct{ c *Conn }
 
 // Send is Conn.Send without the hooks.
 func (u unhooked) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if len(cmds.Facts) != cmds.N {
+	if len(cmds.Facts()) != cmds.Len() {
 		return wire.ErrMalformed
 	}
 	return u.c.send(ctx, cmds, h)

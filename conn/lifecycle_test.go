@@ -14,6 +14,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/faultproxy"
 	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // MaxPending 4 with 32 goroutines: all complete with their own replies.
@@ -140,6 +141,12 @@ func TestCloseEndsWaitingCalls(t *testing.T) {
 	c := dial(t, conn.Options{Addr: p.Addr()})
 	p.Set(faultproxy.Mode{Stall: waitLong})
 	const callers = 20
+	// Every call is waiting once its bytes have reached the proxy (the
+	// stall holds the replies back): that many bytes up, from here.
+	up := p.BytesUp() + int64(len(resp.AppendCommand(resp.AppendCommand(nil, "ECHO", "batched"), "PING")))
+	for i := range callers {
+		up += int64(len(resp.AppendCommand(nil, "ECHO", "w"+strconv.Itoa(i))))
+	}
 	errs := make(chan error, callers+1)
 	for i := range callers {
 		go func() {
@@ -151,7 +158,7 @@ func TestCloseEndsWaitingCalls(t *testing.T) {
 	b.Add("ECHO", "batched")
 	b.Add("PING")
 	go func() { errs <- b.Exec(context.Background(), c) }()
-	time.Sleep(50 * time.Millisecond) // let them queue
+	waitFor(t, "every call written", func() bool { return p.BytesUp() >= up })
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/submit"
 )
 
 // doneHandler is a Handler that records how its submission ended.
@@ -23,29 +24,36 @@ func (h *doneHandler) Done(err error)        { h.done <- err }
 func (h *doneHandler) Waits() bool           { return false }
 
 // TestHeldCmdsAreRead: a Cmds a user holds (CmdsOf's, or one a wrapper is
-// given by DoFunc) and edits as conn.Cmds says a submission is joined (B
-// appended, N added, Facts left nil) is read by a connection without
-// hooks, as any Cmds put together by hand: a SUBSCRIBE joined to a PING
-// is refused, a count that is not the commands in B, or bytes that are
-// not commands, are ErrMalformed, with nothing sent. CmdsOf's submission
-// of a plain name was marked Plain and kept the mark through the edits,
-// so the connection sent it unread: the SUBSCRIBE put the shared
-// connection in subscriber mode, N 2 for one PING made it take the next
-// caller's reply.
+// given by DoFunc) cannot be edited (no exported fields); one put
+// together from its bytes by hand goes through submit.New and is read by
+// a connection without hooks: a SUBSCRIBE joined to a PING is refused, a
+// count that is not the commands in the bytes, or bytes that are not
+// commands, are ErrMalformed (from New), with nothing sent. Once, when a
+// Cmds had exported fields, CmdsOf's submission of a plain name was
+// marked Plain and kept the mark through the edits, so the connection
+// sent it unread: the SUBSCRIBE put the shared connection in subscriber
+// mode, N 2 for one PING made it take the next caller's reply.
 func TestHeldCmdsAreRead(t *testing.T) {
 	ctx := testCtx(t)
 	sub, err := conn.CmdsOf(resp.Command(nil, "SUBSCRIBE", "ch"))
 	require.NoError(t, err)
 	// The edits, of a submission of one PING.
-	join := func(w *conn.Cmds) {
-		w.B = append(append([]byte(nil), w.B...), sub.B...)
-		w.N += sub.N
+	join := func(w conn.Cmds) (conn.Cmds, error) {
+		return submit.New(append(append([]byte(nil), w.Bytes()...), sub.Bytes()...), w.Len()+sub.Len())
 	}
-	miscount := func(w *conn.Cmds) { w.N = 2 }
-	garble := func(w *conn.Cmds) { w.B = []byte("SUBSCRIBE ch\r\n") }
+	miscount := func(w conn.Cmds) (conn.Cmds, error) { return submit.New(w.Bytes(), 2) }
+	garble := func(conn.Cmds) (conn.Cmds, error) { return submit.New([]byte("SUBSCRIBE ch\r\n"), 1) }
+	// send sends the edit of w, or returns the error New refused it with.
+	send := func(ctx context.Context, s conn.Sender, w conn.Cmds, edit func(conn.Cmds) (conn.Cmds, error), h conn.Handler) error {
+		w, err := edit(w)
+		if err != nil {
+			return err
+		}
+		return s.Send(ctx, w, h)
+	}
 	for _, tc := range []struct {
 		name string
-		edit func(*conn.Cmds)
+		edit func(conn.Cmds) (conn.Cmds, error)
 		want error
 	}{
 		{"joined SUBSCRIBE", join, conn.ErrCommandRefused},
@@ -63,19 +71,15 @@ func TestHeldCmdsAreRead(t *testing.T) {
 			}{{"Conn", c}, {"Client", cl}} {
 				w, err := conn.CmdsOf(resp.Command(nil, "PING"))
 				require.NoError(t, err)
-				tc.edit(&w)
-				err = s.s.Send(ctx, w, newDoneHandler())
+				err = send(ctx, s.s, w, tc.edit, newDoneHandler())
 				require.ErrorIs(t, err, tc.want, "%s: nothing must be sent", s.name)
 				got, err := echo(ctx, s.s, "after")
 				require.NoError(t, err, s.name)
 				require.Equal(t, "after", got, s.name)
 			}
-			// A wrapper given DoFunc's submission, edited the same way
-			// (its Facts, if any, left nil, as conn.Cmds allows).
+			// A wrapper given DoFunc's submission, edited the same way.
 			wrapper := conn.SendFunc(func(ctx context.Context, w conn.Cmds, h conn.Handler) error {
-				tc.edit(&w)
-				w.Facts = nil
-				return c.Send(ctx, w, h)
+				return send(ctx, c, w, tc.edit, h)
 			})
 			err = wrapper.DoFunc(ctx, resp.Command(nil, "PING"), nil)
 			require.ErrorIs(t, err, tc.want, "wrapper: nothing must be sent")

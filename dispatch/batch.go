@@ -187,10 +187,10 @@ func (b *Batch) roundTrip(ctx context.Context, s conn.Sender, native, plain bool
 		return err
 	}
 	if !plain {
-		if w.N != b.facts.Len() {
+		if w.Len() != b.facts.Len() {
 			return wire.ErrMalformed // cannot be: appendCall adds both
 		}
-		w.Facts = b.facts.List()
+		w = wire.Make(w.Bytes(), w.Len(), b.facts.List())
 	}
 	return b.col.Exchange(ctx, s, w, idx)
 }

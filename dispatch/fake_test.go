@@ -16,7 +16,7 @@ import (
 type instant struct{}
 
 func (instant) Send(_ context.Context, cmds wire.Cmds, h wire.Handler) error {
-	for i := range cmds.N {
+	for i := range cmds.Len() {
 		h.Reply(i, resp.Value{Type: resp.Integer, Int: 1})
 	}
 	h.Done(nil)

@@ -21,7 +21,7 @@ import (
 type wrapSender struct{ s conn.Sender }
 
 func (w wrapSender) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	if cmds.N == 1 {
+	if cmds.Len() == 1 {
 		h = &wrapHandler{h: h}
 	}
 	if err := w.s.Send(ctx, cmds, h); err != nil {

@@ -196,3 +196,47 @@ func TestAllocsTypedBatchNumeric(t *testing.T) {
 		}
 	}
 }
+
+// Key parts the compiler cannot fold into constants.
+var allocKeyPrefix, allocKeyID = "user:", "12345"
+
+// TestAllocsAddConcatenated: raw Add of arguments built by concatenation
+// allocates nothing: Add does not keep its arguments, so a key made of
+// two strings stays on the caller's stack. Both for a Batch never sent
+// and for one last sent to a Sender that reads facts (a user's Sender:
+// Add then records each command's facts as it comes). Add used to leak
+// its arguments' contents (escape analysis: "leaking param content:
+// args"), so each concatenated argument was a heap allocation.
+func TestAllocsAddConcatenated(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race")
+	}
+	ctx := context.Background()
+	var b pipeline.Batch
+	add := func() {
+		b.Reset()
+		for range 10 {
+			b.Add("SET", allocKeyPrefix+allocKeyID, "v:"+allocKeyID)
+			b.Add("GET", allocKeyPrefix+allocKeyID)
+		}
+	}
+	add()
+	if n := testing.AllocsPerRun(100, add); n != 0 {
+		t.Errorf("Reset and 20 × Add of concatenated arguments = %v allocs, want 0", n)
+	}
+	// A Sender that reads facts (any Sender outside the module).
+	fake := conn.SendFunc(func(_ context.Context, cmds conn.Cmds, h conn.Handler) error {
+		for i := range cmds.Len() {
+			h.Reply(i, resp.Value{Type: resp.SimpleString, Str: []byte("OK")})
+		}
+		h.Done(nil)
+		return nil
+	})
+	if err := b.Exec(ctx, fake); err != nil {
+		t.Fatal(err)
+	}
+	add()
+	if n := testing.AllocsPerRun(100, add); n != 0 {
+		t.Errorf("after an Exec on a Sender that reads facts: Reset and 20 × Add of concatenated arguments = %v allocs, want 0", n)
+	}
+}

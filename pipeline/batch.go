@@ -117,7 +117,7 @@ func (b *Batch) Add(args ...string) {
 		b.catchUp()
 		b.cmds.Add(args...)
 		if len(args) > 0 {
-			b.facts.Strings(args)
+			b.facts.Strings(args) // false: catchUp reads it from the bytes
 		}
 		return
 	}
@@ -149,8 +149,15 @@ func (b *Batch) AddBytes(args ...[]byte) {
 // that the facts stay in the commands' order.
 func (b *Batch) catchUp() {
 	if b.facts.Len() < b.cmds.Len() {
-		b.facts.Sync(&b.cmds) // an error is Exec's to return
+		b.sync()
 	}
+}
+
+// sync is catchUp's call, out of line so that catchUp inlines.
+//
+//go:noinline
+func (b *Batch) sync() {
+	b.facts.Sync(&b.cmds) // an error is Exec's to return
 }
 
 // AddCmd appends a command built on its own (resp.Command,
@@ -210,16 +217,16 @@ func (b *Batch) ArgBytes(p []byte) { b.argTo().ArgBytes(p) }
 // ArgInt appends an integer argument to the command begun with Begin.
 func (b *Batch) ArgInt(i int64) { b.argTo().ArgInt(i) }
 
-// argTo returns the commands an argument goes to. In a copy (a Batch
-// copied between Begin and Arg) it drops the original's commands first,
-// without a call, so that Arg and ArgBytes stay inlined: the next
-// method that owns the batch (own) refuses the copy, whose commands
-// were never its own.
+// argTo returns the commands an argument goes to: the batch's own, or,
+// in a copy (a Batch copied between Begin and Arg), commands of nobody's
+// that the argument is dropped into, without a call, so that Arg,
+// ArgBytes and ArgInt stay inlined. The copy never appends to the
+// original's bytes, and the next method that owns it (own) refuses it.
 func (b *Batch) argTo() *resp.Cmds {
-	if b.self != b {
-		b.cmds = resp.Cmds{}
+	if b.self == b {
+		return &b.cmds
 	}
-	return &b.cmds
+	return new(resp.Cmds)
 }
 
 // Exec sends every command in one write and waits for all the replies.
@@ -248,10 +255,10 @@ func (b *Batch) exec(ctx context.Context, s conn.Sender) error {
 	if err != nil {
 		return err
 	}
-	if w.N == 0 {
+	if w.Len() == 0 {
 		return ctx.Err()
 	}
-	b.col.Begin(w.N)
+	b.col.Begin(w.Len())
 	return b.col.Exchange(ctx, s, w, nil)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/echomq/echomq-go/kv"
 	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/submit"
 )
 
 // waiter is a Handler whose caller waits for Done.
@@ -38,7 +39,7 @@ func sendWait(ctx context.Context, s conn.Sender, cmds conn.Cmds) error {
 
 // guardPaths are the ways to submit one command given as strings: each
 // path reaches the connection with the command's facts known (a builder,
-// Batch.Add, Stream, Do) or unknown (a user's resp types, a literal Cmds).
+// Batch.Add, Stream, Do) or unknown (a user's resp types, submit.New).
 func guardPaths(args ...string) map[string]func(ctx context.Context, s conn.Sender) error {
 	anyArgs := make([]any, len(args))
 	for i, a := range args {
@@ -68,8 +69,12 @@ func guardPaths(args ...string) map[string]func(ctx context.Context, s conn.Send
 			}
 			return sendWait(ctx, s, w)
 		},
-		"literal Cmds": func(ctx context.Context, s conn.Sender) error {
-			return sendWait(ctx, s, conn.Cmds{B: resp.AppendCommand(nil, args...), N: 1})
+		"submit.New": func(ctx context.Context, s conn.Sender) error {
+			w, err := submit.New(resp.AppendCommand(nil, args...), 1)
+			if err != nil {
+				return err
+			}
+			return sendWait(ctx, s, w)
 		},
 		"Batch.Add": func(ctx context.Context, s conn.Sender) error {
 			var b pipeline.Batch
@@ -162,8 +167,8 @@ func bytesOf(args []string) [][]byte {
 // TestRefusedOnEveryPath: a command that would break a shared connection
 // is refused with the same *CommandError whichever way it is submitted,
 // facts known or read from the bytes, and nothing is sent: the
-// connection still answers one reply per command. A literal Cmds (facts
-// unknown) was sent as it was before the facts: nothing marked it.
+// connection still answers one reply per command. A Cmds made by
+// submit.New (facts unknown) was once, as a literal Cmds, sent as it was before the facts: nothing marked it.
 func TestRefusedOnEveryPath(t *testing.T) {
 	var b cmds.Builder
 	for _, tc := range []struct {
@@ -217,28 +222,37 @@ func TestRefusedOnEveryPath(t *testing.T) {
 	}
 }
 
-// TestMalformedLiteralCmds: a literal Cmds whose bytes are not N commands,
-// or whose Facts do not describe its bytes, is refused with ErrMalformed,
-// and nothing is sent.
+// TestMalformedLiteralCmds: a submission put together by hand whose
+// bytes are not N commands is refused by submit.New with ErrMalformed,
+// and so never sent; the connection stays in sync. (A user's code can no
+// longer give a submission facts that do not describe its bytes: a Cmds
+// has no exported fields.)
 func TestMalformedLiteralCmds(t *testing.T) {
 	ctx := testCtx(t)
 	c := setup(t, conn.Options{})
 	ping := resp.AppendCommand(nil, "PING")
-	for _, w := range []conn.Cmds{
-		{B: ping, N: 2},                           // fewer commands than N
-		{B: append(ping, ping...), N: 1},          // more
-		{B: []byte("PING\r\n"), N: 1},             // inline
-		{B: ping[:len(ping)-1], N: 1},             // cut
-		{B: []byte("*1\r\n:1\r\n"), N: 1},         // not bulk strings
-		{B: []byte("*0\r\n"), N: 1},               // no arguments
-		{B: []byte("*1\r\n$9999\r\nx\r\n"), N: 1}, // short bulk
-		// Facts that do not describe the bytes.
-		{B: ping, N: 1, Facts: []cmds.Fact{}},
-		{B: ping, N: 1, Facts: []cmds.Fact{{Size: uint32(len(ping)) + 1}}},
-		{B: append(ping, ping...), N: 2, Facts: []cmds.Fact{{Size: uint32(len(ping))}}},
+	for _, w := range []struct {
+		b []byte
+		n int
+	}{
+		{ping, 2},                           // fewer commands than N
+		{append(ping, ping...), 1},          // more
+		{[]byte("PING\r\n"), 1},             // inline
+		{ping[:len(ping)-1], 1},             // cut
+		{[]byte("*1\r\n:1\r\n"), 1},         // not bulk strings
+		{[]byte("*0\r\n"), 1},               // no arguments
+		{[]byte("*1\r\n$9999\r\nx\r\n"), 1}, // short bulk
+		{ping, -1},                          // a negative count
 	} {
-		if err := sendWait(ctx, c, w); !errors.Is(err, conn.ErrMalformed) {
-			t.Errorf("%q N=%d: %v, want ErrMalformed", w.B, w.N, err)
+		err := func() error {
+			sub, err := submit.New(w.b, w.n)
+			if err != nil {
+				return err
+			}
+			return sendWait(ctx, c, sub)
+		}()
+		if !errors.Is(err, conn.ErrMalformed) {
+			t.Errorf("%q N=%d: %v, want ErrMalformed", w.b, w.n, err)
 		}
 	}
 	if v, err := c.Do(ctx, "ECHO", "in sync"); err != nil || v.Text() != "in sync" {
@@ -358,19 +372,19 @@ func TestPlainBatchWithoutFacts(t *testing.T) {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
 			if tc.plain && !wants {
-				if got.Facts != nil || !got.Plain() {
-					t.Errorf("%s: sent with %d facts, Plain %v; want none, Plain", tc.name, len(got.Facts), got.Plain())
+				if got.Facts() != nil || !got.Plain() {
+					t.Errorf("%s: sent with %d facts, Plain %v; want none, Plain", tc.name, len(got.Facts()), got.Plain())
 				}
 			} else {
-				if got.Plain() || len(got.Facts) != got.N {
-					t.Fatalf("%s, wants %v: %d facts for %d commands, Plain %v", tc.name, wants, len(got.Facts), got.N, got.Plain())
+				if got.Plain() || len(got.Facts()) != got.Len() {
+					t.Fatalf("%s, wants %v: %d facts for %d commands, Plain %v", tc.name, wants, len(got.Facts()), got.Len(), got.Plain())
 				}
 				at := 0
-				for _, f := range got.Facts {
+				for _, f := range got.Facts() {
 					at += int(f.Size)
 				}
-				if at != len(got.B) {
-					t.Errorf("%s: facts cover %d bytes of %d", tc.name, at, len(got.B))
+				if at != len(got.Bytes()) {
+					t.Errorf("%s: facts cover %d bytes of %d", tc.name, at, len(got.Bytes()))
 				}
 			}
 			for _, s := range []conn.Sender{c, wrapper} {

@@ -52,6 +52,7 @@ type Stream struct {
 	cmds  resp.Cmds  // gathered, not yet sent
 	facts wire.Facts // their facts, but for a run of plain ones (plain)
 	probe wire.Facts // the fact of the command being added
+	long  []byte     // the encoding of one too long for probe.Strings, to read its fact
 	// plain: s reads no facts of a plain submission (wire.WantsFacts),
 	// so a chunk of commands plain by their names goes without facts.
 	plain bool
@@ -169,7 +170,12 @@ func (st *Stream) Add(ctx context.Context, args ...string) error {
 		return st.added(ctx)
 	}
 	st.probe.Reset()
-	st.probe.Strings(args)
+	if !st.probe.Strings(args) {
+		st.long = resp.AppendCommand(st.long[:0], args...)
+		if err := st.probe.Encoded(st.long, 1); err != nil {
+			return err
+		}
+	}
 	return st.add(ctx, func() { st.cmds.Add(args...) })
 }
 
@@ -346,7 +352,7 @@ func (st *Stream) Flush(ctx context.Context) error {
 func (st *Stream) each(ctx context.Context, c *chunk, w wire.Cmds) error {
 	k, l, err := wire.Known(w) // the commands' sizes
 	defer wire.Release(l)
-	n, base := w.N, c.base // c may be reused once it has ended
+	n, base := w.Len(), c.base // c may be reused once it has ended
 	var first error
 	at := uint32(0)
 	for i := range n {
@@ -363,8 +369,8 @@ func (st *Stream) each(ctx context.Context, c *chunk, w wire.Cmds) error {
 		}
 		ci.base, ci.n, ci.copied = base+int64(i), 1, 0
 		if err == nil {
-			size := k.Facts[i].Size
-			err = st.s.Send(ctx, wire.Cmds{B: k.B[at : at+size], N: 1, Facts: k.Facts[i : i+1]}, ci)
+			size := k.Facts()[i].Size
+			err = st.s.Send(ctx, wire.Make(k.Bytes()[at:at+size], 1, k.Facts()[i:i+1]), ci)
 			at += size
 			if err == nil {
 				continue

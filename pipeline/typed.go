@@ -35,23 +35,35 @@ var ErrStale = errors.New("pipeline: reply handle from before Reset")
 // Err. A command built wrong (its Err is not nil: a required argument
 // missing, a NaN, a stale Command) is not appended: its index is -1, and
 // it makes Exec return that error and send nothing until Reset.
-func (b *Batch) AddCommand(c cmds.Command) int {
+func (b *Batch) AddCommand(c cmds.Command) int { return int(b.add(c).i) }
+
+// slot is where a handle's command is: the batch's generation once it
+// is in (adding may move it on, in a copy) and its index.
+type slot struct {
+	gen uint64
+	i   int32
+}
+
+// add is AddCommand returning the handle's slot: one result, so that
+// Decode stays within the inliner's budget and Int, String, … are one
+// call, as a raw Add is.
+func (b *Batch) add(c cmds.Command) slot {
 	b.own()
 	if err := c.Err(); err != nil {
 		if b.bad == nil {
 			b.bad = err
 		}
-		return -1
+		return slot{b.gen, -1}
 	}
 	if b.lean && b.facts.Len() == 0 && c.Kind()&cmds.Guarded == 0 {
 		// For a Sender that reads no facts: like a plain raw command.
 		b.cmds.AddCmd(c.Cmd())
-		return b.cmds.Len() - 1
+		return slot{b.gen, int32(b.cmds.Len() - 1)}
 	}
 	b.catchUp()
 	b.cmds.AddCmd(c.Cmd())
 	b.facts.Command(c)
-	return b.cmds.Len() - 1
+	return slot{b.gen, int32(b.cmds.Len() - 1)}
 }
 
 // reply returns reply i for a handle of generation gen.
@@ -83,9 +95,8 @@ func (b *Batch) reply(gen uint64, i int) (resp.Value, error) {
 
 // Reply is the handle of a queued command whose reply decodes to a T.
 type Reply[T any] struct {
-	b   *Batch
-	gen uint64
-	i   int32
+	b *Batch
+	slot
 	dec func(resp.Value) (T, error)
 }
 
@@ -107,9 +118,8 @@ func (r Reply[T]) Index() int { return int(r.i) }
 
 // NullReply is the handle of a queued command whose reply may be nil.
 type NullReply[T any] struct {
-	b   *Batch
-	gen uint64
-	i   int32
+	b *Batch
+	slot
 	dec func(resp.Value) (T, bool, error)
 }
 
@@ -130,14 +140,12 @@ func (r NullReply[T]) Index() int { return int(r.i) }
 // Decode appends c and returns a handle whose Value decodes its reply
 // with dec (one of package cmds' decoders, or one of the caller's).
 func Decode[T any](b *Batch, c cmds.Command, dec func(resp.Value) (T, error)) Reply[T] {
-	i := b.AddCommand(c) // first: it may move gen on (a copy)
-	return Reply[T]{b: b, gen: b.gen, i: int32(i), dec: dec}
+	return Reply[T]{b: b, slot: b.add(c), dec: dec}
 }
 
 // DecodeNull is Decode for a reply that may be nil.
 func DecodeNull[T any](b *Batch, c cmds.Command, dec func(resp.Value) (T, bool, error)) NullReply[T] {
-	i := b.AddCommand(c)
-	return NullReply[T]{b: b, gen: b.gen, i: int32(i), dec: dec}
+	return NullReply[T]{b: b, slot: b.add(c), dec: dec}
 }
 
 // Int appends c, whose reply is an integer (INCR, DEL, LLEN, …).

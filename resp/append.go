@@ -40,14 +40,25 @@ func AppendBulkString(dst []byte, s string) []byte {
 // AppendBulkInt appends the decimal text of i as a bulk string, the way a
 // command argument carries a number.
 func AppendBulkInt(dst []byte, i int64) []byte {
+	appendBulkInt(&dst, i)
+	return dst
+}
+
+// appendBulkInt is AppendBulkInt appending to *dst: the one call of
+// both AppendBulkInt and Cmds.ArgInt, which are small enough to inline
+// (so that pipeline.Batch.ArgInt, over Cmds.ArgInt, inlines too).
+//
+//go:noinline
+func appendBulkInt(dst *[]byte, i int64) {
 	if 0 <= i && i < 10 {
-		return append(dst, '$', '1', '\r', '\n', byte('0'+i), '\r', '\n')
+		*dst = append(*dst, '$', '1', '\r', '\n', byte('0'+i), '\r', '\n')
+		return
 	}
 	var tmp [20]byte
 	num := strconv.AppendInt(tmp[:0], i, 10)
-	dst = appendHeader(dst, '$', int64(len(num)))
-	dst = append(dst, num...)
-	return append(dst, '\r', '\n')
+	d := appendHeader(*dst, '$', int64(len(num)))
+	d = append(d, num...)
+	*dst = append(d, '\r', '\n')
 }
 
 // AppendCommand appends a command whose arguments are strings, as an

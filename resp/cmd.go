@@ -25,6 +25,12 @@ var ErrEmptyCommand = errors.New("resp: command of no arguments")
 // arguments than it announced. It is never sent.
 var ErrArgCount = errors.New("resp: command given another number of arguments than announced")
 
+// ErrBadArg is matched (errors.Is) by the error of an argument given as
+// a Go value that cannot be written as a command's argument (conn's Do:
+// a type it does not take, a NaN, a time.Duration where the command
+// takes none). Nothing is sent.
+var ErrBadArg = errors.New("conn: bad command argument")
+
 // argCountError names the command and the counts.
 type argCountError struct{ want, got int }
 

@@ -80,8 +80,8 @@ func (c *Cmds) ArgBytes(p []byte) {
 
 // ArgInt appends an integer argument to the command begun with Begin.
 func (c *Cmds) ArgInt(i int64) {
-	c.b = AppendBulkInt(c.b, i)
 	c.got++
+	appendBulkInt(&c.b, i)
 }
 
 // Args appends every argument of a to the command begun with Begin.

@@ -8,6 +8,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/submit"
 )
 
 // coldStart is a conn.Sender for the script_loads check that makes a cold
@@ -23,7 +24,8 @@ type coldStart struct {
 	mu      sync.Mutex
 	held    []heldSend
 	sent    int           // submissions sent together when the barrier opened
-	cmds    wire.Cmds     // the held commands, back to back
+	buf     []byte        // the held commands, back to back
+	n       int           // how many; -1 once the barrier has opened
 	release chan struct{} // closed when the held submissions were sent
 	err     error         // the combined Send's error, for every holder
 	timer   *time.Timer
@@ -44,16 +46,16 @@ func newColdStart(c conn.Sender, want int, wait time.Duration) *coldStart {
 
 // Send holds the submission until the barrier opens, or passes it through
 // once it has.
-func (cs *coldStart) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+func (cs *coldStart) Send(ctx context.Context, cmds submit.Cmds, h submit.Handler) error {
 	cs.mu.Lock()
-	if cs.cmds.N < 0 { // the barrier has opened
+	if cs.n < 0 { // the barrier has opened
 		cs.mu.Unlock()
 		return cs.c.Send(ctx, cmds, h)
 	}
-	cs.held = append(cs.held, heldSend{h: h, n: cmds.N})
-	cs.cmds.B = append(cs.cmds.B, cmds.B...)
-	cs.cmds.N += cmds.N
-	// cs.cmds.Facts stays nil: the combined submission's facts are read
+	cs.held = append(cs.held, heldSend{h: h, n: cmds.Len()})
+	cs.buf = append(cs.buf, cmds.Bytes()...)
+	cs.n += cmds.Len()
+	// No facts: the combined submission's facts are read
 	// from its bytes, once, by the Sender it goes to.
 	full := len(cs.held) == cs.want
 	cs.mu.Unlock()
@@ -99,17 +101,22 @@ func (cs *coldStart) together() int {
 // flush sends what is held as one submission, once.
 func (cs *coldStart) flush() {
 	cs.mu.Lock()
-	if cs.cmds.N < 0 {
+	if cs.n < 0 {
 		cs.mu.Unlock()
 		return
 	}
-	held, cmds := cs.held, cs.cmds
-	cs.held, cs.cmds.N = nil, -1
+	held, buf, n := cs.held, cs.buf, cs.n
+	cs.held, cs.n = nil, -1
 	cs.sent = len(held)
 	cs.mu.Unlock()
 	cs.timer.Stop()
-	if cmds.N > 0 {
-		cs.err = cs.c.Send(context.Background(), cmds, &fanOut{subs: held})
+	if n > 0 {
+		// submit.New: put together here, its bytes are checked once.
+		cmds, err := submit.New(buf, n)
+		if err == nil {
+			err = cs.c.Send(context.Background(), cmds, &fanOut{subs: held})
+		}
+		cs.err = err
 	}
 	close(cs.release)
 }

@@ -12,10 +12,8 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// ErrBadArg is matched (errors.Is) by the error of a Do given an argument
-// it cannot write: a type it does not take, a NaN, a time.Duration where
-// the command takes none. Nothing is sent.
-var ErrBadArg = errors.New("conn: bad command argument")
+// ErrBadArg is resp.ErrBadArg, which Do's argument errors match.
+var ErrBadArg = resp.ErrBadArg
 
 // argError names the argument and why.
 type argError struct {

@@ -95,22 +95,23 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // without facts.
 // DoCommand takes a builder's, known already.
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
-	w, err := FromCmd(cmd)
-	if err != nil {
+	if err := cmd.Err(); err != nil {
 		return err
 	}
+	b := cmd.Bytes()
 	cl := getCall()
-	if cmds.Plain(NameOf(w.B)) && !WantsFacts(s) {
+	var w Cmds
+	if cmds.Plain(NameOf(b)) && !WantsFacts(s) {
 		// Plain only for the module's own connections without hooks:
 		// a Sender that reads facts (a cluster, a user's wrapper) gets
-		// them, and is never handed a Plain Cmds it could edit.
-		w.plain = true
+		// them, and is never handed a Plain Cmds.
+		w = sub.Make(b, 1, nil, true, 0)
 	} else {
-		if err := cl.facts.Encoded(w.B, 1); err != nil {
+		if err := cl.facts.Encoded(b, 1); err != nil {
 			putCall(cl)
 			return err
 		}
-		w.Facts = cl.facts.List()
+		w = Make(b, 1, cl.facts.List())
 	}
 	return cl.exchange(ctx, s, w, fn)
 }
@@ -118,30 +119,26 @@ func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) err
 // DoFuncAs is DoFunc for a command whose Info the caller knows (nil: one
 // the table does not know, as EMQ.*): its name is not looked up.
 func DoFuncAs(ctx context.Context, s Sender, cmd resp.Cmd, in *cmds.Info, fn func(resp.Value) error) error {
-	w, err := FromCmd(cmd)
-	if err != nil {
+	if err := cmd.Err(); err != nil {
 		return err
 	}
 	cl := getCall()
-	if err := cl.facts.EncodedAs(in, w.B); err != nil {
+	if err := cl.facts.EncodedAs(in, cmd.Bytes()); err != nil {
 		putCall(cl)
 		return err
 	}
-	w.Facts = cl.facts.List()
-	return cl.exchange(ctx, s, w, fn)
+	return cl.exchange(ctx, s, Make(cmd.Bytes(), 1, cl.facts.List()), fn)
 }
 
 // DoFuncMade is DoFunc for a command whose encoder makes its fact (see
 // Facts.Made): make is called once, before DoFuncMade sends.
 func DoFuncMade(ctx context.Context, s Sender, cmd resp.Cmd, make func(keys []cmds.Span) (cmds.Fact, []cmds.Span), fn func(resp.Value) error) error {
-	w, err := FromCmd(cmd)
-	if err != nil {
+	if err := cmd.Err(); err != nil {
 		return err
 	}
 	cl := getCall()
 	cl.facts.Made(make)
-	w.Facts = cl.facts.List()
-	return cl.exchange(ctx, s, w, fn)
+	return cl.exchange(ctx, s, Make(cmd.Bytes(), 1, cl.facts.List()), fn)
 }
 
 // DoCommand is DoFunc for a command built by package cmds, whose facts
@@ -152,12 +149,12 @@ func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value
 		return err
 	}
 	cl := getCall()
-	w := Cmds{B: c.Cmd().Bytes(), N: 1}
+	var w Cmds
 	if c.Kind()&cmds.Guarded == 0 && !WantsFacts(s) {
-		w.plain = true
+		w = sub.Make(c.Cmd().Bytes(), 1, nil, true, 0)
 	} else {
 		cl.facts.Command(c)
-		w.Facts = cl.facts.List()
+		w = Make(c.Cmd().Bytes(), 1, cl.facts.List())
 	}
 	return cl.exchange(ctx, s, w, fn)
 }

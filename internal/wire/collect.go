@@ -96,10 +96,10 @@ func (st *collectState) ready(n int) {
 func (c *Collector) Exchange(ctx context.Context, s Sender, cmds Cmds, index []int) error {
 	if c.st == nil {
 		// The last round trip was abandoned: start afresh, same size.
-		c.Begin(max(c.size, cmds.N))
+		c.Begin(max(c.size, cmds.Len()))
 	}
 	st := c.st
-	if len(index) == 0 && cmds.N > len(st.replies) {
+	if len(index) == 0 && cmds.Len() > len(st.replies) {
 		return errSlot
 	}
 	for _, i := range index {

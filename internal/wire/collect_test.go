@@ -18,7 +18,7 @@ type heldSender struct {
 func (s *heldSender) Send(_ context.Context, cmds Cmds, h Handler) error {
 	go func() {
 		<-s.release
-		for i := range cmds.N {
+		for i := range cmds.Len() {
 			h.Reply(i, resp.Value{Type: resp.Integer, Int: int64(i)})
 		}
 		h.Done(nil)

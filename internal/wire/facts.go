@@ -1,18 +1,18 @@
 package wire
 
 import (
-	"errors"
 	"sync"
 	"unsafe"
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/submit"
 )
 
 // ErrMalformed is the error of a submission given without its facts
 // whose bytes are not N commands encoded as arrays of bulk strings, as
 // package resp encodes them. Nothing is sent.
-var ErrMalformed = errors.New("conn: submission bytes are not N encoded commands")
+var ErrMalformed = submit.ErrMalformed
 
 // Facts gathers the facts of commands as they are encoded, beside the
 // resp.Cmds that holds their bytes: the encoders of this module (a
@@ -37,15 +37,24 @@ func (l *Facts) Len() int { return len(l.facts) }
 // List returns the facts, one per command; valid until the next Reset.
 func (l *Facts) List() []cmds.Fact { return l.facts }
 
-// Strings adds the fact of a command given as strings.
-func (l *Facts) Strings(args []string) {
-	a := l.args[:0]
-	for _, s := range args {
-		a = append(a, unsafe.Slice(unsafe.StringData(s), len(s)))
+// stringArgs is how many arguments Strings takes as they come.
+const stringArgs = 16
+
+// Strings adds the fact of a command given as strings, of at most
+// stringArgs arguments, and reports whether it did; a longer command's
+// is for Sync to read from its bytes. It keeps nothing of args (their
+// views are on its stack), so that a caller's argument built by
+// concatenation stays on the caller's stack.
+func (l *Facts) Strings(args []string) bool {
+	if len(args) > stringArgs {
+		return false
 	}
-	l.Bytes(a)
-	clear(a)
-	l.args = a[:0]
+	var views [stringArgs][]byte
+	for i, s := range args {
+		views[i] = unsafe.Slice(unsafe.StringData(s), len(s))
+	}
+	l.Bytes(views[:len(args)])
+	return true
 }
 
 // Bytes adds the fact of a command given as byte slices.
@@ -136,7 +145,7 @@ func (l *Facts) Sync(c *resp.Cmds) (Cmds, error) {
 			return Cmds{}, err
 		}
 	}
-	return Cmds{B: b, N: n, Facts: l.facts[:n:n]}, nil
+	return Make(b, n, l.facts[:n:n]), nil
 }
 
 // split reads one array of bulk strings at the start of b.
@@ -162,43 +171,42 @@ var factsPool = sync.Pool{New: func() any { return new(Facts) }}
 
 // Known returns c with its facts: c itself when it has them, else c with
 // the facts read from its bytes, the one place where a submission is
-// parsed (one made by a user from raw resp types, or a literal Cmds).
+// parsed (one made by a user from raw resp types, or by submit.New).
 // Call release when the facts are no longer needed (when Send returns).
 //
 // Facts given are checked against the bytes they describe: one per
 // command, their sizes adding up to len(B); else the error is
 // ErrMalformed.
 func Known(c Cmds) (Cmds, *Facts, error) {
-	if c.N <= 0 {
+	if c.Len() <= 0 {
 		return c, nil, nil
 	}
-	if c.Facts != nil {
-		if len(c.Facts) != c.N {
+	if facts := c.Facts(); facts != nil {
+		if len(facts) != c.Len() {
 			return c, nil, ErrMalformed
 		}
 		n := 0
-		for i := range c.Facts {
-			n += int(c.Facts[i].Size)
+		for i := range facts {
+			n += int(facts[i].Size)
 		}
-		if n != len(c.B) {
+		if n != len(c.Bytes()) {
 			return c, nil, ErrMalformed
 		}
 		return c, nil, nil
 	}
 	l := factsPool.Get().(*Facts)
-	if err := l.Encoded(c.B, c.N); err != nil {
+	if err := l.Encoded(c.Bytes(), c.Len()); err != nil {
 		Release(l)
 		return c, nil, err
 	}
-	c.Facts = l.facts
-	return c, l, nil
+	return sub.Make(c.Bytes(), c.Len(), l.facts, false, sub.Seen(c)), l, nil
 }
 
 // ForGuard returns c with what a connection's guard needs: c itself when
 // it has its facts (checked, as Known does) or is Plain without them,
 // else c with its facts read from its bytes (see Known).
 func ForGuard(c Cmds) (Cmds, *Facts, error) {
-	if c.Plain() && c.N > 0 {
+	if c.Plain() && c.Len() > 0 {
 		return c, nil, nil
 	}
 	return Known(c)

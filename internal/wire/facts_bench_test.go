@@ -36,7 +36,7 @@ func BenchmarkKnown(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				k, l, err := Known(w)
-				if err != nil || len(k.Facts) != 100 {
+				if err != nil || len(k.Facts()) != 100 {
 					b.Fatal(err)
 				}
 				Release(l)

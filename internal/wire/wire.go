@@ -4,38 +4,28 @@
 // commands with a Handler for their replies, the pooled one-command call
 // behind DoFunc, and the Collector behind explicit batches.
 //
-// Nothing here is public API: a Handler can be named only inside this
-// module, so only this module's packages submit commands this way, and
-// they build every submission from resp.Cmd, resp.Cmds or an equally
-// counted builder, so the count always matches the bytes.
+// Nothing here is public API. The submission, its Handler and the
+// one-method Sender are package submit's public types; what is here is
+// how this module's encoders make submissions with the facts and marks
+// only they know (Make, PlainCmds, Own, UserOnly), each from resp.Cmd,
+// resp.Cmds or an equally counted builder, so the count always matches
+// the bytes.
 package wire
 
 import (
 	"context"
 
 	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/internal/subkey"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/submit"
 )
 
-// A Handler receives the replies of one submission. Its methods run on
-// the goroutine that holds the connection's reader role (the reader
-// goroutine, or a caller reading its own replies) and must not block.
-// A panic in them is recovered by the connection (see conn.PanicError).
-type Handler interface {
-	// Reply is called with reply i (from 0) of the submission, in the
-	// order the commands were sent. v is valid only during the call.
-	Reply(i int, v resp.Value)
-	// Done is called exactly once per submission: with nil after the
-	// last Reply, or with the error that failed the connection (the
-	// replies not delivered by then are lost).
-	Done(err error)
-	// Waits reports whether the submitter waits for Done on its own
-	// goroutine right after submitting, so that it may read the replies
-	// itself when nobody else is reading (saving two goroutine
-	// switches), and so that a blocking command can be given a
-	// connection of its own.
-	Waits() bool
-}
+// Handler is the Handler of a submission (see package submit).
+type Handler = submit.Handler
+
+// Sender is the one-method Sender (see package submit).
+type Sender = submit.Sender
 
 // Named is implemented by a Handler that runs a user's function the
 // connection should name when that function panics (a Stream's
@@ -54,67 +44,47 @@ func PanicFunc(h Handler) string {
 	return ""
 }
 
-// Cmds is a submission: N commands encoded back to back in B, and the
-// facts of each (its kind, timeout, keys, where its arguments are), known
-// where it was encoded. Facts nil means unknown: the Sender that receives
-// the submission reads them from B, once (Known). It is built from resp's
-// counted types (FromCmd, FromCmds: facts unknown), by this module's
-// encoders with a Facts beside them, or by hand.
-type Cmds struct {
-	B []byte
-	N int
-	// Facts has one cmds.Fact per command, in order, or is nil. The
-	// facts' Keys and spans are offsets in each command's own bytes (the
-	// Size of the facts before it on).
-	Facts []cmds.Fact
-	// plain, with Facts nil: the encoder found every command plain by
-	// its name (cmds.Plain), so none needs the guard, and a Sender that
-	// needs no more than that sends the submission without reading its
-	// facts (ForGuard); one that needs them (hooks, a cluster's routing)
-	// reads them from B all the same (Known). Only this package sets it
-	// (DoFunc, DoCommand, PlainCmds), and only for a Sender that wants no
-	// facts (WantsFacts), so no user's code holds a Plain Cmds: a
-	// submission made or edited by hand is always read.
-	plain bool
-	// seen says which commands a Sender's hooks see: 0, every one (the
-	// user's submission); seenNone, none (what the module sends on its
-	// own behalf); k > 0, command k-1 alone, the others being the
-	// module's (the PTTL a cache sends beside a read). Only this
-	// package sets it (Own, OwnSender, UserOnly), for the module's own
-	// packages.
-	seen int32
-}
+// Cmds is the submission (see package submit): the module's encoders
+// make theirs here, with the facts they know (Make) and the marks only
+// the module sets (Plain, Own, UserOnly).
+type Cmds = submit.Cmds
+
+// sub is package submit's constructor and reader of its marks.
+var sub = subkey.Access.(subkey.Funcs[submit.Cmds])
+
+// Make is the submission of the n commands encoded in b, with the facts
+// its encoder knows (one per command, each with its command's Size), or
+// nil: unknown, read from b by the Sender.
+func Make(b []byte, n int, facts []cmds.Fact) Cmds { return sub.Make(b, n, facts, false, 0) }
 
 const seenNone = -1
 
 // Own marks every command of c as the module's own housekeeping (a
 // topology read, tracking, a health check), which hooks do not see.
-func Own(c Cmds) Cmds {
-	c.seen = seenNone
-	return c
-}
+func Own(c Cmds) Cmds { return sub.Make(c.Bytes(), c.Len(), c.Facts(), c.Plain(), seenNone) }
 
 // UserOnly marks command i of c as the user's and the others as the
 // module's own (sent beside it: a cache's PTTL, an ASKING): hooks see
 // command i alone. A submission marked Own stays so.
 func UserOnly(c Cmds, i int) Cmds {
-	if c.seen != seenNone {
-		c.seen = int32(i) + 1
+	if sub.Seen(c) == seenNone {
+		return c
 	}
-	return c
+	return sub.Make(c.Bytes(), c.Len(), c.Facts(), c.Plain(), int32(i)+1)
 }
 
 // Seen returns the commands of c that hooks see, as a range [lo, hi) of
 // indexes: [0, N) unless Own or UserOnly marked it.
 func Seen(c Cmds) (lo, hi int) {
-	switch {
-	case c.seen == 0:
-		return 0, c.N
-	case c.seen == seenNone:
+	switch seen := sub.Seen(c); {
+	case seen == 0:
+		return 0, c.Len()
+	case seen == seenNone:
 		return 0, 0
+	default:
+		lo = int(seen) - 1
 	}
-	lo = int(c.seen) - 1
-	return lo, min(lo+1, c.N)
+	return lo, min(lo+1, c.Len())
 }
 
 // OwnSender is s sending every submission marked Own: what the module
@@ -168,23 +138,17 @@ type own struct{ s Sender }
 
 func (o own) Send(ctx context.Context, c Cmds, h Handler) error { return o.s.Send(ctx, Own(c), h) }
 
-// Plain reports whether the submission's encoder found every command
-// plain by its name (cmds.Plain), and sent it without its facts for a
-// connection without hooks to send unread. Only the module's own
-// encoders make Plain submissions.
-func (c Cmds) Plain() bool { return c.plain && c.Facts == nil }
-
 // PlainCmds is the submission of every command in c, which its encoder
 // found plain by their names: without facts, Plain. It is only for a
 // Sender that reads no facts of a Plain submission (WantsFacts false:
 // this module's own Conn or Client without hooks), which hands it to no
-// user's code: a Plain Cmds a user held and edited (B appended, N
-// changed, as conn.Cmds says a submission is joined) would keep the mark
-// and be sent unread.
+// user's code (a user cannot edit a submission, only make one with
+// submit.New, which is never Plain).
 func PlainCmds(c *resp.Cmds) (Cmds, error) {
-	w, err := FromCmds(c)
-	w.plain = err == nil
-	return w, err
+	if err := c.Err(); err != nil {
+		return Cmds{}, err
+	}
+	return sub.Make(c.Bytes(), c.Len(), nil, true, 0), nil
 }
 
 // FromCmd is the submission of one command; its facts are unknown (it
@@ -194,7 +158,7 @@ func FromCmd(c resp.Cmd) (Cmds, error) {
 	if err := c.Err(); err != nil {
 		return Cmds{}, err
 	}
-	return Cmds{B: c.Bytes(), N: 1}, nil
+	return Make(c.Bytes(), 1, nil), nil
 }
 
 // FromCmds is the submission of every command in c; its facts are
@@ -203,16 +167,7 @@ func FromCmds(c *resp.Cmds) (Cmds, error) {
 	if err := c.Err(); err != nil {
 		return Cmds{}, err
 	}
-	return Cmds{B: c.Bytes(), N: c.Len()}, nil
-}
-
-// Sender submits commands: conn.Conn, conn.Client and every client this
-// module builds on them implement it.
-type Sender interface {
-	// Send queues the commands for writing; h gets their replies, in
-	// order. When Send returns an error, nothing was sent and h is never
-	// called. cmds.B is copied: the caller may reuse it when Send returns.
-	Send(ctx context.Context, cmds Cmds, h Handler) error
+	return Make(c.Bytes(), c.Len(), nil), nil
 }
 
 // ScriptRegistry is implemented by senders that load scripts by

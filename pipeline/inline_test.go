@@ -1,0 +1,37 @@
+package pipeline_test
+
+import (
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestHotPathInlines: the methods a caller makes per argument and per
+// typed command inline into the caller, so that each is one call, as
+// before issue 23's copy and generation checks (the budget is 80; ArgInt
+// is at it). A change that pushes one over the budget fails here, not
+// only in a benchmark on a quiet machine.
+func TestHotPathInlines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the package")
+	}
+	goBin := runtime.GOROOT() + "/bin/go"
+	out, err := exec.Command(goBin, "build", "-gcflags=-m", ".", "../resp").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
+	}
+	for _, fn := range []string{
+		`\(\*Batch\)\.Arg`, `\(\*Batch\)\.ArgBytes`, `\(\*Batch\)\.ArgInt`,
+		`\(\*Batch\)\.own`, `\(\*Batch\)\.catchUp`,
+		`\(\*Batch\)\.Int`, `\(\*Batch\)\.String`, `\(\*Batch\)\.OK`,
+		`Decode\[go\.shape\.int64\]`,
+		`\(\*Cmds\)\.ArgInt`, `AppendBulkInt`,
+	} {
+		if !regexp.MustCompile(`(?m)can inline ` + fn + `( |$)`).Match(out) {
+			lines := regexp.MustCompile(`(?m)^.*inline `+fn+`( .*)?$`).FindAll(out, -1)
+			t.Errorf("%s does not inline: %s", strings.ReplaceAll(fn, `\`, ""), lines)
+		}
+	}
+}
