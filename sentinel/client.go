@@ -115,7 +115,7 @@ func (c *Client) sendRead(ctx context.Context, w wire.Cmds, h wire.Handler) erro
 		return fmt.Errorf("sentinel: %w", err)
 	}
 	defer wire.Release(known)
-	if !readers.ReadOnly(w.Facts) {
+	if !readers.ReadOnly(w.Facts()) {
 		return c.Client.Send(ctx, w, h)
 	}
 	var last error
