@@ -140,3 +140,35 @@ func TestSchedulerOneCallPerSlot(t *testing.T) {
 		prev = n
 	}
 }
+
+// StartScheduler returns a started scheduler (its schedule fires into the
+// queue it names), or the first error and no scheduler: a schedule
+// refused by Register, or a queue that cannot be opened.
+func TestStartScheduler(t *testing.T) {
+	c := fresh(t)
+	ctx := tctx(t)
+	tick := Schedule{Name: "tick", Spec: "@every 20ms", QueueName: "ticks", Payload: []byte("p")}
+	if sc, err := StartScheduler(ctx, SchedulerOptions{}, tick); !errors.Is(err, ErrScheduler) || sc != nil {
+		t.Fatalf("without a Sender: %v, %v", sc, err)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if sc, err := StartScheduler(ended, SchedulerOptions{Sender: c}, tick); err == nil || sc != nil {
+		t.Fatalf("with an ended ctx: %v, %v", sc, err)
+	}
+	fired := make(chan string, 64)
+	sc, err := StartScheduler(ctx, SchedulerOptions{Sender: c, OnFire: func(s *Schedule, _ time.Time, id string, _ emq.CronFired) {
+		fired <- id
+	}}, tick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := recv(t, fired)
+	if err := sc.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q := openQueue(t, c, "ticks")
+	if r := row(t, q, id); string(r.Payload) != "p" {
+		t.Fatalf("job %s in ticks: %+v", id, r)
+	}
+}
