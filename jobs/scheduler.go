@@ -148,6 +148,8 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 // *[EnvelopeError]. Nothing is sent.
 func (sc *Scheduler) Register(s Schedule) error {
 	switch {
+	case s.Queue == nil && sc.opts.Sender == nil:
+		return schedErr("schedule " + quoteSpec(s.Name) + " has no queue (a Queue, or a QueueName and SchedulerOptions.Sender)")
 	case len(s.Name) == 0 || len(s.Name) > emq.MaxCronName:
 		return schedErr("a schedule name is 1 to 1024 bytes")
 	case s.CatchUp < 0:
@@ -176,8 +178,6 @@ func (sc *Scheduler) Register(s Schedule) error {
 		return schedErr("schedule " + quoteSpec(s.Name) + " names queue " + quoteSpec(named) + " but its Queue is " + quoteSpec(s.Queue.Name()))
 	case s.Queue != nil:
 		queue = s.Queue.Name()
-	case sc.opts.Sender == nil:
-		return schedErr("schedule " + quoteSpec(s.Name) + " has no queue (a Queue, or a QueueName and SchedulerOptions.Sender)")
 	default:
 		queue = cmp.Or(queue, DefaultQueue)
 	}
