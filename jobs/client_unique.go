@@ -47,6 +47,15 @@ func (o *enqueueOpts) uniq() *uniqueOpts {
 // the owner's state on the server: a job that completes, dies or is
 // deleted frees it by that fact. A key that is a [ValidToken] is echoed
 // in the envelope (u).
+//
+// Unlike asynq's unique lock (a TTL), nothing holds the key but the
+// owning job: a second enqueue is refused only while the first job is
+// pending, delayed or active. So a job due now may already have been
+// claimed and finished when the second enqueue comes, and then the
+// second one is accepted and runs again: uniqueness here means no two
+// live at once, not at most one run per period ([UniqueFor] only
+// shortens the hold, never past the owner's life; a delayed first job
+// keeps its key while it waits).
 func Unique(key string) Option {
 	return func(o *enqueueOpts) {
 		u := o.uniq()
@@ -59,6 +68,10 @@ func Unique(key string) Option {
 
 // UniqueBy makes the task unique by its type and fields:
 // [UniqueKey](task.Type, fields...). With no fields, one job per type.
+// Like [Unique], the key is tied to the owner's state: a second enqueue
+// is refused only while the first job lives, so one enqueued after a job
+// due now has run (it may be claimed and done within a round trip) is
+// accepted.
 func UniqueBy(fields ...string) Option {
 	return func(o *enqueueOpts) {
 		u := o.uniq()

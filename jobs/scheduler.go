@@ -1,11 +1,14 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
 )
 
@@ -28,13 +31,20 @@ type Schedule struct {
 	// TZ is the IANA time zone the fields are read in; "" is UTC (never
 	// the host's zone, so that schedulers on different hosts agree).
 	TZ string
-	// Queue receives the jobs.
+	// Queue receives the jobs. Without it, the queue is named by
+	// QueueName (or a [Queue] option in Options) and opened by the
+	// scheduler on [SchedulerOptions.Sender] when it starts.
 	Queue *emq.Queue
+	// QueueName names the queue that receives the jobs, as a [Client]'s
+	// [Queue] option and a [ServerConfig] name theirs, for a schedule
+	// without Queue; "" (and no [Queue] option) is [DefaultQueue]. It
+	// needs [SchedulerOptions.Sender].
+	QueueName string
 	// Task, when set, is every slot's job: its Type and Body encoded with
 	// the [Envelope], so that a [Server] over a [Mux] routes the periodic
 	// jobs by type. Options may add MaxRetries, Timeout and Retention to
-	// its envelope (any other option is an error at Register). Task and
-	// Payload are exclusive.
+	// its envelope, and name its queue with [Queue] (any other option is
+	// an error at Register). Task and Payload are exclusive.
 	Task    *Task
 	Options []Option
 	// Payload is every slot's job's payload, as given, for a schedule
@@ -63,6 +73,12 @@ type SchedulerOptions struct {
 	OnFire func(s *Schedule, slot time.Time, id string, fired emq.CronFired)
 	// OnError, when set, is told every failed call.
 	OnError func(s *Schedule, err error)
+	// Sender, when set, is what the scheduler opens the queues of the
+	// schedules that name theirs (Schedule.QueueName or a [Queue]
+	// option) on, with QueueOptions, once each, when Run or Start begins.
+	Sender conn.Sender
+	// QueueOptions are the options of the queues opened on Sender.
+	QueueOptions []emq.Option
 }
 
 // ErrScheduler matches the errors of [Scheduler.Register] and
@@ -72,6 +88,15 @@ var ErrScheduler = errors.New("jobs: scheduler")
 
 // ErrSchedulerClosed is returned by Run after Shutdown.
 var ErrSchedulerClosed = errors.New("jobs: scheduler closed")
+
+// ErrSchedulerStarted is returned by Start and Run on a scheduler already
+// started (a Scheduler runs once); it matches [ErrScheduler].
+var ErrSchedulerStarted = fmt.Errorf("%w: already started", ErrScheduler)
+
+// ErrSchedulerNotStarted is returned by Shutdown on a scheduler that was
+// never started (Shutdown still closes it: a later Run or Start returns
+// [ErrSchedulerClosed]).
+var ErrSchedulerNotStarted = errors.New("jobs: scheduler not started")
 
 // Scheduler fires registered schedules. Run it in any number of
 // processes: there is no leader; each slot is taken and its job enqueued
@@ -92,7 +117,8 @@ type Scheduler struct {
 
 // entry is a registered schedule and its parsed spec.
 type entry struct {
-	s     Schedule
+	s     Schedule // s.Queue is set when Run or Start opens the queue
+	queue string   // its queue's name
 	slots slots
 }
 
@@ -112,15 +138,18 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 
 // Register adds a schedule, before Run. A spec that does not parse or
 // never fires is a *[SpecError] (matching [ErrSpec], and [ErrNeverFires]
-// for one with no slot); a schedule without a queue or name, with a
-// negative CatchUp, with a name already registered for its queue, with
+// for one with no slot); a schedule without a name, without a Queue when
+// the scheduler has no [SchedulerOptions.Sender], naming a queue other
+// than its Queue's (or a QueueName other than its [Queue] option's), with
+// a negative CatchUp, with a name already registered for its queue, with
 // both a Task and a Payload, or with Options other than MaxRetries,
-// Timeout and Retention, matches [ErrScheduler]; a Task whose type is
-// not a [ValidToken] is an *[EnvelopeError]. Nothing is sent.
+// Timeout, Retention and Queue (only Queue without a Task), matches
+// [ErrScheduler]; a Task whose type is not a [ValidToken] is an
+// *[EnvelopeError]. Nothing is sent.
 func (sc *Scheduler) Register(s Schedule) error {
 	switch {
-	case s.Queue == nil:
-		return schedErr("schedule " + quoteSpec(s.Name) + " has no queue")
+	case s.Queue == nil && sc.opts.Sender == nil:
+		return schedErr("schedule " + quoteSpec(s.Name) + " has no queue (a Queue, or a QueueName and SchedulerOptions.Sender)")
 	case len(s.Name) == 0 || len(s.Name) > emq.MaxCronName:
 		return schedErr("a schedule name is 1 to 1024 bytes")
 	case s.CatchUp < 0:
@@ -130,16 +159,31 @@ func (sc *Scheduler) Register(s Schedule) error {
 	if err != nil {
 		return err
 	}
+	named := s.QueueName
 	if s.Task != nil || len(s.Options) > 0 {
-		if s.Payload, err = taskPayload(&s); err != nil {
+		var queue string
+		if s.Payload, queue, err = taskPayload(&s); err != nil {
 			return err
 		}
+		if queue != "" && named != "" && queue != named {
+			return schedErr("schedule " + quoteSpec(s.Name) + " names two queues, " + quoteSpec(named) + " and " + quoteSpec(queue))
+		}
+		named = cmp.Or(named, queue)
 	} else {
 		s.Payload = append([]byte(nil), s.Payload...)
 	}
+	queue := named
+	switch {
+	case s.Queue != nil && named != "" && named != s.Queue.Name():
+		return schedErr("schedule " + quoteSpec(s.Name) + " names queue " + quoteSpec(named) + " but its Queue is " + quoteSpec(s.Queue.Name()))
+	case s.Queue != nil:
+		queue = s.Queue.Name()
+	default:
+		queue = cmp.Or(queue, DefaultQueue)
+	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	key := s.Queue.Name() + "\x00" + s.Name
+	key := queue + "\x00" + s.Name
 	switch {
 	case sc.running || sc.closed:
 		return schedErr("Register after Run")
@@ -147,49 +191,119 @@ func (sc *Scheduler) Register(s Schedule) error {
 		return schedErr("schedule " + quoteSpec(s.Name) + " registered twice")
 	}
 	sc.names[key] = true
-	sc.entries = append(sc.entries, &entry{s: s, slots: sl})
+	sc.entries = append(sc.entries, &entry{s: s, queue: queue, slots: sl})
 	return nil
 }
 
-// taskPayload encodes a schedule's Task with its Options.
-func taskPayload(s *Schedule) ([]byte, error) {
-	switch {
-	case s.Task == nil:
-		return nil, schedErr("schedule " + quoteSpec(s.Name) + " has Options but no Task")
-	case len(s.Payload) > 0:
-		return nil, schedErr("schedule " + quoteSpec(s.Name) + " has both a Task and a Payload")
+// taskPayload encodes a schedule's Task with its Options, and returns the
+// queue a [Queue] option names ("" for none). A schedule without a Task
+// may only name its queue.
+func taskPayload(s *Schedule) ([]byte, string, error) {
+	if s.Task != nil && len(s.Payload) > 0 {
+		return nil, "", schedErr("schedule " + quoteSpec(s.Name) + " has both a Task and a Payload")
 	}
-	o := enqueueOpts{queue: DefaultQueue, retries: -1}
+	o := enqueueOpts{retries: -1}
 	for _, opt := range s.Options {
 		opt(&o)
 	}
-	if o.err != nil {
-		return nil, o.err
+	switch {
+	case o.err != nil:
+		return nil, "", o.err
+	case o.delay != 0 || !o.at.IsZero() || o.unique != nil:
+		return nil, "", schedErr("schedule " + quoteSpec(s.Name) + ": only MaxRetries, Timeout, Retention and Queue apply to a periodic task")
+	case s.Task == nil && (o.retries >= 0 || o.timeout != 0 || o.retention != 0):
+		return nil, "", schedErr("schedule " + quoteSpec(s.Name) + " has Options but no Task")
+	case s.Task == nil:
+		return append([]byte(nil), s.Payload...), o.queue, nil
 	}
-	if o.queue != DefaultQueue || o.delay != 0 || !o.at.IsZero() || o.unique != nil {
-		return nil, schedErr("schedule " + quoteSpec(s.Name) + ": only MaxRetries, Timeout and Retention apply to a periodic task")
+	queue := o.queue
+	o.queue = cmp.Or(o.queue, DefaultQueue)
+	p, err := payload(nil, s.Task, &o)
+	return p, queue, err
+}
+
+// openQueues opens, on the scheduler's Sender, the queues of the
+// schedules registered without a Queue, once per name.
+func (sc *Scheduler) openQueues(ctx context.Context, entries []*entry) error {
+	opened := map[string]*emq.Queue{}
+	for _, e := range entries {
+		if e.s.Queue != nil {
+			continue
+		}
+		q := opened[e.queue]
+		if q == nil {
+			var err error
+			if q, err = emq.Open(ctx, sc.opts.Sender, e.queue, sc.opts.QueueOptions...); err != nil {
+				return fmt.Errorf("jobs: scheduler: opening queue %s: %w", quoteSpec(e.queue), err)
+			}
+			opened[e.queue] = q
+		}
+		sc.mu.Lock()
+		e.s.Queue = q
+		sc.mu.Unlock()
 	}
-	return payload(nil, s.Task, &o)
+	return nil
 }
 
 func schedErr(reason string) error { return errors.Join(ErrScheduler, errors.New("jobs: "+reason)) }
 
 // Run fires the schedules until ctx ends or Shutdown is called, then
 // returns once every goroutine it started has returned: ctx's error, or
-// nil after Shutdown. Run may be called once.
+// nil after Shutdown. It first opens the queues the schedules name
+// ([SchedulerOptions.Sender]); one that cannot be opened is the error,
+// nothing fires, and Run or Start may be tried again. A scheduler runs
+// once: Run or Start again is [ErrSchedulerStarted], after Shutdown
+// [ErrSchedulerClosed].
 func (sc *Scheduler) Run(ctx context.Context) error {
+	entries, err := sc.begin(ctx)
+	if err != nil {
+		return err
+	}
+	return sc.serve(ctx, entries)
+}
+
+// Start is Run on a goroutine of the scheduler's own: it opens the
+// queues the schedules name (their error is Start's, and nothing runs),
+// starts firing and returns. The schedules fire until Shutdown, which
+// stops the goroutine and waits for it; ctx bounds only the start.
+func (sc *Scheduler) Start(ctx context.Context) error {
+	entries, err := sc.begin(ctx)
+	if err != nil {
+		return err
+	}
+	go sc.serve(context.WithoutCancel(ctx), entries)
+	return nil
+}
+
+// begin marks the scheduler running and opens its queues; on an error it
+// is not running.
+func (sc *Scheduler) begin(ctx context.Context) ([]*entry, error) {
 	sc.mu.Lock()
 	switch {
 	case sc.closed:
 		sc.mu.Unlock()
-		return ErrSchedulerClosed
+		return nil, ErrSchedulerClosed
 	case sc.running:
 		sc.mu.Unlock()
-		return schedErr("Run called twice")
+		return nil, ErrSchedulerStarted
 	}
 	sc.running = true
 	entries := sc.entries
 	sc.mu.Unlock()
+	if err := sc.openQueues(ctx, entries); err != nil {
+		sc.mu.Lock()
+		sc.running = false
+		if sc.closed { // a Shutdown waits for done
+			close(sc.done)
+		}
+		sc.mu.Unlock()
+		return nil, err
+	}
+	return entries, nil
+}
+
+// serve fires entries until ctx ends or Shutdown, then closes done.
+func (sc *Scheduler) serve(ctx context.Context, entries []*entry) error {
 	defer close(sc.done)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -211,7 +325,9 @@ func (sc *Scheduler) Run(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops Run and waits for it to return, or for ctx to end.
+// Shutdown stops Run (or what Start started) and waits for its
+// goroutines to return, or for ctx to end. On a scheduler never started
+// it returns [ErrSchedulerNotStarted], and closes it all the same.
 func (sc *Scheduler) Shutdown(ctx context.Context) error {
 	sc.mu.Lock()
 	if !sc.closed {
@@ -221,7 +337,7 @@ func (sc *Scheduler) Shutdown(ctx context.Context) error {
 	running := sc.running
 	sc.mu.Unlock()
 	if !running {
-		return nil
+		return ErrSchedulerNotStarted
 	}
 	select {
 	case <-sc.done:

@@ -21,7 +21,7 @@ func (sc *Scheduler) Schedules(now time.Time) []ScheduleInfo {
 	defer sc.mu.Unlock()
 	out := make([]ScheduleInfo, len(sc.entries))
 	for i, e := range sc.entries {
-		out[i] = ScheduleInfo{Queue: e.s.Queue.Name(), Name: e.s.Name, Spec: e.s.Spec, TZ: e.s.TZ, Next: e.slots.next(now)}
+		out[i] = ScheduleInfo{Queue: e.queue, Name: e.s.Name, Spec: e.s.Spec, TZ: e.s.TZ, Next: e.slots.next(now)}
 	}
 	return out
 }

@@ -25,7 +25,10 @@ func StartServer(ctx context.Context, s conn.Sender, h Handler, cfg ServerConfig
 // named queue, as a Client's options and a ServerConfig name their
 // queues: it opens the queue on s (emq.Open with opts, which checks the
 // fence), sets sch.Queue to it and registers sch. A queue that cannot be
-// opened is the error, and nothing is registered.
+// opened is the error, and nothing is registered. It opens the queue at
+// once, on a Sender of the call's own; a scheduler given
+// [SchedulerOptions.Sender] needs neither: a Schedule's QueueName (or a
+// [Queue] option) names the queue, opened when Run or Start begins.
 func (sc *Scheduler) RegisterQueue(ctx context.Context, s conn.Sender, queue string, sch Schedule, opts ...emq.Option) error {
 	q, err := emq.Open(ctx, s, queue, opts...)
 	if err != nil {

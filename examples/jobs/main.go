@@ -68,13 +68,11 @@ func run(ctx context.Context, url string, w io.Writer) error {
 	}
 	defer srv.Shutdown(ctx)
 
-	sc := jobs.NewScheduler(jobs.SchedulerOptions{})
-	err = sc.RegisterQueue(ctx, c, "default", jobs.Schedule{Name: "periodic", Spec: "@every 1s",
-		Task: jobs.NewTask("report:build", []byte("periodic"))})
+	sc, err := jobs.StartScheduler(ctx, jobs.SchedulerOptions{Sender: c}, jobs.Schedule{Name: "periodic",
+		Spec: "@every 1s", QueueName: "default", Task: jobs.NewTask("report:build", []byte("periodic"))})
 	if err != nil {
 		return err
 	}
-	go sc.Run(ctx)
 	defer sc.Shutdown(ctx)
 
 	client := jobs.NewClient(c, jobs.ClientConfig{})
