@@ -89,6 +89,7 @@ func (w *Worker) roundLoop() {
 		if stopping {
 			stop = nil
 		}
+		w.out.WakeAt(w.quiet(r))
 		select {
 		case <-stop:
 		case <-w.out.Wake():
@@ -121,6 +122,26 @@ func (w *Worker) ready(r *round, n int, now bool) bool {
 		return true
 	}
 	return false
+}
+
+// quiet is how many outcomes the handlers can leave, at the least, before
+// ready could change its mind about the state it just refused: the round
+// loop sleeps through them instead of waking for each (a goroutine wakeup
+// per job was a large part of the worker's CPU in the native e2e profile).
+// Each bound counts outcomes still to come:
+//   - a full round: AckBatch less those pending;
+//   - no job running: at least every job running now ends;
+//   - the handlers about to run out: each handler takes a job from the
+//     channel only after leaving an outcome, bar its first take since the
+//     last collect, so the channel drops to half the prefetch only after
+//     buffered - prefetch/2 - Concurrency more outcomes.
+//
+// The timers (linger, poll) and stopping wake the loop on their own.
+func (w *Worker) quiet(r *round) int {
+	buffered := len(w.jobs)
+	running := r.inHand - buffered - len(r.pending)
+	k := min(w.cfg.AckBatch-len(r.pending), running, buffered-r.prefetch/2-w.cfg.Concurrency)
+	return max(k, 1)
 }
 
 // linger is the longest outcomes wait for the handlers still running

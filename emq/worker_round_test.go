@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/echomq-go/internal/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -200,5 +201,63 @@ func TestAllocWorkerPerJob(t *testing.T) {
 	t.Logf("%.2f allocations per job (%d rounds)", per, w.Stats().Rounds)
 	if per > 0.25 {
 		t.Errorf("%.2f allocations per job, budget 0.25", per)
+	}
+}
+
+// TestQuietIsALowerBound: the round loop sleeps through quiet(r)-1
+// outcomes, so ready must stay false until the quiet-th, however the
+// handlers interleave. Two worst cases: the handlers leave outcomes and
+// take nothing (every job running ends: the bound by the jobs running),
+// or every handler first takes a job with no outcome (its first take since
+// the collect) and then takes one after each outcome (the channel drains
+// fastest: the bound by half the prefetch). Each bound is tight in one
+// case, so one more would fail. The bound is more than one when the
+// channel holds well above half the prefetch: the loop is not woken for
+// every outcome.
+func TestQuietIsALowerBound(t *testing.T) {
+	q := fresh(t, "quiet")
+	const conc, prefetch = 4, 128
+	for _, c := range []struct {
+		buffered  int
+		takeFirst bool
+		want      int
+	}{
+		{100, false, conc},                  // bound by the jobs running
+		{100, true, conc},                   //
+		{70, true, 70 - prefetch/2 - conc},  // bound by the channel
+		{70, false, 70 - prefetch/2 - conc}, //
+		{60, true, 1},                       // below half the prefetch already
+	} {
+		w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{Concurrency: conc, Prefetch: prefetch})
+		require.NoError(t, err)
+		w.jobs = make(chan claimed, conc+prefetch)
+		w.out = outbox.New[done]()
+		job := &Job{ID: "x", Token: 1}
+		for range c.buffered {
+			w.jobs <- claimed{job: job}
+		}
+		r := &round{inHand: conc + c.buffered, prefetch: prefetch}
+		k := w.quiet(r)
+		require.Equal(t, c.want, k, "%+v", c)
+		if c.takeFirst {
+			for range conc {
+				<-w.jobs // each handler's first take, no outcome before it
+			}
+		}
+		for m := 1; m <= k; m++ {
+			w.out.Put(done{job: *job, kind: OutcomeComplete})
+			if c.takeFirst {
+				<-w.jobs
+			}
+			probe := *r
+			probe.pending = w.out.Take(nil)
+			for _, d := range probe.pending {
+				w.out.Put(d) // put back: the real loop has not collected
+			}
+			n := min(conc+prefetch-(probe.inHand-len(probe.pending)), w.cfg.ClaimBatch)
+			if m < k {
+				require.False(t, w.ready(&probe, n, false), "%+v: ready after %d outcomes of the %d quiet", c, m, k)
+			}
+		}
 	}
 }
