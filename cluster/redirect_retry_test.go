@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,7 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		err error
 	}
 	results := make(chan result, producers)
+	var acks atomic.Int64 // every acknowledged enqueue
 	for range producers {
 		go func() {
 			var r result
@@ -66,6 +68,7 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 					r.err = err
 					return
 				}
+				acks.Add(1)
 				if r.ids = append(r.ids, id); len(r.ids) == 1 {
 					started <- struct{}{}
 				}
@@ -108,15 +111,17 @@ func TestEnqueueWaitsOutSlowMigration(t *testing.T) {
 		_, err := n.Do("CLUSTER", "SETSLOT", slot, "NODE", c.IDs[dst.Addr])
 		require.NoError(t, err)
 	}
-	// Some enqueues after the move, then stop.
-	after := cl.Stats()
-	for cl.Stats().Moved == after.Moved {
+	// Some enqueues after the move (each producer's call in the window
+	// ends, by a MOVED or a topology refresh), then stop.
+	afterAcks := acks.Load()
+	eventually(t, "enqueues acknowledged after the move", func() bool {
 		select {
 		case r := <-results:
-			t.Fatalf("a producer ended during the move: %v", r.err)
-		case <-time.After(time.Millisecond):
+			t.Fatalf("a producer ended after the move: %v", r.err)
+		default:
 		}
-	}
+		return acks.Load()-afterAcks >= 4*producers
+	})
 	close(stop)
 	acked := len(prefill)
 	var ids []string
