@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 //     its jobs are "ambiguous", counted apart, and neither lost nor
 //     duplicates whether they turn up or not.
 //   - A completion whose answer was lost marks its job "settled" unless
-//     the job is seen completed later; a worker exchange that failed
+//     the job is seen completed later, and only if its row says completed
+//     at the end (completed rows are kept, failoverRetain; a settled job
+//     whose row is not completed is lost); a worker exchange that failed
 //     (EventError), a stale completion or extension (EventStale,
 //     EventLeaseLost: the fencing token kept a stale handler out) is
 //     counted. Leases are short (failoverLease) and reaped often, so that
@@ -35,6 +38,7 @@ const (
 	failoverLease    = 2 * time.Second
 	failoverInterval = 200 * time.Millisecond // reap and promote
 	failoverAttempts = 1000
+	failoverRetain   = 10 * time.Minute // completed rows kept, so that a settled job can be checked
 	failoverResend   = 10 * time.Millisecond // before an unsent enqueue is sent again
 )
 
@@ -49,6 +53,9 @@ type failoverCounts struct {
 	resent, ambiguousJobs                atomic.Int64
 	workerErrors, completeLost, stale    atomic.Int64
 	leaseLost, notSentWorker, emptyTicks atomic.Int64
+
+	mu      sync.Mutex
+	settled map[int64]string // job index → id, of the completions whose answer was lost
 }
 
 // failoverReport is the -failover part of the e2e report.
@@ -58,7 +65,8 @@ type failoverReport struct {
 	AmbiguousCompleted int64 `json:"ambiguous_completed"`       // of those, seen completed
 	WorkerErrors       int64 `json:"worker_errors"`             // EventError
 	CompleteLost       int64 `json:"completions_answer_lost"`   // completions sent whose answer was lost
-	Settled            int64 `json:"settled_answer_lost"`       // jobs not seen completed whose completion was sent
+	Settled            int64 `json:"settled_answer_lost"`       // jobs not seen completed whose completion was sent, their row completed
+	SettledNotDone     int64 `json:"settled_row_not_completed"` // jobs not seen completed whose completion was sent, their row not completed
 	Stale              int64 `json:"stale"`                     // EventStale: fencing refused a completion
 	LeaseLost          int64 `json:"lease_lost"`                // EventLeaseLost
 	Left               int64 `json:"left_in_queue"`             // pending, active or delayed at the end
@@ -71,6 +79,7 @@ func failoverWorker(wc *emq.WorkerConfig) {
 	wc.Lease = failoverLease
 	wc.ReapInterval, wc.PromoteInterval = failoverInterval, failoverInterval
 	wc.MaxAttempts = failoverAttempts
+	wc.Retention = failoverRetain
 }
 
 // unsent reports whether a failed call was surely not run: nothing was
@@ -87,8 +96,14 @@ func (r *e2eRun) failoverEvent(ev emq.Event) bool {
 		r.fo.workerErrors.Add(1)
 		if ev.Op == "complete" && !unsent(ev.Err) {
 			r.fo.completeLost.Add(1)
-			if e, _, _ := r.decode(ev.Job.Payload); e != nil {
+			if e, i, _ := r.decode(ev.Job.Payload); e != nil {
 				e.settle.Store(1)
+				r.fo.mu.Lock()
+				if r.fo.settled == nil {
+					r.fo.settled = map[int64]string{}
+				}
+				r.fo.settled[i] = ev.Job.ID
+				r.fo.mu.Unlock()
 			}
 		}
 	case emq.EventStale:
@@ -176,6 +191,23 @@ func (r *e2eRun) leftInQueue(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+// rowCompleted reports whether the row of job i, whose completion's
+// answer was lost, says completed on the node now.
+func (r *e2eRun) rowCompleted(i int64) bool {
+	r.fo.mu.Lock()
+	id := r.fo.settled[i]
+	r.fo.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, q := range r.pqs[0] {
+		v, err := r.pconns[0].Do(ctx, "HGET", q.Keys().JobPrefix+id, "state")
+		if err == nil && v.Text() == string(emq.StateCompleted) {
+			return true
+		}
+	}
+	return false
+}
+
 // fillFailover fills in what became of every job the producers sent,
 // and returns the jobs completed under another id than their enqueue's.
 func (r *e2eRun) fillFailover(x *e2eReport) (mismatch int64) {
@@ -199,17 +231,20 @@ func (r *e2eRun) fillFailover(x *e2eReport) (mismatch int64) {
 			switch {
 			case done && e.doneID != e.id:
 				mismatch++
-			case !done && e.settle.Load() != 0:
+			case !done && e.settle.Load() != 0 && r.rowCompleted(i):
 				f.Settled++
 			case !done:
 				x.Lost++
+				f.SettledNotDone += int64(e.settle.Load())
 			}
 		case jobAmbiguous:
 			switch {
 			case done:
 				f.AmbiguousCompleted++
-			case e.settle.Load() != 0:
+			case e.settle.Load() != 0 && r.rowCompleted(i):
 				f.Settled++
+			case e.settle.Load() != 0:
+				f.SettledNotDone++
 			}
 		default:
 			if done {

@@ -29,19 +29,10 @@ const (
 )
 
 // startSentinels starts 3 sentinels, a primary and 2 replicas for one
-// test; without a server binary the test is skipped, except under
-// CI=true, where it fails.
+// test (skipped without a server binary, failed under CI=true).
 func startSentinels(t *testing.T) *servertest.SentinelSet {
 	t.Helper()
-	set, err := servertest.StartSentinels(servertest.SentinelOptions{Replicas: 2, Sentinels: 3})
-	if errors.Is(err, servertest.ErrNoServer) && !servertest.InCI() {
-		t.Skip(servertest.SkipMessage)
-	}
-	if err != nil {
-		t.Fatalf("cannot start sentinels (CI=%v): %v", servertest.InCI(), err)
-	}
-	t.Cleanup(set.Stop)
-	return set
+	return servertest.NeedSentinels(t, servertest.SentinelOptions{Replicas: 2, Sentinels: 3})
 }
 
 // sentinelURL is the set's URL, scheme redis+sentinel or valkey+sentinel,
@@ -58,16 +49,10 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// waitUntil polls cond every 10 ms until it holds or ctx ends.
+// waitUntil is servertest.Until.
 func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not before %v", what, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	servertest.Until(t, ctx, what, cond)
 }
 
 // TestSentinelURLWorkloads: every workload that takes -url runs through
@@ -132,25 +117,15 @@ func (f fault) String() string {
 // restarted (the sentinels make it a replica of the new one).
 func failOver(t *testing.T, set *servertest.SentinelSet, f fault) (old, now *servertest.Server, at time.Time) {
 	t.Helper()
-	old, err := set.Primary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	at = time.Now()
+	var err error
 	if f == killPrimary {
-		old.Kill()
-	} else {
-		for {
-			_, err := set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.MasterName)
-			if err == nil {
-				break
-			}
-			if !strings.Contains(err.Error(), "NOGOODSLAVE") { // a replica's state not yet fresh
-				t.Fatal(err)
-			}
-			time.Sleep(100 * time.Millisecond)
-			at = time.Now()
+		if old, err = set.Primary(); err != nil {
+			t.Fatal(err)
 		}
+		at = time.Now()
+		old.Kill()
+	} else if old, at, err = set.Failover(); err != nil {
+		t.Fatal(err)
 	}
 	if now, err = set.WaitSwitch(old); err != nil {
 		t.Fatal(err)
