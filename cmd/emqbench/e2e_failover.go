@@ -38,7 +38,7 @@ const (
 	failoverLease    = 2 * time.Second
 	failoverInterval = 200 * time.Millisecond // reap and promote
 	failoverAttempts = 1000
-	failoverRetain   = 10 * time.Minute // completed rows kept, so that a settled job can be checked
+	failoverRetain   = 10 * time.Minute      // completed rows kept, so that a settled job can be checked
 	failoverResend   = 10 * time.Millisecond // before an unsent enqueue is sent again
 )
 
