@@ -9,7 +9,8 @@
 #
 # usage: sentinel.sh [ROUNDS (6)] [N jobs per run (300000)] [OUT] [extra emqbench flags…]
 # env:   SERVER=/path/to/valkey-server or redis-server (default: Valkey 8 from
-#        /work/shared/servers/valkey.sh); EMQBENCH=/path/to/emqbench (default: built from this tree)
+#        /work/shared/servers/valkey.sh); EMQBENCH=/path/to/emqbench (default: built from this tree);
+#        MAXLOAD=1.5 (the load average a round waits for, up to 3 minutes)
 set -u
 rounds=${1:-6}; n=${2:-300000}; out=${3:-${BENCH_DIR:-/tmp/emq-ab}/sentinel.jsonl}
 shift $(( $# < 3 ? $# : 3 ))
@@ -39,19 +40,18 @@ fi
 mkdir -p "$(dirname "$out")"; : > "$out"
 
 used=" "
-freeport() { # a loopback port nothing listens on, not handed out before
-  local p
+freeport() { # sets port: a loopback port nothing listens on, not handed out before
   while :; do
-    p=$((20000 + RANDOM % 20000))
-    case $used in *" $p "*) continue ;; esac
-    (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null && continue
-    used="$used$p "; echo "$p"; return
+    port=$((20000 + RANDOM % 20000))
+    case $used in *" $port "*) continue ;; esac
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
+    used="$used$port "; return
   done
 }
-waitfor() { # what cmd…: poll every 0.1 s for up to 30 s
+waitfor() { # what cmd…: poll every 0.1 s for up to 60 s
   local what=$1; shift
-  for _ in $(seq 300); do "$@" && return 0; sleep 0.1; done
-  echo "sentinel.sh: $what: not within 30 s" >&2; exit 2
+  for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done
+  echo "sentinel.sh: $what: not within 60 s" >&2; [ -n "${DEBUG:-}" ] && tail -n 5 "$work"/*/log >&2; exit 2
 }
 node() { # port [args…]
   local port=$1 d; shift; d=$work/node-$port; mkdir -p "$d"
@@ -60,17 +60,17 @@ node() { # port [args…]
   pids+=($!)
   waitfor "node $port up" eval "\"\$cli\" -p $port ping >/dev/null 2>&1"
 }
-primary=$(freeport); node "$primary"
-for _ in 1 2; do node "$(freeport)" --replicaof 127.0.0.1 "$primary"; done
+freeport; primary=$port; node "$primary"
+for _ in 1 2; do freeport; node "$port" --replicaof 127.0.0.1 "$primary"; done
 insync() { [ "$("$cli" -p "$primary" info replication | grep -c 'state=online')" = 2 ]; }
 waitfor "replicas in sync" insync
 sports=()
 for _ in 1 2 3; do
-  p=$(freeport); d=$work/sentinel-$p; mkdir -p "$d"
+  freeport; p=$port; d=$work/sentinel-$p; mkdir -p "$d"
   printf '%s\n' "port $p" "bind 127.0.0.1" "daemonize no" "protected-mode no" "dir $d" \
     "sentinel monitor mymaster 127.0.0.1 $primary 2" "sentinel down-after-milliseconds mymaster 5000" \
     "sentinel failover-timeout mymaster 60000" > "$d/sentinel.conf"
-  "${sent[@]}" "$d/sentinel.conf" >"$d/log" 2>&1 &
+  "${sent[0]}" "$d/sentinel.conf" "${sent[@]:1}" >"$d/log" 2>&1 &
   pids+=($!); sports+=("$p")
 done
 ready() {
@@ -93,7 +93,7 @@ run() { # side url round
     echo "sentinel.sh: $side round $r failed: $(cat "$work/stderr")" >&2
 }
 for r in $(seq "$rounds"); do
-  for _ in $(seq 60); do awk '{exit !($1 < 1.5)}' /proc/loadavg && break; sleep 3; done
+  for _ in $(seq 60); do awk -v m="${MAXLOAD:-1.5}" '{exit !($1 < m)}' /proc/loadavg && break; sleep 3; done
   echo "round $r: $(uptime)" >&2
   if [ $((r % 2)) = 1 ]; then
     run direct "$direct" "$r" "$@"; run sentinel "$viasent" "$r" "$@"
