@@ -232,7 +232,11 @@ func startWriters(ctx context.Context, cl *sentinel.Client) *writers {
 					w.total.Add(1)
 				case unsent(err):
 					w.refused.Add(1)
-					time.Sleep(time.Millisecond)
+					select { // no primary yet: pace the retries
+					case <-w.stop:
+						return
+					case <-time.After(time.Millisecond):
+					}
 				default:
 					w.ambiguous[g]++
 				}
