@@ -43,6 +43,9 @@ type e2eJob struct {
 	runs   atomic.Int32 // handler starts
 	done   atomic.Int32 // completions reported
 	failed atomic.Int32 // failures injected
+
+	enq    atomic.Int32 // -failover: jobEnqueued or jobAmbiguous (0: not sent)
+	settle atomic.Int32 // -failover: a completion of it was sent, its answer lost
 }
 
 type e2ePage [e2ePageSize]e2eJob
@@ -121,6 +124,8 @@ type e2eReport struct {
 
 	ToStart latencyReport `json:"enqueue_to_start"` // first attempt's handler start
 	ToDone  latencyReport `json:"enqueue_to_done"`  // completion acknowledged
+
+	Failover *failoverReport `json:"failover,omitempty"` // -failover only
 }
 
 // e2eRun is one e2e run's shared state.
@@ -145,6 +150,9 @@ type e2eRun struct {
 	workers []*emq.Worker
 	server  *jobs.Server // with -jobs, in place of workers
 	rep     e2eReport
+
+	total int64          // the jobs to run (-n)
+	fo    failoverCounts // -failover only
 }
 
 // e2eWorkload measures producers and a worker at once on one queue.
@@ -269,6 +277,7 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 	if r.cfg.jobs {
 		start = r.startServer
 	}
+	r.total = total
 	if err := start(done, lat, failWith); err != nil {
 		return err
 	}
@@ -303,7 +312,7 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 		if int(r.prodDone.Load()) < r.cfg.producers {
 			continue
 		}
-		if r.completed.Load() >= r.enqueued.Load() {
+		if r.drained(ctx) {
 			return nil
 		}
 		if time.Since(time.Unix(0, r.lastDone.Load())) > e2eStall {
@@ -318,6 +327,9 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 		return r.handle(j.ID, j.Payload, j.Token)
 	})
 	onEvent := func(clock *roundClock, ev emq.Event) {
+		if r.cfg.failover && r.failoverEvent(ev) {
+			return
+		}
 		switch ev.Kind {
 		case emq.EventCompleted:
 			r.completedJob(ev.Job.ID, ev.Job.Payload, clock.now(), done, lat, failWith)
@@ -333,11 +345,15 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 	per := (r.cfg.goroutines + len(r.qq.qs) - 1) / len(r.qq.qs)
 	for _, q := range r.qq.qs {
 		clock := new(roundClock)
-		w, err := emq.NewWorker(q, handler, emq.WorkerConfig{
+		wc := emq.WorkerConfig{
 			Concurrency: per, Lease: e2eLease, OnEvent: func(ev emq.Event) { onEvent(clock, ev) },
 			PollMin: time.Millisecond, PollMax: 5 * time.Millisecond,
 			Backoff: func(int64, error) time.Duration { return 0 },
-		})
+		}
+		if r.cfg.failover {
+			failoverWorker(&wc)
+		}
+		w, err := emq.NewWorker(q, handler, wc)
 		if err == nil {
 			clock.w = w // before Start: no event comes sooner
 			err = w.Start()
@@ -463,13 +479,13 @@ func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 		}
 		// Each call's jobs go to one member queue, round robin by call.
 		q := members[int(first/int64(r.chunk))%len(members)]
-		var res []emq.EnqueueResult
-		var err error
-		if r.cfg.enqueue == "batch" {
-			res, err = q.EnqueueBatch(call, payloads[:k])
-		} else {
-			res, err = q.EnqueueBulk(call, payloads[:k])
+		if r.cfg.failover {
+			if err := r.enqueueAcross(ctx, call, q, first, payloads[:k]); err != nil {
+				return fmt.Errorf("producer %d: %w", p, err)
+			}
+			continue
 		}
+		res, err := r.send(call, q, payloads[:k])
 		if err != nil {
 			return fmt.Errorf("producer %d: %w", p, err)
 		}
@@ -482,6 +498,14 @@ func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 		r.enqueued.Add(int64(k))
 	}
 	return nil
+}
+
+// send enqueues payloads on q, by the -enqueue verb.
+func (r *e2eRun) send(ctx context.Context, q *emq.Queue, payloads [][]byte) ([]emq.EnqueueResult, error) {
+	if r.cfg.enqueue == "batch" {
+		return q.EnqueueBatch(ctx, payloads)
+	}
+	return q.EnqueueBulk(ctx, payloads)
 }
 
 // fill completes the report: the run's own wall time (first enqueue to
@@ -497,7 +521,13 @@ func (r *e2eRun) fill(rep *report) error {
 	x.Enqueued, x.Completed = r.enqueued.Load(), r.completed.Load()
 	x.Duplicates, x.Retried = r.duplicates.Load(), r.retried.Load()
 	var mismatch int64
+	if r.cfg.failover {
+		mismatch = r.fillFailover(x)
+	}
 	for i := range x.Enqueued {
+		if r.cfg.failover {
+			break // fillFailover counted
+		}
 		e := r.jobs.at(i)
 		switch {
 		case e == nil || e.done.Load() == 0:

@@ -43,6 +43,7 @@ type config struct {
 	fail      float64 // fraction of jobs whose handler fails its first attempt
 	enqueue   string  // "bulk" (EnqueueBulk) or "batch" (EnqueueBatch)
 	jobs      bool    // the job system: typed tasks, a jobs.Mux and a jobs.Server over 3 weighted queues
+	failover  bool    // go on across a failover, accounting for what failed calls did (e2e_failover.go)
 
 	// enqueue, claim, worker, e2e, gate: the queue's executor.
 	executor emq.ExecutorChoice
@@ -102,7 +103,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs := flag.NewFlagSet("emqbench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by the caller
 	fs.StringVar(&c.workload, "workload", "", "workload to run (or give it as the argument)")
-	fs.StringVar(&c.url, "url", "", "server URL: redis://, rediss://, valkey://, valkeys:// or unix://\n(default: start a private local server)")
+	fs.StringVar(&c.url, "url", "", "server URL: redis://, rediss://, valkey://, valkeys:// or unix://; or a master set\nthrough its sentinels: redis+sentinel://host:port[,host:port…]/master[/db] (also\nvalkey+sentinel://, rediss+sentinel://, valkeys+sentinel://; see sentinel.ParseURL)\n(default: start a private local server)")
 	fs.IntVar(&c.conns, "conns", 1, "connections to open")
 	fs.IntVar(&c.goroutines, "goroutines", 8, "concurrent callers, spread over the connections")
 	fs.IntVar(&c.depth, "depth", 1, "pipeline depth: commands sent together per batch")
@@ -118,6 +119,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.rate, "rate", 0, "e2e: jobs/s enqueued by all producers together (0: as fast as they can)")
 	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
 	fs.BoolVar(&c.jobs, "jobs", false, "e2e: through the job system: enveloped tasks of 3 types, a jobs.Mux, one jobs.Server over 3 queues weighted 3:2:1 (-shards 3 unless given)")
+	fs.BoolVar(&c.failover, "failover", false, "e2e: go on across a failover of the node (failed calls accounted for, not fatal; leases of 2s reaped every 200ms)")
 	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
 	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e, gate: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server, on a cluster every primary, has the module)")
 	fs.StringVar(&c.module, "module", "", "the private server loads this module (e.g. module/emq.so, built by make -C module); not with -url")
@@ -219,6 +221,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("-chaos %v: want a positive duration", c.chaos)
 	case c.jobs && c.workload != "e2e":
 		return errors.New("-jobs: only with the e2e workload")
+	case c.failover && (c.workload != "e2e" || c.jobs):
+		return errors.New("-failover: only with the e2e workload, without -jobs")
 	case c.enqueue != "bulk" && c.enqueue != "batch":
 		return fmt.Errorf("-enqueue %s: want bulk or batch", cliredact.Quote(c.enqueue))
 	}

@@ -12,7 +12,13 @@
 // when emqbench exits, after the report, on an error, or on Ctrl-C or
 // SIGTERM; should emqbench be killed outright, the kernel kills the node
 // (Linux). With -url it targets an existing node: redis://, rediss://,
-// valkey://, valkeys:// or unix://, as conn.ParseURL reads them. No
+// valkey://, valkeys:// or unix://, as conn.ParseURL reads them; or the
+// primary of a master set through its sentinels,
+// redis+sentinel://host:port[,host:port…]/master[/db] (valkey+sentinel://,
+// rediss+sentinel://, valkeys+sentinel:// too, as sentinel.ParseURL reads
+// them), followed across failovers: the run's first connection is a
+// sentinel.Client and every other one (-conns, the e2e producers, pubsub,
+// cache) a conn.Client dialing through its MasterSet. No
 // message echoes an argument that looks like a URL or holds an '@' (a URL
 // given where the workload goes, say): it shows as "<not shown: it may
 // hold a password>".
@@ -62,7 +68,13 @@
 // enqueue call began), the jobs enqueued, completed, lost (enqueued and
 // never seen completed: expected 0) and completed twice (duplicates,
 // expected 0), and the worker's server calls per job; a lost or duplicated
-// job fails the run (exit 1). -fail makes the handler fail the first
+// job fails the run (exit 1). e2e -failover goes on across a failover
+// of the node: an enqueue not sent is sent again, one whose answer was lost
+// is counted apart (its jobs "ambiguous"), a completion whose answer was
+// lost "settles" its job, worker errors and stale completions (the fencing
+// token at work) are counted, leases are 2 s and reaped every 200 ms, and
+// the run ends when the queue is empty; the report's "failover" object
+// holds those counts (see e2e_failover.go). -fail makes the handler fail the first
 // attempt of that fraction of the jobs (retried at once). -json prints the
 // same as one JSON object.
 //

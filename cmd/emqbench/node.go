@@ -13,6 +13,7 @@ import (
 	"github.com/echomq/echomq-go/internal/cliconn"
 	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
+	"github.com/echomq/echomq-go/sentinel"
 )
 
 // node is the server a run targets: one emqbench started, or one named by
@@ -27,12 +28,17 @@ type node struct {
 	version string        // "7.0.15"
 	desc    string        // server plus where it is, for the report
 	runID   string        // unique to this run: names its keys and queue
+
+	sentinel *sentinel.Client // with a sentinel URL: conns[0], whose MasterSet the others dial through
 }
 
 // openNode starts or finds the node and opens cfg.conns connections. Its
 // errors are one line and mean exit status 2.
 func openNode(ctx context.Context, cfg config) (*node, error) {
 	nd := &node{runID: newRunID()}
+	if isSentinelURL(cfg.url) {
+		return openSentinelNode(ctx, cfg, nd)
+	}
 	if cfg.url != "" {
 		o, err := cliconn.ParseURL(cfg.url)
 		if err != nil {
@@ -87,6 +93,9 @@ func (nd *node) dial(ctx context.Context) (sender, error) {
 		o.Node = nd.opts
 		o.Node.DB = 0
 		return cluster.NewClient(ctx, o)
+	}
+	if nd.sentinel != nil {
+		return conn.NewClient(ctx, nd.opts) // redials the current primary
 	}
 	return conn.Dial(ctx, nd.opts)
 }
@@ -178,14 +187,17 @@ func (nd *node) identify(ctx context.Context) {
 // close closes the connections and stops the node emqbench started.
 func (nd *node) close() {
 	for _, c := range nd.conns {
-		if c, ok := c.(sender); ok && c != conn.Sender(nd.probe) {
+		if c, ok := c.(sender); ok && c != conn.Sender(nd.probe) && c != sender(nd.sentinel) {
 			c.Close()
 		}
 	}
 	if nd.probe != nil {
 		nd.probe.Close()
 	}
-	nd.conns, nd.probe = nil, nil
+	if nd.sentinel != nil {
+		nd.sentinel.Close() // last: the others dial through its MasterSet
+	}
+	nd.conns, nd.probe, nd.sentinel = nil, nil, nil
 	nd.local.stop()
 }
 
