@@ -95,7 +95,7 @@ type countingSender struct {
 }
 
 func (c *countingSender) Send(ctx context.Context, cmds conn.Cmds, h conn.Handler) error {
-	c.n.Add(int64(cmds.N))
+	c.n.Add(int64(cmds.Len()))
 	return c.Sender.Send(ctx, cmds, h)
 }
 
