@@ -79,12 +79,6 @@ func (l *jobLog) missing(ids []string) (missing []string, dups int) {
 	return missing, dups
 }
 
-func (l *jobLog) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.runs)
-}
-
 // enqueueAll enqueues n jobs in batches and returns their ids.
 func enqueueAll(t *testing.T, ctx context.Context, q *emq.Queue, n int) []string {
 	t.Helper()

@@ -2,9 +2,7 @@ package dispatch_test
 
 import (
 	"os/exec"
-	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -79,7 +77,7 @@ func TestBatchCopyVet(t *testing.T) {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("go is not on PATH: %v", err)
 	}
 	out, err := exec.Command(goBin, "vet", "./testdata/copybatch").CombinedOutput()
 	require.Error(t, err, "go vet passed a copied Batch:\n%s", out)

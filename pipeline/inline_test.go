@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -17,7 +16,10 @@ func TestHotPathInlines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles the package")
 	}
-	goBin := runtime.GOROOT() + "/bin/go"
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is not on PATH: %v", err)
+	}
 	out, err := exec.Command(goBin, "build", "-gcflags=-m", ".", "../resp").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)

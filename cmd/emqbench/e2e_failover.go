@@ -50,9 +50,9 @@ const (
 
 // failoverCounts are the -failover run's counters.
 type failoverCounts struct {
-	resent, ambiguousJobs                atomic.Int64
-	workerErrors, completeLost, stale    atomic.Int64
-	leaseLost, notSentWorker, emptyTicks atomic.Int64
+	resent, ambiguousJobs             atomic.Int64
+	workerErrors, completeLost, stale atomic.Int64
+	leaseLost, emptyTicks             atomic.Int64
 
 	mu      sync.Mutex
 	settled map[int64]string // job index → id, of the completions whose answer was lost
