@@ -2,6 +2,7 @@ package sentinel_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,7 +80,11 @@ func BenchmarkReplicaReads(b *testing.B) {
 			for i, d := range set.Data {
 				before[i] = serverCPU(b, d)
 			}
-			b.SetParallelism(32) // 64 goroutines on 2 cores
+			par := 32 // 64 goroutines on 2 cores
+			if v, err := strconv.Atoi(os.Getenv("EMQ_READ_PARALLELISM")); err == nil && v > 0 {
+				par = v // deeper pipelines per connection: a node's capacity, not the client's
+			}
+			b.SetParallelism(par)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				var buf [64]byte
