@@ -303,17 +303,23 @@ func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
 // sends EVALSHA whatever executor the queue was opened with (see
 // [WithExecutor]), never a native EMQ.REAP.
 func (q *Queue) Reap(ctx context.Context, limit, maxAttempts int) (int, error) {
+	return q.reap(ctx, scriptReap, limit, maxAttempts)
+}
+
+// reap runs s, reap or reap_announce (the same keys and arguments), on
+// the scripted reaper.
+func (q *Queue) reap(ctx context.Context, s *dispatch.Script, limit, maxAttempts int) (int, error) {
 	if limit < 0 || maxAttempts < 0 {
 		return 0, &ArgError{Arg: "limit or maxAttempts", Reason: "negative"}
 	}
-	o := getOp("reap")
+	o := getOp(s.Name())
 	o.args.Key(q.keys.Active)
 	o.args.Key(q.keys.Pending)
 	o.args.Key(q.keys.Dead)
 	o.args.Key(q.keys.Base)
 	o.args.ArgInt(scriptInt(limit))
 	o.args.ArgInt(scriptInt(maxAttempts))
-	n, err := q.evalInt(ctx, scriptReap, o)
+	n, err := q.evalInt(ctx, s, o)
 	putOp(o, err)
 	return int(n), err
 }

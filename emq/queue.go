@@ -25,7 +25,7 @@ var (
 	scriptEnqueueBatch  = dispatch.NewScript("enqueue_batch", source("enqueue_batch"))
 	scriptSettleClaim   = dispatch.NewScript("settle_claim", source("settle_claim"))
 	scriptRequeue       = dispatch.NewScript("requeue", source("requeue"))
-	scriptRequeueDead   = dispatch.NewScript("requeue_dead", source("requeue_dead"))
+	scriptDeadFilter    = dispatch.NewScript("dead_filter", source("dead_filter"))
 	scriptDelete        = dispatch.NewScript("delete", source("delete"))
 	scriptTrimDead      = dispatch.NewScript("trim_dead", source("trim_dead"))
 	scriptStats         = dispatch.NewScript("stats", source("stats"))
@@ -39,7 +39,7 @@ func DispatchScripts() []*dispatch.Script {
 	return []*dispatch.Script{
 		scriptEnqueue, scriptClaim, scriptComplete, scriptRetry, scriptPromote,
 		scriptReap, scriptClaimBatch, scriptExtend, scriptEnqueueAt, scriptCompleteBatch,
-		scriptEnqueueBatch, scriptSettleClaim, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead,
+		scriptEnqueueBatch, scriptSettleClaim, scriptRequeue, scriptDeadFilter, scriptDelete, scriptTrimDead,
 		scriptStats, scriptRunNow,
 		// job system (J1)
 		scriptFinish, scriptCancel, scriptWorkerBeat, scriptWorkers,
@@ -48,7 +48,7 @@ func DispatchScripts() []*dispatch.Script {
 		// lanes and flows
 		scriptLaneEnqueue, scriptLaneClaim, scriptLaneResume, scriptFlowSubmit, scriptFlowComplete,
 		// dashboard (issue 26): operations
-		scriptDeleteDead, scriptPayloadHeads,
+		scriptPayloadHeads,
 		// job system (J3)
 		scriptReapAnnounce,
 	}
@@ -265,7 +265,7 @@ func (q *Queue) executorFor(s *dispatch.Script) dispatch.Executor {
 	switch s {
 	case scriptExtend, scriptEnqueueAt:
 		return q.ext
-	case scriptReap, scriptRequeue, scriptRequeueDead, scriptDelete, scriptTrimDead, scriptStats, scriptRunNow:
+	case scriptReap, scriptReapAnnounce, scriptRequeue, scriptDeadFilter, scriptDelete, scriptTrimDead, scriptStats, scriptRunNow:
 		return q.reaper
 	}
 	return q.exec

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"time"
 
+	"github.com/echomq/echomq-go/internal/dial"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -19,20 +19,7 @@ import (
 // error: the server's (a refused AUTH is the server's WRONGPASS), or the
 // network's. Bounded by ctx.
 func probeRole(ctx context.Context, nc net.Conn, user, password string) (string, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		nc.SetDeadline(dl)
-	}
-	interrupted := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		nc.SetDeadline(time.Unix(1, 0))
-		close(interrupted)
-	})
-	defer func() {
-		if !stop() {
-			<-interrupted
-		}
-		nc.SetDeadline(time.Time{})
-	}()
+	defer dial.Bound(ctx, nc)()
 	rd := resp.NewReader(nc)
 	var b []byte
 	if password != "" {

@@ -127,30 +127,37 @@ type Result struct {
 	Hello resp.Value
 }
 
+// Bound bounds the exchange on nc that follows by ctx's deadline and
+// cancellation (an ended ctx sets a deadline in the past, interrupting a
+// blocked read or write), until the returned release is called: it
+// clears the deadline only once the interrupt cannot come any more (an
+// AfterFunc already started, ctx ending as the exchange finished, would
+// otherwise leave a deadline in the past on a connection handed on as
+// ready, failing a later write with "i/o timeout").
+func Bound(ctx context.Context, nc net.Conn) (release func()) {
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	}
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		nc.SetDeadline(time.Unix(1, 0))
+		close(interrupted)
+	})
+	return func() {
+		if !stop() {
+			<-interrupted
+		}
+		nc.SetDeadline(time.Time{})
+	}
+}
+
 // Handshake runs on a fresh connection before anyone else uses it: it
 // writes to nc and reads the replies through rd (which reads nc), bounded
 // by ctx's deadline and cancellation. Push frames met on the way are
 // skipped. A server error (a failed authentication, say) is returned as
 // the server's *resp.ServerError.
 func Handshake(ctx context.Context, nc net.Conn, rd *resp.Reader, c Config) (Result, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		nc.SetDeadline(dl)
-	}
-	// The deadline is reset only once the interrupt cannot come any more:
-	// an AfterFunc already started (ctx ended as the handshake finished)
-	// would otherwise leave a deadline in the past on a connection
-	// returned as ready, failing a later write with "i/o timeout".
-	interrupted := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		nc.SetDeadline(time.Unix(1, 0))
-		close(interrupted)
-	})
-	defer func() {
-		if !stop() {
-			<-interrupted
-		}
-		nc.SetDeadline(time.Time{})
-	}()
+	defer Bound(ctx, nc)()
 	if c.Protocol == 3 {
 		b := appendHello(nil, c)
 		n := 1
