@@ -46,7 +46,7 @@
 // embedded here from scripts/*.lua into one table: the six core transitions
 // (enqueue, claim, complete, retry, promote, reap), the extensions
 // (claim_batch, extend, enqueue_at, complete_batch, enqueue_batch,
-// settle_claim) and the operations (requeue, requeue_dead, delete,
+// settle_claim) and the operations (requeue, dead_filter, delete,
 // trim_dead, stats, run_now), then the job system's (package jobs: finish, cancel,
 // worker_beat, workers); [Scripts] returns a copy with their KEYS counts
 // and sources. Each file's header names its KEYS, ARGV and replies. The rules
@@ -106,8 +106,8 @@
 // never holds the server:
 //
 //	Requeue, RequeueBatch        requeue          dead → pending by id; ErrNotDead
-//	RequeueDead(DeadFilter)      requeue_dead     by error prefix and time of death, 1,000 examined per call
-//	DeleteDead(DeadFilter)       delete_dead      the same filter; deletes a job only if still dead, 1,000 examined per call
+//	RequeueDead(DeadFilter)      dead_filter      by error prefix and time of death; requeues a job only if still dead, 1,000 examined per call
+//	DeleteDead(DeadFilter)       dead_filter      the same filter; deletes a job only if still dead, 1,000 examined per call
 //	PayloadHeads(ids, n, max)    payload_heads    a read: each payload's size and first n bytes, 1,000 ids per call
 //	Delete, DeleteBatch          delete           any state, with the row; ErrNotFound
 //	TrimDead(maxAge, maxCount)   trim_dead        oldest dead first, 1,000 per call

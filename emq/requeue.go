@@ -103,29 +103,30 @@ type DeadFilter struct {
 	Limit int
 }
 
-// requeueScan is the most dead ids one requeue_dead call examines: the
+// requeueScan is the most dead ids one dead_filter call examines: the
 // bound on how long one call holds the server, however large the dead
 // set.
 const requeueScan = 1000
 
 // RequeueDead requeues, as [Queue.Requeue] does, the dead jobs that f
 // selects, in the dead set's order (oldest death first), and returns how
-// many it requeued. It runs the requeue_dead script repeatedly, each call
+// many it requeued. It runs the dead_filter script (action requeue) repeatedly, each call
 // examining at most 1,000 dead ids, so a huge dead set never blocks the
-// server; each call is atomic, the whole is not: a job that dies while
+// server; each call is atomic and requeues a job only if it is still dead
+// then (in dead, its row's state dead or the row gone: a row a peer left
+// in another state is not made pending beside it); the whole is not: a job that dies while
 // RequeueDead runs may or may not be requeued. When ctx ends, the jobs
 // requeued so far stay requeued and their count is returned with the
 // error.
 func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter) (int, error) {
-	return q.deadPages(ctx, scriptRequeueDead, f, q.keys.Dead, q.keys.Pending, q.keys.Base)
+	return q.deadPages(ctx, "requeue", f)
 }
 
-// deadPages runs s (requeue_dead or delete_dead: ARGV since_ms,
-// before_ms, prefix, limit, scan, after_id, after_ms; reply {n, examined,
-// cursor_id, cursor_ms, more}) over keys from the start of f's range,
-// requeueScan ids examined per call, until the range or f.Limit is
-// exhausted or ctx ends, and returns the sum of n.
-func (q *Queue) deadPages(ctx context.Context, s *dispatch.Script, f DeadFilter, keys ...string) (int, error) {
+// deadPages runs dead_filter with action (requeue or delete) from the
+// start of f's range, requeueScan ids examined per call, until the range
+// or f.Limit is exhausted or ctx ends, and returns how many jobs it acted
+// on.
+func (q *Queue) deadPages(ctx context.Context, action string, f DeadFilter) (int, error) {
 	if f.Limit < 0 {
 		return 0, &ArgError{Arg: "Limit", Reason: "negative"}
 	}
@@ -148,9 +149,10 @@ func (q *Queue) deadPages(ctx context.Context, s *dispatch.Script, f DeadFilter,
 			return total, nil
 		}
 		a.Reset()
-		for _, k := range keys {
-			a.Key(k)
-		}
+		a.Key(q.keys.Dead)
+		a.Key(q.keys.Pending)
+		a.Key(q.keys.Base)
+		a.Arg(action)
 		a.ArgInt(since)
 		a.ArgInt(before)
 		a.Arg(f.ErrorPrefix)
@@ -158,10 +160,10 @@ func (q *Queue) deadPages(ctx context.Context, s *dispatch.Script, f DeadFilter,
 		a.ArgInt(requeueScan)
 		a.Arg(cur.id)
 		a.ArgInt(cur.ms)
-		page := requeuePage{script: s.Name()}
-		err := q.reaper.Eval(ctx, s, &a, page.read)
+		var page requeuePage
+		err := q.reaper.Eval(ctx, scriptDeadFilter, &a, page.read)
 		if err != nil {
-			return total, wrapErr(s.Name(), err)
+			return total, wrapErr("dead_filter", err)
 		}
 		total += page.moved
 		if !page.more {
@@ -197,16 +199,15 @@ func timeMillis(t time.Time) int64 {
 	return ceilMillis(t)
 }
 
-// requeueCursor is where the next requeue_dead call starts: after id,
+// requeueCursor is where the next dead_filter call starts: after id,
 // which died at ms.
 type requeueCursor struct {
 	id string
 	ms int64
 }
 
-// requeuePage is one requeue_dead reply.
+// requeuePage is one dead_filter reply.
 type requeuePage struct {
-	script string // requeue_dead or delete_dead, for a bad reply's error
 	moved  int
 	cursor requeueCursor
 	more   bool
@@ -214,10 +215,7 @@ type requeuePage struct {
 
 // read parses {moved, examined, cursor_id, cursor_ms, more}.
 func (p *requeuePage) read(v resp.Value) error {
-	name := p.script
-	if name == "" {
-		name = "requeue_dead"
-	}
+	const name = "dead_filter"
 	if v.Type != resp.Array || len(v.Elems) != 5 || !isString(v.Elems[2]) {
 		return badReply(name, v, "{moved, examined, cursor_id, cursor_ms, more}")
 	}

@@ -161,16 +161,16 @@ func TestRequeueDeadCursorGone(t *testing.T) {
 	})
 	call := func(afterID string, afterMS int64) requeuePage {
 		t.Helper()
-		o := getOp("requeue_dead")
+		o := getOp("dead_filter")
 		defer putOp(o, nil)
 		o.args.Key(q.keys.Dead)
 		o.args.Key(q.keys.Pending)
 		o.args.Key(q.keys.Base)
-		for _, a := range []string{"0", strconv.Itoa(maxScriptInt), "x", "100", "2", afterID, strconv.FormatInt(afterMS, 10)} {
+		for _, a := range []string{"requeue", "0", strconv.Itoa(maxScriptInt), "x", "100", "2", afterID, strconv.FormatInt(afterMS, 10)} {
 			o.args.Arg(a)
 		}
 		var p requeuePage
-		require.NoError(t, q.reaper.Eval(ctx, scriptRequeueDead, &o.args, p.read))
+		require.NoError(t, q.reaper.Eval(ctx, scriptDeadFilter, &o.args, p.read))
 		return p
 	}
 	p := call("", 0) // examines ids 0, 1 (both kept)
@@ -205,17 +205,17 @@ func TestRequeueDeadArgs(t *testing.T) {
 	for _, bad := range []struct {
 		pos int
 		val string
-	}{{0, "-1"}, {1, "x"}, {3, "0"}, {4, "0"}, {6, "1.5"}, {3, ""}} {
-		args := []string{"0", "10", "", "1", "1", "", "0"} // since, before, prefix, limit, scan, after_id, after_ms
+	}{{0, "move"}, {1, "-1"}, {2, "x"}, {4, "0"}, {5, "0"}, {7, "1.5"}, {4, ""}} {
+		args := []string{"requeue", "0", "10", "", "1", "1", "", "0"} // action, since, before, prefix, limit, scan, after_id, after_ms
 		args[bad.pos] = bad.val
-		o := getOp("requeue_dead")
+		o := getOp("dead_filter")
 		o.args.Key(q.keys.Dead)
 		o.args.Key(q.keys.Pending)
 		o.args.Key(q.keys.Base)
 		for _, a := range args {
 			o.args.Arg(a)
 		}
-		err := wrapErr("requeue_dead", q.reaper.Eval(tctx(t), scriptRequeueDead, &o.args, nil))
+		err := wrapErr("dead_filter", q.reaper.Eval(tctx(t), scriptDeadFilter, &o.args, nil))
 		require.ErrorIs(t, err, ErrArg, "args %q", args)
 		require.True(t, strings.HasPrefix(err.Error(), "EMQARG "), err.Error())
 	}

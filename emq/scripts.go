@@ -32,7 +32,7 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "enqueue_batch", NumKeys: 2},        // KEYS pending, base; ARGV id1, payload1, ... → {1|0, ...} | EMQKIND
 	{Name: "settle_claim", NumKeys: 5},         // KEYS pending, active, delayed, dead, base; ARGV lease_ms, n, retention_ms, nc, nr, nx, completions, retries, releases → {settled, jobs}
 	{Name: "requeue", NumKeys: 3},              // KEYS dead, pending, base; ARGV id1, id2, ... → {1|0, ...}
-	{Name: "requeue_dead", NumKeys: 3},         // KEYS dead, pending, base; ARGV since_ms, before_ms, prefix, limit, scan, after_id, after_ms → {moved, examined, cursor_id, cursor_ms, more}
+	{Name: "dead_filter", NumKeys: 3},          // KEYS dead, pending, base; ARGV action (requeue|delete), since_ms, before_ms, prefix, limit, scan, after_id, after_ms → {moved, examined, cursor_id, cursor_ms, more}
 	{Name: "delete", NumKeys: 5},               // KEYS pending, active, delayed, dead, base; ARGV id1, id2, ... → {state|'', ...}
 	{Name: "trim_dead", NumKeys: 2},            // KEYS dead, base; ARGV max_age_ms, max_count, limit → count
 	{Name: "stats", NumKeys: 5},                // KEYS pending, active, delayed, dead, base → {now_ms, pending, active, delayed, dead, due, expired, paused, oldest}
@@ -54,7 +54,6 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "flow_submit", NumKeys: 3},   // KEYS pending, delayed, base; ARGV f, n, (id, payload, d, (index, policy)×d)×n | '+', f, first, n, (id, kind, payload, d, (ref, policy)×d)×n → 1 | EMQFLOW
 	{Name: "flow_complete", NumKeys: 5}, // KEYS active, pending, delayed, dead, base; ARGV 'c' id token retention result | 'r' id token delay max error | 'C' retention (id token result)×n | 's' | 'a' f [off count] | 'x' f error [off count] | 'g' f | '-' f | 'L' id target dep | 'l' n | 'e' dep label ok cause → 1|3|0 | 2|4|1|0 | {flag×n, steps} | steps | {state, total, left, failed, cancelled, id1, state1, ...} | ...
 	// dashboard (issue 26): operations
-	{Name: "delete_dead", NumKeys: 2},   // KEYS dead, base; ARGV since_ms, before_ms, prefix, limit, scan, after_id, after_ms → {deleted, examined, cursor_id, cursor_ms, more}
 	{Name: "payload_heads", NumKeys: 1}, // KEYS base; ARGV n, max_size, id1, ... → {size1, head1, ...} (a read)
 	// job system (J3)
 	{Name: "reap_announce", NumKeys: 4}, // KEYS active, pending, dead, base; ARGV limit, max_attempts → count (reap, each death published on done:<id>)
