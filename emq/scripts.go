@@ -43,7 +43,7 @@ var transitions = loadTransitions([]ScriptSource{
 	{Name: "worker_beat", NumKeys: 2}, // KEYS workers, base; ARGV wid, ttl_ms, field, value, ... → now_ms
 	{Name: "workers", NumKeys: 2},     // KEYS workers, base; ARGV limit → {wid, {field, value, ...}, ...}
 	// job system (J2)
-	{Name: "unique_enqueue", NumKeys: 3}, // KEYS pending, delayed, base; ARGV (id, payload, hash, mode, delay_ms, ttl_ms)... → {code1, id1, ...}
+	{Name: "unique_enqueue", NumKeys: 3}, // KEYS pending, delayed, base; ARGV mode, delay_ms, ttl_ms, (id, payload, hash)... → {1 | 4 | code..id, ...}
 	{Name: "cron_fire", NumKeys: 3},      // KEYS pending, delayed, base; ARGV name, payload, ahead_ms, k, (slot_ms, id×k)... → {last, r1, id1, ...}
 	{Name: "claim_limited", NumKeys: 3},  // KEYS pending, active, base; ARGV lease_ms, n → {wait_ms, {id1, payload1, attempts1, ...}}
 	{Name: "set_limits", NumKeys: 1},     // KEYS meta; ARGV limit_active, rate_n, rate_ms → 1

@@ -102,8 +102,15 @@ type UniqueResult struct {
 // key, emq:{q}:unique:<hash>. A key of any length costs 64 bytes on the
 // wire and in the server.
 func UniqueHash(key string) string {
+	var h [64]byte
+	return string(uniqueHash(&h, key))
+}
+
+// uniqueHash writes key's hex sha256 into h and returns it.
+func uniqueHash(h *[64]byte, key string) []byte {
 	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
+	hex.Encode(h[:], sum[:])
+	return h[:]
 }
 
 // uniqueChunk is the most jobs one unique_enqueue call carries.
@@ -122,12 +129,26 @@ func (q *Queue) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, e
 	return r[0], r[0].Err
 }
 
+// uniqueArgs are the options a unique_enqueue call's jobs share.
+type uniqueArgs struct {
+	mode       UniqueMode
+	delay, ttl int64
+}
+
+func uniqueArgsOf(j *UniqueJob) uniqueArgs {
+	delay, _ := millis("delay", j.Delay, true)
+	ttl, _ := millis("period", j.Period, false)
+	return uniqueArgs{j.Mode, delay, ttl}
+}
+
 // EnqueueUniqueBatch admits each job under its unique key, minting the
-// ids, 1,000 jobs per atomic unique_enqueue call (all calls in one
-// pipeline); results[i] is jobs[i]'s. Within a call the jobs are taken in
-// order, so two jobs of one key in a batch behave as two calls would.
-// Every argument is checked before anything is sent. The error is for the
-// exchange as a whole; then some jobs may have been enqueued.
+// ids, in atomic unique_enqueue calls of up to 1,000 jobs (all calls in
+// one pipeline; a call's jobs share their mode, delay and period, so a
+// run of jobs with other options starts another call); results[i] is
+// jobs[i]'s. The jobs are taken in order, so two jobs of one key in a
+// batch behave as two calls would. Every argument is checked before
+// anything is sent. The error is for the exchange as a whole; then some
+// jobs may have been enqueued.
 func (q *Queue) EnqueueUniqueBatch(ctx context.Context, jobs []UniqueJob) ([]UniqueResult, error) {
 	if len(jobs) == 0 {
 		return nil, nil
@@ -141,71 +162,96 @@ func (q *Queue) EnqueueUniqueBatch(ctx context.Context, jobs []UniqueJob) ([]Uni
 		}
 	}
 	ids := q.mintIDs(len(jobs))
-	var b dispatch.Batch
-	args := make([]dispatch.Args, (len(jobs)+uniqueChunk-1)/uniqueChunk)
-	for c := range args {
-		a := &args[c]
-		a.Key(q.keys.Pending)
-		a.Key(q.keys.Delayed)
-		a.Key(q.keys.Base)
-		for i := c * uniqueChunk; i < min((c+1)*uniqueChunk, len(jobs)); i++ {
+	o := getOp("unique_enqueue")
+	var h [64]byte
+	// ends[c] is where call c's jobs end; it starts where call c-1's end.
+	var ends []int
+	for i := 0; i < len(jobs); {
+		u := uniqueArgsOf(&jobs[i])
+		o.args.Reset()
+		o.args.Key(q.keys.Pending)
+		o.args.Key(q.keys.Delayed)
+		o.args.Key(q.keys.Base)
+		o.args.Arg(u.mode.String())
+		o.args.ArgInt(u.delay)
+		o.args.ArgInt(u.ttl)
+		for end := min(i+uniqueChunk, len(jobs)); i < end && uniqueArgsOf(&jobs[i]) == u; i++ {
 			j := &jobs[i]
-			delay, _ := millis("delay", j.Delay, true)
-			ttl, _ := millis("period", j.Period, false)
-			a.Arg(ids[i*IDLen : (i+1)*IDLen])
-			a.ArgBytes(j.Payload)
-			a.Arg(UniqueHash(j.Key))
-			a.Arg(j.Mode.String())
-			a.ArgInt(delay)
-			a.ArgInt(ttl)
+			o.args.Arg(ids[i*IDLen : (i+1)*IDLen])
+			o.args.ArgBytes(j.Payload)
+			o.args.ArgBytes(uniqueHash(&h, j.Key))
 		}
-		b.Add(scriptUniqueEnqueue, a)
+		o.batch.Add(scriptUniqueEnqueue, &o.args)
+		ends = append(ends, i)
 	}
-	if err := q.reaper.EvalBatch(ctx, &b); err != nil {
+	if err := q.reaper.EvalBatch(ctx, &o.batch); err != nil {
+		putOp(o, err)
 		return nil, wrapErr("unique_enqueue", err)
 	}
 	results := make([]UniqueResult, len(jobs))
-	for c := range args {
-		part := results[c*uniqueChunk : min((c+1)*uniqueChunk, len(jobs))]
-		if err := b.Err(c); err != nil {
+	start := 0
+	for c, end := range ends {
+		part := results[start:end]
+		if err := o.batch.Err(c); err != nil {
 			for i := range part {
 				part[i].Err = wrapErr("unique_enqueue", err)
 			}
-			continue
-		}
-		if err := readUnique(b.Reply(c), part, ids[c*uniqueChunk*IDLen:]); err != nil {
+		} else if err := readUnique(o.batch.Reply(c), part, ids[start*IDLen:]); err != nil {
+			putOp(o, nil)
 			return nil, err
 		}
+		start = end
 	}
+	putUnique(o, jobs)
 	return results, nil
 }
 
-// readUnique parses a unique_enqueue reply, {code1, id1, ...}, into part;
-// ids holds the minted ids of part's jobs, IDLen bytes each.
+// putUnique recycles o unless its calls carried more than 1 MiB of
+// payloads (see putBig).
+func putUnique(o *op, jobs []UniqueJob) {
+	size := 0
+	for i := range jobs {
+		size += len(jobs[i].Payload)
+	}
+	if size <= 1<<20 {
+		putOp(o, nil)
+	}
+}
+
+// readUnique parses a unique_enqueue reply, {r1, r2, ...}, into part: 1
+// (enqueued) or 4 (duplicate) for the new job, else the code digit 0, 2
+// or 3 then the other job's id; ids holds the minted ids of part's jobs,
+// IDLen bytes each.
 func readUnique(v resp.Value, part []UniqueResult, ids string) error {
-	const want = "a code and an id per job"
-	if v.Type != resp.Array || len(v.Elems) != 2*len(part) {
+	const want = "one result per job"
+	if v.Type != resp.Array || len(v.Elems) != len(part) {
 		return badReply("unique_enqueue", v, want)
 	}
-	for i := range part {
-		code, err := v.Elems[2*i].AsInt()
-		other := v.Elems[2*i+1]
-		if err != nil || !isString(other) {
-			return badReply("unique_enqueue", v, want)
-		}
+	for i, e := range v.Elems {
 		r := &part[i]
 		own := ids[i*IDLen : (i+1)*IDLen]
-		switch code {
-		case 1:
-			r.ID, r.Status = own, UniqueEnqueued
-		case 0:
-			r.ID, r.Status = string(other.Str), UniqueExisting
-		case 2:
-			r.ID, r.Status, r.Replaced = own, UniqueReplaced, string(other.Str)
-		case 3:
-			r.ID, r.Status = string(other.Str), UniqueDebounced
-		case 4:
-			r.ID, r.Err = own, ErrDuplicate
+		if e.Type == resp.Integer {
+			switch e.Int {
+			case 1:
+				r.ID, r.Status = own, UniqueEnqueued
+			case 4:
+				r.ID, r.Err = own, ErrDuplicate
+			default:
+				return badReply("unique_enqueue", v, want)
+			}
+			continue
+		}
+		if !isString(e) || len(e.Str) < 2 {
+			return badReply("unique_enqueue", v, want)
+		}
+		other := string(e.Str[1:])
+		switch e.Str[0] {
+		case '0':
+			r.ID, r.Status = other, UniqueExisting
+		case '2':
+			r.ID, r.Status, r.Replaced = own, UniqueReplaced, other
+		case '3':
+			r.ID, r.Status = other, UniqueDebounced
 		default:
 			return badReply("unique_enqueue", v, want)
 		}

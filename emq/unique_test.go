@@ -367,26 +367,31 @@ func TestUniqueHugeKey(t *testing.T) {
 func TestUniqueBadInput(t *testing.T) {
 	q := fresh(t, "uqb")
 	keys := []string{q.keys.Pending, q.keys.Delayed, q.keys.Base}
-	good := []string{"JOB0KHTOWnGLuC", "p", UniqueHash("a"), "keep", "0", "0"}
+	opts := []string{"keep", "0", "0"}
+	good := []string{"JOB0KHTOWnGLuC", "p", UniqueHash("a")}
 	bad := [][]string{
-		{"JOB0KHTOWnGLuD", "p", "xyz", "keep", "0", "0"},
-		{"JOB0KHTOWnGLuD", "p", strings.ToUpper(UniqueHash("b")), "keep", "0", "0"},
-		{"JOB0KHTOWnGLuD", "p", UniqueHash("b"), "maybe", "0", "0"},
-		{"JOB0KHTOWnGLuD", "p", UniqueHash("b"), "keep", "-1", "0"},
-		{"JOB0KHTOWnGLuD", "p", UniqueHash("b"), "keep", "0", "1.5"},
-		{"JOB0KHTOWnGLuD", "p", UniqueHash("b"), "keep", "0"},
-		{"ABC0KHTOWnGLuD", "p", UniqueHash("b"), "keep", "0", "0"},
+		{"JOB0KHTOWnGLuD", "p", "xyz"},
+		{"JOB0KHTOWnGLuD", "p", strings.ToUpper(UniqueHash("b"))},
+		{"JOB0KHTOWnGLuD", "p"},
+		{"ABC0KHTOWnGLuD", "p", UniqueHash("b")},
 	}
-	for _, b := range bad {
+	badOpts := [][]string{{"maybe", "0", "0"}, {"keep", "-1", "0"}, {"keep", "0", "1.5"}, {"keep", "0"}}
+	run := func(what any, args ...string) {
+		t.Helper()
 		cmd := append([]string{"EVAL", source("unique_enqueue"), "3"}, keys...)
-		cmd = append(append(cmd, good...), b...)
-		_, err := srv.Do(cmd...)
+		_, err := srv.Do(append(cmd, args...)...)
 		if err == nil || !(strings.Contains(err.Error(), "EMQARG") || strings.Contains(err.Error(), "EMQKIND")) {
-			t.Fatalf("%v: %v", b, err)
+			t.Fatalf("%v: %v", what, err)
 		}
 		if n := do(t, "DBSIZE"); n != "1" { // the fence alone
-			t.Fatalf("%v: %s keys after a refused call", b, n)
+			t.Fatalf("%v: %s keys after a refused call", what, n)
 		}
+	}
+	for _, b := range bad {
+		run(b, append(append(append([]string{}, opts...), good...), b...)...)
+	}
+	for _, b := range badOpts {
+		run(b, append(append([]string{}, b...), good...)...)
 	}
 	for _, j := range []UniqueJob{{Key: "a", Mode: 9}, {Key: "a", Period: -time.Second}} {
 		if _, err := q.EnqueueUnique(tctx(t), j); !errors.Is(err, ErrArg) {
@@ -409,4 +414,70 @@ func TestUniqueInterop(t *testing.T) {
 		t.Fatalf("core claim: %q", got)
 	}
 	mustUnique(t, q, "i", UniqueKeep, UniqueExisting)
+}
+
+// TestUniqueBatchMixedOptions: a batch whose jobs differ in mode, delay
+// or period is sent as several calls (a call's jobs share them), still
+// taken in order: a later job sees an earlier one of another call; and a
+// batch of 2,500 keys (three calls) takes every key once, each owned by
+// its job.
+func TestUniqueBatchMixedOptions(t *testing.T) {
+	q := fresh(t, "uqx")
+	ctx := tctx(t)
+	res, err := q.EnqueueUniqueBatch(ctx, []UniqueJob{
+		{Key: "a", Payload: []byte("v1")},
+		{Key: "a", Payload: []byte("v2"), Mode: UniqueDebounce, Delay: time.Minute},
+		{Key: "b", Period: time.Hour},
+		{Key: "b", Period: time.Hour},
+		{Key: "b"},
+		{Key: "c", Mode: UniqueReplace},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UniqueStatus{UniqueEnqueued, UniqueDebounced, UniqueEnqueued, UniqueExisting, UniqueExisting, UniqueEnqueued}
+	for i, r := range res {
+		if r.Status != want[i] || r.Err != nil {
+			t.Fatalf("job %d: %+v, want %v", i, r, want[i])
+		}
+	}
+	if res[1].ID != res[0].ID || res[3].ID != res[2].ID || res[4].ID != res[2].ID {
+		t.Fatalf("owners %+v", res)
+	}
+	if rw := row(t, q, res[0].ID); rw["payload"] != "v2" || rw["state"] != "delayed" || score(t, q.keys.Pending, res[0].ID) != "" {
+		t.Fatalf("debounced row %v", rw)
+	}
+	// The keep of b wrote nothing: b's period stands.
+	if ttl, _ := strconv.Atoi(do(t, "PTTL", q.keys.Base+TypeUnique+UniqueHash("b"))); ttl <= 0 {
+		t.Fatalf("b's PTTL %d", ttl)
+	}
+	if ttl := do(t, "PTTL", q.keys.Base+TypeUnique+UniqueHash("a")); ttl != "-1" {
+		t.Fatalf("a's PTTL %s", ttl)
+	}
+
+	many := make([]UniqueJob, 2500)
+	for i := range many {
+		many[i] = UniqueJob{Key: "m" + strconv.Itoa(i)}
+	}
+	first, err := q.EnqueueUniqueBatch(ctx, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := q.EnqueueUniqueBatch(ctx, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range many {
+		if first[i].Status != UniqueEnqueued || again[i].Status != UniqueExisting || again[i].ID != first[i].ID {
+			t.Fatalf("key %d: %+v then %+v", i, first[i], again[i])
+		}
+		if i%500 == 0 {
+			if id, st, err := q.UniqueOwner(ctx, many[i].Key); err != nil || id != first[i].ID || st != StatePending {
+				t.Fatalf("owner of %d: %s %s %v", i, id, st, err)
+			}
+		}
+	}
+	if n := do(t, "ZCARD", q.keys.Pending); n != strconv.Itoa(2500+2) { // b and c besides
+		t.Fatalf("pending %s", n)
+	}
 }

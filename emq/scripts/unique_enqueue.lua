@@ -7,20 +7,21 @@
 -- and taken in the same step. With a period (ttl_ms > 0) the key is also
 -- free once the period has passed (PEXPIRE), whatever the owner's state.
 -- Jobs are taken in ARGV order; a later job of the call sees what an
--- earlier one did.
+-- earlier one did. The mode, delay and period are the call's, shared by
+-- its jobs (a batch of mixed options is sent as several calls).
 -- KEYS[1]  pending   emq:{q}:pending
 -- KEYS[2]  delayed   emq:{q}:delayed
 -- KEYS[3]  base      emq:{q}:   declared root of job:<id> and unique:<hash>
--- ARGV, six per job:
+-- ARGV[1]  mode      'keep' | 'replace' | 'debounce'
+-- ARGV[2]  delay_ms  integer >= 0; 0 enqueues into pending, else into
+--                    delayed, due at now+delay_ms (server clock)
+-- ARGV[3]  ttl_ms    integer >= 0; 0 holds a key while its owner lives,
+--                    else at most that long
+-- ARGV[4..], three per job:
 --   id        branded id, JOB-namespaced: the new job's
 --   payload
 --   hash      64 lowercase hex digits: sha256 of the unique key, hashed by
 --             the caller (the key itself is never sent)
---   mode      'keep' | 'replace' | 'debounce'
---   delay_ms  integer >= 0; 0 enqueues into pending, else into delayed,
---             due at now+delay_ms (server clock)
---   ttl_ms    integer >= 0; 0 holds the key while its owner lives, else at
---             most that long
 -- Per job, when the key is held (owner live: state pending, delayed or
 -- active, or any state this wire does not know):
 --   keep      nothing written; reports the owner
@@ -34,28 +35,40 @@
 -- When the key is free the new job is enqueued, exactly as enqueue (or
 -- enqueue_at) would, and owns the key.
 -- Replies:
---   {code1, id1, code2, id2, ...}  two per job, in order:
---     1, id     enqueued: the new job owns the key
---     0, owner  the key is held: nothing written (keep, or an active owner)
---     2, old    replaced: old was deleted, the new job owns the key
---     3, owner  debounced: owner was updated in place
---     4, id     duplicate: a row with the new id exists; nothing written
+--   {r1, r2, ...}  one per job, in order:
+--     1          enqueued: the new job owns the key
+--     4          duplicate: a row with the new id exists; nothing written
+--     '0'..owner the key is held: nothing written (keep, or an active
+--                owner); the owner's id after the digit
+--     '2'..old   replaced: old was deleted, the new job owns the key
+--     '3'..owner debounced: owner was updated in place
 --   error "EMQKIND job id must be JOB-namespaced" (any of the ids) or
 --         "EMQARG <what>"; nothing written
--- Cost: one MGET and one EXISTS per 1,000 jobs, then per job an HSET and a
--- SET (an HGET more when the key names an owner), and one ZADD per 1,000
--- jobs into pending.
+-- Cost: one MGET and one EXISTS per 1,000 jobs, an HSET per job (an HGET
+-- more when its key names an owner), and per 1,000 jobs one ZADD into
+-- pending and one MSET of the keys taken (with a period, a SET PX per key
+-- instead).
 local call = redis.call
 local n = #ARGV
-if n % 6 ~= 0 then
-  return redis.error_reply('EMQARG unique_enqueue takes 6 arguments per job')
+if n < 3 or (n - 3) % 3 ~= 0 then
+  return redis.error_reply('EMQARG unique_enqueue takes a mode, a delay, a period and 3 arguments per job')
 end
 local function int(v)
   local x = tonumber(v)
   return x and x == math.floor(x) and x >= 0 and x <= 9007199254740991
 end
-local MODES = {keep = true, replace = true, debounce = true}
-for i = 1, n, 6 do
+local mode = ARGV[1]
+if mode ~= 'keep' and mode ~= 'replace' and mode ~= 'debounce' then
+  return redis.error_reply('EMQARG mode must be keep, replace or debounce')
+end
+if not int(ARGV[2]) then
+  return redis.error_reply('EMQARG delay_ms must be an integer >= 0')
+end
+if not int(ARGV[3]) then
+  return redis.error_reply('EMQARG ttl_ms must be an integer >= 0')
+end
+local delay, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
+for i = 4, n, 3 do
   if string.sub(ARGV[i], 1, 3) ~= 'JOB' then
     return redis.error_reply('EMQKIND job id must be JOB-namespaced')
   end
@@ -63,24 +76,14 @@ for i = 1, n, 6 do
   if #h ~= 64 or string.find(h, '[^0-9a-f]') then
     return redis.error_reply('EMQARG hash must be 64 lowercase hex digits')
   end
-  if not MODES[ARGV[i + 3]] then
-    return redis.error_reply('EMQARG mode must be keep, replace or debounce')
-  end
-  if not int(ARGV[i + 4]) then
-    return redis.error_reply('EMQARG delay_ms must be an integer >= 0')
-  end
-  if not int(ARGV[i + 5]) then
-    return redis.error_reply('EMQARG ttl_ms must be an integer >= 0')
-  end
 end
-local m = n / 6
+local m = (n - 3) / 3
 local jp = KEYS[3] .. 'job:'
 local up = KEYS[3] .. 'unique:'
 local ukeys, rows = {}, {}
 for j = 1, m do
-  local h, id = ARGV[6 * j - 3], ARGV[6 * j - 5]
-  ukeys[j] = up .. h
-  rows[j] = jp .. id
+  ukeys[j] = up .. ARGV[3 * j + 3]
+  rows[j] = jp .. ARGV[3 * j + 1]
 end
 local owners, existing = {}, 0
 for j = 1, m, 1000 do
@@ -91,40 +94,40 @@ for j = 1, m, 1000 do
   end
   existing = existing + call('EXISTS', unpack(rows, j, last))
 end
--- The server's clock, read once when a job of the call is delayed.
-local now = 0
-for i = 5, n, 6 do
-  if ARGV[i] ~= '0' then
-    local t = call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    break
-  end
+-- The server's clock, read once when the call's jobs are delayed.
+local now, where = 0, 'pending'
+if delay > 0 then
+  local t = call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  where = 'delayed'
 end
--- place puts a job in pending (delay 0: gathered for one ZADD) or delayed.
+-- place puts a job in pending (gathered for one ZADD) or delayed.
 local pend, np, nopend = {}, 0, {}
-local function place(id, delay)
+local function place(id)
   if delay == 0 then
     np = np + 1
     pend[np] = id
     nopend[id] = nil
-    return 'pending'
-  end
-  call('ZADD', KEYS[2], now + delay, id)
-  nopend[id] = true
-  return 'delayed'
-end
-local function own(key, id, ttl)
-  if ttl > 0 then
-    call('SET', key, id, 'PX', string.format('%d', ttl))
   else
-    call('SET', key, id)
+    call('ZADD', KEYS[2], now + delay, id)
+    nopend[id] = true
   end
+end
+-- The keys taken, each written once at the end with its last owner: no
+-- read of a unique key follows the MGET (held[] answers for the call).
+local taken, nt, tid = {}, 0, {}
+local function own(j, id)
+  local key = ukeys[j]
+  if tid[key] == nil then
+    nt = nt + 1
+    taken[nt] = key
+  end
+  tid[key] = id
 end
 local out, held, seen = {}, {}, {}
 for j = 1, m do
-  local i = 6 * j - 5
-  local id, payload, h, mode = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local delay, ttl = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
+  local i = 3 * j + 1
+  local id, payload, h = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local owner = held[h]
   if owner == nil then
     owner = owners[j]
@@ -133,34 +136,34 @@ for j = 1, m do
   local live = st and st ~= 'completed' and st ~= 'dead'
   local waiting = st == 'pending' or st == 'delayed'
   if live and (mode == 'keep' or not waiting) then
-    out[2 * j - 1], out[2 * j] = 0, owner
+    out[j] = '0' .. owner
   elseif live and mode == 'debounce' then
-    local okey = jp .. owner
     call('ZREM', KEYS[1], owner)
     call('ZREM', KEYS[2], owner)
-    call('HSET', okey, 'payload', payload, 'state', place(owner, delay))
-    own(ukeys[j], owner, ttl)
-    out[2 * j - 1], out[2 * j] = 3, owner
+    place(owner)
+    call('HSET', jp .. owner, 'payload', payload, 'state', where)
+    own(j, owner)
+    out[j] = '3' .. owner
   elseif seen[id] or (existing > 0 and call('EXISTS', rows[j]) == 1) then
-    out[2 * j - 1], out[2 * j] = 4, id
+    out[j] = 4
   else
     seen[id] = true
-    local code, other = 1, id
+    out[j] = 1
     if live then -- replace a waiting owner
       call('ZREM', KEYS[1], owner)
       call('ZREM', KEYS[2], owner)
       call('DEL', jp .. owner)
       nopend[owner] = true
-      code, other = 2, owner
+      out[j] = '2' .. owner
     end
-    call('HSET', rows[j], 'state', place(id, delay), 'attempts', '0', 'payload', payload)
-    own(ukeys[j], id, ttl)
+    place(id)
+    call('HSET', rows[j], 'state', where, 'attempts', '0', 'payload', payload)
+    own(j, id)
     held[h] = id
-    out[2 * j - 1], out[2 * j] = code, other
   end
 end
 -- Score 0 for every member: byte order of the ids is mint order. An id
--- replaced or moved to delayed by a later job of this call stays out.
+-- replaced by a later job of this call stays out.
 local z, nz = {}, 0
 for k = np, 1, -1 do
   local id = pend[k]
@@ -175,5 +178,24 @@ for k = np, 1, -1 do
 end
 if nz > 0 then
   call('ZADD', KEYS[1], unpack(z, 1, nz))
+end
+if ttl > 0 then
+  local px = string.format('%d', ttl)
+  for k = 1, nt do
+    call('SET', taken[k], tid[taken[k]], 'PX', px)
+  end
+else
+  local kv, nkv = {}, 0
+  for k = 1, nt do
+    nkv = nkv + 2
+    kv[nkv - 1], kv[nkv] = taken[k], tid[taken[k]]
+    if nkv == 2000 then
+      call('MSET', unpack(kv, 1, nkv))
+      nkv = 0
+    end
+  end
+  if nkv > 0 then
+    call('MSET', unpack(kv, 1, nkv))
+  end
 end
 return out
