@@ -73,7 +73,9 @@ for i = 4, n, 3 do
     return redis.error_reply('EMQKIND job id must be JOB-namespaced')
   end
   local h = ARGV[i + 2]
-  if #h ~= 64 or string.find(h, '[^0-9a-f]') then
+  -- Anchored, the pattern is one greedy pass (a scan for a bad byte
+  -- would start a match at each of the 64).
+  if #h ~= 64 or not string.find(h, '^[0-9a-f]+$') then
     return redis.error_reply('EMQARG hash must be 64 lowercase hex digits')
   end
 end
