@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -33,20 +35,45 @@ var ErrDead = errors.New("jobs: the job is dead")
 // nothing to read, so it is never announced.
 var ErrNotWaitable = errors.New("jobs: the job was enqueued without Retention: its end cannot be waited for")
 
-// WaitRecheck is how often [Client.Wait] reads a waited job's state again
-// even though no end was announced: a peer's core reap ending a job in
-// dead (a lease that ran out past its attempts), or a peer's core script
-// completing it, announces nothing (a Server's reaper announces its
-// deaths: see reap_announce in PROTOCOL-L4.md).
+// WaitRecheck is the longest [Client.Wait] goes without reading a waited
+// job's state again when nothing was heard: the bound for a job whose end
+// nothing announces and that the lease rule below does not cover (a
+// peer's core script claiming and completing a job Wait last saw
+// pending). See Wait for the bounds.
 var WaitRecheck = 30 * time.Second
+
+// WaitReapGrace is the first pause of [Client.Wait] after a waited job's
+// lease deadline has passed with the job still active (its reap is due):
+// Wait reads it again after WaitReapGrace, then after twice as long each
+// time, up to [WaitRecheck].
+var WaitReapGrace = 250 * time.Millisecond
 
 // Wait returns the result of job id of queue once it has completed, or
 // its *[JobError] once it is dead, without polling: it subscribes to the
-// job's done channel (which the finish and cancel scripts publish on),
-// then reads the job's state once, and again only when its end is
-// announced (or at most every WaitRecheck, or after a gap in the
-// subscription). A completed job's result is nil when its handler
-// returned none, or when the result's retention passed.
+// job's done channel (which the finish and cancel scripts, and a Server's
+// reaper, publish on) and to its row's keyspace channel, then reads the
+// job's state once, and again only when its end may have come. A
+// completed job's result is nil when its handler returned none, or when
+// the result's retention passed.
+//
+// A peer's canonical core scripts (complete, retry, reap) announce
+// nothing. Wait sees their end:
+//
+//   - at once (one round trip after the write) when the server publishes
+//     keyspace notifications for hashes and generic commands
+//     (notify-keyspace-events holding K with h and g, or KA: "CONFIG SET
+//     notify-keyspace-events Khg"): Wait listens on
+//     __keyspace@<db>__:<the job's row>, db being ClientConfig.PubSub.DB,
+//     which must be the queues' database;
+//   - without them, from the job's lease: a job Wait read as active is
+//     read again at its lease deadline (the active set's score, on the
+//     server's clock), so a peer that completes it is seen by that
+//     deadline; past the deadline, while the job is still active (its
+//     reap is due), after [WaitReapGrace], then twice as long each time,
+//     so a peer's reap at R is seen by R + max(WaitReapGrace, R −
+//     deadline);
+//   - any other change within [WaitRecheck] (30 s), or after a gap in the
+//     subscription.
 //
 // A job that has not ended and was enqueued without [Retention] is
 // [ErrNotWaitable]; one that names no row (never enqueued, deleted, or
@@ -64,48 +91,97 @@ func (c *Client) Wait(ctx context.Context, queue, id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := q.Keys().DoneChannel(id)
-	note, err := w.add(ctx, ch)
-	if err != nil {
+	chs := []string{q.Keys().DoneChannel(id), keyspaceChannel(c.cfg.PubSub.DB, q.Keys().Job(id))}
+	note := make(chan struct{}, 1)
+	if err := w.add(ctx, note, chs); err != nil {
 		return nil, err
 	}
-	defer w.remove(ch, note)
+	defer w.remove(chs, note)
 	t := time.NewTimer(WaitRecheck)
 	defer t.Stop()
+	grace := WaitReapGrace
 	for {
-		res, done, err := c.check(ctx, q, id)
+		res, st, done, err := c.check(ctx, q, id)
 		if done || err != nil {
 			return res, err
 		}
+		next := WaitRecheck
+		if st == emq.StateActive {
+			left, ok, err := leaseLeft(ctx, q, id)
+			switch {
+			case err != nil:
+				return nil, err
+			case ok && left > 0:
+				next, grace = min(next, left), WaitReapGrace
+			case ok:
+				next, grace = min(next, grace), min(2*grace, WaitRecheck)
+			}
+		}
+		t.Reset(next)
 		select {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		case <-note:
 		case <-t.C:
 		}
-		t.Reset(WaitRecheck)
 	}
 }
 
+// keyspaceChannel returns the channel on which a server with keyspace
+// notifications on publishes the events of key in database db:
+// __keyspace@<db>__:<key>.
+func keyspaceChannel(db int, key string) string {
+	return "__keyspace@" + strconv.Itoa(db) + "__:" + key
+}
+
+// leaseLeft returns how long job id's lease has to run on the server's
+// clock (its score in active, less the server's TIME): ok false when it
+// is not in active.
+func leaseLeft(ctx context.Context, q *emq.Queue, id string) (time.Duration, bool, error) {
+	s := q.Sender()
+	v, err := s.Do(ctx, "ZSCORE", q.Keys().Active, id)
+	if err != nil || v.IsNull() {
+		return 0, false, err
+	}
+	deadline, err := strconv.ParseFloat(string(v.Str), 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("jobs: lease deadline %q: %w", v.Str, err)
+	}
+	now, err := s.Do(ctx, "TIME")
+	if err != nil {
+		return 0, false, err
+	}
+	if len(now.Elems) != 2 {
+		return 0, false, errors.New("jobs: TIME: not two integers")
+	}
+	sec, err1 := now.Elems[0].AsInt()
+	usec, err2 := now.Elems[1].AsInt()
+	if err1 != nil || err2 != nil {
+		return 0, false, errors.New("jobs: TIME: not two integers")
+	}
+	nowMs := sec*1000 + usec/1000
+	return time.Duration(deadline-float64(nowMs)) * time.Millisecond, true, nil
+}
+
 // check reads job id's state: done with its result or error when it
-// ended.
-func (c *Client) check(ctx context.Context, q *emq.Queue, id string) (res []byte, done bool, err error) {
+// ended, else the state it is in.
+func (c *Client) check(ctx context.Context, q *emq.Queue, id string) (res []byte, st emq.State, done bool, err error) {
 	row, ok, err := q.Row(ctx, id)
 	switch {
 	case err != nil:
-		return nil, true, err
+		return nil, "", true, err
 	case !ok:
-		return nil, true, emq.ErrNotFound
+		return nil, "", true, emq.ErrNotFound
 	case row.State == emq.StateCompleted:
 		res, _, err := q.Result(ctx, id)
-		return res, true, err
+		return res, "", true, err
 	case row.State == emq.StateDead:
-		return nil, true, &JobError{Queue: q.Name(), ID: id, Text: row.Error}
+		return nil, "", true, &JobError{Queue: q.Name(), ID: id, Text: row.Error}
 	}
 	if e, err := ParseEnvelope(row.Payload); err != nil || e.Retention <= 0 {
-		return nil, true, ErrNotWaitable
+		return nil, "", true, ErrNotWaitable
 	}
-	return nil, false, nil
+	return nil, row.State, false, nil
 }
 
 // waiters shares one subscription among a client's Waits.
@@ -134,41 +210,46 @@ func (c *Client) waiters(ctx context.Context) (*waiters, error) {
 	return c.w, nil
 }
 
-// add subscribes to ch (the first waiter of it) and returns the waiter's
-// note: a token whenever ch's job may have ended.
-func (w *waiters) add(ctx context.Context, ch string) (chan struct{}, error) {
-	note := make(chan struct{}, 1)
+// add gives note a token whenever a message comes on one of chs,
+// subscribing (in one call) to those it is the first waiter of.
+func (w *waiters) add(ctx context.Context, note chan struct{}, chs []string) error {
+	var first []string
 	w.mu.Lock()
-	set := w.m[ch]
-	first := set == nil
-	if first {
-		set = map[chan struct{}]struct{}{}
-		w.m[ch] = set
+	for _, ch := range chs {
+		set := w.m[ch]
+		if set == nil {
+			set = map[chan struct{}]struct{}{}
+			w.m[ch] = set
+			first = append(first, ch)
+		}
+		set[note] = struct{}{}
 	}
-	set[note] = struct{}{}
 	w.mu.Unlock()
-	if first {
-		if err := w.sub.Subscribe(ctx, ch); err != nil {
-			w.remove(ch, note)
-			return nil, err
+	if len(first) > 0 {
+		if err := w.sub.Subscribe(ctx, first...); err != nil {
+			w.remove(chs, note)
+			return err
 		}
 	}
-	return note, nil
+	return nil
 }
 
-// remove drops a waiter, unsubscribing from ch after its last.
-func (w *waiters) remove(ch string, note chan struct{}) {
+// remove drops a waiter, unsubscribing from each of chs after its last.
+func (w *waiters) remove(chs []string, note chan struct{}) {
+	var last []string
 	w.mu.Lock()
-	set := w.m[ch]
-	delete(set, note)
-	last := len(set) == 0
-	if last {
-		delete(w.m, ch)
+	for _, ch := range chs {
+		set := w.m[ch]
+		delete(set, note)
+		if len(set) == 0 {
+			delete(w.m, ch)
+			last = append(last, ch)
+		}
 	}
 	w.mu.Unlock()
-	if last {
+	if len(last) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		w.sub.Unsubscribe(ctx, ch)
+		w.sub.Unsubscribe(ctx, last...)
 		cancel()
 	}
 }
