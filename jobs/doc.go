@@ -135,8 +135,13 @@
 // completed row would be gone. A Server's reaper reaps with
 // reap_announce, which announces each death by lease on the done channel
 // too; a job a peer's core reap kills, or a peer's core script completes,
-// announces nothing, and Wait reads again every [WaitRecheck] against
-// that.
+// announces nothing. Wait also listens on the row's keyspace channel,
+// which hears such an end at once when the server has keyspace
+// notifications on (notify-keyspace-events Khg or KA); without them it
+// rereads a job it found active at its lease deadline (a peer's
+// completion is seen by then), past the deadline after [WaitReapGrace]
+// doubling (a peer's reap at R is seen by R + max(WaitReapGrace, R −
+// deadline)), and any job at least every [WaitRecheck].
 //
 // # Cancellation
 //
