@@ -84,8 +84,9 @@ local jp = KEYS[3] .. 'job:'
 local up = KEYS[3] .. 'unique:'
 local ukeys, rows = {}, {}
 for j = 1, m do
-  ukeys[j] = up .. ARGV[3 * j + 3]
-  rows[j] = jp .. ARGV[3 * j + 1]
+  local id, h = ARGV[3 * j + 1], ARGV[3 * j + 3]
+  ukeys[j] = up .. h
+  rows[j] = jp .. id
 end
 local owners, existing = {}, 0
 for j = 1, m, 1000 do
