@@ -143,9 +143,9 @@ func leaseLeft(ctx context.Context, q *emq.Queue, id string) (time.Duration, boo
 	if err != nil || v.IsNull() {
 		return 0, false, err
 	}
-	deadline, err := strconv.ParseFloat(string(v.Str), 64)
+	deadline, err := v.AsFloat() // a bulk string (RESP2) or a double (RESP3)
 	if err != nil {
-		return 0, false, fmt.Errorf("jobs: lease deadline %q: %w", v.Str, err)
+		return 0, false, fmt.Errorf("jobs: lease deadline: %w", err)
 	}
 	now, err := s.Do(ctx, "TIME")
 	if err != nil {

@@ -129,17 +129,25 @@ func TestWaitSeesPeerCoreCompleteByKeyspace(t *testing.T) {
 // TestWaitSeesPeerCoreCompleteByLease: with keyspace notifications off,
 // a job a peer's core complete ends while Wait waits is seen by its lease
 // deadline: Wait read it active with 300 ms of lease left and reads it
-// again then. Before, it slept until its recheck (an hour).
+// again then (the deadline read over RESP3, a double, and RESP2, a bulk
+// string). Before, it slept until its recheck (an hour).
 func TestWaitSeesPeerCoreCompleteByLease(t *testing.T) {
-	c := fresh(t)
-	keyspaceEvents(t, c, "")
-	q, id, errs := peerWait(t, c, 300*time.Millisecond, time.Hour)
-	k := q.Keys()
-	if n := peerCore(t, c, "complete", []string{k.Active, k.Job(id)}, id, "1", "60000"); n != 1 {
-		t.Fatalf("core complete: %d", n)
-	}
-	if err := recv(t, errs); err != nil {
-		t.Fatalf("Wait: %v", err)
+	admin := fresh(t)
+	keyspaceEvents(t, admin, "")
+	for _, proto := range []int{3, 2} {
+		c, err := conn.Dial(tctx(t), conn.Options{Addr: srv.Addr, Protocol: proto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		q, id, errs := peerWait(t, c, 300*time.Millisecond, time.Hour)
+		k := q.Keys()
+		if n := peerCore(t, c, "complete", []string{k.Active, k.Job(id)}, id, "1", "60000"); n != 1 {
+			t.Fatalf("core complete: %d", n)
+		}
+		if err := recv(t, errs); err != nil {
+			t.Fatalf("RESP%d: Wait: %v", proto, err)
+		}
 	}
 }
 
