@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
@@ -46,7 +47,7 @@ func (m UniqueMode) String() string {
 
 // UniqueJob is one job of [Queue.EnqueueUniqueBatch].
 type UniqueJob struct {
-	// Key is the unique key, any bytes of any length: it is hashed here
+	// Key is the unique key, any bytes up to [MaxUniqueKey]: it is hashed here
 	// ([UniqueHash]) and only its hash is sent.
 	Key     string
 	Payload []byte
@@ -113,6 +114,12 @@ func uniqueHash(h *[64]byte, key string) []byte {
 	return h[:]
 }
 
+// MaxUniqueKey is the longest unique key accepted, 64 KiB: a longer one
+// is refused with an [*ArgError] before anything is sent (a key that
+// long is a payload used by mistake, and would be hashed on every
+// enqueue). Only the key's hash reaches the server, whatever its length.
+const MaxUniqueKey = 64 << 10
+
 // uniqueChunk is the most jobs one unique_enqueue call carries.
 const uniqueChunk = 1000
 
@@ -159,6 +166,9 @@ func (q *Queue) EnqueueUniqueBatch(ctx context.Context, jobs []UniqueJob) ([]Uni
 		}
 		if jobs[i].Period < 0 {
 			return nil, &ArgError{Arg: "UniqueJob.Period", Reason: "negative duration " + jobs[i].Period.String()}
+		}
+		if len(jobs[i].Key) > MaxUniqueKey {
+			return nil, keyTooLong(len(jobs[i].Key))
 		}
 	}
 	ids := q.mintIDs(len(jobs))
@@ -259,6 +269,11 @@ func readUnique(v resp.Value, part []UniqueResult, ids string) error {
 	return nil
 }
 
+// keyTooLong refuses a unique key of n bytes, over MaxUniqueKey.
+func keyTooLong(n int) error {
+	return &ArgError{Arg: "UniqueJob.Key", Reason: strconv.Itoa(n) + " bytes, over MaxUniqueKey (65536)"}
+}
+
 // ErrNoOwner is returned by [Queue.UniqueOwner] when the key is free.
 var ErrNoOwner = errors.New("emq: the unique key is free")
 
@@ -267,6 +282,9 @@ var ErrNoOwner = errors.New("emq: the unique key is free")
 // A free key (none, or its owner gone, completed or dead) is
 // [ErrNoOwner].
 func (q *Queue) UniqueOwner(ctx context.Context, key string) (string, State, error) {
+	if len(key) > MaxUniqueKey {
+		return "", "", keyTooLong(len(key))
+	}
 	k := q.keys.Base + TypeUnique + UniqueHash(key)
 	v, err := q.sender.Do(ctx, "GET", k)
 	if err != nil {

@@ -1,6 +1,7 @@
 package emq
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -340,11 +341,22 @@ func TestUniqueModes(t *testing.T) {
 	mustUnique(t, q, "p", UniqueKeep, UniqueEnqueued)
 }
 
-// TestUniqueHugeKey: a unique key of 1 MB works, and only its hash reaches
-// the server.
+// TestUniqueHugeKey: a unique key of 1 MB is refused with an ArgError and
+// nothing is written; one of MaxUniqueKey works, and only its hash
+// reaches the server.
 func TestUniqueHugeKey(t *testing.T) {
 	q := fresh(t, "uqh")
-	key := strings.Repeat("k", 1<<20)
+	huge := strings.Repeat("k", 1<<20)
+	if _, err := q.EnqueueUnique(context.Background(), UniqueJob{Key: huge, Payload: []byte("p")}); !errors.Is(err, ErrArg) {
+		t.Fatalf("1 MB key: %v", err)
+	}
+	if _, _, err := q.UniqueOwner(context.Background(), huge); !errors.Is(err, ErrArg) {
+		t.Fatalf("UniqueOwner of a 1 MB key: %v", err)
+	}
+	if k := do(t, "KEYS", q.keys.Base+"*"); k != "" {
+		t.Fatalf("a refused key wrote %q", k)
+	}
+	key := strings.Repeat("k", MaxUniqueKey)
 	r := mustUnique(t, q, key, UniqueKeep, UniqueEnqueued)
 	if again := mustUnique(t, q, key, UniqueKeep, UniqueExisting); again.ID != r.ID {
 		t.Fatal(again)
