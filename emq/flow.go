@@ -23,8 +23,8 @@ const (
 	// flowOneCall bounds nodes + dependencies of a flow sent in one call.
 	flowOneCall = 3000
 	// flowPartEntries and flowPartDeps bound one staged part.
-	flowPartEntries = 125
-	flowPartDeps    = 200
+	flowPartEntries = 500
+	flowPartDeps    = 1000
 	// flowPage is how many jobs one Flow or CancelFlow call reads.
 	flowPage = 1000
 )
@@ -105,8 +105,8 @@ type FlowNode struct {
 //
 // A flow of up to 3,000 nodes and dependencies in all is one atomic call
 // (the flow_submit script). A larger one, up to [MaxFlowNodes] nodes and
-// [MaxFlowDeps] dependencies, is staged: sent in parts of at most 125
-// entries and 200 dependencies in topological order, none of whose jobs
+// [MaxFlowDeps] dependencies, is staged: sent in parts of at most 500
+// entries and 1,000 dependencies in topological order, none of whose jobs
 // runs until the last part is in and the flow is sealed; a part refused
 // (or a call failed) deletes what was staged before the error is
 // returned, in steps as bounded.
@@ -396,7 +396,7 @@ func (q *Queue) abortFlow(ctx context.Context, f string) {
 	}
 }
 
-// FlowStep runs up to 250 units of the queue's pending flow resolution
+// FlowStep runs up to 500 units of the queue's pending flow resolution
 // steps (the dependents of ended flow jobs, the roots of a sealed flow)
 // in one bounded call, and returns how many step entries are left.
 // FlowComplete, FlowRetry, Flow and CancelFlow run steps too, so FlowStep
@@ -749,6 +749,79 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 		return out, nil
 	}
 	return 0, ErrStale
+}
+
+// FlowCompleteClaim is the worker's exchange for flow jobs: it completes
+// done (0 to 1,000 claimed jobs) as [Queue.FlowCompleteBatch] does, then
+// claims up to n (0 to 1,000) pending jobs for lease as [Queue.ClaimBatch]
+// does, in one atomic call (flow_complete 'S'), so the dependents the
+// completions release are claimable in it. ok[i] reports whether done[i]
+// completed (false: its token no longer held the lease). Steps left by
+// a large fan-out are drained by the next call (every call drains some);
+// when the claim found nothing and steps are left, FlowCompleteClaim
+// runs them before it returns.
+func (q *Queue) FlowCompleteClaim(ctx context.Context, done []FlowResult, retention, lease time.Duration, n int) (ok []bool, jobs []Job, err error) {
+	if len(done) > 1000 {
+		return nil, nil, &ArgError{Arg: "done", Reason: fmt.Sprintf("%d jobs, want 0 to 1000", len(done))}
+	}
+	if n < 0 || n > 1000 {
+		return nil, nil, &ArgError{Arg: "n", Reason: fmt.Sprintf("%d, want 0 to 1000", n)}
+	}
+	for _, j := range done {
+		if err := checkID(j.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	ms, err := millis("retention", retention, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	lms, err := leaseMillis(lease)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := q.flowArgs()
+	a.Arg("S")
+	a.ArgInt(ms)
+	a.ArgInt(lms)
+	a.ArgInt(int64(n))
+	for _, j := range done {
+		a.Arg(j.ID)
+		a.ArgInt(j.Token)
+		a.ArgBytes(j.Result)
+	}
+	ok = make([]bool, len(done))
+	steps := int64(0)
+	err = q.reaper.Eval(ctx, scriptFlowComplete, a, func(v resp.Value) error {
+		const want = "{flag, ..., steps, id, payload, attempts, ...}"
+		if v.Type != resp.Array || len(v.Elems) < len(done)+1 {
+			return badReply("flow_complete", v, want)
+		}
+		for i := range done {
+			f, err := v.Elems[i].AsInt()
+			if err != nil {
+				return badReply("flow_complete", v, want)
+			}
+			ok[i] = f == 1
+		}
+		var err error
+		if steps, err = v.Elems[len(done)].AsInt(); err != nil {
+			return badReply("flow_complete", v, want)
+		}
+		rest := v
+		rest.Elems = v.Elems[len(done)+1:]
+		jobs, err = appendJobs(nil, "flow_complete", rest)
+		return err
+	})
+	if err != nil {
+		return nil, nil, wrapErr("flow_complete", err)
+	}
+	if steps > 0 && len(jobs) == 0 {
+		if _, err := q.runSteps(ctx); err != nil {
+			return ok, nil, err
+		}
+	}
+	return ok, jobs, nil
 }
 
 // settleCall runs flow_complete in mode 'c' or 'r' and returns its integer.
