@@ -201,7 +201,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		for _, e := range part {
 			a.Arg(ids[e.node])
 			a.Arg(e.kind)
-			if e.kind == "n" {
+			if e.kind != "+" {
 				a.ArgBytes(nodes[e.node].Payload)
 			} else {
 				a.Arg("")
@@ -238,8 +238,11 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 				}
 			}
 			k := min(len(rest), flowPartDeps-deps)
+			if kind == "n" && k < len(rest) {
+				kind = "N" // its dependencies go on in '+' entries
+			}
 			part = append(part, entry{node: i, kind: kind, deps: rest[:k]})
-			if kind == "n" {
+			if kind != "+" {
 				at[i] = len(part)
 			}
 			deps += k

@@ -15,7 +15,9 @@
 --   'r' id, token, delay_ms, max_attempts, error: retry (as retry does);
 --       a job that goes dead is published on done:<id> 'dead'
 --   'C' retention_ms, then 1..1000 (id, token, result): complete each
---       as 'c' does, in order
+--       as 'c' does, in order; with retention 0 the ends are not
+--       published (a J1 Wait waits only on a job with a retention, and
+--       settle_claim publishes none either)
 --   'S' retention_ms, lease_ms, n (0..1000), then 0..1000 (id, token,
 --       result): complete each as 'C' does, then claim up to n pending
 --       jobs as claim_batch does (honouring meta paused): the worker's
@@ -108,18 +110,20 @@ end
 -- laneEnds runs laneEnd for those of the completed ids that are lane jobs
 -- (one HMGET for all).
 local function laneEnds(ids)
-  if #ids == 0 then return end
+  if #ids == 0 or call('EXISTS', base .. 'lanejob') == 0 then return end
   local ks = call('HMGET', base .. 'lanejob', unpack(ids))
   for i, id in ipairs(ids) do
     if ks[i] then laneEnd(id, false) end
   end
 end
 
--- Flow layout (LANES-FLOWS.md): flowjob id -> f while the job's end is not
--- resolved; flowkid id -> its dependents, ','-joined when at most KIDS,
--- '*' when they are listed at flowkids:<id>; flowedge:<f> '<kid>><dep>' ->
--- policy, for every dependency of flow f; flowwait kid -> dependencies
--- not yet resolved. Resolution runs in bounded steps: an ended job with
+-- Flow layout (LANES-FLOWS.md): flowjob id -> 'f' or 'f kids' while the
+-- job's end is not resolved, kids its dependents ','-joined when at most
+-- KIDS, or '*' when they are listed at flowkids:<id>; a dependent written
+-- '!<id>' has that one dependency only (no flowwait count: its release
+-- is the dependency's end); flowedge:<f> '<kid>><dep>' -> policy, for the
+-- dependencies whose policy is not 'f' (and all those of a node staged
+-- over several parts); flowwait kid -> dependencies not yet resolved. Resolution runs in bounded steps: an ended job with
 -- listed ('*') dependents, or more than the call's inline budget, queues
 -- an entry on flowstep, and every call drains at most STEPS units (an
 -- entry, a dependent, a root) of that queue, oldest first, whoever queued
@@ -184,8 +188,13 @@ local function cancelled(f)
 end
 
 -- dec resolves k dependencies of kid as completed (or ignored): released
--- when none is left (unless its flow is cancelled: it stays parked).
+-- when none is left (unless its flow is cancelled: it stays parked). A
+-- '!' kid has one dependency: it is released at once.
 local function dec(kid, k, f)
+  if string.byte(kid, 1) == 33 then
+    if not cancelled(f) then want(string.sub(kid, 2)) end
+    return
+  end
   local w = call('HINCRBY', WAIT, kid, -k)
   if w + k <= 0 then
     call('HDEL', WAIT, kid) -- it was not waiting (released, ended)
@@ -200,8 +209,10 @@ local ended
 -- with cause) in flow f.
 local function resolve(kid, x, ok, cause, f)
   if ok then return dec(kid, 1, f) end
+  local k0 = kid
+  if string.byte(kid, 1) == 33 then kid = string.sub(kid, 2) end
   local pol = call('HGET', base .. 'flowedge:' .. f, kid .. '>' .. x)
-  if pol == 'i' then return dec(kid, 1, f) end
+  if pol == 'i' then return dec(k0, 1, f) end
   flushRel()
   if pol == 'c' then
     if not cancelled(f) and parked(kid) then want(kid) end
@@ -241,17 +252,17 @@ ended = function(ends)
   for i, e in ipairs(ends) do ids[i] = e[1] end
   if #ids == 0 then return end
   local fs = call('HMGET', base .. 'flowjob', unpack(ids))
-  local mine, mids = {}, {}
+  local mine, mids, ks = {}, {}, {}
   for i, e in ipairs(ends) do
     if fs[i] then
-      mine[#mine + 1] = {e[1], e[2], e[3] or '', fs[i]}
+      local f, kv = string.match(fs[i], '^([^ ]*) ?(.*)$')
+      mine[#mine + 1] = {e[1], e[2], e[3] or '', f}
       mids[#mids + 1] = e[1]
+      ks[#mids] = kv ~= '' and kv or false
     end
   end
   if #mids == 0 then return end
   call('HDEL', base .. 'flowjob', unpack(mids))
-  local ks = call('HMGET', base .. 'flowkid', unpack(mids))
-  call('HDEL', base .. 'flowkid', unpack(mids))
   local counts, forder = {}, {}
   local decs, dorder = {}, {}
   local fails = {}
@@ -445,7 +456,9 @@ local function completeMany(j0, a)
         call('PEXPIRE', row, a)
         call('SET', base .. 'result:' .. id, ARGV[j + 2], 'PX', a)
       end
-      call('PUBLISH', base .. 'done:' .. id, 'completed')
+      if a > 0 then
+        call('PUBLISH', base .. 'done:' .. id, 'completed')
+      end
       ids[#ids + 1] = id
       ends[#ends + 1] = {id, true}
       out[#out + 1] = 1
@@ -572,6 +585,7 @@ if mode == 'e' then
   end
   local f = call('HGET', base .. 'flowjob', kid)
   if not f then return 0 end
+  f = string.match(f, '^[^ ]*')
   if call('SADD', base .. 'flowapplied:' .. f, label .. '>' .. kid) == 0 then return 0 end
   resolve(kid, label, oks == '1', cause, f)
   drain()
@@ -612,7 +626,6 @@ if mode == '-' then
     call('UNLINK', unpack(lists))
     call('ZREM', KEYS[3], unpack(ids))
     call('HDEL', base .. 'flowjob', unpack(ids))
-    call('HDEL', base .. 'flowkid', unpack(ids))
     call('HDEL', WAIT, unpack(ids))
   end
   call('LTRIM', fj, 0, -501)

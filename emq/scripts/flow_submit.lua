@@ -26,7 +26,9 @@
 --                    be staging)
 -- ARGV[4]  n         integer 1..1000: the entries that follow
 -- then per entry     id, kind ('n' a new node, '+' more dependencies of a
---                    node of this flow given before), payload, d (0..10000),
+--                    node of this flow given before: one sent as 'N', a
+--                    new node whose dependencies continue in '+'
+--                    entries), payload, d (0..10000),
 --                    then d pairs: ref, policy; ref is the index (1..x-1)
 --                    of an earlier new node of this part, or the id of a
 --                    node of this flow given in an earlier part, or a job
@@ -78,19 +80,84 @@ local function mget(key, fields)
   return out
 end
 
--- write stores nodes {id, payload, root (true: pending at once), wait
--- (its count in flowwait, nil: given by incr), incr} and edges {kid,
--- dep, policy, parent (a local dependency's id, else nil)} of flow f:
--- rows, flowjobs, flowjob, flowwait, flowedge and the dependents
--- (flowkid: ','-joined up to KIDS, else '*' and the list flowkids:<id>).
+-- write stores nodes {id, payload (nil: a '+' entry), root (true: no
+-- dependency), wait (its count in flowwait), incr (a '+' entry's more
+-- dependencies), single (its one dependency is local: no count, written
+-- '!<id>' in the parent's dependents), split (staged over several parts)}
+-- and edges {kid, dep, policy, parent (a local dependency's id, else
+-- nil), record (kept in flowedge even when the policy is 'f')} of flow
+-- f: rows, flowjobs, flowjob ('f' or 'f <dependents>', the dependents
+-- ','-joined up to KIDS, else '*' and the list flowkids:<id>; old holds
+-- the values of parents given in earlier parts), flowwait, flowedge.
 -- park: roots are parked too and listed in flowroots (a staged flow).
-local function write(f, nodes, edges, park)
+local function write(f, nodes, edges, park, old)
+  local single, adds, parents = {}, {}, {}
+  for _, nd in ipairs(nodes) do
+    if nd.single then single[nd.id] = true end
+  end
+  local pol, listed = {}, {}
+  for _, e in ipairs(edges) do
+    if e[4] then
+      local a = adds[e[4]]
+      if not a then
+        a = {}
+        adds[e[4]] = a
+        parents[#parents + 1] = e[4]
+      end
+      a[#a + 1] = (single[e[1]] and '!' or '') .. e[1]
+    end
+  end
+  -- the flowjob value of each parent: 'f' and its dependents
+  local val = {}
+  for _, p in ipairs(parents) do
+    local a, o = adds[p], old[p] and string.match(old[p], '^[^ ]* ?(.*)$') or ''
+    if o == '*' then
+      bulk('RPUSH', base .. 'flowkids:' .. p, a)
+      val[p] = false
+      listed[p] = true
+    else
+      local all = {}
+      for k in string.gmatch(o, '[^,]+') do all[#all + 1] = k end
+      for _, k in ipairs(a) do all[#all + 1] = k end
+      if #all <= KIDS then
+        val[p] = f .. ' ' .. table.concat(all, ',')
+      else
+        bulk('RPUSH', base .. 'flowkids:' .. p, all)
+        val[p] = f .. ' *'
+        listed[p] = true
+        -- listed now: the edges of its earlier dependents go to flowedge
+        -- (as 'f' where none is kept), for the check of later parts
+        local fs = {}
+        for x = 1, #all - #a do
+          local k = all[x]
+          if string.byte(k, 1) == 33 then k = string.sub(k, 2) end
+          fs[#fs + 1] = k .. '>' .. p
+        end
+        if #fs > 0 then
+          local have = call('HMGET', base .. 'flowedge:' .. f, unpack(fs))
+          for x, fld in ipairs(fs) do
+            if not have[x] then
+              pol[#pol + 1] = fld
+              pol[#pol + 1] = 'f'
+            end
+          end
+        end
+      end
+    end
+  end
+  for _, e in ipairs(edges) do
+    if e[3] ~= 'f' or (e[5] and (not e[4] or listed[e[4]])) then
+      pol[#pol + 1] = e[1] .. '>' .. e[2]
+      pol[#pol + 1] = e[3]
+    end
+  end
   local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
   for _, nd in ipairs(nodes) do
     if nd.payload then
       fj[#fj + 1] = nd.id
       fjob[#fjob + 1] = nd.id
-      fjob[#fjob + 1] = f
+      fjob[#fjob + 1] = val[nd.id] or f
+      val[nd.id] = false
       local st = 'delayed'
       if nd.root and not park then
         st = 'pending'
@@ -102,14 +169,22 @@ local function write(f, nodes, edges, park)
         if nd.root then roots[#roots + 1] = nd.id end
       end
       call('HSET', base .. 'job:' .. nd.id, 'state', st, 'attempts', '0', 'payload', nd.payload)
-    end
-    if nd.wait then
-      if nd.wait > 0 or park then
+      if nd.split then
+        pol[#pol + 1] = nd.id .. '>'
+        pol[#pol + 1] = 'N'
+      end
+      if not nd.single and (nd.wait > 0 or park) then
         wait[#wait + 1] = nd.id
         wait[#wait + 1] = nd.wait
       end
     elseif nd.incr > 0 then
       call('HINCRBY', base .. 'flowwait', nd.id, nd.incr)
+    end
+  end
+  for _, p in ipairs(parents) do
+    if val[p] then
+      fjob[#fjob + 1] = p
+      fjob[#fjob + 1] = val[p]
     end
   end
   bulk('RPUSH', base .. 'flowjobs:' .. f, fj)
@@ -118,44 +193,7 @@ local function write(f, nodes, edges, park)
   bulk('ZADD', KEYS[2], del)
   bulk('HSET', base .. 'flowwait', wait)
   bulk('RPUSH', base .. 'flowroots:' .. f, roots)
-  local pol, adds, parents = {}, {}, {}
-  for _, e in ipairs(edges) do
-    pol[#pol + 1] = e[1] .. '>' .. e[2]
-    pol[#pol + 1] = e[3]
-    if e[4] then
-      local a = adds[e[4]]
-      if not a then
-        a = {}
-        adds[e[4]] = a
-        parents[#parents + 1] = e[4]
-      end
-      a[#a + 1] = e[1]
-    end
-  end
   bulk('HSET', base .. 'flowedge:' .. f, pol)
-  if #parents == 0 then return end
-  local old = mget(base .. 'flowkid', parents)
-  local kv = {}
-  for i, p in ipairs(parents) do
-    local a, o = adds[p], old[i]
-    if o == '*' then
-      bulk('RPUSH', base .. 'flowkids:' .. p, a)
-    else
-      local all = {}
-      if o then
-        for k in string.gmatch(o, '[^,]+') do all[#all + 1] = k end
-      end
-      for _, k in ipairs(a) do all[#all + 1] = k end
-      kv[#kv + 1] = p
-      if #all <= KIDS then
-        kv[#kv + 1] = table.concat(all, ',')
-      else
-        kv[#kv + 1] = '*'
-        bulk('RPUSH', base .. 'flowkids:' .. p, all)
-      end
-    end
-  end
-  bulk('HSET', base .. 'flowkid', kv)
 end
 
 if ARGV[1] == '+' then
@@ -177,19 +215,20 @@ if ARGV[1] == '+' then
   -- nodes of this flow, dependencies given in an earlier part) is
   -- gathered and checked below, in a few calls for the whole part.
   local nodes, edges, seen, idx, total, i = {}, {}, {}, {}, 0, 5
-  local newIds, newAt = {}, {}   -- 'n' entries: must be new
+  local newIds, newAt = {}, {}   -- 'n' and 'N' entries: must be new
   local mine, mineAt = {}, {}    -- ids that must be nodes of this flow
-  local again, againAt = {}, {}  -- '<kid>><dep>' of '+' entries: must be new
+  local again, againAt = {}, {}  -- '<kid>>' of '+' entries (split), then
+                                 -- '<kid>><dep>' (must be new)
   for x = 1, n do
     local id, kind, payload, d = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
-    if not id or (kind ~= 'n' and kind ~= '+') or not payload or not d or
+    if not id or (kind ~= 'n' and kind ~= 'N' and kind ~= '+') or not payload or not d or
         d ~= math.floor(d) or d < 0 or d > 10000 then
       return redis.error_reply('EMQARG entry ' .. x .. ': id, kind, payload, d expected')
     end
     if string.sub(id, 1, 3) ~= 'JOB' then
       return redis.error_reply('EMQKIND job id must be JOB-namespaced')
     end
-    if kind == 'n' then
+    if kind ~= '+' then
       if seen[id] then
         return redis.error_reply('EMQARG entry ' .. x .. ': id given twice')
       end
@@ -202,8 +241,11 @@ if ARGV[1] == '+' then
     else
       mine[#mine + 1] = id
       mineAt[#mineAt + 1] = -x
+      again[#again + 1] = id .. '>'
+      againAt[#againAt + 1] = -x
     end
     i = i + 4
+    local local1 = false
     local once = {}
     for _ = 1, d do
       local ref, pol = ARGV[i], ARGV[i + 1]
@@ -217,6 +259,7 @@ if ARGV[1] == '+' then
         end
         dep = idx[j]
         parent = dep
+        local1 = true
       elseif ref and string.sub(ref, 1, 4) == 'emq:' and string.find(ref, '}:JOB', 1, true) then
         -- a job of another queue (its base .. id): its end is relayed
         -- (flow_complete 'e'); nothing of its slot is touched here
@@ -230,6 +273,7 @@ if ARGV[1] == '+' then
         end
         dep = ref
         parent = ref
+        local1 = true
         mine[#mine + 1] = ref
         mineAt[#mineAt + 1] = x
       end
@@ -237,19 +281,16 @@ if ARGV[1] == '+' then
         return redis.error_reply('EMQARG entry ' .. x .. ': a dependency given twice')
       end
       once[dep] = true
-      if kind == '+' then
-        again[#again + 1] = id .. '>' .. dep
-        againAt[#againAt + 1] = x
-      end
-      edges[#edges + 1] = {id, dep, pol, parent}
+      edges[#edges + 1] = {id, dep, pol, parent, kind ~= 'n', kind == '+' and x}
       i = i + 2
     end
     total = total + d
     if total > 10000 then
       return redis.error_reply('EMQARG more than 10000 dependencies')
     end
-    if kind == 'n' then
-      nodes[#nodes + 1] = {id = id, payload = payload, root = d == 0, wait = d}
+    if kind ~= '+' then
+      nodes[#nodes + 1] = {id = id, payload = payload, root = d == 0, wait = d,
+        single = kind == 'n' and d == 1 and local1, split = kind == 'N'}
     else
       nodes[#nodes + 1] = {id = id, incr = d}
     end
@@ -266,23 +307,50 @@ if ARGV[1] == '+' then
       return redis.error_reply('EMQFLOW exists: entry ' .. newAt[k] .. ' names a job that exists')
     end
   end
-  for k, v in ipairs(mget(base .. 'flowjob', mine)) do
-    if v ~= f then
-      if mineAt[k] < 0 then
-        return redis.error_reply('EMQARG entry ' .. -mineAt[k] .. ': more dependencies of a node not in an earlier part')
+  local old, uniq, uniqAt = {}, {}, {}
+  for k, id in ipairs(mine) do
+    if old[id] == nil then
+      old[id] = false
+      uniq[#uniq + 1] = id
+      uniqAt[#uniq] = mineAt[k]
+    end
+  end
+  for k, v in ipairs(mget(base .. 'flowjob', uniq)) do
+    if not v or string.match(v, '^[^ ]*') ~= f then
+      if uniqAt[k] < 0 then
+        return redis.error_reply('EMQARG entry ' .. -uniqAt[k] .. ': more dependencies of a node not in an earlier part')
       end
-      return redis.error_reply('EMQARG entry ' .. mineAt[k] .. ': a dependency must be a node of the flow given before')
+      return redis.error_reply('EMQARG entry ' .. uniqAt[k] .. ': a dependency must be a node of the flow given before')
+    end
+    old[uniq[k]] = v
+  end
+  -- A dependency of a '+' entry must be new: not among the dependents of
+  -- its parent when they are inline, else not in flowedge (kept there
+  -- for a parent with listed dependents, a remote one, a policy not 'f').
+  for _, e in ipairs(edges) do
+    if e[6] then
+      local kids = e[4] and old[e[4]] and string.match(old[e[4]], '^[^ ]* (.*)$')
+      if kids and kids ~= '*' then
+        if string.find(',' .. kids .. ',', ',' .. e[1] .. ',', 1, true) then
+          return redis.error_reply('EMQARG entry ' .. e[6] .. ': a dependency given twice')
+        end
+      elseif not e[4] or kids == '*' then
+        again[#again + 1] = e[1] .. '>' .. e[2]
+        againAt[#againAt + 1] = e[6]
+      end
     end
   end
   for k, v in ipairs(mget(base .. 'flowedge:' .. f, again)) do
-    if v then
+    if againAt[k] < 0 and v ~= 'N' then
+      return redis.error_reply('EMQARG entry ' .. -againAt[k] .. ': more dependencies of a node not sent as N')
+    elseif againAt[k] > 0 and v then
       return redis.error_reply('EMQARG entry ' .. againAt[k] .. ': a dependency given twice')
     end
   end
   if first == '1' then
     call('HSET', fk, 'state', 'staging', 'total', 0, 'left', 0, 'failed', 0)
   end
-  write(f, nodes, edges, true)
+  write(f, nodes, edges, true, old)
   call('HINCRBY', fk, 'total', #newIds)
   call('HINCRBY', fk, 'left', #newIds)
   return 1
@@ -375,10 +443,11 @@ call('HSET', base .. 'flow:' .. f, 'state', 'running', 'total', n, 'left', n, 'f
 local wn, we = {}, {}
 for x = 1, n do
   local nd = nodes[x]
-  wn[x] = {id = nd.id, payload = nd.payload, root = indeg[x] == 0, wait = indeg[x]}
+  wn[x] = {id = nd.id, payload = nd.payload, root = indeg[x] == 0, wait = indeg[x],
+    single = indeg[x] == 1}
   for _, dp in ipairs(nd.deps) do
     we[#we + 1] = {nd.id, nodes[dp[1]].id, dp[2], nodes[dp[1]].id}
   end
 end
-write(f, wn, we, false)
+write(f, wn, we, false, {})
 return 1
