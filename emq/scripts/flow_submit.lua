@@ -215,6 +215,7 @@ if ARGV[1] == '+' then
   -- nodes of this flow, dependencies given in an earlier part) is
   -- gathered and checked below, in a few calls for the whole part.
   local nodes, edges, seen, idx, total, i = {}, {}, {}, {}, 0, 5
+  local once = {} -- '<kid>><dep>' given in this part
   local newIds, newAt = {}, {}   -- 'n' and 'N' entries: must be new
   local mine, mineAt = {}, {}    -- ids that must be nodes of this flow
   local again, againAt = {}, {}  -- '<kid>>' of '+' entries (split), then
@@ -246,7 +247,6 @@ if ARGV[1] == '+' then
     end
     i = i + 4
     local local1 = false
-    local once = {}
     for _ = 1, d do
       local ref, pol = ARGV[i], ARGV[i + 1]
       if pol ~= 'f' and pol ~= 'i' and pol ~= 'c' then
@@ -277,10 +277,11 @@ if ARGV[1] == '+' then
         mine[#mine + 1] = ref
         mineAt[#mineAt + 1] = x
       end
-      if once[dep] then
+      local pair = id .. '>' .. dep
+      if once[pair] then
         return redis.error_reply('EMQARG entry ' .. x .. ': a dependency given twice')
       end
-      once[dep] = true
+      once[pair] = true
       edges[#edges + 1] = {id, dep, pol, parent, kind ~= 'n', kind == '+' and x}
       i = i + 2
     end
