@@ -665,7 +665,9 @@ type FlowResult struct {
 // FlowCompleteBatch completes up to 1,000 claimed jobs as
 // [Queue.FlowComplete] does, in one call (then in bounded steps for what
 // their ends release), and reports for each whether it completed (false:
-// its token no longer held the lease, nothing written for it).
+// its token no longer held the lease, nothing written for it). With
+// retention 0 the ends are not published on emq:{q}:done:<id> (no row is
+// kept to wait on, as with settle_claim).
 func (q *Queue) FlowCompleteBatch(ctx context.Context, jobs []FlowResult, retention time.Duration) ([]bool, error) {
 	if len(jobs) == 0 || len(jobs) > 1000 {
 		return nil, &ArgError{Arg: "jobs", Reason: fmt.Sprintf("%d jobs, want 1 to 1000", len(jobs))}

@@ -5,7 +5,7 @@
 -- KEYS[1]  pending   emq:{q}:pending
 -- KEYS[2]  delayed   emq:{q}:delayed
 -- KEYS[3]  base      emq:{q}:   declared root of job:<id>, flow:<f>,
---                    flowjobs:<f>, flowjob, flowkid, flowkids:<id>,
+--                    flowjobs:<f>, flowjob, flowkids:<id>,
 --                    flowedge:<f>, flowwait, flowroots:<f>; every
 --                    write for many ids is one call per 1000 values
 -- ARGV[1]  f         the flow's id (JOB-minted, host-side)
@@ -25,7 +25,10 @@
 --                    in state 'staging'), '0': a later part (the flow must
 --                    be staging)
 -- ARGV[4]  n         integer 1..1000: the entries that follow
--- then per entry     id, kind ('n' a new node, '+' more dependencies of a
+-- then per entry     id, kind ('n' a new node, 'N' a new node whose
+--                    dependencies go on in '+' entries of later parts
+--                    (its dependencies are kept in flowedge for their
+--                    duplicate check), '+' more dependencies of a
 --                    node of this flow given before: one sent as 'N', a
 --                    new node whose dependencies continue in '+'
 --                    entries), payload, d (0..10000),
@@ -46,7 +49,7 @@
 --   error "EMQFLOW cycle ...", "EMQFLOW exists ...", "EMQARG ...",
 --         "EMQKIND ..."; nothing written
 local PARK = 9007199254740991
-local KIDS = 8 -- dependents kept inline in flowkid; more are listed
+local KIDS = 8 -- dependents kept inline in flowjob's value; more are listed
 local call, base = redis.call, KEYS[3]
 
 -- bulk calls cmd key with the values a[1..#a], 1000 at a time (pairs
