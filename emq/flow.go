@@ -23,8 +23,8 @@ const (
 	// flowOneCall bounds nodes + dependencies of a flow sent in one call.
 	flowOneCall = 3000
 	// flowPartEntries and flowPartDeps bound one staged part.
-	flowPartEntries = 500
-	flowPartDeps    = 1000
+	flowPartEntries = 250
+	flowPartDeps    = 500
 	// flowPage is how many jobs one Flow or CancelFlow call reads.
 	flowPage = 1000
 )
@@ -105,8 +105,8 @@ type FlowNode struct {
 //
 // A flow of up to 3,000 nodes and dependencies in all is one atomic call
 // (the flow_submit script). A larger one, up to [MaxFlowNodes] nodes and
-// [MaxFlowDeps] dependencies, is staged: sent in parts of at most 500
-// entries and 1,000 dependencies in topological order, none of whose jobs
+// [MaxFlowDeps] dependencies, is staged: sent in parts of at most 250
+// entries and 500 dependencies in topological order, none of whose jobs
 // runs until the last part is in and the flow is sealed; a part refused
 // (or a call failed) deletes what was staged before the error is
 // returned, in steps as bounded.
@@ -399,7 +399,7 @@ func (q *Queue) abortFlow(ctx context.Context, f string) {
 	}
 }
 
-// FlowStep runs up to 500 units of the queue's pending flow resolution
+// FlowStep runs up to 250 units of the queue's pending flow resolution
 // steps (the dependents of ended flow jobs, the roots of a sealed flow)
 // in one bounded call, and returns how many step entries are left.
 // FlowComplete, FlowRetry, Flow and CancelFlow run steps too, so FlowStep

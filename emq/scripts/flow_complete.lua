@@ -40,7 +40,7 @@
 --   'g' f: seal staged flow f (flow_submit '+'): it runs, its roots are
 --       released in steps
 --   '-' f: abort staged flow f: delete up to 500 of its jobs
--- Every call also drains at most STEPS (500) units of the queue's pending
+-- Every call also drains at most STEPS (250) units of the queue's pending
 -- resolution steps (flowstep), oldest first: no call's work grows with a
 -- flow's fan-out or fan-in.
 -- Replies:
@@ -133,7 +133,7 @@ end
 --        trimmed as they are resolved) are resolved
 --   'R\n' f '\n1\n\n'                   sealed staged flow f: its roots
 --        (flowroots:<f>) are released
-local STEPS = 500
+local STEPS = 250
 local KIDS = 8
 local STEP = base .. 'flowstep'
 local WAIT = base .. 'flowwait'
