@@ -144,21 +144,25 @@ local WAIT = base .. 'flowwait'
 -- that can fail or move a dependent flushes first, so the order of the
 -- steps is the order of their effects.
 local rel, nrel, relset = {}, 0, {}
-local function want(kid)
+local function want(kid, uncounted)
   if not relset[kid] then
-    relset[kid] = true
+    relset[kid] = uncounted and 1 or 2 -- 2: drop its flowwait count
     nrel = nrel + 1
     rel[nrel] = kid
   end
 end
 local function flushRel()
   if nrel == 0 then return end
-  local all = rel
+  local all, how = rel, relset
   local n = nrel
   rel, nrel, relset = {}, 0, {}
   for i = 1, n, 500 do
     local ks = {unpack(all, i, math.min(n, i + 499))}
-    call('HDEL', WAIT, unpack(ks))
+    local counted = {}
+    for _, kid in ipairs(ks) do
+      if how[kid] == 2 then counted[#counted + 1] = kid end
+    end
+    if #counted > 0 then call('HDEL', WAIT, unpack(counted)) end
     local sc = call('ZMSCORE', KEYS[3], unpack(ks))
     local go, z = {}, {}
     for x, kid in ipairs(ks) do
@@ -192,7 +196,7 @@ end
 -- '!' kid has one dependency: it is released at once.
 local function dec(kid, k, f)
   if string.byte(kid, 1) == 33 then
-    if not cancelled(f) then want(string.sub(kid, 2)) end
+    if not cancelled(f) then want(string.sub(kid, 2), true) end
     return
   end
   local w = call('HINCRBY', WAIT, kid, -k)
