@@ -190,14 +190,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	at := map[int]int{} // node -> its 'n' entry's position (1-based) in part
 	pol := [...]string{"f", "i", "c"}
 	flush := func() error {
-		var a dispatch.Args
-		a.Key(q.keys.Pending)
-		a.Key(q.keys.Delayed)
-		a.Key(q.keys.Base)
-		a.Arg("+")
-		a.Arg(flow)
-		a.Arg([...]string{"1", "0"}[min(parts, 1)])
-		a.ArgInt(int64(len(part)))
+		a := q.partArgs(flow, [...]string{"1", "0"}[min(parts, 1)], len(part))
 		for _, e := range part {
 			a.Arg(ids[e.node])
 			a.Arg(e.kind)
@@ -221,7 +214,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		parts++
 		part, deps = part[:0], 0
 		clear(at)
-		return q.submitCall(ctx, &a)
+		return q.submitCall(ctx, a)
 	}
 	defer func() {
 		if err != nil && parts > 0 {
@@ -286,6 +279,20 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		_, _ = q.runSteps(ctx)
 	}
 	return nil
+}
+
+// partArgs starts a staged part's flow_submit arguments: its keys, '+',
+// the flow, first ("1" for the first part) and the count of entries.
+func (q *Queue) partArgs(flow, first string, n int) *dispatch.Args {
+	a := new(dispatch.Args)
+	a.Key(q.keys.Pending)
+	a.Key(q.keys.Delayed)
+	a.Key(q.keys.Base)
+	a.Arg("+")
+	a.Arg(flow)
+	a.Arg(first)
+	a.ArgInt(int64(n))
+	return a
 }
 
 // checkRemote reports whether nodes name a job of another queue, and

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/echomq/echomq-go/dispatch"
 	"github.com/stretchr/testify/require"
 )
 
@@ -174,20 +173,13 @@ func TestFlowStagedPartsRefused(t *testing.T) {
 	ctx := tctx(t)
 	f := q.ids.Next()
 	part := func(first string, ents ...[]string) error {
-		var a dispatch.Args
-		a.Key(q.keys.Pending)
-		a.Key(q.keys.Delayed)
-		a.Key(q.keys.Base)
-		a.Arg("+")
-		a.Arg(f)
-		a.Arg(first)
-		a.ArgInt(int64(len(ents)))
+		a := q.partArgs(f, first, len(ents))
 		for _, e := range ents {
 			for _, s := range e {
 				a.Arg(s)
 			}
 		}
-		return q.submitCall(ctx, &a)
+		return q.submitCall(ctx, a)
 	}
 	id := func() string { return q.ids.Next() }
 	p, c, l := id(), id(), id()
