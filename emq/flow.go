@@ -23,8 +23,8 @@ const (
 	// flowOneCall bounds nodes + dependencies of a flow sent in one call.
 	flowOneCall = 3000
 	// flowPartEntries and flowPartDeps bound one staged part.
-	flowPartEntries = 125
-	flowPartDeps    = 200
+	flowPartEntries = 250
+	flowPartDeps    = 500
 	// flowPage is how many jobs one Flow or CancelFlow call reads.
 	flowPage = 1000
 )
@@ -105,8 +105,8 @@ type FlowNode struct {
 //
 // A flow of up to 3,000 nodes and dependencies in all is one atomic call
 // (the flow_submit script). A larger one, up to [MaxFlowNodes] nodes and
-// [MaxFlowDeps] dependencies, is staged: sent in parts of at most 125
-// entries and 200 dependencies in topological order, none of whose jobs
+// [MaxFlowDeps] dependencies, is staged: sent in parts of at most 250
+// entries and 500 dependencies in topological order, none of whose jobs
 // runs until the last part is in and the flow is sealed; a part refused
 // (or a call failed) deletes what was staged before the error is
 // returned, in steps as bounded.
@@ -190,18 +190,11 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	at := map[int]int{} // node -> its 'n' entry's position (1-based) in part
 	pol := [...]string{"f", "i", "c"}
 	flush := func() error {
-		var a dispatch.Args
-		a.Key(q.keys.Pending)
-		a.Key(q.keys.Delayed)
-		a.Key(q.keys.Base)
-		a.Arg("+")
-		a.Arg(flow)
-		a.Arg([...]string{"1", "0"}[min(parts, 1)])
-		a.ArgInt(int64(len(part)))
+		a := q.partArgs(flow, [...]string{"1", "0"}[min(parts, 1)], len(part))
 		for _, e := range part {
 			a.Arg(ids[e.node])
 			a.Arg(e.kind)
-			if e.kind == "n" {
+			if e.kind != "+" {
 				a.ArgBytes(nodes[e.node].Payload)
 			} else {
 				a.Arg("")
@@ -221,7 +214,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		parts++
 		part, deps = part[:0], 0
 		clear(at)
-		return q.submitCall(ctx, &a)
+		return q.submitCall(ctx, a)
 	}
 	defer func() {
 		if err != nil && parts > 0 {
@@ -238,8 +231,11 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 				}
 			}
 			k := min(len(rest), flowPartDeps-deps)
+			if kind == "n" && k < len(rest) {
+				kind = "N" // its dependencies go on in '+' entries
+			}
 			part = append(part, entry{node: i, kind: kind, deps: rest[:k]})
-			if kind == "n" {
+			if kind != "+" {
 				at[i] = len(part)
 			}
 			deps += k
@@ -283,6 +279,20 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		_, _ = q.runSteps(ctx)
 	}
 	return nil
+}
+
+// partArgs starts a staged part's flow_submit arguments: its keys, '+',
+// the flow, first ("1" for the first part) and the count of entries.
+func (q *Queue) partArgs(flow, first string, n int) *dispatch.Args {
+	a := new(dispatch.Args)
+	a.Key(q.keys.Pending)
+	a.Key(q.keys.Delayed)
+	a.Key(q.keys.Base)
+	a.Arg("+")
+	a.Arg(flow)
+	a.Arg(first)
+	a.ArgInt(int64(n))
+	return a
 }
 
 // checkRemote reports whether nodes name a job of another queue, and
@@ -662,7 +672,9 @@ type FlowResult struct {
 // FlowCompleteBatch completes up to 1,000 claimed jobs as
 // [Queue.FlowComplete] does, in one call (then in bounded steps for what
 // their ends release), and reports for each whether it completed (false:
-// its token no longer held the lease, nothing written for it).
+// its token no longer held the lease, nothing written for it). With
+// retention 0 the ends are not published on emq:{q}:done:<id> (no row is
+// kept to wait on, as with settle_claim).
 func (q *Queue) FlowCompleteBatch(ctx context.Context, jobs []FlowResult, retention time.Duration) ([]bool, error) {
 	if len(jobs) == 0 || len(jobs) > 1000 {
 		return nil, &ArgError{Arg: "jobs", Reason: fmt.Sprintf("%d jobs, want 1 to 1000", len(jobs))}
@@ -749,6 +761,79 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 		return out, nil
 	}
 	return 0, ErrStale
+}
+
+// FlowCompleteClaim is the worker's exchange for flow jobs: it completes
+// done (0 to 1,000 claimed jobs) as [Queue.FlowCompleteBatch] does, then
+// claims up to n (0 to 1,000) pending jobs for lease as [Queue.ClaimBatch]
+// does, in one atomic call (flow_complete 'S'), so the dependents the
+// completions release are claimable in it. ok[i] reports whether done[i]
+// completed (false: its token no longer held the lease). Steps left by
+// a large fan-out are drained by the next call (every call drains some);
+// when the claim found nothing and steps are left, FlowCompleteClaim
+// runs them before it returns.
+func (q *Queue) FlowCompleteClaim(ctx context.Context, done []FlowResult, retention, lease time.Duration, n int) (ok []bool, jobs []Job, err error) {
+	if len(done) > 1000 {
+		return nil, nil, &ArgError{Arg: "done", Reason: fmt.Sprintf("%d jobs, want 0 to 1000", len(done))}
+	}
+	if n < 0 || n > 1000 {
+		return nil, nil, &ArgError{Arg: "n", Reason: fmt.Sprintf("%d, want 0 to 1000", n)}
+	}
+	for _, j := range done {
+		if err := checkID(j.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	ms, err := millis("retention", retention, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	lms, err := leaseMillis(lease)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := q.flowArgs()
+	a.Arg("S")
+	a.ArgInt(ms)
+	a.ArgInt(lms)
+	a.ArgInt(int64(n))
+	for _, j := range done {
+		a.Arg(j.ID)
+		a.ArgInt(j.Token)
+		a.ArgBytes(j.Result)
+	}
+	ok = make([]bool, len(done))
+	steps := int64(0)
+	err = q.reaper.Eval(ctx, scriptFlowComplete, a, func(v resp.Value) error {
+		const want = "{flag, ..., steps, id, payload, attempts, ...}"
+		if v.Type != resp.Array || len(v.Elems) < len(done)+1 {
+			return badReply("flow_complete", v, want)
+		}
+		for i := range done {
+			f, err := v.Elems[i].AsInt()
+			if err != nil {
+				return badReply("flow_complete", v, want)
+			}
+			ok[i] = f == 1
+		}
+		var err error
+		if steps, err = v.Elems[len(done)].AsInt(); err != nil {
+			return badReply("flow_complete", v, want)
+		}
+		rest := v
+		rest.Elems = v.Elems[len(done)+1:]
+		jobs, err = appendJobs(nil, "flow_complete", rest)
+		return err
+	})
+	if err != nil {
+		return nil, nil, wrapErr("flow_complete", err)
+	}
+	if steps > 0 && len(jobs) == 0 {
+		if _, err := q.runSteps(ctx); err != nil {
+			return ok, nil, err
+		}
+	}
+	return ok, jobs, nil
 }
 
 // settleCall runs flow_complete in mode 'c' or 'r' and returns its integer.

@@ -657,7 +657,9 @@ func (h *Handler) flowsPage(w http.ResponseWriter, r *http.Request) {
 	fv := flowsView{Next: next}
 	seen := map[string]bool{}
 	for i := 1; i < len(pairs); i += 2 {
-		if f := pairs[i]; !seen[f] && emq.ValidID(f) {
+		// the value is the flow's id, then its dependents after a space
+		// (emq/LANES-FLOWS.md)
+		if f, _, _ := strings.Cut(pairs[i], " "); !seen[f] && emq.ValidID(f) {
 			seen[f] = true
 			fv.Flows = append(fv.Flows, f)
 		}
@@ -769,6 +771,7 @@ func (h *Handler) extra(ctx context.Context, e *queueEntry, d jobDetail) (jobExt
 		return x, err
 	}
 	x.Lane, x.Flow = string(b.Reply(0).Str), string(b.Reply(1).Str)
+	x.Flow, _, _ = strings.Cut(x.Flow, " ") // the flow's id, then its dependents
 	x.LaneName = x.Lane
 	if strings.HasPrefix(x.Lane, "#") {
 		v, err := h.opts.Sender.Do(ctx, "HGET", e.keys.Base+"lanename", x.Lane)

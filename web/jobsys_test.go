@@ -128,6 +128,9 @@ func TestJobSystemPages(t *testing.T) {
 				{"/queues/lq/flows", []string{s.flow}},
 				{"/queues/lq/flows/" + s.flow, []string{`id="flow-state">running<`, s.flowJobs[0], s.flowJobs[1]}},
 				{"/queues/lq/jobs/" + s.flowJobs[1], []string{`id="task-flow"`, s.flow}},
+				// a job with dependents: its flowjob value is the flow id,
+				// a space, the dependents (emq/LANES-FLOWS.md)
+				{"/queues/lq/jobs/" + s.flowJobs[0], []string{`id="task-flow"`, `">` + s.flow + `</a>`}},
 				{"/queues/lq/jobs/" + s.laneNext, []string{`id="task-lane"`, esc(hostileLane)}},
 			} {
 				code, body, _ := f.get(c.path)

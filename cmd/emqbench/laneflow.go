@@ -13,10 +13,10 @@ import (
 )
 
 // The lanes and flow workloads (issue 27), beside e2e for a relative
-// figure. Both run consumers that claim with LaneClaim (the lane-aware
-// claim, which serves plain pending jobs too) and settle with
-// FlowCompleteBatch (one call per claimed batch), -goroutines consumers
-// over the connections.
+// figure, -goroutines consumers over the connections. The lanes consumers
+// claim with LaneClaim (the lane-aware claim) and settle with
+// FlowCompleteBatch; the flow consumers settle and claim with
+// FlowCompleteClaim (one call per batch, as e2e's settle_claim).
 const (
 	laneCount = 1000 // lanes of cap 1 the lanes workload spreads its jobs over
 	laneChunk = 100  // jobs per LaneEnqueue call (as e2e's enqueue_batch)
@@ -47,7 +47,7 @@ func lanesWorkload(ctx context.Context, nd *node, cfg config) (*workload, error)
 // parts) while the consumers run it; it ends when the fan-in completes.
 func flowWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
-		"SubmitFlow of 1 flow of n jobs (root, n-2 children, fan-in); %d consumers LaneClaim batches of %d, FlowCompleteBatch",
+		"SubmitFlow of 1 flow of n jobs (root, n-2 children, fan-in); %d consumers FlowCompleteClaim (settle and claim batches of %d in one call)",
 		cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceFlow)
 }
 
@@ -183,37 +183,43 @@ func (r *laneFlowRun) produceFlow(ctx context.Context, _ int, _ int64) error {
 }
 
 // consume is consumer g: claim a batch, run it (no-op), complete it in
-// one call; back off 1 ms on an empty claim.
+// one call; back off 1 ms on an empty claim. The flow workload settles
+// and claims in one call (FlowCompleteClaim, the worker's exchange for
+// flow jobs); the lanes workload claims with LaneClaim and completes with
+// FlowCompleteBatch.
 func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *atomic.Int64, lat *latencies) error {
 	n := claimSize(r.cfg)
 	rs := make([]emq.FlowResult, 0, n)
 	idx := make([]int64, 0, n)
-	for ctx.Err() == nil && done.Load() < r.total {
+	exchange := func(rs []emq.FlowResult) ([]bool, []emq.Job, error) {
+		if r.cfg.workload == "flow" {
+			ok, js, err := q.FlowCompleteClaim(ctx, rs, 0, benchLease, n)
+			r.calls.Add(1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("flow complete and claim: %w", err)
+			}
+			return ok, js, nil
+		}
+		var ok []bool
+		if len(rs) > 0 {
+			var err error
+			ok, err = q.FlowCompleteBatch(ctx, rs, 0)
+			r.calls.Add(1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("flow complete: %w", err)
+			}
+		}
 		js, err := q.LaneClaim(ctx, benchLease, n)
 		r.calls.Add(1)
 		if err != nil {
-			return fmt.Errorf("lane claim: %w", err)
+			return nil, nil, fmt.Errorf("lane claim: %w", err)
 		}
-		if len(js) == 0 {
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		rs, idx = rs[:0], idx[:0]
-		for _, j := range js {
-			i := int64(-1)
-			if len(j.Payload) >= 8 {
-				i = int64(binary.BigEndian.Uint64(j.Payload))
-			}
-			if i < 0 || i >= r.total {
-				return fmt.Errorf("job %s of no index", j.ID)
-			}
-			rs = append(rs, emq.FlowResult{ID: j.ID, Token: j.Token})
-			idx = append(idx, i)
-		}
-		ok, err := q.FlowCompleteBatch(ctx, rs, 0)
-		r.calls.Add(1)
+		return ok, js, nil
+	}
+	for ctx.Err() == nil && done.Load() < r.total {
+		ok, js, err := exchange(rs)
 		if err != nil {
-			return fmt.Errorf("flow complete: %w", err)
+			return err
 		}
 		now := time.Now().UnixNano()
 		for k, i := range idx {
@@ -226,6 +232,22 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 			}
 			lat.record(g, time.Duration(now-r.begun[i].Load()))
 			done.Add(1)
+		}
+		rs, idx = rs[:0], idx[:0]
+		if len(js) == 0 {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		for _, j := range js {
+			i := int64(-1)
+			if len(j.Payload) >= 8 {
+				i = int64(binary.BigEndian.Uint64(j.Payload))
+			}
+			if i < 0 || i >= r.total {
+				return fmt.Errorf("job %s of no index", j.ID)
+			}
+			rs = append(rs, emq.FlowResult{ID: j.ID, Token: j.Token})
+			idx = append(idx, i)
 		}
 	}
 	return nil

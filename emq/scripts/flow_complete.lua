@@ -15,7 +15,14 @@
 --   'r' id, token, delay_ms, max_attempts, error: retry (as retry does);
 --       a job that goes dead is published on done:<id> 'dead'
 --   'C' retention_ms, then 1..1000 (id, token, result): complete each
---       as 'c' does, in order
+--       as 'c' does, in order; with retention 0 the ends are not
+--       published (a J1 Wait waits only on a job with a retention, and
+--       settle_claim publishes none either)
+--   'S' retention_ms, lease_ms, n (0..1000), then 0..1000 (id, token,
+--       result): complete each as 'C' does, then claim up to n pending
+--       jobs as claim_batch does (honouring meta paused): the worker's
+--       settle and claim in one call, dependents released by the
+--       completions claimable in it
 --   's' : run the queued resolution steps (see drain below)
 --   'a' f [offset count]: repair and read the jobs offset..offset+count-1
 --       (default 0, 1000; count 1..1000) of flow f: every one of them that
@@ -43,6 +50,8 @@
 --        0 stale (nothing written)
 --   'C': {flag1, ..., flagn, steps}: flag 1 completed, 0 stale; steps
 --        the entries left on flowstep
+--   'S': {flag1, ..., flagn, steps, id1, payload1, attempts1, ...}: the
+--        flags and steps as 'C', then the claimed jobs (attempts = token)
 --   's': steps left (0: drained)
 --   'L': 1 linked, 2 posted now (completed or gone), 3 posted now (dead)
 --   'l': ends posted;  'e': 1 applied, 0 not (already, or ended)
@@ -63,6 +72,14 @@ local function int(v, what)
 end
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- bulk calls cmd key with the values a[1..#a], 1000 at a time (pairs
+-- stay whole: 1000 is even).
+local function bulk(cmd, key, a)
+  for i = 1, #a, 1000 do
+    call(cmd, key, unpack(a, i, math.min(#a, i + 999)))
+  end
+end
 
 local function parked(id)
   local sc = tonumber(call('ZSCORE', KEYS[3], id))
@@ -90,109 +107,253 @@ local function laneEnd(id, dead, err)
   end
 end
 
--- The resolution of ended flow jobs for their dependents runs in bounded
--- steps: an ended job with dependents queues an entry on flowstep, and
--- every call drains at most STEPS units (an entry, a dependent, a root)
--- of that queue, oldest first, whoever queued it. Entries:
+-- laneEnds runs laneEnd for those of the completed ids that are lane jobs
+-- (one HMGET for all).
+local function laneEnds(ids)
+  if #ids == 0 or call('EXISTS', base .. 'lanejob') == 0 then return end
+  local ks = call('HMGET', base .. 'lanejob', unpack(ids))
+  for i, id in ipairs(ids) do
+    if ks[i] then laneEnd(id, false) end
+  end
+end
+
+-- Flow layout (LANES-FLOWS.md): flowjob id -> 'f' or 'f kids' while the
+-- job's end is not resolved, kids its dependents ','-joined when at most
+-- KIDS, or '*' when they are listed at flowkids:<id>; a dependent written
+-- '!<id>' has that one dependency only (no flowwait count: its release
+-- is the dependency's end); flowedge:<f> '<kid>><dep>' -> policy, for the
+-- dependencies whose policy is not 'f' (and all those of a node staged
+-- over several parts); flowwait kid -> dependencies not yet resolved. Resolution runs in bounded steps: an ended job with
+-- listed ('*') dependents, or more than the call's inline budget, queues
+-- an entry on flowstep, and every call drains at most STEPS units (an
+-- entry, a dependent, a root) of that queue, oldest first, whoever queued
+-- it. Entries:
 --   'E\n' id '\n' ok '\n' f '\n' cause   job id of flow f ended (ok 1
 --        completed, 0 dead with cause): its dependents (flowkids:<id>,
 --        trimmed as they are resolved) are resolved
 --   'R\n' f '\n1\n\n'                   sealed staged flow f: its roots
 --        (flowroots:<f>) are released
 local STEPS = 250
+local KIDS = 8
 local STEP = base .. 'flowstep'
+local WAIT = base .. 'flowwait'
 
-local function release(kid)
-  call('HDEL', base .. 'flowwait', kid)
-  call('ZREM', KEYS[3], kid)
-  call('HSET', base .. 'job:' .. kid, 'state', 'pending')
-  call('ZADD', KEYS[2], 0, kid)
+-- Released dependents are batched: want() notes a job whose dependencies
+-- have resolved; flushRel() makes those still parked pending (ZMSCORE,
+-- then one HDEL, ZREM and ZADD for all, one HSET per row). Every path
+-- that can fail or move a dependent flushes first, so the order of the
+-- steps is the order of their effects.
+local rel, nrel, relset = {}, 0, {}
+local function want(kid, uncounted)
+  if not relset[kid] then
+    relset[kid] = uncounted and 1 or 2 -- 2: drop its flowwait count
+    nrel = nrel + 1
+    rel[nrel] = kid
+  end
+end
+local function flushRel()
+  if nrel == 0 then return end
+  local all, how = rel, relset
+  local n = nrel
+  rel, nrel, relset = {}, 0, {}
+  for i = 1, n, 500 do
+    local ks = {unpack(all, i, math.min(n, i + 499))}
+    local counted = {}
+    for _, kid in ipairs(ks) do
+      if how[kid] == 2 then counted[#counted + 1] = kid end
+    end
+    if #counted > 0 then call('HDEL', WAIT, unpack(counted)) end
+    local sc = call('ZMSCORE', KEYS[3], unpack(ks))
+    local go, z = {}, {}
+    for x, kid in ipairs(ks) do
+      local s = tonumber(sc[x])
+      if s and s >= PARK then
+        go[#go + 1] = kid
+        z[#z + 1] = 0
+        z[#z + 1] = kid
+        call('HSET', base .. 'job:' .. kid, 'state', 'pending')
+      end
+    end
+    if #go > 0 then
+      call('ZREM', KEYS[3], unpack(go))
+      call('ZADD', KEYS[2], unpack(z))
+    end
+  end
+end
+
+local canc = {}
+local function cancelled(f)
+  local c = canc[f]
+  if c == nil then
+    c = call('HGET', base .. 'flow:' .. f, 'cancelled') == '1'
+    canc[f] = c
+  end
+  return c
+end
+
+-- dec resolves k dependencies of kid as completed (or ignored): released
+-- when none is left (unless its flow is cancelled: it stays parked). A
+-- '!' kid has one dependency: it is released at once.
+local function dec(kid, k, f)
+  if string.byte(kid, 1) == 33 then
+    if not cancelled(f) then want(string.sub(kid, 2), true) end
+    return
+  end
+  local w = call('HINCRBY', WAIT, kid, -k)
+  if w + k <= 0 then
+    call('HDEL', WAIT, kid) -- it was not waiting (released, ended)
+  elseif w <= 0 and not cancelled(f) then
+    want(kid)
+  end
 end
 
 local ended
 
 -- resolve resolves dependent kid of x's end (ok: completed; else dead
--- with cause) in flow f (cancelled: released jobs stay parked).
-local function resolve(kid, x, ok, cause, cancelled)
-  local pol = call('HGET', base .. 'flowpol:' .. kid, x)
-  local go = false
-  if ok or pol == 'i' then
-    go = call('HEXISTS', base .. 'flowwait', kid) == 1 and
-      call('HINCRBY', base .. 'flowwait', kid, -1) <= 0
-  elseif pol == 'c' then
-    go = true
+-- with cause) in flow f.
+local function resolve(kid, x, ok, cause, f)
+  if ok then return dec(kid, 1, f) end
+  local k0 = kid
+  if string.byte(kid, 1) == 33 then kid = string.sub(kid, 2) end
+  local pol = call('HGET', base .. 'flowedge:' .. f, kid .. '>' .. x)
+  if pol == 'i' then return dec(k0, 1, f) end
+  flushRel()
+  if pol == 'c' then
+    if not cancelled(f) and parked(kid) then want(kid) end
   elseif parked(kid) then
     call('ZREM', KEYS[3], kid)
     call('HSET', base .. 'job:' .. kid, 'state', 'dead', 'error',
       'flow: dependency ' .. x .. ' failed: ' .. cause)
     call('ZADD', KEYS[4], now, kid)
-    call('HDEL', base .. 'flowwait', kid)
+    call('HDEL', WAIT, kid)
     call('PUBLISH', base .. 'done:' .. kid, 'dead')
-    ended(kid, false, 'dependency ' .. x .. ' failed')
-  end
-  if go and not cancelled and parked(kid) then
-    release(kid)
+    ended({{kid, false, 'dependency ' .. x .. ' failed'}})
   end
 end
 
--- inline is how many dependents this call may still resolve at once,
--- without queuing a step (a small fan-out, the common case)
-local inline = 64
+-- inline is how many dependents this call may still resolve at once (a
+-- dependent counted once however many of its dependencies end here),
+-- finline how many failures, without queuing a step.
+local inline, finline = 1000, 64
 
--- ended marks flow job id ended (ok: completed) in its flow's counts and
--- resolves its dependents: at once when they are few (and the call's
--- inline budget allows), else queued as a step.
-ended = function(id, ok, cause)
-  local f = call('HGET', base .. 'flowjob', id)
-  if not f then return end
-  call('HDEL', base .. 'flowjob', id)
+local function finish(f)
+  -- the record is kept a week after the flow's end
   local fk = base .. 'flow:' .. f
-  local left = call('HINCRBY', fk, 'left', -1)
-  if not ok then call('HINCRBY', fk, 'failed', 1) end
-  local kl = base .. 'flowkids:' .. id
-  local nk = call('LLEN', kl)
-  if nk > 0 and nk <= 8 and nk <= inline then
-    inline = inline - nk
-    local cancelled = call('HGET', fk, 'cancelled') == '1'
-    for _, kid in ipairs(call('LRANGE', kl, 0, -1)) do
-      resolve(kid, id, ok, cause or '', cancelled)
-    end
-    call('DEL', kl)
-  elseif nk > 0 then
-    call('RPUSH', STEP, 'E\n' .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. f .. '\n' .. (cause or ''))
-  end
-  call('UNLINK', base .. 'flowpol:' .. id)
-  if left <= 0 then
-    -- the record is kept a week after the flow's end
-    local failed = tonumber(call('HGET', fk, 'failed')) or 0
-    call('HSET', fk, 'state', failed > 0 and 'failed' or 'done')
-    call('PEXPIRE', fk, 604800000)
-    call('PEXPIRE', base .. 'flowjobs:' .. f, 604800000)
-    call('PEXPIRE', base .. 'flowapplied:' .. f, 604800000)
+  local failed = tonumber(call('HGET', fk, 'failed')) or 0
+  call('HSET', fk, 'state', failed > 0 and 'failed' or 'done')
+  for _, k in ipairs({fk, base .. 'flowjobs:' .. f, base .. 'flowapplied:' .. f, base .. 'flowedge:' .. f}) do
+    call('PEXPIRE', k, 604800000)
   end
 end
 
--- drain runs up to STEPS units of the queued resolutions.
+-- ended marks the flow jobs among ends ({id, ok, cause}, ok: completed)
+-- ended in their flows' counts and resolves their dependents: at once
+-- when they are few (and the call's inline budget allows), else queued
+-- as a step. The completed dependencies of one dependent are resolved
+-- together (one HINCRBY).
+ended = function(ends)
+  local ids = {}
+  for i, e in ipairs(ends) do ids[i] = e[1] end
+  if #ids == 0 then return end
+  local fs = call('HMGET', base .. 'flowjob', unpack(ids))
+  local mine, mids, ks = {}, {}, {}
+  for i, e in ipairs(ends) do
+    if fs[i] then
+      local f, kv = string.match(fs[i], '^([^ ]*) ?(.*)$')
+      mine[#mine + 1] = {e[1], e[2], e[3] or '', f}
+      mids[#mids + 1] = e[1]
+      ks[#mids] = kv ~= '' and kv or false
+    end
+  end
+  if #mids == 0 then return end
+  call('HDEL', base .. 'flowjob', unpack(mids))
+  local counts, forder = {}, {}
+  local decs, dorder = {}, {}
+  local fails = {}
+  for i, m in ipairs(mine) do
+    local id, ok, cause, f = m[1], m[2], m[3], m[4]
+    local c = counts[f]
+    if not c then
+      c = {0, 0}
+      counts[f] = c
+      forder[#forder + 1] = f
+    end
+    c[1] = c[1] + 1
+    if not ok then c[2] = c[2] + 1 end
+    local kv = ks[i]
+    if kv then
+      local kids = {}
+      if kv ~= '*' then
+        for kid in string.gmatch(kv, '[^,]+') do kids[#kids + 1] = kid end
+      end
+      local fresh = 0
+      if ok then
+        for _, kid in ipairs(kids) do
+          if not decs[kid] then fresh = fresh + 1 end
+        end
+      end
+      if kv ~= '*' and ok and fresh <= inline then
+        inline = inline - fresh
+        for _, kid in ipairs(kids) do
+          if not decs[kid] then
+            decs[kid] = {0, f}
+            dorder[#dorder + 1] = kid
+          end
+          decs[kid][1] = decs[kid][1] + 1
+        end
+      elseif kv ~= '*' and not ok and #kids <= finline then
+        finline = finline - #kids
+        fails[#fails + 1] = {id, cause, f, kids}
+      else
+        if kv ~= '*' then bulk('RPUSH', base .. 'flowkids:' .. id, kids) end
+        call('RPUSH', STEP, 'E\n' .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. f .. '\n' .. cause)
+      end
+    end
+  end
+  for _, f in ipairs(forder) do
+    local c, fk = counts[f], base .. 'flow:' .. f
+    local left = call('HINCRBY', fk, 'left', -c[1])
+    if c[2] > 0 then call('HINCRBY', fk, 'failed', c[2]) end
+    if left <= 0 then finish(f) end
+  end
+  for _, kid in ipairs(dorder) do
+    dec(kid, decs[kid][1], decs[kid][2])
+  end
+  for _, x in ipairs(fails) do
+    for _, kid in ipairs(x[4]) do
+      resolve(kid, x[1], false, x[2], x[3])
+    end
+  end
+end
+
+-- drain runs up to STEPS units of the queued resolutions, then releases
+-- what they resolved.
 local function drain()
   local b = STEPS
   while b > 0 do
     local e = call('LINDEX', STEP, 0)
-    if not e then return end
+    if not e then break end
     local kind, x, oks, f, cause = string.match(e, '^(%a)\n([^\n]*)\n(%d)\n([^\n]*)\n(.*)$')
-    local cancelled = f and call('HGET', base .. 'flow:' .. f, 'cancelled') == '1'
     local list = kind == 'R' and base .. 'flowroots:' .. (f or '') or base .. 'flowkids:' .. (x or '')
     local ids = kind and call('LRANGE', list, 0, b - 1) or {}
     b = b - #ids - 1
     if #ids > 0 then call('LTRIM', list, #ids, -1) end
-    for _, kid in ipairs(ids) do
-      if kind ~= 'R' then
-        resolve(kid, x, oks == '1', cause, cancelled)
-      elseif not cancelled and parked(kid) and call('HGET', base .. 'flowwait', kid) == '0' then
-        release(kid)
+    if #ids == 0 then
+    elseif kind == 'R' then
+      if not cancelled(f) then
+        local w = call('HMGET', WAIT, unpack(ids))
+        for i, kid in ipairs(ids) do
+          if w[i] == '0' then want(kid) end
+        end
+      end
+    else
+      for _, kid in ipairs(ids) do
+        resolve(kid, x, oks == '1', cause, f)
       end
     end
     if call('EXISTS', list) == 0 then call('LPOP', STEP) end
   end
+  flushRel()
 end
 
 -- Across queues. A job of this queue on which a flow of another queue
@@ -212,8 +373,17 @@ local function relayEnd(id, ok, cause)
   call('SREM', base .. 'flowlinked', id)
 end
 
+-- relayEnds posts the completions of those of ids that are linked.
+local function relayEnds(ids)
+  if #ids == 0 or call('SCARD', base .. 'flowlinked') == 0 then return end
+  local m = call('SMISMEMBER', base .. 'flowlinked', unpack(ids))
+  for i, id in ipairs(ids) do
+    if m[i] == 1 then relayEnd(id, true) end
+  end
+end
+
 local function flowEnd(id, ok, cause)
-  ended(id, ok, cause)
+  ended({{id, ok, cause}})
   drain()
 end
 
@@ -270,6 +440,47 @@ if mode == 'c' or mode == 'r' then
   return 1
 end
 
+-- completeMany completes the (id, token, result) triples of ARGV from
+-- index j0 to #ARGV with retention a, as 'c' does for each, and returns
+-- the flags (1 completed, 0 stale); a job given twice completes once.
+local function completeMany(j0, a)
+  local out, ids, ends, rows, seen = {}, {}, {}, {}, {}
+  for j = j0, #ARGV, 3 do
+    local id = ARGV[j]
+    local row = base .. 'job:' .. id
+    local r = call('HMGET', row, 'state', 'attempts')
+    if seen[id] or r[1] ~= 'active' or r[2] ~= ARGV[j + 1] then
+      out[#out + 1] = 0
+    else
+      seen[id] = true
+      if a == 0 then
+        rows[#rows + 1] = row
+      else
+        call('HSET', row, 'state', 'completed')
+        call('PEXPIRE', row, a)
+        call('SET', base .. 'result:' .. id, ARGV[j + 2], 'PX', a)
+      end
+      if a > 0 then
+        call('PUBLISH', base .. 'done:' .. id, 'completed')
+      end
+      ids[#ids + 1] = id
+      ends[#ends + 1] = {id, true}
+      out[#out + 1] = 1
+    end
+  end
+  if #ids > 0 then
+    bulk('ZREM', KEYS[1], ids)
+    for i = 1, #rows, 1000 do
+      call('DEL', unpack(rows, i, math.min(#rows, i + 999)))
+    end
+    laneEnds(ids)
+    relayEnds(ids)
+    ended(ends)
+  end
+  drain()
+  return out
+end
+
 if mode == 'C' then
   -- batch complete: retention_ms, then (id, token, result) triples
   local a, e1 = int(ARGV[2], 'retention_ms')
@@ -277,31 +488,52 @@ if mode == 'C' then
   if #ARGV < 5 or (#ARGV - 2) % 3 ~= 0 or (#ARGV - 2) / 3 > 1000 then
     return redis.error_reply('EMQARG flow_complete C: retention, then 1..1000 (id, token, result)')
   end
-  local out = {}
-  for j = 3, #ARGV, 3 do
-    local id = ARGV[j]
-    local row = base .. 'job:' .. id
-    local r = call('HMGET', row, 'state', 'attempts')
-    if r[1] ~= 'active' or r[2] ~= ARGV[j + 1] then
-      out[#out + 1] = 0
-    else
-      call('ZREM', KEYS[1], id)
-      if a == 0 then
-        call('DEL', row)
-      else
-        call('HSET', row, 'state', 'completed')
-        call('PEXPIRE', row, a)
-        call('SET', base .. 'result:' .. id, ARGV[j + 2], 'PX', a)
+  local out = completeMany(3, a)
+  out[#out + 1] = call('LLEN', STEP)
+  return out
+end
+
+if mode == 'S' then
+  -- settle and claim: retention_ms, lease_ms, n, then (id, token,
+  -- result) triples (0..1000): complete them as 'C' does, then claim up
+  -- to n pending jobs as claim_batch does
+  local a, e1 = int(ARGV[2], 'retention_ms')
+  if not a then return e1 end
+  local lease, e2 = int(ARGV[3], 'lease_ms')
+  if not lease then return e2 end
+  local n, e3 = int(ARGV[4], 'n')
+  if not n then return e3 end
+  if lease < 1 or n > 1000 or (#ARGV - 4) % 3 ~= 0 or (#ARGV - 4) / 3 > 1000 then
+    return redis.error_reply('EMQARG flow_complete S: retention, lease (>= 1), n (0..1000), then 0..1000 (id, token, result)')
+  end
+  local out = completeMany(5, a)
+  out[#out + 1] = call('LLEN', STEP)
+  if n == 0 or call('HGET', base .. 'meta', 'paused') == '1' then
+    return out
+  end
+  local deadline = string.format('%d', now + lease)
+  local z, nl = {}, 0
+  while nl < n do
+    local last = string.format('%d', n - nl - 1)
+    local popped = call('ZRANGE', KEYS[2], 0, last)
+    if #popped == 0 then break end
+    call('ZREMRANGEBYRANK', KEYS[2], 0, last)
+    for _, id in ipairs(popped) do
+      local row = base .. 'job:' .. id
+      local f = call('HMGET', row, 'payload', 'attempts')
+      if f[1] or call('EXISTS', row) == 1 then
+        local at = (tonumber(f[2]) or 0) + 1
+        call('HSET', row, 'attempts', string.format('%d', at), 'state', 'active')
+        nl = nl + 1
+        z[#z + 1] = deadline
+        z[#z + 1] = id
+        out[#out + 1] = id
+        out[#out + 1] = f[1] or ''
+        out[#out + 1] = at
       end
-      call('PUBLISH', base .. 'done:' .. id, 'completed')
-      laneEnd(id, false)
-      relayEnd(id, true)
-      ended(id, true)
-      out[#out + 1] = 1
     end
   end
-  drain()
-  out[#out + 1] = call('LLEN', STEP)
+  bulk('ZADD', KEYS[1], z)
   return out
 end
 
@@ -357,8 +589,9 @@ if mode == 'e' then
   end
   local f = call('HGET', base .. 'flowjob', kid)
   if not f then return 0 end
+  f = string.match(f, '^[^ ]*')
   if call('SADD', base .. 'flowapplied:' .. f, label .. '>' .. kid) == 0 then return 0 end
-  resolve(kid, label, oks == '1', cause, call('HGET', base .. 'flow:' .. f, 'cancelled') == '1')
+  resolve(kid, label, oks == '1', cause, f)
   drain()
   return 1
 end
@@ -386,21 +619,27 @@ if mode == '-' then
     return redis.error_reply('EMQFLOW not staging')
   end
   local fj = base .. 'flowjobs:' .. f
-  for _, id in ipairs(call('LRANGE', fj, -500, -1)) do
-    call('DEL', base .. 'job:' .. id)
-    call('ZREM', KEYS[3], id)
-    call('HDEL', base .. 'flowjob', id)
-    call('HDEL', base .. 'flowwait', id)
-    call('UNLINK', base .. 'flowkids:' .. id, base .. 'flowpol:' .. id)
+  local ids = call('LRANGE', fj, -500, -1)
+  if #ids > 0 then
+    local rows, lists = {}, {}
+    for i, id in ipairs(ids) do
+      rows[i] = base .. 'job:' .. id
+      lists[i] = base .. 'flowkids:' .. id
+    end
+    call('DEL', unpack(rows))
+    call('UNLINK', unpack(lists))
+    call('ZREM', KEYS[3], unpack(ids))
+    call('HDEL', base .. 'flowjob', unpack(ids))
+    call('HDEL', WAIT, unpack(ids))
   end
   call('LTRIM', fj, 0, -501)
   local left = call('LLEN', fj)
-  if left == 0 then call('DEL', fk, base .. 'flowroots:' .. f) end
+  if left == 0 then call('DEL', fk, base .. 'flowroots:' .. f, base .. 'flowedge:' .. f) end
   return left
 end
 
 if mode ~= 'a' and mode ~= 'x' then
-  return redis.error_reply("EMQARG mode must be 'c', 'r', 'C', 's', 'a', 'x', 'g', '-', 'L', 'l' or 'e'")
+  return redis.error_reply("EMQARG mode must be 'c', 'r', 'C', 'S', 's', 'a', 'x', 'g', '-', 'L', 'l' or 'e'")
 end
 local ai = mode == 'x' and 4 or 3
 local off, e3 = int(ARGV[ai] or '0', 'offset')
@@ -417,31 +656,35 @@ if call('EXISTS', fk) == 0 then
   return {}
 end
 local jobs = call('LRANGE', base .. 'flowjobs:' .. f, off, off + cnt - 1)
+local live = #jobs > 0 and call('HMGET', base .. 'flowjob', unpack(jobs)) or {}
 -- Repair: ends this script did not see. A row that is gone counts as
 -- completed (a peer's complete without retention) unless trim_dead left
 -- a tombstone (flowgone: id -> its error) when it removed it dead.
-for _, id in ipairs(jobs) do
-  if call('HEXISTS', base .. 'flowjob', id) == 1 then
+local ends = {}
+for i, id in ipairs(jobs) do
+  if live[i] then
     local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
     if not r[1] then
       local gone = call('HGET', base .. 'flowgone', id)
       if gone then
         call('HDEL', base .. 'flowgone', id)
-        ended(id, false, gone)
+        ends[#ends + 1] = {id, false, gone}
       else
-        ended(id, true)
+        ends[#ends + 1] = {id, true}
       end
     elseif r[1] == 'completed' then
-      ended(id, true)
+      ends[#ends + 1] = {id, true}
     elseif r[1] == 'dead' then
-      ended(id, false, r[2])
+      ends[#ends + 1] = {id, false, r[2]}
     end
   end
 end
+ended(ends)
 drain()
-local cancelled = 0
+local ncancelled = 0
 if mode == 'x' then
   call('HSET', fk, 'cancelled', 1)
+  canc[f] = true
   local left0 = tonumber(call('HGET', fk, 'left'))
   local sets = {pending = KEYS[2], delayed = KEYS[3]}
   for _, id in ipairs(jobs) do
@@ -451,18 +694,18 @@ if mode == 'x' then
       if sets[s or ''] and call('ZREM', sets[s], id) == 1 then
         call('HSET', row, 'state', 'dead', 'error', ARGV[3])
         call('ZADD', KEYS[4], now, id)
-        call('HDEL', base .. 'flowwait', id)
+        call('HDEL', WAIT, id)
         call('PUBLISH', base .. 'done:' .. id, 'dead')
-        ended(id, false, ARGV[3])
+        ended({{id, false, ARGV[3]}})
       end
     end
   end
   drain()
   -- with the dependents the cancelled jobs failed on their way
-  cancelled = left0 - tonumber(call('HGET', fk, 'left'))
+  ncancelled = left0 - tonumber(call('HGET', fk, 'left'))
 end
 local h = call('HMGET', fk, 'state', 'total', 'left', 'failed')
-local out = {h[1], tonumber(h[2]), tonumber(h[3]), tonumber(h[4]), cancelled}
+local out = {h[1], tonumber(h[2]), tonumber(h[3]), tonumber(h[4]), ncancelled}
 for _, id in ipairs(jobs) do
   out[#out + 1] = id
   out[#out + 1] = call('HGET', base .. 'job:' .. id, 'state') or ''

@@ -5,8 +5,9 @@
 -- KEYS[1]  pending   emq:{q}:pending
 -- KEYS[2]  delayed   emq:{q}:delayed
 -- KEYS[3]  base      emq:{q}:   declared root of job:<id>, flow:<f>,
---                    flowjobs:<f>, flowjob, flowkids:<id>, flowpol:<id>,
---                    flowwait
+--                    flowjobs:<f>, flowjob, flowkids:<id>,
+--                    flowedge:<f>, flowwait, flowroots:<f>; every
+--                    write for many ids is one call per 1000 values
 -- ARGV[1]  f         the flow's id (JOB-minted, host-side)
 -- ARGV[2]  n         integer 1..1000: the nodes that follow
 -- then per node      id, payload, d (integer 0..n-1: its dependencies),
@@ -24,8 +25,13 @@
 --                    in state 'staging'), '0': a later part (the flow must
 --                    be staging)
 -- ARGV[4]  n         integer 1..1000: the entries that follow
--- then per entry     id, kind ('n' a new node, '+' more dependencies of a
---                    node of this flow given before), payload, d (0..10000),
+-- then per entry     id, kind ('n' a new node, 'N' a new node whose
+--                    dependencies go on in '+' entries of later parts
+--                    (its dependencies are kept in flowedge for their
+--                    duplicate check), '+' more dependencies of a
+--                    node of this flow given before: one sent as 'N', a
+--                    new node whose dependencies continue in '+'
+--                    entries), payload, d (0..10000),
 --                    then d pairs: ref, policy; ref is the index (1..x-1)
 --                    of an earlier new node of this part, or the id of a
 --                    node of this flow given in an earlier part, or a job
@@ -43,7 +49,156 @@
 --   error "EMQFLOW cycle ...", "EMQFLOW exists ...", "EMQARG ...",
 --         "EMQKIND ..."; nothing written
 local PARK = 9007199254740991
+local KIDS = 8 -- dependents kept inline in flowjob's value; more are listed
 local call, base = redis.call, KEYS[3]
+
+-- bulk calls cmd key with the values a[1..#a], 1000 at a time (pairs
+-- stay whole: 1000 is even).
+local function bulk(cmd, key, a)
+  for i = 1, #a, 1000 do
+    call(cmd, key, unpack(a, i, math.min(#a, i + 999)))
+  end
+end
+-- anyRow reports whether one of the rows of ids exists (EXISTS, 1000
+-- keys a call), and which (the first, by index).
+local function anyRow(ids)
+  local keys = {}
+  for i, id in ipairs(ids) do keys[i] = base .. 'job:' .. id end
+  for i = 1, #keys, 1000 do
+    if call('EXISTS', unpack(keys, i, math.min(#keys, i + 999))) > 0 then
+      for x = i, math.min(#keys, i + 999) do
+        if call('EXISTS', keys[x]) == 1 then return x end
+      end
+    end
+  end
+  return nil
+end
+-- mget reads fields of hash key, 1000 a call, into one list.
+local function mget(key, fields)
+  local out = {}
+  for i = 1, #fields, 1000 do
+    local v = call('HMGET', key, unpack(fields, i, math.min(#fields, i + 999)))
+    for x = 1, #v do out[#out + 1] = v[x] end
+  end
+  return out
+end
+
+-- write stores nodes {id, payload (nil: a '+' entry), root (true: no
+-- dependency), wait (its count in flowwait), incr (a '+' entry's more
+-- dependencies), single (its one dependency is local: no count, written
+-- '!<id>' in the parent's dependents), split (staged over several parts)}
+-- and edges {kid, dep, policy, parent (a local dependency's id, else
+-- nil), record (kept in flowedge even when the policy is 'f')} of flow
+-- f: rows, flowjobs, flowjob ('f' or 'f <dependents>', the dependents
+-- ','-joined up to KIDS, else '*' and the list flowkids:<id>; old holds
+-- the values of parents given in earlier parts), flowwait, flowedge.
+-- park: roots are parked too and listed in flowroots (a staged flow).
+local function write(f, nodes, edges, park, old)
+  local single, adds, parents = {}, {}, {}
+  for _, nd in ipairs(nodes) do
+    if nd.single then single[nd.id] = true end
+  end
+  local pol, listed = {}, {}
+  for _, e in ipairs(edges) do
+    if e[4] then
+      local a = adds[e[4]]
+      if not a then
+        a = {}
+        adds[e[4]] = a
+        parents[#parents + 1] = e[4]
+      end
+      a[#a + 1] = (single[e[1]] and '!' or '') .. e[1]
+    end
+  end
+  -- the flowjob value of each parent: 'f' and its dependents
+  local val = {}
+  for _, p in ipairs(parents) do
+    local a, o = adds[p], old[p] and string.match(old[p], '^[^ ]* ?(.*)$') or ''
+    if o == '*' then
+      bulk('RPUSH', base .. 'flowkids:' .. p, a)
+      val[p] = false
+      listed[p] = true
+    else
+      local all = {}
+      for k in string.gmatch(o, '[^,]+') do all[#all + 1] = k end
+      for _, k in ipairs(a) do all[#all + 1] = k end
+      if #all <= KIDS then
+        val[p] = f .. ' ' .. table.concat(all, ',')
+      else
+        bulk('RPUSH', base .. 'flowkids:' .. p, all)
+        val[p] = f .. ' *'
+        listed[p] = true
+        -- listed now: the edges of its earlier dependents go to flowedge
+        -- (as 'f' where none is kept), for the check of later parts
+        local fs = {}
+        for x = 1, #all - #a do
+          local k = all[x]
+          if string.byte(k, 1) == 33 then k = string.sub(k, 2) end
+          fs[#fs + 1] = k .. '>' .. p
+        end
+        if #fs > 0 then
+          local have = call('HMGET', base .. 'flowedge:' .. f, unpack(fs))
+          for x, fld in ipairs(fs) do
+            if not have[x] then
+              pol[#pol + 1] = fld
+              pol[#pol + 1] = 'f'
+            end
+          end
+        end
+      end
+    end
+  end
+  for _, e in ipairs(edges) do
+    if e[3] ~= 'f' or (e[5] and (not e[4] or listed[e[4]])) then
+      pol[#pol + 1] = e[1] .. '>' .. e[2]
+      pol[#pol + 1] = e[3]
+    end
+  end
+  local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
+  for _, nd in ipairs(nodes) do
+    if nd.payload then
+      fj[#fj + 1] = nd.id
+      fjob[#fjob + 1] = nd.id
+      fjob[#fjob + 1] = val[nd.id] or f
+      val[nd.id] = false
+      local st = 'delayed'
+      if nd.root and not park then
+        st = 'pending'
+        pend[#pend + 1] = 0
+        pend[#pend + 1] = nd.id
+      else
+        del[#del + 1] = PARK
+        del[#del + 1] = nd.id
+        if nd.root then roots[#roots + 1] = nd.id end
+      end
+      call('HSET', base .. 'job:' .. nd.id, 'state', st, 'attempts', '0', 'payload', nd.payload)
+      if nd.split then
+        pol[#pol + 1] = nd.id .. '>'
+        pol[#pol + 1] = 'N'
+      end
+      if not nd.single and (nd.wait > 0 or park) then
+        wait[#wait + 1] = nd.id
+        wait[#wait + 1] = nd.wait
+      end
+    elseif nd.incr > 0 then
+      call('HINCRBY', base .. 'flowwait', nd.id, nd.incr)
+    end
+  end
+  for _, p in ipairs(parents) do
+    if val[p] then
+      fjob[#fjob + 1] = p
+      fjob[#fjob + 1] = val[p]
+    end
+  end
+  bulk('RPUSH', base .. 'flowjobs:' .. f, fj)
+  bulk('HSET', base .. 'flowjob', fjob)
+  bulk('ZADD', KEYS[1], pend)
+  bulk('ZADD', KEYS[2], del)
+  bulk('HSET', base .. 'flowwait', wait)
+  bulk('RPUSH', base .. 'flowroots:' .. f, roots)
+  bulk('HSET', base .. 'flowedge:' .. f, pol)
+end
+
 if ARGV[1] == '+' then
   local f, first, n = ARGV[2], ARGV[3], tonumber(ARGV[4])
   if not f or #f < 1 or #f > 64 or (first ~= '0' and first ~= '1') then
@@ -59,41 +214,55 @@ if ARGV[1] == '+' then
   elseif first == '0' and st ~= 'staging' then
     return redis.error_reply('EMQFLOW not staging')
   end
-  local ents, seen, idx, edges, i = {}, {}, {}, 0, 5
+  -- Parse and check the part's shape; what needs the server (ids taken,
+  -- nodes of this flow, dependencies given in an earlier part) is
+  -- gathered and checked below, in a few calls for the whole part.
+  local nodes, edges, seen, idx, total, i = {}, {}, {}, {}, 0, 5
+  local once = {} -- '<kid>><dep>' given in this part
+  local newIds, newAt = {}, {}   -- 'n' and 'N' entries: must be new
+  local mine, mineAt = {}, {}    -- ids that must be nodes of this flow
+  local again, againAt = {}, {}  -- '<kid>>' of '+' entries (split), then
+                                 -- '<kid>><dep>' (must be new)
   for x = 1, n do
     local id, kind, payload, d = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
-    if not id or (kind ~= 'n' and kind ~= '+') or not payload or not d or
+    if not id or (kind ~= 'n' and kind ~= 'N' and kind ~= '+') or not payload or not d or
         d ~= math.floor(d) or d < 0 or d > 10000 then
       return redis.error_reply('EMQARG entry ' .. x .. ': id, kind, payload, d expected')
     end
     if string.sub(id, 1, 3) ~= 'JOB' then
       return redis.error_reply('EMQKIND job id must be JOB-namespaced')
     end
-    if kind == 'n' then
+    if kind ~= '+' then
       if seen[id] then
         return redis.error_reply('EMQARG entry ' .. x .. ': id given twice')
       end
-      if call('EXISTS', base .. 'job:' .. id) == 1 or call('HEXISTS', base .. 'flowjob', id) == 1 then
-        return redis.error_reply('EMQFLOW exists: entry ' .. x .. ' names a job that exists')
-      end
       seen[id] = true
       idx[x] = id
-    elseif seen[id] or call('HGET', base .. 'flowjob', id) ~= f then
+      newIds[#newIds + 1] = id
+      newAt[#newAt + 1] = x
+    elseif seen[id] then
       return redis.error_reply('EMQARG entry ' .. x .. ': more dependencies of a node not in an earlier part')
+    else
+      mine[#mine + 1] = id
+      mineAt[#mineAt + 1] = -x
+      again[#again + 1] = id .. '>'
+      againAt[#againAt + 1] = -x
     end
     i = i + 4
-    local deps, once = {}, {}
+    local local1 = false
     for _ = 1, d do
       local ref, pol = ARGV[i], ARGV[i + 1]
       if pol ~= 'f' and pol ~= 'i' and pol ~= 'c' then
         return redis.error_reply("EMQARG entry " .. x .. ": policy must be 'f', 'i' or 'c'")
       end
-      local j, dep, remote = tonumber(ref), nil, false
+      local j, dep, parent = tonumber(ref), nil, nil
       if j then
         if j ~= math.floor(j) or j < 1 or j >= x or not idx[j] then
           return redis.error_reply('EMQARG entry ' .. x .. ': a dependency must be an earlier new node')
         end
         dep = idx[j]
+        parent = dep
+        local1 = true
       elseif ref and string.sub(ref, 1, 4) == 'emq:' and string.find(ref, '}:JOB', 1, true) then
         -- a job of another queue (its base .. id): its end is relayed
         -- (flow_complete 'e'); nothing of its slot is touched here
@@ -101,50 +270,93 @@ if ARGV[1] == '+' then
           return redis.error_reply('EMQARG entry ' .. x .. ': a remote dependency names this queue')
         end
         dep = ref
-        remote = true
       else
-        if not ref or seen[ref] or call('HGET', base .. 'flowjob', ref) ~= f then
+        if not ref or seen[ref] then
           return redis.error_reply('EMQARG entry ' .. x .. ': a dependency must be a node of the flow given before')
         end
         dep = ref
+        parent = ref
+        local1 = true
+        mine[#mine + 1] = ref
+        mineAt[#mineAt + 1] = x
       end
-      if once[dep] or (kind == '+' and call('HEXISTS', base .. 'flowpol:' .. id, dep) == 1) then
+      local pair = id .. '>' .. dep
+      if once[pair] then
         return redis.error_reply('EMQARG entry ' .. x .. ': a dependency given twice')
       end
-      once[dep] = true
-      deps[#deps + 1] = {dep, pol, remote}
+      once[pair] = true
+      edges[#edges + 1] = {id, dep, pol, parent, kind ~= 'n', kind == '+' and x}
       i = i + 2
     end
-    edges = edges + d
-    if edges > 10000 then
+    total = total + d
+    if total > 10000 then
       return redis.error_reply('EMQARG more than 10000 dependencies')
     end
-    ents[x] = {id = id, kind = kind, payload = payload, deps = deps}
+    if kind ~= '+' then
+      nodes[#nodes + 1] = {id = id, payload = payload, root = d == 0, wait = d,
+        single = kind == 'n' and d == 1 and local1, split = kind == 'N'}
+    else
+      nodes[#nodes + 1] = {id = id, incr = d}
+    end
   end
   if i ~= #ARGV + 1 then
     return redis.error_reply('EMQARG flow_submit: arguments left over or missing')
   end
+  local x = anyRow(newIds)
+  if x then
+    return redis.error_reply('EMQFLOW exists: entry ' .. newAt[x] .. ' names a job that exists')
+  end
+  for k, v in ipairs(mget(base .. 'flowjob', newIds)) do
+    if v then
+      return redis.error_reply('EMQFLOW exists: entry ' .. newAt[k] .. ' names a job that exists')
+    end
+  end
+  local old, uniq, uniqAt = {}, {}, {}
+  for k, id in ipairs(mine) do
+    if old[id] == nil then
+      old[id] = false
+      uniq[#uniq + 1] = id
+      uniqAt[#uniq] = mineAt[k]
+    end
+  end
+  for k, v in ipairs(mget(base .. 'flowjob', uniq)) do
+    if not v or string.match(v, '^[^ ]*') ~= f then
+      if uniqAt[k] < 0 then
+        return redis.error_reply('EMQARG entry ' .. -uniqAt[k] .. ': more dependencies of a node not in an earlier part')
+      end
+      return redis.error_reply('EMQARG entry ' .. uniqAt[k] .. ': a dependency must be a node of the flow given before')
+    end
+    old[uniq[k]] = v
+  end
+  -- A dependency of a '+' entry must be new: not among the dependents of
+  -- its parent when they are inline, else not in flowedge (kept there
+  -- for a parent with listed dependents, a remote one, a policy not 'f').
+  for _, e in ipairs(edges) do
+    if e[6] then
+      local kids = e[4] and old[e[4]] and string.match(old[e[4]], '^[^ ]* (.*)$')
+      if kids and kids ~= '*' then
+        if string.find(',' .. kids .. ',', ',' .. e[1] .. ',', 1, true) then
+          return redis.error_reply('EMQARG entry ' .. e[6] .. ': a dependency given twice')
+        end
+      elseif not e[4] or kids == '*' then
+        again[#again + 1] = e[1] .. '>' .. e[2]
+        againAt[#againAt + 1] = e[6]
+      end
+    end
+  end
+  for k, v in ipairs(mget(base .. 'flowedge:' .. f, again)) do
+    if againAt[k] < 0 and v ~= 'N' then
+      return redis.error_reply('EMQARG entry ' .. -againAt[k] .. ': more dependencies of a node not sent as N')
+    elseif againAt[k] > 0 and v then
+      return redis.error_reply('EMQARG entry ' .. againAt[k] .. ': a dependency given twice')
+    end
+  end
   if first == '1' then
     call('HSET', fk, 'state', 'staging', 'total', 0, 'left', 0, 'failed', 0)
   end
-  local fresh = 0
-  for _, e in ipairs(ents) do
-    if e.kind == 'n' then
-      fresh = fresh + 1
-      call('RPUSH', base .. 'flowjobs:' .. f, e.id)
-      call('HSET', base .. 'flowjob', e.id, f)
-      call('HSET', base .. 'job:' .. e.id, 'state', 'delayed', 'attempts', '0', 'payload', e.payload)
-      call('ZADD', KEYS[2], PARK, e.id)
-      if #e.deps == 0 then call('RPUSH', base .. 'flowroots:' .. f, e.id) end
-    end
-    call('HINCRBY', base .. 'flowwait', e.id, #e.deps)
-    for _, dp in ipairs(e.deps) do
-      if not dp[3] then call('RPUSH', base .. 'flowkids:' .. dp[1], e.id) end
-      call('HSET', base .. 'flowpol:' .. e.id, dp[1], dp[2])
-    end
-  end
-  call('HINCRBY', fk, 'total', fresh)
-  call('HINCRBY', fk, 'left', fresh)
+  write(f, nodes, edges, true, old)
+  call('HINCRBY', fk, 'total', #newIds)
+  call('HINCRBY', fk, 'left', #newIds)
   return 1
 end
 local f = ARGV[1]
@@ -155,7 +367,7 @@ end
 if #f < 1 or #f > 64 then
   return redis.error_reply('EMQARG flow id must be 1..64 bytes')
 end
-local nodes, seen, edges, i = {}, {}, 0, 3
+local nodes, seen, total, i = {}, {}, 0, 3
 for x = 1, n do
   local id, payload, d = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   if not id or not payload or not d or d ~= math.floor(d) or d < 0 or d >= n then
@@ -181,8 +393,8 @@ for x = 1, n do
     deps[#deps + 1] = {j, pol}
     i = i + 2
   end
-  edges = edges + d
-  if edges > 10000 then
+  total = total + d
+  if total > 10000 then
     return redis.error_reply('EMQARG more than 10000 dependencies')
   end
   nodes[x] = {id = id, payload = payload, deps = deps}
@@ -224,33 +436,22 @@ end
 if call('EXISTS', base .. 'flow:' .. f) == 1 then
   return redis.error_reply('EMQFLOW exists: the flow id is taken')
 end
-for x = 1, n do
-  if call('EXISTS', base .. 'job:' .. nodes[x].id) == 1 then
-    return redis.error_reply('EMQFLOW exists: node ' .. x .. ' names a job that exists')
-  end
+local ids = {}
+for x = 1, n do ids[x] = nodes[x].id end
+local taken = anyRow(ids)
+if taken then
+  return redis.error_reply('EMQFLOW exists: node ' .. taken .. ' names a job that exists')
 end
 -- Write.
 call('HSET', base .. 'flow:' .. f, 'state', 'running', 'total', n, 'left', n, 'failed', 0)
+local wn, we = {}, {}
 for x = 1, n do
   local nd = nodes[x]
-  local row = base .. 'job:' .. nd.id
-  call('RPUSH', base .. 'flowjobs:' .. f, nd.id)
-  call('HSET', base .. 'flowjob', nd.id, f)
-  if #kids[x] > 0 then
-    local ks = {}
-    for _, y in ipairs(kids[x]) do ks[#ks + 1] = nodes[y].id end
-    call('RPUSH', base .. 'flowkids:' .. nd.id, unpack(ks))
-  end
-  if indeg[x] == 0 then
-    call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', nd.payload)
-    call('ZADD', KEYS[1], 0, nd.id)
-  else
-    call('HSET', row, 'state', 'delayed', 'attempts', '0', 'payload', nd.payload)
-    call('ZADD', KEYS[2], PARK, nd.id)
-    call('HSET', base .. 'flowwait', nd.id, indeg[x])
-    for _, dp in ipairs(nd.deps) do
-      call('HSET', base .. 'flowpol:' .. nd.id, nodes[dp[1]].id, dp[2])
-    end
+  wn[x] = {id = nd.id, payload = nd.payload, root = indeg[x] == 0, wait = indeg[x],
+    single = indeg[x] == 1}
+  for _, dp in ipairs(nd.deps) do
+    we[#we + 1] = {nd.id, nodes[dp[1]].id, dp[2], nodes[dp[1]].id}
   end
 end
+write(f, wn, we, false, {})
 return 1
