@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/replica"
@@ -49,7 +50,8 @@ func serverCPU(b *testing.B, s *servertest.Server) float64 {
 //
 //	go test -run '^$' -bench BenchmarkReplicaReads -benchtime 200000x ./sentinel/
 func BenchmarkReplicaReads(b *testing.B) {
-	set := startSet(b, servertest.SentinelOptions{})
+	// A long down-after: a loaded primary is no failover.
+	set := startSet(b, servertest.SentinelOptions{DownAfter: time.Minute})
 	ctx := context.Background()
 	for _, mode := range []struct {
 		name  string

@@ -40,7 +40,8 @@ import (
 //
 // EMQ_READ_PARALLELISM sets the goroutines per core (default 32).
 func BenchmarkReplicaReadsServerBound(b *testing.B) {
-	set := startSet(b, servertest.SentinelOptions{})
+	// A long down-after: a loaded primary is no failover.
+	set := startSet(b, servertest.SentinelOptions{DownAfter: time.Minute})
 	ctx := context.Background()
 	size := envInt("EMQ_READ_SET_SIZE", 5000)
 	rounds := envInt("EMQ_READ_ROUNDS", 2)

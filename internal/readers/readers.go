@@ -228,53 +228,76 @@ func InfoZone(info string) string {
 	return ""
 }
 
+// NearRTT is the least margin over the lowest round trip within which
+// replicas count as equally near (Latency, Zone): a single PING's time
+// varies by more than that between equal nodes, so the nearest replica
+// alone would take every read until the next probe and the others none.
+const NearRTT = 250 * time.Microsecond
+
+// near is the round trip up to which a replica counts as as near as the
+// nearest, whose round trip is best: within NearRTT or half of best of
+// it, whichever is more.
+func near(best int64) int64 { return best + max(int64(NearRTT), best/2) }
+
 // Pick returns the member a read goes to among those at addrs (nil:
 // every member), by the route, or nil when none can take it. skip is a
-// member already tried for this read.
+// member already tried for this read. Random picks any usable member;
+// Latency picks at random among the nearest (those within near of the
+// lowest round trip), so that equally near replicas share the reads;
+// Zone does the same among the members in the zone, or among all when
+// none is.
 func (p *Pool) Pick(addrs []string, skip *Member) *Member {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	var best *Member
-	var bestRTT int64
-	n := 0 // usable members seen, for the random pick (reservoir)
-	zoneOnly := false
-	consider := func(m *Member) {
-		if m == nil || m == skip || !m.usable() {
-			return
-		}
-		switch p.reads.Route {
-		case replica.Latency, replica.Zone:
-			if p.reads.Route == replica.Zone {
-				z := m.zone.Load()
-				in := z != nil && *z != "" && *z == p.reads.Zone
-				if zoneOnly && !in {
-					return
-				}
-				if in && !zoneOnly {
-					zoneOnly, best = true, nil
-				}
-			}
-			rtt := m.rtt.Load()
-			if best == nil || rtt < bestRTT {
-				best, bestRTT = m, rtt
-			}
-		default:
-			n++
-			if rand.IntN(n) == 0 {
-				best = m
-			}
-		}
-	}
+	var buf [8]*Member
+	cands := buf[:0]
 	if addrs == nil {
 		for _, m := range p.members {
-			consider(m)
+			if m != skip && m.usable() {
+				cands = append(cands, m)
+			}
 		}
 	} else {
 		for _, a := range addrs {
-			consider(p.members[a])
+			if m := p.members[a]; m != nil && m != skip && m.usable() {
+				cands = append(cands, m)
+			}
 		}
 	}
-	return best
+	if len(cands) == 0 {
+		return nil
+	}
+	switch p.reads.Route {
+	case replica.Latency, replica.Zone:
+		if p.reads.Route == replica.Zone && p.reads.Zone != "" {
+			var zbuf [8]*Member
+			in := zbuf[:0]
+			for _, m := range cands {
+				if z := m.zone.Load(); z != nil && *z == p.reads.Zone {
+					in = append(in, m)
+				}
+			}
+			if len(in) > 0 {
+				cands = in
+			}
+		}
+		best := cands[0].rtt.Load()
+		for _, m := range cands[1:] {
+			best = min(best, m.rtt.Load())
+		}
+		limit := near(best)
+		var pick *Member
+		n := 0
+		for _, m := range cands {
+			if m.rtt.Load() <= limit {
+				if n++; rand.IntN(n) == 0 {
+					pick = m
+				}
+			}
+		}
+		return pick
+	}
+	return cands[rand.IntN(len(cands))]
 }
 
 // Close closes every member's connection, those that left the pool and
