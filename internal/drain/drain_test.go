@@ -45,7 +45,7 @@ func TestGate(t *testing.T) {
 		if g.Wait(time.Hour, stop) {
 			t.Error("Wait reported a drain at stop")
 		}
-		go func() { time.Sleep(time.Millisecond); g.Leave() }()
+		go g.Leave()
 		if !g.Wait(time.Hour, nil) {
 			t.Error("Wait missed the drain")
 		}
