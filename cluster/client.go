@@ -286,7 +286,7 @@ func (cl *Client) readFrom(ctx context.Context, addr string) error {
 // the books: they get no new call from now on (a call that looked one up
 // just before goes to the node now at its address: enter), and each is
 // closed once the calls written on it have ended with their replies (a
-// demoted primary answers MOVED or -READONLY, which the redirects
+// demoted primary answers MOVED, which the redirects
 // follow), or after retireGrace, or at Close, whichever comes first.
 func (cl *Client) retire(t *topology) {
 	keep := map[string]bool{}

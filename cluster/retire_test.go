@@ -12,30 +12,14 @@ import (
 
 	"github.com/echomq/echomq-go/cluster"
 	"github.com/echomq/echomq-go/conn"
-	"github.com/echomq/echomq-go/emq"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/resp"
 )
 
-// debugCluster is haCluster with DEBUG on: 3 primaries with a replica
-// each, and the primary and replica of tag's slot.
+// debugCluster is haCluster with DEBUG on.
 func debugCluster(t *testing.T, tag string) (c *servertest.Cluster, primary, replica *servertest.Server) {
 	t.Helper()
-	c, err := servertest.StartCluster(3, 1, servertest.Options{Debug: true})
-	if err != nil {
-		if servertest.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	t.Cleanup(c.Stop)
-	primary = owner(c, int(emq.Slot("{"+tag+"}")))
-	for i, p := range c.Primaries {
-		if p == primary {
-			replica = c.Replicas[i]
-		}
-	}
-	return c, primary, replica
+	return haClusterWith(t, tag, servertest.Options{Debug: true})
 }
 
 // heldOpts are the options of a client whose calls a sleeping node

@@ -45,7 +45,7 @@ func BenchmarkReplicaReadsServerBound(b *testing.B) {
 	ctx := context.Background()
 	size := envInt("EMQ_READ_SET_SIZE", 5000)
 	rounds := envInt("EMQ_READ_ROUNDS", 2)
-	par := envInt("EMQ_READ_PARALLELISM", 32)
+	par := envInt("EMQ_READ_PARALLELISM", 32) // goroutines per core
 	routes := []struct {
 		name  string
 		reads replica.Options
@@ -56,16 +56,7 @@ func BenchmarkReplicaReadsServerBound(b *testing.B) {
 	}
 	clients := make([]*sentinel.Client, len(routes))
 	for i, r := range routes {
-		o := sentinel.Options{MasterName: set.MasterName, Sentinels: set.SentinelAddrs(), Reads: r.reads}
-		cl, err := sentinel.NewClient(ctx, o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cl.Close()
-		if r.reads.On() && len(cl.Replicas()) != 2 {
-			b.Fatalf("%s: replicas taking reads: %v", r.name, cl.Replicas())
-		}
-		clients[i] = cl
+		clients[i] = readClient(b, set, r.reads)
 	}
 	// The two sets: members 0..size-1 and size/2..size*3/2-1.
 	prim := clients[0].Client
@@ -94,10 +85,7 @@ func BenchmarkReplicaReadsServerBound(b *testing.B) {
 				if n, err := cl.DoInt(ctx, resp.Command(nil, "SINTERCARD", "2", "sa", "sb")); err != nil || n != want {
 					b.Fatalf("SINTERCARD: %d, %v; want %d", n, err, want)
 				}
-				before := make([]float64, len(set.Data))
-				for k, d := range set.Data {
-					before[k] = serverCPU(b, d)
-				}
+				before := nodesCPU(b, set)
 				b.SetParallelism(par)
 				b.ResetTimer()
 				start := time.Now()
@@ -112,19 +100,7 @@ func BenchmarkReplicaReadsServerBound(b *testing.B) {
 				})
 				elapsed := time.Since(start)
 				b.StopTimer()
-				busiest := 0.0
-				for k, d := range set.Data {
-					cpu := serverCPU(b, d) - before[k]
-					us := cpu * 1e6 / float64(b.N)
-					busiest = max(busiest, us)
-					name := "primary"
-					if k > 0 {
-						name = "replica" + strconv.Itoa(k)
-					}
-					b.ReportMetric(us, name+"-µs-cpu/op")
-					b.ReportMetric(cpu/elapsed.Seconds(), name+"-cores")
-				}
-				b.ReportMetric(busiest, "busiest-µs-cpu/op")
+				reportNodesCPU(b, set, before, elapsed)
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "reads/s")
 			})
 		}
