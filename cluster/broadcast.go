@@ -4,14 +4,16 @@ import (
 	"slices"
 
 	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/internal/drain"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
 // bpart is the Handler of one primary's copy of a broadcast command.
 type bpart struct {
-	s *sub
-	k int
+	s    *sub
+	k    int
+	held *drain.Gate // the gate of the connection it is in flight on, left at Done
 }
 
 func (p *bpart) Waits() bool { return false }
@@ -23,6 +25,10 @@ func (p *bpart) Reply(_ int, v resp.Value) {
 }
 
 func (p *bpart) Done(err error) {
+	if g := p.held; g != nil {
+		p.held = nil
+		g.Leave()
+	}
 	s := p.s
 	s.mu.Lock()
 	if err != nil && s.err == nil {
@@ -54,12 +60,15 @@ func (s *sub) broadcast() error {
 	parts := make([]bpart, len(t.addrs))
 	for k, addr := range t.addrs {
 		parts[k] = bpart{s: s, k: k}
-		n := s.cl.node(addr)
+		n := s.cl.enter(s.cl.node(addr))
+		parts[k].held = n.gate
 		c, err := n.client(s.ctx, s.cl.opts.Node)
 		if err == nil {
 			err = c.Send(s.ctx, wire.Own(wire.Make(s.buf, 1, s.facts)), &parts[k])
 		}
 		if err != nil {
+			parts[k].held = nil
+			n.gate.Leave()
 			if k == 0 {
 				s.release()
 				return err

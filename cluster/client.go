@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/drain"
 	"github.com/echomq/echomq-go/internal/readers"
 	"github.com/echomq/echomq-go/internal/slot"
 	"github.com/echomq/echomq-go/internal/wire"
@@ -42,6 +43,7 @@ type Client struct {
 	reads  *readers.Pool    // the replicas, nil: replica reads off
 	rnodes map[string]*node // the replicas' nodes, by address (under mu)
 
+	grace  time.Duration // how long a node that left the topology waits for its calls
 	life   context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -88,7 +90,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if len(opts.Seeds) == 0 {
 		return nil, errors.New("cluster: no seed address")
 	}
-	cl := &Client{opts: opts, hooks: wire.HooksOf(opts.Node), nodes: map[string]*node{}, srcs: map[string]string{}}
+	cl := &Client{opts: opts, hooks: wire.HooksOf(opts.Node), nodes: map[string]*node{}, srcs: map[string]string{}, grace: retireGrace}
 	cl.life, cl.cancel = context.WithCancel(context.Background())
 	var errs []error
 	for _, seed := range opts.Seeds {
@@ -130,7 +132,7 @@ func (cl *Client) node(addr string) *node {
 	defer cl.mu.Unlock()
 	n := cl.nodes[addr]
 	if n == nil {
-		n = &node{addr: addr}
+		n = &node{addr: addr, gate: new(drain.Gate)}
 		if cl.closed {
 			n.closed = true
 		} else {
@@ -246,18 +248,9 @@ func (cl *Client) readAny(ctx context.Context) error {
 	addrs = append(addrs, cl.opts.Seeds...)
 	var errs []error
 	for _, a := range addrs {
-		c, err := cl.node(a).client(ctx, cl.opts.Node)
+		err := cl.readFrom(ctx, a)
 		if err == nil {
-			var t *topology
-			if t, err = readTopology(ctx, c, a); err == nil {
-				cl.topo.Store(t)
-				cl.stats.refreshes.Add(1)
-				cl.retire(t)
-				if cl.reads != nil {
-					cl.reads.Set(t.allReplicas())
-				}
-				return nil
-			}
+			return nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
@@ -267,8 +260,34 @@ func (cl *Client) readAny(ctx context.Context) error {
 	return fmt.Errorf("cluster: no node gave the topology: %w", errors.Join(errs...))
 }
 
-// retire closes the nodes that are neither primaries in t nor seeds:
-// calls still in flight on them end with an error, never re-sent.
+// readFrom reads the topology from the node at addr and makes it the
+// Client's.
+func (cl *Client) readFrom(ctx context.Context, addr string) error {
+	n := cl.enter(cl.node(addr))
+	defer n.gate.Leave()
+	c, err := n.client(ctx, cl.opts.Node)
+	if err != nil {
+		return err
+	}
+	t, err := readTopology(ctx, c, addr)
+	if err != nil {
+		return err
+	}
+	cl.topo.Store(t)
+	cl.stats.refreshes.Add(1)
+	cl.retire(t)
+	if cl.reads != nil {
+		cl.reads.Set(t.allReplicas())
+	}
+	return nil
+}
+
+// retire takes the nodes that are neither primaries in t nor seeds off
+// the books: they get no new call from now on (a call that looked one up
+// just before goes to the node now at its address: enter), and each is
+// closed once the calls written on it have ended with their replies (a
+// demoted primary answers MOVED, which the redirects
+// follow), or after retireGrace, or at Close, whichever comes first.
 func (cl *Client) retire(t *topology) {
 	keep := map[string]bool{}
 	for _, a := range t.addrs {
@@ -285,10 +304,42 @@ func (cl *Client) retire(t *topology) {
 			old = append(old, n)
 		}
 	}
+	closed := cl.closed
+	if !closed {
+		cl.wg.Add(len(old))
+	}
 	cl.mu.Unlock()
 	for _, n := range old {
-		n.close()
+		n.gate.Retire()
+		if closed {
+			n.close()
+			continue
+		}
+		go cl.drain(n)
 	}
+}
+
+// retireGrace bounds how long a retired node waits for its calls (a
+// variable for the tests).
+var retireGrace = drain.Grace
+
+// drain closes retired node n once its calls have ended, after the
+// grace, or at Close.
+func (cl *Client) drain(n *node) {
+	defer cl.wg.Done()
+	n.gate.Wait(cl.grace, cl.life.Done())
+	n.close()
+}
+
+// enter counts a call in on n, or, when n was retired since it was
+// looked up, on the node now at its address (which the new topology's
+// redirects lead away from); the caller leaves the returned node's gate
+// once the call has ended.
+func (cl *Client) enter(n *node) *node {
+	for !n.gate.Enter() {
+		n = cl.node(n.addr)
+	}
+	return n
 }
 
 // refreshSoon starts a refresh in the background unless one is running
@@ -331,7 +382,8 @@ func (cl *Client) refreshLoop() {
 	}
 }
 
-// Close closes every connection and stops the refreshes. Calls still
+// Close closes every connection (those of nodes that left the topology
+// and are still draining too) and stops the refreshes. Calls still
 // waiting end with an error matching conn.ErrClosed.
 func (cl *Client) Close() error {
 	cl.mu.Lock()
@@ -374,7 +426,9 @@ func (cl *Client) Primaries() []string {
 
 // Node returns the connection to the primary at addr (one of
 // Primaries), for commands about that node itself: INFO, CONFIG, SCAN,
-// SCRIPT. Commands sent on it are not routed and not redirected.
+// SCRIPT. Commands sent on it are not routed and not redirected. Once
+// the node leaves the topology it is closed, when the Client's own calls
+// on it have ended (not the ones made on it through Node).
 func (cl *Client) Node(ctx context.Context, addr string) (*conn.Client, error) {
 	return cl.node(addr).client(ctx, cl.opts.Node)
 }
@@ -398,6 +452,8 @@ func (cl *Client) Dedicated(ctx context.Context, key string, fn func(c *conn.Con
 	if err != nil {
 		return err
 	}
+	n = cl.enter(n)
+	defer n.gate.Leave()
 	c, err := n.client(ctx, cl.opts.Node)
 	if err != nil {
 		return err
@@ -446,7 +502,7 @@ func (cl *Client) replicaNode(m *readers.Member, c *conn.Client) *node {
 	defer cl.mu.Unlock()
 	n := cl.rnodes[m.Addr]
 	if n == nil || n.cl != c {
-		n = &node{addr: m.Addr, cl: c}
+		n = &node{addr: m.Addr, cl: c, gate: m.Gate()}
 		cl.rnodes[m.Addr] = n
 	}
 	return n

@@ -20,7 +20,14 @@
 // time however many ask, and those that calls ask for (a MOVED, a fault,
 // a slot no primary serves) at most once per 100 ms: while a slot has no
 // owner its calls fail at once with ErrNoNode, and do not read the
-// topology each. Primaries no longer in the topology are closed.
+// topology each. A primary no longer in the topology (a demoted primary,
+// a removed node) gets no new call from the read on, but its connection
+// is closed only once the calls already written on it have ended with
+// their replies (a demoted primary answers MOVED, which the
+// redirects follow as any): nothing is cut in flight. A node
+// that does not answer them is closed after 10 s (drain.Grace), and
+// Close closes the draining ones at once. A replica leaving the read set
+// drains the same way.
 //
 // # Routing
 //

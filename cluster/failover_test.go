@@ -19,7 +19,13 @@ import (
 // the primary and replica of queue tag's slot.
 func haCluster(t *testing.T, tag string) (c *servertest.Cluster, primary, replica *servertest.Server) {
 	t.Helper()
-	c, err := servertest.StartCluster(3, 1, servertest.Options{})
+	return haClusterWith(t, tag, servertest.Options{})
+}
+
+// haClusterWith is haCluster with the nodes' options.
+func haClusterWith(t *testing.T, tag string, o servertest.Options) (c *servertest.Cluster, primary, replica *servertest.Server) {
+	t.Helper()
+	c, err := servertest.StartCluster(3, 1, o)
 	if err != nil {
 		if servertest.InCI() {
 			t.Fatal(err)

@@ -9,14 +9,20 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/drain"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
 // node is one primary: its redialing connection, dialed on first use,
-// and its script cache's load record.
+// and its script cache's load record; or one replica, whose connection
+// the replica pool made.
 type node struct {
 	addr string
+	// gate counts the calls in flight on the connection: a node that
+	// left the topology is closed once they have ended (Client.retire).
+	// A replica's is its pool member's.
+	gate *drain.Gate
 
 	mu       sync.Mutex
 	cl       *conn.Client

@@ -199,14 +199,18 @@ func (s *sub) round(col *wire.Collector, pending []redo) []redo {
 		sends = rest
 		// Facts nil: the node's connection reads them (a redirect is rare).
 		w := wire.Make(wb, wn, nil)
+		n = s.cl.enter(n)
 		c, err := n.client(s.ctx, s.cl.opts.Node)
 		if err != nil {
+			n.gate.Leave()
 			s.err = err
 			return nil
 		}
 		sent := n.loadSeq.Load()
 		col.Begin(w.Len())
-		if err := col.Exchange(s.ctx, c, wire.Own(w), nil); err != nil {
+		err = col.Exchange(s.ctx, c, wire.Own(w), nil)
+		n.gate.Leave()
+		if err != nil {
 			if connectionError(err) {
 				s.cl.refreshSoon()
 			}
@@ -323,17 +327,23 @@ func (s *sub) hop(r *redo, waited *bool) (*node, bool, error) {
 		cl.stats.noScript.Add(1)
 		sha, _ := s.scriptOf(r.i)
 		src, _ := cl.source(sha)
-		c, err := r.node.client(s.ctx, cl.opts.Node)
-		if err != nil {
-			return nil, false, err
+		n := r.node
+		if n.gate.Retired() { // left the topology: load where the command goes now
+			n = cl.node(n.addr)
 		}
-		if err := r.node.ensureScript(s.ctx, c, string(sha), src, r.sent); err != nil {
+		n = cl.enter(n)
+		c, err := n.client(s.ctx, cl.opts.Node)
+		if err == nil {
+			err = n.ensureScript(s.ctx, c, string(sha), src, r.sent)
+		}
+		n.gate.Leave()
+		if err != nil {
 			if s.ctx.Err() != nil || connectionError(err) {
 				return nil, false, err
 			}
 			return nil, false, nil
 		}
-		return r.node, r.asked, nil
+		return n, r.asked, nil
 	}
 	return nil, false, errors.New("cluster: unexpected refusal " + r.msg)
 }

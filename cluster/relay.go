@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/cmds"
+	"github.com/echomq/echomq-go/internal/drain"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -57,8 +58,9 @@ type sub struct {
 type part struct {
 	s    *sub
 	node *node
-	idx  []int  // command i of the part is command idx[i] of the submission; nil: the same
-	sent uint64 // the node's script-load count when the part was sent
+	idx  []int       // command i of the part is command idx[i] of the submission; nil: the same
+	sent uint64      // the node's script-load count when the part was sent
+	held *drain.Gate // the gate of the connection it is in flight on, left at Done
 }
 
 // redo is a command refused by a node: it runs nowhere yet. Once
@@ -167,6 +169,10 @@ func (s *sub) setVal(i int, v resp.Value) {
 
 // Done ends the part; the last part to end finishes the submission.
 func (p *part) Done(err error) {
+	if g := p.held; g != nil {
+		p.held = nil
+		g.Leave()
+	}
 	s := p.s
 	if err != nil && connectionError(err) {
 		s.cl.refreshSoon()

@@ -337,7 +337,8 @@ func (s *sub) sendPart(n *node, p *part, w wire.Cmds, first bool) error {
 			return nil
 		}
 	}
-	p.node = n
+	n = s.cl.enter(n)
+	p.node, p.held = n, n.gate
 	c, err := n.client(s.ctx, s.cl.opts.Node)
 	if err == nil {
 		p.sent = n.loadSeq.Load()
@@ -346,6 +347,8 @@ func (s *sub) sendPart(n *node, p *part, w wire.Cmds, first bool) error {
 	if err == nil {
 		return nil
 	}
+	p.held = nil // never sent: its Done is not the connection's
+	n.gate.Leave()
 	if connectionError(err) {
 		s.cl.refreshSoon()
 	}
@@ -370,17 +373,24 @@ func (s *sub) toReplica(n *node, p *part, w wire.Cmds) (*node, error) {
 		if m == nil {
 			break
 		}
-		c := m.Client()
-		if c == nil {
+		if !m.Gate().Enter() { // retired since the pick
 			skip = m
 			continue
 		}
-		p.node = s.cl.replicaNode(m, c)
+		c := m.Client()
+		if c == nil {
+			m.Gate().Leave()
+			skip = m
+			continue
+		}
+		p.node, p.held = s.cl.replicaNode(m, c), m.Gate()
 		p.sent = p.node.loadSeq.Load()
 		err := c.Send(s.ctx, wire.Own(w), p)
 		if err == nil {
 			return nil, nil
 		}
+		p.held = nil
+		m.Gate().Leave()
 		if !readers.NotSent(err) || s.ctx.Err() != nil {
 			return nil, err
 		}

@@ -16,12 +16,17 @@ const (
 	// Random sends each read to a replica picked at random.
 	Random
 	// Latency sends each read to the replica with the lowest round trip
-	// time, as the last probe measured it (PING).
+	// time, as the last probe measured it (PING), or to any of the
+	// replicas as near (within 250 µs or half the lowest round trip of
+	// it, whichever is more), picked at random: equally near replicas
+	// share the reads rather than one taking them all until the next
+	// probe.
 	Latency
 	// Zone sends each read to a replica in Options.Zone, the client's
 	// availability zone, as the replica reports its own (Valkey 8.1's
 	// availability_zone, read from INFO server); to the lowest-latency
-	// replica when none is in the zone (or none reports one).
+	// replica when none is in the zone (or none reports one); among
+	// several, as Latency picks.
 	Zone
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
+	"github.com/echomq/echomq-go/replica"
 	"github.com/echomq/echomq-go/resp"
 	"github.com/echomq/echomq-go/sentinel"
 )
@@ -52,5 +53,38 @@ func TestOptionsPrintNoPassword(t *testing.T) {
 		if s := fmt.Sprintf(verb, o); strings.Contains(s, "secret") {
 			t.Errorf("%s prints a password: %s", verb, s)
 		}
+	}
+}
+
+// A read routed to a replica allocates what the same read allocates on
+// a plain conn.Client to that replica: the pick and the in-flight count
+// that keeps a replica leaving the set open until its reads end (a
+// recycled wrapper) add none.
+func TestAllocsReplicaRead(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race")
+	}
+	set := startSet(t, servertest.SentinelOptions{Replicas: 1, Sentinels: 1, Quorum: 1})
+	ctx := context.Background()
+	o := opts(set, "", "")
+	o.Reads = replica.Options{Route: replica.Random}
+	cl := newClient(t, o)
+	waitFor(t, tctx(t), "the replica taking reads", func() bool { return len(cl.Replicas()) == 1 })
+	rs := cl.Replicas()
+	plain, err := conn.NewClient(ctx, conn.Options{Addr: rs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	get := resp.Command(nil, "GET", "k")
+	allocs := func(s conn.Sender) float64 {
+		run := func() { _ = s.DoFunc(ctx, get, func(resp.Value) error { return nil }) }
+		for range 100 {
+			run()
+		}
+		return testing.AllocsPerRun(1000, run)
+	}
+	if p, s := allocs(plain), allocs(cl); s != p {
+		t.Errorf("GET: %v allocations per read through a sentinel Client's replica reads, %v plain", s, p)
 	}
 }

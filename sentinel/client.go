@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/drain"
 	"github.com/echomq/echomq-go/internal/readers"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/replica"
@@ -125,12 +126,23 @@ func (c *Client) sendRead(ctx context.Context, w wire.Cmds, h wire.Handler) erro
 		if m == nil {
 			break
 		}
-		mc := m.Client()
-		if mc == nil { // closed since the pick
+		if !m.Gate().Enter() { // left the pool since the pick
 			skip = m
 			continue
 		}
-		err := mc.Send(ctx, w, h)
+		mc := m.Client()
+		if mc == nil { // closed since the pick
+			m.Gate().Leave()
+			skip = m
+			continue
+		}
+		// Counted in flight until h is done: a replica that leaves the
+		// pool now is closed only after this read's reply.
+		th := drain.Track(h, m.Gate())
+		err := mc.Send(ctx, w, th)
+		if err != nil {
+			drain.Untrack(th)
+		}
 		if err == nil || !readers.NotSent(err) || ctx.Err() != nil {
 			return err
 		}

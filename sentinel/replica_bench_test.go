@@ -2,10 +2,10 @@ package sentinel_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/replica"
@@ -36,6 +36,51 @@ func serverCPU(b *testing.B, s *servertest.Server) float64 {
 	return sum
 }
 
+// readClient is a Client of set reading as reads says, with both
+// replicas taking reads when reads is on; closed at cleanup.
+func readClient(b *testing.B, set *servertest.SentinelSet, reads replica.Options) *sentinel.Client {
+	o := sentinel.Options{MasterName: set.MasterName, Sentinels: set.SentinelAddrs(), Reads: reads}
+	cl, err := sentinel.NewClient(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cl.Close() })
+	if reads.On() && len(cl.Replicas()) != 2 {
+		b.Fatalf("%v: replicas taking reads: %v", reads.Route, cl.Replicas())
+	}
+	return cl
+}
+
+// nodesCPU is serverCPU of every data node of set, the primary first.
+func nodesCPU(b *testing.B, set *servertest.SentinelSet) []float64 {
+	out := make([]float64, len(set.Data))
+	for i, d := range set.Data {
+		out[i] = serverCPU(b, d)
+	}
+	return out
+}
+
+// reportNodesCPU reports each data node's server CPU per op since before
+// (<node>-µs-cpu/op) and the busiest node's, and, when elapsed is not 0,
+// each node's share of a core over it (<node>-cores).
+func reportNodesCPU(b *testing.B, set *servertest.SentinelSet, before []float64, elapsed time.Duration) {
+	busiest := 0.0
+	for i, cpu := range nodesCPU(b, set) {
+		cpu -= before[i]
+		us := cpu * 1e6 / float64(b.N)
+		busiest = max(busiest, us)
+		name := "primary"
+		if i > 0 {
+			name = "replica" + strconv.Itoa(i)
+		}
+		b.ReportMetric(us, name+"-µs-cpu/op")
+		if elapsed > 0 {
+			b.ReportMetric(cpu/elapsed.Seconds(), name+"-cores")
+		}
+	}
+	b.ReportMetric(busiest, "busiest-µs-cpu/op")
+}
+
 // BenchmarkReplicaReads runs a read-only workload (GET of 1,000 keys
 // from 64 goroutines) against a primary and 2 replicas under Sentinel:
 // all reads to the primary (replica reads off), then spread over the
@@ -49,7 +94,8 @@ func serverCPU(b *testing.B, s *servertest.Server) float64 {
 //
 //	go test -run '^$' -bench BenchmarkReplicaReads -benchtime 200000x ./sentinel/
 func BenchmarkReplicaReads(b *testing.B) {
-	set := startSet(b, servertest.SentinelOptions{})
+	// A long down-after: a loaded primary is no failover.
+	set := startSet(b, servertest.SentinelOptions{DownAfter: time.Minute})
 	ctx := context.Background()
 	for _, mode := range []struct {
 		name  string
@@ -59,15 +105,7 @@ func BenchmarkReplicaReads(b *testing.B) {
 		{"replicas", replica.Options{Route: replica.Random}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
-			o := sentinel.Options{MasterName: set.MasterName, Sentinels: set.SentinelAddrs(), Reads: mode.reads}
-			cl, err := sentinel.NewClient(ctx, o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cl.Close()
-			if mode.reads.On() && len(cl.Replicas()) != 2 {
-				b.Fatalf("replicas taking reads: %v", cl.Replicas())
-			}
+			cl := readClient(b, set, mode.reads)
 			for i := range 1000 {
 				if _, err := cl.Client.Do(ctx, "SET", "bk"+strconv.Itoa(i), strings.Repeat("x", 64)); err != nil {
 					b.Fatal(err)
@@ -76,15 +114,10 @@ func BenchmarkReplicaReads(b *testing.B) {
 			if _, err := cl.Client.Do(ctx, "WAIT", "2", "5000"); err != nil {
 				b.Fatal(err)
 			}
-			before := make([]float64, len(set.Data))
-			for i, d := range set.Data {
-				before[i] = serverCPU(b, d)
-			}
-			par := 32 // 64 goroutines on 2 cores
-			if v, err := strconv.Atoi(os.Getenv("EMQ_READ_PARALLELISM")); err == nil && v > 0 {
-				par = v // deeper pipelines per connection: a node's capacity, not the client's
-			}
-			b.SetParallelism(par)
+			before := nodesCPU(b, set)
+			// 32: 64 goroutines on 2 cores; more: deeper pipelines per
+			// connection, a node's capacity rather than the client's.
+			b.SetParallelism(envInt("EMQ_READ_PARALLELISM", 32))
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				var buf [64]byte
@@ -99,17 +132,7 @@ func BenchmarkReplicaReads(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			busiest := 0.0
-			for i, d := range set.Data {
-				us := (serverCPU(b, d) - before[i]) * 1e6 / float64(b.N)
-				busiest = max(busiest, us)
-				name := "primary"
-				if i > 0 {
-					name = "replica" + strconv.Itoa(i)
-				}
-				b.ReportMetric(us, name+"-µs-cpu/op")
-			}
-			b.ReportMetric(busiest, "busiest-µs-cpu/op")
+			reportNodesCPU(b, set, before, 0)
 		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/dial"
+	"github.com/echomq/echomq-go/internal/drain"
 	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/replica"
 	"github.com/echomq/echomq-go/resp"
@@ -58,6 +59,7 @@ var ZoneOf func(addr string) string
 // Member is one replica and its connection.
 type Member struct {
 	Addr string
+	gate drain.Gate // the reads in flight on it
 	cl   atomic.Pointer[conn.Client]
 	rtt  atomic.Int64 // the last probe's round trip, ns; 0: none yet
 	zone atomic.Pointer[string]
@@ -66,6 +68,12 @@ type Member struct {
 
 // Client returns the member's connection, nil before its first dial.
 func (m *Member) Client() *conn.Client { return m.cl.Load() }
+
+// Gate counts the reads in flight on the member's connection: a read
+// enters it before it is sent (false: the member left the pool, pick
+// another) and leaves it once done; a member that left the pool is
+// closed once its reads have ended.
+func (m *Member) Gate() *drain.Gate { return &m.gate }
 
 // Down marks the member down until its next good probe.
 func (m *Member) Down() { m.down.Store(true) }
@@ -79,16 +87,18 @@ type Pool struct {
 	readonly bool         // send READONLY on each connection (a cluster's replicas)
 	reads    replica.Options
 
-	mu       sync.RWMutex
-	members  map[string]*Member
-	retiring []*Member // taken off the list at the last Set, closed at the next
-	closed   bool
+	mu      sync.RWMutex
+	members map[string]*Member
+	closed  bool
+
+	stop chan struct{}  // closed by Close: the retired members close now
+	wg   sync.WaitGroup // the retired members' drains
 }
 
 // New returns an empty Pool whose members connect with opts; readonly
 // makes each connection send READONLY first (a cluster's replicas).
 func New(opts conn.Options, readonly bool, reads replica.Options) *Pool {
-	p := &Pool{opts: opts, readonly: readonly, reads: reads, members: map[string]*Member{}}
+	p := &Pool{opts: opts, readonly: readonly, reads: reads, members: map[string]*Member{}, stop: make(chan struct{})}
 	if readonly {
 		p.opts = readonlyOptions(opts)
 	}
@@ -97,19 +107,19 @@ func New(opts conn.Options, readonly bool, reads replica.Options) *Pool {
 
 // Set makes addrs the replicas: new ones are added (dialed at the next
 // Probe), those no longer listed stop taking reads at once and are closed
-// at the next Set, so that the reads in flight on them end first.
+// once the reads in flight on them have ended with their replies (or
+// after drain.Grace, or at Close).
 func (p *Pool) Set(addrs []string) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return
 	}
-	old := p.retiring
-	p.retiring = nil
+	var old []*Member
 	for a, m := range p.members {
 		if !slices.Contains(addrs, a) {
 			delete(p.members, a)
-			p.retiring = append(p.retiring, m)
+			old = append(old, m)
 		}
 	}
 	for _, a := range addrs {
@@ -117,8 +127,23 @@ func (p *Pool) Set(addrs []string) {
 			p.members[a] = &Member{Addr: a}
 		}
 	}
+	p.wg.Add(len(old))
 	p.mu.Unlock()
-	closeAll(old)
+	for _, m := range old {
+		m.gate.Retire()
+		go p.drain(m)
+	}
+}
+
+// Grace bounds how long a member that left the pool waits for its reads.
+var Grace = drain.Grace
+
+// drain closes retired member m once its reads have ended, after Grace,
+// or at Close.
+func (p *Pool) drain(m *Member) {
+	defer p.wg.Done()
+	m.gate.Wait(Grace, p.stop)
+	closeAll([]*Member{m})
 }
 
 // Addrs returns the replicas that take reads now (dialed, not down).
@@ -203,66 +228,97 @@ func InfoZone(info string) string {
 	return ""
 }
 
+// NearRTT is the least margin over the lowest round trip within which
+// replicas count as equally near (Latency, Zone): a single PING's time
+// varies by more than that between equal nodes, so the nearest replica
+// alone would take every read until the next probe and the others none.
+const NearRTT = 250 * time.Microsecond
+
+// near is the round trip up to which a replica counts as as near as the
+// nearest, whose round trip is best: within NearRTT or half of best of
+// it, whichever is more.
+func near(best int64) int64 { return best + max(int64(NearRTT), best/2) }
+
 // Pick returns the member a read goes to among those at addrs (nil:
 // every member), by the route, or nil when none can take it. skip is a
-// member already tried for this read.
+// member already tried for this read. Random picks any usable member;
+// Latency picks at random among the nearest (those within near of the
+// lowest round trip), so that equally near replicas share the reads;
+// Zone does the same among the members in the zone, or among all when
+// none is.
 func (p *Pool) Pick(addrs []string, skip *Member) *Member {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	var best *Member
-	var bestRTT int64
-	n := 0 // usable members seen, for the random pick (reservoir)
-	zoneOnly := false
-	consider := func(m *Member) {
-		if m == nil || m == skip || !m.usable() {
-			return
-		}
-		switch p.reads.Route {
-		case replica.Latency, replica.Zone:
-			if p.reads.Route == replica.Zone {
-				z := m.zone.Load()
-				in := z != nil && *z != "" && *z == p.reads.Zone
-				if zoneOnly && !in {
-					return
-				}
-				if in && !zoneOnly {
-					zoneOnly, best = true, nil
-				}
-			}
-			rtt := m.rtt.Load()
-			if best == nil || rtt < bestRTT {
-				best, bestRTT = m, rtt
-			}
-		default:
-			n++
-			if rand.IntN(n) == 0 {
-				best = m
-			}
-		}
-	}
+	var buf [8]*Member
+	cands := buf[:0]
 	if addrs == nil {
 		for _, m := range p.members {
-			consider(m)
+			if m != skip && m.usable() {
+				cands = append(cands, m)
+			}
 		}
 	} else {
 		for _, a := range addrs {
-			consider(p.members[a])
+			if m := p.members[a]; m != nil && m != skip && m.usable() {
+				cands = append(cands, m)
+			}
 		}
 	}
-	return best
+	if len(cands) == 0 {
+		return nil
+	}
+	switch p.reads.Route {
+	case replica.Latency, replica.Zone:
+		if p.reads.Route == replica.Zone && p.reads.Zone != "" {
+			var zbuf [8]*Member
+			in := zbuf[:0]
+			for _, m := range cands {
+				if z := m.zone.Load(); z != nil && *z == p.reads.Zone {
+					in = append(in, m)
+				}
+			}
+			if len(in) > 0 {
+				cands = in
+			}
+		}
+		best := cands[0].rtt.Load()
+		for _, m := range cands[1:] {
+			best = min(best, m.rtt.Load())
+		}
+		limit := near(best)
+		var pick *Member
+		n := 0
+		for _, m := range cands {
+			if m.rtt.Load() <= limit {
+				if n++; rand.IntN(n) == 0 {
+					pick = m
+				}
+			}
+		}
+		return pick
+	}
+	return cands[rand.IntN(len(cands))]
 }
 
-// Close closes every member's connection; Set and Probe do nothing after.
+// Close closes every member's connection, those that left the pool and
+// are still draining too, and waits for their drains; Set and Probe do
+// nothing after.
 func (p *Pool) Close() {
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
 	p.closed = true
-	ms := p.retiring
+	var ms []*Member
 	for _, m := range p.members {
 		ms = append(ms, m)
 	}
-	p.members, p.retiring = map[string]*Member{}, nil
+	p.members = map[string]*Member{}
 	p.mu.Unlock()
+	close(p.stop)
 	closeAll(ms)
+	p.wg.Wait()
 }
 
 func closeAll(ms []*Member) {

@@ -2,6 +2,7 @@ package readers
 
 import (
 	"testing"
+	"time"
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
@@ -59,10 +60,12 @@ func TestInfoZone(t *testing.T) {
 	}
 }
 
-// Pick: Latency takes the lowest round trip; Zone the lowest in the
-// zone, or the lowest anywhere when none is in it; no member down,
-// undialed or skipped is picked; nil when none is left.
+// Pick: Latency takes the lowest round trip, or any of those within
+// near of it at random; Zone the same in the zone, or anywhere when none
+// is in it; no member down, undialed or skipped is picked; nil when none
+// is left.
 func TestPick(t *testing.T) {
+	const ms = int64(time.Millisecond)
 	mk := func(p *Pool, addr string, rtt int64, zone string) *Member {
 		m := &Member{Addr: addr}
 		m.cl.Store(&conn.Client{})
@@ -72,8 +75,8 @@ func TestPick(t *testing.T) {
 		return m
 	}
 	p := New(conn.Options{}, false, replica.Options{Route: replica.Latency})
-	a, b := mk(p, "a", 300, "z1"), mk(p, "b", 100, "z2")
-	mk(p, "c", 50, "z2").Down()
+	a, b := mk(p, "a", 3*ms, "z1"), mk(p, "b", 1*ms, "z2")
+	mk(p, "c", ms/2, "z2").Down()
 	p.members["d"] = &Member{Addr: "d"} // never dialed
 	if m := p.Pick(nil, nil); m != b {
 		t.Errorf("Latency picked %v, want b", m)
@@ -93,11 +96,26 @@ func TestPick(t *testing.T) {
 		t.Errorf("Zone with none in it picked %v, want b (the lowest latency)", m)
 	}
 	p.reads = replica.Options{Route: replica.Random}
+	if seen := picks(p); len(seen) != 2 || !seen[a] || !seen[b] {
+		t.Errorf("Random picked %v, want a and b", seen)
+	}
+	// A replica as near as b (within NearRTT) shares b's reads; a stays out.
+	e := mk(p, "e", ms+int64(NearRTT)/2, "z2")
+	p.reads = replica.Options{Route: replica.Latency}
+	if seen := picks(p); len(seen) != 2 || !seen[b] || !seen[e] {
+		t.Errorf("Latency with b and e equally near picked %v, want b and e", seen)
+	}
+	p.reads = replica.Options{Route: replica.Zone, Zone: "z2"}
+	if seen := picks(p); len(seen) != 2 || !seen[b] || !seen[e] {
+		t.Errorf("Zone z2 with b and e equally near picked %v, want b and e", seen)
+	}
+}
+
+// picks returns the members 200 picks chose.
+func picks(p *Pool) map[*Member]bool {
 	seen := map[*Member]bool{}
 	for range 200 {
 		seen[p.Pick(nil, nil)] = true
 	}
-	if len(seen) != 2 || !seen[a] || !seen[b] {
-		t.Errorf("Random picked %v, want a and b", seen)
-	}
+	return seen
 }
