@@ -1,7 +1,7 @@
 -- flow_complete (extension, lanes and flows): the settle of a job that may
 -- belong to a lane or a flow, and the flow's repair, read and cancel. A
--- lane job's end frees its place in the lane (or halts the lane); a flow
--- job's end resolves its dependents in the same step.
+-- lane job's end is marked for lane_claim (which frees its place, or halts
+-- the lane); a flow job's end resolves its dependents in the same step.
 -- KEYS[1]  active    emq:{q}:active
 -- KEYS[2]  pending   emq:{q}:pending
 -- KEYS[3]  delayed   emq:{q}:delayed
@@ -69,25 +69,11 @@ local function parked(id)
   return sc and sc >= PARK and call('HGET', base .. 'job:' .. id, 'state') == 'delayed'
 end
 
--- laneEnd frees the place of an ended lane job id (dead: halting the lane
--- when its policy says so).
-local function laneEnd(id, dead, err)
-  local k = call('HGET', base .. 'lanejob', id)
-  if not k then return end
-  call('HDEL', base .. 'lanejob', id)
-  if call('SREM', base .. 'lanerun:' .. k, id) == 0 then return end
-  local ls, cfg = base .. 'lanestate', base .. 'lanecfg'
-  local st = call('HGET', ls, k)
-  local h = dead and err ~= 'cancelled' and (call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt'))
-  if h == '1' then
-    if st == 'f' then call('ZREM', base .. 'lanefull', k) end
-    call('HSET', ls, k, (st == 'r' or st == 'hr') and 'hr' or 'h')
-    call('HSET', base .. 'lanehalt', k, id)
-  elseif st == 'f' then
-    call('ZREM', base .. 'lanefull', k)
-    call('HSET', ls, k, 'r')
-    call('RPUSH', base .. 'lanering', k)
-  end
+-- laneEnd marks lane job id's end (its row's field lane is k) for
+-- lane_claim, which frees its place (or halts the lane) before its next
+-- claim: score 0 in laneocc (LANES-FLOWS.md).
+local function laneEnd(id, k)
+  if k then call('ZADD', base .. 'laneocc', 'XX', 0, id .. '\n' .. k) end
 end
 
 -- The resolution of ended flow jobs for their dependents runs in bounded
@@ -102,8 +88,20 @@ end
 local STEPS = 250
 local STEP = base .. 'flowstep'
 
+-- laneRelease puts a released job kid that names a lane (row field lane)
+-- in its lane instead of pending: still parked at the lane score, on
+-- laneadmit, which lane_claim moves to the lane's tail in this order.
+local function laneRelease(kid)
+  local k = call('HGET', base .. 'job:' .. kid, 'lane')
+  if not k then return false end
+  call('ZADD', KEYS[3], 'XX', 9007199254740990, kid)
+  call('RPUSH', base .. 'laneadmit', kid)
+  return true
+end
+
 local function release(kid)
   call('HDEL', base .. 'flowwait', kid)
+  if laneRelease(kid) then return end
   call('ZREM', KEYS[3], kid)
   call('HSET', base .. 'job:' .. kid, 'state', 'pending')
   call('ZADD', KEYS[2], 0, kid)
@@ -231,7 +229,7 @@ if mode == 'c' or mode == 'r' then
     return redis.error_reply('EMQARG flow_complete: arguments missing')
   end
   local row = base .. 'job:' .. id
-  local r = call('HMGET', row, 'state', 'attempts')
+  local r = call('HMGET', row, 'state', 'attempts', 'lane')
   if r[1] ~= 'active' or r[2] ~= token then
     return 0
   end
@@ -245,7 +243,7 @@ if mode == 'c' or mode == 'r' then
       call('SET', base .. 'result:' .. id, ARGV[5], 'PX', a)
     end
     call('PUBLISH', base .. 'done:' .. id, 'completed')
-    laneEnd(id, false)
+    laneEnd(id, r[3])
     relayEnd(id, true)
     flowEnd(id, true)
     return call('EXISTS', STEP) == 1 and 3 or 1
@@ -256,7 +254,7 @@ if mode == 'c' or mode == 'r' then
     call('HSET', row, 'state', 'dead')
     call('ZADD', KEYS[4], now, id)
     call('PUBLISH', base .. 'done:' .. id, 'dead')
-    laneEnd(id, true, err)
+    laneEnd(id, r[3])
     relayEnd(id, false, err)
     flowEnd(id, false, err)
     return call('EXISTS', STEP) == 1 and 4 or 2
@@ -281,7 +279,7 @@ if mode == 'C' then
   for j = 3, #ARGV, 3 do
     local id = ARGV[j]
     local row = base .. 'job:' .. id
-    local r = call('HMGET', row, 'state', 'attempts')
+    local r = call('HMGET', row, 'state', 'attempts', 'lane')
     if r[1] ~= 'active' or r[2] ~= ARGV[j + 1] then
       out[#out + 1] = 0
     else
@@ -294,7 +292,7 @@ if mode == 'C' then
         call('SET', base .. 'result:' .. id, ARGV[j + 2], 'PX', a)
       end
       call('PUBLISH', base .. 'done:' .. id, 'completed')
-      laneEnd(id, false)
+      laneEnd(id, r[3])
       relayEnd(id, true)
       ended(id, true)
       out[#out + 1] = 1

@@ -1,31 +1,42 @@
--- lane_claim (extension, lanes): lease up to n jobs, taking turns between
--- the plain pending jobs and the lanes, and between the lanes round-robin
--- (a lane of weight w is served w times in a row), each lane at most its
--- cap at once, in its enqueue order. The fairness is decided here, across
+-- lane_claim (extension, lanes): complete the given lane or plain jobs,
+-- advancing their lanes, then lease up to n jobs, taking turns between the
+-- plain pending jobs and the lanes, and between the lanes round-robin (a
+-- lane of weight w is served w times per turn), each lane at most its cap
+-- at once, in its enqueue order. The fairness is decided here, across
 -- every consumer of the queue.
 -- KEYS[1]  pending   emq:{q}:pending
 -- KEYS[2]  active    emq:{q}:active
 -- KEYS[3]  delayed   emq:{q}:delayed
 -- KEYS[4]  base      emq:{q}:   declared root of meta, job:<id> and the
---                    lane keys (lane:<k>, lanerun:<k>, lanering, lanestate,
---                    lanefull, lanecfg, lanecredit, lanehalt, lanejob,
---                    laneturn)
+--                    lane keys (lane:<k>, lanestate, lanering, laneocc,
+--                    lanecfg, lanehalt, lanecredit, laneturn, laneadmit)
 -- ARGV[1]  lease_ms  integer >= 1
 -- ARGV[2]  n         integer 0..1000: most jobs claimed
--- ARGV[3]  reap      integer 0..1000: full lanes re-checked first (the
---                    lane-aware reap: a lane left full by a job that a peer's
---                    core script, a reap or a delete ended goes on)
--- A lane's occupants (lanerun:<k>) are the ids claimed from it that have
--- not ended: state active, pending or delayed (a retry keeps its place, so
--- the lane's next job waits for it). An occupant whose row is completed,
--- dead or gone is dropped when the lane is looked at; a dead one halts the
--- lane when lanecfg 'halt:<k>' (else 'halt') is '1', unless its error is
--- 'cancelled'. Work per call: at most 4n+32 lane visits, each reading at
--- most cap (<= 1000) rows.
+-- ARGV[3]  reap      integer 0..1000: running lane jobs re-checked first,
+--                    oldest first (the lane-aware reap: an occupant that a
+--                    peer's core script, a reap or a delete ended frees
+--                    its lane), after every end marked by flow_complete
+-- ARGV[4]  retention_ms  integer >= 0, for the completions (0 deletes the
+--                    row, as complete_batch does; else state completed,
+--                    PEXPIRE)
+-- ARGV[5], ARGV[6], ...  id1, token1, ...: at most 1000 jobs completed
+--                    first (nothing published, as complete_batch)
+-- Layout (LANES-FLOWS.md): lanestate[k] packs the lane's state in one
+-- integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) (R: in the
+-- ring, H: halted, occ: occupants; absent = 0: idle, cap 1, weight 1); an
+-- occupant is a member '<id>\n<k>' of laneocc (score: when last checked,
+-- ms; 0: ended, marked by flow_complete); a lane job's row has field
+-- lane = k. Waiting jobs are parked in delayed (never due), state delayed,
+-- attempts 0. An occupant stays while its row is active, pending or
+-- delayed (a retry keeps its place); one whose row is completed, dead or
+-- gone is dropped, a dead one halting the lane when lanecfg 'halt:<k>'
+-- (else 'halt') is '1', unless its error is 'cancelled'. Work per call: at
+-- most 4n+32 visits, the completions and reap + 1000 occupants.
 -- Replies:
---   {reaped, id1, payload1, attempts1, ...}  reaped: full lanes freed;
---     then the claimed jobs (attempts is the fencing token); none when
---     paused (meta paused = 1) or nothing is claimable
+--   {reaped, c, flag1, ..., flagc, id1, payload1, attempts1, ...}
+--     reaped: occupants the reap dropped; c completions, flag 1
+--     completed, 0 stale; then the claimed jobs (attempts is the fencing
+--     token); none when paused (meta paused = 1) or nothing is claimable
 --   error "EMQARG ..."; nothing written
 local function int(v, what, lo, hi)
   local n = tonumber(v)
@@ -40,179 +51,279 @@ local n, e2 = int(ARGV[2], 'n', 0, 1000)
 if not n then return e2 end
 local reap, e3 = int(ARGV[3], 'reap', 0, 1000)
 if not reap then return e3 end
-local PARK = 9007199254740991
+local keep, e4 = int(ARGV[4] or '0', 'retention_ms', 0, 9007199254740991)
+if not keep then return e4 end
+if #ARGV > 4 and (#ARGV % 2 ~= 0 or #ARGV > 2004) then
+  return redis.error_reply('EMQARG lane_claim: 0..1000 (id, token) pairs after retention_ms')
+end
 local call, base = redis.call, KEYS[4]
-local ring, lstate, full = base .. 'lanering', base .. 'lanestate', base .. 'lanefull'
-local cfg = base .. 'lanecfg'
+local ring, lstate, occk = base .. 'lanering', base .. 'lanestate', base .. 'laneocc'
+local jp = base .. 'job:'
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local function capOf(k) return tonumber(call('HGET', cfg, 'cap:' .. k)) or 1 end
-
--- halt marks lane k halted by the dead job id: 'hr' while it is still in
--- the ring (the claim drops it there), 'h' otherwise.
-local function halt(k, id)
-  local st = call('HGET', lstate, k)
-  if st == 'f' then call('ZREM', full, k) end
-  call('HSET', lstate, k, (st == 'r' or st == 'hr') and 'hr' or 'h')
-  call('HSET', base .. 'lanehalt', k, id)
+-- The lanes' states, read once and written back at the end.
+local st, dirty = {}, {}
+local function get(k)
+  local s = st[k]
+  if s then return s end
+  local v = tonumber(call('HGET', lstate, k)) or 0
+  s = {r = v % 2, h = math.floor(v / 2) % 2, occ = math.floor(v / 4) % 2048,
+    cap = math.floor(v / 8192) % 1024 + 1, w = math.floor(v / 8388608) + 1}
+  st[k], dirty[#dirty + 1] = s, k
+  return s
+end
+local function ready(k, s)
+  if s.r == 0 and s.h == 0 and s.occ < s.cap and call('LLEN', base .. 'lane:' .. k) > 0 then
+    s.r = 1
+    return true
+  end
+  return false
 end
 
--- occupants drops lane k's ended occupants and returns how many run.
-local function occupants(k)
-  local run = base .. 'lanerun:' .. k
-  local live = 0
-  for _, id in ipairs(call('SMEMBERS', run)) do
-    local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
-    local s = r[1]
-    if s == 'active' or s == 'pending' or s == 'delayed' then
-      live = live + 1
+-- rel drops occupant m ('<id>\n<k>') of lane k; dead with err: the row
+-- ended dead. A freed lane with waiting work rejoins the ring (toRing).
+local toRing = {}
+local function rel(m, id, k, dead, err)
+  if call('ZREM', occk, m) == 0 then return false end
+  local s = get(k)
+  if s.occ > 0 then s.occ = s.occ - 1 end
+  local cfg = base .. 'lanecfg'
+  if dead and err ~= 'cancelled' and (call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt')) == '1' then
+    s.h = 1
+    call('HSET', base .. 'lanehalt', k, id)
+    if s.r == 1 then
+      call('LREM', ring, 0, k)
+      s.r = 0
+    end
+  elseif ready(k, s) then
+    toRing[#toRing + 1] = k
+  end
+  return true
+end
+local function flushRing()
+  for i = 1, #toRing, 1000 do
+    call('RPUSH', ring, unpack(toRing, i, math.min(i + 999, #toRing)))
+  end
+  toRing = {}
+end
+
+local out = {0, 0}
+-- The completions.
+local done = {}
+local nc = 0
+for i = 5, #ARGV, 2 do
+  local id = ARGV[i]
+  local row = jp .. id
+  local r = call('HMGET', row, 'state', 'attempts', 'lane')
+  nc = nc + 1
+  if r[1] ~= 'active' or r[2] ~= ARGV[i + 1] or done[id] then
+    out[2 + nc] = 0
+  else
+    done[id] = true
+    call('ZREM', KEYS[2], id)
+    if keep == 0 then
+      call('DEL', row)
     else
-      call('SREM', run, id)
-      call('HDEL', base .. 'lanejob', id)
-      if s == 'dead' and r[2] ~= 'cancelled' then
-        local h = call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt')
-        if h == '1' then halt(k, id) end
-      end
+      call('HSET', row, 'state', 'completed')
+      call('PEXPIRE', row, keep)
+    end
+    if r[3] then rel(id .. '\n' .. r[3], id, r[3]) end
+    out[2 + nc] = 1
+  end
+end
+out[2] = nc
+
+-- The reap: every end flow_complete marked (score 0), then the oldest
+-- `reap` occupants.
+local function check(ms, again)
+  for _, m in ipairs(ms) do
+    local id, k = string.match(m, '^([^\n]*)\n(.*)$')
+    local r = call('HMGET', jp .. (id or ''), 'state', 'error')
+    local s = r[1]
+    if id and (s == 'active' or s == 'pending' or s == 'delayed') then
+      -- behind every occupant claimed until now: the next call sees others
+      if again then call('ZADD', occk, now + 1, m) end
+    elseif not id then
+      call('ZREM', occk, m)
+    elseif rel(m, id, k, s == 'dead', r[2]) then
+      out[1] = out[1] + 1
     end
   end
-  return live
+end
+check(call('ZRANGEBYSCORE', occk, 0, 0, 'LIMIT', 0, 1000), true)
+if reap > 0 then
+  check(call('ZRANGEBYSCORE', occk, '(0', '+inf', 'LIMIT', 0, reap), true)
 end
 
-local out = {0}
--- The lane-aware reap: the oldest full lanes, re-checked.
-if reap > 0 then
-  for _, k in ipairs(call('ZRANGE', full, 0, reap - 1)) do
-    if call('HGET', lstate, k) ~= 'f' then
-      call('ZREM', full, k)
-    elseif occupants(k) < capOf(k) and call('HGET', lstate, k) == 'f' then
-      call('ZREM', full, k)
-      if call('LLEN', base .. 'lane:' .. k) > 0 then
-        call('HSET', lstate, k, 'r')
-        call('RPUSH', ring, k)
-      else
-        call('HDEL', lstate, k)
-      end
-      out[1] = out[1] + 1
-    elseif call('HGET', lstate, k) == 'f' then
-      call('ZADD', full, now, k) -- to the back: the next call sees others
+-- Jobs a flow released into their lanes (flow_complete), in that order.
+local admit = call('LPOP', base .. 'laneadmit', 1000)
+if admit then
+  for _, id in ipairs(admit) do
+    local r = call('HMGET', jp .. id, 'state', 'lane')
+    if r[1] == 'delayed' and r[2] then
+      call('RPUSH', base .. 'lane:' .. r[2], id)
+      local s = get(r[2])
+      if ready(r[2], s) then toRing[#toRing + 1] = r[2] end
     end
   end
 end
+flushRing()
+
+local leased, nl = {}, 0   -- ids to lease in active
+local parked, np = {}, 0   -- lane ids out of delayed
+local occ, no = {}, 0      -- laneocc ZADD arguments
+
+local function writeBack()
+  local set, del = {}, {}
+  for _, k in ipairs(dirty) do
+    local s = st[k]
+    local v = s.r + 2 * s.h + 4 * s.occ + 8192 * (s.cap - 1) + 8388608 * (s.w - 1)
+    if v == 0 then
+      del[#del + 1] = k
+    else
+      set[#set + 1] = k
+      set[#set + 1] = string.format('%d', v)
+    end
+  end
+  for i = 1, #set, 1000 do call('HSET', lstate, unpack(set, i, math.min(i + 999, #set))) end
+  for i = 1, #del, 1000 do call('HDEL', lstate, unpack(del, i, math.min(i + 999, #del))) end
+end
+
 if n == 0 or call('HGET', base .. 'meta', 'paused') == '1' then
+  writeBack()
   return out
 end
 
-local function lease_it(id)
-  local row = base .. 'job:' .. id
-  local attempts = call('HINCRBY', row, 'attempts', 1)
-  call('HSET', row, 'state', 'active')
-  call('ZADD', KEYS[2], now + lease, id)
-  out[#out + 1] = id
-  out[#out + 1] = call('HGET', row, 'payload')
-  out[#out + 1] = attempts
-end
-
 local visits, maxv = 0, 4 * n + 32
+local got = 0
 
-local function plain()
-  while visits < maxv do
-    visits = visits + 1
-    local p = call('ZPOPMIN', KEYS[1])
-    if #p == 0 then return false end
-    if call('EXISTS', base .. 'job:' .. p[1]) == 1 then
-      lease_it(p[1])
-      return true
-    end -- a ghost is dropped, as the core claim does
+local function lease_it(id, f)
+  local a = (tonumber(f[2]) or 0) + 1
+  call('HSET', jp .. id, 'attempts', string.format('%d', a), 'state', 'active')
+  nl = nl + 1
+  leased[nl] = id
+  out[#out + 1] = id
+  out[#out + 1] = f[1] or ''
+  out[#out + 1] = a
+  got = got + 1
+end
+
+local function plain(limit)
+  local want = got + limit
+  while got < want and visits < maxv do
+    local last = want - got - 1
+    local popped = call('ZRANGE', KEYS[1], 0, last)
+    if #popped == 0 then return end
+    call('ZREMRANGEBYRANK', KEYS[1], 0, #popped - 1)
+    for _, id in ipairs(popped) do
+      visits = visits + 1
+      local f = call('HMGET', jp .. id, 'payload', 'attempts')
+      if f[1] or call('EXISTS', jp .. id) == 1 then lease_it(id, f) end
+    end
   end
-  return false
 end
 
-local function toFull(k)
-  call('LPOP', ring)
-  call('HSET', lstate, k, 'f')
-  call('ZADD', full, now, k)
-  call('HDEL', base .. 'lanecredit', k)
+-- The weight credit the ring's head lane carried over from the last call.
+local credit = call('GET', base .. 'lanecredit')
+local ck, cu
+if credit then
+  local u, k = string.match(credit, '^(%d+) (.*)$')
+  ck, cu = k, tonumber(u)
 end
+local ringEmpty = false
 
-local function fromLane()
-  while visits < maxv do
-    visits = visits + 1
-    local k = call('LINDEX', ring, 0)
-    if not k then return false end
-    local st = call('HGET', lstate, k)
-    if st ~= 'r' then
-      call('LPOP', ring) -- halted, or a stale entry
-      if st == 'hr' then call('HSET', lstate, k, 'h') end
-    else
-      local cap = capOf(k)
-      local live = occupants(k)
-      if call('HGET', lstate, k) ~= 'r' then
-        -- halted by a dead occupant: dropped on the next visit
-      elseif live >= cap then
-        toFull(k)
-      else
-        local list = base .. 'lane:' .. k
-        local id = call('LPOP', list)
-        local left = call('LLEN', list)
-        if left == 0 then
-          call('LPOP', ring)
-          call('HDEL', lstate, k)
-          call('HDEL', base .. 'lanecredit', k)
-        end
-        if id then
-          local row = base .. 'job:' .. id
-          local sc = tonumber(call('ZSCORE', KEYS[3], id))
-          if call('HGET', row, 'state') == 'delayed' and sc and sc >= PARK then
-            call('ZREM', KEYS[3], id)
-            call('SADD', base .. 'lanerun:' .. k, id)
-            lease_it(id)
-            if left > 0 then
-              if live + 1 >= cap then
-                toFull(k)
-              else
-                local c = call('HINCRBY', base .. 'lanecredit', k, 1)
-                if c >= (tonumber(call('HGET', cfg, 'w:' .. k)) or 1) then
-                  call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
-                  call('HDEL', base .. 'lanecredit', k)
-                end
-              end
-            end
-            return true
-          end
-          -- no longer waiting (deleted, cancelled, moved by a peer): skipped
-          call('HDEL', base .. 'lanejob', id)
-        end
+-- serve gives lane k its turn: up to min(room, weight) jobs, then the lane
+-- is rotated to the ring's tail, left out of it (full, drained), or put
+-- back at its head with its credit (the call's n ran out).
+local function serve(k, want)
+  local s = get(k)
+  s.r = 0
+  if s.h == 1 then return end
+  local used = 0
+  if k == ck then
+    used, ck = cu, nil
+  end
+  local empty = false
+  while s.occ < s.cap and used < s.w and got < want and not empty and visits < maxv do
+    local m = math.min(s.cap - s.occ, s.w - used, want - got)
+    local ids = call('LPOP', base .. 'lane:' .. k, m)
+    if not ids or #ids < m then empty = true end
+    for _, id in ipairs(ids or {}) do
+      visits = visits + 1
+      local f = call('HMGET', jp .. id, 'payload', 'attempts', 'state')
+      -- still waiting (not deleted, cancelled or moved by a peer)
+      if f[3] == 'delayed' and f[2] == '0' then
+        lease_it(id, f)
+        np = np + 1
+        parked[np] = id
+        occ[no + 1] = now
+        occ[no + 2] = id .. '\n' .. k
+        no = no + 2
+        s.occ = s.occ + 1
+        used = used + 1
       end
     end
   end
-  return false
+  if empty or s.occ >= s.cap then
+    return
+  end
+  s.r = 1
+  if used >= s.w then
+    call('RPUSH', ring, k)
+  else
+    call('LPUSH', ring, k)
+    if used > 0 then ck, cu = k, used end
+  end
 end
 
--- Plain and lanes take turns (laneturn counts the turns across calls); a
--- side found empty is not asked again in this call.
-local got, turn = 0, tonumber(call('GET', base .. 'laneturn')) or 0
-local noPlain, noLane = false, false
-local function tryPlain()
-  if noPlain then return false end
-  noPlain = not plain()
-  return not noPlain
-end
-local function tryLane()
-  if noLane then return false end
-  noLane = not fromLane()
-  return not noLane
-end
-while got < n do
-  local ok
-  turn = turn + 1
-  if turn % 2 == 0 then
-    ok = tryPlain() or tryLane()
-  else
-    ok = tryLane() or tryPlain()
+local function lanes(limit)
+  local want = got + limit
+  while got < want and visits < maxv and not ringEmpty do
+    local ks = call('LPOP', ring, want - got)
+    if not ks then
+      ringEmpty = true
+      return
+    end
+    for i, k in ipairs(ks) do
+      if got >= want or visits >= maxv then
+        -- not served: back at the head, in their order
+        for j = #ks, i, -1 do call('LPUSH', ring, ks[j]) end
+        return
+      end
+      visits = visits + 1
+      serve(k, want)
+    end
   end
-  if not ok then break end
-  got = got + 1
 end
-call('SET', base .. 'laneturn', turn)
+
+-- Plain and lanes take turns (laneturn counts the calls): half the call's
+-- n each, the other side taking what one leaves.
+local turn = call('INCR', base .. 'laneturn')
+local half = math.floor(n / 2)
+if turn % 2 == 1 then half = n - half end
+lanes(half)
+plain(n - got)
+if got < n then lanes(n - got) end
+
+for i = 1, nl, 1000 do
+  local z = {}
+  for j = i, math.min(i + 999, nl) do
+    z[#z + 1] = now + lease
+    z[#z + 1] = leased[j]
+  end
+  call('ZADD', KEYS[2], unpack(z))
+end
+for i = 1, np, 1000 do
+  call('ZREM', KEYS[3], unpack(parked, i, math.min(i + 999, np)))
+end
+for i = 1, no, 2000 do
+  call('ZADD', occk, unpack(occ, i, math.min(i + 1999, no)))
+end
+if ck then
+  call('SET', base .. 'lanecredit', cu .. ' ' .. ck)
+elseif credit then
+  call('DEL', base .. 'lanecredit')
+end
+writeBack()
 return out

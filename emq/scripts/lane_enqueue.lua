@@ -2,8 +2,7 @@
 -- named ordered sub-queue of the queue.
 -- KEYS[1]  delayed   emq:{q}:delayed
 -- KEYS[2]  base      emq:{q}:   declared root of job:<id> and of the lane
---                    keys lane:<k>, lanestate, lanering, lanecfg, lanejob,
---                    lanename
+--                    keys lane:<k>, lanestate, lanering, lanecfg, lanename
 -- ARGV[1]  k         the lane's key form: its name, or '#' .. hex sha256 of
 --                    a name longer than 64 bytes (host-side)
 -- ARGV[2]  name      the lane's name as given (kept in lanename when k
@@ -15,13 +14,15 @@
 -- ARGV[5]  halt      '' keep, '1' a dead job halts the lane, '0' the lane
 --                    goes on (unset: the queue's lanecfg 'halt', default go on)
 -- ARGV[6], ARGV[7], ...  id1, payload1, ... (JOB-namespaced ids)
--- A waiting lane job is a normal row, state delayed, in delayed at the
--- parked score 9007199254740991 (2^53-1: never due, so a peer's promote
--- never moves it), its id at the tail of lane:<k> and lanejob[id] = k.
+-- A waiting lane job is a normal row, state delayed, attempts 0, field
+-- lane = k, in delayed at the lane score 9007199254740990 (2^53-2: never
+-- due, so a peer's promote never moves it), its id at the tail of
+-- lane:<k>. The cap and weight live in lanestate[k] (lane_claim's header
+-- gives the packing).
 -- Replies:
 --   {1|0, ...}  one per job: 1 admitted, 0 its row exists (nothing written)
 --   error "EMQARG ..." or "EMQKIND ..." before anything is written
-local PARK = 9007199254740991
+local LANE = 9007199254740990
 local base, k = KEYS[2], ARGV[1]
 if #k < 1 or #k > 65 then
   return redis.error_reply('EMQARG lane key must be 1..65 bytes')
@@ -48,28 +49,49 @@ for i = 6, #ARGV, 2 do
   end
 end
 local call = redis.call
-if cap > 0 then call('HSET', base .. 'lanecfg', 'cap:' .. k, cap) end
-if w > 0 then call('HSET', base .. 'lanecfg', 'w:' .. k, w) end
+local jp = base .. 'job:'
 if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. k, halt) end
 if ARGV[2] ~= k then call('HSET', base .. 'lanename', k, ARGV[2]) end
-local out, added = {}, 0
+local rows, m = {}, 0
 for i = 6, #ARGV, 2 do
   local id = ARGV[i]
-  local row = base .. 'job:' .. id
-  if call('EXISTS', row) == 1 then
-    out[#out + 1] = 0
+  m = m + 1
+  rows[m] = jp .. id
+end
+local existing = call('EXISTS', unpack(rows))
+local out, added, z, seen = {}, {}, {}, {}
+for j = 1, m do
+  local id = ARGV[4 + 2 * j]
+  if seen[id] or (existing > 0 and call('EXISTS', rows[j]) == 1) then
+    out[j] = 0
   else
-    call('HSET', row, 'state', 'delayed', 'attempts', '0', 'payload', ARGV[i + 1])
-    call('ZADD', KEYS[1], PARK, id)
-    call('RPUSH', base .. 'lane:' .. k, id)
-    call('HSET', base .. 'lanejob', id, k)
-    out[#out + 1] = 1
-    added = added + 1
+    seen[id] = true
+    call('HSET', rows[j], 'state', 'delayed', 'attempts', '0', 'payload', ARGV[5 + 2 * j], 'lane', k)
+    added[#added + 1] = id
+    z[#z + 1] = LANE
+    z[#z + 1] = id
+    out[j] = 1
   end
 end
--- An idle lane joins the ring; the claim checks its cap when its turn comes.
-if added > 0 and not call('HGET', base .. 'lanestate', k) then
-  call('HSET', base .. 'lanestate', k, 'r')
+if #added > 0 then
+  call('ZADD', KEYS[1], unpack(z))
+  call('RPUSH', base .. 'lane:' .. k, unpack(added))
+end
+-- The lane's state (packed as lane_claim reads it); an idle lane with room
+-- joins the ring.
+local v = tonumber(call('HGET', base .. 'lanestate', k)) or 0
+local r, h, occ = v % 2, math.floor(v / 2) % 2, math.floor(v / 4) % 2048
+local c0, w0 = math.floor(v / 8192) % 1024 + 1, math.floor(v / 8388608) + 1
+if cap > 0 then c0 = cap end
+if w > 0 then w0 = w end
+if r == 0 and h == 0 and occ < c0 and call('LLEN', base .. 'lane:' .. k) > 0 then
+  r = 1
   call('RPUSH', base .. 'lanering', k)
+end
+v = r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1)
+if v == 0 then
+  call('HDEL', base .. 'lanestate', k)
+else
+  call('HSET', base .. 'lanestate', k, string.format('%d', v))
 end
 return out
