@@ -307,11 +307,16 @@ type LaneInfo struct {
 	HaltedBy string // the id of that job
 }
 
-// Lane reads a lane's counts and whether it is halted, with plain reads
-// (not one atomic step).
+// Lane reads a lane's counts and whether it is halted. It first applies
+// the lane job ends flow_complete marked (a lane_claim that claims
+// nothing, as the next claim would), then reads with plain reads (not one
+// atomic step).
 func (q *Queue) Lane(ctx context.Context, lane string) (LaneInfo, error) {
 	k, err := LaneKey(lane)
 	if err != nil {
+		return LaneInfo{}, err
+	}
+	if _, _, _, err := q.laneClaim(ctx, 1, 0, 0, 0, nil); err != nil {
 		return LaneInfo{}, err
 	}
 	var li LaneInfo

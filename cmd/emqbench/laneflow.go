@@ -38,7 +38,7 @@ type laneFlowRun struct {
 // i in lane i mod 1,000, laneChunk per call) while the consumers run them.
 func lanesWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
-		"%d producer(s) LaneEnqueue %d jobs a call over %d lanes of cap 1; %d consumers LaneClaim batches of %d, FlowCompleteBatch",
+		"%d producer(s) LaneEnqueue %d jobs a call over %d lanes of cap 1; %d consumers LaneCompleteClaim rounds of %d (complete the last batch, claim the next)",
 		cfg.producers, laneChunk, laneCount, cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceLanes)
 }
 
@@ -106,8 +106,12 @@ func (r *laneFlowRun) run(ctx context.Context, done *atomic.Int64, lat *latencie
 	var wg sync.WaitGroup
 	for g := range r.cfg.goroutines {
 		q := r.qq.qs[g%len(r.qq.qs)]
+		consume := r.consume
+		if r.cfg.workload == "lanes" {
+			consume = r.consumeLanes
+		}
 		wg.Go(func() {
-			if err := r.consume(ctx, q, g, done, lat); err != nil && ctx.Err() == nil {
+			if err := consume(ctx, q, g, done, lat); err != nil && ctx.Err() == nil {
 				errs <- err
 			}
 		})
@@ -226,6 +230,51 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 			}
 			lat.record(g, time.Duration(now-r.begun[i].Load()))
 			done.Add(1)
+		}
+	}
+	return nil
+}
+
+// consumeLanes is consumer g of the lanes workload: each round is one
+// LaneCompleteClaim, completing the last batch (advancing its lanes) and
+// claiming the next; back off 1 ms on an empty round.
+func (r *laneFlowRun) consumeLanes(ctx context.Context, q *emq.Queue, g int, done *atomic.Int64, lat *latencies) error {
+	n := claimSize(r.cfg)
+	acks := make([]emq.Ack, 0, n)
+	idx := make([]int64, 0, n)
+	for ctx.Err() == nil && done.Load() < r.total {
+		ok, js, err := q.LaneCompleteClaim(ctx, acks, 0, benchLease, n)
+		r.calls.Add(1)
+		if err != nil {
+			return fmt.Errorf("lane complete/claim: %w", err)
+		}
+		now := time.Now().UnixNano()
+		for k, i := range idx {
+			if !ok[k] {
+				return fmt.Errorf("job %s: stale", acks[k].ID)
+			}
+			if r.seen[i].Add(1) > 1 {
+				r.dups.Add(1)
+				continue
+			}
+			lat.record(g, time.Duration(now-r.begun[i].Load()))
+			done.Add(1)
+		}
+		acks, idx = acks[:0], idx[:0]
+		if len(js) == 0 {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		for _, j := range js {
+			i := int64(-1)
+			if len(j.Payload) >= 8 {
+				i = int64(binary.BigEndian.Uint64(j.Payload))
+			}
+			if i < 0 || i >= r.total {
+				return fmt.Errorf("job %s of no index", j.ID)
+			}
+			acks = append(acks, emq.Ack{ID: j.ID, Token: j.Token})
+			idx = append(idx, i)
 		}
 	}
 	return nil

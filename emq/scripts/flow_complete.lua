@@ -69,11 +69,11 @@ local function parked(id)
   return sc and sc >= PARK and call('HGET', base .. 'job:' .. id, 'state') == 'delayed'
 end
 
--- laneEnd marks lane job id's end (its row's field lane is k) for
--- lane_claim, which frees its place (or halts the lane) before its next
--- claim: score 0 in laneocc (LANES-FLOWS.md).
+-- laneEnd marks the end of lane job id (its row has field lane, k) on
+-- laneend, for lane_claim to free its place (or halt the lane) before its
+-- next claim (LANES-FLOWS.md).
 local function laneEnd(id, k)
-  if k then call('ZADD', base .. 'laneocc', 'XX', 0, id .. '\n' .. k) end
+  if k then call('RPUSH', base .. 'laneend', id) end
 end
 
 -- The resolution of ended flow jobs for their dependents runs in bounded

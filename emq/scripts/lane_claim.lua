@@ -9,13 +9,14 @@
 -- KEYS[3]  delayed   emq:{q}:delayed
 -- KEYS[4]  base      emq:{q}:   declared root of meta, job:<id> and the
 --                    lane keys (lane:<k>, lanestate, lanering, laneocc,
---                    lanecfg, lanehalt, lanecredit, laneturn, laneadmit)
+--                    laneoccq, laneend, lanecfg, lanehalt, lanecredit,
+--                    laneturn, laneadmit)
 -- ARGV[1]  lease_ms  integer >= 1
 -- ARGV[2]  n         integer 0..1000: most jobs claimed
 -- ARGV[3]  reap      integer 0..1000: running lane jobs re-checked first,
---                    oldest first (the lane-aware reap: an occupant that a
---                    peer's core script, a reap or a delete ended frees
---                    its lane), after every end marked by flow_complete
+--                    in claim order (the lane-aware reap: an occupant that
+--                    a peer's core script, a reap or a delete ended frees
+--                    its lane), after the ends flow_complete marked
 -- ARGV[4]  retention_ms  integer >= 0, for the completions (0 deletes the
 --                    row, as complete_batch does; else state completed,
 --                    PEXPIRE)
@@ -23,15 +24,18 @@
 --                    first (nothing published, as complete_batch)
 -- Layout (LANES-FLOWS.md): lanestate[k] packs the lane's state in one
 -- integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) (R: in the
--- ring, H: halted, occ: occupants; absent = 0: idle, cap 1, weight 1); an
--- occupant is a member '<id>\n<k>' of laneocc (score: when last checked,
--- ms; 0: ended, marked by flow_complete); a lane job's row has field
--- lane = k. Waiting jobs are parked in delayed (never due), state delayed,
--- attempts 0. An occupant stays while its row is active, pending or
+-- ring, H: halted, occ: occupants; absent = 0: idle, cap 1, weight 1); R
+-- set means k is once in lanering (maybe drained: dropped when reached).
+-- laneocc maps each occupant id -> k, laneoccq lists them in claim order
+-- (the reap's cursor; entries no longer occupants are dropped there);
+-- laneend lists ids whose end flow_complete saw; a lane job's row has
+-- field lane = k. Waiting jobs are parked in delayed at 2^53-2 (never
+-- due), state delayed, attempts 0. An occupant stays while its row is active, pending or
 -- delayed (a retry keeps its place); one whose row is completed, dead or
 -- gone is dropped, a dead one halting the lane when lanecfg 'halt:<k>'
 -- (else 'halt') is '1', unless its error is 'cancelled'. Work per call: at
--- most 4n+32 visits, the completions and reap + 1000 occupants.
+-- most 4n+32 visits, the completions, 1000 marked ends, reap occupants
+-- and n+reap+100 laneoccq entries.
 -- Replies:
 --   {reaped, c, flag1, ..., flagc, id1, payload1, attempts1, ...}
 --     reaped: occupants the reap dropped; c completions, flag 1
@@ -58,35 +62,39 @@ if #ARGV > 4 and (#ARGV % 2 ~= 0 or #ARGV > 2004) then
 end
 local call, base = redis.call, KEYS[4]
 local ring, lstate, occk = base .. 'lanering', base .. 'lanestate', base .. 'laneocc'
+local occq = base .. 'laneoccq'
 local jp = base .. 'job:'
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
--- The lanes' states, read once and written back at the end.
+-- The lanes' states, read once (HMGET per batch of lanes) and written
+-- back at the end.
 local st, dirty = {}, {}
-local function get(k)
-  local s = st[k]
-  if s then return s end
-  local v = tonumber(call('HGET', lstate, k)) or 0
-  s = {r = v % 2, h = math.floor(v / 2) % 2, occ = math.floor(v / 4) % 2048,
-    cap = math.floor(v / 8192) % 1024 + 1, w = math.floor(v / 8388608) + 1}
-  st[k], dirty[#dirty + 1] = s, k
-  return s
-end
-local function ready(k, s)
-  if s.r == 0 and s.h == 0 and s.occ < s.cap and call('LLEN', base .. 'lane:' .. k) > 0 then
-    s.r = 1
-    return true
+local function load(ks)
+  local need = {}
+  for _, k in ipairs(ks) do
+    if not st[k] then
+      need[#need + 1] = k
+      st[k] = true
+    end
   end
-  return false
+  for i = 1, #need, 1000 do
+    local vs = call('HMGET', lstate, unpack(need, i, math.min(i + 999, #need)))
+    for j, x in ipairs(vs) do
+      local k, v = need[i + j - 1], tonumber(x) or 0
+      st[k] = {r = v % 2, h = math.floor(v / 2) % 2, occ = math.floor(v / 4) % 2048,
+        cap = math.floor(v / 8192) % 1024 + 1, w = math.floor(v / 8388608) + 1}
+      dirty[#dirty + 1] = k
+    end
+  end
 end
 
--- rel drops occupant m ('<id>\n<k>') of lane k; dead with err: the row
--- ended dead. A freed lane with waiting work rejoins the ring (toRing).
+-- rel frees the place of lane k's occupant id (no longer in laneocc);
+-- dead with err: its row ended dead. A freed lane with room rejoins the
+-- ring (toRing); one found drained there is dropped by the claim.
 local toRing = {}
-local function rel(m, id, k, dead, err)
-  if call('ZREM', occk, m) == 0 then return false end
-  local s = get(k)
+local function rel(id, k, dead, err)
+  local s = st[k]
   if s.occ > 0 then s.occ = s.occ - 1 end
   local cfg = base .. 'lanecfg'
   if dead and err ~= 'cancelled' and (call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt')) == '1' then
@@ -96,10 +104,10 @@ local function rel(m, id, k, dead, err)
       call('LREM', ring, 0, k)
       s.r = 0
     end
-  elseif ready(k, s) then
+  elseif s.r == 0 and s.h == 0 and s.occ < s.cap then
+    s.r = 1
     toRing[#toRing + 1] = k
   end
-  return true
 end
 local function flushRing()
   for i = 1, #toRing, 1000 do
@@ -108,9 +116,28 @@ local function flushRing()
   toRing = {}
 end
 
+-- occupants returns the lanes of ids (nil: not an occupant) and takes
+-- the occupants out of laneocc.
+local function occupants(ids)
+  if #ids == 0 then return {} end
+  local ks = call('HMGET', occk, unpack(ids))
+  local gone, lk = {}, {}
+  for i, k in ipairs(ks) do
+    if k then
+      gone[#gone + 1] = ids[i]
+      lk[#lk + 1] = k
+    end
+  end
+  if #gone > 0 then
+    call('HDEL', occk, unpack(gone))
+    load(lk)
+  end
+  return ks
+end
+
 local out = {0, 0}
--- The completions.
-local done = {}
+-- The completions, as complete_batch does them.
+local done, cids, crows, lj = {}, {}, {}, {}
 local nc = 0
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
@@ -121,39 +148,79 @@ for i = 5, #ARGV, 2 do
     out[2 + nc] = 0
   else
     done[id] = true
-    call('ZREM', KEYS[2], id)
+    cids[#cids + 1] = id
     if keep == 0 then
-      call('DEL', row)
+      crows[#crows + 1] = row
     else
       call('HSET', row, 'state', 'completed')
       call('PEXPIRE', row, keep)
     end
-    if r[3] then rel(id .. '\n' .. r[3], id, r[3]) end
+    if r[3] then lj[#lj + 1] = id end
     out[2 + nc] = 1
   end
 end
 out[2] = nc
+if #cids > 0 then
+  call('ZREM', KEYS[2], unpack(cids))
+  if #crows > 0 then call('DEL', unpack(crows)) end
+  local ks = occupants(lj)
+  for i, id in ipairs(lj) do
+    if ks[i] then rel(id, ks[i]) end
+  end
+end
 
--- The reap: every end flow_complete marked (score 0), then the oldest
--- `reap` occupants.
-local function check(ms, again)
-  for _, m in ipairs(ms) do
-    local id, k = string.match(m, '^([^\n]*)\n(.*)$')
-    local r = call('HMGET', jp .. (id or ''), 'state', 'error')
-    local s = r[1]
-    if id and (s == 'active' or s == 'pending' or s == 'delayed') then
-      -- behind every occupant claimed until now: the next call sees others
-      if again then call('ZADD', occk, now + 1, m) end
-    elseif not id then
-      call('ZREM', occk, m)
-    elseif rel(m, id, k, s == 'dead', r[2]) then
+-- check drops the ids (occupants whose lanes are ks[i]) whose rows
+-- ended (completed, dead or gone) and returns the live ones.
+local function check(ids, ks)
+  local live = {}
+  local ended, ek, er = {}, {}, {}
+  for i, id in ipairs(ids) do
+    if ks[i] then
+      local r = call('HMGET', jp .. id, 'state', 'error')
+      if r[1] == 'active' or r[1] == 'pending' or r[1] == 'delayed' then
+        live[#live + 1] = id
+      else
+        ended[#ended + 1] = id
+        ek[#ek + 1] = ks[i]
+        er[#er + 1] = r
+      end
+    end
+  end
+  if #ended > 0 then
+    call('HDEL', occk, unpack(ended))
+    load(ek)
+    for i, id in ipairs(ended) do
+      rel(id, ek[i], er[i][1] == 'dead', er[i][2])
       out[1] = out[1] + 1
     end
   end
+  return live
 end
-check(call('ZRANGEBYSCORE', occk, 0, 0, 'LIMIT', 0, 1000), true)
-if reap > 0 then
-  check(call('ZRANGEBYSCORE', occk, '(0', '+inf', 'LIMIT', 0, reap), true)
+
+-- The ends flow_complete marked (laneend), then the lane-aware reap: the
+-- head of laneoccq (occupants in claim order) is scanned, entries no
+-- longer occupants dropped, the first `reap` occupants checked (a live
+-- one goes to the tail), stopping at the next occupant.
+local marked = call('LPOP', base .. 'laneend', 1000)
+if marked then
+  check(marked, call('HMGET', occk, unpack(marked)))
+end
+local rotated = {}
+local head = (n > 0 or reap > 0) and call('LRANGE', occq, 0, math.min(n + reap + 100, 1000) - 1) or {}
+if #head > 0 then
+  local ks = call('HMGET', occk, unpack(head))
+  local used, checked, take = 0, {}, {}
+  for i, id in ipairs(head) do
+    if ks[i] then
+      if #checked >= reap then break end
+      checked[#checked + 1] = id
+      take[#take + 1] = ks[i]
+    end
+    used = i
+  end
+  if used > 0 then call('LTRIM', occq, used, -1) end
+  -- the live ones go behind this call's claims (pushed at the end)
+  rotated = check(checked, take)
 end
 
 -- Jobs a flow released into their lanes (flow_complete), in that order.
@@ -163,8 +230,12 @@ if admit then
     local r = call('HMGET', jp .. id, 'state', 'lane')
     if r[1] == 'delayed' and r[2] then
       call('RPUSH', base .. 'lane:' .. r[2], id)
-      local s = get(r[2])
-      if ready(r[2], s) then toRing[#toRing + 1] = r[2] end
+      load({r[2]})
+      local s = st[r[2]]
+      if s.r == 0 and s.h == 0 and s.occ < s.cap then
+        s.r = 1
+        toRing[#toRing + 1] = r[2]
+      end
     end
   end
 end
@@ -172,7 +243,8 @@ flushRing()
 
 local leased, nl = {}, 0   -- ids to lease in active
 local parked, np = {}, 0   -- lane ids out of delayed
-local occ, no = {}, 0      -- laneocc ZADD arguments
+local occ, no = {}, 0      -- laneocc HSET arguments
+local oq = {}              -- laneoccq RPUSH arguments
 
 local function writeBack()
   local set, del = {}, {}
@@ -191,6 +263,7 @@ local function writeBack()
 end
 
 if n == 0 or call('HGET', base .. 'meta', 'paused') == '1' then
+  if #rotated > 0 then call('RPUSH', occq, unpack(rotated)) end
   writeBack()
   return out
 end
@@ -237,7 +310,7 @@ local ringEmpty = false
 -- is rotated to the ring's tail, left out of it (full, drained), or put
 -- back at its head with its credit (the call's n ran out).
 local function serve(k, want)
-  local s = get(k)
+  local s = st[k]
   s.r = 0
   if s.h == 1 then return end
   local used = 0
@@ -257,9 +330,10 @@ local function serve(k, want)
         lease_it(id, f)
         np = np + 1
         parked[np] = id
-        occ[no + 1] = now
-        occ[no + 2] = id .. '\n' .. k
+        occ[no + 1] = id
+        occ[no + 2] = k
         no = no + 2
+        oq[#oq + 1] = id
         s.occ = s.occ + 1
         used = used + 1
       end
@@ -285,6 +359,7 @@ local function lanes(limit)
       ringEmpty = true
       return
     end
+    load(ks)
     for i, k in ipairs(ks) do
       if got >= want or visits >= maxv then
         -- not served: back at the head, in their order
@@ -318,7 +393,11 @@ for i = 1, np, 1000 do
   call('ZREM', KEYS[3], unpack(parked, i, math.min(i + 999, np)))
 end
 for i = 1, no, 2000 do
-  call('ZADD', occk, unpack(occ, i, math.min(i + 1999, no)))
+  call('HSET', occk, unpack(occ, i, math.min(i + 1999, no)))
+end
+for _, id in ipairs(rotated) do oq[#oq + 1] = id end
+for i = 1, #oq, 1000 do
+  call('RPUSH', occq, unpack(oq, i, math.min(i + 999, #oq)))
 end
 if ck then
   call('SET', base .. 'lanecredit', cu .. ' ' .. ck)

@@ -84,7 +84,7 @@ local r, h, occ = v % 2, math.floor(v / 2) % 2, math.floor(v / 4) % 2048
 local c0, w0 = math.floor(v / 8192) % 1024 + 1, math.floor(v / 8388608) + 1
 if cap > 0 then c0 = cap end
 if w > 0 then w0 = w end
-if r == 0 and h == 0 and occ < c0 and call('LLEN', base .. 'lane:' .. k) > 0 then
+if r == 0 and h == 0 and occ < c0 and #added > 0 then
   r = 1
   call('RPUSH', base .. 'lanering', k)
 end
