@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -340,4 +341,62 @@ func (q *Queue) Lane(ctx context.Context, lane string) (LaneInfo, error) {
 		c.fn(v)
 	}
 	return li, nil
+}
+
+// flowLanes checks the lane names of a flow's nodes ([LaneKey]) and
+// reports whether one names a lane: such a flow is staged, so that the
+// lanes are marked before any of its jobs is released.
+func flowLanes(nodes []FlowNode) (bool, error) {
+	lanes := false
+	for i := range nodes {
+		if nodes[i].Lane == "" {
+			continue
+		}
+		if _, err := LaneKey(nodes[i].Lane); err != nil {
+			return false, err
+		}
+		lanes = true
+	}
+	return lanes, nil
+}
+
+// markFlowLanes gives each staged job of a node with a lane its row field
+// lane (the lane's key form; a hashed name in lanename), 1,000 a
+// pipeline, before the flow is sealed: a released job with the field
+// joins its lane (flow_complete, lane_claim). Nothing of a staged flow
+// runs, so the marks need not be one atomic step; an error aborts the
+// staged flow.
+func (q *Queue) markFlowLanes(ctx context.Context, ids []string, nodes []FlowNode) error {
+	var b pipeline.Batch
+	flush := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		if err := b.Exec(ctx, q.sender); err != nil {
+			return err
+		}
+		for i := range b.Len() {
+			if v := b.Reply(i); v.Type == resp.Error {
+				return fmt.Errorf("emq: marking a flow's lanes: %s", v.Str)
+			}
+		}
+		b.Reset()
+		return nil
+	}
+	for i := range nodes {
+		if nodes[i].Lane == "" {
+			continue
+		}
+		k, _ := LaneKey(nodes[i].Lane)
+		b.Add("HSET", q.keys.Job(ids[i]), "lane", k)
+		if k != nodes[i].Lane {
+			b.Add("HSET", q.keys.Base+"lanename", k, nodes[i].Lane)
+		}
+		if b.Len() >= 1000 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
 }
