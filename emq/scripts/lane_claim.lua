@@ -206,17 +206,26 @@ if marked then
   check(marked, call('HMGET', occk, unpack(marked)))
 end
 local rotated = {}
-local head = (n > 0 or reap > 0) and call('LRANGE', occq, 0, math.min(n + reap + 100, 1000) - 1) or {}
-if #head > 0 then
-  local ks = call('HMGET', occk, unpack(head))
-  local used, checked, take = 0, {}, {}
-  for i, id in ipairs(head) do
-    if ks[i] then
-      if #checked >= reap then break end
-      checked[#checked + 1] = id
-      take[#take + 1] = ks[i]
+if n > 0 or reap > 0 then
+  local budget = math.min(n + reap + 100, 1000)
+  local size = math.min(reap + 16, budget)
+  local used, checked, take, stop = 0, {}, {}, false
+  while not stop and used < budget do
+    local page = call('LRANGE', occq, used, used + math.min(size, budget - used) - 1)
+    if #page == 0 then break end
+    local ks = call('HMGET', occk, unpack(page))
+    for i, id in ipairs(page) do
+      if ks[i] then
+        if #checked >= reap then
+          stop = true
+          break
+        end
+        checked[#checked + 1] = id
+        take[#take + 1] = ks[i]
+      end
+      used = used + 1
     end
-    used = i
+    if #page < size then break end
   end
   if used > 0 then call('LTRIM', occq, used, -1) end
   -- the live ones go behind this call's claims (pushed at the end)
