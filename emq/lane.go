@@ -144,21 +144,66 @@ func (q *Queue) LaneEnqueue(ctx context.Context, lane string, o LaneOptions, pay
 		a.Arg(ids[i])
 		a.ArgBytes(p)
 	}
-	err = q.reaper.Eval(ctx, scriptLaneEnqueue, &a, func(v resp.Value) error {
-		if v.Type != resp.Array || len(v.Elems) != len(ids) {
+	if err := q.laneEnqueue(ctx, &a, len(ids)); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// LaneJob is one job of [Queue.LaneEnqueueMany]: its lane and payload.
+type LaneJob struct {
+	Lane    string
+	Payload []byte
+}
+
+// LaneEnqueueMany admits each job at the tail of its own lane, in order,
+// in one atomic call (lane_enqueue), keeping each lane's options, and
+// returns their ids. Every lane name is checked by [LaneKey] and the
+// count (1 to MaxLaneBatch) before anything is sent.
+func (q *Queue) LaneEnqueueMany(ctx context.Context, jobs []LaneJob) ([]string, error) {
+	if len(jobs) == 0 || len(jobs) > MaxLaneBatch {
+		return nil, &ArgError{Arg: "jobs", Reason: fmt.Sprintf("%d jobs, want 1 to %d", len(jobs), MaxLaneBatch)}
+	}
+	var a dispatch.Args
+	a.Key(q.keys.Delayed)
+	a.Key(q.keys.Base)
+	a.Arg("")
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		k, err := LaneKey(j.Lane)
+		if err != nil {
+			return nil, err
+		}
+		a.Arg(k)
+		if k == j.Lane {
+			a.Arg("")
+		} else {
+			a.Arg(j.Lane)
+		}
+		ids[i] = q.ids.Next()
+		a.Arg(ids[i])
+		a.ArgBytes(j.Payload)
+	}
+	if err := q.laneEnqueue(ctx, &a, len(ids)); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// laneEnqueue runs lane_enqueue for n jobs.
+func (q *Queue) laneEnqueue(ctx context.Context, a *dispatch.Args, n int) error {
+	err := q.reaper.Eval(ctx, scriptLaneEnqueue, a, func(v resp.Value) error {
+		if v.Type != resp.Array || len(v.Elems) != n {
 			return badReply("lane_enqueue", v, "one flag per job")
 		}
 		for _, e := range v.Elems {
-			if n, err := e.AsInt(); err != nil || n != 1 {
+			if f, err := e.AsInt(); err != nil || f != 1 {
 				return ErrDuplicate
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, wrapErr("lane_enqueue", err)
-	}
-	return ids, nil
+	return wrapErr("lane_enqueue", err)
 }
 
 // LaneClaim leases up to n jobs (1 to 1,000) for lease, as [Queue.ClaimBatch]

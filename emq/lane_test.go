@@ -547,3 +547,31 @@ func claimLane(t *testing.T, q *Queue, n int) []Job {
 	require.NoError(t, err)
 	return jobs
 }
+
+// TestLaneEnqueueMany: one call admits jobs into several lanes, each at
+// its lane's tail in call order (a lane's options kept: "c3" keeps cap 3);
+// a bad lane name anywhere refuses the call before anything is sent.
+func TestLaneEnqueueMany(t *testing.T) {
+	q := fresh(t, "many")
+	ctx := tctx(t)
+	laneJobs(t, q, "c3", LaneOptions{Cap: 3}, 1)
+	long := strings.Repeat("m", 100)
+	var js []LaneJob
+	for i := range 9 {
+		l := []string{"a", "c3", long}[i%3]
+		js = append(js, LaneJob{Lane: l, Payload: []byte(l + "/" + strconv.Itoa(i/3+1))})
+	}
+	_, err := q.LaneEnqueueMany(ctx, append(js, LaneJob{Lane: "x}", Payload: []byte("p")}))
+	require.ErrorIs(t, err, ErrInvalidLane)
+	ids, err := q.LaneEnqueueMany(ctx, js)
+	require.NoError(t, err)
+	require.Len(t, ids, 9)
+	got := map[string][]int{}
+	for _, j := range claimLane(t, q, 20) {
+		lane, seq := parseLaneJob(t, j.Payload)
+		got[lane] = append(got[lane], seq)
+	}
+	require.Equal(t, map[string][]int{"a": {1}, "c3": {0, 1, 2}, long: {1}}, got, "cap 1, cap 3 (kept), cap 1")
+	k, _ := LaneKey(long)
+	require.Equal(t, long, do(t, "HGET", q.keys.Base+"lanename", k))
+}

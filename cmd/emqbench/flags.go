@@ -72,7 +72,7 @@ Workloads:
             handlers) claims and completes, on one queue: jobs/s, enqueue-to-start
             and enqueue-to-done latency, lost and duplicate jobs (-depth: jobs per
             enqueue call, default 100)
-  lanes     -producers LaneEnqueue -n jobs (100 a call) over 1,000 lanes of cap 1
+  lanes     -producers LaneEnqueueMany -n jobs (100 a call, job i in lane i mod 1,000, cap 1)
             while -goroutines consumers LaneCompleteClaim (complete the last batch,
             claim the next -depth, default 100): jobs/s, enqueue-to-done; a job completed twice
             fails the run

@@ -35,10 +35,10 @@ type laneFlowRun struct {
 }
 
 // lanesWorkload: -producers enqueue n jobs over 1,000 lanes of cap 1 (job
-// i in lane i mod 1,000, laneChunk per call) while the consumers run them.
+// i in lane i mod 1,000, laneChunk per LaneEnqueueMany call) while the consumers run them.
 func lanesWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
-		"%d producer(s) LaneEnqueue %d jobs a call over %d lanes of cap 1; %d consumers LaneCompleteClaim rounds of %d (complete the last batch, claim the next)",
+		"%d producer(s) LaneEnqueueMany %d jobs a call, job i in lane i mod %d (cap 1); %d consumers LaneCompleteClaim rounds of %d (complete the last batch, claim the next)",
 		cfg.producers, laneChunk, laneCount, cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceLanes)
 }
 
@@ -143,20 +143,21 @@ func (r *laneFlowRun) run(ctx context.Context, done *atomic.Int64, lat *latencie
 	return nil
 }
 
-// produceLanes is producer p of np: chunks p, p+np, ... of laneChunk jobs,
-// chunk c into lane c mod laneCount.
+// produceLanes is producer p of np: chunks p, p+np, ... of laneChunk jobs
+// (LaneEnqueueMany), job i into lane i mod laneCount.
 func (r *laneFlowRun) produceLanes(ctx context.Context, p int, np int64) error {
 	q := r.qq.qs[p%len(r.qq.qs)]
+	js := make([]emq.LaneJob, 0, laneChunk)
 	for c := int64(p); c*laneChunk < r.total; c += np {
 		first := c * laneChunk
 		k := min(int64(laneChunk), r.total-first)
-		bodies := make([][]byte, k)
+		js = js[:0]
 		now := time.Now().UnixNano()
-		for i := range k {
-			bodies[i] = r.body(first + i)
-			r.begun[first+i].Store(now)
+		for i := first; i < first+k; i++ {
+			js = append(js, emq.LaneJob{Lane: "u" + strconv.FormatInt(i%laneCount, 10), Payload: r.body(i)})
+			r.begun[i].Store(now)
 		}
-		if _, err := q.LaneEnqueue(ctx, "u"+strconv.FormatInt(c%laneCount, 10), emq.LaneOptions{}, bodies...); err != nil {
+		if _, err := q.LaneEnqueueMany(ctx, js); err != nil {
 			return fmt.Errorf("lane enqueue: %w", err)
 		}
 	}
