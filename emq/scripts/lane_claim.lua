@@ -25,7 +25,8 @@
 -- Layout (LANES-FLOWS.md): lanestate[k] packs the lane's state in one
 -- integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) (R: in the
 -- ring, H: halted, occ: occupants; absent = 0: idle, cap 1, weight 1); R
--- set means k is once in lanering (maybe drained: dropped when reached).
+-- set means k is once in lanering (a lane drained by the claim that
+-- reaches it is dropped then).
 -- laneocc maps each occupant id -> k, laneoccq lists them in claim order
 -- (the reap's cursor; entries no longer occupants are dropped there);
 -- laneend lists ids whose end flow_complete saw; a lane job's row has
@@ -90,8 +91,8 @@ local function load(ks)
 end
 
 -- rel frees the place of lane k's occupant id (no longer in laneocc);
--- dead with err: its row ended dead. A freed lane with room rejoins the
--- ring (toRing); one found drained there is dropped by the claim.
+-- dead with err: its row ended dead. A freed lane with room and waiting
+-- jobs rejoins the ring (toRing).
 local toRing = {}
 local function rel(id, k, dead, err)
   local s = st[k]
@@ -104,7 +105,7 @@ local function rel(id, k, dead, err)
       call('LREM', ring, 0, k)
       s.r = 0
     end
-  elseif s.r == 0 and s.h == 0 and s.occ < s.cap then
+  elseif s.r == 0 and s.h == 0 and s.occ < s.cap and call('LLEN', base .. 'lane:' .. k) > 0 then
     s.r = 1
     toRing[#toRing + 1] = k
   end
