@@ -145,9 +145,9 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 	require.Zero(t, st.Pending+st.Active+st.Delayed+st.Dead)
 	// FlowComplete marks a lane job's end; the next claim frees its place.
 	require.Empty(t, claimLane(t, q, 1))
-	require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"laneocc"), "no lane bookkeeping left")
+	require.Equal(t, "0", do(t, "SCARD", q.keys.Base+"laneocc"), "no lane bookkeeping left")
 	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"laneoccq"))
-	require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"lanestate"))
+	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"lanestate"), "only the field '#table'")
 	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lanering"))
 }
 
@@ -536,8 +536,8 @@ func TestLaneCancelled(t *testing.T) {
 	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1, "not halted, the cancelled waiting job skipped")
 	require.Equal(t, ids[2], jobs[0].ID)
-	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"laneocc"), "only ids[2] runs")
-	require.Equal(t, "", do(t, "HGET", q.keys.Base+"laneocc", ids[0]))
+	require.Equal(t, "1", do(t, "SCARD", q.keys.Base+"laneocc"), "only ids[2] runs")
+	require.Equal(t, "0", do(t, "SISMEMBER", q.keys.Base+"laneocc", ids[0]))
 }
 
 // claimLane runs LaneClaim with a minute's lease, failing on an error.

@@ -73,7 +73,7 @@ end
 -- laneend, for lane_claim to free its place (or halt the lane) before its
 -- next claim (LANES-FLOWS.md).
 local function laneEnd(id, k)
-  if k then call('RPUSH', base .. 'laneend', id) end
+  if k then call('RPUSH', base .. 'laneend', id .. '\n' .. k) end
 end
 
 -- The resolution of ended flow jobs for their dependents runs in bounded

@@ -27,10 +27,10 @@
 -- ring, H: halted, occ: occupants; absent = 0: idle, cap 1, weight 1); R
 -- set means k is once in lanering (a lane drained by the claim that
 -- reaches it is dropped then).
--- laneocc maps each occupant id -> k, laneoccq lists them in claim order
--- (the reap's cursor; entries no longer occupants are dropped there);
--- laneend lists ids whose end flow_complete saw; a lane job's row has
--- field lane = k. Waiting jobs are parked in delayed at 2^53-2 (never
+-- laneocc is the set of occupant ids; laneoccq lists them as '<id>\n<k>'
+-- in claim order (the reap's cursor; entries no longer occupants are
+-- dropped there); laneend lists '<id>\n<k>' of lane jobs whose end
+-- flow_complete saw; a lane job's row has field lane = k. Waiting jobs are parked in delayed at 2^53-2 (never
 -- due), state delayed, attempts 0. An occupant stays while its row is active, pending or
 -- delayed (a retry keeps its place); one whose row is completed, dead or
 -- gone is dropped, a dead one halting the lane when lanecfg 'halt:<k>'
@@ -117,28 +117,15 @@ local function flushRing()
   toRing = {}
 end
 
--- occupants returns the lanes of ids (nil: not an occupant) and takes
--- the occupants out of laneocc.
-local function occupants(ids)
+-- isocc flags which of ids are occupants (members of laneocc).
+local function isocc(ids)
   if #ids == 0 then return {} end
-  local ks = call('HMGET', occk, unpack(ids))
-  local gone, lk = {}, {}
-  for i, k in ipairs(ks) do
-    if k then
-      gone[#gone + 1] = ids[i]
-      lk[#lk + 1] = k
-    end
-  end
-  if #gone > 0 then
-    call('HDEL', occk, unpack(gone))
-    load(lk)
-  end
-  return ks
+  return call('SMISMEMBER', occk, unpack(ids))
 end
 
 local out = {0, 0}
 -- The completions, as complete_batch does them.
-local done, cids, crows, lj = {}, {}, {}, {}
+local done, cids, crows, lj, lk = {}, {}, {}, {}, {}
 local nc = 0
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
@@ -156,7 +143,10 @@ for i = 5, #ARGV, 2 do
       call('HSET', row, 'state', 'completed')
       call('PEXPIRE', row, keep)
     end
-    if r[3] then lj[#lj + 1] = id end
+    if r[3] then
+      lj[#lj + 1] = id
+      lk[#lk + 1] = r[3]
+    end
     out[2 + nc] = 1
   end
 end
@@ -164,31 +154,38 @@ out[2] = nc
 if #cids > 0 then
   call('ZREM', KEYS[2], unpack(cids))
   if #crows > 0 then call('DEL', unpack(crows)) end
-  local ks = occupants(lj)
+  local f = isocc(lj)
+  local gone, gk = {}, {}
   for i, id in ipairs(lj) do
-    if ks[i] then rel(id, ks[i]) end
+    if f[i] == 1 then
+      gone[#gone + 1] = id
+      gk[#gk + 1] = lk[i]
+    end
+  end
+  if #gone > 0 then
+    call('SREM', occk, unpack(gone))
+    load(gk)
+    for i, id in ipairs(gone) do rel(id, gk[i]) end
   end
 end
 
--- check drops the ids (occupants whose lanes are ks[i]) whose rows
--- ended (completed, dead or gone) and returns the live ones.
+-- check frees the occupants ids (of lanes ks) whose rows ended
+-- (completed, dead or gone) and returns the live ones' laneoccq entries.
 local function check(ids, ks)
   local live = {}
   local ended, ek, er = {}, {}, {}
   for i, id in ipairs(ids) do
-    if ks[i] then
-      local r = call('HMGET', jp .. id, 'state', 'error')
-      if r[1] == 'active' or r[1] == 'pending' or r[1] == 'delayed' then
-        live[#live + 1] = id
-      else
-        ended[#ended + 1] = id
-        ek[#ek + 1] = ks[i]
-        er[#er + 1] = r
-      end
+    local r = call('HMGET', jp .. id, 'state', 'error')
+    if r[1] == 'active' or r[1] == 'pending' or r[1] == 'delayed' then
+      live[#live + 1] = id .. '\n' .. ks[i]
+    else
+      ended[#ended + 1] = id
+      ek[#ek + 1] = ks[i]
+      er[#er + 1] = r
     end
   end
   if #ended > 0 then
-    call('HDEL', occk, unpack(ended))
+    call('SREM', occk, unpack(ended))
     load(ek)
     for i, id in ipairs(ended) do
       rel(id, ek[i], er[i][1] == 'dead', er[i][2])
@@ -198,13 +195,31 @@ local function check(ids, ks)
   return live
 end
 
--- The ends flow_complete marked (laneend), then the lane-aware reap: the
+-- parse splits entries '<id>\n<k>' and flags the occupants among them.
+local function parse(ents)
+  local ids, ks = {}, {}
+  for i, e in ipairs(ents) do
+    local id, k = string.match(e, '^([^\n]*)\n(.*)$')
+    ids[i], ks[i] = id or '', k or ''
+  end
+  return ids, ks, isocc(ids)
+end
+
+-- The ends flow_complete posted (laneend), then the lane-aware reap: the
 -- head of laneoccq (occupants in claim order) is scanned, entries no
 -- longer occupants dropped, the first `reap` occupants checked (a live
--- one goes to the tail), stopping at the next occupant.
+-- one goes behind this call's claims), stopping at the next occupant.
 local marked = call('LPOP', base .. 'laneend', 1000)
 if marked then
-  check(marked, call('HMGET', occk, unpack(marked)))
+  local ids, ks, f = parse(marked)
+  local ci, ck2 = {}, {}
+  for i, id in ipairs(ids) do
+    if f[i] == 1 then
+      ci[#ci + 1] = id
+      ck2[#ck2 + 1] = ks[i]
+    end
+  end
+  check(ci, ck2)
 end
 local rotated = {}
 if n > 0 or reap > 0 then
@@ -214,9 +229,9 @@ if n > 0 or reap > 0 then
   while not stop and used < budget do
     local page = call('LRANGE', occq, used, used + math.min(size, budget - used) - 1)
     if #page == 0 then break end
-    local ks = call('HMGET', occk, unpack(page))
-    for i, id in ipairs(page) do
-      if ks[i] then
+    local ids, ks, f = parse(page)
+    for i, id in ipairs(ids) do
+      if f[i] == 1 then
         if #checked >= reap then
           stop = true
           break
@@ -253,7 +268,7 @@ flushRing()
 
 local leased, nl = {}, 0   -- ids to lease in active
 local parked, np = {}, 0   -- lane ids out of delayed
-local occ, no = {}, 0      -- laneocc HSET arguments
+local occ, no = {}, 0      -- laneocc SADD arguments
 local oq = {}              -- laneoccq RPUSH arguments
 
 local function writeBack()
@@ -340,10 +355,9 @@ local function serve(k, want)
         lease_it(id, f)
         np = np + 1
         parked[np] = id
-        occ[no + 1] = id
-        occ[no + 2] = k
-        no = no + 2
-        oq[#oq + 1] = id
+        no = no + 1
+        occ[no] = id
+        oq[#oq + 1] = id .. '\n' .. k
         s.occ = s.occ + 1
         used = used + 1
       end
@@ -402,8 +416,8 @@ end
 for i = 1, np, 1000 do
   call('ZREM', KEYS[3], unpack(parked, i, math.min(i + 999, np)))
 end
-for i = 1, no, 2000 do
-  call('HSET', occk, unpack(occ, i, math.min(i + 1999, no)))
+for i = 1, no, 1000 do
+  call('SADD', occk, unpack(occ, i, math.min(i + 999, no)))
 end
 for _, id in ipairs(rotated) do oq[#oq + 1] = id end
 for i = 1, #oq, 1000 do

@@ -105,7 +105,10 @@ for i = 1, #z, 2000 do
 end
 if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. order[1], halt) end
 -- The lanes' states (packed as lane_claim reads them); an idle lane with
--- room joins the ring.
+-- room joins the ring. The field '#table' (no lane key: a hashed one is
+-- '#' and 64 hex digits) holds a value longer than any listpack value, so
+-- the server keeps lanestate a hash table: O(1) reads however few lanes.
+call('HSETNX', base .. 'lanestate', '#table', string.rep('-', 80))
 local vs = call('HMGET', base .. 'lanestate', unpack(order))
 local set, del, ring = {}, {}, {}
 for i, k in ipairs(order) do
