@@ -220,17 +220,8 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 		if err != nil {
 			return fmt.Errorf("flow complete: %w", err)
 		}
-		now := time.Now().UnixNano()
-		for k, i := range idx {
-			if !ok[k] {
-				return fmt.Errorf("job %s: stale", rs[k].ID)
-			}
-			if r.seen[i].Add(1) > 1 {
-				r.dups.Add(1)
-				continue
-			}
-			lat.record(g, time.Duration(now-r.begun[i].Load()))
-			done.Add(1)
+		if err := r.completed(g, idx, ok, func(k int) string { return rs[k].ID }, done, lat); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -249,17 +240,8 @@ func (r *laneFlowRun) consumeLanes(ctx context.Context, q *emq.Queue, g int, don
 		if err != nil {
 			return fmt.Errorf("lane complete/claim: %w", err)
 		}
-		now := time.Now().UnixNano()
-		for k, i := range idx {
-			if !ok[k] {
-				return fmt.Errorf("job %s: stale", acks[k].ID)
-			}
-			if r.seen[i].Add(1) > 1 {
-				r.dups.Add(1)
-				continue
-			}
-			lat.record(g, time.Duration(now-r.begun[i].Load()))
-			done.Add(1)
+		if err := r.completed(g, idx, ok, func(k int) string { return acks[k].ID }, done, lat); err != nil {
+			return err
 		}
 		acks, idx = acks[:0], idx[:0]
 		if len(js) == 0 {
@@ -267,16 +249,31 @@ func (r *laneFlowRun) consumeLanes(ctx context.Context, q *emq.Queue, g int, don
 			continue
 		}
 		for _, j := range js {
-			i := int64(-1)
-			if len(j.Payload) >= 8 {
-				i = int64(binary.BigEndian.Uint64(j.Payload))
-			}
-			if i < 0 || i >= r.total {
+			if len(j.Payload) < 8 || binary.BigEndian.Uint64(j.Payload) >= uint64(r.total) {
 				return fmt.Errorf("job %s of no index", j.ID)
 			}
 			acks = append(acks, emq.Ack{ID: j.ID, Token: j.Token})
-			idx = append(idx, i)
+			idx = append(idx, int64(binary.BigEndian.Uint64(j.Payload)))
 		}
+	}
+	return nil
+}
+
+// completed accounts for the settled jobs of indices idx, ok[k] saying
+// job k (of id id(k)) completed: a stale one fails the run, one completed
+// twice is counted.
+func (r *laneFlowRun) completed(g int, idx []int64, ok []bool, id func(int) string, done *atomic.Int64, lat *latencies) error {
+	now := time.Now().UnixNano()
+	for k, i := range idx {
+		if !ok[k] {
+			return fmt.Errorf("job %s: stale", id(k))
+		}
+		if r.seen[i].Add(1) > 1 {
+			r.dups.Add(1)
+			continue
+		}
+		lat.record(g, time.Duration(now-r.begun[i].Load()))
+		done.Add(1)
 	}
 	return nil
 }
