@@ -92,6 +92,10 @@ type FlowDep struct {
 type FlowNode struct {
 	Payload []byte
 	Deps    []FlowDep
+	// Lane, when set, names a lane (as [Queue.LaneEnqueue]'s) the job
+	// runs in: released, it joins the lane's tail instead of pending, and
+	// runs in the lane's order, at most the lane's cap at once.
+	Lane string
 }
 
 // SubmitFlow admits a DAG of jobs and returns the flow's id and the
@@ -131,7 +135,11 @@ func (q *Queue) SubmitFlow(ctx context.Context, nodes []FlowNode) (flow string, 
 	if err != nil {
 		return "", nil, err
 	}
-	if remote || len(nodes)+edges > flowOneCall {
+	lanes, err := flowLanes(nodes)
+	if err != nil {
+		return "", nil, err
+	}
+	if remote || lanes || len(nodes)+edges > flowOneCall {
 		if err := q.stageFlow(ctx, flow, ids, nodes, order); err != nil {
 			return "", nil, err
 		}
@@ -262,6 +270,9 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 				return err
 			}
 		}
+	}
+	if err := q.markFlowLanes(ctx, ids, nodes); err != nil {
+		return err
 	}
 	fa := q.flowArgs()
 	fa.Arg("g")

@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
+	"github.com/echomq/echomq-go/pipeline"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -34,7 +37,8 @@ const (
 	// laneKeyMax is the longest name used as is in the lane's keys;
 	// longer ones are keyed by their SHA-256.
 	laneKeyMax = 64
-	// laneReapPerClaim is how many full lanes each LaneClaim re-checks.
+	// laneReapPerClaim is how many running lane jobs each LaneClaim
+	// re-checks.
 	laneReapPerClaim = 2
 )
 
@@ -141,55 +145,127 @@ func (q *Queue) LaneEnqueue(ctx context.Context, lane string, o LaneOptions, pay
 		a.Arg(ids[i])
 		a.ArgBytes(p)
 	}
-	err = q.reaper.Eval(ctx, scriptLaneEnqueue, &a, func(v resp.Value) error {
-		if v.Type != resp.Array || len(v.Elems) != len(ids) {
+	if err := q.laneEnqueue(ctx, &a, len(ids)); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// LaneJob is one job of [Queue.LaneEnqueueMany]: its lane and payload.
+type LaneJob struct {
+	Lane    string
+	Payload []byte
+}
+
+// LaneEnqueueMany admits each job at the tail of its own lane, in order,
+// in one atomic call (lane_enqueue), keeping each lane's options, and
+// returns their ids. Every lane name is checked by [LaneKey] and the
+// count (1 to MaxLaneBatch) before anything is sent.
+func (q *Queue) LaneEnqueueMany(ctx context.Context, jobs []LaneJob) ([]string, error) {
+	if len(jobs) == 0 || len(jobs) > MaxLaneBatch {
+		return nil, &ArgError{Arg: "jobs", Reason: fmt.Sprintf("%d jobs, want 1 to %d", len(jobs), MaxLaneBatch)}
+	}
+	var a dispatch.Args
+	a.Key(q.keys.Delayed)
+	a.Key(q.keys.Base)
+	a.Arg("")
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		k, err := LaneKey(j.Lane)
+		if err != nil {
+			return nil, err
+		}
+		a.Arg(k)
+		if k == j.Lane {
+			a.Arg("")
+		} else {
+			a.Arg(j.Lane)
+		}
+		ids[i] = q.ids.Next()
+		a.Arg(ids[i])
+		a.ArgBytes(j.Payload)
+	}
+	if err := q.laneEnqueue(ctx, &a, len(ids)); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// laneEnqueue runs lane_enqueue for n jobs.
+func (q *Queue) laneEnqueue(ctx context.Context, a *dispatch.Args, n int) error {
+	err := q.reaper.Eval(ctx, scriptLaneEnqueue, a, func(v resp.Value) error {
+		if v.Type != resp.Array || len(v.Elems) != n {
 			return badReply("lane_enqueue", v, "one flag per job")
 		}
 		for _, e := range v.Elems {
-			if n, err := e.AsInt(); err != nil || n != 1 {
+			if f, err := e.AsInt(); err != nil || f != 1 {
 				return ErrDuplicate
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, wrapErr("lane_enqueue", err)
-	}
-	return ids, nil
+	return wrapErr("lane_enqueue", err)
 }
 
 // LaneClaim leases up to n jobs (1 to 1,000) for lease, as [Queue.ClaimBatch]
 // does, from the plain pending jobs and the lanes in turn (the lane_claim
 // script): the lanes round-robin by weight, each at most its cap at once,
-// in enqueue order. It also re-checks the two oldest full lanes, so a lane
-// left full by a job that ended without the lane scripts goes on. A lane
-// job is settled with [Queue.FlowComplete] and [Queue.FlowRetry].
+// in enqueue order. It also re-checks the two oldest running lane jobs,
+// so a lane left full by a job that ended without the lane scripts goes
+// on. A lane job is settled with [Queue.LaneCompleteClaim],
+// [Queue.FlowComplete] or [Queue.FlowRetry].
 func (q *Queue) LaneClaim(ctx context.Context, lease time.Duration, n int) ([]Job, error) {
-	ms, err := leaseMillis(lease)
-	if err != nil {
-		return nil, err
-	}
-	if n < 1 || n > 1000 {
-		return nil, &ArgError{Arg: "n", Reason: fmt.Sprintf("%d, want 1 to 1000", n)}
-	}
-	jobs, _, err := q.laneClaim(ctx, ms, n, laneReapPerClaim)
+	_, jobs, err := q.LaneCompleteClaim(ctx, nil, 0, lease, n)
 	return jobs, err
 }
 
-// LaneReap re-checks up to limit (1 to 1,000) of the lanes at their cap,
-// oldest first, and returns how many it freed: those whose running jobs
-// had ended without the lane scripts (a peer's core complete or retry, a
-// delete, a cancel, a reap to dead). Run it beside [Queue.Reap].
+// LaneCompleteClaim completes acks (at most 1,000 claimed jobs, plain or
+// of a lane) as [Queue.CompleteBatch] does, each lane job's end making
+// its lane's next job claimable, then claims up to n jobs (0 to 1,000) as
+// [Queue.LaneClaim] does: a consumer's round in one atomic call.
+// done[i] is true when acks[i] completed, false when its token was
+// stale. Nothing is published on done:<id> (as CompleteBatch); a flow
+// job completed here is resolved for its flow by the next [Queue.Flow],
+// as after a peer's core complete: settle flow jobs with
+// [Queue.FlowCompleteBatch].
+func (q *Queue) LaneCompleteClaim(ctx context.Context, acks []Ack, retention, lease time.Duration, n int) (done []bool, jobs []Job, err error) {
+	ms, err := leaseMillis(lease)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n < 0 || n > 1000 || (n == 0 && len(acks) == 0) {
+		return nil, nil, &ArgError{Arg: "n", Reason: fmt.Sprintf("%d, want 1 to 1000 (0 with acks)", n)}
+	}
+	if len(acks) > 1000 {
+		return nil, nil, &ArgError{Arg: "acks", Reason: fmt.Sprintf("%d jobs, want at most 1000", len(acks))}
+	}
+	for _, a := range acks {
+		if err := checkID(a.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	keep, err := millis("retention", retention, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	done, jobs, _, err = q.laneClaim(ctx, ms, n, laneReapPerClaim, keep, acks)
+	return done, jobs, err
+}
+
+// LaneReap re-checks up to limit (1 to 1,000) of the running lane jobs,
+// oldest first, and returns how many it dropped: those that had ended
+// without the lane scripts (a peer's core complete or retry, a delete, a
+// cancel, a reap to dead), freeing their lanes. Run it beside [Queue.Reap].
 func (q *Queue) LaneReap(ctx context.Context, limit int) (int, error) {
 	if limit < 1 || limit > 1000 {
 		return 0, &ArgError{Arg: "limit", Reason: fmt.Sprintf("%d, want 1 to 1000", limit)}
 	}
-	_, n, err := q.laneClaim(ctx, 1, 0, limit)
+	_, _, n, err := q.laneClaim(ctx, 1, 0, limit, 0, nil)
 	return n, err
 }
 
 // laneClaim runs lane_claim.
-func (q *Queue) laneClaim(ctx context.Context, ms int64, n, reap int) (jobs []Job, reaped int, err error) {
+func (q *Queue) laneClaim(ctx context.Context, ms int64, n, reap int, keep int64, acks []Ack) (done []bool, jobs []Job, reaped int, err error) {
 	var a dispatch.Args
 	a.Key(q.keys.Pending)
 	a.Key(q.keys.Active)
@@ -198,24 +274,39 @@ func (q *Queue) laneClaim(ctx context.Context, ms int64, n, reap int) (jobs []Jo
 	a.ArgInt(ms)
 	a.ArgInt(int64(n))
 	a.ArgInt(int64(reap))
+	a.ArgInt(keep)
+	for _, x := range acks {
+		a.Arg(x.ID)
+		a.ArgInt(x.Token)
+	}
+	const want = "{reaped, c, flag x c, id, payload, attempts, ...}"
 	err = q.reaper.Eval(ctx, scriptLaneClaim, &a, func(v resp.Value) error {
-		if v.Type != resp.Array || len(v.Elems) < 1 {
-			return badReply("lane_claim", v, "{reaped, id, payload, attempts, ...}")
+		if v.Type != resp.Array || len(v.Elems) < 2 {
+			return badReply("lane_claim", v, want)
 		}
-		r, err := v.Elems[0].AsInt()
-		if err != nil {
-			return badReply("lane_claim", v, "{reaped, id, payload, attempts, ...}")
+		r, err1 := v.Elems[0].AsInt()
+		c, err2 := v.Elems[1].AsInt()
+		if err1 != nil || err2 != nil || c != int64(len(acks)) || len(v.Elems) < 2+int(c) {
+			return badReply("lane_claim", v, want)
 		}
 		reaped = int(r)
+		done = make([]bool, c)
+		for i := range done {
+			f, err := v.Elems[2+i].AsInt()
+			if err != nil {
+				return badReply("lane_claim", v, want)
+			}
+			done[i] = f == 1
+		}
 		rest := v
-		rest.Elems = v.Elems[1:]
+		rest.Elems = v.Elems[2+c:]
 		jobs, err = appendJobs(nil, "lane_claim", rest)
 		return err
 	})
 	if err != nil {
-		return nil, 0, wrapErr("lane_claim", err)
+		return nil, nil, 0, wrapErr("lane_claim", err)
 	}
-	return jobs, reaped, nil
+	return done, jobs, reaped, nil
 }
 
 // LaneResume lets a lane halted by a dead job ([LaneHaltOnDead]) go on
@@ -263,11 +354,16 @@ type LaneInfo struct {
 	HaltedBy string // the id of that job
 }
 
-// Lane reads a lane's counts and whether it is halted, with plain reads
-// (not one atomic step).
+// Lane reads a lane's counts and whether it is halted. It first applies
+// the lane job ends flow_complete marked (a lane_claim that claims
+// nothing, as the next claim would), then reads with plain reads (not one
+// atomic step).
 func (q *Queue) Lane(ctx context.Context, lane string) (LaneInfo, error) {
 	k, err := LaneKey(lane)
 	if err != nil {
+		return LaneInfo{}, err
+	}
+	if _, _, _, err := q.laneClaim(ctx, 1, 0, 0, 0, nil); err != nil {
 		return LaneInfo{}, err
 	}
 	var li LaneInfo
@@ -277,7 +373,11 @@ func (q *Queue) Lane(ctx context.Context, lane string) (LaneInfo, error) {
 		fn   func(resp.Value)
 	}{
 		{[]any{"LLEN", b + "lane:" + k}, func(v resp.Value) { li.Waiting, _ = v.AsInt() }},
-		{[]any{"SCARD", b + "lanerun:" + k}, func(v resp.Value) { li.Running, _ = v.AsInt() }},
+		// lanestate packs R + 2*H + 4*occupants + ... (lane_claim.lua)
+		{[]any{"HGET", b + "lanestate", k}, func(v resp.Value) {
+			p, _ := strconv.ParseInt(string(v.Str), 10, 64)
+			li.Running = p / 4 % 2048
+		}},
 		{[]any{"HGET", b + "lanehalt", k}, func(v resp.Value) { li.HaltedBy, li.Halted = string(v.Str), !v.IsNull() }},
 	} {
 		v, err := q.sender.Do(ctx, c.args...)
@@ -287,4 +387,70 @@ func (q *Queue) Lane(ctx context.Context, lane string) (LaneInfo, error) {
 		c.fn(v)
 	}
 	return li, nil
+}
+
+// flowLanes checks the lane names of a flow's nodes ([LaneKey]) and
+// reports whether one names a lane: such a flow is staged, so that the
+// lanes are marked before any of its jobs is released.
+func flowLanes(nodes []FlowNode) (bool, error) {
+	lanes := false
+	for i := range nodes {
+		if nodes[i].Lane == "" {
+			continue
+		}
+		if _, err := LaneKey(nodes[i].Lane); err != nil {
+			return false, err
+		}
+		lanes = true
+	}
+	return lanes, nil
+}
+
+// markFlowLanes gives each staged job of a node with a lane its row field
+// lane (the lane's key form; a hashed name in lanename), 1,000 a
+// pipeline, before the flow is sealed: a released job with the field
+// joins its lane (flow_complete, lane_claim). Nothing of a staged flow
+// runs, so the marks need not be one atomic step; an error aborts the
+// staged flow.
+func (q *Queue) markFlowLanes(ctx context.Context, ids []string, nodes []FlowNode) error {
+	var b pipeline.Batch
+	flush := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		if err := b.Exec(ctx, q.sender); err != nil {
+			return err
+		}
+		for i := range b.Len() {
+			if v := b.Reply(i); v.Type == resp.Error {
+				return fmt.Errorf("emq: marking a flow's lanes: %s", v.Str)
+			}
+		}
+		b.Reset()
+		return nil
+	}
+	marked := false
+	for i := range nodes {
+		if nodes[i].Lane == "" {
+			continue
+		}
+		if !marked {
+			// flow_complete looks for a released job's lane only in a
+			// queue with lanes (lanestate exists; its '#table' field as
+			// lane_enqueue writes it).
+			b.Add("HSETNX", q.keys.Base+"lanestate", "#table", strings.Repeat("-", 80))
+			marked = true
+		}
+		k, _ := LaneKey(nodes[i].Lane)
+		b.Add("HSET", q.keys.Job(ids[i]), "lane", k)
+		if k != nodes[i].Lane {
+			b.Add("HSET", q.keys.Base+"lanename", k, nodes[i].Lane)
+		}
+		if b.Len() >= 1000 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
 }

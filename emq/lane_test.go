@@ -143,7 +143,11 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 	st, err := q.Stats(tctx(t))
 	require.NoError(t, err)
 	require.Zero(t, st.Pending+st.Active+st.Delayed+st.Dead)
-	require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"lanejob"), "no lane bookkeeping left")
+	// FlowComplete marks a lane job's end; the next claim frees its place.
+	require.Empty(t, claimLane(t, q, 1))
+	require.Equal(t, "0", do(t, "SCARD", q.keys.Base+"laneocc"), "no lane bookkeeping left")
+	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"laneoccq"))
+	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"lanestate"), "only the field '#table'")
 	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lanering"))
 }
 
@@ -532,8 +536,8 @@ func TestLaneCancelled(t *testing.T) {
 	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1, "not halted, the cancelled waiting job skipped")
 	require.Equal(t, ids[2], jobs[0].ID)
-	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[1]))
-	require.Equal(t, "", do(t, "HGET", q.keys.Base+"lanejob", ids[0]))
+	require.Equal(t, "1", do(t, "SCARD", q.keys.Base+"laneocc"), "only ids[2] runs")
+	require.Equal(t, "0", do(t, "SISMEMBER", q.keys.Base+"laneocc", ids[0]))
 }
 
 // claimLane runs LaneClaim with a minute's lease, failing on an error.
@@ -542,4 +546,32 @@ func claimLane(t *testing.T, q *Queue, n int) []Job {
 	jobs, err := q.LaneClaim(tctx(t), time.Minute, n)
 	require.NoError(t, err)
 	return jobs
+}
+
+// TestLaneEnqueueMany: one call admits jobs into several lanes, each at
+// its lane's tail in call order (a lane's options kept: "c3" keeps cap 3);
+// a bad lane name anywhere refuses the call before anything is sent.
+func TestLaneEnqueueMany(t *testing.T) {
+	q := fresh(t, "many")
+	ctx := tctx(t)
+	laneJobs(t, q, "c3", LaneOptions{Cap: 3}, 1)
+	long := strings.Repeat("m", 100)
+	var js []LaneJob
+	for i := range 9 {
+		l := []string{"a", "c3", long}[i%3]
+		js = append(js, LaneJob{Lane: l, Payload: []byte(l + "/" + strconv.Itoa(i/3+1))})
+	}
+	_, err := q.LaneEnqueueMany(ctx, append(js, LaneJob{Lane: "x}", Payload: []byte("p")}))
+	require.ErrorIs(t, err, ErrInvalidLane)
+	ids, err := q.LaneEnqueueMany(ctx, js)
+	require.NoError(t, err)
+	require.Len(t, ids, 9)
+	got := map[string][]int{}
+	for _, j := range claimLane(t, q, 20) {
+		lane, seq := parseLaneJob(t, j.Payload)
+		got[lane] = append(got[lane], seq)
+	}
+	require.Equal(t, map[string][]int{"a": {1}, "c3": {0, 1, 2}, long: {1}}, got, "cap 1, cap 3 (kept), cap 1")
+	k, _ := LaneKey(long)
+	require.Equal(t, long, do(t, "HGET", q.keys.Base+"lanename", k))
 }

@@ -12,6 +12,10 @@ import (
 type FlowTask struct {
 	Task *Task
 	Deps []emq.FlowDep
+	// Lane, when set, runs the task in that lane of its queue (emq's
+	// FlowNode.Lane): released to the lane when its dependencies allow,
+	// in the lane's order.
+	Lane string
 }
 
 // SubmitFlow admits a DAG of tasks into one queue (of the options: only
@@ -37,7 +41,7 @@ func (c *Client) SubmitFlow(ctx context.Context, tasks []FlowTask, opts ...Optio
 		if err != nil {
 			return "", nil, err
 		}
-		nodes[i] = emq.FlowNode{Payload: p, Deps: ft.Deps}
+		nodes[i] = emq.FlowNode{Payload: p, Deps: ft.Deps, Lane: ft.Lane}
 	}
 	q, err := c.qs.get(ctx, o.queue)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -162,5 +164,65 @@ func TestServerFlow(t *testing.T) {
 	}
 	if _, ok := pos["F"]; ok || pos["D"] < pos["B"] || pos["D"] < pos["C"] || pos["B"] < pos["A"] || pos["C"] < pos["A"] {
 		t.Fatalf("order %v", order)
+	}
+}
+
+// TestServerFlowLane: a flow's tasks naming a lane (FlowTask.Lane) run in
+// it under a Server with 4 handlers: B1..B4 (lane "u", each depending on
+// A) start after A, one at a time, in their release order; C, depending
+// on all four, starts after each of them ended.
+func TestServerFlowLane(t *testing.T) {
+	c := fresh(t)
+	ctx := tctx(t)
+	q := openQueue(t, c, "flq")
+	var mu sync.Mutex
+	var events []string // "+name" at a start, "-name" at an end
+	ran := make(chan string, 8)
+	settled := make(chan EventKind, 8)
+	m := NewMux()
+	m.HandleFunc("n", func(ctx context.Context, t *Task) ([]byte, error) {
+		name := string(t.Body)
+		mu.Lock()
+		events = append(events, "+"+name)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			events = append(events, "-"+name)
+			mu.Unlock()
+			ran <- name
+		}()
+		return nil, nil
+	})
+	start(t, dial(t), m, ServerConfig{
+		Queues: map[string]int{"flq": 1}, LaneFlowQueues: []string{"flq"}, Concurrency: 4, PollMax: 20 * time.Millisecond,
+		OnEvent: func(e Event) { settled <- e.Kind },
+	})
+	cl := newClient(t, c)
+	tasks := []FlowTask{{Task: NewTask("n", []byte("A"))}}
+	var all []emq.FlowDep
+	for i := 1; i <= 4; i++ {
+		tasks = append(tasks, FlowTask{Task: NewTask("n", []byte("B"+strconv.Itoa(i))), Deps: []emq.FlowDep{{Node: 0}}, Lane: "u"})
+		all = append(all, emq.FlowDep{Node: i})
+	}
+	tasks = append(tasks, FlowTask{Task: NewTask("n", []byte("C")), Deps: all})
+	f, _, err := cl.SubmitFlow(ctx, tasks, Queue("flq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		recv(t, ran)
+		if k := recv(t, settled); k != EventCompleted {
+			t.Fatalf("event %v", k)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"+A", "-A", "+B1", "-B1", "+B2", "-B2", "+B3", "-B3", "+B4", "-B4", "+C", "-C"}
+	if !slices.Equal(events, want) {
+		t.Fatalf("events %v, want %v", events, want)
+	}
+	fi, err := q.Flow(ctx, f)
+	if err != nil || fi.State != emq.FlowDone {
+		t.Fatalf("flow %+v %v", fi, err)
 	}
 }

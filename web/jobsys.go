@@ -526,8 +526,18 @@ type lanesView struct {
 	Next  string
 }
 
-// laneStates names lanestate's values.
-var laneStates = map[string]string{"r": "ready (in the ring)", "f": "busy (at its cap)", "h": "halted", "hr": "halted"}
+// laneState names a lane's state from what emq's Lane read.
+func laneState(li emq.LaneInfo) string {
+	switch {
+	case li.Halted:
+		return "halted"
+	case li.Running > 0:
+		return "running"
+	case li.Waiting > 0:
+		return "ready"
+	}
+	return "idle"
+}
 
 func (h *Handler) lanesPage(w http.ResponseWriter, r *http.Request) {
 	e, name, err := h.entry(r)
@@ -568,7 +578,7 @@ func (h *Handler) lanesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	lv := lanesView{Next: next}
 	for i := 0; i+1 < len(pairs); i += 2 {
-		k, st := pairs[i], pairs[i+1]
+		k := pairs[i]
 		ln := k
 		if strings.HasPrefix(k, "#") {
 			if ln = names[k]; ln == "" {
@@ -580,11 +590,7 @@ func (h *Handler) lanesPage(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
-		s := laneStates[st]
-		if s == "" {
-			s = st
-		}
-		lv.Lanes = append(lv.Lanes, laneRow{Name: ln, State: s, LaneInfo: li})
+		lv.Lanes = append(lv.Lanes, laneRow{Name: ln, State: laneState(li), LaneInfo: li})
 	}
 	slices.SortFunc(lv.Lanes, func(a, b laneRow) int { return strings.Compare(a.Name, b.Name) })
 	h.render(w, r, "lanes", name+" · lanes", view{Queue: name, Data: lv})
@@ -752,7 +758,7 @@ type jobExtra struct {
 	Flow      string
 }
 
-// extra reads the job's lane and flow (HGET lanejob, flowjob; the lane's
+// extra reads the job's lane and flow (its row's field lane, HGET flowjob; the lane's
 // name when hashed) and parses its envelope.
 func (h *Handler) extra(ctx context.Context, e *queueEntry, d jobDetail) (jobExtra, error) {
 	var x jobExtra
@@ -765,7 +771,7 @@ func (h *Handler) extra(ctx context.Context, e *queueEntry, d jobDetail) (jobExt
 		}
 	}
 	var b pipeline.Batch
-	b.Add("HGET", e.keys.Base+"lanejob", d.ID)
+	b.Add("HGET", e.keys.Job(d.ID), "lane")
 	b.Add("HGET", e.keys.Base+"flowjob", d.ID)
 	if err := b.Exec(ctx, h.opts.Sender); err != nil {
 		return x, err

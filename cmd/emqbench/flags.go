@@ -72,9 +72,9 @@ Workloads:
             handlers) claims and completes, on one queue: jobs/s, enqueue-to-start
             and enqueue-to-done latency, lost and duplicate jobs (-depth: jobs per
             enqueue call, default 100)
-  lanes     -producers LaneEnqueue -n jobs (100 a call) over 1,000 lanes of cap 1
-            while -goroutines consumers LaneClaim (batches of -depth, default 100)
-            and FlowCompleteBatch: jobs/s, enqueue-to-done; a job completed twice
+  lanes     -producers LaneEnqueueMany -n jobs (100 a call, job i in lane i mod 1,000, cap 1)
+            while -goroutines consumers LaneCompleteClaim (complete the last batch,
+            claim the next -depth, default 100): jobs/s, enqueue-to-done; a job completed twice
             fails the run
   flow      one flow of -n jobs (a root, -n-2 children, a fan-in) submitted while
             -goroutines consumers run it as lanes does: jobs/s, submit-to-done

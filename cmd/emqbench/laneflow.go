@@ -35,10 +35,10 @@ type laneFlowRun struct {
 }
 
 // lanesWorkload: -producers enqueue n jobs over 1,000 lanes of cap 1 (job
-// i in lane i mod 1,000, laneChunk per call) while the consumers run them.
+// i in lane i mod 1,000, laneChunk per LaneEnqueueMany call) while the consumers run them.
 func lanesWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
-		"%d producer(s) LaneEnqueue %d jobs a call over %d lanes of cap 1; %d consumers LaneClaim batches of %d, FlowCompleteBatch",
+		"%d producer(s) LaneEnqueueMany %d jobs a call, job i in lane i mod %d (cap 1); %d consumers LaneCompleteClaim rounds of %d (complete the last batch, claim the next)",
 		cfg.producers, laneChunk, laneCount, cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceLanes)
 }
 
@@ -106,8 +106,12 @@ func (r *laneFlowRun) run(ctx context.Context, done *atomic.Int64, lat *latencie
 	var wg sync.WaitGroup
 	for g := range r.cfg.goroutines {
 		q := r.qq.qs[g%len(r.qq.qs)]
+		consume := r.consume
+		if r.cfg.workload == "lanes" {
+			consume = r.consumeLanes
+		}
 		wg.Go(func() {
-			if err := r.consume(ctx, q, g, done, lat); err != nil && ctx.Err() == nil {
+			if err := consume(ctx, q, g, done, lat); err != nil && ctx.Err() == nil {
 				errs <- err
 			}
 		})
@@ -139,20 +143,21 @@ func (r *laneFlowRun) run(ctx context.Context, done *atomic.Int64, lat *latencie
 	return nil
 }
 
-// produceLanes is producer p of np: chunks p, p+np, ... of laneChunk jobs,
-// chunk c into lane c mod laneCount.
+// produceLanes is producer p of np: chunks p, p+np, ... of laneChunk jobs
+// (LaneEnqueueMany), job i into lane i mod laneCount.
 func (r *laneFlowRun) produceLanes(ctx context.Context, p int, np int64) error {
 	q := r.qq.qs[p%len(r.qq.qs)]
+	js := make([]emq.LaneJob, 0, laneChunk)
 	for c := int64(p); c*laneChunk < r.total; c += np {
 		first := c * laneChunk
 		k := min(int64(laneChunk), r.total-first)
-		bodies := make([][]byte, k)
+		js = js[:0]
 		now := time.Now().UnixNano()
-		for i := range k {
-			bodies[i] = r.body(first + i)
-			r.begun[first+i].Store(now)
+		for i := first; i < first+k; i++ {
+			js = append(js, emq.LaneJob{Lane: "u" + strconv.FormatInt(i%laneCount, 10), Payload: r.body(i)})
+			r.begun[i].Store(now)
 		}
-		if _, err := q.LaneEnqueue(ctx, "u"+strconv.FormatInt(c%laneCount, 10), emq.LaneOptions{}, bodies...); err != nil {
+		if _, err := q.LaneEnqueueMany(ctx, js); err != nil {
 			return fmt.Errorf("lane enqueue: %w", err)
 		}
 	}
@@ -221,17 +226,8 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 		if err != nil {
 			return err
 		}
-		now := time.Now().UnixNano()
-		for k, i := range idx {
-			if !ok[k] {
-				return fmt.Errorf("job %s: stale", rs[k].ID)
-			}
-			if r.seen[i].Add(1) > 1 {
-				r.dups.Add(1)
-				continue
-			}
-			lat.record(g, time.Duration(now-r.begun[i].Load()))
-			done.Add(1)
+		if err := r.completed(g, idx, ok, func(k int) string { return rs[k].ID }, done, lat); err != nil {
+			return err
 		}
 		rs, idx = rs[:0], idx[:0]
 		if len(js) == 0 {
@@ -249,6 +245,57 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 			rs = append(rs, emq.FlowResult{ID: j.ID, Token: j.Token})
 			idx = append(idx, i)
 		}
+	}
+	return nil
+}
+
+// consumeLanes is consumer g of the lanes workload: each round is one
+// LaneCompleteClaim, completing the last batch (advancing its lanes) and
+// claiming the next; back off 1 ms on an empty round.
+func (r *laneFlowRun) consumeLanes(ctx context.Context, q *emq.Queue, g int, done *atomic.Int64, lat *latencies) error {
+	n := claimSize(r.cfg)
+	acks := make([]emq.Ack, 0, n)
+	idx := make([]int64, 0, n)
+	for ctx.Err() == nil && done.Load() < r.total {
+		ok, js, err := q.LaneCompleteClaim(ctx, acks, 0, benchLease, n)
+		r.calls.Add(1)
+		if err != nil {
+			return fmt.Errorf("lane complete/claim: %w", err)
+		}
+		if err := r.completed(g, idx, ok, func(k int) string { return acks[k].ID }, done, lat); err != nil {
+			return err
+		}
+		acks, idx = acks[:0], idx[:0]
+		if len(js) == 0 {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		for _, j := range js {
+			if len(j.Payload) < 8 || binary.BigEndian.Uint64(j.Payload) >= uint64(r.total) {
+				return fmt.Errorf("job %s of no index", j.ID)
+			}
+			acks = append(acks, emq.Ack{ID: j.ID, Token: j.Token})
+			idx = append(idx, int64(binary.BigEndian.Uint64(j.Payload)))
+		}
+	}
+	return nil
+}
+
+// completed accounts for the settled jobs of indices idx, ok[k] saying
+// job k (of id id(k)) completed: a stale one fails the run, one completed
+// twice is counted.
+func (r *laneFlowRun) completed(g int, idx []int64, ok []bool, id func(int) string, done *atomic.Int64, lat *latencies) error {
+	now := time.Now().UnixNano()
+	for k, i := range idx {
+		if !ok[k] {
+			return fmt.Errorf("job %s: stale", id(k))
+		}
+		if r.seen[i].Add(1) > 1 {
+			r.dups.Add(1)
+			continue
+		}
+		lat.record(g, time.Duration(now-r.begun[i].Load()))
+		done.Add(1)
 	}
 	return nil
 }

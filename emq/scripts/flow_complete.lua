@@ -1,7 +1,7 @@
 -- flow_complete (extension, lanes and flows): the settle of a job that may
 -- belong to a lane or a flow, and the flow's repair, read and cancel. A
--- lane job's end frees its place in the lane (or halts the lane); a flow
--- job's end resolves its dependents in the same step.
+-- lane job's end is marked for lane_claim (which frees its place, or halts
+-- the lane); a flow job's end resolves its dependents in the same step.
 -- KEYS[1]  active    emq:{q}:active
 -- KEYS[2]  pending   emq:{q}:pending
 -- KEYS[3]  delayed   emq:{q}:delayed
@@ -86,35 +86,11 @@ local function parked(id)
   return sc and sc >= PARK and call('HGET', base .. 'job:' .. id, 'state') == 'delayed'
 end
 
--- laneEnd frees the place of an ended lane job id (dead: halting the lane
--- when its policy says so).
-local function laneEnd(id, dead, err)
-  local k = call('HGET', base .. 'lanejob', id)
-  if not k then return end
-  call('HDEL', base .. 'lanejob', id)
-  if call('SREM', base .. 'lanerun:' .. k, id) == 0 then return end
-  local ls, cfg = base .. 'lanestate', base .. 'lanecfg'
-  local st = call('HGET', ls, k)
-  local h = dead and err ~= 'cancelled' and (call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt'))
-  if h == '1' then
-    if st == 'f' then call('ZREM', base .. 'lanefull', k) end
-    call('HSET', ls, k, (st == 'r' or st == 'hr') and 'hr' or 'h')
-    call('HSET', base .. 'lanehalt', k, id)
-  elseif st == 'f' then
-    call('ZREM', base .. 'lanefull', k)
-    call('HSET', ls, k, 'r')
-    call('RPUSH', base .. 'lanering', k)
-  end
-end
-
--- laneEnds runs laneEnd for those of the completed ids that are lane jobs
--- (one HMGET for all).
-local function laneEnds(ids)
-  if #ids == 0 or call('EXISTS', base .. 'lanejob') == 0 then return end
-  local ks = call('HMGET', base .. 'lanejob', unpack(ids))
-  for i, id in ipairs(ids) do
-    if ks[i] then laneEnd(id, false) end
-  end
+-- laneEnd marks the end of lane job id (its row has field lane, k) on
+-- laneend, for lane_claim to free its place (or halt the lane) before its
+-- next claim (LANES-FLOWS.md).
+local function laneEnd(id, k)
+  if k then call('RPUSH', base .. 'laneend', id .. '\n' .. k) end
 end
 
 -- Flow layout (LANES-FLOWS.md): flowjob id -> 'f' or 'f kids' while the
@@ -137,6 +113,22 @@ local STEPS = 250
 local KIDS = 8
 local STEP = base .. 'flowstep'
 local WAIT = base .. 'flowwait'
+
+-- laneRelease puts a released job kid that names a lane (row field lane)
+-- in its lane instead of pending: still parked at the lane score, on
+-- laneadmit, which lane_claim moves to the lane's tail in this order.
+-- Only a queue with lanes (lanestate exists, read once a call) pays the
+-- HGET.
+local hasLanes
+local function laneRelease(kid)
+  if hasLanes == nil then hasLanes = call('EXISTS', base .. 'lanestate') == 1 end
+  if not hasLanes then return false end
+  local k = call('HGET', base .. 'job:' .. kid, 'lane')
+  if not k then return false end
+  call('ZADD', KEYS[3], 'XX', 9007199254740990, kid)
+  call('RPUSH', base .. 'laneadmit', kid)
+  return true
+end
 
 -- Released dependents are batched: want() notes a job whose dependencies
 -- have resolved; flushRel() makes those still parked pending (ZMSCORE,
@@ -167,7 +159,7 @@ local function flushRel()
     local go, z = {}, {}
     for x, kid in ipairs(ks) do
       local s = tonumber(sc[x])
-      if s and s >= PARK then
+      if s and s >= PARK and not laneRelease(kid) then
         go[#go + 1] = kid
         z[#z + 1] = 0
         z[#z + 1] = kid
@@ -401,7 +393,7 @@ if mode == 'c' or mode == 'r' then
     return redis.error_reply('EMQARG flow_complete: arguments missing')
   end
   local row = base .. 'job:' .. id
-  local r = call('HMGET', row, 'state', 'attempts')
+  local r = call('HMGET', row, 'state', 'attempts', 'lane')
   if r[1] ~= 'active' or r[2] ~= token then
     return 0
   end
@@ -415,7 +407,7 @@ if mode == 'c' or mode == 'r' then
       call('SET', base .. 'result:' .. id, ARGV[5], 'PX', a)
     end
     call('PUBLISH', base .. 'done:' .. id, 'completed')
-    laneEnd(id, false)
+    laneEnd(id, r[3])
     relayEnd(id, true)
     flowEnd(id, true)
     return call('EXISTS', STEP) == 1 and 3 or 1
@@ -426,7 +418,7 @@ if mode == 'c' or mode == 'r' then
     call('HSET', row, 'state', 'dead')
     call('ZADD', KEYS[4], now, id)
     call('PUBLISH', base .. 'done:' .. id, 'dead')
-    laneEnd(id, true, err)
+    laneEnd(id, r[3])
     relayEnd(id, false, err)
     flowEnd(id, false, err)
     return call('EXISTS', STEP) == 1 and 4 or 2
@@ -448,7 +440,7 @@ local function completeMany(j0, a)
   for j = j0, #ARGV, 3 do
     local id = ARGV[j]
     local row = base .. 'job:' .. id
-    local r = call('HMGET', row, 'state', 'attempts')
+    local r = call('HMGET', row, 'state', 'attempts', 'lane')
     if seen[id] or r[1] ~= 'active' or r[2] ~= ARGV[j + 1] then
       out[#out + 1] = 0
     else
@@ -464,6 +456,7 @@ local function completeMany(j0, a)
         call('PUBLISH', base .. 'done:' .. id, 'completed')
       end
       ids[#ids + 1] = id
+      laneEnd(id, r[3])
       ends[#ends + 1] = {id, true}
       out[#out + 1] = 1
     end
@@ -473,7 +466,6 @@ local function completeMany(j0, a)
     for i = 1, #rows, 1000 do
       call('DEL', unpack(rows, i, math.min(#rows, i + 999)))
     end
-    laneEnds(ids)
     relayEnds(ids)
     ended(ends)
   end

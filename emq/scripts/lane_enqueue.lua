@@ -2,8 +2,7 @@
 -- named ordered sub-queue of the queue.
 -- KEYS[1]  delayed   emq:{q}:delayed
 -- KEYS[2]  base      emq:{q}:   declared root of job:<id> and of the lane
---                    keys lane:<k>, lanestate, lanering, lanecfg, lanejob,
---                    lanename
+--                    keys lane:<k>, lanestate, lanering, lanecfg, lanename
 -- ARGV[1]  k         the lane's key form: its name, or '#' .. hex sha256 of
 --                    a name longer than 64 bytes (host-side)
 -- ARGV[2]  name      the lane's name as given (kept in lanename when k
@@ -15,61 +14,123 @@
 -- ARGV[5]  halt      '' keep, '1' a dead job halts the lane, '0' the lane
 --                    goes on (unset: the queue's lanecfg 'halt', default go on)
 -- ARGV[6], ARGV[7], ...  id1, payload1, ... (JOB-namespaced ids)
--- A waiting lane job is a normal row, state delayed, in delayed at the
--- parked score 9007199254740991 (2^53-1: never due, so a peer's promote
--- never moves it), its id at the tail of lane:<k> and lanejob[id] = k.
+-- Or, with ARGV[1] '' (many lanes, their options kept): ARGV[2], ... =
+-- k1, name1, id1, payload1, ... (name '' when it is k), each job at the
+-- tail of its own lane, in order.
+-- A waiting lane job is a normal row, state delayed, attempts 0, field
+-- lane = k, in delayed at the lane score 9007199254740990 (2^53-2: never
+-- due, so a peer's promote never moves it), its id at the tail of
+-- lane:<k>. The cap and weight live in lanestate[k] (lane_claim's header
+-- gives the packing).
 -- Replies:
 --   {1|0, ...}  one per job: 1 admitted, 0 its row exists (nothing written)
 --   error "EMQARG ..." or "EMQKIND ..." before anything is written
-local PARK = 9007199254740991
-local base, k = KEYS[2], ARGV[1]
-if #k < 1 or #k > 65 then
-  return redis.error_reply('EMQARG lane key must be 1..65 bytes')
-end
-local nums = {}
-for i, what in ipairs({'cap', 'weight'}) do
-  local x = tonumber(ARGV[i + 2])
-  if not x or x ~= math.floor(x) or x < 0 or x > 1000 then
-    return redis.error_reply('EMQARG ' .. what .. ' must be an integer 0..1000')
+local LANE = 9007199254740990
+local base = KEYS[2]
+local call = redis.call
+-- jobs: {k, name, id, payload}; cap, w, halt: the single lane's options
+local jobs, cap, w, halt = {}, 0, 0, ''
+local function key(k)
+  if #k < 1 or #k > 65 then
+    return redis.error_reply('EMQARG lane key must be 1..65 bytes')
   end
-  nums[i] = x
 end
-local cap, w = nums[1], nums[2]
-local halt = ARGV[5]
-if halt ~= '' and halt ~= '0' and halt ~= '1' then
-  return redis.error_reply("EMQARG halt must be '', '0' or '1'")
+if ARGV[1] == '' then
+  if #ARGV % 4 ~= 1 or #ARGV < 5 then
+    return redis.error_reply('EMQARG lane_enqueue takes \'\' + 4*n arguments')
+  end
+  for i = 2, #ARGV, 4 do
+    local e = key(ARGV[i])
+    if e then return e end
+    jobs[#jobs + 1] = {ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]}
+  end
+else
+  local e = key(ARGV[1])
+  if e then return e end
+  local nums = {}
+  for i, what in ipairs({'cap', 'weight'}) do
+    local x = tonumber(ARGV[i + 2])
+    if not x or x ~= math.floor(x) or x < 0 or x > 1000 then
+      return redis.error_reply('EMQARG ' .. what .. ' must be an integer 0..1000')
+    end
+    nums[i] = x
+  end
+  cap, w, halt = nums[1], nums[2], ARGV[5]
+  if halt ~= '' and halt ~= '0' and halt ~= '1' then
+    return redis.error_reply("EMQARG halt must be '', '0' or '1'")
+  end
+  if #ARGV % 2 ~= 1 or #ARGV < 7 then
+    return redis.error_reply('EMQARG lane_enqueue takes 5 + 2*n arguments')
+  end
+  for i = 6, #ARGV, 2 do
+    jobs[#jobs + 1] = {ARGV[1], ARGV[2], ARGV[i], ARGV[i + 1]}
+  end
 end
-if #ARGV % 2 ~= 1 then
-  return redis.error_reply('EMQARG lane_enqueue takes 5 + 2*n arguments')
-end
-for i = 6, #ARGV, 2 do
-  if string.sub(ARGV[i], 1, 3) ~= 'JOB' then
+for _, j in ipairs(jobs) do
+  if string.sub(j[3], 1, 3) ~= 'JOB' then
     return redis.error_reply('EMQKIND job id must be JOB-namespaced')
   end
 end
-local call = redis.call
-if cap > 0 then call('HSET', base .. 'lanecfg', 'cap:' .. k, cap) end
-if w > 0 then call('HSET', base .. 'lanecfg', 'w:' .. k, w) end
-if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. k, halt) end
-if ARGV[2] ~= k then call('HSET', base .. 'lanename', k, ARGV[2]) end
-local out, added = {}, 0
-for i = 6, #ARGV, 2 do
-  local id = ARGV[i]
-  local row = base .. 'job:' .. id
-  if call('EXISTS', row) == 1 then
-    out[#out + 1] = 0
+local jp = base .. 'job:'
+local rows = {}
+for i, j in ipairs(jobs) do rows[i] = jp .. j[3] end
+local existing = 0
+for i = 1, #rows, 1000 do
+  existing = existing + call('EXISTS', unpack(rows, i, math.min(i + 999, #rows)))
+end
+-- per lane, in first-seen order: its new ids
+local out, z, seen, lanes, order = {}, {}, {}, {}, {}
+for i, j in ipairs(jobs) do
+  local k, id = j[1], j[3]
+  if seen[id] or (existing > 0 and call('EXISTS', rows[i]) == 1) then
+    out[i] = 0
   else
-    call('HSET', row, 'state', 'delayed', 'attempts', '0', 'payload', ARGV[i + 1])
-    call('ZADD', KEYS[1], PARK, id)
-    call('RPUSH', base .. 'lane:' .. k, id)
-    call('HSET', base .. 'lanejob', id, k)
-    out[#out + 1] = 1
-    added = added + 1
+    seen[id] = true
+    call('HSET', rows[i], 'state', 'delayed', 'attempts', '0', 'payload', j[4], 'lane', k)
+    z[#z + 1] = LANE
+    z[#z + 1] = id
+    if not lanes[k] then
+      lanes[k] = {}
+      order[#order + 1] = k
+      if j[2] ~= '' and j[2] ~= k then call('HSET', base .. 'lanename', k, j[2]) end
+    end
+    local l = lanes[k]
+    l[#l + 1] = id
+    out[i] = 1
   end
 end
--- An idle lane joins the ring; the claim checks its cap when its turn comes.
-if added > 0 and not call('HGET', base .. 'lanestate', k) then
-  call('HSET', base .. 'lanestate', k, 'r')
-  call('RPUSH', base .. 'lanering', k)
+if #order == 0 then return out end
+for i = 1, #z, 2000 do
+  call('ZADD', KEYS[1], unpack(z, i, math.min(i + 1999, #z)))
 end
+if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. order[1], halt) end
+-- The lanes' states (packed as lane_claim reads them); an idle lane with
+-- room joins the ring. The field '#table' (no lane key: a hashed one is
+-- '#' and 64 hex digits) holds a value longer than any listpack value, so
+-- the server keeps lanestate a hash table: O(1) reads however few lanes.
+call('HSETNX', base .. 'lanestate', '#table', string.rep('-', 80))
+local vs = call('HMGET', base .. 'lanestate', unpack(order))
+local set, del, ring = {}, {}, {}
+for i, k in ipairs(order) do
+  call('RPUSH', base .. 'lane:' .. k, unpack(lanes[k]))
+  local v = tonumber(vs[i]) or 0
+  local r, h, occ = v % 2, math.floor(v / 2) % 2, math.floor(v / 4) % 2048
+  local c0, w0 = math.floor(v / 8192) % 1024 + 1, math.floor(v / 8388608) + 1
+  if cap > 0 then c0 = cap end
+  if w > 0 then w0 = w end
+  if r == 0 and h == 0 and occ < c0 then
+    r = 1
+    ring[#ring + 1] = k
+  end
+  v = r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1)
+  if v == 0 then
+    del[#del + 1] = k
+  else
+    set[#set + 1] = k
+    set[#set + 1] = string.format('%d', v)
+  end
+end
+if #ring > 0 then call('RPUSH', base .. 'lanering', unpack(ring)) end
+if #set > 0 then call('HSET', base .. 'lanestate', unpack(set)) end
+if #del > 0 then call('HDEL', base .. 'lanestate', unpack(del)) end
 return out

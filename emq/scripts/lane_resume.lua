@@ -4,21 +4,26 @@
 -- KEYS[1]  base      emq:{q}:   declared root of lane:<k>, lanestate,
 --                    lanering, lanehalt
 -- ARGV[1]  k         the lane's key form (as lane_enqueue)
+-- lanestate[k] is packed as lane_claim's header says (bit 2: halted).
 -- Replies:
 --   1   the lane was halted and goes on
 --   0   it was not halted; nothing written
 local base, k = KEYS[1], ARGV[1]
-local st = redis.call('HGET', base .. 'lanestate', k)
-if st ~= 'h' and st ~= 'hr' then
+local call = redis.call
+local v = tonumber(call('HGET', base .. 'lanestate', k)) or 0
+if math.floor(v / 2) % 2 == 0 then
   return 0
 end
-redis.call('HDEL', base .. 'lanehalt', k)
-if st == 'hr' then
-  redis.call('HSET', base .. 'lanestate', k, 'r') -- still in the ring
-elseif redis.call('LLEN', base .. 'lane:' .. k) > 0 then
-  redis.call('HSET', base .. 'lanestate', k, 'r')
-  redis.call('RPUSH', base .. 'lanering', k)
+v = v - 2
+call('HDEL', base .. 'lanehalt', k)
+local occ, cap = math.floor(v / 4) % 2048, math.floor(v / 8192) % 1024 + 1
+if v % 2 == 0 and occ < cap and call('LLEN', base .. 'lane:' .. k) > 0 then
+  v = v + 1
+  call('RPUSH', base .. 'lanering', k)
+end
+if v == 0 then
+  call('HDEL', base .. 'lanestate', k)
 else
-  redis.call('HDEL', base .. 'lanestate', k)
+  call('HSET', base .. 'lanestate', k, string.format('%d', v))
 end
 return 1
