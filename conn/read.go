@@ -248,6 +248,25 @@ func (c *Conn) recoverStep(r any) (wire.Handler, *sunk) {
 		panic(r)
 	}
 	e := &c.local[c.li]
+	if o := hookedOf(e.h); o != nil && o.hk > 0 && c.idx < e.n {
+		// A hook's AfterCommand panicked in e's Reply: Reply is
+		// resumed, and e goes on as if it had returned, unless the
+		// wrapped Handler's Reply panicked too (then as below).
+		if r = o.resumeAfter(r); r == nil {
+			c.idx++
+			if c.idx < e.n {
+				return nil, nil
+			}
+			h := e.h
+			if e.block {
+				c.blockEnd()
+			}
+			c.release(e.n)
+			endWith(c.opts.Logger, h, nil)
+			*e, c.li, c.idx = entry{}, c.li+1, 0
+			return h, nil
+		}
+	}
 	if c.idx == e.n {
 		h := e.h
 		*e, c.li, c.idx = entry{}, c.li+1, 0
