@@ -167,12 +167,27 @@ type (
 	ownClient struct{ c *Client }
 )
 
+// Send is Conn.Send without the hooks, which see none of it: the facts
+// only the guard needs (wire.ForGuard), then the layer below Send.
 func (o ownConn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	return o.c.Send(ctx, wire.Own(cmds), h)
+	cmds, l, err := wire.ForGuard(wire.Own(cmds))
+	if err != nil {
+		return err
+	}
+	err = o.c.send(ctx, cmds, h)
+	wire.Release(l)
+	return err
 }
 
+// Send is Client.Send without the hooks (as ownConn's).
 func (o ownClient) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	return o.c.Send(ctx, wire.Own(cmds), h)
+	cmds, l, err := wire.ForGuard(wire.Own(cmds))
+	if err != nil {
+		return err
+	}
+	err = o.c.send(ctx, cmds, h)
+	wire.Release(l)
+	return err
 }
 
 // Begin is wire.Hooks' (for a cluster): it starts cmds for the hooks.
