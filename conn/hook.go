@@ -516,6 +516,9 @@ func (o *hooked) fail(err error) {
 }
 
 func (o *hooked) end(err error) {
+	if o.next == len(o.cmds) && !(o.multi && o.set.pipeline) {
+		return // every command ended with its reply, and no pipeline hook: no clock read
+	}
 	took := time.Since(o.start)
 	hooks := o.set.hooks
 	for i := o.next; i < len(o.cmds); i++ {
