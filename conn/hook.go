@@ -287,16 +287,13 @@ type hooked struct {
 	guard bool              // Reply's caller is not a Conn's reader: recover each hook function (Begin)
 	panic *PanicError       // the first panic of a hook function
 
-	// befores' place: command bi, hook bk, at byte bat of the submission.
-	bi, bk int
-	bat    uint32
+	bat uint32 // the submission's offset of cmds[0]
 
 	// Reply's place while it runs the AfterCommand functions of command
-	// hj: hook hk-1 (hk 0: none running), with the reply v, took after
-	// the start: what resumeAfter needs to finish Reply after a panic.
-	hj, hk int
-	v      resp.Value
-	took   time.Duration
+	// next: hook hk-1 (hk 0: none running), with the reply v: what
+	// resumeAfter needs to finish Reply after a panic.
+	hk int
+	v  resp.Value
 }
 
 var hookedPool = sync.Pool{New: func() any { return new(hooked) }}
@@ -332,42 +329,45 @@ func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *ho
 		}
 	}
 	o.pctx = ctx
-	for range o.cmds {
-		o.ctxs = append(o.ctxs, ctx)
-	}
-	o.bi, o.bk = 0, 0
-	for !o.befores(cmds) {
+	for i, k, at := 0, 0, o.bat; ; k++ {
+		if i, k, at = o.befores(cmds, i, k, at); i == len(o.cmds) {
+			break
+		}
 	}
 	return o
 }
 
 // befores calls the BeforeCommand functions of the commands the hooks
-// see, from command o.bi's hook o.bk on, and reports whether it got to
-// the end. A panic is recovered (one defer per call of befores, none per
-// hook function), kept, and ends the call where it happened, past the
-// hook that panicked: called again, befores goes on from there.
-func (o *hooked) befores(cmds wire.Cmds) (done bool) {
+// see, from command i's hook k on (at: command i's offset in the
+// submission's bytes), and returns len(o.cmds) once it got to the end.
+// A panic is recovered (one defer per call of befores, none per hook
+// function), kept, and ends the call where it happened: befores returns
+// the place of the hook that panicked, and is called again past it.
+func (o *hooked) befores(cmds wire.Cmds, i, k int, at uint32) (ri, rk int, rat uint32) {
 	defer func() {
 		if r := recover(); r != nil {
 			o.keep(recovered("BeforeCommand", r))
-			o.bk++
+			ri, rk, rat = i, k, at
 		}
 	}()
 	hooks := o.set.hooks
 	facts, b := cmds.Facts(), cmds.Bytes()
-	for ; o.bi < len(o.cmds); o.bi, o.bk = o.bi+1, 0 {
-		f := &facts[o.first+o.bi]
-		raw := RawCommand{b: b[o.bat : o.bat+f.Size], f: f}
-		for ; o.bk < len(hooks); o.bk++ {
-			if before := hooks[o.bk].BeforeCommand; before != nil {
-				if x := before(o.ctxs[o.bi], o.cmds[o.bi], raw); x != nil {
-					o.ctxs[o.bi] = x
+	for ; i < len(o.cmds); i, k = i+1, 0 {
+		f := &facts[o.first+i]
+		raw := RawCommand{b: b[at : at+f.Size], f: f}
+		if k == 0 {
+			o.ctxs = append(o.ctxs, o.pctx)
+		}
+		for ; k < len(hooks); k++ {
+			if before := hooks[k].BeforeCommand; before != nil {
+				if x := before(o.ctxs[i], o.cmds[i], raw); x != nil {
+					o.ctxs[i] = x
 				}
 			}
 		}
-		o.bat += f.Size
+		at += f.Size
 	}
-	return true
+	return i, k, at
 }
 
 // beforePipeline calls hk.BeforePipeline, recovering its panic.
@@ -429,7 +429,7 @@ func (o *hooked) Reply(i int, v resp.Value) {
 				}
 			}
 		} else {
-			o.hj, o.v, o.took = j, v, took
+			o.v = v // o.next is j
 			for k := range hooks {
 				if after := hooks[k].AfterCommand; after != nil {
 					o.hk = k + 1
@@ -450,8 +450,9 @@ func (o *hooked) Reply(i int, v resp.Value) {
 // if any (the reader then treats it as any Handler's).
 func (o *hooked) resumeAfter(r any) (hr any) {
 	o.keep(recovered("AfterCommand", r))
-	j, v, next := o.hj, o.v, o.hk // hook o.hk-1 panicked: o.hk is next
+	j, v, next := o.next, o.v, o.hk // hook o.hk-1 panicked: o.hk is next
 	o.hk, o.v = 0, resp.Value{}
+	took := time.Since(o.start) // a little later than Reply's: the panic came between
 	var err error
 	if v.IsError() {
 		err = v.Err()
@@ -459,7 +460,7 @@ func (o *hooked) resumeAfter(r any) (hr any) {
 	hooks := o.set.hooks
 	for k := next; k < len(hooks); k++ {
 		if hooks[k].AfterCommand != nil {
-			o.afterCommand(&hooks[k], j, v, o.took, err)
+			o.afterCommand(&hooks[k], j, v, took, err)
 		}
 	}
 	o.next = j + 1

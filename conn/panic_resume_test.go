@@ -101,3 +101,38 @@ type collect struct {
 func (c *collect) Reply(_ int, v resp.Value) { c.replies = append(c.replies, v.Text()) }
 func (c *collect) Done(err error)            { c.done <- err }
 func (c *collect) Waits() bool               { return true }
+
+// A BeforeCommand's panic in the middle of a pipeline refuses the
+// submission, and the Before functions share one recover, resumed past
+// the hook that panicked: the next hook still sees that command begin,
+// and every later command begins and ends once, with the *PanicError.
+func TestBeforeCommandPanicResumes(t *testing.T) {
+	ctx := testCtx(t)
+	rec := &hookRecorder{}
+	boom := conn.Hook{BeforeCommand: func(ctx context.Context, cmd conn.CommandInfo, _ conn.RawCommand) context.Context {
+		if cmd.Name == "ECHO" {
+			panic("before")
+		}
+		return ctx
+	}}
+	c := setup(t, conn.Options{Hooks: []conn.Hook{boom, rec.hook()}, Logger: slog.New(&logSink{})})
+	var rc resp.Cmds
+	rc.Add("SET", "resume:before", "v")
+	rc.Add("ECHO", "one")
+	rc.Add("ECHO", "two")
+	rc.Add("GET", "resume:before")
+	cmds, err := conn.CmdsOfBatch(&rc)
+	require.NoError(t, err)
+	err = c.Send(ctx, cmds, &collect{done: make(chan error, 1)})
+	var pe *conn.PanicError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "BeforeCommand", pe.Func)
+	ev := rec.take()
+	require.Equal(t, "bp4 +SET +ECHO +ECHO +GET -SET -ECHO -ECHO -GET ap4", script(ev))
+	for _, e := range ev[5:9] {
+		require.ErrorAs(t, e.err, &pe)
+	}
+	n, err := c.Do(ctx, "EXISTS", "resume:before")
+	require.NoError(t, err)
+	require.Equal(t, int64(0), n.Int, "nothing was sent")
+}
