@@ -19,7 +19,7 @@ func (nopHandler) Waits() bool           { return true }
 
 type nopObs struct{}
 
-func (nopObs) CommandStart(CommandInfo)                      {}
+func (nopObs) CommandStart(CommandInfo)                     {}
 func (nopObs) CommandEnd(CommandInfo, time.Duration, error) {}
 
 // BenchmarkHookPath: the hook path alone, without a server: begin, a
