@@ -252,7 +252,7 @@ func (cl *Client) supervise(c *Conn) {
 		}
 		cl.mu.Lock()
 		if cl.cur == c {
-			cl.cur, cl.lastErr = nil, c.Err()
+			cl.cur, cl.lastErr = nil, c.fault0()
 			cl.signal()
 		}
 		cl.mu.Unlock()
@@ -364,7 +364,7 @@ func (cl *Client) lend(ctx context.Context) (*Conn, error) {
 func (cl *Client) giveBack(c *Conn) {
 	cl.mu.Lock()
 	delete(cl.busy, c)
-	reuse := !cl.closed && c.Err() == nil && c.pending.Load() == 0 && !c.txUsed.Load()
+	reuse := !cl.closed && c.fault0() == nil && c.pending.Load() == 0 && !c.txUsed.Load()
 	if reuse {
 		c.exclusive.Store(false)
 		cl.idle = append(cl.idle, c)

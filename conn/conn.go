@@ -149,7 +149,7 @@ type Conn struct {
 	queue   []entry         // submissions in send order not yet taken by the reader
 	err     error           // the first fault, or ErrClosed; set once
 	writing bool            // someone holds the writer role
-	reading int             // who holds the reader role: free, leader, background, dead
+	reader  role            // who holds the reader role (see role; setRole)
 	leadCtx context.Context // the leader's ctx, when it can end
 	spaceCh chan struct{}
 
@@ -242,10 +242,15 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns the fault that ended the connection, ErrClosed after Close,
 // or nil while it is healthy.
-func (c *Conn) Err() error {
+func (c *Conn) Err() error { return c.fault0() }
+
+// fault0 is c.err read under mu: what the package's own code asks, rather
+// than going back up through Err.
+func (c *Conn) fault0() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	err := c.err
+	c.mu.Unlock()
+	return err
 }
 
 // Send queues a submission of counted commands: the plumbing under
@@ -347,7 +352,7 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		return false, err
 	}
 	at := c.progress.Load()
-	if c.reading == roleFree || (c.opts.OnPush != nil && c.pending.Load() == 0) {
+	if c.reader == roleFree || (c.opts.OnPush != nil && c.pending.Load() == 0) {
 		// Nothing is owed: bytes already waiting in the socket answer
 		// nothing, and this submission's replies come after them. With
 		// OnPush the reader goroutine may be reading at this moment;
@@ -359,7 +364,7 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 			// CLIENT KILL): nothing is sent, and the caller is told so.
 			c.mu.Unlock()
 			c.fault(errPeerClosed)
-			return false, sentNothing(c.Err())
+			return false, sentNothing(c.fault0())
 		}
 		at += uint64(waiting)
 	}
@@ -369,9 +374,10 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	if blocking {
 		c.blockStart(block)
 	}
-	if c.reading == roleFree {
+	if c.reader == roleFree {
 		if h.Waits() && c.opts.OnPush == nil && len(cmds) <= maxInline {
-			c.reading, lead = roleLeader, true
+			c.setRole(roleLeader)
+			lead = true
 		} else {
 			c.handToReader()
 		}
@@ -450,7 +456,7 @@ func (c *Conn) fault(err error) {
 		}
 		c.err = err
 	}
-	if c.reading == roleFree {
+	if c.reader == roleFree {
 		c.handToReader()
 	}
 	c.mu.Unlock()

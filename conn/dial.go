@@ -25,6 +25,9 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	defer cancel()
 	nc, err := dial.Transport(ctx, cfg)
 	if err != nil {
+		if err = badOptions(err); errors.Is(err, ErrBadOptions) {
+			return nil, err
+		}
 		var op *net.OpError
 		if errors.As(err, &op) {
 			return nil, fmt.Errorf("conn: %w", err) // it names the address

@@ -10,8 +10,18 @@
 //	// or: opts, err := conn.ParseURL("redis://:password@127.0.0.1:6379/0")
 //	defer cl.Close()
 //
-//	v, err := cl.Do(ctx, "SET", "greeting", "hello") // a reply that owns its memory
-//	n, err := cl.DoInt(ctx, resp.Command(buf[:0], "STRLEN", "greeting"))
+//	var b cmds.Builder
+//	n, err := kv.Call(ctx, cl, b.Incrby("visits", 5).Build(), cmds.Int) // the one call: typed, 0 allocations
+//	v, ok, err := kv.CallNull(ctx, cl, b.Get("greeting").Build(), cmds.String)
+//
+// The one call for any command is package kv's Call (CallNull for a
+// reply that can be nil) over a command built with package cmds and the
+// decoder cmds names for its reply; in a pipeline the same command and
+// decoder make a typed handle (pipeline.Decode). kv's named helpers
+// (kv.Get, kv.Set, …) are short names for the commands used most. What
+// this package offers under them is the raw layer:
+//
+//	v, err := cl.Do(ctx, "SET", "greeting", "hello") // ad hoc: a reply that owns its memory (it allocates)
 //	err = cl.DoFunc(ctx, resp.Command(buf[:0], "GET", "greeting"), func(v resp.Value) error {
 //		… // v is valid only during fn; DoFunc allocates nothing
 //	})
@@ -19,7 +29,9 @@
 // Do takes its arguments as values: strings, []byte, every integer type,
 // floats (written as the server reads them: strconv 'f' format, "inf"),
 // and a time.Duration as a blocking command's timeout (see Conn.Do for
-// the rules and what is refused with ErrBadArg).
+// the rules and what is refused with ErrBadArg). DoInt is DoFunc for an
+// integer reply, kept for the Sender interface; new code reads an
+// integer with kv.Call and cmds.Int.
 //
 // Dial gives a single Conn without redialing.
 //

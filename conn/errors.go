@@ -117,5 +117,19 @@ var ErrBadArg = resp.ErrBadArg
 
 // ErrBadOptions is matched (errors.Is) by the error of Dial, NewClient
 // and Connect (and pubsub.Subscribe) given Options no connection can be
-// made with: a Protocol other than 0, 2 or 3. Nothing is dialed.
-var ErrBadOptions = dial.ErrBadOptions
+// made with: a Protocol other than 0, 2 or 3. Nothing is dialed. It is
+// this package's own error: the transport's *dial.ConfigError is mapped
+// to it (badOptions), with the field at fault.
+var ErrBadOptions = errors.New("conn: bad options")
+
+// badOptions is err, the transport's error, as the caller is told it: a
+// *dial.ConfigError (Options no connection can be made with) wraps
+// ErrBadOptions and says which field is at fault; any other error is
+// returned as it is.
+func badOptions(err error) error {
+	var ce *dial.ConfigError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w: %s", ErrBadOptions, ce.Error())
+	}
+	return err
+}

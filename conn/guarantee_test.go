@@ -333,18 +333,11 @@ func TestClientBlockingDedicated(t *testing.T) {
 func waitBlocked(t *testing.T, n int) {
 	t.Helper()
 	want := "blocked_clients:" + strconv.Itoa(n)
-	deadline := time.Now().Add(waitLong)
-	for {
+	servertest.Eventually(t, "the server to have "+want, func() bool {
 		info, err := srv.Do("INFO", "clients")
 		require.NoError(t, err)
-		if strings.Contains(info, want+"\r\n") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server never had %s:\n%s", want, info)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.Contains(info, want+"\r\n")
+	})
 }
 
 // anys is args as Do takes them.

@@ -167,12 +167,27 @@ type (
 	ownClient struct{ c *Client }
 )
 
+// Send is Conn.Send without the hooks, which see none of it: the facts
+// only the guard needs (wire.ForGuard), then the layer below Send.
 func (o ownConn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	return o.c.Send(ctx, wire.Own(cmds), h)
+	cmds, l, err := wire.ForGuard(wire.Own(cmds))
+	if err != nil {
+		return err
+	}
+	err = o.c.send(ctx, cmds, h)
+	wire.Release(l)
+	return err
 }
 
+// Send is Client.Send without the hooks (as ownConn's).
 func (o ownClient) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	return o.c.Send(ctx, wire.Own(cmds), h)
+	cmds, l, err := wire.ForGuard(wire.Own(cmds))
+	if err != nil {
+		return err
+	}
+	err = o.c.send(ctx, cmds, h)
+	wire.Release(l)
+	return err
 }
 
 // Begin is wire.Hooks' (for a cluster): it starts cmds for the hooks.
@@ -188,6 +203,10 @@ func (s *hookSet) Begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) (wi
 		o.fail(p)
 		return nil, p
 	}
+	// A cluster calls o's Reply from a Handler of its own, which the
+	// reader's recover (Conn.recoverStep) cannot resume: each hook
+	// function recovers its own panic there.
+	o.guard = true
 	return o, nil
 }
 
@@ -248,9 +267,13 @@ func (s *hookSet) sees(cmds wire.Cmds) bool {
 }
 
 // hooked wraps the Handler of one submission for its hooks. It is pooled:
-// Done recycles it before passing the outcome on. Each hook function is
-// called with its panic recovered (see PanicError): the first one is
-// kept in panic, for the call to return, later ones are logged.
+// Done recycles it before passing the outcome on. Each hook function's
+// panic is recovered (see PanicError): the first one is kept in panic,
+// for the call to return, later ones are logged. The recover costs no
+// defer per hook function on the per-command path: the BeforeCommand
+// functions of a submission share one (befores), and an AfterCommand's
+// panic in Reply is recovered by the reader, which holds one already,
+// and resumed (resumeAfter).
 type hooked struct {
 	h     wire.Handler
 	set   *hookSet
@@ -261,7 +284,16 @@ type hooked struct {
 	first int               // the submission's index of cmds[0] (wire.Seen)
 	next  int               // commands of cmds ended
 	multi bool              // a pipeline: the hooks see more than one command
+	guard bool              // Reply's caller is not a Conn's reader: recover each hook function (Begin)
 	panic *PanicError       // the first panic of a hook function
+
+	bat uint32 // the submission's offset of cmds[0]
+
+	// Reply's place while it runs the AfterCommand functions of command
+	// next: hook hk-1 (hk 0: none running), with the reply v: what
+	// resumeAfter needs to finish Reply after a panic.
+	hk int
+	v  resp.Value
 }
 
 var hookedPool = sync.Pool{New: func() any { return new(hooked) }}
@@ -271,13 +303,16 @@ var hookedPool = sync.Pool{New: func() any { return new(hooked) }}
 // refuses the submission: o.fail(o.panic).
 func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *hooked {
 	o := hookedPool.Get().(*hooked)
-	o.h, o.set, o.next, o.panic = h, s, 0, nil
+	o.h, o.set, o.next, o.panic, o.guard = h, s, 0, nil, false
 	o.cmds = o.cmds[:0]
 	lo, hi := wire.Seen(cmds)
 	o.first = lo
 	at := uint32(0)
 	for i := range cmds.Facts()[:hi] {
 		f := &cmds.Facts()[i]
+		if i == lo {
+			o.bat = at
+		}
 		if i >= lo {
 			o.cmds = append(o.cmds, commandInfo(f, cmds.Bytes()[at:at+f.Size]))
 		}
@@ -294,23 +329,45 @@ func (s *hookSet) begin(ctx context.Context, cmds wire.Cmds, h wire.Handler) *ho
 		}
 	}
 	o.pctx = ctx
-	at = 0
-	for i := range cmds.Facts()[:hi] {
-		f := &cmds.Facts()[i]
-		raw := RawCommand{b: cmds.Bytes()[at : at+f.Size], f: f}
-		at += f.Size
-		if i < lo {
-			continue
+	for i, k, at := 0, 0, o.bat; ; k++ {
+		if i, k, at = o.befores(cmds, i, k, at); i == len(o.cmds) {
+			break
 		}
-		cctx, c := ctx, o.cmds[i-lo]
-		for k := range s.hooks {
-			if s.hooks[k].BeforeCommand != nil {
-				cctx = o.beforeCommand(&s.hooks[k], cctx, c, raw)
-			}
-		}
-		o.ctxs = append(o.ctxs, cctx)
 	}
 	return o
+}
+
+// befores calls the BeforeCommand functions of the commands the hooks
+// see, from command i's hook k on (at: command i's offset in the
+// submission's bytes), and returns len(o.cmds) once it got to the end.
+// A panic is recovered (one defer per call of befores, none per hook
+// function), kept, and ends the call where it happened: befores returns
+// the place of the hook that panicked, and is called again past it.
+func (o *hooked) befores(cmds wire.Cmds, i, k int, at uint32) (ri, rk int, rat uint32) {
+	defer func() {
+		if r := recover(); r != nil {
+			o.keep(recovered("BeforeCommand", r))
+			ri, rk, rat = i, k, at
+		}
+	}()
+	hooks := o.set.hooks
+	facts, b := cmds.Facts(), cmds.Bytes()
+	for ; i < len(o.cmds); i, k = i+1, 0 {
+		f := &facts[o.first+i]
+		raw := RawCommand{b: b[at : at+f.Size], f: f}
+		if k == 0 {
+			o.ctxs = append(o.ctxs, o.pctx)
+		}
+		for ; k < len(hooks); k++ {
+			if before := hooks[k].BeforeCommand; before != nil {
+				if x := before(o.ctxs[i], o.cmds[i], raw); x != nil {
+					o.ctxs[i] = x
+				}
+			}
+		}
+		at += f.Size
+	}
+	return i, k, at
 }
 
 // beforePipeline calls hk.BeforePipeline, recovering its panic.
@@ -319,16 +376,6 @@ func (o *hooked) beforePipeline(hk *Hook, ctx context.Context, p PipelineInfo) (
 	out = ctx
 	if c := hk.BeforePipeline(ctx, p); c != nil {
 		out = c
-	}
-	return out
-}
-
-// beforeCommand calls hk.BeforeCommand, recovering its panic.
-func (o *hooked) beforeCommand(hk *Hook, ctx context.Context, c CommandInfo, raw RawCommand) (out context.Context) {
-	defer o.recoverIn("BeforeCommand")
-	out = ctx
-	if x := hk.BeforeCommand(ctx, c, raw); x != nil {
-		out = x
 	}
 	return out
 }
@@ -346,13 +393,16 @@ func (o *hooked) afterPipeline(hk *Hook, p PipelineInfo, took time.Duration, err
 }
 
 // recoverIn, deferred around a call of the hook function fn, recovers
-// its panic: kept as o.panic when it is the first, else logged.
+// its panic (keep).
 func (o *hooked) recoverIn(fn string) {
-	r := recover()
-	if r == nil {
-		return
+	if r := recover(); r != nil {
+		o.keep(recovered(fn, r))
 	}
-	p := recovered(fn, r)
+}
+
+// keep keeps p, a hook function's panic, as o.panic when it is the
+// first, else logs it.
+func (o *hooked) keep(p *PanicError) {
 	if o.panic == nil {
 		o.panic = p
 		return
@@ -360,7 +410,10 @@ func (o *hooked) recoverIn(fn string) {
 	logPanic(o.set.log, p)
 }
 
-// Reply ends command i, then passes its reply on.
+// Reply ends command i, then passes its reply on. It defers no recover:
+// on a Conn's reader (o.guard false) an AfterCommand's panic unwinds to
+// the reader's recover, which resumes Reply where it stopped
+// (Conn.recoverStep, resumeAfter).
 func (o *hooked) Reply(i int, v resp.Value) {
 	if j := i - o.first; uint(j) < uint(len(o.cmds)) {
 		var err error
@@ -368,14 +421,65 @@ func (o *hooked) Reply(i int, v resp.Value) {
 			err = v.Err()
 		}
 		took := time.Since(o.start)
-		for k := range o.set.hooks {
-			if o.set.hooks[k].AfterCommand != nil {
-				o.afterCommand(&o.set.hooks[k], j, v, took, err)
+		hooks := o.set.hooks
+		if o.guard {
+			for k := range hooks {
+				if hooks[k].AfterCommand != nil {
+					o.afterCommand(&hooks[k], j, v, took, err)
+				}
 			}
+		} else {
+			o.v = v // o.next is j
+			for k := range hooks {
+				if after := hooks[k].AfterCommand; after != nil {
+					o.hk = k + 1
+					after(o.ctxs[j], o.cmds[j], v, took, err)
+				}
+			}
+			o.hk = 0
 		}
 		o.next = j + 1
 	}
 	o.h.Reply(i, v)
+}
+
+// resumeAfter finishes a Reply whose hook o.hk-1 panicked with r in
+// AfterCommand, the reader having recovered it (Conn.recoverStep): it
+// keeps the panic, calls the other hooks' AfterCommand for the command,
+// then the wrapped Handler's Reply, and returns that Reply's own panic,
+// if any (the reader then treats it as any Handler's).
+func (o *hooked) resumeAfter(r any) (hr any) {
+	o.keep(recovered("AfterCommand", r))
+	j, v, next := o.next, o.v, o.hk // hook o.hk-1 panicked: o.hk is next
+	o.hk, o.v = 0, resp.Value{}
+	took := time.Since(o.start) // a little later than Reply's: the panic came between
+	var err error
+	if v.IsError() {
+		err = v.Err()
+	}
+	hooks := o.set.hooks
+	for k := next; k < len(hooks); k++ {
+		if hooks[k].AfterCommand != nil {
+			o.afterCommand(&hooks[k], j, v, took, err)
+		}
+	}
+	o.next = j + 1
+	defer func() { hr = recover() }()
+	o.h.Reply(o.first+j, v)
+	return nil
+}
+
+// hookedOf returns the hooked that h is, or that wraps h (a Client's
+// blocking submission: lent), or nil.
+func hookedOf(h wire.Handler) *hooked {
+	switch h := h.(type) {
+	case *hooked:
+		return h
+	case *lent:
+		o, _ := h.h.(*hooked)
+		return o
+	}
+	return nil
 }
 
 // Waits is the wrapped Handler's.
@@ -413,6 +517,9 @@ func (o *hooked) fail(err error) {
 }
 
 func (o *hooked) end(err error) {
+	if o.next == len(o.cmds) && !(o.multi && o.set.pipeline) {
+		return // every command ended with its reply, and no pipeline hook: no clock read
+	}
 	took := time.Since(o.start)
 	hooks := o.set.hooks
 	for i := o.next; i < len(o.cmds); i++ {
@@ -434,7 +541,7 @@ func (o *hooked) end(err error) {
 }
 
 func (o *hooked) release() {
-	o.h, o.set, o.pctx, o.panic = nil, nil, nil, nil
+	o.h, o.set, o.pctx, o.panic, o.v, o.hk = nil, nil, nil, nil, resp.Value{}, 0
 	clear(o.cmds)
 	clear(o.ctxs)
 	o.ctxs = o.ctxs[:0]

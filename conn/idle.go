@@ -54,7 +54,7 @@ func (c *Conn) idleBytes() (int, bool) {
 func (c *Conn) peerClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.reading != roleFree || c.err != nil {
+	if c.reader != roleFree || c.err != nil {
 		return c.err != nil
 	}
 	_, closed := c.idleBytes()

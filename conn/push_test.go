@@ -8,9 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -36,14 +36,12 @@ func (l *pushLog) snapshot() []resp.Value {
 // waitLen waits until n frames arrived.
 func (l *pushLog) waitLen(t testing.TB, n int) []resp.Value {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for {
-		f := l.snapshot()
-		if len(f) >= n || time.Now().After(deadline) {
-			return f
-		}
-		time.Sleep(time.Millisecond)
-	}
+	var f []resp.Value
+	servertest.Eventually(t, strconv.Itoa(n)+" push frames", func() bool {
+		f = l.snapshot()
+		return len(f) >= n
+	})
+	return f
 }
 
 // Client-side caching on a real server: invalidation pushes arrive

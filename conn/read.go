@@ -1,7 +1,6 @@
 package conn
 
 import (
-	"context"
 	"errors"
 	"os"
 	"time"
@@ -10,180 +9,9 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// Who holds the reader role (Conn.reading).
-const (
-	roleFree       = iota // nothing owed, nobody reads
-	roleLeader            // a caller reads for its own replies
-	roleBackground        // the reader goroutine reads
-	roleDead              // the connection failed; every call has ended
-)
-
-// handToReader gives the free reader role to the reader goroutine. It is
-// called with mu held.
-func (c *Conn) handToReader() {
-	c.reading = roleBackground
-	select {
-	case c.rwake <- struct{}{}:
-	default:
-	}
-}
-
-// readLoop reads whenever it holds the reader role: replies owed by
-// submissions whose callers are not reading themselves, and everything
-// when an OnPush handler wants pushes as they come.
-func (c *Conn) readLoop() {
-	defer c.wg.Done()
-	if c.opts.OnPush != nil {
-		c.mu.Lock()
-		if c.reading == roleFree {
-			c.reading = roleBackground
-		}
-		c.mu.Unlock()
-		c.readBackground()
-		return
-	}
-	for {
-		select {
-		case <-c.rwake:
-		case <-c.done:
-			return
-		}
-		if !c.readBackground() {
-			return
-		}
-	}
-}
-
-// readBackground reads while replies are owed (always, with OnPush). It
-// reports false once the connection is dead. A Handler's panic ends a
-// read session (recoverStep), and the next one goes on reading: the
-// recover costs one defer per session, never one per reply.
-func (c *Conn) readBackground() bool {
-	for {
-		if alive, again := c.readSession(); !again {
-			return alive
-		}
-	}
-}
-
-// readSession is readBackground until a Handler panics (again).
-func (c *Conn) readSession() (alive, again bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.recoverStep(r)
-			again = true
-		}
-	}()
-	for {
-		if c.pending.Load() == 0 && c.opts.OnPush == nil {
-			c.mu.Lock()
-			if c.pending.Load() == 0 && c.err == nil {
-				c.reading = roleFree
-				c.mu.Unlock()
-				return true, false
-			}
-			c.mu.Unlock()
-		}
-		if _, err := c.step(); err != nil {
-			if interrupted(err) && c.Err() == nil {
-				// A leader's late interrupt: not ours to obey.
-				c.nc.SetReadDeadline(time.Time{})
-				continue
-			}
-			c.die(err)
-			return false, false
-		}
-	}
-}
-
-// lead reads on the caller's goroutine until h is done or ctx ends, then
-// lets go of the reader role: to nobody when nothing is owed, else to the
-// reader goroutine. A Handler's panic, h's or another submission's read
-// on the way, is recovered (recoverStep) and the leader reads on: the
-// panic never leaves the role held.
-func (c *Conn) lead(ctx context.Context, h wire.Handler) {
-	var stop func() bool
-	if ctx.Done() != nil {
-		c.mu.Lock()
-		c.leadCtx = ctx
-		c.mu.Unlock()
-		stop = context.AfterFunc(ctx, c.onCancel) // no closure to allocate
-	}
-	want := h
-	for {
-		dead, again := c.leadSession(ctx, &want)
-		if dead {
-			if stop != nil {
-				stop()
-			}
-			return
-		}
-		if !again {
-			break
-		}
-	}
-	c.mu.Lock()
-	c.leadCtx = nil // an interrupt still on its way finds no leader
-	c.mu.Unlock()
-	if stop != nil && !stop() {
-		// The interrupt ran, or ran into leadCtx == nil: make sure no
-		// deadline is left.
-		c.nc.SetReadDeadline(time.Time{})
-	}
-	c.mu.Lock()
-	if c.pending.Load() == 0 && c.err == nil {
-		c.reading = roleFree
-	} else {
-		c.handToReader()
-	}
-	c.mu.Unlock()
-}
-
-// leadSession is lead's reading until *want is done or ctx ends (again
-// false), the connection dies (dead), or a Handler panics (again, unless
-// the panic ended *want). When *want panicked in Reply, *want becomes the
-// sunk Handler that stands for it.
-func (c *Conn) leadSession(ctx context.Context, want *wire.Handler) (dead, again bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			done, s := c.recoverStep(r)
-			if s != nil && s.h == *want {
-				*want = s
-			}
-			again = done == nil || done != *want
-		}
-	}()
-	for {
-		done, err := c.step()
-		if err == nil {
-			if done == *want {
-				return false, false
-			}
-			continue
-		}
-		if interrupted(err) && c.Err() == nil {
-			if ctx.Err() != nil {
-				return false, false // our caller gave up; the reader goroutine goes on
-			}
-			c.nc.SetReadDeadline(time.Time{})
-			continue
-		}
-		c.die(err)
-		return true, false
-	}
-}
-
-// interruptLeader wakes the leader blocked in a read when its ctx has
-// ended. It is registered with context.AfterFunc for every leader with a
-// cancellable ctx, as one method value made at dial, so a late call (its
-// leader gone) finds leadCtx nil or not done and does nothing.
-func (c *Conn) interruptLeader() {
-	c.mu.Lock()
-	if c.reading == roleLeader && c.leadCtx != nil && c.leadCtx.Err() != nil {
-		c.nc.SetReadDeadline(time.Unix(1, 0))
-	}
-	c.mu.Unlock()
-}
+// What every holder of the reader role (leader or background: see role)
+// does: read a frame, deliver it, recover a Handler's panic, fail every
+// call when the connection dies.
 
 func interrupted(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
@@ -248,6 +76,25 @@ func (c *Conn) recoverStep(r any) (wire.Handler, *sunk) {
 		panic(r)
 	}
 	e := &c.local[c.li]
+	if o := hookedOf(e.h); o != nil && o.hk > 0 && c.idx < e.n {
+		// A hook's AfterCommand panicked in e's Reply: Reply is
+		// resumed, and e goes on as if it had returned, unless the
+		// wrapped Handler's Reply panicked too (then as below).
+		if r = o.resumeAfter(r); r == nil {
+			c.idx++
+			if c.idx < e.n {
+				return nil, nil
+			}
+			h := e.h
+			if e.block {
+				c.blockEnd()
+			}
+			c.release(e.n)
+			endWith(c.opts.Logger, h, nil)
+			*e, c.li, c.idx = entry{}, c.li+1, 0
+			return h, nil
+		}
+	}
 	if c.idx == e.n {
 		h := e.h
 		*e, c.li, c.idx = entry{}, c.li+1, 0
@@ -307,7 +154,7 @@ func (c *Conn) release(n int) {
 func (c *Conn) die(err error) {
 	c.fault(err)
 	c.mu.Lock()
-	c.reading = roleDead
+	c.setRole(roleDead)
 	err = c.err
 	rest := c.queue
 	c.queue = nil

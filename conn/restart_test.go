@@ -101,16 +101,10 @@ func (l *load) finish(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or waitLong passes.
+// waitFor waits until cond holds (servertest.Eventually).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	servertest.Eventually(t, what, cond)
 }
 
 // The server killed by pid under load: a raw Conn fails every call with

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/kv"
@@ -29,6 +30,8 @@ func TestAllocsHelpers(t *testing.T) {
 	var s conn.Sender = c
 	value := []byte("a value of some thirty-two bytes")
 	dst := make([]byte, 0, 64)
+	var cb cmds.Builder
+	prefix := "user:"
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
@@ -69,6 +72,13 @@ func TestAllocsHelpers(t *testing.T) {
 		{"ZIncrBy", 0, func() { _, err := kv.ZIncrBy(ctx, s, "z", 1, "m"); must(err) }},
 		{"ZRank", 0, func() { _, _, err := kv.ZRank(ctx, s, "z", "m"); must(err) }},
 		{"GetDel of a missing key", 0, func() { _, _, err := kv.GetDel(ctx, s, "missing"); must(err) }},
+		// The one call, on the Conn and through the interface.
+		{"Call Incrby", 0, func() { _, err := kv.Call(ctx, c, cb.Incrby("ctr", 5).Build(), cmds.Int); must(err) }},
+		{"Call Incrby via Sender", 0, func() { _, err := kv.Call(ctx, s, cb.Incrby("ctr", 5).Build(), cmds.Int); must(err) }},
+		{"Call Set", 0, func() { _, err := kv.Call(ctx, s, cb.Set("k", "v").Ex(time.Minute).Build(), cmds.OKOrNil); must(err) }},
+		{"CallNull Get", 1, func() { _, _, err := kv.CallNull(ctx, s, cb.Get("k").Build(), cmds.String); must(err) }},
+		{"CallNull Get of a missing key", 0, func() { _, _, err := kv.CallNull(ctx, s, cb.Get("missing").Build(), cmds.String); must(err) }},
+		{"Call concatenated key", 0, func() { _, err := kv.Call(ctx, s, cb.Incr(prefix+"ctr").Build(), cmds.Int); must(err) }},
 	} {
 		for range 100 { // warm up pools and buffers
 			b.call()

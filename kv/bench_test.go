@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/servertest"
 	"github.com/echomq/echomq-go/kv"
@@ -56,6 +57,13 @@ var ops = map[string]map[string]op{
 			_, err := s.Do(ctx, "GET", "bench:key")
 			return err
 		},
+		"call": func(ctx context.Context, s conn.Sender, _ []byte) error {
+			b := benchBuilders.Get().(*cmds.Builder)
+			v, _, err := kv.CallNull(ctx, s, b.Get("bench:key").Build(), cmds.String)
+			benchBuilders.Put(b)
+			sink = v
+			return err
+		},
 	},
 	"SET": {
 		"helper": func(ctx context.Context, s conn.Sender, _ []byte) error {
@@ -68,15 +76,27 @@ var ops = map[string]map[string]op{
 			_, err := s.Do(ctx, "SET", "bench:key", string(value64))
 			return err
 		},
+		"call": func(ctx context.Context, s conn.Sender, _ []byte) error {
+			b := benchBuilders.Get().(*cmds.Builder)
+			_, err := kv.Call(ctx, s, b.Set("bench:key", value64s).Build(), cmds.OKOrNil)
+			benchBuilders.Put(b)
+			return err
+		},
 	},
 }
+
+// benchBuilders gives each op of the "call" rows a Builder, as a caller
+// keeps one per goroutine.
+var benchBuilders = sync.Pool{New: func() any { return new(cmds.Builder) }}
+
+var value64s = string(value64)
 
 func BenchmarkHelpers(b *testing.B) {
 	servertest.Need(b, srv)
 	ctx := context.Background()
 	for _, cmd := range []string{"GET", "SET"} {
 		for _, g := range []int{1, 64} {
-			for _, via := range []string{"helper", "dofunc", "do"} {
+			for _, via := range []string{"helper", "dofunc", "do", "call"} {
 				b.Run(cmd+"/g="+strconv.Itoa(g)+"/via="+via, func(b *testing.B) {
 					c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr})
 					if err != nil {

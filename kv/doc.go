@@ -10,6 +10,22 @@
 //	user, err := kv.HGetAll(ctx, cl, "user:42") // map[string]string
 //	for key, err := range kv.Scan(ctx, cl, kv.ScanOptions{Match: "user:*"}) { … }
 //
+// # The one call
+//
+// Any command of package cmds runs in one line with its typed result:
+// Call sends a built command and reads its reply with the decoder cmds
+// names for it (Info.Reply: cmds.Int, cmds.Strings, cmds.StringMap, …);
+// CallNull does the same for a reply that can be nil, with an ok bool:
+//
+//	var b cmds.Builder // one per goroutine
+//	n, err := kv.Call(ctx, cl, b.Incrby("visits", 5).Build(), cmds.Int)
+//	v, ok, err := kv.CallNull(ctx, cl, b.Get("greeting").Build(), cmds.String)
+//
+// In a pipeline the same command and decoder make the typed handle:
+// pipeline.Decode(&batch, cmd, cmds.Int) (batch.Int(cmd) for short).
+// The named helpers below are short names for the commands used most;
+// those added with package cmds are Call over a pooled Builder.
+//
 // # Arguments
 //
 // Keys, fields and names are strings. Values (SET's, list elements, set

@@ -47,7 +47,7 @@ func BenchmarkOverhead(b *testing.B) {
 		{"SET", resp.Value{Type: resp.SimpleString, Str: []byte("OK")}},
 	} {
 		var s conn.Sender = &echoSender{c.reply}
-		for _, via := range []string{"helper", "dofunc"} {
+		for _, via := range []string{"helper", "dofunc", "call"} {
 			b.Run(c.cmd+"/via="+via, func(b *testing.B) {
 				f := ops[c.cmd][via]
 				buf := make([]byte, 0, 256)

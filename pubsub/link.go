@@ -93,6 +93,11 @@ func dialLink(ctx context.Context, o Options, hooks []conn.Hook, sink func(*link
 	defer cancel()
 	nc, err := dial.Transport(ctx, cfg)
 	if err != nil {
+		var ce *dial.ConfigError
+		if errors.As(err, &ce) {
+			// conn.ErrBadOptions, as conn.Dial says it.
+			return nil, fmt.Errorf("pubsub: %w: %s", conn.ErrBadOptions, ce.Error())
+		}
 		var op *net.OpError
 		if errors.As(err, &op) {
 			return nil, fmt.Errorf("pubsub: %w", err) // it names the address

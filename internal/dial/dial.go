@@ -61,17 +61,25 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// ErrBadOptions is matched by the error of Transport given a Config no
-// connection can be made with; nothing is dialed.
-var ErrBadOptions = errors.New("bad options")
+// ConfigError is the error of Transport given a Config no connection can
+// be made with; nothing is dialed. It has no public identity of its own:
+// the public packages map it to theirs (conn.ErrBadOptions), so that the
+// error a user matches is owned by the package the user called.
+type ConfigError struct {
+	Field  string // the Config field, as conn.Options names it
+	Reason string // what is wrong with it
+}
+
+// Error describes the field and what is wrong with it.
+func (e *ConfigError) Error() string { return e.Field + " " + e.Reason }
 
 // Transport dials the address and wraps the connection in TLS when
 // c.TLS is set. TCP connections get TCP_NODELAY and keep-alives. A
-// Protocol other than 2 or 3 (after WithDefaults) is refused with an
-// error matching ErrBadOptions before dialing.
+// Protocol other than 2 or 3 (after WithDefaults) is refused with a
+// *ConfigError before dialing.
 func Transport(ctx context.Context, c Config) (net.Conn, error) {
 	if c.Protocol != 2 && c.Protocol != 3 {
-		return nil, fmt.Errorf("%w: Protocol %d: want 2, 3 or 0 (3)", ErrBadOptions, c.Protocol)
+		return nil, &ConfigError{Field: "Protocol", Reason: strconv.Itoa(c.Protocol) + ": want 2, 3 or 0 (3)"}
 	}
 	dial := c.Dialer
 	if dial == nil {
