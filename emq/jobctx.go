@@ -11,8 +11,8 @@ import (
 // at a timeout, a lost lease, a cancel of the job, or when the worker
 // gives up. A context.WithCancelCause per job cost two allocations and
 // most of a handler goroutine's time per job when the handler is quick; a
-// jobCtx costs none of its own (a round allocates its jobs' contexts in
-// one slab, see exchange) and a lock at its cancel.
+// jobCtx costs none of its own (each handler goroutine allocates its
+// jobs' contexts in slabs, see slot.nextCtx) and a lock at its cancel.
 //
 // What only a standard cancelCtx can do is delegated to one made on first
 // need: Done (its channel), and Value (context.Cause and context.AfterFunc

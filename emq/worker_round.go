@@ -220,12 +220,14 @@ func (w *Worker) exchange(r *round, n int) {
 	if n > 0 {
 		jobs = make([]Job, 0, n) // the handlers keep pointers into it
 	}
-	start := time.Now()
-	settled, jobs, err := w.q.AppendSettleClaim(w.life, r.settled[:0], jobs, r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
+	start := w.clock()
+	// roundCtx is life, marked (for this module's executors) so that the
+	// reply is decoded as it is read, straight into settled and jobs.
+	settled, jobs, err := w.q.AppendSettleClaim(w.roundCtx, r.settled[:0], jobs, r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
 	for try := 0; len(batch) > 0 && try < ackResends && w.resendable(err, try); try++ {
-		settled, jobs, err = w.q.AppendSettleClaim(w.life, r.settled[:0], jobs[:0], r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
+		settled, jobs, err = w.q.AppendSettleClaim(w.roundCtx, r.settled[:0], jobs[:0], r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
 	}
-	at := time.Now()
+	at := w.clock()
 	r.settled = settled
 	w.report(batch, settled, err)
 	r.inHand -= len(batch)
@@ -240,10 +242,6 @@ func (w *Worker) exchange(r *round, n int) {
 		return
 	}
 	w.stats.claimed.Add(uint64(len(jobs)))
-	var ctxs []jobCtx // the jobs' contexts, one allocation for the round
-	if len(jobs) > 0 {
-		ctxs = make([]jobCtx, len(jobs))
-	}
 	for i := range jobs {
 		if err := checkID(jobs[i].ID); err != nil {
 			// A row no transition of this package takes (another
@@ -254,7 +252,7 @@ func (w *Worker) exchange(r *round, n int) {
 			continue
 		}
 		r.inHand++
-		w.jobs <- claimed{job: &jobs[i], ctx: &ctxs[i], at: at}
+		w.jobs <- claimed{job: &jobs[i], at: at}
 	}
 	if n > 0 {
 		switch {
