@@ -221,11 +221,16 @@ func (w *Worker) exchange(r *round, n int) {
 		jobs = make([]Job, 0, n) // the handlers keep pointers into it
 	}
 	start := w.clock()
-	// roundCtx is life, marked (for this module's executors) so that the
-	// reply is decoded as it is read, straight into settled and jobs.
-	settled, jobs, err := w.q.AppendSettleClaim(w.roundCtx, r.settled[:0], jobs, r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
+	// The round's ctx is life, marked (for this module's executors) so
+	// that the reply is decoded as it is read, straight into settled and
+	// jobs.
+	ctx := w.roundCtx
+	if ctx == nil {
+		ctx = w.life // a round run without Start (the tests')
+	}
+	settled, jobs, err := w.q.AppendSettleClaim(ctx, r.settled[:0], jobs, r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
 	for try := 0; len(batch) > 0 && try < ackResends && w.resendable(err, try); try++ {
-		settled, jobs, err = w.q.AppendSettleClaim(w.roundCtx, r.settled[:0], jobs[:0], r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
+		settled, jobs, err = w.q.AppendSettleClaim(ctx, r.settled[:0], jobs[:0], r.outcomes, w.cfg.Retention, w.cfg.Lease, n)
 	}
 	at := w.clock()
 	r.settled = settled
