@@ -24,8 +24,8 @@ import (
 // A jobCtx is never reused: a context a handler leaked to a goroutine ends
 // with its job and stays ended.
 type jobCtx struct {
-	state atomic.Uint32 // ctxEnded, ctxStd
-	mu    sync.Mutex    // guards std, end and cause, and makes std and a cancel with a cause one step
+	state atomic.Uint32           // ctxEnded, ctxStd
+	mu    sync.Mutex              // guards std, end and cause, and makes std and a cancel with a cause one step
 	std   context.Context         // made on first need; nil before
 	end   context.CancelCauseFunc // std's
 	cause error                   // the cancel's cause (nil: context.Canceled)
