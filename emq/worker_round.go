@@ -236,10 +236,7 @@ func (w *Worker) exchange(r *round, n int) {
 		w.stats.ackBatches.Add(1)
 	}
 	w.stats.rounds.Add(1)
-	var jobs []Job
-	if n > 0 {
-		jobs = make([]Job, 0, n) // the handlers keep pointers into it
-	}
+	var jobs []Job // made by the reply's decoding, of the size claimed: the handlers keep pointers into it
 	start := w.clock()
 	// The round's ctx is life, marked (for this module's executors) so
 	// that the reply is decoded as it is read, straight into settled and
