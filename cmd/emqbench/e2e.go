@@ -172,7 +172,8 @@ type e2eRun struct {
 
 	start   time.Time
 	workers []*emq.Worker
-	server  *jobs.Server // with -jobs, in place of workers
+	clocks  []*roundClock // one per worker
+	server  *jobs.Server  // with -jobs, in place of workers
 	rep     e2eReport
 
 	total int64          // the jobs to run (-n)
@@ -359,7 +360,7 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 		}
 		switch ev.Kind {
 		case emq.EventCompleted:
-			r.completedJob(ev.Job.ID, ev.Job.Payload, clock.now(), done, lat, failWith)
+			r.completedJob(ev.Job.ID, ev.Job.Payload, clock.now(), done, clock.recorder(lat), failWith)
 		case emq.EventRetried:
 			if !errors.Is(ev.Err, errInjected) {
 				failWith(fmt.Errorf("worker: job %s retried: %v", ev.Job.ID, ev.Err))
@@ -372,6 +373,7 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 	per := (r.cfg.goroutines + len(r.qq.qs) - 1) / len(r.qq.qs)
 	for _, q := range r.qq.qs {
 		clock := new(roundClock)
+		r.clocks = append(r.clocks, clock)
 		wc := emq.WorkerConfig{
 			Concurrency: per, Lease: e2eLease, OnEvent: func(ev emq.Event) { onEvent(clock, ev) },
 			PollMin: time.Millisecond, PollMax: 5 * time.Millisecond,
@@ -418,10 +420,21 @@ func (r *e2eRun) handle(id string, body []byte, attempt int64) error {
 // (the only caller of now), as the one reply that settled them arrives,
 // so they share that reply's time; a clock read per completion was ~5% of
 // the client's CPU in the native e2e profile, a cost of the harness.
+//
+// Its completions' latencies are coalesced: the jobs of one enqueue call
+// share their stamp, and those that one reply settled share their time,
+// so runs of equal latencies are recorded once each, with their count (a
+// histogram record per job was ~2% of the client's CPU in the native e2e
+// profile, a cost of the harness). shutdown flushes what is kept.
 type roundClock struct {
 	w     *emq.Worker
 	round uint64 // the worker's Rounds when at was read
 	at    int64  // Unix ns
+
+	lat   *latencies
+	shard int           // of the latencies kept,
+	d     time.Duration // their value
+	n     int64         // and their count
 }
 
 // now is the time of the round whose completions are being reported: the
@@ -434,9 +447,39 @@ func (c *roundClock) now() int64 {
 	return c.at
 }
 
+// recorder is how a completion's latency is recorded: into lat, or,
+// from a worker's events, through its roundClock (see coalesce).
+type recorder interface {
+	record(shard int, d time.Duration)
+}
+
+// recorder returns c recording into lat.
+func (c *roundClock) recorder(lat *latencies) recorder {
+	c.lat = lat
+	return c
+}
+
+// record keeps d for shard, recorded together with the equal ones that
+// follow it (coalesce).
+func (c *roundClock) record(shard int, d time.Duration) {
+	if c.n > 0 && (c.shard != shard || c.d != d) {
+		c.flush()
+	}
+	c.shard, c.d = shard, d
+	c.n++
+}
+
+// flush records the latencies kept.
+func (c *roundClock) flush() {
+	if c.n > 0 {
+		c.lat.recordN(c.shard, c.d, c.n)
+		c.n = 0
+	}
+}
+
 // completedJob records the completion at now (Unix ns) of job id whose
 // body holds its index and stamp.
-func (r *e2eRun) completedJob(id string, body []byte, now int64, done *atomic.Int64, lat *latencies, failWith func(error)) {
+func (r *e2eRun) completedJob(id string, body []byte, now int64, done *atomic.Int64, lat recorder, failWith func(error)) {
 	e, i, stamp := r.decode(body)
 	if e == nil {
 		failWith(fmt.Errorf("completed job %s of no index", id))
@@ -457,6 +500,9 @@ func (r *e2eRun) completedJob(id string, body []byte, now int64, done *atomic.In
 func (r *e2eRun) shutdown() {
 	r.shutdownServer()
 	shutdownAll(r.workers)
+	for _, c := range r.clocks {
+		c.flush() // the round loops are done: no event comes now
+	}
 	for _, w := range r.workers {
 		st := w.Stats()
 		r.rep.WorkerCalls += st.Rounds
