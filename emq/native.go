@@ -412,3 +412,17 @@ func (q *Queue) IsNative() bool {
 	}
 	return false
 }
+
+// decodesInReply reports whether x is one of this module's executors,
+// which hand a transition's fn to package wire's calls as it is: a
+// worker's settle_claim through it may then be decoded as its reply is
+// read (wire.InReply), once, straight into the round's jobs, instead of
+// copied whole into the call's arena first. Any other executor (a
+// user's) gets the worker's context unmarked.
+func decodesInReply(x dispatch.Executor) bool {
+	switch x.(type) {
+	case *dispatch.Native, *dispatch.Scripted, *nativeExec:
+		return true
+	}
+	return false
+}

@@ -2,6 +2,7 @@ package emq
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/echomq/echomq-go/resp"
@@ -219,6 +220,12 @@ func (o *op) readSettle(v resp.Value) error {
 			}
 			o.settled[base+i] = s
 		}
+	}
+	if js := v.Elems[1]; js.Type == resp.Array {
+		// Room for the jobs the reply holds, in one allocation of their
+		// size (a worker passes no room: its handlers keep pointers into
+		// each round's jobs).
+		o.jobs = slices.Grow(o.jobs, len(js.Elems)/3)
 	}
 	jobs, err := appendJobs(o.jobs, script, v.Elems[1])
 	if err != nil {

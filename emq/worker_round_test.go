@@ -261,3 +261,36 @@ func TestQuietIsALowerBound(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerOutcomesWaitForThePollsClaim: a round that claims fewer jobs
+// than it asked for starts the poll; the outcomes of those jobs, their
+// handlers all done, wait for the poll's claim (due within maxHold)
+// rather than go in a round of their own: every round claims, and the
+// completions are settled all the same. It failed before the hold, when
+// each partial claim was followed by a settle-only round (Rounds >
+// Claims).
+func TestWorkerOutcomesWaitForThePollsClaim(t *testing.T) {
+	q := fresh(t, "hold")
+	const batches, per = 5, 3
+	completed := make(chan struct{}, batches*per)
+	w := startWorker(t, q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{
+		Concurrency: 8, PollMin: time.Millisecond, PollMax: time.Millisecond,
+		OnEvent: func(e Event) {
+			if e.Kind == EventCompleted {
+				completed <- struct{}{}
+			}
+		},
+	})
+	for b := range batches {
+		_, err := q.EnqueueBulk(tctx(t), make([][]byte, per))
+		require.NoError(t, err)
+		for range per {
+			recv(t, completed, "batch "+strconv.Itoa(b)+" completed")
+		}
+	}
+	st := w.Stats()
+	t.Logf("%d jobs in %d rounds (%d claiming, %d settling)", batches*per, st.Rounds, st.Claims, st.AckBatches)
+	require.EqualValues(t, batches*per, st.Completed)
+	require.Equal(t, st.Claims, st.Rounds, "a round that only settled")
+	require.Zero(t, st.Errors)
+}

@@ -388,9 +388,10 @@ func TestWorkerRunAndPollBackoff(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(ctx) }()
 	// Let it poll past the doubling (1+2+...+32 = 63 ms) into the steady
-	// 50 ms waits: at least 3 claims and 600 ms.
-	waitFor(t, hangGuard, "three claims", func() bool { return w.Stats().Claims >= 3 })
-	time.Sleep(600*time.Millisecond - time.Since(start))
+	// 50 ms waits: ten claims take at least 213 ms of waits (a worker
+	// that did not wait would make them at once, and fail the bound
+	// below).
+	waitFor(t, hangGuard, "ten claims", func() bool { return w.Stats().Claims >= 10 })
 	cancel()
 	select {
 	case err := <-ran:
@@ -401,8 +402,8 @@ func TestWorkerRunAndPollBackoff(t *testing.T) {
 		t.Fatal("Run did not return after its ctx ended")
 	}
 	elapsed := time.Since(start)
-	// The most claims the waits leave room for in elapsed: about 17 in
-	// 600 ms, where polling every PollMin would make hundreds.
+	// The most claims the waits leave room for in elapsed: about 10 in
+	// 250 ms, where polling every PollMin would make hundreds.
 	maxClaims, waited := uint64(1), time.Duration(0)
 	for poll := pollMin; waited+poll <= elapsed; poll = min(2*poll, pollMax) {
 		waited += poll

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/echomq/echomq-go/emq"
 	"github.com/echomq/echomq-go/jobs"
@@ -71,6 +73,22 @@ func (t *e2eTable) reserve(end int64) error {
 	return nil
 }
 
+// prefault makes room for the indices below end and touches every page
+// of the memory: a run of a known size takes its table before it is
+// measured, for the first write to each page (a page fault, and the
+// runtime zeroing a fresh page of the table) was ~4% of the client's CPU
+// in the native e2e profile, a cost of the harness.
+func (t *e2eTable) prefault(end int64) error {
+	if err := t.reserve(end); err != nil {
+		return err
+	}
+	const step = 4096 / int64(unsafe.Sizeof(e2eJob{}))
+	for i := int64(0); i < end; i += step {
+		t.at(i).id = 0
+	}
+	return nil
+}
+
 // histShard is the latency shard job i records into: one for a run of
 // e2ePageSize consecutive jobs. Spreading consecutive jobs over every
 // shard (by i itself) kept the hot counts of all 16 histograms of both
@@ -79,17 +97,23 @@ func (t *e2eTable) reserve(end int64) error {
 // jobs at a time rarely wait for each other's shard.
 func histShard(i int64) int { return int(i >> e2ePageBits) }
 
-// idHash is the FNV-1a hash of a job id, which e2eJob keeps in place of
-// the id: two different ids of one run hash alike with odds of about
-// 2^-64 per pair.
-func idHash(id string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	return h
-}
+// idHash is the hash of a job id (hash/maphash, one seed per process),
+// which e2eJob keeps in place of the id: two different ids of one run
+// hash alike with odds of about 2^-64 per pair. FNV-1a, a multiply per
+// byte, was ~3% of the client's CPU in the native e2e profile (two ids
+// hashed per job), a cost of the harness.
+func idHash(id string) uint64 { return maphash.String(idSeed, id) }
+
+var idSeed = maphash.MakeSeed()
+
+// wallClock is the wall time in Unix ns as the e2e run reads it per job
+// (the enqueue stamp, a handler's start, a round's completions): from the
+// monotonic clock alone, advanced from the process's start, which is one
+// clock read where time.Now makes two (~80 ns a time.Now on a VM's
+// kvm-clock), a cost of the harness.
+func wallClock() int64 { return clockBase.UnixNano() + int64(time.Since(clockBase)) }
+
+var clockBase = time.Now()
 
 // at returns job i, or nil when i was never reserved.
 func (t *e2eTable) at(i int64) *e2eJob {
@@ -148,7 +172,8 @@ type e2eRun struct {
 
 	start   time.Time
 	workers []*emq.Worker
-	server  *jobs.Server // with -jobs, in place of workers
+	clocks  []*roundClock // one per worker
+	server  *jobs.Server  // with -jobs, in place of workers
 	rep     e2eReport
 
 	total int64          // the jobs to run (-n)
@@ -176,6 +201,9 @@ func e2eWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 		},
 		report:  r.fill,
 		cleanup: qq.cleanup(nd),
+	}
+	if cfg.n != unbounded {
+		wl.prepare = func(context.Context) error { return r.jobs.prefault(cfg.n) }
 	}
 	for range cfg.producers {
 		c, err := nd.dial(ctx)
@@ -283,7 +311,7 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 	}
 	defer r.shutdown()
 
-	r.start = time.Now()
+	r.start = time.Unix(0, wallClock()) // the clock of the stamps and lastDone
 	r.lastDone.Store(r.start.UnixNano())
 	pctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -332,7 +360,7 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 		}
 		switch ev.Kind {
 		case emq.EventCompleted:
-			r.completedJob(ev.Job.ID, ev.Job.Payload, clock.now(), done, lat, failWith)
+			r.completedJob(ev.Job.ID, ev.Job.Payload, clock.now(), done, clock.recorder(lat), failWith)
 		case emq.EventRetried:
 			if !errors.Is(ev.Err, errInjected) {
 				failWith(fmt.Errorf("worker: job %s retried: %v", ev.Job.ID, ev.Err))
@@ -345,6 +373,7 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 	per := (r.cfg.goroutines + len(r.qq.qs) - 1) / len(r.qq.qs)
 	for _, q := range r.qq.qs {
 		clock := new(roundClock)
+		r.clocks = append(r.clocks, clock)
 		wc := emq.WorkerConfig{
 			Concurrency: per, Lease: e2eLease, OnEvent: func(ev emq.Event) { onEvent(clock, ev) },
 			PollMin: time.Millisecond, PollMax: 5 * time.Millisecond,
@@ -370,7 +399,7 @@ func (r *e2eRun) startWorkers(done *atomic.Int64, lat *latencies, failWith func(
 // handle is the handler's work on job id: body holds its index and
 // enqueue stamp; the first attempt of a failing job fails.
 func (r *e2eRun) handle(id string, body []byte, attempt int64) error {
-	now := time.Now().UnixNano()
+	now := wallClock()
 	e, i, stamp := r.decode(body)
 	if e == nil {
 		return fmt.Errorf("job %s of no index", id)
@@ -391,10 +420,21 @@ func (r *e2eRun) handle(id string, body []byte, attempt int64) error {
 // (the only caller of now), as the one reply that settled them arrives,
 // so they share that reply's time; a clock read per completion was ~5% of
 // the client's CPU in the native e2e profile, a cost of the harness.
+//
+// Its completions' latencies are coalesced: the jobs of one enqueue call
+// share their stamp, and those that one reply settled share their time,
+// so runs of equal latencies are recorded once each, with their count (a
+// histogram record per job was ~2% of the client's CPU in the native e2e
+// profile, a cost of the harness). shutdown flushes what is kept.
 type roundClock struct {
 	w     *emq.Worker
 	round uint64 // the worker's Rounds when at was read
 	at    int64  // Unix ns
+
+	lat   *latencies
+	shard int           // of the latencies kept,
+	d     time.Duration // their value
+	n     int64         // and their count
 }
 
 // now is the time of the round whose completions are being reported: the
@@ -402,14 +442,44 @@ type roundClock struct {
 // the reports of two rounds and not within one.
 func (c *roundClock) now() int64 {
 	if n := c.w.Stats().Rounds; n != c.round || c.at == 0 {
-		c.round, c.at = n, time.Now().UnixNano()
+		c.round, c.at = n, wallClock()
 	}
 	return c.at
 }
 
+// recorder is how a completion's latency is recorded: into lat, or,
+// from a worker's events, through its roundClock (see coalesce).
+type recorder interface {
+	record(shard int, d time.Duration)
+}
+
+// recorder returns c recording into lat.
+func (c *roundClock) recorder(lat *latencies) recorder {
+	c.lat = lat
+	return c
+}
+
+// record keeps d for shard, recorded together with the equal ones that
+// follow it (coalesce).
+func (c *roundClock) record(shard int, d time.Duration) {
+	if c.n > 0 && (c.shard != shard || c.d != d) {
+		c.flush()
+	}
+	c.shard, c.d = shard, d
+	c.n++
+}
+
+// flush records the latencies kept.
+func (c *roundClock) flush() {
+	if c.n > 0 {
+		c.lat.recordN(c.shard, c.d, c.n)
+		c.n = 0
+	}
+}
+
 // completedJob records the completion at now (Unix ns) of job id whose
 // body holds its index and stamp.
-func (r *e2eRun) completedJob(id string, body []byte, now int64, done *atomic.Int64, lat *latencies, failWith func(error)) {
+func (r *e2eRun) completedJob(id string, body []byte, now int64, done *atomic.Int64, lat recorder, failWith func(error)) {
 	e, i, stamp := r.decode(body)
 	if e == nil {
 		failWith(fmt.Errorf("completed job %s of no index", id))
@@ -430,6 +500,9 @@ func (r *e2eRun) completedJob(id string, body []byte, now int64, done *atomic.In
 func (r *e2eRun) shutdown() {
 	r.shutdownServer()
 	shutdownAll(r.workers)
+	for _, c := range r.clocks {
+		c.flush() // the round loops are done: no event comes now
+	}
 	for _, w := range r.workers {
 		st := w.Stats()
 		r.rep.WorkerCalls += st.Rounds
@@ -471,7 +544,7 @@ func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 				}
 			}
 		}
-		stamp := uint64(time.Now().UnixNano())
+		stamp := uint64(wallClock())
 		for i := range k {
 			r.envelope(payloads[i], first+int64(i))
 			binary.BigEndian.PutUint64(payloads[i][off:], uint64(first)+uint64(i))

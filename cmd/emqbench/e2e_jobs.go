@@ -51,7 +51,7 @@ func (r *e2eRun) startServer(done *atomic.Int64, lat *latencies, failWith func(e
 	onEvent := func(ev jobs.Event) {
 		switch ev.Kind {
 		case jobs.EventCompleted:
-			r.completedJob(ev.Job.ID, ev.Job.Payload[min(off, len(ev.Job.Payload)):], time.Now().UnixNano(), done, lat, failWith)
+			r.completedJob(ev.Job.ID, ev.Job.Payload[min(off, len(ev.Job.Payload)):], wallClock(), done, lat, failWith)
 		case jobs.EventRetried:
 			if ev.Err != errInjected.Error() {
 				failWith(fmt.Errorf("server: job %s retried: %v", ev.Job.ID, ev.Err))

@@ -51,6 +51,15 @@ func (l *latencies) record(g int, d time.Duration) {
 	s.mu.Unlock()
 }
 
+// recordN adds n latencies d observed by goroutine g.
+func (l *latencies) recordN(g int, d time.Duration, n int64) {
+	v := min(max(int64(d), histLowest), histHighest)
+	s := &l.shards[g%histShards]
+	s.mu.Lock()
+	_ = s.h.RecordValues(v, n) // in range by construction
+	s.mu.Unlock()
+}
+
 // merged returns every shard merged into one histogram.
 func (l *latencies) merged() *hdrhistogram.Histogram {
 	all := hdrhistogram.New(histLowest, histHighest, histDigits)

@@ -14,6 +14,7 @@ const (
 	waiting int32 = iota
 	finished
 	abandoned
+	replying // an InReply call's fn runs in Reply: the caller can no longer abandon it
 )
 
 // call is a pooled Handler for one command whose caller waits for it. The
@@ -28,6 +29,13 @@ type call struct {
 	val   resp.Value
 	err   error
 	facts Facts // the command's, when it came without
+
+	// An InReply call: fn runs in Reply on the reply as read, and what it
+	// returned (or the server's error reply) is fnErr; a panic of fn is
+	// caught there and raised again on the caller's goroutine.
+	fn       func(resp.Value) error
+	fnErr    error
+	panicked any
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -42,20 +50,46 @@ func putCall(c *call) {
 	c.arena.Reset()
 	c.facts.Reset()
 	c.val, c.err = resp.Value{}, nil
+	c.fn, c.fnErr, c.panicked = nil, nil, nil
 	callPool.Put(c)
 }
 
-// Reply keeps the reply unless the caller has gone.
+// Reply keeps the reply unless the caller has gone; an InReply call
+// decodes it with fn instead, unless the caller has gone.
 func (c *call) Reply(_ int, v resp.Value) {
+	if c.fn != nil {
+		// From here on the caller cannot abandon the call (wait waits
+		// for Done): fn writes into what the caller owns, and the caller
+		// reads it only once woken.
+		if c.state.CompareAndSwap(waiting, replying) {
+			c.decode(v)
+		}
+		return
+	}
 	if c.state.Load() != abandoned {
 		c.val = c.arena.Retain(v)
 	}
 }
 
+// decode runs fn on v (a view of the connection's buffer, valid only
+// now), or keeps v's server error; a panic of fn is kept for the caller.
+func (c *call) decode(v resp.Value) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.panicked = r
+		}
+	}()
+	if v.IsError() {
+		c.fnErr = v.Err()
+		return
+	}
+	c.fnErr = c.fn(v)
+}
+
 // Done wakes the caller, or recycles the call when the caller has gone.
 func (c *call) Done(err error) {
 	c.err = err
-	if c.state.CompareAndSwap(waiting, finished) {
+	if c.state.CompareAndSwap(waiting, finished) || c.state.CompareAndSwap(replying, finished) {
 		c.done <- struct{}{}
 		return
 	}
@@ -159,9 +193,33 @@ func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value
 	return cl.exchange(ctx, s, w, fn)
 }
 
+// InReply returns ctx marked for DoFunc and its kin (DoFuncAs,
+// DoFuncMade, DoCommand): given it, they run fn in the call's Reply, on
+// the goroutine that reads the reply (the caller's own when it leads the
+// reading, else the connection's reader), on the reply as read, before
+// the caller is woken. The reply is then decoded once, straight into
+// fn's destination, instead of being copied into the call's arena first
+// and decoded from there. Once fn has started the call can no longer be
+// abandoned: a caller whose ctx ends meanwhile waits the few moments fn
+// takes, and gets its result. A server error reply is the call's error,
+// fn not called, as without the mark; a panic of fn is raised again on
+// the caller's goroutine when it is woken.
+//
+// Only for a fn of this module's that decodes and nothing more: it must
+// not block, nor send on any connection, for it holds up every reply
+// behind its own. The marked ctx is otherwise ctx (Done, Err, Value and
+// Deadline are ctx's); make it once, it allocates.
+func InReply(ctx context.Context) context.Context { return &replyCtx{ctx} }
+
+// replyCtx is a ctx marked by InReply.
+type replyCtx struct{ context.Context }
+
 // exchange sends w with cl as its Handler, waits for the reply and
 // recycles cl.
 func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Value) error) error {
+	if _, in := ctx.(*replyCtx); in && fn != nil {
+		cl.fn = fn
+	}
 	if err := s.Send(ctx, w, cl); err != nil {
 		putCall(cl)
 		return err
@@ -172,6 +230,14 @@ func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Val
 	}
 	if err != nil {
 		putCall(cl)
+		return err
+	}
+	if cl.fn != nil {
+		err, p := cl.fnErr, cl.panicked
+		putCall(cl)
+		if p != nil {
+			panic(p)
+		}
 		return err
 	}
 	if cl.val.IsError() {
