@@ -9,13 +9,15 @@ import (
 
 	"github.com/echomq/echomq-go/cache"
 	"github.com/echomq/echomq-go/cluster"
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/emq"
 	"github.com/echomq/echomq-go/kv"
 )
 
-// oneCall is the README's "The one call": connect by URL, a typed helper
-// for the everyday commands, Do for any other.
+// oneCall is the README's "The one call": connect by URL, build any
+// command with cmds and run it in one line with its typed result; Do for
+// anything ad hoc.
 func oneCall(ctx context.Context, url string, w io.Writer) error {
 	c, err := conn.Connect(ctx, url) // redis://, rediss:// (TLS), valkey://, unix://; ?protocol=2 for RESP2
 	if err != nil {
@@ -23,18 +25,19 @@ func oneCall(ctx context.Context, url string, w io.Writer) error {
 	}
 	defer c.Close()
 
-	if err := kv.Set(ctx, c, "greeting", "hello"); err != nil {
+	var b cmds.Builder // one per goroutine; it reuses its memory
+	if _, err := kv.Call(ctx, c, b.Set("greeting", "hello").Build(), cmds.OKOrNil); err != nil {
 		return err
 	}
-	v, ok, err := kv.Get(ctx, c, "greeting") // ok == false for a missing key: never an error
+	v, ok, err := kv.CallNull(ctx, c, b.Get("greeting").Build(), cmds.String) // ok == false for a missing key: never an error
 	if err != nil {
 		return err
 	}
-	n, err := c.Do(ctx, "STRLEN", "greeting") // any command, its arguments as values
+	n, err := kv.Call(ctx, c, b.Strlen("greeting").Build(), cmds.Int)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, v, ok, n.Int)
+	fmt.Fprintln(w, v, ok, n)
 	return nil
 }
 
