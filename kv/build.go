@@ -38,12 +38,33 @@ func builder() *cmds.Builder { return builders.Get().(*cmds.Builder) }
 func Call[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec func(resp.Value) (T, error)) (T, error) {
 	var out T
 	err := c.Err()
-	if err == nil {
-		err = wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
-			out, err = dec(v)
-			return err
-		})
+	if err != nil {
+		return out, err
 	}
+	// The decoders of the common results run in a pooled state whose
+	// method value is made once: a closure over out would escape (the
+	// call may keep fn for the reader) and cost two allocations.
+	switch d := any(dec).(type) {
+	case func(resp.Value) (int64, error):
+		return out, pooled(ctx, s, c, &intStates, d, &out)
+	case func(resp.Value) (bool, error):
+		return out, pooled(ctx, s, c, &boolStates, d, &out)
+	case func(resp.Value) (string, error):
+		return out, pooled(ctx, s, c, &stringStates, d, &out)
+	case func(resp.Value) (float64, error):
+		return out, pooled(ctx, s, c, &floatStates, d, &out)
+	}
+	return callFunc(ctx, s, c, dec)
+}
+
+// callFunc is Call for the other results, through a closure (its own
+// out, so that Call's stays on the stack).
+func callFunc[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec func(resp.Value) (T, error)) (T, error) {
+	var out T
+	err := wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
+		out, err = dec(v)
+		return err
+	})
 	return out, err
 }
 
@@ -57,13 +78,107 @@ func CallNull[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec fun
 	var out T
 	var ok bool
 	err := c.Err()
-	if err == nil {
-		err = wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
-			out, ok, err = dec(v)
-			return err
-		})
+	if err != nil {
+		return out, ok, err
 	}
+	switch d := any(dec).(type) {
+	case func(resp.Value) (string, bool, error):
+		err = pooledNull(ctx, s, c, &nullStringStates, d, &out, &ok)
+		return out, ok, err
+	case func(resp.Value) (int64, bool, error):
+		err = pooledNull(ctx, s, c, &nullIntStates, d, &out, &ok)
+		return out, ok, err
+	case func(resp.Value) (float64, bool, error):
+		err = pooledNull(ctx, s, c, &nullFloatStates, d, &out, &ok)
+		return out, ok, err
+	}
+	return callNullFunc(ctx, s, c, dec)
+}
+
+// callNullFunc is callFunc for CallNull.
+func callNullFunc[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec func(resp.Value) (T, bool, error)) (T, bool, error) {
+	var out T
+	var ok bool
+	err := wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
+		out, ok, err = dec(v)
+		return err
+	})
 	return out, ok, err
+}
+
+// state is a pooled Call of a U result: fn, its decode method value, is
+// made once per state, so a call makes no closure.
+type state[U any] struct {
+	dec func(resp.Value) (U, error)
+	out U
+	fn  func(resp.Value) error
+}
+
+func (st *state[U]) decode(v resp.Value) (err error) {
+	st.out, err = st.dec(v)
+	return err
+}
+
+// nullState is state for a reply that can be nil.
+type nullState[U any] struct {
+	dec func(resp.Value) (U, bool, error)
+	out U
+	ok  bool
+	fn  func(resp.Value) error
+}
+
+func (st *nullState[U]) decode(v resp.Value) (err error) {
+	st.out, st.ok, err = st.dec(v)
+	return err
+}
+
+func statePool[U any]() sync.Pool {
+	return sync.Pool{New: func() any { st := new(state[U]); st.fn = st.decode; return st }}
+}
+
+func nullStatePool[U any]() sync.Pool {
+	return sync.Pool{New: func() any { st := new(nullState[U]); st.fn = st.decode; return st }}
+}
+
+var (
+	intStates        = statePool[int64]()
+	boolStates       = statePool[bool]()
+	stringStates     = statePool[string]()
+	floatStates      = statePool[float64]()
+	nullStringStates = nullStatePool[string]()
+	nullIntStates    = nullStatePool[int64]()
+	nullFloatStates  = nullStatePool[float64]()
+)
+
+// pooled runs c with dec in a state from pool, storing the result in
+// out, a *U by Call's type switch. The state goes back to the pool once
+// DoCommand has returned: its fn is not called after (an abandoned
+// call's late reply is dropped undecoded).
+func pooled[T, U any](ctx context.Context, s conn.Sender, c cmds.Command, pool *sync.Pool, dec func(resp.Value) (U, error), out *T) error {
+	st := pool.Get().(*state[U])
+	st.dec = dec
+	err := wire.DoCommand(ctx, s, c, st.fn)
+	if p, ok := any(out).(*U); ok {
+		*p = st.out
+	}
+	var zero U
+	st.dec, st.out = nil, zero
+	pool.Put(st)
+	return err
+}
+
+// pooledNull is pooled for CallNull.
+func pooledNull[T, U any](ctx context.Context, s conn.Sender, c cmds.Command, pool *sync.Pool, dec func(resp.Value) (U, bool, error), out *T, ok *bool) error {
+	st := pool.Get().(*nullState[U])
+	st.dec = dec
+	err := wire.DoCommand(ctx, s, c, st.fn)
+	if p, is := any(out).(*U); is {
+		*p, *ok = st.out, st.ok
+	}
+	var zero U
+	st.dec, st.out, st.ok = nil, zero, false
+	pool.Put(st)
+	return err
 }
 
 // call is Call for a command built with b, a pooled Builder, which it

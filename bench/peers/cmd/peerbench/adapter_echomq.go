@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/pipeline"
@@ -29,6 +30,11 @@ type echomqRunner struct {
 
 	sub  *pubsub.Subscription // pubsub: the subscriber, started by the first run
 	done chan struct{}
+
+	// typed: the echomq-typed client (adapter_echomq_typed.go), the same
+	// runner on the typed paths: cmds builders, kv.Call, pipeline handles.
+	typed bool
+	h     handles
 }
 
 func newEchomq(cfg config) (runner, error) {
@@ -88,6 +94,7 @@ type scratch struct {
 	w     *workload
 	seq   uint64
 	check func(resp.Value) error
+	b     cmds.Builder // echomq-typed: this scratch's commands
 }
 
 func (s *scratch) checkReply(v resp.Value) error { s.r.check(s.w, s.seq, v); return nil }
@@ -159,12 +166,18 @@ func (r *echomqRunner) run(ctx context.Context, w *workload, n int) error {
 func (r *echomqRunner) send(ctx context.Context, w *workload, n int) error {
 	if w.goroutines > 1 || w.depth == 1 {
 		one := func(seq uint64) error { return r.one(ctx, w, seq) }
+		if r.typed {
+			one = func(seq uint64) error { return r.oneTyped(ctx, w, seq) }
+		}
 		if w.goroutines > 1 {
 			return fanOut(ctx, w, n, one)
 		}
 		return batches(n, 1, func(seq uint64, _ int) error { return one(seq) })
 	}
 	return batches(n, w.depth, func(first uint64, k int) error {
+		if r.typed {
+			return r.batchTyped(ctx, w, first, k)
+		}
 		if w.name == wEnqueue {
 			r.sbatch.Reset()
 			for i := range k {
@@ -219,6 +232,12 @@ func (r *echomqRunner) one(ctx context.Context, w *workload, seq uint64) error {
 		s.cmd = cmd.Bytes()
 		err = r.c.DoFunc(ctx, cmd, check)
 	}
+	return serverFail(w, seq, err)
+}
+
+// serverFail records a server error reply of op seq as a wrong reply
+// and returns nil; any other error is returned.
+func serverFail(w *workload, seq uint64, err error) error {
 	if se, ok := err.(*resp.ServerError); ok {
 		w.fail(seq, se.Msg)
 		return nil

@@ -2,7 +2,9 @@
 // workload and prints one JSON line: ops/s over the timed section, the
 // process's CPU seconds (user+sys) per million ops, and allocations per op.
 //
-// Clients: rueidis, goredis, redigo, echomq (adapter_echomq.go), and the C
+// Clients: rueidis, goredis, redigo, echomq (adapter_echomq.go: the raw
+// paths), echomq-typed (adapter_echomq_typed.go: cmds builders, kv.Call,
+// pipeline handles), floor (no library), and the C
 // reference redis-benchmark/valkey-benchmark (-client redis-benchmark),
 // which is run as a child whose rusage gives its CPU.
 //
@@ -21,12 +23,17 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
 )
 
 const exitNotWired = 3
+
+// cpuProfile is -cpuprofile: where runClient writes the timed section's
+// CPU profile, "" for none.
+var cpuProfile string
 
 // record is one JSON line of raw.jsonl.
 type record struct {
@@ -56,7 +63,7 @@ type record struct {
 }
 
 func main() {
-	client := flag.String("client", "", "rueidis|goredis|redigo|echomq|redis-benchmark|valkey-benchmark")
+	client := flag.String("client", "", "rueidis|goredis|redigo|echomq|echomq-typed|floor|redis-benchmark|valkey-benchmark")
 	wl := flag.String("workload", wPing, "ping|set|enqueue|get|pubsub")
 	depth := flag.Int("depth", 1, "pipeline depth: commands per batch from one goroutine")
 	gs := flag.Int("goroutines", 1, "G > 1: G goroutines, one command at a time each")
@@ -65,6 +72,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:6379", "server address (loopback)")
 	size := flag.Int("size", 64, "value/payload size in bytes")
 	bench := flag.String("bench", "", "path of redis-benchmark/valkey-benchmark (reference client)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the timed section to this file (go tool pprof)")
 	flag.Parse()
 
 	w, err := newWorkload(*wl, *depth, *gs, *size)
@@ -136,11 +144,24 @@ func runClient(rec *record, w *workload, addr string, n, warmup int) error {
 	var m0, m1 runtime.MemStats
 	var u0, u1 syscall.Rusage
 	runtime.ReadMemStats(&m0)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	syscall.Getrusage(syscall.RUSAGE_SELF, &u0)
 	t0 := time.Now()
 	err = r.run(ctx, w, n)
 	wall := time.Since(t0)
 	syscall.Getrusage(syscall.RUSAGE_SELF, &u1)
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	runtime.ReadMemStats(&m1)
 	if err != nil {
 		return err
@@ -177,10 +198,11 @@ func tvSeconds(tv syscall.Timeval) float64 {
 // libVersion reports the module version of the client library linked in.
 func libVersion(client string) string {
 	path := map[string]string{
-		"rueidis": "github.com/redis/rueidis",
-		"goredis": "github.com/redis/go-redis/v9",
-		"redigo":  "github.com/gomodule/redigo",
-		"echomq":  "github.com/echomq/echomq-go",
+		"rueidis":      "github.com/redis/rueidis",
+		"goredis":      "github.com/redis/go-redis/v9",
+		"redigo":       "github.com/gomodule/redigo",
+		"echomq":       "github.com/echomq/echomq-go",
+		"echomq-typed": "github.com/echomq/echomq-go",
 	}[client]
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

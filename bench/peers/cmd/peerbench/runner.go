@@ -40,7 +40,10 @@ var adapters = map[string]func(config) (runner, error){
 	"goredis": newGoredis,
 	"redigo":  newRedigo,
 	"echomq":  newEchomq,
-	"floor":   newFloor,
+	// echomq-typed: the same runner on the typed paths (cmds builders,
+	// kv.Call, pipeline handles), for typed ÷ raw in one run.
+	"echomq-typed": newEchomqTyped,
+	"floor":        newFloor,
 }
 
 func adapterNames() []string {
