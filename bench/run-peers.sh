@@ -25,7 +25,11 @@
 #   CLIENTS="floor rueidis goredis redigo echomq"   Go clients, in rotation order;
 #                       floor is the reference loop with no library (pre-encoded
 #                       batches on a bare net.Conn, replies counted, not decoded):
-#                       tables.md gives every client's CPU per op as a multiple of it
+#                       tables.md gives every client's CPU per op as a multiple of it;
+#                       echomq-typed (not in the default rotation) is echomq-go on
+#                       the typed paths the README teaches (cmds builders, kv.Call,
+#                       pipeline typed handles), for typed ÷ raw next to echomq:
+#                       CLIENTS="floor echomq echomq-typed"
 #   REF=1               0 skips the C reference tool
 #   SIZE=64             value / payload bytes
 #   BASE=<git rev>      also run echomq-go as it was at that revision, as client

@@ -60,12 +60,43 @@ func writeTable(b *strings.Builder, t *table) {
 		}
 	}
 	b.WriteString("\n")
+	if n := typedNote(t); n != "" {
+		notes = append(notes, n)
+	}
 	for _, n := range notes {
 		b.WriteString("- " + n + "\n")
 	}
 	if len(notes) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+// typedNote compares echomq-typed with echomq when both ran: CPU median
+// ÷ median, and each round's ratio (run i of one ÷ run i of the other,
+// interleaved in the same round).
+func typedNote(t *table) string {
+	var raw, typed *stat
+	for _, s := range t.stats {
+		switch s.client {
+		case "echomq":
+			raw = s
+		case "echomq-typed":
+			typed = s
+		}
+	}
+	if raw == nil || typed == nil || raw.runs == 0 || typed.runs == 0 {
+		return ""
+	}
+	n := fmt.Sprintf("typed ÷ raw (echomq-typed ÷ echomq) client CPU: %s of the medians",
+		ratio(median(typed.cpu), median(raw.cpu)))
+	if len(raw.cpu) == len(typed.cpu) {
+		per := make([]string, len(raw.cpu))
+		for i := range raw.cpu {
+			per[i] = ratio(typed.cpu[i], raw.cpu[i])
+		}
+		n += "; per round " + strings.Join(per, " ")
+	}
+	return n
 }
 
 func ratio(x, best float64) string {

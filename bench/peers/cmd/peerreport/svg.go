@@ -19,6 +19,7 @@ const (
 // colors per client; unknown clients cycle through extra.
 var colors = map[string]string{
 	"echomq":           "#d62728",
+	"echomq-typed":     "#ff9896",
 	"rueidis":          "#1f77b4",
 	"goredis":          "#2ca02c",
 	"redigo":           "#ff7f0e",
