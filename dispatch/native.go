@@ -42,6 +42,26 @@ func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Valu
 	return err
 }
 
+// EvalInReply is Eval with fn run as the reply is read when ctx is marked
+// by the module's wire.InReply (see Scripted.EvalInReply).
+func (x *Native) EvalInReply(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
+	buf := bufPool.Get().(*cmdBuf)
+	cmd := buildCall(buf.b, &s.nativeHead, a)
+	buf.b = cmd.Bytes()
+	var err error
+	if x.plain {
+		err = wire.DoFuncInReply(ctx, x.s, cmd, fn)
+	} else {
+		err = wire.DoFuncMadeInReply(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+			return callFact(s, true, a, keys)
+		}, fn)
+	}
+	if cap(buf.b) <= 64<<10 {
+		bufPool.Put(buf)
+	}
+	return err
+}
+
 // EvalBatch sends every call in b as its native command, in one pipeline.
 // It returns nil when every reply arrived (some may be script errors: see
 // Batch.Err), or the fault or ctx's error, after which there are no

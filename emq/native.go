@@ -346,10 +346,32 @@ type nativeExec struct {
 // refused as an unknown command ran nothing: it is sent again as a
 // script, or fails with ErrNativeGone.
 func (x *nativeExec) Eval(ctx context.Context, s *dispatch.Script, a *dispatch.Args, fn func(resp.Value) error) error {
-	if x.script != nil && x.gone.Load() {
+	return x.eval(func(native bool) error {
+		if native {
+			return x.native.Eval(ctx, s, a, fn)
+		}
 		return x.script.Eval(ctx, s, a, fn)
+	})
+}
+
+// EvalInReply is Eval through the executors' EvalInReply (see
+// dispatch.Scripted.EvalInReply).
+func (x *nativeExec) EvalInReply(ctx context.Context, s *dispatch.Script, a *dispatch.Args, fn func(resp.Value) error) error {
+	return x.eval(func(native bool) error {
+		if native {
+			return x.native.EvalInReply(ctx, s, a, fn)
+		}
+		return x.script.EvalInReply(ctx, s, a, fn)
+	})
+}
+
+// eval runs send natively, or as a script (native false) once the
+// module is gone.
+func (x *nativeExec) eval(send func(native bool) error) error {
+	if x.script != nil && x.gone.Load() {
+		return send(false)
 	}
-	err := x.native.Eval(ctx, s, a, fn)
+	err := send(true)
 	if err == nil {
 		return nil
 	}
@@ -359,7 +381,7 @@ func (x *nativeExec) Eval(ctx context.Context, s *dispatch.Script, a *dispatch.A
 	}
 	x.gone.Store(true)
 	if x.script != nil {
-		return x.script.Eval(ctx, s, a, fn) // nothing ran: a safe re-send
+		return send(false) // nothing ran: a safe re-send
 	}
 	return goneError(se.Msg)
 }
@@ -420,9 +442,12 @@ func (q *Queue) IsNative() bool {
 // copied whole into the call's arena first. Any other executor (a
 // user's) gets the worker's context unmarked.
 func decodesInReply(x dispatch.Executor) bool {
-	switch x.(type) {
-	case *dispatch.Native, *dispatch.Scripted, *nativeExec:
-		return true
-	}
-	return false
+	_, ok := x.(inReplyEvaluator)
+	return ok
+}
+
+// inReplyEvaluator is an executor of this module's that can decode a
+// reply as it is read: dispatch.Native, dispatch.Scripted, nativeExec.
+type inReplyEvaluator interface {
+	EvalInReply(ctx context.Context, s *dispatch.Script, a *dispatch.Args, fn func(resp.Value) error) error
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/echomq/echomq-go/internal/wire"
 	"github.com/echomq/echomq-go/resp"
 )
 
@@ -119,7 +120,12 @@ func (q *Queue) AppendSettleClaim(ctx context.Context, settled []Settled, jobs [
 		return settled, jobs, err
 	}
 	o.outcomes, o.settled, o.jobs = outcomes, settled, jobs
-	err = wrapErr("settle_claim", q.ext.Eval(ctx, scriptSettleClaim, &o.args, o.settleFn))
+	if x, ok := q.ext.(inReplyEvaluator); ok && wire.IsInReply(ctx) {
+		err = x.EvalInReply(ctx, scriptSettleClaim, &o.args, o.settleFn)
+	} else {
+		err = q.ext.Eval(ctx, scriptSettleClaim, &o.args, o.settleFn)
+	}
+	err = wrapErr("settle_claim", err)
 	if err == nil {
 		settled, jobs = o.settled, o.jobs
 	}

@@ -129,25 +129,32 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // without facts.
 // DoCommand takes a builder's, known already.
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
-	if err := cmd.Err(); err != nil {
+	cl, w, err := prepare(s, cmd)
+	if err != nil {
 		return err
+	}
+	return cl.exchange(ctx, s, w, fn)
+}
+
+// prepare takes a pooled call and makes cmd's submission for DoFunc and
+// DoFuncInReply.
+func prepare(s Sender, cmd resp.Cmd) (*call, Cmds, error) {
+	if err := cmd.Err(); err != nil {
+		return nil, Cmds{}, err
 	}
 	b := cmd.Bytes()
 	cl := getCall()
-	var w Cmds
 	if cmds.Plain(NameOf(b)) && !WantsFacts(s) {
 		// Plain only for the module's own connections without hooks:
 		// a Sender that reads facts (a cluster, a user's wrapper) gets
 		// them, and is never handed a Plain Cmds.
-		w = sub.Make(b, 1, nil, true, 0)
-	} else {
-		if err := cl.facts.Encoded(b, 1); err != nil {
-			putCall(cl)
-			return err
-		}
-		w = Make(b, 1, cl.facts.List())
+		return cl, sub.Make(b, 1, nil, true, 0), nil
 	}
-	return cl.exchange(ctx, s, w, fn)
+	if err := cl.facts.Encoded(b, 1); err != nil {
+		putCall(cl)
+		return nil, Cmds{}, err
+	}
+	return cl, Make(b, 1, cl.facts.List()), nil
 }
 
 // DoFuncAs is DoFunc for a command whose Info the caller knows (nil: one
@@ -175,6 +182,28 @@ func DoFuncMade(ctx context.Context, s Sender, cmd resp.Cmd, make func(keys []cm
 	return cl.exchange(ctx, s, Make(cmd.Bytes(), 1, cl.facts.List()), fn)
 }
 
+// DoFuncInReply is DoFunc run in the call's Reply when ctx is marked by
+// InReply (else DoFunc's exchange): a function of its own, so that the
+// fn of DoFunc and its kin, which they never keep, stays on its caller's
+// stack (fn is kept here in the call for its Reply).
+func DoFuncInReply(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
+	cl, w, err := prepare(s, cmd)
+	if err != nil {
+		return err
+	}
+	return cl.exchangeIn(ctx, s, w, fn)
+}
+
+// DoFuncMadeInReply is DoFuncMade as DoFuncInReply is DoFunc.
+func DoFuncMadeInReply(ctx context.Context, s Sender, cmd resp.Cmd, make func(keys []cmds.Span) (cmds.Fact, []cmds.Span), fn func(resp.Value) error) error {
+	if err := cmd.Err(); err != nil {
+		return err
+	}
+	cl := getCall()
+	cl.facts.Made(make)
+	return cl.exchangeIn(ctx, s, Make(cmd.Bytes(), 1, cl.facts.List()), fn)
+}
+
 // DoCommand is DoFunc for a command built by package cmds, whose facts
 // its builder knows: they go with it, unless the command is of no
 // Guarded kind and s reads no facts of a Plain submission (WantsFacts).
@@ -193,8 +222,9 @@ func DoCommand(ctx context.Context, s Sender, c cmds.Command, fn func(resp.Value
 	return cl.exchange(ctx, s, w, fn)
 }
 
-// InReply returns ctx marked for DoFunc and its kin (DoFuncAs,
-// DoFuncMade, DoCommand): given it, they run fn in the call's Reply, on
+// InReply returns ctx marked for DoFuncInReply and DoFuncMadeInReply
+// (which dispatch's executors' EvalInReply call, and emq's worker round
+// when IsInReply(ctx)): given it, they run fn in the call's Reply, on
 // the goroutine that reads the reply (the caller's own when it leads the
 // reading, else the connection's reader), on the reply as read, before
 // the caller is woken. The reply is then decoded once, straight into
@@ -214,12 +244,15 @@ func InReply(ctx context.Context) context.Context { return &replyCtx{ctx} }
 // replyCtx is a ctx marked by InReply.
 type replyCtx struct{ context.Context }
 
+// IsInReply reports whether ctx was marked by InReply.
+func IsInReply(ctx context.Context) bool {
+	_, in := ctx.(*replyCtx)
+	return in
+}
+
 // exchange sends w with cl as its Handler, waits for the reply and
 // recycles cl.
 func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Value) error) error {
-	if _, in := ctx.(*replyCtx); in && fn != nil {
-		cl.fn = fn
-	}
 	if err := s.Send(ctx, w, cl); err != nil {
 		putCall(cl)
 		return err
@@ -232,20 +265,39 @@ func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Val
 		putCall(cl)
 		return err
 	}
-	if cl.fn != nil {
-		err, p := cl.fnErr, cl.panicked
-		putCall(cl)
-		if p != nil {
-			panic(p)
-		}
-		return err
-	}
 	if cl.val.IsError() {
 		err = cl.val.Err()
 	} else if fn != nil {
 		err = fn(cl.val)
 	}
 	putCall(cl)
+	return err
+}
+
+// exchangeIn is exchange with fn run in Reply when ctx is marked by
+// InReply (a nil fn, or an unmarked ctx: exchange).
+func (cl *call) exchangeIn(ctx context.Context, s Sender, w Cmds, fn func(resp.Value) error) error {
+	if fn == nil || !IsInReply(ctx) {
+		return cl.exchange(ctx, s, w, fn)
+	}
+	cl.fn = fn
+	if err := s.Send(ctx, w, cl); err != nil {
+		putCall(cl)
+		return err
+	}
+	err, owned := cl.wait(ctx)
+	if !owned {
+		return err
+	}
+	if err != nil {
+		putCall(cl)
+		return err
+	}
+	err, p := cl.fnErr, cl.panicked
+	putCall(cl)
+	if p != nil {
+		panic(p)
+	}
 	return err
 }
 

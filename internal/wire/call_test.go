@@ -36,9 +36,9 @@ func (s *bufSender) Send(_ context.Context, _ Cmds, h Handler) error {
 	return nil
 }
 
-// TestInReplyDecodesAsRead: with a ctx marked by InReply, DoFunc's fn runs
+// TestInReplyDecodesAsRead: with a ctx marked by InReply, DoFuncInReply's fn runs
 // in Reply, before Reply returns, on the reply as read (the buffer is
-// overwritten right after), and DoFunc returns what fn returned; without
+// overwritten right after), and DoFuncInReply returns what fn returned; without
 // the mark fn runs after Done, on the call's copy.
 func TestInReplyDecodesAsRead(t *testing.T) {
 	for _, marked := range []bool{true, false} {
@@ -50,7 +50,7 @@ func TestInReplyDecodesAsRead(t *testing.T) {
 		}
 		var got string
 		errFn := errors.New("fn's error")
-		err := DoFunc(ctx, s, resp.Command(nil, "GET", "k"), func(v resp.Value) error {
+		err := DoFuncInReply(ctx, s, resp.Command(nil, "GET", "k"), func(v resp.Value) error {
 			got = string(v.Str)
 			s.note("fn")
 			return errFn
@@ -75,7 +75,7 @@ func TestInReplyServerError(t *testing.T) {
 	done := make(chan error)
 	called := false
 	go func() {
-		done <- DoFunc(InReply(context.Background()), s, resp.Command(nil, "GET", "k"), func(resp.Value) error {
+		done <- DoFuncInReply(InReply(context.Background()), s, resp.Command(nil, "GET", "k"), func(resp.Value) error {
 			called = true
 			return nil
 		})
@@ -101,7 +101,7 @@ func TestInReplyAbandon(t *testing.T) {
 	called := make(chan struct{}, 1)
 	done := make(chan error)
 	go func() {
-		done <- DoFunc(InReply(ctx), s, resp.Command(nil, "GET", "k"), func(resp.Value) error {
+		done <- DoFuncInReply(InReply(ctx), s, resp.Command(nil, "GET", "k"), func(resp.Value) error {
 			called <- struct{}{}
 			return nil
 		})
@@ -123,7 +123,7 @@ func TestInReplyAbandon(t *testing.T) {
 	defer cancel()
 	inFn, leave := make(chan struct{}), make(chan struct{})
 	go func() {
-		done <- DoFunc(InReply(ctx), s, resp.Command(nil, "GET", "k"), func(resp.Value) error {
+		done <- DoFuncInReply(InReply(ctx), s, resp.Command(nil, "GET", "k"), func(resp.Value) error {
 			close(inFn)
 			<-leave
 			return errors.New("decoded")
@@ -157,7 +157,7 @@ func TestInReplyPanic(t *testing.T) {
 			t.Fatalf("recovered %v, want boom", r)
 		}
 	}()
-	DoFunc(InReply(context.Background()), s, resp.Command(nil, "GET", "k"), func(resp.Value) error { panic("boom") })
+	DoFuncInReply(InReply(context.Background()), s, resp.Command(nil, "GET", "k"), func(resp.Value) error { panic("boom") })
 	t.Fatal("no panic")
 }
 
