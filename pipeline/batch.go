@@ -32,6 +32,11 @@ type Batch struct {
 	// self is the batch's address, noted at its first use: a Batch at
 	// another address is a copy (own).
 	self *Batch
+	// fast is the batch's address too while a raw command is added
+	// without a fact (the lean path of Add: not eager, no facts yet), nil
+	// otherwise: Add's one test, which a copy (at another address) fails
+	// as it fails own.
+	fast *Batch
 	cmds resp.Cmds
 	// facts are the commands' once a typed command was added (and so on
 	// up to the last command added as arguments since, which Exec reads
@@ -108,10 +113,29 @@ func (b *Batch) Reset() {
 	b.col.Reset()
 	b.bad, b.done, b.execErr = nil, false, nil
 	b.gen++
+	b.fast = nil
+	if !b.eager {
+		b.fast = b
+	}
 }
 
 // Add appends a command given as strings.
 func (b *Batch) Add(args ...string) {
+	if b.fast == b {
+		// One test for the copy check and the lean path; the name is
+		// tested first, so that nothing of args is needed after the call.
+		if len(args) == 0 || !cmds.Plain(args[0]) {
+			b.special = true
+		}
+		b.cmds.Add(args...)
+		return
+	}
+	b.addSlow(args)
+}
+
+// addSlow is Add in a batch used for the first time, a copy, or one
+// whose commands get their facts as they come.
+func (b *Batch) addSlow(args []string) {
 	b.own()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
@@ -121,10 +145,11 @@ func (b *Batch) Add(args ...string) {
 		}
 		return
 	}
-	b.cmds.Add(args...)
+	b.fast = b
 	if len(args) == 0 || !cmds.Plain(args[0]) {
 		b.special = true
 	}
+	b.cmds.Add(args...)
 }
 
 // AddBytes appends a command given as byte slices.
@@ -274,6 +299,7 @@ func (b *Batch) submission(wants bool) (wire.Cmds, error) {
 	if b.facts.Len() == 0 && !b.special && !wants {
 		return wire.PlainCmds(&b.cmds)
 	}
+	b.fast = nil // facts from here on (Add's eager path)
 	return b.facts.Sync(&b.cmds)
 }
 
