@@ -101,6 +101,9 @@ type Info struct {
 	Servers []string
 
 	words    []byte   // Words, encoded once (bulk strings)
+	// Where the first two words' bytes are in words, as encoded (the
+	// second the zero Span for a command of one word).
+	wordSpans [2]resp.Span
 	slots    int      // argument slots, in the order they are sent
 	required uint64   // slots that must be set
 	multi    uint64   // slots that take one more run per call
@@ -125,8 +128,12 @@ var byName = make(map[string]*Info, len(commands))
 func init() {
 	for _, in := range commands {
 		var words []byte
-		for _, w := range in.Words {
-			words = resp.AppendBulkString(words, w)
+		for i, w := range in.Words {
+			var sp resp.Span
+			words, sp = resp.AppendBulkStringSpan(words, w)
+			if i < len(in.wordSpans) {
+				in.wordSpans[i] = sp
+			}
 		}
 		// Room after them for start's copy of wordsCopy bytes.
 		in.words = append(make([]byte, 0, max(len(words), wordsCopy)), words...)
@@ -262,6 +269,9 @@ type Builder struct {
 	big    []byte // a command of more than maxHeader arguments
 	num    [40]byte
 	spans2 []Span // Command.Fact's scratch: its Keys
+	// mode is the last choice written (enum): CLIENT REPLY's and SCRIPT
+	// DEBUG's mode, by which their Fact's kind is refined.
+	mode string
 	// chosen is, for a choice among blocks with options of their own
 	// (Info.alt), which alternative its slot was given last (B.choose):
 	// read only for a slot set, which the alternative's method set.
@@ -279,6 +289,14 @@ type run struct {
 //
 // It leaves room after s for the fast path of the next short argument.
 func (r *run) add(s string) { r.b = appendBulk(slices.Grow(r.b, len(s)+32), s); r.n++ }
+
+// addSpan is add returning where s's bytes are in the run.
+func (r *run) addSpan(s string) uint32 {
+	var sp resp.Span
+	r.b, sp = resp.AppendBulkStringSpan(slices.Grow(r.b, len(s)+32), s)
+	r.n++
+	return sp.Off
+}
 
 func (r *run) addBytes(p []byte) { r.b = appendBulk(r.b, p); r.n++ }
 
@@ -409,6 +427,7 @@ func (b *Builder) enum(tok, what string) {
 		}
 		return
 	}
+	b.mode = tok
 	b.tok(tok)
 }
 
@@ -666,9 +685,9 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 	if b.inLate {
 		// A late run (only a command's constructor writes one, in order).
 		r := &b.late[(b.nlate-1)&(maxLate-1)]
-		k := keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))}
+		k := keyRef{pos: int32(r.n), n: uint32(len(s))}
+		k.off = r.addSpan(s)
 		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
-		r.add(s)
 		return
 	}
 	// Where the bytes are in main: after the bulk header.
@@ -677,8 +696,8 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 		*list = append(*list, keyRef{pos: int32(n), off: uint32(l + 4), n: uint32(len(s))})
 		return
 	}
-	*list = append(*list, keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))})
-	r.add(s)
+	pos := int32(r.n)
+	*list = append(*list, keyRef{pos: pos, off: r.addSpan(s), n: uint32(len(s))})
 }
 
 // bytes writes a formatted number.

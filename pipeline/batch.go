@@ -139,10 +139,7 @@ func (b *Batch) addSlow(args []string) {
 	b.own()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
-		b.cmds.Add(args...)
-		if len(args) > 0 {
-			b.facts.Strings(args) // false: catchUp reads it from the bytes
-		}
+		b.facts.Strings(&b.cmds, args)
 		return
 	}
 	b.fast = b
@@ -157,10 +154,7 @@ func (b *Batch) AddBytes(args ...[]byte) {
 	b.own()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
-		b.cmds.AddBytes(args...)
-		if len(args) > 0 {
-			b.facts.Bytes(args)
-		}
+		b.facts.Bytes(&b.cmds, args)
 		return
 	}
 	b.cmds.AddBytes(args...)

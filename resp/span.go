@@ -1,0 +1,229 @@
+package resp
+
+// Where the arguments of an encoded command are. The encoders of this
+// file record each argument's place as they write it, so that whoever
+// needs a command's facts (package cmds: its name, its keys) takes them
+// from what the encoder wrote instead of reading the bytes back: the
+// RESP layout of a command, its headers' lengths and the offsets they
+// give, is known here only.
+
+// Span is where one argument of an encoded command is: bytes
+// [Off, Off+Len) of the command's encoding (the RESP array of bulk
+// strings, from its '*').
+type Span struct{ Off, Len uint32 }
+
+// Of returns the bytes of s in cmd, the command's encoding.
+func (s Span) Of(cmd []byte) []byte { return cmd[s.Off : s.Off+s.Len : s.Off+s.Len] }
+
+// Shift returns s moved by d bytes: its place in an encoding d bytes
+// longer in front (a command's in a run of commands, or in a run of
+// arguments placed after a command's head).
+func (s Span) Shift(d uint32) Span { return Span{Off: s.Off + d, Len: s.Len} }
+
+// AppendCommandSpans is AppendCommand that appends to spans, as it
+// writes each argument, where the argument's bytes are, counted from
+// len(dst) at the call (the command's start).
+func AppendCommandSpans(dst []byte, spans []Span, args ...string) ([]byte, []Span) {
+	start := len(dst)
+	dst = AppendArrayHeader(dst, len(args))
+	for _, a := range args {
+		var sp Span
+		dst, sp = AppendBulkStringSpan(dst, a)
+		spans = append(spans, sp.Shift(-uint32(start)))
+	}
+	return dst, spans
+}
+
+// AppendCommandBytesSpans is AppendCommandSpans for arguments given as
+// byte slices.
+func AppendCommandBytesSpans(dst []byte, spans []Span, args ...[]byte) ([]byte, []Span) {
+	start := len(dst)
+	dst = AppendArrayHeader(dst, len(args))
+	for _, a := range args {
+		var sp Span
+		dst, sp = AppendBulkSpan(dst, a)
+		spans = append(spans, sp.Shift(-uint32(start)))
+	}
+	return dst, spans
+}
+
+// CommandSpans appends to spans where each of args would be in the
+// command AppendCommandBytes encodes of them, and returns the
+// encoding's size, without encoding: for the facts of a command whose
+// bytes are written elsewhere the same way.
+func CommandSpans(spans []Span, args [][]byte) ([]Span, int) {
+	at := HeaderLen(len(args))
+	for _, a := range args {
+		at += HeaderLen(len(a))
+		spans = append(spans, Span{Off: uint32(at), Len: uint32(len(a))})
+		at += len(a) + 2
+	}
+	return spans, at
+}
+
+// AddSpans is Add that appends to spans where each argument's bytes are
+// in the command's encoding (see AppendCommandSpans), and returns them;
+// a command of no arguments appends none (Err says why).
+func (c *Cmds) AddSpans(spans []Span, args ...string) []Span {
+	c.end()
+	if len(args) == 0 {
+		c.fail(ErrEmptyCommand)
+		return spans
+	}
+	c.b, spans = AppendCommandSpans(c.b, spans, args...)
+	c.n++
+	return spans
+}
+
+// AddBytesSpans is AddBytes that appends to spans where each argument's
+// bytes are (see AddSpans).
+func (c *Cmds) AddBytesSpans(spans []Span, args ...[]byte) []Span {
+	c.end()
+	if len(args) == 0 {
+		c.fail(ErrEmptyCommand)
+		return spans
+	}
+	c.b, spans = AppendCommandBytesSpans(c.b, spans, args...)
+	c.n++
+	return spans
+}
+
+// AddSpan is Add (of Args) returning where the argument's bytes are in
+// the run.
+func (a *Args) AddSpan(s string) Span {
+	var sp Span
+	a.b, sp = AppendBulkStringSpan(a.b, s)
+	a.n++
+	return sp
+}
+
+// AddBytesSpan is AddBytes returning where the argument's bytes are in
+// the run.
+func (a *Args) AddBytesSpan(p []byte) Span {
+	var sp Span
+	a.b, sp = AppendBulkSpan(a.b, p)
+	a.n++
+	return sp
+}
+
+// AppendBulkSpan is AppendBulk returning where b's bytes are in the
+// result.
+func AppendBulkSpan(dst, b []byte) ([]byte, Span) {
+	dst = appendHeader(dst, '$', int64(len(b)))
+	sp := Span{Off: uint32(len(dst)), Len: uint32(len(b))}
+	dst = append(dst, b...)
+	return append(dst, '\r', '\n'), sp
+}
+
+// BeginAt is Begin returning how long the command's array header is:
+// where its first argument's bulk header starts, from the command's
+// start.
+func (c *Cmds) BeginAt(nargs int) int {
+	at := len(c.b)
+	c.Begin(nargs)
+	return len(c.b) - at
+}
+
+// ArgIntSpan is ArgInt returning where the integer's digits are, from
+// the start of the Cmds' bytes.
+func (c *Cmds) ArgIntSpan(i int64) Span {
+	c.ArgInt(i)
+	// The digits end before the CRLF the bulk string ends with.
+	n := uint32(digits(i))
+	return Span{Off: uint32(len(c.b)) - 2 - n, Len: n}
+}
+
+// BulkIntSpan is where the digits of i are in the bulk string
+// AppendBulkInt writes of it, and the bulk string's size.
+func BulkIntSpan(i int64) (Span, int) {
+	n := digits(i)
+	h := HeaderLen(n)
+	return Span{Off: uint32(h), Len: uint32(n)}, h + n + 2
+}
+
+// digits is the length of i's decimal text.
+func digits(i int64) int {
+	n := 1
+	if i < 0 {
+		n++
+	}
+	for i <= -10 || i >= 10 {
+		i /= 10
+		n++
+	}
+	return n
+}
+
+// BulkAt returns where the bytes of the bulk string encoded at b[off:]
+// by this package are, reading its header: for an encoder that placed
+// an argument (a builder's first one, whichever option wrote it) but
+// did not keep its length. b[off:] must start with a whole bulk string.
+func BulkAt(b []byte, off uint32) Span {
+	n, j := uint32(0), off+1
+	for ; b[j] != '\r'; j++ {
+		n = n*10 + uint32(b[j]-'0')
+	}
+	return Span{Off: j + 2, Len: n}
+}
+
+// AppendBulkStringSpan is AppendBulkString returning where s's bytes
+// are in the result.
+func AppendBulkStringSpan(dst []byte, s string) ([]byte, Span) {
+	dst = appendHeader(dst, '$', int64(len(s)))
+	sp := Span{Off: uint32(len(dst)), Len: uint32(len(s))}
+	dst = append(dst, s...)
+	return append(dst, '\r', '\n'), sp
+}
+
+// AddCmds appends every command of o, and o's Err.
+func (c *Cmds) AddCmds(o *Cmds) {
+	c.end()
+	if err := o.Err(); err != nil {
+		c.fail(err)
+		return
+	}
+	c.b = append(c.b, o.b...)
+	c.n += o.n
+}
+
+// SplitCommand reads the command encoded at the start of b, an array of
+// bulk strings: it appends to spans where each argument's bytes are
+// (from the command's start) and returns them, with the command's size.
+// ok is false when b does not start with a whole such command; a
+// command of no arguments is whole. This is the one reader of commands
+// encoded elsewhere (a user's bytes), for the module's encoders record
+// their spans as they write.
+func SplitCommand(b []byte, spans []Span) (_ []Span, size int, ok bool) {
+	n, i, ok := readHeader(b, 0, '*')
+	if !ok {
+		return spans, 0, false
+	}
+	for range n {
+		var l int
+		if l, i, ok = readHeader(b, i, '$'); !ok || len(b)-i < l+2 || b[i+l] != '\r' || b[i+l+1] != '\n' {
+			return spans, 0, false
+		}
+		spans = append(spans, Span{Off: uint32(i), Len: uint32(l)})
+		i += l + 2
+	}
+	return spans, i, true
+}
+
+// readHeader reads the header "<kind><decimal>\r\n" at b[i:]: its number
+// and where the bytes after it start.
+func readHeader(b []byte, i int, kind byte) (n, next int, ok bool) {
+	if len(b)-i < 4 || b[i] != kind {
+		return 0, i, false
+	}
+	j := i + 1
+	for ; j < len(b) && b[j] >= '0' && b[j] <= '9'; j++ {
+		if n > 1<<40 {
+			return 0, i, false
+		}
+		n = n*10 + int(b[j]-'0')
+	}
+	if j == i+1 || j+1 >= len(b) || b[j] != '\r' || b[j+1] != '\n' {
+		return 0, i, false
+	}
+	return n, j + 2, true
+}
