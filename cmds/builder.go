@@ -100,20 +100,20 @@ type Info struct {
 	// "redis-7.0.15" and "valkey-8.0.1".
 	Servers []string
 
-	words    []byte   // Words, encoded once (bulk strings)
+	words []byte // Words, encoded once (bulk strings)
 	// Where the first two words' bytes are in words, as encoded (the
 	// second the zero Span for a command of one word).
 	wordSpans [2]resp.Span
-	slots    int      // argument slots, in the order they are sent
-	required uint64   // slots that must be set
-	multi    uint64   // slots that take one more run per call
-	dep      []int8   // slot → the slot that must be set with it, or -1
-	reqIf    []int8   // slot → the slot that needs it set, or -1
-	missing  []string // slot → the option name, for errors
-	alt      []int8   // slot → the alternative of its dep's choice it belongs to, or -1 (nil: none)
-	altName  []string // slot → that alternative's token, for errors
-	timeout  int      // the timeout slot, or -1
-	simple   bool     // no reqIf, dep or timeout: build checks only required
+	slots     int      // argument slots, in the order they are sent
+	required  uint64   // slots that must be set
+	multi     uint64   // slots that take one more run per call
+	dep       []int8   // slot → the slot that must be set with it, or -1
+	reqIf     []int8   // slot → the slot that needs it set, or -1
+	missing   []string // slot → the option name, for errors
+	alt       []int8   // slot → the alternative of its dep's choice it belongs to, or -1 (nil: none)
+	altName   []string // slot → that alternative's token, for errors
+	timeout   int      // the timeout slot, or -1
+	simple    bool     // no reqIf, dep or timeout: build checks only required
 
 	keys   []keySpec // the key specs (keyspec.go)
 	proc   keysProc  // the servers' own key finder, where the specs fall short
