@@ -73,7 +73,7 @@ func (x *Scripted) Stats() Stats {
 func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
 	st := x.state(s)
 	buf := bufPool.Get().(*cmdBuf)
-	cmd := buildCall(buf.b, &s.evalsha, a)
+	cmd, hdr := buildCall(buf.b, &s.evalsha, a)
 	buf.b = cmd.Bytes()
 	var err error
 	for sends := 1; ; sends++ {
@@ -83,7 +83,7 @@ func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Va
 			err = wire.DoFunc(ctx, x.s, cmd, fn) // EVALSHA: Plain
 		} else {
 			err = wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-				return callFact(s, false, a, keys)
+				return callFact(s, false, a, hdr, keys)
 			}, fn)
 		}
 		if !errIsNoScript(err) {

@@ -227,3 +227,8 @@ func readHeader(b []byte, i int, kind byte) (n, next int, ok bool) {
 	}
 	return n, j + 2, true
 }
+
+// Size returns how many bytes the command has so far: right after
+// BuildCommand, its array header's length (where its first argument
+// starts).
+func (b CmdBuilder) Size() int { return len(b.b) }
