@@ -198,8 +198,8 @@ func (b *Batch) Begin(nargs int) {
 	if b.begun {
 		b.checkBegun()
 	}
-	b.begunAt, b.begun = len(b.cmds.Bytes())+resp.HeaderLen(nargs), true
-	b.cmds.Begin(nargs)
+	at := len(b.cmds.Bytes())
+	b.begunAt, b.begun = at+b.cmds.BeginAt(nargs), true
 }
 
 // checkBegun tests the name of the last command begun, once its
@@ -208,21 +208,14 @@ func (b *Batch) Begin(nargs int) {
 func (b *Batch) checkBegun() {
 	b.begun = false
 	enc := b.cmds.Bytes()
-	if b.begunAt > len(enc) {
+	if b.begunAt >= len(enc) {
 		b.special = true // no name given: Exec refuses the batch
 		return
 	}
-	enc = enc[b.begunAt:]
-	// "$<one digit>\r\n<name>", a name of at most 9 bytes: most.
-	if len(enc) >= 4 && enc[0] == '$' && enc[1]-'0' <= 9 && enc[2] == '\r' {
-		if l := int(enc[1] - '0'); len(enc) >= 4+l {
-			if !cmds.Plain(enc[4 : 4+l]) {
-				b.special = true
-			}
-			return
-		}
-	}
-	if !cmds.Plain(wire.Bulk(enc)) {
+	// The name, as resp wrote it: not there when another command was
+	// added before any argument (Exec refuses the batch then).
+	n, at, ok := resp.ReadHeader(enc, b.begunAt, '$')
+	if !ok || len(enc)-at < n || !cmds.Plain(enc[at:at+n]) {
 		b.special = true
 	}
 }

@@ -194,13 +194,13 @@ func (c *Cmds) AddCmds(o *Cmds) {
 // encoded elsewhere (a user's bytes), for the module's encoders record
 // their spans as they write.
 func SplitCommand(b []byte, spans []Span) (_ []Span, size int, ok bool) {
-	n, i, ok := readHeader(b, 0, '*')
+	n, i, ok := ReadHeader(b, 0, '*')
 	if !ok {
 		return spans, 0, false
 	}
 	for range n {
 		var l int
-		if l, i, ok = readHeader(b, i, '$'); !ok || len(b)-i < l+2 || b[i+l] != '\r' || b[i+l+1] != '\n' {
+		if l, i, ok = ReadHeader(b, i, '$'); !ok || len(b)-i < l+2 || b[i+l] != '\r' || b[i+l+1] != '\n' {
 			return spans, 0, false
 		}
 		spans = append(spans, Span{Off: uint32(i), Len: uint32(l)})
@@ -209,11 +209,23 @@ func SplitCommand(b []byte, spans []Span) (_ []Span, size int, ok bool) {
 	return spans, i, true
 }
 
-// readHeader reads the header "<kind><decimal>\r\n" at b[i:]: its number
-// and where the bytes after it start.
-func readHeader(b []byte, i int, kind byte) (n, next int, ok bool) {
+// ReadHeader reads the header "<kind><decimal>\r\n" (an array's or a
+// bulk string's, as this package writes them) at b[i:]: its number and
+// where the bytes after it start; ok is false when b[i:] does not start
+// with one.
+func ReadHeader(b []byte, i int, kind byte) (n, next int, ok bool) {
 	if len(b)-i < 4 || b[i] != kind {
 		return 0, i, false
+	}
+	// One or two digits, most headers, without the loop.
+	if len(b)-i >= 5 {
+		d0, d1 := b[i+1]-'0', b[i+2]-'0'
+		switch {
+		case d0 <= 9 && b[i+2] == '\r' && b[i+3] == '\n':
+			return int(d0), i + 4, true
+		case d0 <= 9 && d1 <= 9 && b[i+3] == '\r' && b[i+4] == '\n':
+			return int(d0)*10 + int(d1), i + 5, true
+		}
 	}
 	j := i + 1
 	for ; j < len(b) && b[j] >= '0' && b[j] <= '9'; j++ {
@@ -226,6 +238,24 @@ func readHeader(b []byte, i int, kind byte) (n, next int, ok bool) {
 		return 0, i, false
 	}
 	return n, j + 2, true
+}
+
+// CommandSize reads the command encoded at the start of b, as
+// SplitCommand does, recording nothing: its number of arguments and its
+// size; ok is false when b does not start with a whole command.
+func CommandSize(b []byte) (nargs, size int, ok bool) {
+	n, i, ok := ReadHeader(b, 0, '*')
+	if !ok {
+		return 0, 0, false
+	}
+	for range n {
+		var l int
+		if l, i, ok = ReadHeader(b, i, '$'); !ok || len(b)-i < l+2 || b[i+l] != '\r' || b[i+l+1] != '\n' {
+			return 0, 0, false
+		}
+		i += l + 2
+	}
+	return n, i, true
 }
 
 // Size returns how many bytes the command has so far: right after

@@ -102,17 +102,15 @@ func (c Cmds) All() iter.Seq2[int, [][]byte] {
 	return func(yield func(int, [][]byte) bool) {
 		b := c.b
 		for i := range c.n {
-			n, _, ok := command(b)
+			spans, size, ok := resp.SplitCommand(b, nil)
 			if !ok {
 				return
 			}
-			args := make([][]byte, 0, n)
-			b, _, _ = number(b, '*')
-			for range n {
-				r, size, _ := number(b, '$')
-				args = append(args, r[:size:size])
-				b = r[size+2:]
+			args := make([][]byte, 0, len(spans))
+			for _, sp := range spans {
+				args = append(args, sp.Of(b))
 			}
+			b = b[size:]
 			if !yield(i, args) {
 				return
 			}
@@ -121,41 +119,14 @@ func (c Cmds) All() iter.Seq2[int, [][]byte] {
 }
 
 // command reads the command at the start of b: its number of arguments
-// and the bytes after it, ok when it is a whole array of bulk strings.
+// and the bytes after it, ok when it is a whole array of bulk strings
+// (resp.CommandSize: the layout is resp's).
 func command(b []byte) (args int, rest []byte, ok bool) {
-	rest, n, ok := number(b, '*')
+	n, size, ok := resp.CommandSize(b)
 	if !ok {
 		return 0, b, false
 	}
-	for range n {
-		var size int
-		if rest, size, ok = number(rest, '$'); !ok || len(rest) < size+2 ||
-			rest[size] != '\r' || rest[size+1] != '\n' {
-			return 0, b, false
-		}
-		rest = rest[size+2:]
-	}
-	return n, rest, true
-}
-
-// number reads "<kind><decimal>\r\n" at the start of b, returning the
-// bytes after it: a header of a RESP array or bulk string.
-func number(b []byte, kind byte) ([]byte, int, bool) {
-	if len(b) == 0 || b[0] != kind {
-		return b, 0, false
-	}
-	v := 0
-	for i := 1; i < len(b); i++ {
-		switch d := b[i]; {
-		case d >= '0' && d <= '9' && v < 1<<40:
-			v = v*10 + int(d-'0')
-		case d == '\r' && i > 1 && i+1 < len(b) && b[i+1] == '\n':
-			return b[i+2:], v, true
-		default:
-			return b, 0, false
-		}
-	}
-	return b, 0, false
+	return n, b[size:], true
 }
 
 // A Handler receives the replies of one submission: Reply(i, v) for
