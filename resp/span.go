@@ -240,24 +240,6 @@ func ReadHeader(b []byte, i int, kind byte) (n, next int, ok bool) {
 	return n, j + 2, true
 }
 
-// CommandSize reads the command encoded at the start of b, as
-// SplitCommand does, recording nothing: its number of arguments and its
-// size; ok is false when b does not start with a whole command.
-func CommandSize(b []byte) (nargs, size int, ok bool) {
-	n, i, ok := ReadHeader(b, 0, '*')
-	if !ok {
-		return 0, 0, false
-	}
-	for range n {
-		var l int
-		if l, i, ok = ReadHeader(b, i, '$'); !ok || len(b)-i < l+2 || b[i+l] != '\r' || b[i+l+1] != '\n' {
-			return 0, 0, false
-		}
-		i += l + 2
-	}
-	return n, i, true
-}
-
 // Size returns how many bytes the command has so far: right after
 // BuildCommand, its array header's length (where its first argument
 // starts).

@@ -51,27 +51,42 @@ type Cmds struct {
 var ErrMalformed = errors.New("conn: submission bytes are not N encoded commands")
 
 // New is the submission of the n commands encoded in b, put together by
-// a user's code (a fake, a proxy). It checks once that b is exactly n
-// whole commands, arrays of bulk strings of at least one argument, and
-// returns an error matching ErrMalformed otherwise. Its facts are
-// unknown: the Sender reads them from b. b is the caller's and is not
-// copied: it must not change until the submission is sent.
+// a user's code (a fake, a proxy). It reads b once: it checks that b is
+// exactly n whole commands, arrays of bulk strings of at least one
+// argument (else the error matches ErrMalformed), and makes each
+// command's Fact as it goes, so that no Sender reads b again. b is the
+// caller's and is not copied: it must not change until the submission
+// is sent. New allocates the facts (a submission's encoders in this
+// module record theirs in memory they reuse).
 func New(b []byte, n int) (Cmds, error) {
 	if n < 0 {
 		return Cmds{}, ErrMalformed
 	}
-	rest := b
-	for range n {
-		args, r, ok := command(rest)
-		if !ok || args == 0 {
+	if n == 0 {
+		if len(b) != 0 {
 			return Cmds{}, ErrMalformed
 		}
-		rest = r
+		return Cmds{}, nil
+	}
+	facts := make([]cmds.Fact, 0, n)
+	var keys []cmds.Span
+	var spans []resp.Span
+	var views [][]byte
+	rest := b
+	for range n {
+		var size int
+		var ok bool
+		spans, size, ok = resp.SplitCommand(rest, spans[:0])
+		if !ok || len(spans) == 0 {
+			return Cmds{}, ErrMalformed
+		}
+		facts, keys, views = cmds.AppendFactOf(facts, keys, rest[:size], spans, views)
+		rest = rest[size:]
 	}
 	if len(rest) != 0 {
 		return Cmds{}, ErrMalformed
 	}
-	return Cmds{b: b, n: n}, nil
+	return Cmds{b: b, n: n, facts: facts}, nil
 }
 
 // Bytes returns the encoded commands. The caller must not modify them;
@@ -83,7 +98,9 @@ func (c Cmds) Bytes() []byte { return c.b }
 func (c Cmds) Len() int { return c.n }
 
 // Facts returns one fact per command, in order, or nil when they are not
-// known (a submission made by New). The caller must not modify them.
+// known (a submission of resp's counted commands made by conn.CmdsOf,
+// whose facts its Sender reads from its bytes). The caller must not
+// modify them.
 func (c Cmds) Facts() []cmds.Fact { return c.facts }
 
 // Plain reports whether the module's encoder found every command plain
@@ -116,17 +133,6 @@ func (c Cmds) All() iter.Seq2[int, [][]byte] {
 			}
 		}
 	}
-}
-
-// command reads the command at the start of b: its number of arguments
-// and the bytes after it, ok when it is a whole array of bulk strings
-// (resp.CommandSize: the layout is resp's).
-func command(b []byte) (args int, rest []byte, ok bool) {
-	n, size, ok := resp.CommandSize(b)
-	if !ok {
-		return 0, b, false
-	}
-	return n, b[size:], true
 }
 
 // A Handler receives the replies of one submission: Reply(i, v) for

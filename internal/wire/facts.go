@@ -81,7 +81,7 @@ func (l *Facts) Add(f cmds.Fact) {
 
 // Encoded adds the facts of the commands of b, n encoded commands, by
 // reading them (resp.SplitCommand): for commands encoded where nothing
-// recorded their facts, a user's bytes (submit.New, a resp.Cmd given
+// recorded their facts, a user's bytes (conn.CmdsOf's, a resp.Cmd given
 // whole), or a lean Batch's raw run before its first typed command
 // (see Sync).
 func (l *Facts) Encoded(b []byte, n int) error {
@@ -143,7 +143,7 @@ var factsPool = sync.Pool{New: func() any { return new(Facts) }}
 
 // Known returns c with its facts: c itself when it has them, else c with
 // the facts read from its bytes, the one place where a submission is
-// parsed (one made by a user from raw resp types, or by submit.New).
+// parsed (one made by a user from raw resp types: conn.CmdsOf).
 // Call release when the facts are no longer needed (when Send returns).
 //
 // Facts given are checked against the bytes they describe: one per
