@@ -288,7 +288,7 @@ type run struct {
 // short ones).
 //
 // It leaves room after s for the fast path of the next short argument.
-func (r *run) add(s string) { r.b = appendBulk(slices.Grow(r.b, len(s)+32), s); r.n++ }
+func (r *run) add(s string) { r.b = resp.AppendBulkString(slices.Grow(r.b, len(s)+32), s); r.n++ }
 
 // addSpan is add returning where s's bytes are in the run.
 func (r *run) addSpan(s string) uint32 {
@@ -298,30 +298,16 @@ func (r *run) addSpan(s string) uint32 {
 	return sp.Off
 }
 
-func (r *run) addBytes(p []byte) { r.b = appendBulk(r.b, p); r.n++ }
+func (r *run) addBytes(p []byte) { r.b = resp.AppendBulk(r.b, p); r.n++ }
 
 // addInt appends i's decimal text as a bulk string (Builder.int has the
 // fast path of small ones).
 func (r *run) addInt(i int64) {
-	var tmp [20]byte
-	r.b = appendBulk(r.b, strconv.AppendInt(tmp[:0], i, 10))
+	r.b = resp.AppendBulkInt(r.b, i)
 	r.n++
 }
 
 func (r *run) reset() { r.b, r.n = r.b[:0], 0 }
-
-// appendBulk appends s as a bulk string.
-func appendBulk[S string | []byte](dst []byte, s S) []byte {
-	if n := len(s); n < 10 {
-		dst = append(dst, '$', byte('0'+n), '\r', '\n')
-	} else {
-		dst = append(dst, '$')
-		dst = strconv.AppendUint(dst, uint64(n), 10)
-		dst = append(dst, '\r', '\n')
-	}
-	dst = append(dst, s...)
-	return append(dst, '\r', '\n')
-}
 
 // headRoom is the room main keeps in front of the arguments for the
 // array header: "*n\r\n" for up to maxHeader arguments.
@@ -663,14 +649,10 @@ func (b *Builder) str(s string) {
 // run has room for it, and reports whether it did.
 func (r *run) addShort(s string) bool {
 	l := len(r.b)
-	if len(s) >= 10 || cap(r.b)-l < 16 {
+	if len(s) >= 10 || cap(r.b)-l < resp.ShortBulkRoom {
 		return false
 	}
-	p := r.b[l : l+16]
-	p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
-	copy(p[4:14], s)
-	p[4+len(s)], p[5+len(s)] = '\r', '\n'
-	r.b = r.b[:l+6+len(s)]
+	r.b = r.b[:l+resp.PutShortBulk(r.b[l:l+resp.ShortBulkRoom], s)]
 	r.n++
 	return true
 }
@@ -693,7 +675,7 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 	// Where the bytes are in main: after the bulk header.
 	r := &b.main
 	if l, n := len(r.b), r.n; r.addShort(s) {
-		*list = append(*list, keyRef{pos: int32(n), off: uint32(l + 4), n: uint32(len(s))})
+		*list = append(*list, keyRef{pos: int32(n), off: uint32(l + resp.ShortBulkAt), n: uint32(len(s))})
 		return
 	}
 	pos := int32(r.n)
@@ -825,10 +807,9 @@ func (b *Builder) build(info *Info, g uint64) Command {
 		b.nargs = b.main.n - len(info.Words)
 		var cmd []byte
 		if n, out := b.main.n, b.main.b; n < 10 {
-			out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
-			cmd = out[headRoom-4:]
+			cmd = out[resp.PutShortArrayHeader(out, headRoom, n):]
 		} else {
-			cmd = b.headLong()
+			cmd = b.head()
 		}
 		b.enc, b.hasCmd, b.kind = cmd, false, info.Kind
 		return Command{b: b, gen: b.gen}
@@ -883,29 +864,10 @@ func (b *Builder) buildAll(info *Info) Command {
 // which holds the arguments even when the header does not fit in front
 // of them.
 func (b *Builder) head() []byte {
-	n, out := b.main.n, b.main.b
-	if n < 10 {
-		out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
-		return out[headRoom-4:]
-	}
-	return b.headLong()
-}
-
-// headLong is head for 10 arguments or more.
-func (b *Builder) headLong() []byte {
-	n, out := b.main.n, b.main.b
-	if n > maxHeader {
+	if b.main.n > maxHeader {
 		return b.headBig()
 	}
-	i := headRoom - 2
-	out[i], out[i+1] = '\r', '\n'
-	for v := n; v > 0; v /= 10 {
-		i--
-		out[i] = byte('0' + v%10)
-	}
-	i--
-	out[i] = '*'
-	return out[i:]
+	return b.main.b[resp.PutArrayHeader(b.main.b, headRoom, b.main.n):]
 }
 
 // headBig returns a command of more than maxHeader arguments: its

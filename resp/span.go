@@ -1,5 +1,7 @@
 package resp
 
+import "encoding/binary"
+
 // Where the arguments of an encoded command are. The encoders of this
 // file record each argument's place as they write it, so that whoever
 // needs a command's facts (package cmds: its name, its keys) takes them
@@ -244,3 +246,53 @@ func ReadHeader(b []byte, i int, kind byte) (n, next int, ok bool) {
 // BuildCommand, its array header's length (where its first argument
 // starts).
 func (b CmdBuilder) Size() int { return len(b.b) }
+
+// ShortBulkRoom is the room PutShortBulk needs.
+const ShortBulkRoom = 16
+
+// PutShortBulk writes s, shorter than 10 bytes, as a bulk string at the
+// start of p, which has ShortBulkRoom bytes, and returns the bulk
+// string's size; s's bytes are at ShortBulkAt. It is the builders' one
+// step for the common short argument (a token, a small key).
+func PutShortBulk(p []byte, s string) int {
+	p = p[:ShortBulkRoom]
+	p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
+	copy(p[4:14], s)
+	p[4+len(s)], p[5+len(s)] = '\r', '\n'
+	return 6 + len(s)
+}
+
+// ShortBulkAt is where the bytes of the string PutShortBulk wrote are,
+// from its start.
+const ShortBulkAt = 4
+
+// PutArrayHeader writes the header of an array of n elements (n >= 0)
+// so that it ends at b[end], in room left in front of the elements
+// (8 bytes hold every header up to 99999 elements), and returns where
+// it starts: for an encoder that learns the count once the elements
+// are written. PutShortArrayHeader is its inlined step for n < 10.
+func PutArrayHeader(b []byte, end, n int) int {
+	if n < 10 {
+		return PutShortArrayHeader(b, end, n)
+	}
+	return putArrayHeaderLong(b, end, n)
+}
+
+// PutShortArrayHeader is PutArrayHeader for 0 <= n < 10: "*<digit>\r\n"
+// in one store.
+func PutShortArrayHeader(b []byte, end, n int) int {
+	binary.LittleEndian.PutUint32(b[end-4:end], '*'|uint32('0'+n)<<8|'\r'<<16|'\n'<<24)
+	return end - 4
+}
+
+func putArrayHeaderLong(b []byte, end, n int) int {
+	i := end - 2
+	b[i], b[i+1] = '\r', '\n'
+	for v := n; v > 0; v /= 10 {
+		i--
+		b[i] = byte('0' + v%10)
+	}
+	i--
+	b[i] = '*'
+	return i
+}
