@@ -25,8 +25,9 @@ import (
 // Cmds is a submission: Len commands encoded back to back in Bytes (RESP
 // arrays of bulk strings) and, when known, Facts: one cmds.Fact per
 // command, in order (its kind and timeout, its keys, its Size), known
-// where it was encoded. Facts nil means unknown: the Sender that
-// receives the submission reads them from Bytes, once.
+// where it was encoded (or by New, as it checks a user's bytes). Facts
+// nil means unknown (a submission of resp's counted commands): the
+// Sender that receives it reads them from Bytes, once.
 //
 // The zero Cmds is the empty submission. Make one with New (a user's
 // bytes), conn.CmdsOf or conn.CmdsOfBatch (resp's counted commands), or
