@@ -214,8 +214,11 @@ func (b *Batch) checkBegun() {
 	}
 	// The name, as resp wrote it: not there when another command was
 	// added before any argument (Exec refuses the batch then).
-	n, at, ok := resp.ReadHeader(enc, b.begunAt, '$')
-	if !ok || len(enc)-at < n || !cmds.Plain(enc[at:at+n]) {
+	name, ok := resp.ShortBulkArg(enc[b.begunAt:])
+	if !ok {
+		name = resp.BulkArg(enc[b.begunAt:])
+	}
+	if !cmds.Plain(name) {
 		b.special = true
 	}
 }

@@ -290,3 +290,27 @@ func putArrayHeaderLong(b []byte, end, n int) int {
 	b[i] = '*'
 	return i
 }
+
+// BulkArg returns the bytes of the bulk string encoded at the start of
+// p, or nil when p does not start with a whole one: an encoder's look at
+// an argument it wrote (a Batch's name of a command given argument by
+// argument). ShortBulkArg is its inlined step.
+func BulkArg(p []byte) []byte {
+	if a, ok := ShortBulkArg(p); ok {
+		return a
+	}
+	n, at, ok := ReadHeader(p, 0, '$')
+	if !ok || len(p)-at < n {
+		return nil
+	}
+	return p[at : at+n]
+}
+
+// ShortBulkArg is BulkArg of a bulk string of under 10 bytes followed by
+// at least as many (ok false: call BulkArg).
+func ShortBulkArg(p []byte) (arg []byte, ok bool) {
+	if len(p) >= 13 && p[0] == '$' && p[2] == '\r' && p[1]-'0' <= 9 {
+		return p[4 : 4+p[1]-'0'], true
+	}
+	return nil, false
+}
