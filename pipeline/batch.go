@@ -29,15 +29,15 @@ import (
 // untouched.
 type Batch struct {
 	noCopy nocopy.NoCopy // go vet reports a copy
+	// fast is the batch's address while a raw command is added without
+	// a fact (the lean path of Add: not eager, no facts yet), nil
+	// otherwise: Add's one test, which a copy (at another address) fails
+	// as it fails own. First, so that the test is a compare at offset 0.
+	fast *Batch
+	cmds resp.Cmds
 	// self is the batch's address, noted at its first use: a Batch at
 	// another address is a copy (own).
 	self *Batch
-	// fast is the batch's address too while a raw command is added
-	// without a fact (the lean path of Add: not eager, no facts yet), nil
-	// otherwise: Add's one test, which a copy (at another address) fails
-	// as it fails own.
-	fast *Batch
-	cmds resp.Cmds
 	// facts are the commands' once a typed command was added (and so on
 	// up to the last command added as arguments since, which Exec reads
 	// back); before that a raw command's name is only tested (cmds.Plain),
