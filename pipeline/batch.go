@@ -38,16 +38,18 @@ type Batch struct {
 	// self is the batch's address, noted at its first use: a Batch at
 	// another address is a copy (own).
 	self *Batch
-	// facts are the commands' once a typed command was added (and so on
-	// up to the last command added as arguments since, which Exec reads
-	// back); before that a raw command's name is only tested (cmds.Plain),
-	// and special notes one that is not plain: a batch of plain raw
-	// commands is sent without facts (wire.PlainCmds).
+	// facts are the commands' once a typed command was added: from then
+	// on a raw command's fact is made as resp encodes it (Facts.Strings),
+	// and the raw ones added before it, whose names only were tested
+	// (cmds.Plain), are read back once (catchUp). Before that special
+	// notes a raw command that is not plain: a batch of plain raw
+	// commands is sent without facts (wire.PlainCmds), a batch with
+	// one gets them at Exec, read back the same way.
 	facts   wire.Facts
 	special bool
 	// eager: the Sender of the last Exec reads facts (wire.WantsFacts:
 	// hooks, a cluster), so raw commands added since get theirs as they
-	// come, from their arguments, rather than read back from the bytes;
+	// are encoded, rather than read back from the bytes;
 	// lean: it reads none, so typed commands of no Guarded kind go
 	// without theirs too. A Batch never sent is neither: its typed
 	// commands keep the facts their builder has (a cluster routes by
