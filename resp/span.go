@@ -64,27 +64,31 @@ func CommandSpans(spans []Span, args [][]byte) ([]Span, int) {
 // in the command's encoding (see AppendCommandSpans), and returns them;
 // a command of no arguments appends none (Err says why).
 func (c *Cmds) AddSpans(spans []Span, args ...string) []Span {
-	c.end()
-	if len(args) == 0 {
-		c.fail(ErrEmptyCommand)
-		return spans
+	if c.whole(len(args)) {
+		c.b, spans = AppendCommandSpans(c.b, spans, args...)
 	}
-	c.b, spans = AppendCommandSpans(c.b, spans, args...)
-	c.n++
 	return spans
 }
 
 // AddBytesSpans is AddBytes that appends to spans where each argument's
 // bytes are (see AddSpans).
 func (c *Cmds) AddBytesSpans(spans []Span, args ...[]byte) []Span {
-	c.end()
-	if len(args) == 0 {
-		c.fail(ErrEmptyCommand)
-		return spans
+	if c.whole(len(args)) {
+		c.b, spans = AppendCommandBytesSpans(c.b, spans, args...)
 	}
-	c.b, spans = AppendCommandBytesSpans(c.b, spans, args...)
-	c.n++
 	return spans
+}
+
+// whole counts a command of nargs arguments given whole, or, of none,
+// records ErrEmptyCommand and reports false.
+func (c *Cmds) whole(nargs int) bool {
+	c.end()
+	if nargs == 0 {
+		c.fail(ErrEmptyCommand)
+		return false
+	}
+	c.n++
+	return true
 }
 
 // AddSpan is Add (of Args) returning where the argument's bytes are in
