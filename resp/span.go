@@ -26,22 +26,25 @@ func (s Span) Shift(d uint32) Span { return Span{Off: s.Off + d, Len: s.Len} }
 // writes each argument, where the argument's bytes are, counted from
 // len(dst) at the call (the command's start).
 func AppendCommandSpans(dst []byte, spans []Span, args ...string) ([]byte, []Span) {
-	return appendCommandSpans(dst, spans, args)
+	start := len(dst)
+	dst = AppendArrayHeader(dst, len(args))
+	for _, a := range args {
+		dst = appendHeader(dst, '$', int64(len(a)))
+		spans = append(spans, Span{Off: uint32(len(dst) - start), Len: uint32(len(a))})
+		dst = append(append(dst, a...), '\r', '\n')
+	}
+	return dst, spans
 }
 
 // AppendCommandBytesSpans is AppendCommandSpans for arguments given as
 // byte slices.
 func AppendCommandBytesSpans(dst []byte, spans []Span, args ...[]byte) ([]byte, []Span) {
-	return appendCommandSpans(dst, spans, args)
-}
-
-func appendCommandSpans[S ~string | ~[]byte](dst []byte, spans []Span, args []S) ([]byte, []Span) {
 	start := uint32(len(dst))
 	dst = AppendArrayHeader(dst, len(args))
 	for _, a := range args {
 		var sp Span
-		dst, sp = appendBulkSpan(dst, a)
-		spans = append(spans, Span{Off: sp.Off - start, Len: sp.Len})
+		dst, sp = AppendBulkSpan(dst, a)
+		spans = append(spans, sp.Shift(-start))
 	}
 	return dst, spans
 }
@@ -111,13 +114,10 @@ func (a *Args) AddBytesSpan(p []byte) Span {
 
 // AppendBulkSpan is AppendBulk returning where b's bytes are in the
 // result.
-func AppendBulkSpan(dst, b []byte) ([]byte, Span) { return appendBulkSpan(dst, b) }
-
-func appendBulkSpan[S ~string | ~[]byte](dst []byte, s S) ([]byte, Span) {
-	dst = appendHeader(dst, '$', int64(len(s)))
-	sp := Span{Off: uint32(len(dst)), Len: uint32(len(s))}
-	dst = append(dst, s...)
-	return append(dst, '\r', '\n'), sp
+func AppendBulkSpan(dst, b []byte) ([]byte, Span) {
+	dst = appendHeader(dst, '$', int64(len(b)))
+	sp := Span{Off: uint32(len(dst)), Len: uint32(len(b))}
+	return append(append(dst, b...), '\r', '\n'), sp
 }
 
 // BeginAt is Begin returning how long the command's array header is:
@@ -173,7 +173,11 @@ func BulkAt(b []byte, off uint32) Span {
 
 // AppendBulkStringSpan is AppendBulkString returning where s's bytes
 // are in the result.
-func AppendBulkStringSpan(dst []byte, s string) ([]byte, Span) { return appendBulkSpan(dst, s) }
+func AppendBulkStringSpan(dst []byte, s string) ([]byte, Span) {
+	dst = appendHeader(dst, '$', int64(len(s)))
+	at := uint32(len(dst))
+	return append(append(dst, s...), '\r', '\n'), Span{Off: at, Len: uint32(len(s))}
+}
 
 // AddCmds appends every command of o, and o's Err.
 func (c *Cmds) AddCmds(o *Cmds) {
