@@ -22,8 +22,7 @@ type submission struct {
 
 // add encodes the command args (its name first) and its fact.
 func (b *submission) add(args ...string) {
-	b.cmds.Add(args...)
-	b.facts.Strings(args)
+	b.facts.Strings(&b.cmds, args)
 }
 
 // addCmd adds a command encoded already, whose fact f was made where it

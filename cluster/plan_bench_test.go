@@ -23,8 +23,7 @@ func BenchmarkPlan(b *testing.B) {
 		args := []string{"EVALSHA", "0123456789012345678901234567890123456789", "2",
 			"emq:{bench}:job:JOB" + strconv.Itoa(i), "emq:{bench}:pending", "JOB" + strconv.Itoa(i),
 			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
-		cmds.Add(args...)
-		facts.Strings(args)
+		facts.Strings(&cmds, args)
 	}
 	raw, _ := wire.FromCmds(&cmds)
 	withFacts, err := facts.Sync(&cmds)

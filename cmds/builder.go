@@ -100,17 +100,20 @@ type Info struct {
 	// "redis-7.0.15" and "valkey-8.0.1".
 	Servers []string
 
-	words    []byte   // Words, encoded once (bulk strings)
-	slots    int      // argument slots, in the order they are sent
-	required uint64   // slots that must be set
-	multi    uint64   // slots that take one more run per call
-	dep      []int8   // slot → the slot that must be set with it, or -1
-	reqIf    []int8   // slot → the slot that needs it set, or -1
-	missing  []string // slot → the option name, for errors
-	alt      []int8   // slot → the alternative of its dep's choice it belongs to, or -1 (nil: none)
-	altName  []string // slot → that alternative's token, for errors
-	timeout  int      // the timeout slot, or -1
-	simple   bool     // no reqIf, dep or timeout: build checks only required
+	words []byte // Words, encoded once (bulk strings)
+	// Where the first two words' bytes are in words, as encoded (the
+	// second the zero Span for a command of one word).
+	wordSpans [2]resp.Span
+	slots     int      // argument slots, in the order they are sent
+	required  uint64   // slots that must be set
+	multi     uint64   // slots that take one more run per call
+	dep       []int8   // slot → the slot that must be set with it, or -1
+	reqIf     []int8   // slot → the slot that needs it set, or -1
+	missing   []string // slot → the option name, for errors
+	alt       []int8   // slot → the alternative of its dep's choice it belongs to, or -1 (nil: none)
+	altName   []string // slot → that alternative's token, for errors
+	timeout   int      // the timeout slot, or -1
+	simple    bool     // no reqIf, dep or timeout: build checks only required
 
 	keys   []keySpec // the key specs (keyspec.go)
 	proc   keysProc  // the servers' own key finder, where the specs fall short
@@ -125,8 +128,12 @@ var byName = make(map[string]*Info, len(commands))
 func init() {
 	for _, in := range commands {
 		var words []byte
-		for _, w := range in.Words {
-			words = resp.AppendBulkString(words, w)
+		for i, w := range in.Words {
+			var sp resp.Span
+			words, sp = resp.AppendBulkStringSpan(words, w)
+			if i < len(in.wordSpans) {
+				in.wordSpans[i] = sp
+			}
 		}
 		// Room after them for start's copy of wordsCopy bytes.
 		in.words = append(make([]byte, 0, max(len(words), wordsCopy)), words...)
@@ -262,6 +269,9 @@ type Builder struct {
 	big    []byte // a command of more than maxHeader arguments
 	num    [40]byte
 	spans2 []Span // Command.Fact's scratch: its Keys
+	// mode is the last choice written (enum): CLIENT REPLY's and SCRIPT
+	// DEBUG's mode, by which their Fact's kind is refined.
+	mode string
 	// chosen is, for a choice among blocks with options of their own
 	// (Info.alt), which alternative its slot was given last (B.choose):
 	// read only for a slot set, which the alternative's method set.
@@ -278,32 +288,26 @@ type run struct {
 // short ones).
 //
 // It leaves room after s for the fast path of the next short argument.
-func (r *run) add(s string) { r.b = appendBulk(slices.Grow(r.b, len(s)+32), s); r.n++ }
+func (r *run) add(s string) { r.b = resp.AppendBulkString(slices.Grow(r.b, len(s)+32), s); r.n++ }
 
-func (r *run) addBytes(p []byte) { r.b = appendBulk(r.b, p); r.n++ }
+// addSpan is add returning where s's bytes are in the run.
+func (r *run) addSpan(s string) uint32 {
+	var sp resp.Span
+	r.b, sp = resp.AppendBulkStringSpan(slices.Grow(r.b, len(s)+32), s)
+	r.n++
+	return sp.Off
+}
+
+func (r *run) addBytes(p []byte) { r.b = resp.AppendBulk(r.b, p); r.n++ }
 
 // addInt appends i's decimal text as a bulk string (Builder.int has the
 // fast path of small ones).
 func (r *run) addInt(i int64) {
-	var tmp [20]byte
-	r.b = appendBulk(r.b, strconv.AppendInt(tmp[:0], i, 10))
+	r.b = resp.AppendBulkInt(r.b, i)
 	r.n++
 }
 
 func (r *run) reset() { r.b, r.n = r.b[:0], 0 }
-
-// appendBulk appends s as a bulk string.
-func appendBulk[S string | []byte](dst []byte, s S) []byte {
-	if n := len(s); n < 10 {
-		dst = append(dst, '$', byte('0'+n), '\r', '\n')
-	} else {
-		dst = append(dst, '$')
-		dst = strconv.AppendUint(dst, uint64(n), 10)
-		dst = append(dst, '\r', '\n')
-	}
-	dst = append(dst, s...)
-	return append(dst, '\r', '\n')
-}
 
 // headRoom is the room main keeps in front of the arguments for the
 // array header: "*n\r\n" for up to maxHeader arguments.
@@ -409,6 +413,7 @@ func (b *Builder) enum(tok, what string) {
 		}
 		return
 	}
+	b.mode = tok
 	b.tok(tok)
 }
 
@@ -644,14 +649,10 @@ func (b *Builder) str(s string) {
 // run has room for it, and reports whether it did.
 func (r *run) addShort(s string) bool {
 	l := len(r.b)
-	if len(s) >= 10 || cap(r.b)-l < 16 {
+	if len(s) >= 10 || cap(r.b)-l < resp.ShortBulkRoom {
 		return false
 	}
-	p := r.b[l : l+16]
-	p[0], p[1], p[2], p[3] = '$', byte('0'+len(s)), '\r', '\n'
-	copy(p[4:14], s)
-	p[4+len(s)], p[5+len(s)] = '\r', '\n'
-	r.b = r.b[:l+6+len(s)]
+	r.b = r.b[:l+resp.PutShortBulk(r.b[l:l+resp.ShortBulkRoom], s)]
 	r.n++
 	return true
 }
@@ -666,19 +667,19 @@ func (b *Builder) routed(s string, list *[]keyRef, kind uint8) {
 	if b.inLate {
 		// A late run (only a command's constructor writes one, in order).
 		r := &b.late[(b.nlate-1)&(maxLate-1)]
-		k := keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))}
+		k := keyRef{pos: int32(r.n), n: uint32(len(s))}
+		k.off = r.addSpan(s)
 		b.lateKeys = append(b.lateKeys, lateKey{run: b.nlate - 1, kind: kind, k: k})
-		r.add(s)
 		return
 	}
 	// Where the bytes are in main: after the bulk header.
 	r := &b.main
 	if l, n := len(r.b), r.n; r.addShort(s) {
-		*list = append(*list, keyRef{pos: int32(n), off: uint32(l + 4), n: uint32(len(s))})
+		*list = append(*list, keyRef{pos: int32(n), off: uint32(l + resp.ShortBulkAt), n: uint32(len(s))})
 		return
 	}
-	*list = append(*list, keyRef{pos: int32(r.n), off: uint32(len(r.b) + resp.HeaderLen(len(s))), n: uint32(len(s))})
-	r.add(s)
+	pos := int32(r.n)
+	*list = append(*list, keyRef{pos: pos, off: r.addSpan(s), n: uint32(len(s))})
 }
 
 // bytes writes a formatted number.
@@ -806,10 +807,9 @@ func (b *Builder) build(info *Info, g uint64) Command {
 		b.nargs = b.main.n - len(info.Words)
 		var cmd []byte
 		if n, out := b.main.n, b.main.b; n < 10 {
-			out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
-			cmd = out[headRoom-4:]
+			cmd = out[resp.PutShortArrayHeader(out, headRoom, n):]
 		} else {
-			cmd = b.headLong()
+			cmd = b.head()
 		}
 		b.enc, b.hasCmd, b.kind = cmd, false, info.Kind
 		return Command{b: b, gen: b.gen}
@@ -864,29 +864,10 @@ func (b *Builder) buildAll(info *Info) Command {
 // which holds the arguments even when the header does not fit in front
 // of them.
 func (b *Builder) head() []byte {
-	n, out := b.main.n, b.main.b
-	if n < 10 {
-		out[headRoom-4], out[headRoom-3], out[headRoom-2], out[headRoom-1] = '*', byte('0'+n), '\r', '\n'
-		return out[headRoom-4:]
-	}
-	return b.headLong()
-}
-
-// headLong is head for 10 arguments or more.
-func (b *Builder) headLong() []byte {
-	n, out := b.main.n, b.main.b
-	if n > maxHeader {
+	if b.main.n > maxHeader {
 		return b.headBig()
 	}
-	i := headRoom - 2
-	out[i], out[i+1] = '\r', '\n'
-	for v := n; v > 0; v /= 10 {
-		i--
-		out[i] = byte('0' + v%10)
-	}
-	i--
-	out[i] = '*'
-	return out[i:]
+	return b.main.b[resp.PutArrayHeader(b.main.b, headRoom, b.main.n):]
 }
 
 // headBig returns a command of more than maxHeader arguments: its

@@ -68,18 +68,23 @@
 // option given without the option it belongs to (XADD's TrimLimit
 // without Trim) an Err matching ErrAlone.
 //
-// # Facts: parsed once
+// # Facts: born with the bytes
 //
 // Fact is what a connection, a cluster router and the hooks need of an
 // encoded command: its Info, its Kind refined by its arguments (XREAD …
 // BLOCK, CLIENT REPLY OFF|SKIP), its blocking Timeout, its size, and where
 // its name, second argument and keys are in its bytes (Span offsets).
-// Command.Fact has it from the builder; Inspect (or Info.Fact, with the
-// Info known) computes it for a command given as arguments, without
-// allocating. A submission carries one Fact per command (conn.Cmds.Facts)
-// from where it is encoded, so nothing reads the bytes again; only a
-// submission made from raw resp types arrives without them, and the
-// connection that receives it inspects its bytes once.
+// Each encoder makes it as it writes: Command.Fact from what the Builder
+// noted (its keys' places, the Info's words, the mode it wrote);
+// AppendFactOf from the spans package resp records while it encodes a
+// command given as arguments (resp.AppendCommandSpans, Cmds.AddSpans);
+// dispatch from the pieces of its calls. The RESP layout, where a header
+// ends and an argument starts, is known in package resp alone. A
+// submission carries one Fact per command (conn.Cmds.Facts) from where it
+// is encoded, so nothing reads the bytes again; only bytes no encoder of
+// this module wrote (submit.New's, a submission made from raw resp types)
+// are read, once, by resp.SplitCommand. Inspect (or Info.Fact) computes
+// the Fact of a command given as arguments, without encoding it.
 //
 // Plain (a test of a name's first letter and length against the table)
 // says that no command of that name is of a Guarded kind, whatever its

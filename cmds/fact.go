@@ -11,11 +11,9 @@ import (
 
 // Span is where one argument of an encoded command is: bytes
 // [Off, Off+Len) of the command's encoding (the RESP array of bulk
-// strings, from its '*').
-type Span struct{ Off, Len uint32 }
-
-// Of returns the bytes of s in cmd, the command's encoding.
-func (s Span) Of(cmd []byte) []byte { return cmd[s.Off : s.Off+s.Len : s.Off+s.Len] }
+// strings, from its '*'), as its encoder recorded it while writing
+// (package resp, which knows the layout).
+type Span = resp.Span
 
 // Fact is what a connection, a cluster router and the hooks need to know
 // about one encoded command, known where it is encoded (a builder's
@@ -76,7 +74,8 @@ func (c Command) AppendFact(facts []Fact, keys []Span) ([]Fact, []Span) {
 	return facts, c.fill(&facts[len(facts)-1], keys)
 }
 
-// fill sets *f to the command's Fact, its keys' spans appended to keys.
+// fill sets *f to the command's Fact, its keys' spans appended to keys,
+// from what the Builder recorded as it wrote the command.
 func (c *Command) fill(f *Fact, keys []Span) []Span {
 	bd := c.built()
 	if bd == nil {
@@ -87,23 +86,29 @@ func (c *Command) fill(f *Fact, keys []Span) []Span {
 		return keys
 	}
 	in := bd.info
-	n := len(in.Words) + bd.nargs
 	f.Info, f.Kind, f.Timeout, f.Size = in, bd.kind, bd.timeout, uint32(len(b))
-	at := uint32(resp.HeaderLen(n))
-	w0 := uint32(len(in.Words[0]))
-	f.Name = Span{Off: at + uint32(resp.HeaderLen(int(w0))), Len: w0}
-	if n > 1 {
-		at = f.Name.Off + w0 + 2
-		l, h := bulkLen(b, at)
-		f.Arg1 = Span{Off: at + h, Len: l}
+	// Every offset the Builder noted is one in its main run, whose tail
+	// the command's bytes are (or, past maxHeader arguments, a copy of
+	// it behind a longer header): the same shift for each.
+	shift := uint32(len(bd.main.b) - len(b))
+	words := uint32(headRoom) - shift // where the words start in b
+	f.Name = in.wordSpans[0].Shift(words)
+	switch {
+	case len(in.Words) > 1:
+		f.Arg1 = in.wordSpans[1].Shift(words)
+	case bd.nargs == 0:
+	case len(bd.keys) > 0 && int(bd.keys[0].pos) == 1:
+		f.Arg1 = Span{Off: bd.keys[0].off - shift, Len: bd.keys[0].n}
+	case len(bd.chans) > 0 && int(bd.chans[0].pos) == 1:
+		f.Arg1 = Span{Off: bd.chans[0].off - shift, Len: bd.chans[0].n}
+	default:
+		// Written by whichever option came first in the syntax: its
+		// place is known, its length is in the header resp wrote.
+		f.Arg1 = resp.BulkAt(b, words+uint32(len(in.words)))
 	}
 	if in == infoClientReplyP || in == infoScriptDebugP {
-		f.Kind = refineLast(f.Kind, in, lastArg(b))
+		f.Kind = refineLast(f.Kind, in, unsafe.Slice(unsafe.StringData(bd.mode), len(bd.mode)))
 	}
-	// The keys' offsets are in the Builder's main run, whose tail the
-	// command's bytes are (or, past maxHeader arguments, a copy of it
-	// behind a longer header): the same shift for every key.
-	shift := uint32(len(bd.main.b) - len(b))
 	start := len(keys)
 	for _, k := range bd.keys {
 		keys = append(keys, Span{Off: k.off - shift, Len: k.n})
@@ -115,26 +120,6 @@ func (c *Command) fill(f *Fact, keys []Span) []Span {
 		f.Keys = keys[start:len(keys):len(keys)]
 	}
 	return keys
-}
-
-// bulkLen reads the bulk header "$n\r\n" at b[at:]: n and the header's
-// length.
-func bulkLen(b []byte, at uint32) (n, h uint32) {
-	i := at + 1
-	for ; b[i] != '\r'; i++ {
-		n = n*10 + uint32(b[i]-'0')
-	}
-	return n, i + 2 - at
-}
-
-// lastArg returns the last argument of the command encoded in b.
-func lastArg(b []byte) []byte {
-	end := len(b) - 2
-	i := end - 1
-	for i >= 0 && b[i] != '\n' {
-		i--
-	}
-	return b[i+1 : end]
 }
 
 // The Infos whose kind depends on their arguments.
@@ -166,14 +151,17 @@ func refineLast(k Kind, in *Info, mode []byte) Kind {
 // Inspect returns the Fact of the command whose arguments are args
 // (args[0] its name; a subcommand after it), as package resp encodes it
 // (an array of bulk strings), looking its name up in the generated table
-// in any case. The Fact's Keys are appended to keys, which is returned:
-// reuse it, and Inspect allocates nothing. No args is the zero Fact.
+// in any case. The Fact's Keys are appended to keys, which is returned.
+// No args is the zero Fact. For a command this module encodes, the
+// encoder records where it wrote each argument instead (AppendFactOf).
 func Inspect(args [][]byte, keys []Span) (Fact, []Span) {
 	var f Fact
 	if len(args) == 0 {
 		return f, keys
 	}
-	keys = lookupArgs(args).fill(&f, args, keys)
+	var at [16]Span
+	spans, size := resp.CommandSpans(at[:0], args)
+	keys = lookupArgs(args).fill(&f, args, spans, uint32(size), keys)
 	return f, keys
 }
 
@@ -182,11 +170,8 @@ func Inspect(args [][]byte, keys []Span) (Fact, []Span) {
 // copying the Fact: for a list of commands that owns its memory (a
 // pipeline's), as Command.AppendFact. No args appends the zero Fact.
 func AppendInspect(facts []Fact, keys []Span, args [][]byte) ([]Fact, []Span) {
-	facts = append(facts, Fact{})
-	if len(args) == 0 {
-		return facts, keys
-	}
-	return facts, lookupArgs(args).fill(&facts[len(facts)-1], args, keys)
+	f, keys := Inspect(args, keys)
+	return append(facts, f), keys
 }
 
 // Fact returns the Fact of a command of this Info given as args (args[0]
@@ -198,40 +183,60 @@ func (in *Info) Fact(args [][]byte, keys []Span) (Fact, []Span) {
 	if len(args) == 0 {
 		return f, keys
 	}
-	keys = in.fill(&f, args, keys)
+	var at [16]Span
+	spans, size := resp.CommandSpans(at[:0], args)
+	keys = in.fill(&f, args, spans, uint32(size), keys)
 	return f, keys
 }
 
 // AppendFact is AppendInspect for a command of this Info: its name is
 // not looked up.
 func (in *Info) AppendFact(facts []Fact, keys []Span, args [][]byte) ([]Fact, []Span) {
-	facts = append(facts, Fact{})
-	if len(args) == 0 {
-		return facts, keys
+	f, keys := in.Fact(args, keys)
+	return append(facts, f), keys
+}
+
+// AppendFactOf appends to facts the Fact of the command encoded in enc
+// (the whole command, its bytes and no more), whose arguments its
+// encoder wrote at spans (as resp's AppendCommandSpans records them),
+// looking its name up; its keys' spans go to keys. Nothing is read
+// from enc but the arguments at spans. views is scratch memory for the
+// arguments' views, returned for reuse (cleared: it keeps nothing of
+// enc). A command of no arguments appends nothing.
+func AppendFactOf(facts []Fact, keys []Span, enc []byte, spans []Span, views [][]byte) ([]Fact, []Span, [][]byte) {
+	return appendFactOf(nil, true, facts, keys, enc, spans, views)
+}
+
+// AppendFactOf is AppendFactOf for a command of this Info (nil: one the
+// table does not know): its name is not looked up.
+func (in *Info) AppendFactOf(facts []Fact, keys []Span, enc []byte, spans []Span, views [][]byte) ([]Fact, []Span, [][]byte) {
+	return appendFactOf(in, false, facts, keys, enc, spans, views)
+}
+
+func appendFactOf(in *Info, lookup bool, facts []Fact, keys []Span, enc []byte, spans []Span, views [][]byte) ([]Fact, []Span, [][]byte) {
+	if len(spans) == 0 {
+		return facts, keys, views
 	}
-	return facts, in.fill(&facts[len(facts)-1], args, keys)
+	views = views[:0]
+	for _, sp := range spans {
+		views = append(views, sp.Of(enc))
+	}
+	if lookup {
+		in = lookupArgs(views)
+	}
+	facts = append(facts, Fact{})
+	keys = in.fill(&facts[len(facts)-1], views, spans, uint32(len(enc)), keys)
+	clear(views)
+	return facts, keys, views[:0]
 }
 
 // fill sets the zero *f to the Fact of a command of this Info given as
-// args (at least its name), its keys' spans appended to keys.
-func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
-	f.Info = in
-	// The spans and the size follow from the arguments' lengths, in one
-	// walk; key i's offset is offs[i] (the first 16 arguments; a key past
-	// them is found by a second walk).
-	var offs [16]uint32
-	at := uint32(resp.HeaderLen(len(args)))
-	for i, a := range args {
-		h := uint32(resp.HeaderLen(len(a)))
-		if i < len(offs) {
-			offs[i] = at + h
-		}
-		at += h + uint32(len(a)) + 2
-	}
-	f.Size = at
-	f.Name = Span{Off: offs[0], Len: uint32(len(args[0]))}
-	if len(args) > 1 {
-		f.Arg1 = Span{Off: offs[1], Len: uint32(len(args[1]))}
+// args (at least its name), whose encoding of size bytes has them at
+// spans; its keys' spans are appended to keys.
+func (in *Info) fill(f *Fact, args [][]byte, spans []Span, size uint32, keys []Span) []Span {
+	f.Info, f.Size, f.Name = in, size, spans[0]
+	if len(spans) > 1 {
+		f.Arg1 = spans[1]
 	}
 	if in == nil {
 		// Left out of the table, internal to replication: SYNC and PSYNC
@@ -249,46 +254,17 @@ func (in *Info) fill(f *Fact, args [][]byte, keys []Span) []Span {
 	if in.Kind&NoKeys == 0 {
 		var idx [16]int32
 		pos := in.appendKeys(args, idx[:0], true) // keys, then shard channels
-		if len(pos) > 0 {
-			start := len(keys)
-			far := argWalk{args: args}
-			for _, p := range pos {
-				if int(p) >= len(args) {
-					continue
-				}
-				off := uint32(0)
-				if int(p) < len(offs) {
-					off = offs[p]
-				} else {
-					off = far.offset(int(p))
-				}
-				keys = append(keys, Span{Off: off, Len: uint32(len(args[p]))})
+		start := len(keys)
+		for _, p := range pos {
+			if int(p) < len(spans) {
+				keys = append(keys, spans[p])
 			}
-			if len(keys) > start {
-				f.Keys = keys[start:len(keys):len(keys)]
-			}
+		}
+		if len(keys) > start {
+			f.Keys = keys[start:len(keys):len(keys)]
 		}
 	}
 	return keys
-}
-
-// argWalk gives the offset of argument i's bytes in the encoding of
-// args, walking the arguments once, in order (a value on the caller's
-// stack, not a closure: fill keeps nothing of args).
-type argWalk struct {
-	args [][]byte
-	next int
-	at   uint32
-}
-
-func (w *argWalk) offset(i int) uint32 {
-	if i < w.next || w.next == 0 {
-		w.next, w.at = 0, uint32(resp.HeaderLen(len(w.args)))
-	}
-	for ; w.next < i; w.next++ {
-		w.at += uint32(resp.HeaderLen(len(w.args[w.next]))+len(w.args[w.next])) + 2
-	}
-	return w.at + uint32(resp.HeaderLen(len(w.args[i])))
 }
 
 // refine computes the kind and timeout of a Blocking or ReplyModel

@@ -28,27 +28,24 @@ func (a *Args) Reset() { a.run.Reset(); a.nk = 0; a.more = a.more[:0] }
 // Key appends a key (a KEYS[i] of the script).
 func (a *Args) Key(k string) {
 	a.mustBeKeys()
-	a.noteKey(len(k))
-	a.run.Add(k)
-	a.nk++
+	a.noteKey(a.run.AddSpan(k))
 }
 
 // KeyBytes appends a key given as bytes; the bytes are copied.
 func (a *Args) KeyBytes(k []byte) {
 	a.mustBeKeys()
-	a.noteKey(len(k))
-	a.run.AddBytes(k)
-	a.nk++
+	a.noteKey(a.run.AddBytesSpan(k))
 }
 
-// noteKey notes where the key of n bytes about to be added will be.
-func (a *Args) noteKey(n int) {
-	sp := cmds.Span{Off: uint32(a.run.Size() + resp.HeaderLen(n)), Len: uint32(n)}
+// noteKey notes where the key just added is in run, as resp wrote it,
+// and counts it.
+func (a *Args) noteKey(sp cmds.Span) {
 	if a.nk < len(a.keyAt) {
 		a.keyAt[a.nk] = sp
-		return
+	} else {
+		a.more = append(a.more, sp)
 	}
-	a.more = append(a.more, sp)
+	a.nk++
 }
 
 // copyOf makes a a copy of b (nil: empty), keeping a's memory.
@@ -102,21 +99,25 @@ var emptyArgs Args
 
 // appendCall appends one call of a script to cmds: head is the script's
 // command head (EVALSHA and the SHA, or EMQ.<NAME>), then numkeys, the
-// keys and the args.
-func appendCall(cmds *resp.Cmds, head *resp.Args, nk int, tail *resp.Args) {
-	cmds.Begin(head.Len() + 1 + tail.Len())
+// keys and the args. It returns the length of the array header resp
+// wrote, for the call's fact (callFact).
+func appendCall(cmds *resp.Cmds, head *resp.Args, nk int, tail *resp.Args) uint32 {
+	h := cmds.BeginAt(head.Len() + 1 + tail.Len())
 	cmds.Args(head)
 	cmds.ArgInt(int64(nk))
 	cmds.Args(tail)
+	return uint32(h)
 }
 
-// buildCall encodes one call of a script as a command in buf's memory.
-func buildCall(buf []byte, head *resp.Args, a *Args) resp.Cmd {
+// buildCall encodes one call of a script as a command in buf's memory,
+// and returns it with the length of its array header (see appendCall).
+func buildCall(buf []byte, head *resp.Args, a *Args) (resp.Cmd, uint32) {
 	if a == nil {
 		a = &emptyArgs
 	}
-	return resp.BuildCommand(buf, head.Len()+1+a.run.Len()).
-		Args(head).ArgInt(int64(a.nk)).Args(&a.run).Cmd()
+	b := resp.BuildCommand(buf, head.Len()+1+a.run.Len())
+	h := uint32(b.Size())
+	return b.Args(head).ArgInt(int64(a.nk)).Args(&a.run).Cmd(), h
 }
 
 // infoEvalsha is EVALSHA's entry in the command table: the executors know

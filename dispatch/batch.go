@@ -203,12 +203,12 @@ func (b *Batch) appendCall(i int, native, plain bool) {
 	if native {
 		head = &c.s.nativeHead
 	}
-	appendCall(&b.wire, head, c.args.nk, &c.args.run)
+	hdr := appendCall(&b.wire, head, c.args.nk, &c.args.run)
 	if plain {
 		return
 	}
 	// The fact of the command just encoded, from its pieces.
 	b.facts.Made(func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-		return callFact(c.s, native, &c.args, keys)
+		return callFact(c.s, native, &c.args, hdr, keys)
 	})
 }

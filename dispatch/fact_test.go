@@ -50,13 +50,13 @@ func TestCallFactEqualsInspect(t *testing.T) {
 			if aa == nil {
 				aa = &emptyArgs
 			}
-			appendCall(&batch, head, aa.nk, &aa.run)
+			h := appendCall(&batch, head, aa.nk, &aa.run)
 			b := batch.Bytes()
-			cmd := buildCall(nil, head, args)
-			if string(cmd.Bytes()) != string(b) {
+			cmd, h2 := buildCall(nil, head, args)
+			if string(cmd.Bytes()) != string(b) || h != h2 {
 				t.Fatalf("buildCall and appendCall differ")
 			}
-			got, _ := callFact(s, native, args, nil)
+			got, _ := callFact(s, native, args, h, nil)
 			var l wire.Facts
 			info := infoEvalsha
 			if native {

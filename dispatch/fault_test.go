@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,14 +47,18 @@ func TestScriptedWire(t *testing.T) {
 // flight; every caller, Eval or EvalBatch, gets an error matching
 // conn.ErrBroken, and nobody hangs.
 func TestLoadBreaks(t *testing.T) {
+	var x *dispatch.Scripted
+	var answered atomic.Uint64
 	p := startPeer(t, func(args []string) string {
 		if args[0] == "SCRIPT" {
-			time.Sleep(100 * time.Millisecond) // let every caller join
-			return ""                          // close
+			// Every caller told NOSCRIPT so far joins the load first.
+			until(t, func() bool { return x.Stats().NoScripts >= answered.Load() })
+			return "" // close
 		}
+		answered.Add(1)
 		return noScript
 	})
-	x := dispatch.NewScripted(dialPeer(t, p.addr))
+	x = dispatch.NewScripted(dialPeer(t, p.addr))
 	ctx := testCtx(t)
 	const callers = 16
 	errs := make([]error, callers+1)
@@ -133,9 +138,11 @@ func TestLoadWrongSHA(t *testing.T) {
 // ends); the load is not cancelled, and the other callers get their
 // replies after it.
 func TestWaiterGivesUp(t *testing.T) {
+	const callers = 5
 	var mu sync.Mutex
 	loaded, first := false, true
 	loadSeen, release := make(chan struct{}), make(chan struct{})
+	var x *dispatch.Scripted
 	p := startPeer(t, func(args []string) string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -148,16 +155,15 @@ func TestWaiterGivesUp(t *testing.T) {
 		case !loaded:
 			if first { // let every caller's EVALSHA in before the load
 				first = false
-				time.Sleep(100 * time.Millisecond)
+				until(t, func() bool { return x.Stats().EvalSHAs >= callers })
 			}
 			return noScript
 		}
 		return bulkReply(args[len(args)-1])
 	})
-	x := dispatch.NewScripted(dialPeer(t, p.addr))
+	x = dispatch.NewScripted(dialPeer(t, p.addr))
 	ctx0, cancel0 := context.WithCancel(context.Background())
 	defer cancel0()
-	const callers = 5
 	errs := make([]error, callers)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -237,5 +243,22 @@ func TestBatchAbandoned(t *testing.T) {
 	}
 	if got := b.Reply(0).String() + b.Reply(1).String() + b.Reply(2).String(); got != "abc" {
 		t.Fatalf("replies %q, want abc", got)
+	}
+}
+
+// until polls cond, a condition of the code under test, until it holds;
+// the test fails when it does not within 10 s.
+func until(t *testing.T, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Error("condition not met within 10 s")
+			return
+		}
 	}
 }

@@ -26,14 +26,14 @@ func NewNative(s conn.Sender) *Native { return &Native{s: s, plain: !wire.WantsF
 // nothing in steady state.
 func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
 	buf := bufPool.Get().(*cmdBuf)
-	cmd := buildCall(buf.b, &s.nativeHead, a)
+	cmd, hdr := buildCall(buf.b, &s.nativeHead, a)
 	buf.b = cmd.Bytes()
 	var err error
 	if x.plain {
 		err = wire.DoFunc(ctx, x.s, cmd, fn) // read only when its name is not plain
 	} else {
 		err = wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-			return callFact(s, true, a, keys)
+			return callFact(s, true, a, hdr, keys)
 		}, fn)
 	}
 	if cap(buf.b) <= 64<<10 {
@@ -46,14 +46,14 @@ func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Valu
 // by the module's wire.InReply (see Scripted.EvalInReply).
 func (x *Native) EvalInReply(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
 	buf := bufPool.Get().(*cmdBuf)
-	cmd := buildCall(buf.b, &s.nativeHead, a)
+	cmd, hdr := buildCall(buf.b, &s.nativeHead, a)
 	buf.b = cmd.Bytes()
 	var err error
 	if x.plain {
 		err = wire.DoFuncInReply(ctx, x.s, cmd, fn)
 	} else {
 		err = wire.DoFuncMadeInReply(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-			return callFact(s, true, a, keys)
+			return callFact(s, true, a, hdr, keys)
 		}, fn)
 	}
 	if cap(buf.b) <= 64<<10 {

@@ -17,9 +17,12 @@ type Script struct {
 	sha    string
 	native string // "EMQ." + upper-case name
 
-	// Pre-encoded command heads, up to and excluding numkeys.
-	evalsha    resp.Args // EVALSHA <sha>
-	nativeHead resp.Args // EMQ.<NAME>
+	// Pre-encoded command heads, up to and excluding numkeys, and where
+	// their arguments are in them, as resp wrote them.
+	evalsha    resp.Args    // EVALSHA <sha>
+	evalshaAt  [2]resp.Span // EVALSHA, <sha>
+	nativeHead resp.Args    // EMQ.<NAME>
+	nativeAt   resp.Span    // EMQ.<NAME>
 }
 
 // NewScript returns the script src named name. The name is what a native
@@ -29,9 +32,9 @@ func NewScript(name, src string) *Script {
 	sha := hex.EncodeToString(sum[:])
 	native := "EMQ." + strings.ToUpper(name)
 	sc := &Script{name: name, src: src, sha: sha, native: native}
-	sc.evalsha.Add("EVALSHA")
-	sc.evalsha.Add(sha)
-	sc.nativeHead.Add(native)
+	sc.evalshaAt[0] = sc.evalsha.AddSpan("EVALSHA")
+	sc.evalshaAt[1] = sc.evalsha.AddSpan(sha)
+	sc.nativeAt = sc.nativeHead.AddSpan(native)
 	return sc
 }
 

@@ -71,12 +71,12 @@ func (x *Scripted) Stats() Stats {
 // Eval sends EVALSHA and, on NOSCRIPT, loads the script (once however many
 // callers need it) and sends again. It allocates nothing in steady state.
 func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
-	return x.run(ctx, s, a, func(cmd resp.Cmd) error {
+	return x.run(ctx, s, a, func(cmd resp.Cmd, hdr uint32) error {
 		if x.plain {
 			return wire.DoFunc(ctx, x.s, cmd, fn) // EVALSHA: Plain
 		}
 		return wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-			return callFact(s, false, a, keys)
+			return callFact(s, false, a, hdr, keys)
 		}, fn)
 	})
 }
@@ -85,28 +85,29 @@ func (x *Scripted) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Va
 // by the module's wire.InReply (see there): fn is kept in the call, so it
 // must not live on its caller's stack, which Eval's fn may.
 func (x *Scripted) EvalInReply(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
-	return x.run(ctx, s, a, func(cmd resp.Cmd) error {
+	return x.run(ctx, s, a, func(cmd resp.Cmd, hdr uint32) error {
 		if x.plain {
 			return wire.DoFuncInReply(ctx, x.s, cmd, fn)
 		}
 		return wire.DoFuncMadeInReply(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-			return callFact(s, false, a, keys)
+			return callFact(s, false, a, hdr, keys)
 		}, fn)
 	})
 }
 
-// run encodes s's EVALSHA with a and sends it with send; on NOSCRIPT it
-// loads the script and sends again, at most maxSends times.
-func (x *Scripted) run(ctx context.Context, s *Script, a *Args, send func(cmd resp.Cmd) error) error {
+// run encodes s's EVALSHA with a and sends it with send (given the
+// call's header length, for its fact); on NOSCRIPT it loads the script
+// and sends again, at most maxSends times.
+func (x *Scripted) run(ctx context.Context, s *Script, a *Args, send func(cmd resp.Cmd, hdr uint32) error) error {
 	st := x.state(s)
 	buf := bufPool.Get().(*cmdBuf)
-	cmd := buildCall(buf.b, &s.evalsha, a)
+	cmd, hdr := buildCall(buf.b, &s.evalsha, a)
 	buf.b = cmd.Bytes()
 	var err error
 	for sends := 1; ; sends++ {
 		gen := st.done.Load() // before the send: see ensureLoaded
 		x.evalSHAs.Add(1)
-		err = send(cmd)
+		err = send(cmd, hdr)
 		if !errIsNoScript(err) {
 			break
 		}

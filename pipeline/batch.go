@@ -29,20 +29,27 @@ import (
 // untouched.
 type Batch struct {
 	noCopy nocopy.NoCopy // go vet reports a copy
+	// fast is the batch's address while a raw command is added without
+	// a fact (the lean path of Add: not eager, no facts yet), nil
+	// otherwise: Add's one test, which a copy (at another address) fails
+	// as it fails own. First, so that the test is a compare at offset 0.
+	fast *Batch
+	cmds resp.Cmds
 	// self is the batch's address, noted at its first use: a Batch at
 	// another address is a copy (own).
 	self *Batch
-	cmds resp.Cmds
-	// facts are the commands' once a typed command was added (and so on
-	// up to the last command added as arguments since, which Exec reads
-	// back); before that a raw command's name is only tested (cmds.Plain),
-	// and special notes one that is not plain: a batch of plain raw
-	// commands is sent without facts (wire.PlainCmds).
+	// facts are the commands' once a typed command was added: from then
+	// on a raw command's fact is made as resp encodes it (Facts.Strings),
+	// and the raw ones added before it, whose names only were tested
+	// (cmds.Plain), are read back once (catchUp). Before that special
+	// notes a raw command that is not plain: a batch of plain raw
+	// commands is sent without facts (wire.PlainCmds), a batch with
+	// one gets them at Exec, read back the same way.
 	facts   wire.Facts
 	special bool
 	// eager: the Sender of the last Exec reads facts (wire.WantsFacts:
 	// hooks, a cluster), so raw commands added since get theirs as they
-	// come, from their arguments, rather than read back from the bytes;
+	// are encoded, rather than read back from the bytes;
 	// lean: it reads none, so typed commands of no Guarded kind go
 	// without theirs too. A Batch never sent is neither: its typed
 	// commands keep the facts their builder has (a cluster routes by
@@ -108,23 +115,40 @@ func (b *Batch) Reset() {
 	b.col.Reset()
 	b.bad, b.done, b.execErr = nil, false, nil
 	b.gen++
+	b.fast = nil
+	if !b.eager {
+		b.fast = b
+	}
 }
 
 // Add appends a command given as strings.
 func (b *Batch) Add(args ...string) {
+	if b.fast == b {
+		// One test for the copy check and the lean path; the name is
+		// tested first, so that nothing of args is needed after the call.
+		if len(args) == 0 || !cmds.Plain(args[0]) {
+			b.special = true
+		}
+		b.cmds.Add(args...)
+		return
+	}
+	b.addSlow(args)
+}
+
+// addSlow is Add in a batch used for the first time, a copy, or one
+// whose commands get their facts as they come.
+func (b *Batch) addSlow(args []string) {
 	b.own()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
-		b.cmds.Add(args...)
-		if len(args) > 0 {
-			b.facts.Strings(args) // false: catchUp reads it from the bytes
-		}
+		b.facts.Strings(&b.cmds, args)
 		return
 	}
-	b.cmds.Add(args...)
+	b.fast = b
 	if len(args) == 0 || !cmds.Plain(args[0]) {
 		b.special = true
 	}
+	b.cmds.Add(args...)
 }
 
 // AddBytes appends a command given as byte slices.
@@ -132,10 +156,7 @@ func (b *Batch) AddBytes(args ...[]byte) {
 	b.own()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
-		b.cmds.AddBytes(args...)
-		if len(args) > 0 {
-			b.facts.Bytes(args)
-		}
+		b.facts.Bytes(&b.cmds, args)
 		return
 	}
 	b.cmds.AddBytes(args...)
@@ -179,8 +200,8 @@ func (b *Batch) Begin(nargs int) {
 	if b.begun {
 		b.checkBegun()
 	}
-	b.begunAt, b.begun = len(b.cmds.Bytes())+resp.HeaderLen(nargs), true
-	b.cmds.Begin(nargs)
+	at := len(b.cmds.Bytes())
+	b.begunAt, b.begun = at+b.cmds.BeginAt(nargs), true
 }
 
 // checkBegun tests the name of the last command begun, once its
@@ -189,21 +210,17 @@ func (b *Batch) Begin(nargs int) {
 func (b *Batch) checkBegun() {
 	b.begun = false
 	enc := b.cmds.Bytes()
-	if b.begunAt > len(enc) {
+	if b.begunAt >= len(enc) {
 		b.special = true // no name given: Exec refuses the batch
 		return
 	}
-	enc = enc[b.begunAt:]
-	// "$<one digit>\r\n<name>", a name of at most 9 bytes: most.
-	if len(enc) >= 4 && enc[0] == '$' && enc[1]-'0' <= 9 && enc[2] == '\r' {
-		if l := int(enc[1] - '0'); len(enc) >= 4+l {
-			if !cmds.Plain(enc[4 : 4+l]) {
-				b.special = true
-			}
-			return
-		}
+	// The name, as resp wrote it: not there when another command was
+	// added before any argument (Exec refuses the batch then).
+	name, ok := resp.ShortBulkArg(enc[b.begunAt:])
+	if !ok {
+		name = resp.BulkArg(enc[b.begunAt:])
 	}
-	if !cmds.Plain(wire.Bulk(enc)) {
+	if !cmds.Plain(name) {
 		b.special = true
 	}
 }
@@ -274,6 +291,7 @@ func (b *Batch) submission(wants bool) (wire.Cmds, error) {
 	if b.facts.Len() == 0 && !b.special && !wants {
 		return wire.PlainCmds(&b.cmds)
 	}
+	b.fast = nil // facts from here on (Add's eager path)
 	return b.facts.Sync(&b.cmds)
 }
 

@@ -305,3 +305,35 @@ func BenchmarkPipelineRebuilt(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEagerAdd is Add on a Batch last sent to a Sender that reads
+// facts (a user's Sender, hooks, a cluster): each command's fact is made
+// as resp encodes it (wire.Facts.Strings). CPU only, no server.
+//
+//	go test -run '^$' -bench EagerAdd -count 10 ./pipeline/
+func BenchmarkEagerAdd(b *testing.B) {
+	fake := conn.SendFunc(func(_ context.Context, c conn.Cmds, h conn.Handler) error { h.Done(nil); return nil })
+	for _, name := range []string{"INCR", "SET-EX", "EVALSHA"} {
+		b.Run(name, func(b *testing.B) {
+			var batch pipeline.Batch
+			batch.Add("PING")
+			_ = batch.Exec(context.Background(), fake)
+			batch.Reset()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i++; i%100 == 0 {
+					batch.Reset()
+				}
+				switch name {
+				case "INCR":
+					batch.Add("INCR", "n")
+				case "SET-EX":
+					batch.Add("SET", "user:1", "value", "EX", "60")
+				default:
+					batch.Add("EVALSHA", "0123456789012345678901234567890123456789", "2", "emq:{q}:job:1", "emq:{q}:pending", "1", "payload")
+				}
+			}
+		})
+	}
+}

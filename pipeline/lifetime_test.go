@@ -128,3 +128,38 @@ func TestBatchCopyVet(t *testing.T) {
 		require.True(t, strings.Contains(string(out), want), "go vet output lacks %q:\n%s", want, out)
 	}
 }
+
+// TestBatchCopyOnLeanPathRefused: a Batch copied after raw commands took
+// Add's lean path (one test, fast) is still refused at its first use: the
+// copy's Add writes nothing into the original's buffer (the original
+// then sends exactly its own commands) and its Exec is ErrCopied.
+func TestBatchCopyOnLeanPathRefused(t *testing.T) {
+	c := setup(t, conn.Options{})
+	ctx := testCtx(t)
+	var orig pipeline.Batch
+	for range 64 { // memory with room, kept by Reset: the copy shares it
+		orig.Add("PING")
+	}
+	orig.Reset()
+	orig.Add("SET", "lean:a", "1")
+	orig.Add("SET", "lean:b", "2")
+	var cp pipeline.Batch
+	copyBatch(&cp, &orig)
+	orig.Add("SET", "lean:d", "4")
+	cp.Add("SET", "lean:c", "3") // where the original's last command is, in memory they share
+	require.ErrorIs(t, cp.Exec(ctx, c), pipeline.ErrCopied)
+	require.NoError(t, orig.Exec(ctx, c))
+	require.Len(t, orig.Replies(), 3)
+	for k, want := range map[string]string{"lean:a": "1", "lean:b": "2", "lean:c": "", "lean:d": "4"} {
+		got, err := srv.Do("GET", k)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%s", k)
+	}
+	// The copy, Reset, is a Batch of its own on the lean path too.
+	cp.Reset()
+	cp.Add("SET", "lean:c", "5")
+	require.NoError(t, cp.Exec(ctx, c))
+	got, err := srv.Do("GET", "lean:c")
+	require.NoError(t, err)
+	require.Equal(t, "5", got)
+}

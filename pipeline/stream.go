@@ -52,7 +52,7 @@ type Stream struct {
 	cmds  resp.Cmds  // gathered, not yet sent
 	facts wire.Facts // their facts, but for a run of plain ones (plain)
 	probe wire.Facts // the fact of the command being added
-	long  []byte     // the encoding of one too long for probe.Strings, to read its fact
+	one   resp.Cmds  // its encoding, made with its fact (probe.Strings)
 	// plain: s reads no facts of a plain submission (wire.WantsFacts),
 	// so a chunk of commands plain by their names goes without facts.
 	plain bool
@@ -170,13 +170,9 @@ func (st *Stream) Add(ctx context.Context, args ...string) error {
 		return st.added(ctx)
 	}
 	st.probe.Reset()
-	if !st.probe.Strings(args) {
-		st.long = resp.AppendCommand(st.long[:0], args...)
-		if err := st.probe.Encoded(st.long, 1); err != nil {
-			return err
-		}
-	}
-	return st.add(ctx, func() { st.cmds.Add(args...) })
+	st.one.Reset()
+	st.probe.Strings(&st.one, args)
+	return st.add(ctx, func() { st.cmds.AddCmds(&st.one) })
 }
 
 // plainRun reports whether a command whose name is plain (cmds.Plain)

@@ -60,6 +60,7 @@ func (b *Batch) add(c cmds.Command) slot {
 		b.cmds.AddCmd(c.Cmd())
 		return slot{b.gen, int32(b.cmds.Len() - 1)}
 	}
+	b.fast = nil // facts from here on (Add's eager path)
 	b.catchUp()
 	b.cmds.AddCmd(c.Cmd())
 	b.facts.Command(c)

@@ -25,8 +25,9 @@ import (
 // Cmds is a submission: Len commands encoded back to back in Bytes (RESP
 // arrays of bulk strings) and, when known, Facts: one cmds.Fact per
 // command, in order (its kind and timeout, its keys, its Size), known
-// where it was encoded. Facts nil means unknown: the Sender that
-// receives the submission reads them from Bytes, once.
+// where it was encoded (or by New, as it checks a user's bytes). Facts
+// nil means unknown (a submission of resp's counted commands): the
+// Sender that receives it reads them from Bytes, once.
 //
 // The zero Cmds is the empty submission. Make one with New (a user's
 // bytes), conn.CmdsOf or conn.CmdsOfBatch (resp's counted commands), or
@@ -51,27 +52,42 @@ type Cmds struct {
 var ErrMalformed = errors.New("conn: submission bytes are not N encoded commands")
 
 // New is the submission of the n commands encoded in b, put together by
-// a user's code (a fake, a proxy). It checks once that b is exactly n
-// whole commands, arrays of bulk strings of at least one argument, and
-// returns an error matching ErrMalformed otherwise. Its facts are
-// unknown: the Sender reads them from b. b is the caller's and is not
-// copied: it must not change until the submission is sent.
+// a user's code (a fake, a proxy). It reads b once: it checks that b is
+// exactly n whole commands, arrays of bulk strings of at least one
+// argument (else the error matches ErrMalformed), and makes each
+// command's Fact as it goes, so that no Sender reads b again. b is the
+// caller's and is not copied: it must not change until the submission
+// is sent. New allocates the facts (a submission's encoders in this
+// module record theirs in memory they reuse).
 func New(b []byte, n int) (Cmds, error) {
 	if n < 0 {
 		return Cmds{}, ErrMalformed
 	}
-	rest := b
-	for range n {
-		args, r, ok := command(rest)
-		if !ok || args == 0 {
+	if n == 0 {
+		if len(b) != 0 {
 			return Cmds{}, ErrMalformed
 		}
-		rest = r
+		return Cmds{}, nil
+	}
+	facts := make([]cmds.Fact, 0, n)
+	var keys []cmds.Span
+	var spans []resp.Span
+	var views [][]byte
+	rest := b
+	for range n {
+		var size int
+		var ok bool
+		spans, size, ok = resp.SplitCommand(rest, spans[:0])
+		if !ok || len(spans) == 0 {
+			return Cmds{}, ErrMalformed
+		}
+		facts, keys, views = cmds.AppendFactOf(facts, keys, rest[:size], spans, views)
+		rest = rest[size:]
 	}
 	if len(rest) != 0 {
 		return Cmds{}, ErrMalformed
 	}
-	return Cmds{b: b, n: n}, nil
+	return Cmds{b: b, n: n, facts: facts}, nil
 }
 
 // Bytes returns the encoded commands. The caller must not modify them;
@@ -83,7 +99,9 @@ func (c Cmds) Bytes() []byte { return c.b }
 func (c Cmds) Len() int { return c.n }
 
 // Facts returns one fact per command, in order, or nil when they are not
-// known (a submission made by New). The caller must not modify them.
+// known (a submission of resp's counted commands made by conn.CmdsOf,
+// whose facts its Sender reads from its bytes). The caller must not
+// modify them.
 func (c Cmds) Facts() []cmds.Fact { return c.facts }
 
 // Plain reports whether the module's encoder found every command plain
@@ -102,60 +120,20 @@ func (c Cmds) All() iter.Seq2[int, [][]byte] {
 	return func(yield func(int, [][]byte) bool) {
 		b := c.b
 		for i := range c.n {
-			n, _, ok := command(b)
+			spans, size, ok := resp.SplitCommand(b, nil)
 			if !ok {
 				return
 			}
-			args := make([][]byte, 0, n)
-			b, _, _ = number(b, '*')
-			for range n {
-				r, size, _ := number(b, '$')
-				args = append(args, r[:size:size])
-				b = r[size+2:]
+			args := make([][]byte, 0, len(spans))
+			for _, sp := range spans {
+				args = append(args, sp.Of(b))
 			}
+			b = b[size:]
 			if !yield(i, args) {
 				return
 			}
 		}
 	}
-}
-
-// command reads the command at the start of b: its number of arguments
-// and the bytes after it, ok when it is a whole array of bulk strings.
-func command(b []byte) (args int, rest []byte, ok bool) {
-	rest, n, ok := number(b, '*')
-	if !ok {
-		return 0, b, false
-	}
-	for range n {
-		var size int
-		if rest, size, ok = number(rest, '$'); !ok || len(rest) < size+2 ||
-			rest[size] != '\r' || rest[size+1] != '\n' {
-			return 0, b, false
-		}
-		rest = rest[size+2:]
-	}
-	return n, rest, true
-}
-
-// number reads "<kind><decimal>\r\n" at the start of b, returning the
-// bytes after it: a header of a RESP array or bulk string.
-func number(b []byte, kind byte) ([]byte, int, bool) {
-	if len(b) == 0 || b[0] != kind {
-		return b, 0, false
-	}
-	v := 0
-	for i := 1; i < len(b); i++ {
-		switch d := b[i]; {
-		case d >= '0' && d <= '9' && v < 1<<40:
-			v = v*10 + int(d-'0')
-		case d == '\r' && i > 1 && i+1 < len(b) && b[i+1] == '\n':
-			return b[i+2:], v, true
-		default:
-			return b, 0, false
-		}
-	}
-	return b, 0, false
 }
 
 // A Handler receives the replies of one submission: Reply(i, v) for

@@ -41,8 +41,15 @@ func TestNewChecksTheBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Len() != 2 || string(c.Bytes()) != string(b) || c.Facts() != nil || c.Plain() {
+	if c.Len() != 2 || string(c.Bytes()) != string(b) || len(c.Facts()) != 2 || c.Plain() {
 		t.Fatalf("New: Len %d, Bytes %q, Facts %v, Plain %v", c.Len(), c.Bytes(), c.Facts(), c.Plain())
+	}
+	// The facts are made as New reads the bytes, the one read: no Sender
+	// reads them again (issue 24).
+	f := c.Facts()
+	if f[0].Info == nil || f[0].Info.Name != "set" || len(f[0].Keys) != 1 || string(f[0].Key(b, 0)) != "k" ||
+		int(f[0].Size) != len(set) || f[1].Info == nil || f[1].Info.Name != "ping" || len(f[1].Keys) != 0 {
+		t.Fatalf("New: facts %+v", f)
 	}
 	var got []string
 	for i, args := range c.All() {

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"sync"
-	"unsafe"
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/resp"
@@ -17,18 +16,20 @@ var ErrMalformed = submit.ErrMalformed
 // Facts gathers the facts of commands as they are encoded, beside the
 // resp.Cmds that holds their bytes: the encoders of this module (a
 // pipeline.Batch, a Stream, dispatch) fill one where they encode, so that
-// no connection reads the bytes again. The zero Facts is empty and ready;
-// Reset keeps its memory.
+// no connection reads the bytes again. Strings and Bytes encode the
+// command themselves (resp records where each argument goes as it
+// writes it); Command, Made and Add take a fact its encoder made. The
+// zero Facts is empty and ready; Reset keeps its memory.
 type Facts struct {
 	facts []cmds.Fact
 	keys  []cmds.Span
-	args  [][]byte
+	spans []resp.Span // where the arguments of the command being added are
+	views [][]byte    // their views, for the look-up (cleared after)
 }
 
 // Reset removes every fact, keeping the memory.
 func (l *Facts) Reset() {
-	clear(l.args)
-	l.facts, l.keys, l.args = l.facts[:0], l.keys[:0], l.args[:0]
+	l.facts, l.keys = l.facts[:0], l.keys[:0]
 }
 
 // Len is the number of commands with facts.
@@ -37,36 +38,21 @@ func (l *Facts) Len() int { return len(l.facts) }
 // List returns the facts, one per command; valid until the next Reset.
 func (l *Facts) List() []cmds.Fact { return l.facts }
 
-// stringArgs is how many arguments Strings takes as they come.
-const stringArgs = 16
-
-// Strings adds the fact of a command given as strings, of at most
-// stringArgs arguments, and reports whether it did; a longer command's
-// is for Sync to read from its bytes. It keeps nothing of args (their
-// views are on its stack), so that a caller's argument built by
-// concatenation stays on the caller's stack.
-func (l *Facts) Strings(args []string) bool {
-	if len(args) > stringArgs {
-		return false
-	}
-	var views [stringArgs][]byte
-	for i, s := range args {
-		views[i] = unsafe.Slice(unsafe.StringData(s), len(s))
-	}
-	l.Bytes(views[:len(args)])
-	return true
+// Strings encodes the command args into c (c.Add) and adds its fact,
+// made from where the encoder wrote each argument. It keeps nothing of
+// args, so that an argument built by concatenation stays on the caller's
+// stack. A command of no arguments adds no fact (c.Err says why).
+func (l *Facts) Strings(c *resp.Cmds, args []string) {
+	start := len(c.Bytes())
+	l.spans = c.AddSpans(l.spans[:0], args...)
+	l.facts, l.keys, l.views = cmds.AppendFactOf(l.facts, l.keys, c.Bytes()[start:], l.spans, l.views)
 }
 
-// Bytes adds the fact of a command given as byte slices.
-func (l *Facts) Bytes(args [][]byte) {
-	l.facts, l.keys = cmds.AppendInspect(l.facts, l.keys, args)
-}
-
-// As adds the fact of a command given as byte slices whose Info the
-// encoder knows (nil: one the table does not know), without looking its
-// name up.
-func (l *Facts) As(in *cmds.Info, args [][]byte) {
-	l.facts, l.keys = in.AppendFact(l.facts, l.keys, args)
+// Bytes is Strings for a command given as byte slices (c.AddBytes).
+func (l *Facts) Bytes(c *resp.Cmds, args [][]byte) {
+	start := len(c.Bytes())
+	l.spans = c.AddBytesSpans(l.spans[:0], args...)
+	l.facts, l.keys, l.views = cmds.AppendFactOf(l.facts, l.keys, c.Bytes()[start:], l.spans, l.views)
 }
 
 // Command adds the fact of a command built by package cmds.
@@ -94,19 +80,34 @@ func (l *Facts) Add(f cmds.Fact) {
 }
 
 // Encoded adds the facts of the commands of b, n encoded commands, by
-// reading them: for commands that came already encoded (a user's
-// resp.Cmd, a command given argument by argument).
+// reading them (resp.SplitCommand): for commands encoded where nothing
+// recorded their facts, a user's bytes (conn.CmdsOf's, a resp.Cmd given
+// whole), or a lean Batch's raw run before its first typed command
+// (see Sync).
 func (l *Facts) Encoded(b []byte, n int) error {
+	return l.encoded(nil, true, b, n)
+}
+
+// EncodedAs adds the fact of the one command encoded in b, whose Info the
+// encoder knows (nil: one the table does not know), without looking its
+// name up: a resp.Cmd whose command the caller knows.
+func (l *Facts) EncodedAs(in *cmds.Info, b []byte) error {
+	return l.encoded(in, false, b, 1)
+}
+
+func (l *Facts) encoded(in *cmds.Info, lookup bool, b []byte, n int) error {
 	for range n {
-		args, rest, ok := split(b, l.args[:0])
-		l.args = args
-		if !ok || len(args) == 0 {
-			clear(args)
+		spans, size, ok := resp.SplitCommand(b, l.spans[:0])
+		l.spans = spans
+		if !ok || len(spans) == 0 {
 			return ErrMalformed
 		}
-		l.Bytes(args)
-		clear(args)
-		b = rest
+		if lookup {
+			l.facts, l.keys, l.views = cmds.AppendFactOf(l.facts, l.keys, b[:size], spans, l.views)
+		} else {
+			l.facts, l.keys, l.views = in.AppendFactOf(l.facts, l.keys, b[:size], spans, l.views)
+		}
+		b = b[size:]
 	}
 	if len(b) != 0 {
 		return ErrMalformed
@@ -114,23 +115,12 @@ func (l *Facts) Encoded(b []byte, n int) error {
 	return nil
 }
 
-// EncodedAs adds the fact of the one command encoded in b, whose Info the
-// encoder knows (nil: one the table does not know), without looking its
-// name up: dispatch's EVALSHA and EMQ.* calls.
-func (l *Facts) EncodedAs(in *cmds.Info, b []byte) error {
-	args, rest, ok := split(b, l.args[:0])
-	l.args = args
-	if !ok || len(args) == 0 || len(rest) != 0 {
-		clear(args)
-		return ErrMalformed
-	}
-	l.As(in, args)
-	clear(args)
-	return nil
-}
-
-// Sync adds the facts of the commands of c beyond those it has (the ones
-// added already encoded), and returns the submission of c with its facts.
+// Sync adds the facts of the commands of c beyond those it has, and
+// returns the submission of c with its facts. The commands without
+// facts are those a lean encoder added without them (a Batch's raw
+// commands, tested by name only while its Sender read no facts), which
+// are read back once (Encoded) when a command that needs its fact joins
+// them: the price of the lean path, paid only by such a batch.
 func (l *Facts) Sync(c *resp.Cmds) (Cmds, error) {
 	if err := c.Err(); err != nil {
 		return Cmds{}, err
@@ -148,30 +138,12 @@ func (l *Facts) Sync(c *resp.Cmds) (Cmds, error) {
 	return Make(b, n, l.facts[:n:n]), nil
 }
 
-// split reads one array of bulk strings at the start of b.
-func split(b []byte, args [][]byte) ([][]byte, []byte, bool) {
-	n, rest, ok := header(b, '*')
-	if !ok {
-		return args, nil, false
-	}
-	for range n {
-		var size int
-		if size, rest, ok = header(rest, '$'); !ok || len(rest) < size+2 ||
-			rest[size] != '\r' || rest[size+1] != '\n' {
-			return args, nil, false
-		}
-		args = append(args, rest[:size:size])
-		rest = rest[size+2:]
-	}
-	return args, rest, true
-}
-
 // factsPool holds the Facts of submissions given without theirs.
 var factsPool = sync.Pool{New: func() any { return new(Facts) }}
 
 // Known returns c with its facts: c itself when it has them, else c with
 // the facts read from its bytes, the one place where a submission is
-// parsed (one made by a user from raw resp types, or by submit.New).
+// parsed (one made by a user from raw resp types: conn.CmdsOf).
 // Call release when the facts are no longer needed (when Send returns).
 //
 // Facts given are checked against the bytes they describe: one per
