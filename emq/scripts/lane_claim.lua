@@ -91,8 +91,10 @@ local function load(ks)
 end
 
 -- rel frees the place of lane k's occupant id (no longer in laneocc);
--- dead with err: its row ended dead. A freed lane with room and waiting
--- jobs rejoins the ring (toRing).
+-- dead with err: its row ended dead. A freed lane with room rejoins the
+-- ring (toRing) without reading its length: one left with no waiting job
+-- is dropped from the ring by the serve that reaches it (its LPOP, which
+-- a busy lane pays anyway), so R may be set on an empty lane meanwhile.
 local toRing = {}
 local function rel(id, k, dead, err)
   local s = st[k]
@@ -105,7 +107,7 @@ local function rel(id, k, dead, err)
       call('LREM', ring, 0, k)
       s.r = 0
     end
-  elseif s.r == 0 and s.h == 0 and s.occ < s.cap and call('LLEN', base .. 'lane:' .. k) > 0 then
+  elseif s.r == 0 and s.h == 0 and s.occ < s.cap then
     s.r = 1
     toRing[#toRing + 1] = k
   end
