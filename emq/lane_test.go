@@ -637,3 +637,33 @@ func TestLaneFreedLaneUnread(t *testing.T) {
 		require.Equal(t, per+1, next["l"+strconv.Itoa(l)])
 	}
 }
+
+// TestLaneEnqueueBusyLaneNoStateWrite: jobs enqueued into lanes already
+// in the ring leave lanestate unwritten (only the rows' HSETs; one more
+// HSET of every lane's unchanged state before), and the lanes still run
+// them in order.
+func TestLaneEnqueueBusyLaneNoStateWrite(t *testing.T) {
+	q := fresh(t, "lanebusy")
+	ctx := tctx(t)
+	const lanes = 10
+	batch := func(s int) []LaneJob {
+		js := make([]LaneJob, 0, lanes)
+		for l := range lanes {
+			js = append(js, LaneJob{Lane: "b" + strconv.Itoa(l), Payload: []byte("b" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
+		}
+		return js
+	}
+	_, err := q.LaneEnqueueMany(ctx, batch(0))
+	require.NoError(t, err)
+	do(t, "CONFIG", "RESETSTAT")
+	_, err = q.LaneEnqueueMany(ctx, batch(1))
+	require.NoError(t, err)
+	require.Contains(t, do(t, "INFO", "commandstats"), "cmdstat_hset:calls="+strconv.Itoa(lanes)+",")
+	next := map[string]int{}
+	for _, j := range claimLane(t, q, 3*lanes) {
+		lane, seq := parseLaneJob(t, j.Payload)
+		require.Equal(t, next[lane], seq, "lane %s out of order", lane)
+		next[lane]++
+	}
+	require.Len(t, next, lanes)
+}
