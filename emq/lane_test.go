@@ -575,3 +575,95 @@ func TestLaneEnqueueMany(t *testing.T) {
 	k, _ := LaneKey(long)
 	require.Equal(t, long, do(t, "HGET", q.keys.Base+"lanename", k))
 }
+
+// TestLaneFreedLaneUnread: a lane job's end puts its lane back in the
+// ring without reading the lane's length (no LLEN: one server call a lane
+// job cost before), a lane left empty there is dropped by the next serve,
+// and a job enqueued into such a lane later is claimed once, in order,
+// with every lane at most once in the ring.
+func TestLaneFreedLaneUnread(t *testing.T) {
+	q := fresh(t, "lanefreed")
+	ctx := tctx(t)
+	const lanes, per = 20, 3
+	js := make([]LaneJob, 0, lanes*per)
+	for s := range per {
+		for l := range lanes {
+			js = append(js, LaneJob{Lane: "l" + strconv.Itoa(l), Payload: []byte("l" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
+		}
+	}
+	_, err := q.LaneEnqueueMany(ctx, js)
+	require.NoError(t, err)
+	do(t, "CONFIG", "RESETSTAT")
+	next := map[string]int{}
+	var acks []Ack
+	round := func() {
+		t.Helper()
+		for range 100 {
+			_, got, err := q.LaneCompleteClaim(ctx, acks, 0, time.Minute, 7)
+			require.NoError(t, err)
+			acks = acks[:0]
+			for _, j := range got {
+				lane, seq := parseLaneJob(t, j.Payload)
+				require.Equal(t, next[lane], seq, "lane %s out of order", lane)
+				next[lane]++
+				acks = append(acks, Ack{ID: j.ID, Token: j.Token})
+			}
+			ring := strings.Fields(do(t, "LRANGE", q.keys.Base+"lanering", "0", "-1"))
+			seen := map[string]bool{}
+			for _, k := range ring {
+				require.False(t, seen[k], "lane %s twice in the ring %v", k, ring)
+				seen[k] = true
+			}
+			if len(got) == 0 && len(acks) == 0 {
+				return
+			}
+		}
+		t.Fatal("lanes not drained in 100 rounds")
+	}
+	round()
+	for l := range lanes {
+		require.Equal(t, per, next["l"+strconv.Itoa(l)])
+	}
+	require.NotContains(t, do(t, "INFO", "commandstats"), "cmdstat_llen:")
+	// the freed, empty lanes: one more job each is claimed, once, in order
+	js = js[:0]
+	for l := range lanes {
+		js = append(js, LaneJob{Lane: "l" + strconv.Itoa(l), Payload: []byte("l" + strconv.Itoa(l) + "/" + strconv.Itoa(per))})
+	}
+	_, err = q.LaneEnqueueMany(ctx, js)
+	require.NoError(t, err)
+	round()
+	for l := range lanes {
+		require.Equal(t, per+1, next["l"+strconv.Itoa(l)])
+	}
+}
+
+// TestLaneEnqueueBusyLaneNoStateWrite: jobs enqueued into lanes already
+// in the ring leave lanestate unwritten (only the rows' HSETs; one more
+// HSET of every lane's unchanged state before), and the lanes still run
+// them in order.
+func TestLaneEnqueueBusyLaneNoStateWrite(t *testing.T) {
+	q := fresh(t, "lanebusy")
+	ctx := tctx(t)
+	const lanes = 10
+	batch := func(s int) []LaneJob {
+		js := make([]LaneJob, 0, lanes)
+		for l := range lanes {
+			js = append(js, LaneJob{Lane: "b" + strconv.Itoa(l), Payload: []byte("b" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
+		}
+		return js
+	}
+	_, err := q.LaneEnqueueMany(ctx, batch(0))
+	require.NoError(t, err)
+	do(t, "CONFIG", "RESETSTAT")
+	_, err = q.LaneEnqueueMany(ctx, batch(1))
+	require.NoError(t, err)
+	require.Contains(t, do(t, "INFO", "commandstats"), "cmdstat_hset:calls="+strconv.Itoa(lanes)+",")
+	next := map[string]int{}
+	for _, j := range claimLane(t, q, 3*lanes) {
+		lane, seq := parseLaneJob(t, j.Payload)
+		require.Equal(t, next[lane], seq, "lane %s out of order", lane)
+		next[lane]++
+	}
+	require.Len(t, next, lanes)
+}

@@ -62,6 +62,7 @@ if #ARGV > 4 and (#ARGV % 2 ~= 0 or #ARGV > 2004) then
   return redis.error_reply('EMQARG lane_claim: 0..1000 (id, token) pairs after retention_ms')
 end
 local call, base = redis.call, KEYS[4]
+local floor, find, sub = math.floor, string.find, string.sub
 local ring, lstate, occk = base .. 'lanering', base .. 'lanestate', base .. 'laneocc'
 local occq = base .. 'laneoccq'
 local jp = base .. 'job:'
@@ -83,16 +84,18 @@ local function load(ks)
     local vs = call('HMGET', lstate, unpack(need, i, math.min(i + 999, #need)))
     for j, x in ipairs(vs) do
       local k, v = need[i + j - 1], tonumber(x) or 0
-      st[k] = {r = v % 2, h = math.floor(v / 2) % 2, occ = math.floor(v / 4) % 2048,
-        cap = math.floor(v / 8192) % 1024 + 1, w = math.floor(v / 8388608) + 1}
+      st[k] = {r = v % 2, h = floor(v / 2) % 2, occ = floor(v / 4) % 2048,
+        cap = floor(v / 8192) % 1024 + 1, w = floor(v / 8388608) + 1}
       dirty[#dirty + 1] = k
     end
   end
 end
 
 -- rel frees the place of lane k's occupant id (no longer in laneocc);
--- dead with err: its row ended dead. A freed lane with room and waiting
--- jobs rejoins the ring (toRing).
+-- dead with err: its row ended dead. A freed lane with room rejoins the
+-- ring (toRing) without reading its length: one left with no waiting job
+-- is dropped from the ring by the serve that reaches it (its LPOP, which
+-- a busy lane pays anyway), so R may be set on an empty lane meanwhile.
 local toRing = {}
 local function rel(id, k, dead, err)
   local s = st[k]
@@ -105,7 +108,7 @@ local function rel(id, k, dead, err)
       call('LREM', ring, 0, k)
       s.r = 0
     end
-  elseif s.r == 0 and s.h == 0 and s.occ < s.cap and call('LLEN', base .. 'lane:' .. k) > 0 then
+  elseif s.r == 0 and s.h == 0 and s.occ < s.cap then
     s.r = 1
     toRing[#toRing + 1] = k
   end
@@ -199,8 +202,12 @@ end
 local function parse(ents)
   local ids, ks = {}, {}
   for i, e in ipairs(ents) do
-    local id, k = string.match(e, '^([^\n]*)\n(.*)$')
-    ids[i], ks[i] = id or '', k or ''
+    local at = find(e, '\n', 1, true)
+    if at then
+      ids[i], ks[i] = sub(e, 1, at - 1), sub(e, at + 1)
+    else
+      ids[i], ks[i] = '', ''
+    end
   end
   return ids, ks, isocc(ids)
 end

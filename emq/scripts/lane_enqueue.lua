@@ -122,8 +122,11 @@ for i, k in ipairs(order) do
     r = 1
     ring[#ring + 1] = k
   end
+  local v0 = v
   v = r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1)
-  if v == 0 then
+  if v == v0 and (v ~= 0 or not vs[i]) then
+    -- unchanged (a busy lane, already in the ring): nothing to write
+  elseif v == 0 then
     del[#del + 1] = k
   else
     set[#set + 1] = k
