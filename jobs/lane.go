@@ -59,8 +59,10 @@ func (c *Client) EnqueueLane(ctx context.Context, lane string, lo emq.LaneOption
 // FlowComplete or FlowRetry), so that a lane job frees its place and a
 // flow job releases its dependents in the same step, then claims up to n
 // jobs with LaneClaim (plain and lane jobs, the lanes round-robin in the
-// script). A release (a job claimed and never run) is a FlowRetry at
-// once, which counts an attempt; a lane job keeps its place meanwhile.
+// script); for a queue of ServerConfig.FlowQueues the last 1,000
+// completions and the claim are one FlowCompleteClaim call. A release (a
+// job claimed and never run) is a FlowRetry at once, which counts an
+// attempt; a lane job keeps its place meanwhile.
 func (srv *Server) exchangeLaneFlow(l *lane, outs []outcome, n int) []emq.Job {
 	ctx := srv.life
 	emit := func(o *outcome, k EventKind, text string, err error) {
@@ -108,11 +110,8 @@ func (srv *Server) exchangeLaneFlow(l *lane, outs []outcome, n int) []emq.Job {
 		srv.calls.Add(1)
 		emit(o, k, o.text, err)
 	}
-	for len(rs) > 0 {
-		m := min(len(rs), 1000)
-		srv.calls.Add(1)
-		ok, err := l.q.FlowCompleteBatch(ctx, rs[:m], srv.cfg.Retention)
-		for j, i := range ri[:m] {
+	settled := func(ri []int, ok []bool, err error) {
+		for j, i := range ri {
 			var e error
 			switch {
 			case err != nil:
@@ -122,7 +121,28 @@ func (srv *Server) exchangeLaneFlow(l *lane, outs []outcome, n int) []emq.Job {
 			}
 			emit(&outs[i], EventCompleted, "", e)
 		}
+	}
+	for len(rs) > 1000 || (len(rs) > 0 && !l.flowOnly) {
+		m := min(len(rs), 1000)
+		srv.calls.Add(1)
+		ok, err := l.q.FlowCompleteBatch(ctx, rs[:m], srv.cfg.Retention)
+		settled(ri[:m], ok, err)
 		rs, ri = rs[m:], ri[m:]
+	}
+	if l.flowOnly && (len(rs) > 0 || n > 0) {
+		// the last completions and the claim in one call
+		srv.calls.Add(1)
+		ok, jobs, err := l.q.FlowCompleteClaim(ctx, rs, srv.cfg.Retention, srv.cfg.Lease, n)
+		if ok != nil { // the call ran: a later error is its steps'
+			settled(ri, ok, nil)
+		} else {
+			settled(ri, nil, err)
+		}
+		if err != nil {
+			srv.fail(err)
+			return nil
+		}
+		return jobs
 	}
 	if n == 0 {
 		return nil

@@ -226,3 +226,78 @@ func TestServerFlowLane(t *testing.T) {
 		t.Fatalf("flow %+v %v", fi, err)
 	}
 }
+
+// TestServerFlowQueues: a queue of ServerConfig.FlowQueues runs a flow
+// (a chain A→B→C→D, then E and F on D) in dependency order, and each of
+// its rounds is one server call (FlowCompleteClaim settles and claims);
+// the same flow under LaneFlowQueues takes two calls in a round that
+// settles a completion and claims (FlowCompleteBatch, then LaneClaim).
+func TestServerFlowQueues(t *testing.T) {
+	for _, flowOnly := range []bool{true, false} {
+		t.Run(fmt.Sprint("flowOnly=", flowOnly), func(t *testing.T) {
+			c := fresh(t)
+			ctx := tctx(t)
+			q := openQueue(t, c, "fo")
+			ran := make(chan string, 8)
+			done := make(chan struct{}, 8)
+			m := NewMux()
+			m.HandleFunc("n", func(ctx context.Context, t *Task) ([]byte, error) {
+				ran <- string(t.Body)
+				return nil, nil
+			})
+			cfg := ServerConfig{
+				Queues: map[string]int{"fo": 1}, Concurrency: 1, PollMax: 20 * time.Millisecond,
+				OnEvent: func(e Event) {
+					if e.Kind == EventCompleted {
+						done <- struct{}{}
+					}
+				},
+			}
+			if flowOnly {
+				cfg.FlowQueues = []string{"fo"}
+			} else {
+				cfg.LaneFlowQueues = []string{"fo"}
+			}
+			s := start(t, dial(t), m, cfg)
+			f, _, err := newClient(t, c).SubmitFlow(ctx, []FlowTask{
+				{Task: NewTask("n", []byte("A"))},
+				{Task: NewTask("n", []byte("B")), Deps: []emq.FlowDep{{Node: 0}}},
+				{Task: NewTask("n", []byte("C")), Deps: []emq.FlowDep{{Node: 1}}},
+				{Task: NewTask("n", []byte("D")), Deps: []emq.FlowDep{{Node: 2}}},
+				{Task: NewTask("n", []byte("E")), Deps: []emq.FlowDep{{Node: 3}}},
+				{Task: NewTask("n", []byte("F")), Deps: []emq.FlowDep{{Node: 3}}},
+			}, Queue("fo"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var order []string
+			for range 6 {
+				order = append(order, recv(t, ran))
+				recv(t, done)
+			}
+			if got := strings.Join(order[:4], ""); got != "ABCD" {
+				t.Fatalf("order %v", order)
+			}
+			fi, err := q.Flow(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.State != emq.FlowDone {
+				t.Fatalf("flow %+v", fi)
+			}
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := s.Shutdown(sctx); err != nil {
+				t.Fatal(err)
+			}
+			st := s.Stats()
+			t.Logf("%+v", st)
+			if flowOnly && st.Calls != st.Rounds {
+				t.Fatalf("FlowQueues: %d calls in %d rounds, want one a round", st.Calls, st.Rounds)
+			}
+			if !flowOnly && st.Calls <= st.Rounds {
+				t.Fatalf("LaneFlowQueues: %d calls in %d rounds, want more than one in a settling round", st.Calls, st.Rounds)
+			}
+		})
+	}
+}

@@ -81,6 +81,11 @@ type ServerConfig struct {
 	// (see lane.go): they are claimed with emq's LaneClaim and settled
 	// with FlowComplete/FlowRetry instead of settle_claim.
 	LaneFlowQueues []string
+	// FlowQueues names queues of Queues that hold flow jobs and no lane
+	// jobs: settled as LaneFlowQueues are, but a round's completions and
+	// its claim go in one FlowCompleteClaim call (plain pending jobs
+	// only: a lane job would never be claimed there).
+	FlowQueues []string
 	// Retention keeps a completed row of a task enqueued without
 	// Retention; default 0 (deleted).
 	Retention time.Duration
@@ -229,6 +234,9 @@ type lane struct {
 	limited atomic.Bool
 	// laneFlow: claimed and settled by exchangeLaneFlow (lane.go).
 	laneFlow bool
+	// flowOnly: a queue of FlowQueues (laneFlow too): settled and claimed
+	// in one FlowCompleteClaim call.
+	flowOnly bool
 
 	// Owned by the round loop.
 	outs      []outcome // to send in a next round
@@ -330,7 +338,8 @@ func NewServer(ctx context.Context, s conn.Sender, h Handler, cfg ServerConfig) 
 			return nil, err
 		}
 		l := &lane{i: i, name: name, weight: cfg.Queues[name], q: q, cancel: q.Keys().CancelChannel(), poll: cfg.PollMin}
-		l.laneFlow = slices.Contains(cfg.LaneFlowQueues, name)
+		l.flowOnly = slices.Contains(cfg.FlowQueues, name)
+		l.laneFlow = l.flowOnly || slices.Contains(cfg.LaneFlowQueues, name)
 		lim, own := cfg.Limits[name]
 		if own {
 			err = q.SetLimits(ctx, lim)

@@ -150,23 +150,27 @@ local function flushRel()
   rel, nrel, relset = {}, 0, {}
   for i = 1, n, 500 do
     local ks = {unpack(all, i, math.min(n, i + 499))}
-    local counted = {}
+    local counted, nc = {}, 0
     for _, kid in ipairs(ks) do
-      if how[kid] == 2 then counted[#counted + 1] = kid end
+      if how[kid] == 2 then
+        nc = nc + 1
+        counted[nc] = kid
+      end
     end
-    if #counted > 0 then call('HDEL', WAIT, unpack(counted)) end
+    if nc > 0 then call('HDEL', WAIT, unpack(counted)) end
     local sc = call('ZMSCORE', KEYS[3], unpack(ks))
-    local go, z = {}, {}
+    local go, z, ng = {}, {}, 0
     for x, kid in ipairs(ks) do
       local s = tonumber(sc[x])
       if s and s >= PARK and not laneRelease(kid) then
-        go[#go + 1] = kid
-        z[#z + 1] = 0
-        z[#z + 1] = kid
+        ng = ng + 1
+        go[ng] = kid
+        z[2 * ng - 1] = 0
+        z[2 * ng] = kid
         call('HSET', base .. 'job:' .. kid, 'state', 'pending')
       end
     end
-    if #go > 0 then
+    if ng > 0 then
       call('ZREM', KEYS[3], unpack(go))
       call('ZADD', KEYS[2], unpack(z))
     end
@@ -248,16 +252,17 @@ ended = function(ends)
   for i, e in ipairs(ends) do ids[i] = e[1] end
   if #ids == 0 then return end
   local fs = call('HMGET', base .. 'flowjob', unpack(ids))
-  local mine, mids, ks = {}, {}, {}
+  local mine, mids, ks, nm = {}, {}, {}, 0
   for i, e in ipairs(ends) do
     if fs[i] then
       local f, kv = string.match(fs[i], '^([^ ]*) ?(.*)$')
-      mine[#mine + 1] = {e[1], e[2], e[3] or '', f}
-      mids[#mids + 1] = e[1]
-      ks[#mids] = kv ~= '' and kv or false
+      nm = nm + 1
+      mine[nm] = {e[1], e[2], e[3] or '', f}
+      mids[nm] = e[1]
+      ks[nm] = kv ~= '' and kv or false
     end
   end
-  if #mids == 0 then return end
+  if nm == 0 then return end
   call('HDEL', base .. 'flowjob', unpack(mids))
   local counts, forder = {}, {}
   local decs, dorder = {}, {}
@@ -274,9 +279,12 @@ ended = function(ends)
     if not ok then c[2] = c[2] + 1 end
     local kv = ks[i]
     if kv then
-      local kids = {}
+      local kids, nk = {}, 0
       if kv ~= '*' then
-        for kid in string.gmatch(kv, '[^,]+') do kids[#kids + 1] = kid end
+        for kid in string.gmatch(kv, '[^,]+') do
+          nk = nk + 1
+          kids[nk] = kid
+        end
       end
       local fresh = 0
       if ok then
@@ -437,16 +445,19 @@ end
 -- the flags (1 completed, 0 stale); a job given twice completes once.
 local function completeMany(j0, a)
   local out, ids, ends, rows, seen = {}, {}, {}, {}, {}
+  local no, ni, nr = 0, 0, 0 -- lengths of out, ids (and ends), rows
   for j = j0, #ARGV, 3 do
     local id = ARGV[j]
     local row = base .. 'job:' .. id
     local r = call('HMGET', row, 'state', 'attempts', 'lane')
+    no = no + 1
     if seen[id] or r[1] ~= 'active' or r[2] ~= ARGV[j + 1] then
-      out[#out + 1] = 0
+      out[no] = 0
     else
       seen[id] = true
       if a == 0 then
-        rows[#rows + 1] = row
+        nr = nr + 1
+        rows[nr] = row
       else
         call('HSET', row, 'state', 'completed')
         call('PEXPIRE', row, a)
@@ -455,13 +466,14 @@ local function completeMany(j0, a)
       if a > 0 then
         call('PUBLISH', base .. 'done:' .. id, 'completed')
       end
-      ids[#ids + 1] = id
+      ni = ni + 1
+      ids[ni] = id
       laneEnd(id, r[3])
-      ends[#ends + 1] = {id, true}
-      out[#out + 1] = 1
+      ends[ni] = {id, true}
+      out[no] = 1
     end
   end
-  if #ids > 0 then
+  if ni > 0 then
     bulk('ZREM', KEYS[1], ids)
     for i = 1, #rows, 1000 do
       call('DEL', unpack(rows, i, math.min(#rows, i + 999)))
@@ -504,7 +516,7 @@ if mode == 'S' then
     return out
   end
   local deadline = string.format('%d', now + lease)
-  local z, nl = {}, 0
+  local z, nl, no = {}, 0, #out -- no: out's length (appended below)
   while nl < n do
     local last = string.format('%d', n - nl - 1)
     local popped = call('ZRANGE', KEYS[2], 0, last)
@@ -517,11 +529,12 @@ if mode == 'S' then
         local at = (tonumber(f[2]) or 0) + 1
         call('HSET', row, 'attempts', string.format('%d', at), 'state', 'active')
         nl = nl + 1
-        z[#z + 1] = deadline
-        z[#z + 1] = id
-        out[#out + 1] = id
-        out[#out + 1] = f[1] or ''
-        out[#out + 1] = at
+        z[2 * nl - 1] = deadline
+        z[2 * nl] = id
+        out[no + 1] = id
+        out[no + 2] = f[1] or ''
+        out[no + 3] = at
+        no = no + 3
       end
     end
   end

@@ -60,10 +60,11 @@ local function bulk(cmd, key, a)
   end
 end
 -- anyRow reports whether one of the rows of ids exists (EXISTS, 1000
--- keys a call), and which (the first, by index).
+-- keys a call), and which (the first, by index); else nil and the rows'
+-- keys (write takes them).
 local function anyRow(ids)
   local keys = {}
-  for i, id in ipairs(ids) do keys[i] = base .. 'job:' .. id end
+  for i = 1, #ids do keys[i] = base .. 'job:' .. ids[i] end
   for i = 1, #keys, 1000 do
     if call('EXISTS', unpack(keys, i, math.min(#keys, i + 999))) > 0 then
       for x = i, math.min(#keys, i + 999) do
@@ -71,7 +72,7 @@ local function anyRow(ids)
       end
     end
   end
-  return nil
+  return nil, keys
 end
 -- mget reads fields of hash key, 1000 a call, into one list.
 local function mget(key, fields)
@@ -93,7 +94,8 @@ end
 -- ','-joined up to KIDS, else '*' and the list flowkids:<id>; old holds
 -- the values of parents given in earlier parts), flowwait, flowedge.
 -- park: roots are parked too and listed in flowroots (a staged flow).
-local function write(f, nodes, edges, park, old)
+-- rows: the row keys of the nodes with a payload, in their order.
+local function write(f, nodes, edges, park, old, rows)
   local single, adds, parents = {}, {}, {}
   for _, nd in ipairs(nodes) do
     if nd.single then single[nd.id] = true end
@@ -154,24 +156,31 @@ local function write(f, nodes, edges, park, old)
       pol[#pol + 1] = e[3]
     end
   end
+  -- (counters, not #t: a part appends thousands of values)
   local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
+  local r, nj, np, nd2 = 0, 0, 0, 0
   for _, nd in ipairs(nodes) do
     if nd.payload then
-      fj[#fj + 1] = nd.id
-      fjob[#fjob + 1] = nd.id
-      fjob[#fjob + 1] = val[nd.id] or f
-      val[nd.id] = false
+      local id = nd.id
+      r = r + 1
+      fj[r] = id
+      fjob[nj + 1] = id
+      fjob[nj + 2] = val[id] or f
+      nj = nj + 2
+      val[id] = false
       local st = 'delayed'
       if nd.root and not park then
         st = 'pending'
-        pend[#pend + 1] = 0
-        pend[#pend + 1] = nd.id
+        pend[np + 1] = 0
+        pend[np + 2] = id
+        np = np + 2
       else
-        del[#del + 1] = PARK
-        del[#del + 1] = nd.id
-        if nd.root then roots[#roots + 1] = nd.id end
+        del[nd2 + 1] = PARK
+        del[nd2 + 2] = id
+        nd2 = nd2 + 2
+        if nd.root then roots[#roots + 1] = id end
       end
-      call('HSET', base .. 'job:' .. nd.id, 'state', st, 'attempts', '0', 'payload', nd.payload)
+      call('HSET', rows[r], 'state', st, 'attempts', '0', 'payload', nd.payload)
       if nd.split then
         pol[#pol + 1] = nd.id .. '>'
         pol[#pol + 1] = 'N'
@@ -186,8 +195,9 @@ local function write(f, nodes, edges, park, old)
   end
   for _, p in ipairs(parents) do
     if val[p] then
-      fjob[#fjob + 1] = p
-      fjob[#fjob + 1] = val[p]
+      fjob[nj + 1] = p
+      fjob[nj + 2] = val[p]
+      nj = nj + 2
     end
   end
   bulk('RPUSH', base .. 'flowjobs:' .. f, fj)
@@ -223,6 +233,7 @@ if ARGV[1] == '+' then
   local mine, mineAt = {}, {}    -- ids that must be nodes of this flow
   local again, againAt = {}, {}  -- '<kid>>' of '+' entries (split), then
                                  -- '<kid>><dep>' (must be new)
+  local nn, nm, na, ne = 0, 0, 0, 0 -- their lengths, and edges' (not #t)
   for x = 1, n do
     local id, kind, payload, d = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
     if not id or (kind ~= 'n' and kind ~= 'N' and kind ~= '+') or not payload or not d or
@@ -238,15 +249,18 @@ if ARGV[1] == '+' then
       end
       seen[id] = true
       idx[x] = id
-      newIds[#newIds + 1] = id
-      newAt[#newAt + 1] = x
+      nn = nn + 1
+      newIds[nn] = id
+      newAt[nn] = x
     elseif seen[id] then
       return redis.error_reply('EMQARG entry ' .. x .. ': more dependencies of a node not in an earlier part')
     else
-      mine[#mine + 1] = id
-      mineAt[#mineAt + 1] = -x
-      again[#again + 1] = id .. '>'
-      againAt[#againAt + 1] = -x
+      nm = nm + 1
+      mine[nm] = id
+      mineAt[nm] = -x
+      na = na + 1
+      again[na] = id .. '>'
+      againAt[na] = -x
     end
     i = i + 4
     local local1 = false
@@ -277,15 +291,20 @@ if ARGV[1] == '+' then
         dep = ref
         parent = ref
         local1 = true
-        mine[#mine + 1] = ref
-        mineAt[#mineAt + 1] = x
+        nm = nm + 1
+        mine[nm] = ref
+        mineAt[nm] = x
       end
-      local pair = id .. '>' .. dep
-      if once[pair] then
-        return redis.error_reply('EMQARG entry ' .. x .. ': a dependency given twice')
+      -- a new node's one dependency cannot repeat (its id is new)
+      if d > 1 or kind == '+' then
+        local pair = id .. '>' .. dep
+        if once[pair] then
+          return redis.error_reply('EMQARG entry ' .. x .. ': a dependency given twice')
+        end
+        once[pair] = true
       end
-      once[pair] = true
-      edges[#edges + 1] = {id, dep, pol, parent, kind ~= 'n', kind == '+' and x}
+      ne = ne + 1
+      edges[ne] = {id, dep, pol, parent, kind ~= 'n', kind == '+' and x}
       i = i + 2
     end
     total = total + d
@@ -293,16 +312,16 @@ if ARGV[1] == '+' then
       return redis.error_reply('EMQARG more than 10000 dependencies')
     end
     if kind ~= '+' then
-      nodes[#nodes + 1] = {id = id, payload = payload, root = d == 0, wait = d,
+      nodes[x] = {id = id, payload = payload, root = d == 0, wait = d,
         single = kind == 'n' and d == 1 and local1, split = kind == 'N'}
     else
-      nodes[#nodes + 1] = {id = id, incr = d}
+      nodes[x] = {id = id, incr = d}
     end
   end
   if i ~= #ARGV + 1 then
     return redis.error_reply('EMQARG flow_submit: arguments left over or missing')
   end
-  local x = anyRow(newIds)
+  local x, rows = anyRow(newIds)
   if x then
     return redis.error_reply('EMQFLOW exists: entry ' .. newAt[x] .. ' names a job that exists')
   end
@@ -339,8 +358,9 @@ if ARGV[1] == '+' then
           return redis.error_reply('EMQARG entry ' .. e[6] .. ': a dependency given twice')
         end
       elseif not e[4] or kids == '*' then
-        again[#again + 1] = e[1] .. '>' .. e[2]
-        againAt[#againAt + 1] = e[6]
+        na = na + 1
+        again[na] = e[1] .. '>' .. e[2]
+        againAt[na] = e[6]
       end
     end
   end
@@ -354,7 +374,7 @@ if ARGV[1] == '+' then
   if first == '1' then
     call('HSET', fk, 'state', 'staging', 'total', 0, 'left', 0, 'failed', 0)
   end
-  write(f, nodes, edges, true, old)
+  write(f, nodes, edges, true, old, rows)
   call('HINCRBY', fk, 'total', #newIds)
   call('HINCRBY', fk, 'left', #newIds)
   return 1
@@ -438,7 +458,7 @@ if call('EXISTS', base .. 'flow:' .. f) == 1 then
 end
 local ids = {}
 for x = 1, n do ids[x] = nodes[x].id end
-local taken = anyRow(ids)
+local taken, rows = anyRow(ids)
 if taken then
   return redis.error_reply('EMQFLOW exists: node ' .. taken .. ' names a job that exists')
 end
@@ -453,5 +473,5 @@ for x = 1, n do
     we[#we + 1] = {nd.id, nodes[dp[1]].id, dp[2], nodes[dp[1]].id}
   end
 end
-write(f, wn, we, false, {})
+write(f, wn, we, false, {}, rows)
 return 1
