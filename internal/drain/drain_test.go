@@ -11,8 +11,10 @@ import (
 // have left; Wait reports a drain, a grace that passed first, or a stop.
 func TestGate(t *testing.T) {
 	var g Gate
-	if !g.Enter() || !g.Enter() {
-		t.Fatal("an open gate refused a call")
+	for i := range 2 {
+		if !g.Enter() {
+			t.Fatalf("an open gate refused call %d", i+1)
+		}
 	}
 	empty := g.Retire()
 	if g.Enter() {
