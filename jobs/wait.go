@@ -113,7 +113,10 @@ func (c *Client) Wait(ctx context.Context, queue, id string) ([]byte, error) {
 				return nil, err
 			case ok && left > 0:
 				next, grace = min(next, left), WaitReapGrace
-			case ok:
+			default:
+				// The lease ran out and no reaper has come yet, or the job
+				// left active between the two reads (a peer's reap ran
+				// between them): read it again after the grace.
 				next, grace = min(next, grace), min(2*grace, WaitRecheck)
 			}
 		}
