@@ -100,6 +100,7 @@ func (c *Client) Wait(ctx context.Context, queue, id string) ([]byte, error) {
 	t := time.NewTimer(WaitRecheck)
 	defer t.Stop()
 	grace := WaitReapGrace
+	reread := false // the last read found it active but gone from active
 	for {
 		res, st, done, err := c.check(ctx, q, id)
 		if done || err != nil {
@@ -111,15 +112,22 @@ func (c *Client) Wait(ctx context.Context, queue, id string) ([]byte, error) {
 			switch {
 			case err != nil:
 				return nil, err
+			case !ok && !reread:
+				// It left active between the two reads (a peer's
+				// complete or reap ran between them): read its row again
+				// at once, once.
+				reread = true
+				continue
 			case ok && left > 0:
 				next, grace = min(next, left), WaitReapGrace
 			default:
-				// The lease ran out and no reaper has come yet, or the job
-				// left active between the two reads (a peer's reap ran
-				// between them): read it again after the grace.
+				// The lease ran out and no reaper has come yet (or the
+				// row says active with no lease, twice): read it again
+				// after the grace, doubled each time.
 				next, grace = min(next, grace), min(2*grace, WaitRecheck)
 			}
 		}
+		reread = false
 		t.Reset(next)
 		select {
 		case <-ctx.Done():
