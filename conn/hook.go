@@ -170,22 +170,22 @@ type (
 // Send is Conn.Send without the hooks, which see none of it: the facts
 // only the guard needs (wire.ForGuard), then the layer below Send.
 func (o ownConn) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
-	cmds, l, err := wire.ForGuard(wire.Own(cmds))
-	if err != nil {
-		return err
-	}
-	err = o.c.send(ctx, cmds, h)
-	wire.Release(l)
-	return err
+	return ownSend(ctx, cmds, h, o.c.send)
 }
 
 // Send is Client.Send without the hooks (as ownConn's).
 func (o ownClient) Send(ctx context.Context, cmds wire.Cmds, h wire.Handler) error {
+	return ownSend(ctx, cmds, h, o.c.send)
+}
+
+// ownSend sends cmds, the module's own, with send (a Conn's or a
+// Client's layer below Send), with only the facts the guard needs.
+func ownSend(ctx context.Context, cmds wire.Cmds, h wire.Handler, send func(context.Context, wire.Cmds, wire.Handler) error) error {
 	cmds, l, err := wire.ForGuard(wire.Own(cmds))
 	if err != nil {
 		return err
 	}
-	err = o.c.send(ctx, cmds, h)
+	err = send(ctx, cmds, h)
 	wire.Release(l)
 	return err
 }

@@ -25,37 +25,36 @@ func NewNative(s conn.Sender) *Native { return &Native{s: s, plain: !wire.WantsF
 // Eval sends s's native command with a's keys and args. It allocates
 // nothing in steady state.
 func (x *Native) Eval(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
-	buf := bufPool.Get().(*cmdBuf)
-	cmd, hdr := buildCall(buf.b, &s.nativeHead, a)
-	buf.b = cmd.Bytes()
-	var err error
-	if x.plain {
-		err = wire.DoFunc(ctx, x.s, cmd, fn) // read only when its name is not plain
-	} else {
-		err = wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+	return x.run(s, a, func(cmd resp.Cmd, hdr uint32) error {
+		if x.plain {
+			return wire.DoFunc(ctx, x.s, cmd, fn) // read only when its name is not plain
+		}
+		return wire.DoFuncMade(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
 			return callFact(s, true, a, hdr, keys)
 		}, fn)
-	}
-	if cap(buf.b) <= 64<<10 {
-		bufPool.Put(buf)
-	}
-	return err
+	})
 }
 
 // EvalInReply is Eval with fn run as the reply is read when ctx is marked
 // by the module's wire.InReply (see Scripted.EvalInReply).
 func (x *Native) EvalInReply(ctx context.Context, s *Script, a *Args, fn func(resp.Value) error) error {
+	return x.run(s, a, func(cmd resp.Cmd, hdr uint32) error {
+		if x.plain {
+			return wire.DoFuncInReply(ctx, x.s, cmd, fn)
+		}
+		return wire.DoFuncMadeInReply(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
+			return callFact(s, true, a, hdr, keys)
+		}, fn)
+	})
+}
+
+// run encodes s's native command with a and sends it with send (given
+// the call's header length, for its fact).
+func (x *Native) run(s *Script, a *Args, send func(cmd resp.Cmd, hdr uint32) error) error {
 	buf := bufPool.Get().(*cmdBuf)
 	cmd, hdr := buildCall(buf.b, &s.nativeHead, a)
 	buf.b = cmd.Bytes()
-	var err error
-	if x.plain {
-		err = wire.DoFuncInReply(ctx, x.s, cmd, fn)
-	} else {
-		err = wire.DoFuncMadeInReply(ctx, x.s, cmd, func(keys []cmds.Span) (cmds.Fact, []cmds.Span) {
-			return callFact(s, true, a, hdr, keys)
-		}, fn)
-	}
+	err := send(cmd, hdr)
 	if cap(buf.b) <= 64<<10 {
 		bufPool.Put(buf)
 	}

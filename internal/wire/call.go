@@ -253,18 +253,10 @@ func IsInReply(ctx context.Context) bool {
 // exchange sends w with cl as its Handler, waits for the reply and
 // recycles cl.
 func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Value) error) error {
-	if err := s.Send(ctx, w, cl); err != nil {
-		putCall(cl)
+	if held, err := cl.sendWait(ctx, s, w); !held {
 		return err
 	}
-	err, owned := cl.wait(ctx)
-	if !owned {
-		return err
-	}
-	if err != nil {
-		putCall(cl)
-		return err
-	}
+	var err error
 	if cl.val.IsError() {
 		err = cl.val.Err()
 	} else if fn != nil {
@@ -281,16 +273,7 @@ func (cl *call) exchangeIn(ctx context.Context, s Sender, w Cmds, fn func(resp.V
 		return cl.exchange(ctx, s, w, fn)
 	}
 	cl.fn = fn
-	if err := s.Send(ctx, w, cl); err != nil {
-		putCall(cl)
-		return err
-	}
-	err, owned := cl.wait(ctx)
-	if !owned {
-		return err
-	}
-	if err != nil {
-		putCall(cl)
+	if held, err := cl.sendWait(ctx, s, w); !held {
 		return err
 	}
 	err, p := cl.fnErr, cl.panicked
@@ -299,6 +282,26 @@ func (cl *call) exchangeIn(ctx context.Context, s Sender, w Cmds, fn func(resp.V
 		panic(p)
 	}
 	return err
+}
+
+// sendWait sends w with cl as its Handler and waits for its end: held
+// reports that cl ended with its reply, for the caller to read and
+// recycle; otherwise err is the call's end and cl is recycled (or left
+// to its late reply, when ctx ended first).
+func (cl *call) sendWait(ctx context.Context, s Sender, w Cmds) (held bool, err error) {
+	if err := s.Send(ctx, w, cl); err != nil {
+		putCall(cl)
+		return false, err
+	}
+	err, owned := cl.wait(ctx)
+	if !owned {
+		return false, err
+	}
+	if err != nil {
+		putCall(cl)
+		return false, err
+	}
+	return true, nil
 }
 
 // DoInt sends a command whose reply is an integer.
