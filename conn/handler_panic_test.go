@@ -89,19 +89,7 @@ func TestHandlerPanic(t *testing.T) {
 					ctx := testCtx(t)
 					sink := &logSink{}
 					opts := conn.Options{Addr: srv.Addr, Logger: slog.New(sink)}
-					var s conn.Sender
-					switch target {
-					case "Client":
-						cl, err := conn.NewClient(ctx, opts)
-						require.NoError(t, err)
-						t.Cleanup(func() { cl.Close() })
-						s = cl
-					case "Conn+OnPush":
-						opts.OnPush = func(resp.Value) {}
-						s = setup(t, opts)
-					default:
-						s = setup(t, opts)
-					}
+					s := targetSender(t, ctx, target, opts)
 					check := func(got []string, err error) {
 						t.Helper()
 						if mode != "Done" {
@@ -240,4 +228,20 @@ func TestDoFuncPanicIsTheCallers(t *testing.T) {
 			require.Equal(t, "PONG", v.Text())
 		})
 	}
+}
+
+// targetSender is the Sender a panic test runs on: a Client ("Client"),
+// a Conn with OnPush set ("Conn+OnPush"), or a plain Conn.
+func targetSender(t *testing.T, ctx context.Context, target string, opts conn.Options) conn.Sender {
+	t.Helper()
+	switch target {
+	case "Client":
+		cl, err := conn.NewClient(ctx, opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { cl.Close() })
+		return cl
+	case "Conn+OnPush":
+		opts.OnPush = func(resp.Value) {}
+	}
+	return setup(t, opts)
 }

@@ -32,19 +32,7 @@ func TestAfterCommandPanicResumes(t *testing.T) {
 				}
 			}}
 			opts := conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{boom, rec.hook()}, Logger: slog.New(sink)}
-			var s conn.Sender
-			switch target {
-			case "Client":
-				cl, err := conn.NewClient(ctx, opts)
-				require.NoError(t, err)
-				t.Cleanup(func() { cl.Close() })
-				s = cl
-			case "Conn+OnPush":
-				opts.OnPush = func(resp.Value) {}
-				s = setup(t, opts)
-			default:
-				s = setup(t, opts)
-			}
+			s := targetSender(t, ctx, target, opts)
 			key := "resume:" + target
 			var rc resp.Cmds
 			rc.Add("SET", key, "v")

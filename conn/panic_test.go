@@ -122,19 +122,7 @@ func TestHookPanicFailsItsOwnCall(t *testing.T) {
 				rec := &hookRecorder{}
 				sink := &logSink{}
 				opts := conn.Options{Addr: srv.Addr, Hooks: []conn.Hook{panicHook(kind), rec.hook()}, Logger: slog.New(sink)}
-				var s conn.Sender
-				switch target {
-				case "Client":
-					cl, err := conn.NewClient(ctx, opts)
-					require.NoError(t, err)
-					t.Cleanup(func() { cl.Close() })
-					s = cl
-				case "Conn+OnPush":
-					opts.OnPush = func(resp.Value) {}
-					s = setup(t, opts)
-				default:
-					s = setup(t, opts)
-				}
+				s := targetSender(t, ctx, target, opts)
 				// The panicking call: ECHO alone for the command hooks, in
 				// a batch for the pipeline hooks.
 				boom := func() error {
