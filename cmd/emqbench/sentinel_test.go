@@ -373,7 +373,7 @@ func testE2EAcross(t *testing.T, f fault) {
 	res := make(chan result, 1)
 	go func() {
 		code, out, errs := runArgs("-url", sentinelURL(set, "redis+sentinel"), "-json", "-failover",
-			"-producers", "2", "-conns", "2", "-goroutines", "16", "-depth", "50", "-n", "60000", "-rate", "3000", "e2e")
+			"-producers", "2", "-conns", "2", "-goroutines", "16", "-depth", "50", "-n", "90000", "-rate", "3000", "e2e")
 		res <- result{code, out, errs}
 	}()
 	// The failover comes once the run has made jobs and completed some.
