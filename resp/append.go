@@ -63,19 +63,43 @@ func appendBulkInt(dst *[]byte, i int64) {
 
 // AppendCommand appends a command whose arguments are strings, as an
 // array of bulk strings.
+//
+// One-digit headers, most of a command's, are written in line; a longer
+// one takes a call (appendHeader).
 func AppendCommand(dst []byte, args ...string) []byte {
-	dst = AppendArrayHeader(dst, len(args))
+	if n := len(args); n < 10 {
+		dst = append(dst, '*', byte('0'+n), '\r', '\n')
+	} else {
+		dst = appendHeader(dst, '*', int64(n))
+	}
 	for _, a := range args {
-		dst = AppendBulkString(dst, a)
+		if n := len(a); n < 10 {
+			dst = append(dst, '$', byte('0'+n), '\r', '\n')
+		} else {
+			dst = appendHeader(dst, '$', int64(n))
+		}
+		dst = append(dst, a...)
+		dst = append(dst, '\r', '\n')
 	}
 	return dst
 }
 
-// AppendCommandBytes appends a command whose arguments are byte slices.
+// AppendCommandBytes appends a command whose arguments are byte slices,
+// written as AppendCommand writes strings.
 func AppendCommandBytes(dst []byte, args ...[]byte) []byte {
-	dst = AppendArrayHeader(dst, len(args))
+	if n := len(args); n < 10 {
+		dst = append(dst, '*', byte('0'+n), '\r', '\n')
+	} else {
+		dst = appendHeader(dst, '*', int64(n))
+	}
 	for _, a := range args {
-		dst = AppendBulk(dst, a)
+		if n := len(a); n < 10 {
+			dst = append(dst, '$', byte('0'+n), '\r', '\n')
+		} else {
+			dst = appendHeader(dst, '$', int64(n))
+		}
+		dst = append(dst, a...)
+		dst = append(dst, '\r', '\n')
 	}
 	return dst
 }
