@@ -88,17 +88,23 @@ func peerWait(t *testing.T, c *conn.Conn, lease, grace time.Duration) (*emq.Queu
 	return q, info.ID, startWait(t, c, cl, info.ID)
 }
 
-// peerClient returns a Client that can Wait, with WaitRecheck an hour
-// (no recheck by the clock but the rules' own: only what is heard) and
-// WaitReapGrace grace, both restored after the test.
+// peerClient returns a Client that can Wait, with WaitRecheck and
+// WaitPendingRecheck an hour (no recheck by the clock but the lease
+// rule's: only what is heard) and WaitReapGrace grace.
 func peerClient(t *testing.T, c *conn.Conn, grace time.Duration) *Client {
 	t.Helper()
-	for v, d := range map[*time.Duration]time.Duration{&WaitRecheck: time.Hour, &WaitReapGrace: grace} {
+	setWaitTimes(t, map[*time.Duration]time.Duration{&WaitRecheck: time.Hour, &WaitPendingRecheck: time.Hour, &WaitReapGrace: grace})
+	return newClient(t, c)
+}
+
+// setWaitTimes sets each of Wait's pauses to its value for the test,
+// restoring them after.
+func setWaitTimes(t testing.TB, to map[*time.Duration]time.Duration) {
+	for v, d := range to {
 		old := *v
 		*v = d
 		t.Cleanup(func() { *v = old })
 	}
-	return newClient(t, c)
 }
 
 // startWait starts cl's Wait on job id of the default queue and returns
@@ -146,12 +152,14 @@ func coreSource(t testing.TB, name string) string {
 // TestWaitSeesPeerCoreClaimOfPending: with keyspace notifications off, a
 // job Wait read pending that a peer's core claim takes and its core
 // complete ends (announcing nothing), the Wait never seeing it active,
-// is seen by the pending recheck (WaitPendingRecheck, doubling), though
-// WaitRecheck is an hour. Before, the Wait slept until its recheck.
+// is seen by the pending recheck (WaitPendingRecheck, here 20 ms,
+// doubling), though WaitRecheck is an hour. Before, the Wait slept until
+// its recheck.
 func TestWaitSeesPeerCoreClaimOfPending(t *testing.T) {
 	c := fresh(t)
 	keyspaceEvents(t, c, "")
 	cl := peerClient(t, c, time.Hour)
+	WaitPendingRecheck = 20 * time.Millisecond // peerClient restores it
 	info, err := cl.Enqueue(tctx(t), NewTask("peer", nil), Retention(time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -171,12 +179,13 @@ func TestWaitSeesPeerCoreClaimOfPending(t *testing.T) {
 // job Wait read delayed that, once due, a peer's core promote moves to
 // pending and its core claim and complete end (announcing nothing) is
 // seen: Wait reads it again at its due time (the delayed set's score),
-// then as a pending job. Before, the Wait slept until its recheck (an
-// hour).
+// then as a pending job (WaitPendingRecheck 20 ms). Before, the Wait
+// slept until its recheck (an hour).
 func TestWaitSeesPeerCoreClaimOfDelayed(t *testing.T) {
 	c := fresh(t)
 	keyspaceEvents(t, c, "")
 	cl := peerClient(t, c, time.Hour)
+	WaitPendingRecheck = 20 * time.Millisecond // peerClient restores it
 	info, err := cl.Enqueue(tctx(t), NewTask("peer", nil), Retention(time.Minute), ProcessIn(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -203,11 +212,7 @@ func TestWaitSeesPeerCoreClaimOfDelayed(t *testing.T) {
 // is the reap grace, doubling; no pause is ever over WaitRecheck or
 // under zero.
 func TestWaitPace(t *testing.T) {
-	for v, d := range map[*time.Duration]time.Duration{&WaitRecheck: time.Second, &WaitReapGrace: 30 * time.Millisecond, &WaitPendingRecheck: 100 * time.Millisecond} {
-		old := *v
-		*v = d
-		t.Cleanup(func() { *v = old })
-	}
+	setWaitTimes(t, map[*time.Duration]time.Duration{&WaitRecheck: time.Second, &WaitReapGrace: 30 * time.Millisecond, &WaitPendingRecheck: 100 * time.Millisecond})
 	const ms = time.Millisecond
 	type read struct {
 		st     emq.State
