@@ -87,13 +87,14 @@ var WaitPendingRecheck = 100 * time.Millisecond
 //     [WaitPendingRecheck], then twice as long each time while it still
 //     waits (the pause starting again small once it was seen claimed or
 //     not yet due). A peer that claims and ends it at T, Wait having
-//     first read it waiting at T0, is seen by T + (T − T0) +
-//     WaitPendingRecheck: the lag is at most the time it had waited, a
-//     few reads at the start (about log2(WaitRecheck/WaitPendingRecheck),
-//     8 by default) and then one every WaitRecheck, never a busy loop
-//     (the job's place in pending would not bound it better: its claim
-//     is followed by a run of unknown length, which only a read that
-//     finds it active, with its lease, bounds);
+//     first read it waiting at T0, is seen by T + min(T − T0 +
+//     WaitPendingRecheck, WaitRecheck): the lag is at most the time it
+//     had waited, for a few reads at the start (about
+//     log2(WaitRecheck/WaitPendingRecheck), 8 by default) and then one
+//     every WaitRecheck, never a busy loop (the job's place in pending
+//     would not bound it better: its claim is followed by a run of
+//     unknown length, which only a read that finds it active, with its
+//     lease, bounds);
 //   - any other change within [WaitRecheck] (30 s), or after a gap in the
 //     subscription.
 //
