@@ -141,7 +141,11 @@
 // rereads a job it found active at its lease deadline (a peer's
 // completion is seen by then), past the deadline after [WaitReapGrace]
 // doubling (a peer's reap at R is seen by R + max(WaitReapGrace, R −
-// deadline)), and any job at least every [WaitRecheck].
+// deadline)); a delayed job at its due time; a job waiting to be claimed
+// (which a peer's core claim and complete may end unheard) after
+// [WaitPendingRecheck], doubling while it waits (a peer's end at T of a
+// job first read waiting at T0 is seen by T + (T − T0) +
+// WaitPendingRecheck); and any job at least every [WaitRecheck].
 //
 // # Cancellation
 //

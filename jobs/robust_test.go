@@ -61,16 +61,14 @@ func waitSubscribed(t testing.TB, c conn.Sender, ch string) {
 
 // TestWaitHearsReapedDeath: a job whose lease ran out past its attempts
 // is ended dead by a Server's reaper, and a Wait begun before hears it
-// at once (the recheck is an hour): the Server reaps with reap_announce,
+// at once (every recheck is an hour): the Server reaps with reap_announce,
 // which publishes the death on the job's done channel. Before, the
 // reaper announced nothing and the Wait slept until its recheck.
 func TestWaitHearsReapedDeath(t *testing.T) {
 	c := fresh(t)
 	cl := newClient(t, c)
 	ctx := tctx(t)
-	old := WaitRecheck
-	WaitRecheck = time.Hour
-	t.Cleanup(func() { WaitRecheck = old })
+	onlyHeard(t)
 	info, err := cl.Enqueue(ctx, NewTask("slow", nil), Retention(time.Minute), MaxRetries(0))
 	if err != nil {
 		t.Fatal(err)

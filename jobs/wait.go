@@ -36,10 +36,9 @@ var ErrDead = errors.New("jobs: the job is dead")
 var ErrNotWaitable = errors.New("jobs: the job was enqueued without Retention: its end cannot be waited for")
 
 // WaitRecheck is the longest [Client.Wait] goes without reading a waited
-// job's state again when nothing was heard: the bound for a job whose end
-// nothing announces and that the lease rule below does not cover (a
-// peer's core script claiming and completing a job Wait last saw
-// pending). See Wait for the bounds.
+// job's state again when nothing was heard: the cap of every pause below,
+// and the bound for a change no rule covers (a job moved by hand, a gap
+// in what the server tells). See Wait for the bounds.
 var WaitRecheck = 30 * time.Second
 
 // WaitReapGrace is the first pause of [Client.Wait] after a waited job's
@@ -47,6 +46,15 @@ var WaitRecheck = 30 * time.Second
 // Wait reads it again after WaitReapGrace, then after twice as long each
 // time, up to [WaitRecheck].
 var WaitReapGrace = 250 * time.Millisecond
+
+// WaitPendingRecheck is the first pause of [Client.Wait] after it read a
+// waited job waiting to be claimed (pending, or delayed and due, or
+// parked in a lane): a peer's canonical core claim and complete announce
+// nothing, so Wait reads it again after WaitPendingRecheck, then after
+// twice as long each time while it still waits, up to [WaitRecheck].
+// Where the server has keyspace notifications on, setting it to
+// WaitRecheck saves those reads.
+var WaitPendingRecheck = 100 * time.Millisecond
 
 // Wait returns the result of job id of queue once it has completed, or
 // its *[JobError] once it is dead, without polling: it subscribes to the
@@ -56,7 +64,7 @@ var WaitReapGrace = 250 * time.Millisecond
 // completed job's result is nil when its handler returned none, or when
 // the result's retention passed.
 //
-// A peer's canonical core scripts (complete, retry, reap) announce
+// A peer's canonical core scripts (claim, complete, retry, reap) announce
 // nothing. Wait sees their end:
 //
 //   - at once (one round trip after the write) when the server publishes
@@ -72,6 +80,21 @@ var WaitReapGrace = 250 * time.Millisecond
 //     reap is due), after [WaitReapGrace], then twice as long each time,
 //     so a peer's reap at R is seen by R + max(WaitReapGrace, R −
 //     deadline);
+//   - without them, from the job's wait for a claim: a delayed job is
+//     read again at its due time (the delayed set's score, on the
+//     server's clock: no claim can take it before), and a job waiting to
+//     be claimed (pending, delayed and due, or parked) after
+//     [WaitPendingRecheck], then twice as long each time while it still
+//     waits (the pause starting again small once it was seen claimed or
+//     not yet due). A peer that claims and ends it at T, Wait having
+//     first read it waiting at T0, is seen by T + min(T − T0 +
+//     WaitPendingRecheck, WaitRecheck): the lag is at most the time it
+//     had waited, for a few reads at the start (about
+//     log2(WaitRecheck/WaitPendingRecheck), 8 by default) and then one
+//     every WaitRecheck, never a busy loop (the job's place in pending
+//     would not bound it better: its claim is followed by a run of
+//     unknown length, which only a read that finds it active, with its
+//     lease, bounds);
 //   - any other change within [WaitRecheck] (30 s), or after a gap in the
 //     subscription.
 //
@@ -99,36 +122,30 @@ func (c *Client) Wait(ctx context.Context, queue, id string) ([]byte, error) {
 	defer w.remove(chs, note)
 	t := time.NewTimer(WaitRecheck)
 	defer t.Stop()
-	grace := WaitReapGrace
+	p := newWaitPace()
 	reread := false // the last read found it active but gone from active
 	for {
 		res, st, done, err := c.check(ctx, q, id)
 		if done || err != nil {
 			return res, err
 		}
-		next := WaitRecheck
-		if st == emq.StateActive {
-			left, ok, err := leaseLeft(ctx, q, id)
-			switch {
-			case err != nil:
+		var left time.Duration
+		scored := false
+		if set := scoreSet(q, st); set != "" {
+			left, scored, err = scoreLeft(ctx, q, set, id)
+			if err != nil {
 				return nil, err
-			case !ok && !reread:
+			}
+			if st == emq.StateActive && !scored && !reread {
 				// It left active between the two reads (a peer's
 				// complete or reap ran between them): read its row again
 				// at once, once.
 				reread = true
 				continue
-			case ok && left > 0:
-				next, grace = min(next, left), WaitReapGrace
-			default:
-				// The lease ran out and no reaper has come yet (or the
-				// row says active with no lease, twice): read it again
-				// after the grace, doubled each time.
-				next, grace = min(next, grace), min(2*grace, WaitRecheck)
 			}
 		}
 		reread = false
-		t.Reset(next)
+		t.Reset(p.next(st, left, scored))
 		select {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
@@ -138,6 +155,48 @@ func (c *Client) Wait(ctx context.Context, queue, id string) ([]byte, error) {
 	}
 }
 
+// scoreSet is the set whose score says when a job in st may next change
+// unannounced: active (its lease deadline) or delayed (its due time);
+// "" for any other state.
+func scoreSet(q *emq.Queue, st emq.State) string {
+	switch st {
+	case emq.StateActive:
+		return q.Keys().Active
+	case emq.StateDelayed:
+		return q.Keys().Delayed
+	}
+	return ""
+}
+
+// waitPace is Wait's schedule of reads when nothing is heard: the next
+// pause past a lease deadline (grace) and while the job waits for a claim
+// (gap), each doubling up to WaitRecheck.
+type waitPace struct{ grace, gap time.Duration }
+
+func newWaitPace() waitPace { return waitPace{grace: WaitReapGrace, gap: WaitPendingRecheck} }
+
+// next returns the pause after a read found the job in st, left being its
+// score in [scoreSet] less the server's time (scored false when it had
+// none there), and steps the schedule.
+func (p *waitPace) next(st emq.State, left time.Duration, scored bool) time.Duration {
+	var d time.Duration
+	switch {
+	case scored && left > 0:
+		// Active before its deadline, or delayed before its due time:
+		// nothing unannounced can end it sooner than that.
+		d, p.grace, p.gap = left, WaitReapGrace, WaitPendingRecheck
+	case st == emq.StateActive:
+		// The lease ran out and no reaper has come yet (or the row says
+		// active with no lease, twice): the grace, doubled each time.
+		d, p.grace, p.gap = p.grace, min(2*p.grace, WaitRecheck), WaitPendingRecheck
+	default:
+		// Waiting for a claim (pending, delayed and due, or parked): a
+		// peer's core claim and complete may end it unheard at any time.
+		d, p.gap, p.grace = p.gap, min(2*p.gap, WaitRecheck), WaitReapGrace
+	}
+	return max(min(d, WaitRecheck), 0)
+}
+
 // keyspaceChannel returns the channel on which a server with keyspace
 // notifications on publishes the events of key in database db:
 // __keyspace@<db>__:<key>.
@@ -145,18 +204,18 @@ func keyspaceChannel(db int, key string) string {
 	return "__keyspace@" + strconv.Itoa(db) + "__:" + key
 }
 
-// leaseLeft returns how long job id's lease has to run on the server's
-// clock (its score in active, less the server's TIME): ok false when it
-// is not in active.
-func leaseLeft(ctx context.Context, q *emq.Queue, id string) (time.Duration, bool, error) {
+// scoreLeft returns how long job id's score in set (active's lease
+// deadline, delayed's due time) is ahead of the server's clock (its TIME):
+// ok false when it is not in set.
+func scoreLeft(ctx context.Context, q *emq.Queue, set, id string) (time.Duration, bool, error) {
 	s := q.Sender()
-	v, err := s.Do(ctx, "ZSCORE", q.Keys().Active, id)
+	v, err := s.Do(ctx, "ZSCORE", set, id)
 	if err != nil || v.IsNull() {
 		return 0, false, err
 	}
 	deadline, err := v.AsFloat() // a bulk string (RESP2) or a double (RESP3)
 	if err != nil {
-		return 0, false, fmt.Errorf("jobs: lease deadline: %w", err)
+		return 0, false, fmt.Errorf("jobs: %s score: %w", set, err)
 	}
 	now, err := s.Do(ctx, "TIME")
 	if err != nil {

@@ -16,19 +16,13 @@ import (
 // (EVAL), as a peer that knows nothing of the job system would.
 func peerCore(t testing.TB, c conn.Sender, name string, keys []string, args ...string) int64 {
 	t.Helper()
-	for _, s := range emq.Scripts() {
-		if s.Name == name && s.Core {
-			cmd := append([]any{"EVAL", s.Source, strconv.Itoa(len(keys))}, toAny(keys)...)
-			v, err := c.Do(tctx(t), append(cmd, toAny(args)...)...)
-			if err != nil {
-				t.Fatalf("core %s: %v", name, err)
-			}
-			n, _ := v.AsInt()
-			return n
-		}
+	cmd := append([]any{"EVAL", coreSource(t, name), strconv.Itoa(len(keys))}, toAny(keys)...)
+	v, err := c.Do(tctx(t), append(cmd, toAny(args)...)...)
+	if err != nil {
+		t.Fatalf("core %s: %v", name, err)
 	}
-	t.Fatalf("no core script %s", name)
-	return 0
+	n, _ := v.AsInt()
+	return n
 }
 
 func toAny(s []string) []any {
@@ -78,15 +72,8 @@ func keyspaceEvents(t testing.TB, c conn.Sender, flags string) {
 // outcome.
 func peerWait(t *testing.T, c *conn.Conn, lease, grace time.Duration) (*emq.Queue, string, chan error) {
 	t.Helper()
-	// No recheck by the clock but the lease rule's: only what is heard.
-	for v, d := range map[*time.Duration]time.Duration{&WaitRecheck: time.Hour, &WaitReapGrace: grace} {
-		old := *v
-		*v = d
-		t.Cleanup(func() { *v = old })
-	}
-	cl := newClient(t, c)
-	ctx := tctx(t)
-	info, err := cl.Enqueue(ctx, NewTask("peer", nil), Retention(time.Minute), MaxRetries(0))
+	cl := peerClient(t, c, grace)
+	info, err := cl.Enqueue(tctx(t), NewTask("peer", nil), Retention(time.Minute), MaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +85,167 @@ func peerWait(t *testing.T, c *conn.Conn, lease, grace time.Duration) (*emq.Queu
 	if r := row(t, q, info.ID); r.State != emq.StateActive {
 		t.Fatalf("row %+v", r)
 	}
+	return q, info.ID, startWait(t, c, cl, info.ID)
+}
+
+// peerClient returns a Client that can Wait, with WaitRecheck and
+// WaitPendingRecheck an hour (no recheck by the clock but the lease
+// rule's: only what is heard) and WaitReapGrace grace.
+func peerClient(t *testing.T, c *conn.Conn, grace time.Duration) *Client {
+	t.Helper()
+	setWaitTimes(t, map[*time.Duration]time.Duration{&WaitRecheck: time.Hour, &WaitPendingRecheck: time.Hour, &WaitReapGrace: grace})
+	return newClient(t, c)
+}
+
+// setWaitTimes sets each of Wait's pauses to its value for the test,
+// restoring them after.
+func setWaitTimes(t testing.TB, to map[*time.Duration]time.Duration) {
+	for v, d := range to {
+		old := *v
+		*v = d
+		t.Cleanup(func() { *v = old })
+	}
+}
+
+// startWait starts cl's Wait on job id of the default queue and returns
+// its outcome once the Wait has read the job (its HMGET ran).
+func startWait(t *testing.T, c *conn.Conn, cl *Client, id string) chan error {
+	t.Helper()
 	before := hmgetCalls(t, c)
 	errs := make(chan error, 1)
 	go func() {
-		_, err := cl.Wait(ctx, DefaultQueue, info.ID)
+		_, err := cl.Wait(tctx(t), DefaultQueue, id)
 		errs <- err
 	}()
 	waitFor(t, "the Wait's first read", func() bool { return hmgetCalls(t, c) > before })
-	return q, info.ID, errs
+	return errs
+}
+
+// peerClaimComplete has a peer claim the head of the default queue with
+// the core claim (a lease of an hour) and complete it with the core
+// complete, checking that the head was id: neither announces anything.
+func peerClaimComplete(t *testing.T, c *conn.Conn, q *emq.Queue, id string) {
+	t.Helper()
+	k := q.Keys()
+	v, err := c.Do(tctx(t), "EVAL", coreSource(t, "claim"), "3", k.Pending, k.Active, k.Base, "3600000")
+	if err != nil || len(v.Elems) != 3 || string(v.Elems[0].Str) != id {
+		t.Fatalf("core claim: %v, %v; want job %s", v, err, id)
+	}
+	token, _ := v.Elems[2].AsInt()
+	if n := peerCore(t, c, "complete", []string{k.Active, k.Job(id)}, id, strconv.FormatInt(token, 10), "60000"); n != 1 {
+		t.Fatalf("core complete: %d", n)
+	}
+}
+
+// coreSource is the source of the canonical core script name.
+func coreSource(t testing.TB, name string) string {
+	t.Helper()
+	for _, s := range emq.Scripts() {
+		if s.Name == name && s.Core {
+			return s.Source
+		}
+	}
+	t.Fatalf("no core script %s", name)
+	return ""
+}
+
+// TestWaitSeesPeerCoreClaimOfPending: with keyspace notifications off, a
+// job Wait read pending that a peer's core claim takes and its core
+// complete ends (announcing nothing), the Wait never seeing it active,
+// is seen by the pending recheck (WaitPendingRecheck, here 20 ms,
+// doubling), though WaitRecheck is an hour. Before, the Wait slept until
+// its recheck.
+func TestWaitSeesPeerCoreClaimOfPending(t *testing.T) {
+	c := fresh(t)
+	keyspaceEvents(t, c, "")
+	cl := peerClient(t, c, time.Hour)
+	WaitPendingRecheck = 20 * time.Millisecond // peerClient restores it
+	info, err := cl.Enqueue(tctx(t), NewTask("peer", nil), Retention(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := openQueue(t, c, DefaultQueue)
+	errs := startWait(t, c, cl, info.ID)
+	peerClaimComplete(t, c, q, info.ID)
+	if err := recv(t, errs); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if r := row(t, q, info.ID); r.State != emq.StateCompleted {
+		t.Fatalf("row %+v", r)
+	}
+}
+
+// TestWaitSeesPeerCoreClaimOfDelayed: with keyspace notifications off, a
+// job Wait read delayed that, once due, a peer's core promote moves to
+// pending and its core claim and complete end (announcing nothing) is
+// seen: Wait reads it again at its due time (the delayed set's score),
+// then as a pending job (WaitPendingRecheck 20 ms). Before, the Wait
+// slept until its recheck (an hour).
+func TestWaitSeesPeerCoreClaimOfDelayed(t *testing.T) {
+	c := fresh(t)
+	keyspaceEvents(t, c, "")
+	cl := peerClient(t, c, time.Hour)
+	WaitPendingRecheck = 20 * time.Millisecond // peerClient restores it
+	info, err := cl.Enqueue(tctx(t), NewTask("peer", nil), Retention(time.Minute), ProcessIn(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := openQueue(t, c, DefaultQueue)
+	k := q.Keys()
+	errs := startWait(t, c, cl, info.ID)
+	if r := row(t, q, info.ID); r.State != emq.StateDelayed {
+		t.Fatalf("row %+v", r)
+	}
+	waitFor(t, "the peer's promote of the due job", func() bool {
+		return peerCore(t, c, "promote", []string{k.Delayed, k.Pending, k.Base}, "100") > 0
+	})
+	peerClaimComplete(t, c, q, info.ID)
+	if err := recv(t, errs); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+}
+
+// TestWaitPace: Wait's schedule when nothing is heard. Waiting for a
+// claim, the pause starts at WaitPendingRecheck and doubles up to
+// WaitRecheck; a score ahead (a lease deadline, a due time) is the pause
+// itself and starts both backoffs again; past a lease deadline the pause
+// is the reap grace, doubling; no pause is ever over WaitRecheck or
+// under zero.
+func TestWaitPace(t *testing.T) {
+	setWaitTimes(t, map[*time.Duration]time.Duration{&WaitRecheck: time.Second, &WaitReapGrace: 30 * time.Millisecond, &WaitPendingRecheck: 100 * time.Millisecond})
+	const ms = time.Millisecond
+	type read struct {
+		st     emq.State
+		left   time.Duration
+		scored bool
+		want   time.Duration
+	}
+	p := newWaitPace()
+	for i, r := range []read{
+		{emq.StatePending, 0, false, 100 * ms},
+		{emq.StatePending, 0, false, 200 * ms},
+		{emq.StatePending, 0, false, 400 * ms},
+		{emq.StatePending, 0, false, 800 * ms},
+		{emq.StatePending, 0, false, time.Second},
+		{emq.StatePending, 0, false, time.Second},
+		{emq.StateDelayed, 300 * ms, true, 300 * ms}, // not yet due
+		{emq.StateDelayed, -5 * ms, true, 100 * ms},  // due, not yet promoted
+		{emq.StateDelayed, 0, false, 200 * ms},       // parked (a lane job)
+		{emq.StateDelayed, time.Hour, true, time.Second},
+		{emq.StatePending, 0, false, 100 * ms},
+		{emq.StateActive, 500 * ms, true, 500 * ms}, // leased
+		{emq.StateActive, -1 * ms, true, 30 * ms},   // reap due
+		{emq.StateActive, -1 * ms, true, 60 * ms},
+		{emq.StateActive, 0, false, 120 * ms},     // active, no lease, twice
+		{emq.StatePending, 0, false, 100 * ms},    // reaped to pending
+		{emq.StateActive, -1 * ms, true, 30 * ms}, // claimed again, reap due
+		{emq.StateActive, 2 * time.Hour, true, time.Second},
+		{emq.StatePending, 0, false, 100 * ms},
+	} {
+		if got := p.next(r.st, r.left, r.scored); got != r.want {
+			t.Fatalf("read %d (%s, %v, %v): pause %v, want %v", i, r.st, r.left, r.scored, got, r.want)
+		}
+	}
 }
 
 // TestWaitSeesPeerCoreCompleteByKeyspace: with keyspace notifications on

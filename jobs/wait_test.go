@@ -10,16 +10,20 @@ import (
 	"github.com/echomq/echomq-go/emq"
 )
 
+// onlyHeard sets every pause of Wait to an hour for the test: a Wait
+// then ends only on what it hears.
+func onlyHeard(t testing.TB) {
+	setWaitTimes(t, map[*time.Duration]time.Duration{&WaitRecheck: time.Hour, &WaitPendingRecheck: time.Hour, &WaitReapGrace: time.Hour})
+}
+
 // TestWaitResult: a Wait begun before any server runs returns the
-// handler's result once the job completes (announced, not polled: the
+// handler's result once the job completes (announced, not polled: every
 // recheck is an hour), and a second Wait after the end reads it at once.
 func TestWaitResult(t *testing.T) {
 	c := fresh(t)
 	cl := newClient(t, c)
 	ctx := tctx(t)
-	old := WaitRecheck
-	WaitRecheck = time.Hour
-	t.Cleanup(func() { WaitRecheck = old })
+	onlyHeard(t)
 	info, err := cl.Enqueue(ctx, NewTask("upper", []byte("abc")), Retention(time.Minute))
 	if err != nil {
 		t.Fatal(err)

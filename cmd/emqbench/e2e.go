@@ -176,8 +176,12 @@ type e2eRun struct {
 	server  *jobs.Server  // with -jobs, in place of workers
 	rep     e2eReport
 
-	total int64          // the jobs to run (-n)
+	total int64          // the jobs to run (-n; unbounded with -after-switch)
 	fo    failoverCounts // -failover only
+
+	// With a sentinel URL: the master set's primary now, and at the start.
+	primary      func() string
+	firstPrimary string
 }
 
 // e2eWorkload measures producers and a worker at once on one queue.
@@ -189,6 +193,10 @@ func e2eWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	r := &e2eRun{cfg: cfg, qq: qq, chunk: e2eChunk, size: max(cfg.size, e2eHeader), toStart: newLatencies()}
 	if cfg.depthSet {
 		r.chunk = cfg.depth
+	}
+	if nd.sentinel != nil {
+		ms := nd.sentinel.MasterSet()
+		r.primary, r.firstPrimary = ms.Primary, ms.Primary()
 	}
 	wl := &workload{
 		method: r.method(),
@@ -305,6 +313,9 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 	if r.cfg.jobs {
 		start = r.startServer
 	}
+	if r.cfg.afterSwitch > 0 {
+		total = unbounded // enoughAcross ends the producers
+	}
 	r.total = total
 	if err := start(done, lat, failWith); err != nil {
 		return err
@@ -328,6 +339,7 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	var short error // -after-switch: the run went past -switch-within
 	for {
 		select {
 		case err := <-failed:
@@ -337,14 +349,19 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return ctx.Err() // interrupted
 		}
+		if short == nil {
+			if short = r.switchShort(); short != nil {
+				stop() // the producers end; what they enqueued is drained
+			}
+		}
 		if int(r.prodDone.Load()) < r.cfg.producers {
 			continue
 		}
 		if r.drained(ctx) {
-			return nil
+			return short
 		}
 		if time.Since(time.Unix(0, r.lastDone.Load())) > e2eStall {
-			return nil // the rest is lost: fill reports it
+			return short // the rest is lost: fill reports it
 		}
 	}
 }
@@ -527,7 +544,7 @@ func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 	}
 	for ctx.Err() == nil {
 		first := r.next.Add(int64(r.chunk)) - int64(r.chunk)
-		if first >= total || first < 0 {
+		if first >= total || first < 0 || r.enoughAcross(first) {
 			return nil
 		}
 		k := int(min(int64(r.chunk), total-first))

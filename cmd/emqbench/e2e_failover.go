@@ -34,6 +34,15 @@ import (
 //     pending, active or delayed job (or nothing completed for e2eStall):
 //     a job acknowledged by its enqueue and neither seen completed nor
 //     settled is lost; one completed twice is a duplicate.
+//   - Through a sentinel URL, -after-switch N makes the run last until it
+//     has run on the new primary, however long the sentinels take to fail
+//     over: the producers go on past -n until N jobs were acknowledged by
+//     enqueue calls sent once the master set named a primary other than
+//     the run's first (a call already under way at the switch may have
+//     gone to the old one, so it does not count). Past -switch-within
+//     from the run's start without them, the producers stop, what they
+//     enqueued is drained and accounted for as above, and the run fails
+//     with what it saw (no switch, or how many jobs after it).
 const (
 	failoverLease    = 2 * time.Second
 	failoverInterval = 200 * time.Millisecond // reap and promote
@@ -54,6 +63,9 @@ type failoverCounts struct {
 	workerErrors, completeLost, stale atomic.Int64
 	leaseLost, emptyTicks             atomic.Int64
 
+	switched    atomic.Bool  // the master set named a primary other than the first
+	afterSwitch atomic.Int64 // jobs acknowledged by calls sent after that
+
 	mu      sync.Mutex
 	settled map[int64]string // job index → id, of the completions whose answer was lost
 }
@@ -71,6 +83,13 @@ type failoverReport struct {
 	LeaseLost          int64 `json:"lease_lost"`                // EventLeaseLost
 	Left               int64 `json:"left_in_queue"`             // pending, active or delayed at the end
 	AcknowledgedLost   int64 `json:"acknowledged_enqueue_lost"` // = e2e.lost
+
+	// Through a sentinel URL: the master set's primary at the start and,
+	// once it named another, at the end (sentinel.MasterSet.Primary), and
+	// the jobs acknowledged by enqueue calls sent once it named another.
+	FirstPrimary string `json:"first_primary,omitempty"`
+	NewPrimary   string `json:"new_primary,omitempty"` // "" when it never switched
+	AfterSwitch  int64  `json:"acknowledged_after_switch"`
 }
 
 // failoverWorker sets the worker up for a failover: short leases, reaped
@@ -121,6 +140,7 @@ func (r *e2eRun) failoverEvent(ev emq.Event) bool {
 // after an answer was lost.
 func (r *e2eRun) enqueueAcross(ctx context.Context, call context.Context, q *emq.Queue, first int64, payloads [][]byte) error {
 	for {
+		across := r.sawSwitch() // before the call is sent
 		res, err := r.send(call, q, payloads)
 		switch {
 		case err == nil:
@@ -131,6 +151,9 @@ func (r *e2eRun) enqueueAcross(ctx context.Context, call context.Context, q *emq
 					e.id = idHash(x.ID)
 					e.enq.Store(jobEnqueued)
 					r.enqueued.Add(1)
+					if across {
+						r.fo.afterSwitch.Add(1)
+					}
 				case unsent(x.Err):
 				case errors.Is(x.Err, conn.ErrBroken) || errors.Is(x.Err, conn.ErrTimeout):
 					e.enq.Store(jobAmbiguous)
@@ -157,6 +180,45 @@ func (r *e2eRun) enqueueAcross(ctx context.Context, call context.Context, q *emq
 			return err
 		}
 	}
+}
+
+// sawSwitch reports whether the master set of a sentinel URL has named a
+// primary other than the run's first (once it did, for the rest of the
+// run).
+func (r *e2eRun) sawSwitch() bool {
+	switch {
+	case r.primary == nil:
+		return false
+	case r.fo.switched.Load():
+		return true
+	case r.primary() == r.firstPrimary:
+		return false
+	}
+	r.fo.switched.Store(true)
+	return true
+}
+
+// enoughAcross reports whether, with -after-switch, the producers are
+// done at job first: -n jobs sent, and -after-switch acknowledged after
+// the switch.
+func (r *e2eRun) enoughAcross(first int64) bool {
+	return r.cfg.afterSwitch > 0 && first >= r.cfg.n && r.fo.afterSwitch.Load() >= r.cfg.afterSwitch
+}
+
+// switchShort is, with -after-switch, the run's failure once
+// -switch-within has passed without -after-switch jobs acknowledged after
+// the switch; nil before then, or once they were.
+func (r *e2eRun) switchShort() error {
+	n, want := r.fo.afterSwitch.Load(), r.cfg.afterSwitch
+	if want == 0 || n >= want || time.Since(r.start) <= r.cfg.switchWithin {
+		return nil
+	}
+	if !r.sawSwitch() {
+		return fmt.Errorf("-after-switch %d: the master set's primary stayed %s for %v (-switch-within): no failover to run across",
+			want, r.firstPrimary, r.cfg.switchWithin)
+	}
+	return fmt.Errorf("-after-switch %d: only %d jobs acknowledged on the new primary %s (was %s) within %v (-switch-within)",
+		want, n, r.primary(), r.firstPrimary, r.cfg.switchWithin)
 }
 
 // drained reports whether every job enqueued has completed: without
@@ -215,6 +277,10 @@ func (r *e2eRun) fillFailover(x *e2eReport) (mismatch int64) {
 		EnqueueResent: r.fo.resent.Load(), AmbiguousJobs: r.fo.ambiguousJobs.Load(),
 		WorkerErrors: r.fo.workerErrors.Load(), CompleteLost: r.fo.completeLost.Load(),
 		Stale: r.fo.stale.Load(), LeaseLost: r.fo.leaseLost.Load(),
+		FirstPrimary: r.firstPrimary, AfterSwitch: r.fo.afterSwitch.Load(),
+	}
+	if r.sawSwitch() {
+		f.NewPrimary = r.primary()
 	}
 	if n, err := r.leftInQueue(context.Background()); err == nil {
 		f.Left = n

@@ -44,6 +44,11 @@ type config struct {
 	enqueue   string  // "bulk" (EnqueueBulk) or "batch" (EnqueueBatch)
 	jobs      bool    // the job system: typed tasks, a jobs.Mux and a jobs.Server over 3 weighted queues
 	failover  bool    // go on across a failover, accounting for what failed calls did (e2e_failover.go)
+	// -failover through a sentinel URL: go on past -n until this many jobs
+	// are acknowledged on the master set's new primary (0: stop at -n),
+	// within switchWithin of the run's start.
+	afterSwitch  int64
+	switchWithin time.Duration
 
 	// enqueue, claim, worker, e2e, gate: the queue's executor.
 	executor emq.ExecutorChoice
@@ -120,6 +125,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
 	fs.BoolVar(&c.jobs, "jobs", false, "e2e: through the job system: enveloped tasks of 3 types, a jobs.Mux, one jobs.Server over 3 queues weighted 3:2:1 (-shards 3 unless given)")
 	fs.BoolVar(&c.failover, "failover", false, "e2e: go on across a failover of the node (failed calls accounted for, not fatal; leases of 2s reaped every 200ms)")
+	fs.Int64Var(&c.afterSwitch, "after-switch", 0, "e2e -failover through a sentinel URL: the producers go on past -n until this many jobs\nwere acknowledged by enqueue calls sent once the master set named a new primary\n(0: stop at -n); -switch-within bounds the wait, and the run fails past it")
+	fs.DurationVar(&c.switchWithin, "switch-within", 2*time.Minute, "e2e -after-switch: the longest the run goes on, from its start, for the switch and the jobs after it")
 	fs.StringVar(&c.enqueue, "enqueue", "bulk", "e2e: bulk (EnqueueBulk, the enqueue_batch transition) or batch (EnqueueBatch, pipelined enqueues)")
 	executor := fs.String("executor", "auto", "enqueue, claim, worker, e2e, gate: the transitions' executor: native (the module's EMQ.* commands), script (EVALSHA) or auto (native when the server, on a cluster every primary, has the module)")
 	fs.StringVar(&c.module, "module", "", "the private server loads this module (e.g. module/emq.so, built by make -C module); not with -url")
@@ -223,6 +230,14 @@ func (c *config) validate() error {
 		return errors.New("-jobs: only with the e2e workload")
 	case c.failover && (c.workload != "e2e" || c.jobs):
 		return errors.New("-failover: only with the e2e workload, without -jobs")
+	case c.afterSwitch < 0:
+		return fmt.Errorf("-after-switch %d: want 0 or a positive count of jobs", c.afterSwitch)
+	case c.afterSwitch > 0 && (!c.failover || !isSentinelURL(c.url)):
+		return errors.New("-after-switch: only with -failover and a sentinel URL (-url redis+sentinel://…)")
+	case c.afterSwitch > 0 && c.duration > 0:
+		return errors.New("-after-switch: not with -duration (-switch-within bounds the run)")
+	case c.switchWithin <= 0:
+		return fmt.Errorf("-switch-within %v: want a positive duration", c.switchWithin)
 	case c.enqueue != "bulk" && c.enqueue != "batch":
 		return fmt.Errorf("-enqueue %s: want bulk or batch", cliredact.Quote(c.enqueue))
 	}

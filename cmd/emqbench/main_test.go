@@ -309,6 +309,11 @@ func TestBadFlagsExit2(t *testing.T) {
 		{"-fail", "1.5", "e2e"},
 		{"-rate", "-1", "e2e"},
 		{"-enqueue", "single", "e2e"},
+		{"-failover", "-after-switch", "100", "e2e"}, // no sentinel URL
+		{"-url", "redis+sentinel://127.0.0.1:1/m", "-after-switch", "100", "e2e"}, // no -failover
+		{"-url", "redis+sentinel://127.0.0.1:1/m", "-failover", "-after-switch", "-1", "e2e"},
+		{"-url", "redis+sentinel://127.0.0.1:1/m", "-failover", "-after-switch", "1", "-switch-within", "0s", "e2e"},
+		{"-url", "redis+sentinel://127.0.0.1:1/m", "-failover", "-after-switch", "1", "-duration", "1s", "e2e"},
 	} {
 		code, out, errs := runArgs(args...)
 		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "emqbench: ") {

@@ -356,15 +356,23 @@ func testWritesAcross(t *testing.T, f fault) {
 // every job acknowledged by its enqueue completes once (none lost, none
 // completed twice: a stale handler's completion is fenced out, or its
 // job reaped and run again), for SENTINEL FAILOVER; for kill -9 what
-// asynchronous replication lost is printed. The demoted primary receives
-// no write.
+// asynchronous replication lost is printed. The run lasts until it has
+// run on the new primary (-after-switch: e2eAfterSwitch jobs acknowledged
+// once the master set named it, however long the failover takes, within
+// -switch-within), which the new primary's own count of EVALSHA confirms.
+// The demoted primary receives no write.
 func TestSentinelFailoverE2E(t *testing.T) { testE2EAcross(t, sentinelFailover) }
 
 func TestSentinelKillE2E(t *testing.T) { testE2EAcross(t, killPrimary) }
 
+// e2eAfterSwitch is how many jobs testE2EAcross's run has acknowledged
+// on the new primary before it stops producing: 2 s at its rate.
+const e2eAfterSwitch = 6000
+
 func testE2EAcross(t *testing.T, f fault) {
 	set := startSentinels(t)
-	ctx := testCtx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second) // -switch-within and the drain
+	defer cancel()
 	first := set.Data[0]
 	type result struct {
 		code      int
@@ -373,7 +381,8 @@ func testE2EAcross(t *testing.T, f fault) {
 	res := make(chan result, 1)
 	go func() {
 		code, out, errs := runArgs("-url", sentinelURL(set, "redis+sentinel"), "-json", "-failover",
-			"-producers", "2", "-conns", "2", "-goroutines", "16", "-depth", "50", "-n", "90000", "-rate", "3000", "e2e")
+			"-producers", "2", "-conns", "2", "-goroutines", "16", "-depth", "50", "-n", "6000", "-rate", "3000",
+			"-after-switch", strconv.Itoa(e2eAfterSwitch), "-switch-within", "90s", "e2e")
 		res <- result{code, out, errs}
 	}()
 	// The failover comes once the run has made jobs and completed some.
@@ -382,14 +391,6 @@ func testE2EAcross(t *testing.T, f fault) {
 		return err == nil && parseCallsOf(info, "evalsha") > 200
 	})
 	old, now, _ := failOver(t, set, f)
-	before := parseCallsOf(must(t, now, "INFO", "commandstats"), "evalsha")
-	waitUntil(t, ctx, "e2e on the new primary", func() bool {
-		return len(res) > 0 || parseCallsOf(must(t, now, "INFO", "commandstats"), "evalsha") > before+200
-	})
-	if len(res) > 0 {
-		r := <-res
-		t.Fatalf("e2e ended before it ran on the new primary: exit %d, stderr %q\n%s", r.code, r.errs, r.out)
-	}
 	assertNoWritesTo(t, old, "emqbench")
 	var r result
 	select {
@@ -402,10 +403,24 @@ func testE2EAcross(t *testing.T, f fault) {
 		t.Fatalf("e2e: exit %d, stderr %q, %v", r.code, r.errs, err)
 	}
 	x, fo := rep.E2E, rep.E2E.Failover
+	// It ran on the new primary: the run counted the jobs acknowledged
+	// after the switch, and the new primary ran at least their enqueue
+	// calls (-depth 50 jobs each) itself: a replica runs no EVALSHA
+	// (scripts replicate as their effects).
+	if ran := parseCallsOf(must(t, now, "INFO", "commandstats"), "evalsha"); fo.NewPrimary == "" || fo.AfterSwitch < e2eAfterSwitch || ran < e2eAfterSwitch/50 {
+		t.Fatalf("e2e ended before it ran on the new primary %s: its master set named %q, %d jobs acknowledged after the switch (want %d), the new primary ran %d EVALSHA (want %d or more); exit %d, stderr %q\n%s",
+			now.Addr, fo.NewPrimary, fo.AfterSwitch, e2eAfterSwitch, ran, e2eAfterSwitch/50, r.code, r.errs, r.out)
+	}
 	t.Logf("%v under e2e: exit %d; enqueued (acknowledged) %d, completed %d, lost %d, duplicates %d, extra runs %d; %+v",
 		f, r.code, x.Enqueued, x.Completed, x.Lost, x.Duplicates, x.ExtraRuns, *fo)
 	if fo.Left != 0 {
 		t.Errorf("%d jobs left in the queue", fo.Left)
+	}
+	if fo.FirstPrimary != first.Addr || fo.AmbiguousCompleted > fo.AmbiguousJobs {
+		t.Errorf("report: first primary %q (want %s), %d ambiguous jobs seen completed of %d", fo.FirstPrimary, first.Addr, fo.AmbiguousCompleted, fo.AmbiguousJobs)
+	}
+	if f == killPrimary && r.code != exitOK && x.Lost == 0 && x.Duplicates == 0 {
+		t.Errorf("kill -9 under e2e: exit %d with nothing lost or doubled: %s", r.code, r.errs)
 	}
 	if f == sentinelFailover && (r.code != exitOK || x.Lost != 0 || x.Duplicates != 0) {
 		t.Errorf("SENTINEL FAILOVER under e2e: exit %d (%s), %d jobs lost, %d duplicates", r.code, r.errs, x.Lost, x.Duplicates)
@@ -414,6 +429,30 @@ func testE2EAcross(t *testing.T, f fault) {
 		t.Logf("kill -9: lost to asynchronous replication: %d jobs lost, %d completed twice (%s)", x.Lost, x.Duplicates, r.errs)
 	}
 	assertNoWritesTo(t, old, "emqbench")
+}
+
+// TestSentinelAfterSwitchDeadline: e2e -after-switch through a sentinel
+// URL whose master set never fails over goes on past -n until
+// -switch-within, then stops producing, drains what it enqueued (none
+// lost, none doubled) and fails with a message that says no failover
+// came, naming the primary.
+func TestSentinelAfterSwitchDeadline(t *testing.T) {
+	set := startSentinels(t)
+	code, out, errs := runArgs("-url", sentinelURL(set, "redis+sentinel"), "-json", "-failover",
+		"-n", "300", "-rate", "1000", "-after-switch", "100", "-switch-within", "1s", "e2e")
+	var rep report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.E2E == nil || rep.E2E.Failover == nil {
+		t.Fatalf("e2e: exit %d, stderr %q, %v", code, errs, err)
+	}
+	x, fo := rep.E2E, rep.E2E.Failover
+	want := "-after-switch 100: the master set's primary stayed " + set.Data[0].Addr + " for 1s (-switch-within): no failover to run across"
+	if code != exitFailed || !strings.Contains(errs, want) || rep.Error != want {
+		t.Errorf("exit %d, stderr %q, error %q; want exit %d and %q", code, errs, rep.Error, exitFailed, want)
+	}
+	// It went on past -n (300 jobs at 1,000/s: 0.3 s) for the second.
+	if x.Enqueued <= 300 || x.Lost != 0 || x.Duplicates != 0 || fo.Left != 0 || fo.AfterSwitch != 0 || fo.NewPrimary != "" {
+		t.Errorf("enqueued %d, lost %d, duplicates %d; %+v", x.Enqueued, x.Lost, x.Duplicates, *fo)
+	}
 }
 
 // must is s.Do, failing the test on an error.
