@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/echomq/echomq-go/internal/rawcmd"
 	hashslot "github.com/echomq/echomq-go/internal/slot"
@@ -316,11 +317,39 @@ const (
 	maxHeader = 99999
 )
 
-// newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd).
+// newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd):
+// the constructor package resp gives, the reference for makeCmd.
 var newCmd = rawcmd.New.(func(b []byte) resp.Cmd)
 
 // failedCmd makes a resp.Cmd that carries err and no bytes.
 var failedCmd = rawcmd.Failed.(func(err error) resp.Cmd)
+
+// cmdLayout is resp.Cmd's layout: its bytes, then its error. makeCmd
+// fills one in place of a call of newCmd or failedCmd (a call through a
+// func value, which no caller can inline: Command.Cmd and Command.Err
+// were each a call, three per typed command queued), checked against
+// them in init.
+type cmdLayout struct {
+	b   []byte
+	err error
+}
+
+// makeCmd is newCmd(b) for err nil, failedCmd(err) for b nil, inlined.
+func makeCmd(b []byte, err error) resp.Cmd {
+	return *(*resp.Cmd)(unsafe.Pointer(&cmdLayout{b, err}))
+}
+
+// The layout check: makeCmd must make what resp's constructors make.
+func init() {
+	p, e := []byte("*1\r\n$4\r\nPING\r\n"), errors.New("cmds: layout check")
+	a, b := newCmd(p), makeCmd(p, nil)
+	f, g := failedCmd(e), makeCmd(nil, e)
+	if unsafe.Sizeof(resp.Cmd{}) != unsafe.Sizeof(cmdLayout{}) ||
+		len(a.Bytes()) != len(b.Bytes()) || &a.Bytes()[0] != &b.Bytes()[0] || b.Err() != nil ||
+		f.Err() != g.Err() || g.Bytes() != nil {
+		panic("cmds: resp.Cmd is no longer {b []byte; err error}: update cmdLayout")
+	}
+}
 
 // wordsCopy is how many bytes of a command's encoded name start copies
 // at once, without a call, when the name is no longer and both have the
@@ -963,7 +992,7 @@ func (c Command) built() *Builder {
 // Builder's memory (Fact) that take it from there.
 //
 //go:noinline
-func (b *Builder) setCmd() { b.cmd, b.hasCmd = newCmd(b.enc), true }
+func (b *Builder) setCmd() { b.cmd, b.hasCmd = makeCmd(b.enc, nil), true }
 
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
 // with an Err is a resp.Cmd of no bytes whose Err is that error, which a
@@ -972,30 +1001,43 @@ func (c Command) Cmd() resp.Cmd {
 	// Made here, not copied from the Builder: the Cmd goes to the caller
 	// in registers. A command with an Err carries it.
 	if b := c.b; b != nil && b.gen == c.gen {
-		if b.err != nil {
-			return failedCmd(b.err)
-		}
-		return newCmd(b.enc)
+		return makeCmd(b.enc, b.err) // enc is nil when err is not
 	}
+	return c.staleCmd()
+}
+
+// staleCmd is Cmd of a Command that is not its Builder's last.
+func (c Command) staleCmd() resp.Cmd {
 	if c.b != nil {
-		return failedCmd(ErrStale)
+		return makeCmd(nil, ErrStale)
 	}
 	return resp.Cmd{}
+}
+
+// Encoded returns the encoded command (Cmd) and its kind (Kind) with one
+// look at whether c is still its Builder's last command, for the code
+// that queues a Command (a pipeline.Batch, kv.Call): the Cmd carries the
+// command's Err, and the kind is 0 when it has one.
+func (c Command) Encoded() (resp.Cmd, Kind) {
+	if b := c.b; b != nil && b.gen == c.gen {
+		if b.err == nil {
+			return makeCmd(b.enc, nil), b.kind
+		}
+		return makeCmd(nil, b.err), 0
+	}
+	return c.staleCmd(), 0
 }
 
 // Err returns why the command cannot be sent (an error matching
 // ErrMissing, ErrAlone or ErrStale), or nil.
 func (c Command) Err() error {
-	b := c.live()
-	switch {
-	case b != nil && b.err != nil:
-		return b.err
-	case b != nil:
-		return newCmd(b.enc).Err()
-	case c.b != nil:
+	if b := c.b; b != nil && b.gen == c.gen {
+		return b.err // nil: built, its bytes a whole command
+	}
+	if c.b != nil {
 		return ErrStale
 	}
-	return resp.Cmd{}.Err() // the zero Command: no arguments
+	return resp.ErrEmptyCommand // the zero Command: no arguments
 }
 
 // Info returns what is known about the command before it is built (nil

@@ -28,7 +28,8 @@ func TestHotPathInlines(t *testing.T) {
 		`\(\*Batch\)\.Arg`, `\(\*Batch\)\.ArgBytes`, `\(\*Batch\)\.ArgInt`,
 		`\(\*Batch\)\.own`, `\(\*Batch\)\.catchUp`,
 		`\(\*Batch\)\.Int`, `\(\*Batch\)\.String`, `\(\*Batch\)\.OK`,
-		`Decode\[go\.shape\.int64\]`,
+		`\(\*Batch\)\.Status`, `\(\*Batch\)\.ready`,
+		`Decode\[go\.shape\.\[\]string\]`,
 		`\(\*Cmds\)\.ArgInt`, `AppendBulkInt`,
 	} {
 		if !regexp.MustCompile(`(?m)can inline ` + fn + `( |$)`).Match(out) {
