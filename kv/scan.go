@@ -175,42 +175,34 @@ func scan(ctx context.Context, s conn.Sender, name, key string, o ScanOptions, w
 func scanCommand(b *kb, name, key, cursor string, o ScanOptions) cmds.Command {
 	switch name {
 	case "HSCAN":
-		x := b.Hscan(key, cursor)
-		if o.Match != "" {
-			x = x.Match(o.Match)
-		}
-		if o.Count > 0 {
-			x = x.Count(o.Count)
-		}
-		return x.Build()
+		return scanWith(b.Hscan(key, cursor), o)
 	case "SSCAN":
-		x := b.Sscan(key, cursor)
-		if o.Match != "" {
-			x = x.Match(o.Match)
-		}
-		if o.Count > 0 {
-			x = x.Count(o.Count)
-		}
-		return x.Build()
+		return scanWith(b.Sscan(key, cursor), o)
 	case "ZSCAN":
-		x := b.Zscan(key, cursor)
-		if o.Match != "" {
-			x = x.Match(o.Match)
-		}
-		if o.Count > 0 {
-			x = x.Count(o.Count)
-		}
-		return x.Build()
+		return scanWith(b.Zscan(key, cursor), o)
 	}
 	x := b.Scan(cursor)
+	if o.Type != "" {
+		x = x.Type(o.Type)
+	}
+	return scanWith(x, o)
+}
+
+// scanner is the builder value of a SCAN-family command.
+type scanner[T any] interface {
+	Match(pattern string) T
+	Count(count int64) T
+	Build() cmds.Command
+}
+
+// scanWith gives x the options every SCAN-family command takes and
+// builds it.
+func scanWith[T scanner[T]](x T, o ScanOptions) cmds.Command {
 	if o.Match != "" {
 		x = x.Match(o.Match)
 	}
 	if o.Count > 0 {
 		x = x.Count(o.Count)
-	}
-	if o.Type != "" {
-		x = x.Type(o.Type)
 	}
 	return x.Build()
 }

@@ -253,13 +253,9 @@ func TestAllocsTypedPeerPaths(t *testing.T) {
 		t.Skip("allocation budgets are not measured under -race (sync.Pool drops items)")
 	}
 	c := setup(t, conn.Options{})
+	sha := loadScript(t, c, "return 1")
 	ctx := context.Background()
 	var b pipeline.Batch
-	b.Add("SCRIPT", "LOAD", "return 1")
-	if err := b.Exec(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	sha := b.Reply(0).String()
 	const each = 20
 	pings := make([]pipeline.Reply[string], 0, 2*each)
 	oks := make([]pipeline.Reply[bool], 0, each)
@@ -308,4 +304,16 @@ func TestAllocsTypedPeerPaths(t *testing.T) {
 	if n := testing.AllocsPerRun(100, run); n > each {
 		t.Fatalf("typed batch of %d commands = %v allocs, want %d (GET's strings)", 5*each, n, each)
 	}
+}
+
+// loadScript loads script on c's server (SCRIPT LOAD) and returns its
+// SHA1.
+func loadScript(t testing.TB, c *conn.Conn, script string) string {
+	t.Helper()
+	var b pipeline.Batch
+	b.Add("SCRIPT", "LOAD", script)
+	if err := b.Exec(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	return b.Reply(0).String()
 }

@@ -196,21 +196,27 @@ func BenchmarkBatchIncr(b *testing.B) {
 					sum += n
 				}
 			}
-			for range 10 {
-				round()
-			}
-			m := startMeter(b)
-			ops := 0
-			for ops < b.N {
-				round()
-				ops += depth
-			}
-			m.stop(b, ops)
+			rounds(b, depth, round)
 			if sum == 0 {
 				b.Fatal("no replies")
 			}
 		})
 	}
+}
+
+// rounds runs round 10 times to warm up, then measured until b.N
+// commands ran, depth per round.
+func rounds(b *testing.B, depth int, round func()) {
+	for range 10 {
+		round()
+	}
+	m := startMeter(b)
+	ops := 0
+	for ops < b.N {
+		round()
+		ops += depth
+	}
+	m.stop(b, ops)
 }
 
 // BenchmarkBatchAdd is the client's cost of queueing one command,
@@ -292,16 +298,7 @@ func BenchmarkPipelineRebuilt(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			for range 10 {
-				run()
-			}
-			m := startMeter(b)
-			ops := 0
-			for ops < b.N {
-				run()
-				ops += 100
-			}
-			m.stop(b, ops)
+			rounds(b, 100, run)
 		})
 	}
 }

@@ -27,14 +27,7 @@ func BenchmarkTypedRaw(b *testing.B) {
 				c := benchConn(b)
 				ctx := context.Background()
 				var batch pipeline.Batch
-				var sha string
-				if name == "EVALSHA" {
-					batch.Add("SCRIPT", "LOAD", "return 1")
-					if err := batch.Exec(ctx, c); err != nil {
-						b.Fatal(err)
-					}
-					sha = batch.Reply(0).String()
-				}
+				sha := loadScript(b, c, "return 1")
 				status := make([]pipeline.Reply[string], 0, depth)
 				oks := make([]pipeline.Reply[bool], 0, depth)
 				ints := make([]pipeline.Reply[int64], 0, depth)
@@ -103,16 +96,7 @@ func BenchmarkTypedRaw(b *testing.B) {
 						}
 					}
 				}
-				for range 10 {
-					round()
-				}
-				m := startMeter(b)
-				ops := 0
-				for ops < b.N {
-					round()
-					ops += depth
-				}
-				m.stop(b, ops)
+				rounds(b, depth, round)
 			})
 		}
 	}
