@@ -68,23 +68,29 @@ const (
 // call, as a raw Add is. The command is looked at once (Encoded).
 func (b *Batch) add(c cmds.Command, k kind) slot {
 	b.own()
-	cmd, ck := c.Encoded()
-	if err := cmd.Err(); err != nil {
-		if b.bad == nil {
-			b.bad = err
-		}
-		return slot{b.gen, -1, k}
-	}
-	if b.lean && b.facts.Len() == 0 && ck&cmds.Guarded == 0 {
+	if b.lean && b.facts.Len() == 0 && c.Kind()&cmds.Guarded == 0 {
 		// For a Sender that reads no facts: like a plain raw command.
-		b.cmds.AddCmd(cmd)
+		if _, err := c.AppendTo(&b.cmds); err != nil {
+			return b.refuse(err, k)
+		}
 		return slot{b.gen, int32(b.cmds.Len() - 1), k}
 	}
 	b.fast = nil // facts from here on (Add's eager path)
 	b.catchUp()
-	b.cmds.AddCmd(cmd)
+	if _, err := c.AppendTo(&b.cmds); err != nil {
+		return b.refuse(err, k)
+	}
 	b.facts.Command(c)
 	return slot{b.gen, int32(b.cmds.Len() - 1), k}
+}
+
+// refuse notes err, the Err of a command built wrong, as the batch's
+// (the first one's: Exec returns it), for a handle of kind k.
+func (b *Batch) refuse(err error, k kind) slot {
+	if b.bad == nil {
+		b.bad = err
+	}
+	return slot{b.gen, -1, k}
 }
 
 // ready returns the reply of a handle's slot when it is there, the

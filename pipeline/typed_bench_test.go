@@ -101,3 +101,52 @@ func BenchmarkTypedRaw(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTypedAdd is BenchmarkTypedRaw's queueing alone, without the
+// round trip: Add against the Batch's Builder and a typed handle, on a
+// Batch last sent to a *conn.Conn (which reads no facts), as in the peer
+// run. CPU only: cpu-ns/op is the process's CPU per command.
+//
+//	go test -run '^$' -bench TypedAdd -count 6 ./pipeline/ | tee ta.txt; benchstat -col /via ta.txt
+func BenchmarkTypedAdd(b *testing.B) {
+	payload := strings.Repeat("v", 64)
+	sha, jobKey := strings.Repeat("0", 40), "emq:{b}:job:JOB12345678901"
+	var batch pipeline.Batch
+	cb := batch.Builder()
+	var st pipeline.Reply[string]
+	var ok pipeline.Reply[bool]
+	var n pipeline.Reply[int64]
+	for _, c := range []struct {
+		name string
+		add  func()
+	}{
+		{"cmd=PING/via=raw", func() { batch.Add("PING") }},
+		{"cmd=PING/via=typed", func() { st = batch.Status(cb.Ping().Build()) }},
+		{"cmd=SET64/via=raw", func() { batch.Add("SET", "key:bench", payload) }},
+		{"cmd=SET64/via=typed", func() { ok = batch.OK(cb.Set("key:bench", payload).Build()) }},
+		{"cmd=EVALSHA/via=raw", func() { batch.Add("EVALSHA", sha, "2", jobKey, "emq:{b}:pending", jobKey[12:], payload) }},
+		{"cmd=EVALSHA/via=typed", func() {
+			n = batch.Int(cb.Evalsha(sha, jobKey, "emq:{b}:pending").Arg(jobKey[12:], payload).Build())
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			batch.Reset()
+			batch.Add("PING")
+			if err := batch.Exec(context.Background(), benchConn(b)); err != nil {
+				b.Fatal(err)
+			}
+			batch.Reset()
+			b.ReportAllocs()
+			cpu0 := cpuNow()
+			i := 0
+			for b.Loop() {
+				if i++; i%100 == 0 {
+					batch.Reset()
+				}
+				c.add()
+			}
+			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+	_, _, _ = st, ok, n
+}
