@@ -250,19 +250,25 @@ func BenchmarkBatchAdd(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			batch.Reset()
-			b.ReportAllocs()
-			cpu0 := cpuNow()
-			i := 0
-			for b.Loop() {
-				if i++; i%100 == 0 {
-					batch.Reset()
-				}
-				c.add()
-			}
-			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+			adds(b, &batch, c.add)
 		})
 	}
 	_, _ = h, ok
+}
+
+// adds runs add b.N times, the batch Reset every 100, and reports the
+// process's CPU per add.
+func adds(b *testing.B, batch *pipeline.Batch, add func()) {
+	b.ReportAllocs()
+	cpu0 := cpuNow()
+	i := 0
+	for b.Loop() {
+		if i++; i%100 == 0 {
+			batch.Reset()
+		}
+		add()
+	}
+	b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkPipelineRebuilt is a pipeline of depth 100 built again for

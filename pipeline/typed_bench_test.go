@@ -136,16 +136,7 @@ func BenchmarkTypedAdd(b *testing.B) {
 				b.Fatal(err)
 			}
 			batch.Reset()
-			b.ReportAllocs()
-			cpu0 := cpuNow()
-			i := 0
-			for b.Loop() {
-				if i++; i%100 == 0 {
-					batch.Reset()
-				}
-				c.add()
-			}
-			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+			adds(b, &batch, c.add)
 		})
 	}
 	_, _, _ = st, ok, n
