@@ -98,6 +98,34 @@ func TestNumericRepliesAllocateNothing(t *testing.T) {
 	_, _, _ = sinkF, sinkI, sinkB
 }
 
+// TestStatusAllocatesNothing: Status of a common status (PING's PONG,
+// OK, MULTI's QUEUED, TYPE's replies) allocates nothing: it copied the
+// text into a new string, one allocation per PING of a typed pipeline.
+// Another status is still read right, as a copy.
+func TestStatusAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets do not hold under the race detector")
+	}
+	var sink string
+	for _, s := range []string{"OK", "PONG", "QUEUED", "string", "list", "set", "zset", "hash", "stream", "none"} {
+		v, _, err := resp.Parse([]byte("+"+s+"\r\n"), resp.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { sink, _ = Status(v) }); n != 0 {
+			t.Errorf("Status(+%s) = %v allocations, want 0", s, n)
+		}
+		if got, err := Status(v); got != s || err != nil {
+			t.Errorf("Status(+%s) = %q, %v", s, got, err)
+		}
+	}
+	v, _, _ := resp.Parse([]byte("+PONGS\r\n"), resp.Limits{})
+	if got, err := Status(v); got != "PONGS" || err != nil {
+		t.Errorf("Status(+PONGS) = %q, %v", got, err)
+	}
+	_ = sink
+}
+
 func cpuNow() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/echomq/echomq-go/internal/rawcmd"
 	hashslot "github.com/echomq/echomq-go/internal/slot"
@@ -258,12 +259,13 @@ type Builder struct {
 	gen uint64
 	// The command built last: its Info, its encoded form and kind, or
 	// why it cannot be sent.
+	// built is the command's bytes (in main, or big), nil when it cannot
+	// be sent, and the error that says why: resp.Cmd's layout, so that
+	// Cmd views it as a resp.Cmd without a call or a copy through a
+	// temporary.
 	info   *Info
-	enc    []byte   // the command's bytes, in main (or big)
-	cmd    resp.Cmd // enc as a Cmd, made when hasCmd is false and built is called
-	hasCmd bool
+	built  cmdLayout
 	kind   Kind
-	err    error
 	bad    string // why an argument is missing: the zero choice, or none of many
 	nan    bool   // a float argument was NaN (bad says so)
 	big    []byte // a command of more than maxHeader arguments
@@ -316,11 +318,44 @@ const (
 	maxHeader = 99999
 )
 
-// newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd).
+// newCmd makes a resp.Cmd of bytes build encoded whole (internal/rawcmd):
+// the constructor package resp gives, the reference for makeCmd.
 var newCmd = rawcmd.New.(func(b []byte) resp.Cmd)
 
 // failedCmd makes a resp.Cmd that carries err and no bytes.
 var failedCmd = rawcmd.Failed.(func(err error) resp.Cmd)
+
+// cmdLayout is resp.Cmd's layout: its bytes, then its error. The
+// Builder keeps its command as one (Builder.built), which cmd views as a
+// resp.Cmd in place of a call of newCmd or failedCmd (a call through a
+// func value, which no caller can inline: Command.Cmd and Command.Err
+// were each a call, three per typed command queued); init checks it
+// against them.
+type cmdLayout struct {
+	b   []byte
+	err error
+}
+
+// cmd is l as a resp.Cmd.
+func (l *cmdLayout) cmd() resp.Cmd { return *(*resp.Cmd)(unsafe.Pointer(l)) }
+
+// makeCmd is newCmd(b) for err nil, failedCmd(err) for b nil.
+func makeCmd(b []byte, err error) resp.Cmd {
+	l := cmdLayout{b, err}
+	return l.cmd()
+}
+
+// The layout check: makeCmd must make what resp's constructors make.
+func init() {
+	p, e := []byte("*1\r\n$4\r\nPING\r\n"), errors.New("cmds: layout check")
+	a, b := newCmd(p), makeCmd(p, nil)
+	f, g := failedCmd(e), makeCmd(nil, e)
+	if unsafe.Sizeof(resp.Cmd{}) != unsafe.Sizeof(cmdLayout{}) ||
+		len(a.Bytes()) != len(b.Bytes()) || &a.Bytes()[0] != &b.Bytes()[0] || b.Err() != nil ||
+		f.Err() != g.Err() || g.Bytes() != nil {
+		panic("cmds: resp.Cmd is no longer {b []byte; err error}: update cmdLayout")
+	}
+}
 
 // wordsCopy is how many bytes of a command's encoded name start copies
 // at once, without a call, when the name is no longer and both have the
@@ -352,8 +387,8 @@ func (b *Builder) start(info *Info) {
 	b.keys = b.keys[:0]
 	b.chans = b.chans[:0]
 	b.set, b.last, b.timeout = 0, -1, 0
-	if b.err != nil || b.bad != "" {
-		b.err, b.bad, b.nan = nil, "", false
+	if b.built.err != nil || b.bad != "" {
+		b.built.err, b.bad, b.nan = nil, "", false
 	}
 	b.slow, b.inLate, b.pend = false, false, false
 	if b.nlate > 0 {
@@ -811,7 +846,7 @@ func (b *Builder) build(info *Info, g uint64) Command {
 		} else {
 			cmd = b.head()
 		}
-		b.enc, b.hasCmd, b.kind = cmd, false, info.Kind
+		b.built.b, b.kind = cmd, info.Kind
 		return Command{b: b, gen: b.gen}
 	}
 	return b.buildAll(info)
@@ -846,8 +881,8 @@ func (b *Builder) buildAll(info *Info) Command {
 	b.slow = false
 	b.kind = info.Kind
 	if b.bad != "" || info.required&^b.set != 0 || info.reqIf != nil || info.dep != nil {
-		if b.err = b.check(info); b.err != nil {
-			b.enc, b.hasCmd = nil, false
+		if b.built.err = b.check(info); b.built.err != nil {
+			b.built.b = nil
 			return Command{b: b, gen: b.gen}
 		}
 	}
@@ -855,7 +890,7 @@ func (b *Builder) buildAll(info *Info) Command {
 		b.kind &^= Blocking // XREAD without BLOCK
 	}
 	b.nargs = b.main.n - len(info.Words)
-	b.enc, b.hasCmd = b.head(), false
+	b.built.b = b.head()
 	return Command{b: b, gen: b.gen}
 }
 
@@ -944,26 +979,11 @@ func (c Command) live() *Builder {
 // ok returns c's Builder when c is its last command and was built
 // without an error, or nil.
 func (c Command) ok() *Builder {
-	if b := c.live(); b != nil && b.err == nil {
+	if b := c.live(); b != nil && b.built.err == nil {
 		return b
 	}
 	return nil
 }
-
-// built is ok for the readers of b.cmd (Fact): it makes b.cmd first.
-func (c Command) built() *Builder {
-	b := c.ok()
-	if b != nil && !b.hasCmd {
-		b.setCmd()
-	}
-	return b
-}
-
-// setCmd makes b.cmd of the command's bytes, for the readers of the
-// Builder's memory (Fact) that take it from there.
-//
-//go:noinline
-func (b *Builder) setCmd() { b.cmd, b.hasCmd = newCmd(b.enc), true }
 
 // Cmd returns the encoded command, as conn.Conn.DoFunc takes it. A command
 // with an Err is a resp.Cmd of no bytes whose Err is that error, which a
@@ -972,30 +992,42 @@ func (c Command) Cmd() resp.Cmd {
 	// Made here, not copied from the Builder: the Cmd goes to the caller
 	// in registers. A command with an Err carries it.
 	if b := c.b; b != nil && b.gen == c.gen {
-		if b.err != nil {
-			return failedCmd(b.err)
-		}
-		return newCmd(b.enc)
+		return b.built.cmd()
 	}
+	return c.staleCmd()
+}
+
+// staleCmd is Cmd of a Command that is not its Builder's last.
+func (c Command) staleCmd() resp.Cmd {
 	if c.b != nil {
-		return failedCmd(ErrStale)
+		return makeCmd(nil, ErrStale)
 	}
 	return resp.Cmd{}
+}
+
+// AppendTo appends the command to cmds (resp.Cmds.AddCmd) and returns
+// its kind (Kind), with one look at whether c is still its Builder's
+// last command: for the code that queues a Command (a pipeline.Batch).
+// A command with an Err is not appended: AppendTo returns the Err and
+// kind 0.
+func (c Command) AppendTo(cmds *resp.Cmds) (Kind, error) {
+	if b := c.b; b != nil && b.gen == c.gen && b.built.err == nil {
+		cmds.AddCmd(b.built.cmd())
+		return b.kind, nil
+	}
+	return 0, c.Err()
 }
 
 // Err returns why the command cannot be sent (an error matching
 // ErrMissing, ErrAlone or ErrStale), or nil.
 func (c Command) Err() error {
-	b := c.live()
-	switch {
-	case b != nil && b.err != nil:
-		return b.err
-	case b != nil:
-		return newCmd(b.enc).Err()
-	case c.b != nil:
+	if b := c.b; b != nil && b.gen == c.gen {
+		return b.built.err // nil: built, its bytes a whole command
+	}
+	if c.b != nil {
 		return ErrStale
 	}
-	return resp.Cmd{}.Err() // the zero Command: no arguments
+	return resp.ErrEmptyCommand // the zero Command: no arguments
 }
 
 // Info returns what is known about the command before it is built (nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hashslot "github.com/echomq/echomq-go/internal/slot"
+	"github.com/echomq/echomq-go/resp"
 )
 
 func encoded(t *testing.T, c Command) string {
@@ -251,5 +252,32 @@ func TestClusterSlotStatsEncoding(t *testing.T) {
 	}
 	if in := Lookup("cluster|slot-stats"); in == nil || in.Policy() != AllShards {
 		t.Errorf("CLUSTER SLOT-STATS: %+v, want the table's request policy all_shards", in)
+	}
+}
+
+// TestAppendTo: AppendTo appends the command's bytes (those of Cmd) to a
+// resp.Cmds and returns its kind; a stale command, or one built wrong,
+// appends nothing and returns its Err.
+func TestAppendTo(t *testing.T) {
+	var b Builder
+	var cs resp.Cmds
+	c := b.Blpop([]string{"a", "b"}, time.Second).Build()
+	want := string(c.Cmd().Bytes())
+	if k, err := c.AppendTo(&cs); err != nil || k != c.Kind() || k&Blocking == 0 {
+		t.Fatalf("AppendTo = %v, %v; want %v, nil", k, err, c.Kind())
+	}
+	if got := string(cs.Bytes()); got != want || cs.Len() != 1 {
+		t.Fatalf("appended %q (%d), want %q", got, cs.Len(), want)
+	}
+	b.Get("k").Build() // c is stale now
+	if k, err := c.AppendTo(&cs); !errors.Is(err, ErrStale) || k != 0 {
+		t.Errorf("stale AppendTo = %v, %v; want 0, ErrStale", k, err)
+	}
+	bad := b.Xadd("s").Build() // no ID choice, no data
+	if _, err := bad.AppendTo(&cs); err == nil || !errors.Is(err, bad.Err()) {
+		t.Errorf("AppendTo of a command built wrong = %v, want its Err %v", err, bad.Err())
+	}
+	if cs.Len() != 1 || string(cs.Bytes()) != want {
+		t.Errorf("after refusals: %d commands, %q", cs.Len(), cs.Bytes())
 	}
 }

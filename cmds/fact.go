@@ -56,7 +56,7 @@ func (f *Fact) Key(cmd []byte, i int) []byte { return f.Keys[i].Of(cmd) }
 // the zero Fact.
 func (c Command) Fact() Fact {
 	var f Fact
-	if b := c.built(); b != nil {
+	if b := c.ok(); b != nil {
 		b.spans2 = c.fill(&f, b.spans2[:0])
 	}
 	return f
@@ -67,7 +67,7 @@ func (c Command) Fact() Fact {
 // of the keys, for a list of commands that owns its memory (a pipeline's).
 // A command with an Err appends nothing.
 func (c Command) AppendFact(facts []Fact, keys []Span) ([]Fact, []Span) {
-	if b := c.built(); b == nil || len(b.cmd.Bytes()) == 0 {
+	if b := c.ok(); b == nil || len(b.built.b) == 0 {
 		return facts, keys
 	}
 	facts = append(facts, Fact{})
@@ -77,11 +77,11 @@ func (c Command) AppendFact(facts []Fact, keys []Span) ([]Fact, []Span) {
 // fill sets *f to the command's Fact, its keys' spans appended to keys,
 // from what the Builder recorded as it wrote the command.
 func (c *Command) fill(f *Fact, keys []Span) []Span {
-	bd := c.built()
+	bd := c.ok()
 	if bd == nil {
 		return keys
 	}
-	b := bd.cmd.Bytes()
+	b := bd.built.b
 	if len(b) == 0 {
 		return keys
 	}

@@ -107,7 +107,45 @@ func OKOrNil(v resp.Value) (bool, error) {
 }
 
 // Status returns a status reply's text (PING's PONG, TYPE's "string").
-func Status(v resp.Value) (string, error) { return text(v) }
+// The common statuses (OK, PONG, QUEUED and TYPE's replies) are
+// returned without a copy, so that reading one allocates nothing; any
+// other text is a copy.
+func Status(v resp.Value) (string, error) {
+	if v.Type == resp.SimpleString {
+		if s := status(v.Str); s != "" {
+			return s, nil
+		}
+	}
+	return text(v)
+}
+
+// status returns the constant string of a common status, "" for any
+// other text (the switch converts p without allocating).
+func status(p []byte) string {
+	switch string(p) {
+	case "OK":
+		return "OK"
+	case "PONG":
+		return "PONG"
+	case "QUEUED":
+		return "QUEUED"
+	case "string":
+		return "string"
+	case "list":
+		return "list"
+	case "set":
+		return "set"
+	case "zset":
+		return "zset"
+	case "hash":
+		return "hash"
+	case "stream":
+		return "stream"
+	case "none":
+		return "none"
+	}
+	return ""
+}
 
 // Int reads an integer (RESP2 and RESP3 alike; a number in a string
 // too). A RESP3 double that is a whole number in int64's range reads as

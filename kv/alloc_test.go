@@ -32,6 +32,8 @@ func TestAllocsHelpers(t *testing.T) {
 	dst := make([]byte, 0, 64)
 	var cb cmds.Builder
 	prefix := "user:"
+	mset := map[string]float64{"m1": 1.5, "m2": 2}
+	hset := map[string]int{"a": 1, "b": 2}
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
@@ -79,6 +81,15 @@ func TestAllocsHelpers(t *testing.T) {
 		{"CallNull Get", 1, func() { _, _, err := kv.CallNull(ctx, s, cb.Get("k").Build(), cmds.String); must(err) }},
 		{"CallNull Get of a missing key", 0, func() { _, _, err := kv.CallNull(ctx, s, cb.Get("missing").Build(), cmds.String); must(err) }},
 		{"Call concatenated key", 0, func() { _, err := kv.Call(ctx, s, cb.Incr(prefix+"ctr").Build(), cmds.Int); must(err) }},
+		// The helpers once encoded by hand, now over the cmds builders:
+		// values of every type, keys built by concatenation.
+		{"Set concatenated", 0, func() { must(kv.Set(ctx, s, prefix+"k", prefix+"v")) }},
+		{"SetWith NX of bytes", 0, func() { _, err := kv.SetWith(ctx, s, prefix+"t", value, kv.SetOptions{NX: true}); must(err) }},
+		{"RPush ints", 0, func() { _, err := kv.RPush(ctx, s, prefix+"l", 1, 2, 3); must(err) }},
+		{"SAdd bytes", 0, func() { _, err := kv.SAdd(ctx, s, prefix+"set", value); must(err) }},
+		{"ZAdd", 0, func() { _, err := kv.ZAdd(ctx, s, prefix+"z", kv.Z{Member: "m", Score: 1.5}); must(err) }},
+		{"MSet", 0, func() { must(kv.MSet(ctx, s, mset)) }},
+		{"HSetMap", 0, func() { _, err := kv.HSetMap(ctx, s, prefix+"h", hset); must(err) }},
 	} {
 		for range 100 { // warm up pools and buffers
 			b.call()

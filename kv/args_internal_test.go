@@ -1,14 +1,14 @@
 package kv
 
 import (
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/echomq/echomq-go/resp"
 )
 
 // Durations in milliseconds are rounded up, as package cmds rounds them:
-// a TTL or a BLOCK is never sent shorter than asked.
+// a TTL or a BLOCK is never sent shorter than asked (SET's PX, built by
+// the cmds builder behind every helper).
 func TestArgMillisRoundsUp(t *testing.T) {
 	for _, c := range []struct {
 		d    time.Duration
@@ -21,10 +21,11 @@ func TestArgMillisRoundsUp(t *testing.T) {
 		{2 * time.Millisecond, "2"},
 		{1500 * time.Millisecond, "1500"},
 	} {
-		got := string(argMillis(resp.BuildCommand(nil, 2).Arg("PX"), c.d).Cmd().Bytes())
-		want := "*2\r\n$2\r\nPX\r\n$" + string(rune('0'+len(c.want))) + "\r\n" + c.want + "\r\n"
-		if got != want {
-			t.Errorf("argMillis(%v) = %q, want %q", c.d, got, want)
+		var b kb
+		got := string(SetOptions{TTL: c.d}.set(b.Set("k", "v")).Build().Cmd().Bytes())
+		want := "$2\r\nPX\r\n$" + string(rune('0'+len(c.want))) + "\r\n" + c.want + "\r\n"
+		if !strings.HasSuffix(got, want) {
+			t.Errorf("SET with TTL %v = %q, want it to end %q", c.d, got, want)
 		}
 	}
 }

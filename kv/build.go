@@ -10,15 +10,53 @@ import (
 	"github.com/echomq/echomq-go/resp"
 )
 
-// The helpers added over package cmds build their command with a pooled
+// Every helper builds its command with a pooled
 // cmds.Builder and read the reply with one of cmds' decoders (or one of
 // this package's), on the DoFunc path: nothing allocates beyond the
 // result.
 
-var builders = sync.Pool{New: func() any { return new(cmds.Builder) }}
+var builders = sync.Pool{New: func() any { return new(kb) }}
 
-// builder takes a Builder from the pool; call gives it back.
-func builder() *cmds.Builder { return builders.Get().(*cmds.Builder) }
+// kb is a pooled Builder with the scratch of the helpers' arguments:
+// every helper encodes with package cmds (one encoder behind kv), its
+// values given to the builders as text (see text) and its pairs in the
+// slices the builders take.
+type kb struct {
+	cmds.Builder
+	text []byte // numbers formatted, viewed by the strings given to the builder
+	strs []string
+	kvs  []cmds.KeyValue
+	fvs  []cmds.FieldValue
+	sms  []cmds.ScoreMember
+}
+
+// builder takes a Builder from the pool; call, callOK and do give it
+// back.
+func builder() *kb { return builders.Get().(*kb) }
+
+// put gives k back to the pool, dropping its views of the caller's
+// values.
+func (k *kb) put() {
+	if len(k.strs)|len(k.kvs)|len(k.fvs)|len(k.sms) != 0 {
+		clear(k.strs)
+		clear(k.kvs)
+		clear(k.fvs)
+		clear(k.sms)
+		k.strs, k.kvs, k.fvs, k.sms = k.strs[:0], k.kvs[:0], k.fvs[:0], k.sms[:0]
+	}
+	k.text = k.text[:0]
+	builders.Put(k)
+}
+
+// do sends c, built with k, and hands its reply to fn (nil: none is
+// read) on the caller's goroutine while it is valid; a server error reply
+// is returned as a *resp.ServerError. It gives k back and allocates
+// nothing: fn does not escape.
+func do(ctx context.Context, s conn.Sender, k *kb, c cmds.Command, fn func(resp.Value) error) error {
+	err := wire.DoCommand(ctx, s, c, fn)
+	k.put()
+	return err
+}
 
 // Call sends c, a command built with package cmds, over s and returns
 // its reply read by dec, one of cmds' decoders (cmds.Int, cmds.Float,
@@ -36,30 +74,7 @@ func builder() *cmds.Builder { return builders.Get().(*cmds.Builder) }
 // *resp.ServerError. Call allocates nothing beyond what dec returns, on a
 // *conn.Conn, *conn.Client or cluster.Client as through the interface.
 func Call[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec func(resp.Value) (T, error)) (T, error) {
-	var out T
-	err := c.Err()
-	if err != nil {
-		return out, err
-	}
-	// The decoders of the common results run in a pooled state whose
-	// method value is made once: a closure over out would escape (the
-	// call may keep fn for the reader) and cost two allocations.
-	switch d := any(dec).(type) {
-	case func(resp.Value) (int64, error):
-		return out, pooled(ctx, s, c, &intStates, d, &out)
-	case func(resp.Value) (bool, error):
-		return out, pooled(ctx, s, c, &boolStates, d, &out)
-	case func(resp.Value) (string, error):
-		return out, pooled(ctx, s, c, &stringStates, d, &out)
-	case func(resp.Value) (float64, error):
-		return out, pooled(ctx, s, c, &floatStates, d, &out)
-	}
-	return callFunc(ctx, s, c, dec)
-}
-
-// callFunc is Call for the other results, through a closure (its own
-// out, so that Call's stays on the stack).
-func callFunc[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec func(resp.Value) (T, error)) (T, error) {
+	// The closure stays on the stack: DoCommand does not keep fn.
 	var out T
 	err := wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
 		out, err = dec(v)
@@ -77,28 +92,6 @@ func callFunc[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec fun
 func CallNull[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec func(resp.Value) (T, bool, error)) (T, bool, error) {
 	var out T
 	var ok bool
-	err := c.Err()
-	if err != nil {
-		return out, ok, err
-	}
-	switch d := any(dec).(type) {
-	case func(resp.Value) (string, bool, error):
-		err = pooledNull(ctx, s, c, &nullStringStates, d, &out, &ok)
-		return out, ok, err
-	case func(resp.Value) (int64, bool, error):
-		err = pooledNull(ctx, s, c, &nullIntStates, d, &out, &ok)
-		return out, ok, err
-	case func(resp.Value) (float64, bool, error):
-		err = pooledNull(ctx, s, c, &nullFloatStates, d, &out, &ok)
-		return out, ok, err
-	}
-	return callNullFunc(ctx, s, c, dec)
-}
-
-// callNullFunc is callFunc for CallNull.
-func callNullFunc[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec func(resp.Value) (T, bool, error)) (T, bool, error) {
-	var out T
-	var ok bool
 	err := wire.DoCommand(ctx, s, c, func(v resp.Value) (err error) {
 		out, ok, err = dec(v)
 		return err
@@ -106,92 +99,17 @@ func callNullFunc[T any](ctx context.Context, s conn.Sender, c cmds.Command, dec
 	return out, ok, err
 }
 
-// state is a pooled Call of a U result: fn, its decode method value, is
-// made once per state, so a call makes no closure.
-type state[U any] struct {
-	dec func(resp.Value) (U, error)
-	out U
-	fn  func(resp.Value) error
-}
-
-func (st *state[U]) decode(v resp.Value) (err error) {
-	st.out, err = st.dec(v)
-	return err
-}
-
-// nullState is state for a reply that can be nil.
-type nullState[U any] struct {
-	dec func(resp.Value) (U, bool, error)
-	out U
-	ok  bool
-	fn  func(resp.Value) error
-}
-
-func (st *nullState[U]) decode(v resp.Value) (err error) {
-	st.out, st.ok, err = st.dec(v)
-	return err
-}
-
-func statePool[U any]() sync.Pool {
-	return sync.Pool{New: func() any { st := new(state[U]); st.fn = st.decode; return st }}
-}
-
-func nullStatePool[U any]() sync.Pool {
-	return sync.Pool{New: func() any { st := new(nullState[U]); st.fn = st.decode; return st }}
-}
-
-var (
-	intStates        = statePool[int64]()
-	boolStates       = statePool[bool]()
-	stringStates     = statePool[string]()
-	floatStates      = statePool[float64]()
-	nullStringStates = nullStatePool[string]()
-	nullIntStates    = nullStatePool[int64]()
-	nullFloatStates  = nullStatePool[float64]()
-)
-
-// pooled runs c with dec in a state from pool, storing the result in
-// out, a *U by Call's type switch. The state goes back to the pool once
-// DoCommand has returned: its fn is not called after (an abandoned
-// call's late reply is dropped undecoded).
-func pooled[T, U any](ctx context.Context, s conn.Sender, c cmds.Command, pool *sync.Pool, dec func(resp.Value) (U, error), out *T) error {
-	st := pool.Get().(*state[U])
-	st.dec = dec
-	err := wire.DoCommand(ctx, s, c, st.fn)
-	if p, ok := any(out).(*U); ok {
-		*p = st.out
-	}
-	var zero U
-	st.dec, st.out = nil, zero
-	pool.Put(st)
-	return err
-}
-
-// pooledNull is pooled for CallNull.
-func pooledNull[T, U any](ctx context.Context, s conn.Sender, c cmds.Command, pool *sync.Pool, dec func(resp.Value) (U, bool, error), out *T, ok *bool) error {
-	st := pool.Get().(*nullState[U])
-	st.dec = dec
-	err := wire.DoCommand(ctx, s, c, st.fn)
-	if p, is := any(out).(*U); is {
-		*p, *ok = st.out, st.ok
-	}
-	var zero U
-	st.dec, st.out, st.ok = nil, zero, false
-	pool.Put(st)
-	return err
-}
-
 // call is Call for a command built with b, a pooled Builder, which it
 // gives back.
-func call[T any](ctx context.Context, s conn.Sender, b *cmds.Builder, c cmds.Command, dec func(resp.Value) (T, error)) (T, error) {
+func call[T any](ctx context.Context, s conn.Sender, b *kb, c cmds.Command, dec func(resp.Value) (T, error)) (T, error) {
 	out, err := Call(ctx, s, c, dec)
-	builders.Put(b)
+	b.put()
 	return out, err
 }
 
 // callOK is CallNull for a command built with b, a pooled Builder.
-func callOK[T any](ctx context.Context, s conn.Sender, b *cmds.Builder, c cmds.Command, dec func(resp.Value) (T, bool, error)) (T, bool, error) {
+func callOK[T any](ctx context.Context, s conn.Sender, b *kb, c cmds.Command, dec func(resp.Value) (T, bool, error)) (T, bool, error) {
 	out, ok, err := CallNull(ctx, s, c, dec)
-	builders.Put(b)
+	b.put()
 	return out, ok, err
 }

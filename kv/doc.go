@@ -66,20 +66,21 @@
 //
 // # Built with package cmds
 //
-// The helpers added with package cmds (Decr, IncrByFloat, GetDel,
-// Persist, HLen, HMGet, HExists, LLen, BRPop, SCard, SPop, ZCard,
-// ZIncrBy, ZRank, ZRevRange, ZRangeByScore, XRange, XRead, XDel,
-// XPending, …) build their command with its typed builder and read the
-// reply with its decoder; Z and the XPENDING types are package cmds'
+// Every helper (Get, Set, HSet, …, and those added with package cmds:
+// Decr, IncrByFloat, GetDel, Persist, HLen, HMGet, HExists, LLen, BRPop,
+// SCard, SPop, ZCard, ZIncrBy, ZRank, ZRevRange, ZRangeByScore, XRange,
+// XRead, XDel, XPending, …) builds its command with its typed builder
+// and reads the reply with its decoder; Z and the XPENDING types are package cmds'
 // own, so a value read here and one read from a typed pipeline
 // (pipeline.Batch's Scored) are the same type. For a command kv has no
 // helper for, build it with cmds and read it with cmds' decoders.
 //
 // # Cost
 //
-// A helper encodes its command into a pooled buffer and reads the reply
-// in place (conn.Sender's DoFunc path): the hot ones allocate nothing
-// beyond the result asked for. Set, Incr, IncrBy, HSet, HIncrBy, Del,
+// Every helper builds its command with package cmds' builder (one
+// encoder behind kv: a pooled cmds.Builder, its values given as text
+// without a copy) and reads the reply in place, as Call does: the hot
+// ones allocate nothing beyond the result asked for. Set, Incr, IncrBy, HSet, HIncrBy, Del,
 // Exists, Expire, TTL and GetBytes (with room in dst) allocate nothing;
 // Get and HGet allocate the returned string. Their CPU cost over a raw
 // DoFunc is measured in BENCHMARKS.md.

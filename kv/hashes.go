@@ -12,8 +12,8 @@ import (
 // HSet sets field of the hash at key to val (HSET) and returns true
 // when the field is new.
 func HSet[V Value](ctx context.Context, s conn.Sender, key, field string, val V) (bool, error) {
-	buf, b := command(4, "HSET")
-	n, err := runInt(ctx, s, buf, arg(b.Arg(key).Arg(field), val))
+	b := builder()
+	n, err := call(ctx, s, b, b.Hset(key, cmds.FieldValue{Field: field, Value: argText(b, val)}).Build(), cmds.Int)
 	return n == 1, err
 }
 
@@ -23,35 +23,25 @@ func HSetMap[V Value](ctx context.Context, s conn.Sender, key string, m map[stri
 	if len(m) == 0 {
 		return 0, nil
 	}
-	buf, b := command(2+2*len(m), "HSET")
-	b = b.Arg(key)
+	b := builder()
 	for f, v := range m {
-		b = arg(b.Arg(f), v)
+		b.fvs = append(b.fvs, cmds.FieldValue{Field: f, Value: argText(b, v)})
 	}
-	return runInt(ctx, s, buf, b)
+	return call(ctx, s, b, b.Hset(key, b.fvs...).Build(), cmds.Int)
 }
 
 // HGet returns the value of field in the hash at key (HGET); ok is false
 // when the field or the key does not exist.
 func HGet(ctx context.Context, s conn.Sender, key, field string) (val string, ok bool, err error) {
-	buf, b := command(3, "HGET")
-	err = run(ctx, s, buf, b.Arg(key).Arg(field), func(v resp.Value) (err error) {
-		val, ok, err = cmds.String(v)
-		return err
-	})
-	return val, ok, err
+	b := builder()
+	return callOK(ctx, s, b, b.Hget(key, field).Build(), cmds.String)
 }
 
 // HGetAll returns every field and value of the hash at key (HGETALL);
 // a missing key reads as an empty map. Under RESP2 and RESP3 alike.
 func HGetAll(ctx context.Context, s conn.Sender, key string) (map[string]string, error) {
-	buf, b := command(2, "HGETALL")
-	var m map[string]string
-	err := run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		m, err = cmds.StringMap(v)
-		return err
-	})
-	return m, err
+	b := builder()
+	return call(ctx, s, b, b.Hgetall(key).Build(), cmds.StringMap)
 }
 
 // HDel removes fields from the hash at key (HDEL) and returns how many
@@ -60,19 +50,15 @@ func HDel(ctx context.Context, s conn.Sender, key string, fields ...string) (int
 	if len(fields) == 0 {
 		return 0, nil
 	}
-	buf, b := command(2+len(fields), "HDEL")
-	b = b.Arg(key)
-	for _, f := range fields {
-		b = b.Arg(f)
-	}
-	return runInt(ctx, s, buf, b)
+	b := builder()
+	return call(ctx, s, b, b.Hdel(key, fields...).Build(), cmds.Int)
 }
 
 // HIncrBy adds n to the integer in field of the hash at key (HINCRBY;
 // a missing field counts as 0) and returns the result.
 func HIncrBy(ctx context.Context, s conn.Sender, key, field string, n int64) (int64, error) {
-	buf, b := command(4, "HINCRBY")
-	return runInt(ctx, s, buf, b.Arg(key).Arg(field).ArgInt(n))
+	b := builder()
+	return call(ctx, s, b, b.Hincrby(key, field, n).Build(), cmds.Int)
 }
 
 // F is one field and value for HSetFields, the value formatted as Value
@@ -91,12 +77,11 @@ func HSetFields(ctx context.Context, s conn.Sender, key string, fields ...FieldV
 	if len(fields) == 0 {
 		return 0, nil
 	}
-	buf, b := command(2+2*len(fields), "HSET")
-	b = b.Arg(key)
+	b := builder()
 	for _, f := range fields {
-		b = b.Arg(f.Field).Arg(f.Value)
+		b.fvs = append(b.fvs, cmds.FieldValue(f))
 	}
-	return runInt(ctx, s, buf, b)
+	return call(ctx, s, b, b.Hset(key, b.fvs...).Build(), cmds.Int)
 }
 
 // HLen returns the number of fields of the hash at key (HLEN); 0 for a

@@ -6,64 +6,47 @@ import (
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
-	"github.com/echomq/echomq-go/resp"
 )
 
 // LPush inserts vals at the head of the list at key (LPUSH; the last
 // one ends up first) and returns the list's length.
 func LPush[V Value](ctx context.Context, s conn.Sender, key string, vals ...V) (int64, error) {
-	return push(ctx, s, "LPUSH", key, vals)
+	if len(vals) == 0 {
+		return 0, invalid("LPUSH of no values")
+	}
+	b := builder()
+	return call(ctx, s, b, b.Lpush(key, texts(b, vals)...).Build(), cmds.Int)
 }
 
 // RPush appends vals to the list at key (RPUSH) and returns the list's
 // length.
 func RPush[V Value](ctx context.Context, s conn.Sender, key string, vals ...V) (int64, error) {
-	return push(ctx, s, "RPUSH", key, vals)
-}
-
-func push[V Value](ctx context.Context, s conn.Sender, name, key string, vals []V) (int64, error) {
 	if len(vals) == 0 {
-		return 0, invalid(name + " of no values")
+		return 0, invalid("RPUSH of no values")
 	}
-	buf, b := command(2+len(vals), name)
-	b = b.Arg(key)
-	for _, v := range vals {
-		b = arg(b, v)
-	}
-	return runInt(ctx, s, buf, b)
+	b := builder()
+	return call(ctx, s, b, b.Rpush(key, texts(b, vals)...).Build(), cmds.Int)
 }
 
 // LPop removes and returns the first element of the list at key (LPOP);
 // ok is false when the list is empty or does not exist.
 func LPop(ctx context.Context, s conn.Sender, key string) (string, bool, error) {
-	return pop(ctx, s, "LPOP", key)
+	b := builder()
+	return callOK(ctx, s, b, b.Lpop(key).Build(), cmds.String)
 }
 
 // RPop removes and returns the last element of the list at key (RPOP);
 // ok is false when the list is empty or does not exist.
 func RPop(ctx context.Context, s conn.Sender, key string) (string, bool, error) {
-	return pop(ctx, s, "RPOP", key)
-}
-
-func pop(ctx context.Context, s conn.Sender, name, key string) (val string, ok bool, err error) {
-	buf, b := command(2, name)
-	err = run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		val, ok, err = cmds.String(v)
-		return err
-	})
-	return val, ok, err
+	b := builder()
+	return callOK(ctx, s, b, b.Rpop(key).Build(), cmds.String)
 }
 
 // LRange returns the elements start to stop (inclusive; negative counts
 // from the end, -1 the last) of the list at key (LRANGE).
 func LRange(ctx context.Context, s conn.Sender, key string, start, stop int64) ([]string, error) {
-	buf, b := command(4, "LRANGE")
-	var out []string
-	err := run(ctx, s, buf, b.Arg(key).ArgInt(start).ArgInt(stop), func(v resp.Value) (err error) {
-		out, err = cmds.Strings(v)
-		return err
-	})
-	return out, err
+	b := builder()
+	return call(ctx, s, b, b.Lrange(key, start, stop).Build(), cmds.Strings)
 }
 
 // BLPop removes and returns the first element of the first non-empty

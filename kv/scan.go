@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 
+	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/resp"
 )
@@ -142,35 +143,9 @@ func scan(ctx context.Context, s conn.Sender, name, key string, o ScanOptions, w
 	}
 	cursor := []byte("0")
 	for {
-		n := 2
-		if hasKey {
-			n++
-		}
-		if o.Match != "" {
-			n += 2
-		}
-		if o.Count > 0 {
-			n += 2
-		}
-		if o.Type != "" {
-			n += 2
-		}
-		buf, b := command(n, name)
-		if hasKey {
-			b = b.Arg(key)
-		}
-		b = b.ArgBytes(cursor)
-		if o.Match != "" {
-			b = b.Arg("MATCH").Arg(o.Match)
-		}
-		if o.Count > 0 {
-			b = b.Arg("COUNT").ArgInt(o.Count)
-		}
-		if o.Type != "" {
-			b = b.Arg("TYPE").Arg(o.Type)
-		}
+		b := builder()
 		stopped := false
-		err := run(ctx, s, buf, b, func(v resp.Value) error {
+		err := do(ctx, s, b, scanCommand(b, name, key, argText(b, cursor), o), func(v resp.Value) error {
 			if v.Type != resp.Array || len(v.Elems) != 2 || !isText(v.Elems[0]) ||
 				v.Elems[1].Type != resp.Array && v.Elems[1].Type != resp.Set || len(v.Elems[1].Elems)%width != 0 {
 				return &resp.TypeError{Want: "[cursor, elements]", Got: v.Type}
@@ -193,4 +168,41 @@ func scan(ctx context.Context, s conn.Sender, name, key string, o ScanOptions, w
 			return
 		}
 	}
+}
+
+// scanCommand builds the command of one step of scan: name over key
+// from cursor, with o's options.
+func scanCommand(b *kb, name, key, cursor string, o ScanOptions) cmds.Command {
+	switch name {
+	case "HSCAN":
+		return scanWith(b.Hscan(key, cursor), o)
+	case "SSCAN":
+		return scanWith(b.Sscan(key, cursor), o)
+	case "ZSCAN":
+		return scanWith(b.Zscan(key, cursor), o)
+	}
+	x := b.Scan(cursor)
+	if o.Type != "" {
+		x = x.Type(o.Type)
+	}
+	return scanWith(x, o)
+}
+
+// scanner is the builder value of a SCAN-family command.
+type scanner[T any] interface {
+	Match(pattern string) T
+	Count(count int64) T
+	Build() cmds.Command
+}
+
+// scanWith gives x the options every SCAN-family command takes and
+// builds it.
+func scanWith[T scanner[T]](x T, o ScanOptions) cmds.Command {
+	if o.Match != "" {
+		x = x.Match(o.Match)
+	}
+	if o.Count > 0 {
+		x = x.Count(o.Count)
+	}
+	return x.Build()
 }

@@ -5,49 +5,39 @@ import (
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
-	"github.com/echomq/echomq-go/resp"
 )
 
 // SAdd adds members to the set at key (SADD) and returns how many were
 // new.
 func SAdd[V Value](ctx context.Context, s conn.Sender, key string, members ...V) (int64, error) {
-	return setMembers(ctx, s, "SADD", key, members)
+	if len(members) == 0 {
+		return 0, nil
+	}
+	b := builder()
+	return call(ctx, s, b, b.Sadd(key, texts(b, members)...).Build(), cmds.Int)
 }
 
 // SRem removes members from the set at key (SREM) and returns how many
 // were in it.
 func SRem[V Value](ctx context.Context, s conn.Sender, key string, members ...V) (int64, error) {
-	return setMembers(ctx, s, "SREM", key, members)
-}
-
-func setMembers[V Value](ctx context.Context, s conn.Sender, name, key string, members []V) (int64, error) {
 	if len(members) == 0 {
 		return 0, nil
 	}
-	buf, b := command(2+len(members), name)
-	b = b.Arg(key)
-	for _, m := range members {
-		b = arg(b, m)
-	}
-	return runInt(ctx, s, buf, b)
+	b := builder()
+	return call(ctx, s, b, b.Srem(key, texts(b, members)...).Build(), cmds.Int)
 }
 
 // SMembers returns the members of the set at key (SMEMBERS), in no
 // particular order; a missing key reads as an empty set.
 func SMembers(ctx context.Context, s conn.Sender, key string) ([]string, error) {
-	buf, b := command(2, "SMEMBERS")
-	var out []string
-	err := run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		out, err = cmds.Strings(v)
-		return err
-	})
-	return out, err
+	b := builder()
+	return call(ctx, s, b, b.Smembers(key).Build(), cmds.Strings)
 }
 
 // SIsMember reports whether member is in the set at key (SISMEMBER).
 func SIsMember[V Value](ctx context.Context, s conn.Sender, key string, member V) (bool, error) {
-	buf, b := command(3, "SISMEMBER")
-	n, err := runInt(ctx, s, buf, arg(b.Arg(key), member))
+	b := builder()
+	n, err := call(ctx, s, b, b.Sismember(key, argText(b, member)).Build(), cmds.Int)
 	return n == 1, err
 }
 

@@ -53,48 +53,33 @@ func XAddWith[V Value](ctx context.Context, s conn.Sender, stream string, o XAdd
 	if len(fieldValues) == 0 || len(fieldValues)%2 != 0 {
 		return "", false, invalid("XADD needs field-value pairs")
 	}
-	n := 3 + len(fieldValues)
+	b := builder()
+	for i := 0; i < len(fieldValues); i += 2 {
+		b.fvs = append(b.fvs, cmds.FieldValue{Field: argText(b, fieldValues[i]), Value: argText(b, fieldValues[i+1])})
+	}
+	x := b.Xadd(stream, b.fvs...)
 	if o.NoMkStream {
-		n++
+		x = x.Nomkstream()
 	}
 	if o.MaxLen > 0 {
-		n += 2
+		x = x.Trim(cmds.MaxLen, argText(b, o.MaxLen))
 		if o.Approx {
-			n++
+			x = x.TrimApproximately()
 		}
-	}
-	buf, b := command(n, "XADD")
-	b = b.Arg(stream)
-	if o.NoMkStream {
-		b = b.Arg("NOMKSTREAM")
-	}
-	if o.MaxLen > 0 {
-		b = b.Arg("MAXLEN")
-		if o.Approx {
-			b = b.Arg("~")
-		}
-		b = b.ArgInt(o.MaxLen)
 	}
 	if o.ID == "" {
-		b = b.Arg("*")
+		x = x.AutoId()
 	} else {
-		b = b.Arg(o.ID)
+		x = x.Id(o.ID)
 	}
-	for _, fv := range fieldValues {
-		b = arg(b, fv)
-	}
-	err = run(ctx, s, buf, b, func(v resp.Value) (err error) {
-		id, ok, err = cmds.String(v)
-		return err
-	})
-	return id, ok, err
+	return callOK(ctx, s, b, x.Build(), cmds.String)
 }
 
 // XLen returns the number of entries in stream (XLEN; 0 when it does
 // not exist).
 func XLen(ctx context.Context, s conn.Sender, stream string) (int64, error) {
-	buf, b := command(2, "XLEN")
-	return runInt(ctx, s, buf, b.Arg(stream))
+	b := builder()
+	return call(ctx, s, b, b.Xlen(stream).Build(), cmds.Int)
 }
 
 // XGroupCreate creates consumer group on stream, creating an empty
@@ -104,8 +89,8 @@ func XLen(ctx context.Context, s conn.Sender, stream string) (int64, error) {
 // error, when the group exists already (BUSYGROUP), so it can be called
 // at every start-up.
 func XGroupCreate(ctx context.Context, s conn.Sender, stream, group, start string) (bool, error) {
-	buf, b := command(6, "XGROUP")
-	err := run(ctx, s, buf, b.Arg("CREATE").Arg(stream).Arg(group).Arg(start).Arg("MKSTREAM"), nil)
+	b := builder()
+	err := do(ctx, s, b, b.XgroupCreate(stream, group).Id(start).Mkstream().Build(), nil)
 	if resp.IsCode(err, "BUSYGROUP") {
 		return false, nil
 	}
@@ -156,46 +141,25 @@ func XReadGroup(ctx context.Context, s conn.Sender, a XReadGroupArgs) ([]XStream
 	if a.Block < 0 && a.Block != BlockForever {
 		return nil, invalid("XREADGROUP with a negative Block (BlockForever waits with no timeout, 0 not at all)")
 	}
-	n := 5 + 2*len(a.Streams)
+	b := builder()
+	ids := a.IDs
+	if ids == nil {
+		for range a.Streams {
+			b.strs = append(b.strs, ">")
+		}
+		ids = b.strs
+	}
+	x := b.Xreadgroup(a.Group, a.Consumer, a.Streams, ids...)
 	if a.Count > 0 {
-		n += 2
+		x = x.Count(a.Count)
 	}
 	if a.Block != 0 {
-		n += 2
+		x = x.Block(max(a.Block, 0)) // milliseconds rounded up; BlockForever: BLOCK 0
 	}
 	if a.NoAck {
-		n++
+		x = x.Noack()
 	}
-	buf, b := command(n, "XREADGROUP")
-	b = b.Arg("GROUP").Arg(a.Group).Arg(a.Consumer)
-	if a.Count > 0 {
-		b = b.Arg("COUNT").ArgInt(a.Count)
-	}
-	if a.Block > 0 {
-		b = argMillis(b.Arg("BLOCK"), a.Block)
-	} else if a.Block < 0 {
-		b = b.Arg("BLOCK").ArgInt(0)
-	}
-	if a.NoAck {
-		b = b.Arg("NOACK")
-	}
-	b = b.Arg("STREAMS")
-	for _, st := range a.Streams {
-		b = b.Arg(st)
-	}
-	for i := range a.Streams {
-		if a.IDs == nil {
-			b = b.Arg(">")
-		} else {
-			b = b.Arg(a.IDs[i])
-		}
-	}
-	var out []XStream
-	err := run(ctx, s, buf, b, func(v resp.Value) (err error) {
-		out, err = cmds.Streams(v)
-		return err
-	})
-	return out, err
+	return call(ctx, s, b, x.Build(), cmds.Streams)
 }
 
 // XAck acknowledges entries of stream for group (XACK), removing them
@@ -204,12 +168,8 @@ func XAck(ctx context.Context, s conn.Sender, stream, group string, ids ...strin
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	buf, b := command(3+len(ids), "XACK")
-	b = b.Arg(stream).Arg(group)
-	for _, id := range ids {
-		b = b.Arg(id)
-	}
-	return runInt(ctx, s, buf, b)
+	b := builder()
+	return call(ctx, s, b, b.Xack(stream, group, ids...).Build(), cmds.Int)
 }
 
 // XAutoClaimArgs are XAUTOCLAIM's arguments.
@@ -246,17 +206,14 @@ func XAutoClaim(ctx context.Context, s conn.Sender, a XAutoClaimArgs) (XAutoClai
 	if start == "" {
 		start = "0-0"
 	}
-	n := 6
+	b := builder()
+	// Whole milliseconds, truncated (package cmds would round up).
+	x := b.Xautoclaim(a.Stream, a.Group, a.Consumer, max(a.MinIdle.Truncate(time.Millisecond), 0), start)
 	if a.Count > 0 {
-		n += 2
-	}
-	buf, b := command(n, "XAUTOCLAIM")
-	b = b.Arg(a.Stream).Arg(a.Group).Arg(a.Consumer).ArgInt(max(a.MinIdle.Milliseconds(), 0)).Arg(start)
-	if a.Count > 0 {
-		b = b.Arg("COUNT").ArgInt(a.Count)
+		x = x.Count(a.Count)
 	}
 	var r XAutoClaimResult
-	err := run(ctx, s, buf, b, func(v resp.Value) (err error) {
+	err := do(ctx, s, b, x.Build(), func(v resp.Value) (err error) {
 		if v.Type != resp.Array || len(v.Elems) < 2 {
 			return &resp.TypeError{Want: "[next, entries, deleted]", Got: v.Type}
 		}

@@ -13,12 +13,8 @@ import (
 // Get returns the value of key (GET); ok is false when the key does not
 // exist. The string is the one allocation.
 func Get(ctx context.Context, s conn.Sender, key string) (val string, ok bool, err error) {
-	buf, b := command(2, "GET")
-	err = run(ctx, s, buf, b.Arg(key), func(v resp.Value) (err error) {
-		val, ok, err = cmds.String(v)
-		return err
-	})
-	return val, ok, err
+	b := builder()
+	return callOK(ctx, s, b, b.Get(key).Build(), cmds.String)
 }
 
 // GetBytes appends the value of key to dst (GET) and returns the
@@ -26,8 +22,8 @@ func Get(ctx context.Context, s conn.Sender, key string) (val string, ok bool, e
 // key does not exist. With a dst of room enough it allocates nothing.
 func GetBytes(ctx context.Context, s conn.Sender, key string, dst []byte) (out []byte, ok bool, err error) {
 	out = dst
-	buf, b := command(2, "GET")
-	err = run(ctx, s, buf, b.Arg(key), func(v resp.Value) error {
+	b := builder()
+	err = do(ctx, s, b, b.Get(key).Build(), func(v resp.Value) error {
 		if v.IsNull() {
 			return nil
 		}
@@ -43,8 +39,8 @@ func GetBytes(ctx context.Context, s conn.Sender, key string, dst []byte) (out [
 // Set sets key to val (SET), with no expiry, replacing any value and
 // TTL the key had.
 func Set[V Value](ctx context.Context, s conn.Sender, key string, val V) error {
-	buf, b := command(3, "SET")
-	return run(ctx, s, buf, arg(b.Arg(key), val), nil)
+	b := builder()
+	return do(ctx, s, b, b.Set(key, argText(b, val)).Build(), nil)
 }
 
 // SetOptions are SET's options. The zero value sets the key
@@ -61,59 +57,48 @@ type SetOptions struct {
 	NX, XX bool
 }
 
-// args counts the arguments the options add, or says why they are
-// invalid.
-func (o SetOptions) args() (int, error) {
+// check says why the options are invalid, or returns nil.
+func (o SetOptions) check() error {
 	switch {
 	case o.NX && o.XX:
-		return 0, invalid("SET with both NX and XX")
+		return invalid("SET with both NX and XX")
 	case o.TTL < 0 && o.TTL != NoTTL:
-		return 0, invalid("SET with a negative TTL")
+		return invalid("SET with a negative TTL")
 	case o.KeepTTL && o.TTL > 0:
-		return 0, invalid("SET with both a TTL and KEEPTTL")
+		return invalid("SET with both a TTL and KEEPTTL")
 	}
-	n := 0
-	if o.TTL > 0 {
-		n += 2
-	}
-	if o.KeepTTL {
-		n++
-	}
-	if o.NX || o.XX {
-		n++
-	}
-	return n, nil
+	return nil
 }
 
-// append appends the options' arguments.
-func (o SetOptions) append(b resp.CmdBuilder) resp.CmdBuilder {
+// set gives c the options: EX in whole seconds, else PX in
+// milliseconds rounded up (as package cmds writes them).
+func (o SetOptions) set(c cmds.Set) cmds.Set {
 	switch {
 	case o.TTL > 0 && seconds(o.TTL):
-		b = b.Arg("EX").ArgInt(int64(o.TTL / time.Second))
+		c = c.Ex(o.TTL)
 	case o.TTL > 0:
-		b = argMillis(b.Arg("PX"), o.TTL)
+		c = c.Px(o.TTL)
 	case o.KeepTTL:
-		b = b.Arg("KEEPTTL")
+		c = c.Keepttl()
 	}
 	switch {
 	case o.NX:
-		b = b.Arg("NX")
+		c = c.Nx()
 	case o.XX:
-		b = b.Arg("XX")
+		c = c.Xx()
 	}
-	return b
+	return c
 }
 
 // SetWith sets key to val with options (SET … EX|PX|KEEPTTL NX|XX). It
 // returns false when NX or XX kept the key from being set.
 func SetWith[V Value](ctx context.Context, s conn.Sender, key string, val V, o SetOptions) (bool, error) {
-	n, err := o.args()
-	if err != nil {
+	if err := o.check(); err != nil {
 		return false, err
 	}
-	buf, b := command(3+n, "SET")
+	b := builder()
 	set := false
-	err = run(ctx, s, buf, o.append(arg(b.Arg(key), val)), func(v resp.Value) error {
+	err := do(ctx, s, b, o.set(b.Set(key, argText(b, val))).Build(), func(v resp.Value) error {
 		set = !v.IsNull()
 		return nil
 	})
@@ -124,16 +109,11 @@ func SetWith[V Value](ctx context.Context, s conn.Sender, key string, val V, o S
 // (SET … GET); ok is false when the key did not exist. With NX (Redis
 // 7), the key is set only when ok is false.
 func SetGet[V Value](ctx context.Context, s conn.Sender, key string, val V, o SetOptions) (old string, ok bool, err error) {
-	n, err := o.args()
-	if err != nil {
+	if err := o.check(); err != nil {
 		return "", false, err
 	}
-	buf, b := command(4+n, "SET")
-	err = run(ctx, s, buf, o.append(arg(b.Arg(key), val)).Arg("GET"), func(v resp.Value) (err error) {
-		old, ok, err = cmds.String(v)
-		return err
-	})
-	return old, ok, err
+	b := builder()
+	return callOK(ctx, s, b, o.set(b.Set(key, argText(b, val))).Get().Build(), cmds.String)
 }
 
 // MGet returns the values of keys (MGET) as a map holding the keys that
@@ -142,12 +122,9 @@ func MGet(ctx context.Context, s conn.Sender, keys ...string) (map[string]string
 	if len(keys) == 0 {
 		return map[string]string{}, nil
 	}
-	buf, b := command(1+len(keys), "MGET")
-	for _, k := range keys {
-		b = b.Arg(k)
-	}
+	b := builder()
 	var out map[string]string
-	err := run(ctx, s, buf, b, func(v resp.Value) error {
+	err := do(ctx, s, b, b.Mget(keys...).Build(), func(v resp.Value) error {
 		if v.Type != resp.Array || len(v.Elems) != len(keys) {
 			return &resp.TypeError{Want: "array of one value per key", Got: v.Type}
 		}
@@ -171,36 +148,44 @@ func MSet[V Value](ctx context.Context, s conn.Sender, m map[string]V) error {
 	if len(m) == 0 {
 		return nil
 	}
-	buf, b := command(1+2*len(m), "MSET")
+	b := builder()
 	for k, v := range m {
-		b = arg(b.Arg(k), v)
+		b.kvs = append(b.kvs, cmds.KeyValue{Key: k, Value: argText(b, v)})
 	}
-	return run(ctx, s, buf, b, nil)
+	return do(ctx, s, b, b.Mset(b.kvs...).Build(), nil)
 }
 
 // Incr adds 1 to the integer at key (INCR; a missing key counts as 0)
 // and returns the result.
 func Incr(ctx context.Context, s conn.Sender, key string) (int64, error) {
-	buf, b := command(2, "INCR")
-	return runInt(ctx, s, buf, b.Arg(key))
+	b := builder()
+	return call(ctx, s, b, b.Incr(key).Build(), cmds.Int)
 }
 
 // IncrBy adds n (which may be negative) to the integer at key (INCRBY)
 // and returns the result.
 func IncrBy(ctx context.Context, s conn.Sender, key string, n int64) (int64, error) {
-	buf, b := command(3, "INCRBY")
-	return runInt(ctx, s, buf, b.Arg(key).ArgInt(n))
+	b := builder()
+	return call(ctx, s, b, b.Incrby(key, n).Build(), cmds.Int)
 }
 
 // Del removes keys (DEL) and returns how many existed.
 func Del(ctx context.Context, s conn.Sender, keys ...string) (int64, error) {
-	return keysInt(ctx, s, "DEL", keys)
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	b := builder()
+	return call(ctx, s, b, b.Del(keys...).Build(), cmds.Int)
 }
 
 // Exists returns how many of keys exist (EXISTS; a key named twice
 // counts twice).
 func Exists(ctx context.Context, s conn.Sender, keys ...string) (int64, error) {
-	return keysInt(ctx, s, "EXISTS", keys)
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	b := builder()
+	return call(ctx, s, b, b.Exists(keys...).Build(), cmds.Int)
 }
 
 // Expire sets key's TTL (EXPIRE in whole seconds, else PEXPIRE in
@@ -212,15 +197,14 @@ func Expire(ctx context.Context, s conn.Sender, key string, ttl time.Duration) (
 	if ttl == NoTTL {
 		return false, invalid("EXPIRE with NoTTL: Persist keeps a key for ever, a negative TTL other than NoTTL removes it")
 	}
-	var n int64
-	var err error
+	b := builder()
+	var c cmds.Command
 	if ttl <= 0 || seconds(ttl) {
-		buf, b := command(3, "EXPIRE")
-		n, err = runInt(ctx, s, buf, b.Arg(key).ArgInt(int64(ttl/time.Second)))
+		c = b.Expire(key, ttl).Build()
 	} else {
-		buf, b := command(3, "PEXPIRE")
-		n, err = runInt(ctx, s, buf, argMillis(b.Arg(key), ttl))
+		c = b.Pexpire(key, ttl).Build() // milliseconds, rounded up
 	}
+	n, err := call(ctx, s, b, c, cmds.Int)
 	return n == 1, err
 }
 
@@ -230,8 +214,8 @@ const NoTTL time.Duration = -1
 // TTL returns how long key has to live, to the millisecond (PTTL), or
 // NoTTL when it never expires; ok is false when the key does not exist.
 func TTL(ctx context.Context, s conn.Sender, key string) (ttl time.Duration, ok bool, err error) {
-	buf, b := command(2, "PTTL")
-	ms, err := runInt(ctx, s, buf, b.Arg(key))
+	b := builder()
+	ms, err := call(ctx, s, b, b.Pttl(key).Build(), cmds.Int)
 	switch {
 	case err != nil || ms == -2:
 		return 0, false, err
@@ -239,27 +223,6 @@ func TTL(ctx context.Context, s conn.Sender, key string) (ttl time.Duration, ok 
 		return NoTTL, true, nil
 	}
 	return time.Duration(ms) * time.Millisecond, true, nil
-}
-
-// keysInt sends a command of keys whose reply is an integer.
-func keysInt(ctx context.Context, s conn.Sender, name string, keys []string) (int64, error) {
-	if len(keys) == 0 {
-		return 0, nil
-	}
-	buf, b := command(1+len(keys), name)
-	for _, k := range keys {
-		b = b.Arg(k)
-	}
-	return runInt(ctx, s, buf, b)
-}
-
-// runInt sends a command whose reply is an integer.
-func runInt(ctx context.Context, s conn.Sender, buf bufT, b resp.CmdBuilder) (n int64, err error) {
-	err = run(ctx, s, buf, b, func(v resp.Value) (err error) {
-		n, err = v.AsInt()
-		return err
-	})
-	return n, err
 }
 
 // Decr subtracts 1 from the integer at key (DECR; a missing key counts

@@ -7,7 +7,6 @@ import (
 
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/conn"
-	"github.com/echomq/echomq-go/resp"
 )
 
 // Z is a member of a sorted set and its score (package cmds' Z).
@@ -25,37 +24,26 @@ func ZAdd(ctx context.Context, s conn.Sender, key string, members ...Z) (int64, 
 			return 0, invalid("ZADD with a NaN score")
 		}
 	}
-	buf, b := command(2+2*len(members), "ZADD")
-	b = b.Arg(key)
+	b := builder()
 	for _, m := range members {
-		b = argFloat(b, m.Score).Arg(m.Member)
+		b.sms = append(b.sms, cmds.ScoreMember{Score: m.Score, Member: m.Member})
 	}
-	return runInt(ctx, s, buf, b)
+	return call(ctx, s, b, b.Zadd(key, b.sms...).Build(), cmds.Int)
 }
 
 // ZRange returns the members ranked start to stop (inclusive; negative
 // counts from the end) of the sorted set at key, lowest score first
 // (ZRANGE).
 func ZRange(ctx context.Context, s conn.Sender, key string, start, stop int64) ([]string, error) {
-	buf, b := command(4, "ZRANGE")
-	var out []string
-	err := run(ctx, s, buf, b.Arg(key).ArgInt(start).ArgInt(stop), func(v resp.Value) (err error) {
-		out, err = cmds.Strings(v)
-		return err
-	})
-	return out, err
+	b := builder()
+	return call(ctx, s, b, zrange(b, key, start, stop).Build(), cmds.Strings)
 }
 
 // ZRangeWithScores is ZRange with each member's score (ZRANGE …
 // WITHSCORES), the same under RESP2 and RESP3.
 func ZRangeWithScores(ctx context.Context, s conn.Sender, key string, start, stop int64) ([]Z, error) {
-	buf, b := command(5, "ZRANGE")
-	var out []Z
-	err := run(ctx, s, buf, b.Arg(key).ArgInt(start).ArgInt(stop).Arg("WITHSCORES"), func(v resp.Value) (err error) {
-		out, err = cmds.Scored(v)
-		return err
-	})
-	return out, err
+	b := builder()
+	return call(ctx, s, b, zrange(b, key, start, stop).Withscores().Build(), cmds.Scored)
 }
 
 // ZRem removes members from the sorted set at key (ZREM) and returns
@@ -64,27 +52,15 @@ func ZRem(ctx context.Context, s conn.Sender, key string, members ...string) (in
 	if len(members) == 0 {
 		return 0, nil
 	}
-	buf, b := command(2+len(members), "ZREM")
-	b = b.Arg(key)
-	for _, m := range members {
-		b = b.Arg(m)
-	}
-	return runInt(ctx, s, buf, b)
+	b := builder()
+	return call(ctx, s, b, b.Zrem(key, members...).Build(), cmds.Int)
 }
 
 // ZScore returns the score of member in the sorted set at key (ZSCORE);
 // ok is false when the member or the key does not exist.
 func ZScore(ctx context.Context, s conn.Sender, key, member string) (f float64, ok bool, err error) {
-	buf, b := command(3, "ZSCORE")
-	err = run(ctx, s, buf, b.Arg(key).Arg(member), func(v resp.Value) (err error) {
-		if v.IsNull() {
-			return nil
-		}
-		f, err = v.AsFloat()
-		ok = err == nil
-		return err
-	})
-	return f, ok, err
+	b := builder()
+	return callOK(ctx, s, b, b.Zscore(key, member).Build(), cmds.FloatOrNil)
 }
 
 // ZPopMin removes and returns up to count members with the lowest scores
@@ -94,13 +70,8 @@ func ZPopMin(ctx context.Context, s conn.Sender, key string, count int64) ([]Z, 
 	if count <= 0 {
 		return nil, invalid("ZPOPMIN of a count below 1")
 	}
-	buf, b := command(3, "ZPOPMIN")
-	var out []Z
-	err := run(ctx, s, buf, b.Arg(key).ArgInt(count), func(v resp.Value) (err error) {
-		out, err = cmds.Scored(v)
-		return err
-	})
-	return out, err
+	b := builder()
+	return call(ctx, s, b, b.Zpopmin(key).Count(count).Build(), cmds.Scored)
 }
 
 // ZCard returns the number of members of the sorted set at key (ZCARD);
@@ -149,9 +120,8 @@ func ZRevRangeWithScores(ctx context.Context, s conn.Sender, key string, start, 
 	return call(ctx, s, b, zrange(b, key, start, stop).Rev().Withscores().Build(), cmds.Scored)
 }
 
-func zrange(b *cmds.Builder, key string, start, stop int64) cmds.Zrange {
-	var n [2][20]byte
-	return b.Zrange(key, string(strconv.AppendInt(n[0][:0], start, 10)), string(strconv.AppendInt(n[1][:0], stop, 10)))
+func zrange(b *kb, key string, start, stop int64) cmds.Zrange {
+	return b.Zrange(key, argText(b, start), argText(b, stop))
 }
 
 // ScoreRange is a range of scores for ZRangeByScore: from Min to Max,

@@ -240,3 +240,80 @@ func TestAllocsAddConcatenated(t *testing.T) {
 		t.Errorf("after an Exec on a Sender that reads facts: Reset and 20 × Add of concatenated arguments = %v allocs, want 0", n)
 	}
 }
+
+// TestAllocsTypedPeerPaths: the typed batches of the peer run's
+// echomq-typed client (bench/peers) allocate nothing in steady state,
+// rebuilt each time and every handle read: PING read as a status (with
+// Decode and cmds.Status, and with Status), SET with OK, GET with
+// String, and EVALSHA with Int whose keys and arguments are built by
+// concatenation (the builder keeps nothing of them). PING's status was
+// copied into a new string: one allocation per command.
+func TestAllocsTypedPeerPaths(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation budgets are not measured under -race (sync.Pool drops items)")
+	}
+	c := setup(t, conn.Options{})
+	sha := loadScript(t, c, "return 1")
+	ctx := context.Background()
+	var b pipeline.Batch
+	const each = 20
+	pings := make([]pipeline.Reply[string], 0, 2*each)
+	oks := make([]pipeline.Reply[bool], 0, each)
+	ints := make([]pipeline.Reply[int64], 0, each)
+	gets := make([]pipeline.NullReply[string], 0, each)
+	run := func() {
+		b.Reset()
+		pings, oks, ints, gets = pings[:0], oks[:0], ints[:0], gets[:0]
+		cb := b.Builder()
+		for range each {
+			pings = append(pings, pipeline.Decode(&b, cb.Ping().Build(), cmds.Status))
+			pings = append(pings, b.Status(cb.Ping().Build()))
+			oks = append(oks, b.OK(cb.Set(allocKeyPrefix+allocKeyID, "v:"+allocKeyID).Build()))
+			gets = append(gets, b.String(cb.Get(allocKeyPrefix+allocKeyID).Build()))
+			ints = append(ints, b.Int(cb.Evalsha(sha, allocKeyPrefix+allocKeyID, allocKeyPrefix+"pending").Arg(allocKeyID, "v:"+allocKeyID).Build()))
+		}
+		if err := b.Exec(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range pings {
+			if v, err := h.Value(); err != nil || v != "PONG" {
+				t.Fatalf("PING = %q, %v", v, err)
+			}
+		}
+		for _, h := range oks {
+			if v, err := h.Value(); err != nil || !v {
+				t.Fatalf("SET = %v, %v", v, err)
+			}
+		}
+		for _, h := range ints {
+			if v, err := h.Value(); err != nil || v != 1 {
+				t.Fatalf("EVALSHA = %v, %v", v, err)
+			}
+		}
+		for _, h := range gets {
+			// The value's string is GET's one allocation: read it only
+			// for a failure's message.
+			if _, ok, err := h.Value(); err != nil || !ok {
+				t.Fatalf("GET = %v, %v", ok, err)
+			}
+		}
+	}
+	for range 20 {
+		run()
+	}
+	if n := testing.AllocsPerRun(100, run); n > each {
+		t.Fatalf("typed batch of %d commands = %v allocs, want %d (GET's strings)", 5*each, n, each)
+	}
+}
+
+// loadScript loads script on c's server (SCRIPT LOAD) and returns its
+// SHA1.
+func loadScript(t testing.TB, c *conn.Conn, script string) string {
+	t.Helper()
+	var b pipeline.Batch
+	b.Add("SCRIPT", "LOAD", script)
+	if err := b.Exec(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	return b.Reply(0).String()
+}

@@ -196,21 +196,27 @@ func BenchmarkBatchIncr(b *testing.B) {
 					sum += n
 				}
 			}
-			for range 10 {
-				round()
-			}
-			m := startMeter(b)
-			ops := 0
-			for ops < b.N {
-				round()
-				ops += depth
-			}
-			m.stop(b, ops)
+			rounds(b, depth, round)
 			if sum == 0 {
 				b.Fatal("no replies")
 			}
 		})
 	}
+}
+
+// rounds runs round 10 times to warm up, then measured until b.N
+// commands ran, depth per round.
+func rounds(b *testing.B, depth int, round func()) {
+	for range 10 {
+		round()
+	}
+	m := startMeter(b)
+	ops := 0
+	for ops < b.N {
+		round()
+		ops += depth
+	}
+	m.stop(b, ops)
 }
 
 // BenchmarkBatchAdd is the client's cost of queueing one command,
@@ -244,19 +250,25 @@ func BenchmarkBatchAdd(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			batch.Reset()
-			b.ReportAllocs()
-			cpu0 := cpuNow()
-			i := 0
-			for b.Loop() {
-				if i++; i%100 == 0 {
-					batch.Reset()
-				}
-				c.add()
-			}
-			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+			adds(b, &batch, c.add)
 		})
 	}
 	_, _ = h, ok
+}
+
+// adds runs add b.N times, the batch Reset every 100, and reports the
+// process's CPU per add.
+func adds(b *testing.B, batch *pipeline.Batch, add func()) {
+	b.ReportAllocs()
+	cpu0 := cpuNow()
+	i := 0
+	for b.Loop() {
+		if i++; i%100 == 0 {
+			batch.Reset()
+		}
+		add()
+	}
+	b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkPipelineRebuilt is a pipeline of depth 100 built again for
@@ -292,16 +304,7 @@ func BenchmarkPipelineRebuilt(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			for range 10 {
-				run()
-			}
-			m := startMeter(b)
-			ops := 0
-			for ops < b.N {
-				run()
-				ops += 100
-			}
-			m.stop(b, ops)
+			rounds(b, 100, run)
 		})
 	}
 }

@@ -18,10 +18,9 @@ import (
 // kv.Call (kv.CallNull for GET) with the scratch's own Builder; at depth
 // N one reused pipeline.Batch, its own Builder (Batch.Builder) and a
 // typed handle per command (Batch.OK, Batch.Int, Batch.String,
-// pipeline.Decode with cmds.Status for PING), each handle's Value
-// checked after Exec. EVALSHA is plain EVALSHA (prepare loaded the
-// script), where the raw client goes through dispatch's NOSCRIPT-safe
-// Scripted.
+// Batch.Status for PING), each handle's Value checked after Exec.
+// EVALSHA is plain EVALSHA (prepare loaded the script), where the raw
+// client goes through dispatch's NOSCRIPT-safe Scripted.
 
 func newEchomqTyped(cfg config) (runner, error) {
 	r, err := newEchomq(cfg)
@@ -55,7 +54,7 @@ func (r *echomqRunner) batchTyped(ctx context.Context, w *workload, first uint64
 	for i := range k {
 		switch w.name {
 		case wPing:
-			h.status = append(h.status, pipeline.Decode(b, pb.Ping().Build(), cmds.Status))
+			h.status = append(h.status, b.Status(pb.Ping().Build()))
 		case wSet:
 			h.oks = append(h.oks, b.OK(pb.Set(setKey, w.payload).Build()))
 		case wEnqueue:
