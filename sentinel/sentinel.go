@@ -132,6 +132,7 @@ type MasterSet struct {
 	fence     string                // a primary being replaced: not dialed
 	fenceEnd  time.Time             // when fence lapses unless confirmed
 	candidate string                // the replica being promoted in fence's place
+	fenceBy   string                // the sentinel that announced candidate
 	gen       uint64                // bumped when connections are ended
 	conns     map[net.Conn]tracked  // data connections dialed, by transport
 	watching  map[string]bool       // sentinels with a watcher
@@ -167,11 +168,14 @@ func New(ctx context.Context, opts Options) (*MasterSet, error) {
 		kick:      make(chan struct{}, 1),
 	}
 	m.life, m.cancel = context.WithCancel(context.Background())
-	addr, err := m.resolve(ctx)
-	if err != nil {
+	addr, answered, err := m.confirm(ctx)
+	if err != nil && !answered {
 		m.Close()
 		return nil, err
 	}
+	// A sentinel answered but no node it named answers role master (the
+	// primary is down, or being failed over): Primary stays empty until
+	// one is confirmed or announced.
 	m.mu.Lock()
 	m.primary = addr
 	m.mu.Unlock()
@@ -181,8 +185,9 @@ func New(ctx context.Context, opts Options) (*MasterSet, error) {
 	return m, nil
 }
 
-// Primary returns the address of the primary last told by a sentinel or
-// announced by one (+switch-master).
+// Primary returns the address of the primary last confirmed (named by a
+// sentinel and answering role master) or announced by a sentinel
+// (+switch-master); empty while none has been.
 func (m *MasterSet) Primary() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -259,10 +264,8 @@ func (m *MasterSet) wake() {
 	}
 }
 
-// checker asks the sentinels again when woken (a READONLY answer, a gap
-// in a sentinel's announcements): a primary other than the one the
-// connections go to is taken as a switch; and a node the connections go
-// to that now answers another role has its connections ended.
+// checker looks again (check) when woken: a READONLY answer, a gap in
+// a sentinel's announcements, a primary a dial found unannounced.
 func (m *MasterSet) checker() {
 	defer m.wg.Done()
 	for {
@@ -271,24 +274,35 @@ func (m *MasterSet) checker() {
 			return
 		case <-m.kick:
 		}
-		ctx, cancel := context.WithTimeout(m.life, m.opts.SentinelTimeout*time.Duration(max(1, len(m.Sentinels()))))
-		if addr, err := m.resolve(ctx); err == nil {
-			m.switchTo(addr, "")
+		m.check()
+	}
+}
+
+// check is one look of the checker: the sentinels are asked, and the
+// first node named that answers role master is taken as the primary (a
+// switch if it is another); a node the connections go to that now
+// answers another role has its connections ended.
+func (m *MasterSet) check() {
+	ctx, cancel := context.WithTimeout(m.life, 2*m.opts.SentinelTimeout*time.Duration(max(1, len(m.Sentinels()))))
+	defer cancel()
+	m.mu.Lock()
+	gen := m.gen
+	m.mu.Unlock()
+	if addr, _, err := m.confirm(ctx); err == nil {
+		m.confirmed(addr, gen)
+	}
+	m.mu.Lock()
+	var addrs []string
+	for _, t := range m.conns {
+		if !slices.Contains(addrs, t.addr) {
+			addrs = append(addrs, t.addr)
 		}
-		m.mu.Lock()
-		var addrs []string
-		for _, t := range m.conns {
-			if !slices.Contains(addrs, t.addr) {
-				addrs = append(addrs, t.addr)
-			}
+	}
+	m.mu.Unlock()
+	for _, a := range addrs {
+		if role, err := m.roleOf(ctx, a); err == nil && role != "master" {
+			m.end(func(t tracked) bool { return t.addr == a })
 		}
-		m.mu.Unlock()
-		for _, a := range addrs {
-			if role, err := m.roleOf(ctx, a); err == nil && role != "master" {
-				m.end(func(t tracked) bool { return t.addr == a })
-			}
-		}
-		cancel()
 	}
 }
 
@@ -311,8 +325,10 @@ func (m *MasterSet) switchTo(addr, from string) {
 		m.mu.Unlock()
 		return
 	}
-	if from == "" && addr == m.fence && time.Now().Before(m.fenceEnd) {
-		// A sentinel that has not yet switched: the fence holds.
+	if addr == m.fence && time.Now().Before(m.fenceEnd) {
+		// A sentinel that has not yet switched (from empty), or the
+		// late announcement of a switch to a node since replaced: the
+		// fence holds.
 		m.mu.Unlock()
 		return
 	}
@@ -323,7 +339,7 @@ func (m *MasterSet) switchTo(addr, from string) {
 	if m.fence == addr {
 		m.fence = ""
 	}
-	m.candidate = ""
+	m.candidate, m.fenceBy = "", ""
 	ended := m.endLocked(func(t tracked) bool { return t.addr != addr })
 	notify := m.onSwitch
 	m.mu.Unlock()
@@ -331,6 +347,59 @@ func (m *MasterSet) switchTo(addr, from string) {
 	if notify != nil {
 		notify()
 	}
+}
+
+// confirmed is switchTo(addr, "") for a node the checker confirmed,
+// unless the books changed (an announcement, a connection ended) since
+// gen, when the confirmation began: then what it saw may be older than
+// what was announced, and the checker looks again.
+func (m *MasterSet) confirmed(addr string, gen uint64) {
+	m.mu.Lock()
+	moved := m.gen != gen
+	m.mu.Unlock()
+	if moved {
+		m.wake()
+		return
+	}
+	m.switchTo(addr, "")
+}
+
+// confirm asks the sentinels in order for the primary and checks the
+// role of each node named (the one being replaced passed over) until one
+// answers role master: that node, and its sentinel is asked first from
+// then on. A sentinel that names a node which is not a primary, or
+// cannot be reached, is passed over: it may be stale or cut off from the
+// others. answered tells whether any sentinel answered at all.
+func (m *MasterSet) confirm(ctx context.Context) (addr string, answered bool, err error) {
+	var tried []error
+	for _, s := range m.Sentinels() {
+		a, err := m.ask(ctx, s)
+		if err == nil {
+			answered = true
+			if m.fenced(a) {
+				err = fmt.Errorf("%w: %s is being replaced", ErrFailover, a)
+			} else if role, rerr := m.roleOf(ctx, a); rerr != nil {
+				err = fmt.Errorf("sentinel: role check of %s: %w", a, rerr)
+			} else if role != "master" {
+				err = &RoleError{Addr: a, Role: role}
+			} else {
+				m.prefer(s)
+				return a, true, nil
+			}
+		}
+		tried = append(tried, &SentinelError{Addr: s, Err: err})
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return "", answered, &ResolveError{Master: m.opts.MasterName, Tried: tried}
+}
+
+// fenced tells whether addr is the primary being replaced.
+func (m *MasterSet) fenced(addr string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return addr == m.fence && time.Now().Before(m.fenceEnd)
 }
 
 // end ends the tracked connections that match.
@@ -395,7 +464,7 @@ func (m *MasterSet) target(ctx context.Context) (string, string, uint64, error) 
 		return "", "", 0, err
 	}
 	if m.fence != "" && time.Now().After(m.fenceEnd) {
-		m.fence, m.candidate = "", ""
+		m.fence, m.candidate, m.fenceBy = "", "", ""
 	}
 	if addr == m.fence {
 		// The sentinel asked has not yet switched: the replica being
@@ -404,17 +473,19 @@ func (m *MasterSet) target(ctx context.Context) (string, string, uint64, error) 
 			return "", "", 0, fmt.Errorf("%w: %s is being replaced", ErrFailover, addr)
 		}
 		addr, by = m.candidate, ""
-	} else if addr != m.primary {
-		m.primary = addr
 	}
+	// Not recorded as the primary here: only once it answers role
+	// master (dial), since the sentinel may be stale.
 	return addr, by, m.gen, nil
 }
 
 // dial is the data nodes' Dialer: it resolves the primary, dials it
 // (TLS included), checks that it answers role master, and tracks the
-// connection. A node that answers another role is refused, the sentinel
-// that named it goes to the back of the list, and the sentinels are
-// asked again, up to resolveTries times.
+// connection; only then is the node recorded as the primary and its
+// sentinel asked first. A node that answers another role, or cannot be
+// reached, is refused (nothing was sent to it), the sentinel that named
+// it goes to the back of the list, and the sentinels are asked again,
+// up to resolveTries times.
 func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	var last error
 	for try := 0; try < resolveTries; try++ {
@@ -433,7 +504,16 @@ func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 		}
 		nc, err := m.transport(ctx, addr)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			// A stale sentinel may name a node that is gone: ask the
+			// others first.
+			last = err
+			if by != "" {
+				m.distrust(by)
+			}
+			continue
 		}
 		role, err := probeRole(ctx, nc, m.opts.Username, m.opts.Password)
 		if err != nil {
@@ -459,8 +539,18 @@ func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 		default:
 			m.prune()
 			m.conns[nc] = tracked{addr: addr}
+			if m.primary != addr {
+				// A switch no sentinel announced to this MasterSet:
+				// the checker confirms it and ends the connections
+				// to the node it replaced.
+				m.primary = addr
+				defer m.wake()
+			}
 		}
 		m.mu.Unlock()
+		if err == nil && by != "" {
+			m.prefer(by)
+		}
 		if err != nil {
 			nc.Close()
 			if errors.Is(err, ErrClosed) {
@@ -517,20 +607,15 @@ func (m *MasterSet) sentinelOptions(addr string) conn.Options {
 	}
 }
 
-// resolve asks the sentinels in order for the primary's address; the
-// first that answers is asked first from then on.
-func (m *MasterSet) resolve(ctx context.Context) (string, error) {
-	addr, _, err := m.resolveBy(ctx)
-	return addr, err
-}
-
-// resolveBy is resolve, also returning the sentinel that answered.
+// resolveBy asks the sentinels in order for the primary's address, and
+// returns the first answer and the sentinel that gave it. The answer is
+// not yet believed: the caller checks the node's role, and only then
+// has that sentinel asked first (prefer).
 func (m *MasterSet) resolveBy(ctx context.Context) (string, string, error) {
 	var tried []error
 	for _, s := range m.Sentinels() {
 		addr, err := m.ask(ctx, s)
 		if err == nil {
-			m.prefer(s)
 			return addr, s, nil
 		}
 		tried = append(tried, &SentinelError{Addr: s, Err: err})
@@ -736,18 +821,18 @@ func (m *MasterSet) follow(s string) error {
 		if err != nil {
 			return err
 		}
-		m.announced(msg.Channel, string(msg.Payload))
+		m.announced(s, msg.Channel, string(msg.Payload))
 	}
 	return nil
 }
 
-// announced applies one announcement of a sentinel.
+// announced applies one announcement of sentinel s.
 //
 //	+switch-master <name> <old ip> <old port> <new ip> <new port>
 //	+selected-slave slave <ip:port> <ip> <port> @ <name> <master ip> <master port>
 //	+promoted-slave (the same)
 //	-failover-abort-… master <name> <ip> <port>
-func (m *MasterSet) announced(channel, payload string) {
+func (m *MasterSet) announced(s, channel, payload string) {
 	f := strings.Fields(payload)
 	switch channel {
 	case evSwitch:
@@ -760,22 +845,25 @@ func (m *MasterSet) announced(channel, payload string) {
 		}
 		replica, old := net.JoinHostPort(f[2], f[3]), net.JoinHostPort(f[6], f[7])
 		m.mu.Lock()
-		if m.closed || m.primary != old && m.fence != old {
+		if m.closed || m.primary != old && m.fence != old && m.primary != "" {
 			m.mu.Unlock()
 			return
 		}
 		// From now on nothing is written to the old primary: the
 		// replica is about to stop copying it. Its connections end, and
 		// dials go to the replica once it says it is a primary.
-		m.fence, m.fenceEnd, m.candidate = old, time.Now().Add(m.opts.FailoverPause), replica
+		m.fence, m.fenceEnd, m.candidate, m.fenceBy = old, time.Now().Add(m.opts.FailoverPause), replica, s
 		ended := m.endLocked(func(t tracked) bool { return t.addr == old })
 		m.mu.Unlock()
 		endAll(ended)
 	case evAbortNG, evAbortPr, evAbortNE:
 		if len(f) == 4 && f[0] == "master" && f[1] == m.opts.MasterName {
+			// Only the sentinel leading the promotion can abort it:
+			// another one's abort (not elected: it lost the vote) is
+			// not, nor is a late abort once the switch is announced.
 			m.mu.Lock()
-			if m.fence == net.JoinHostPort(f[2], f[3]) {
-				m.fence, m.candidate = "", ""
+			if m.fence == net.JoinHostPort(f[2], f[3]) && m.candidate != "" && m.fenceBy == s {
+				m.fence, m.candidate, m.fenceBy = "", "", ""
 			}
 			m.mu.Unlock()
 		}
