@@ -133,6 +133,7 @@ type MasterSet struct {
 	fenceEnd  time.Time             // when fence lapses unless confirmed
 	candidate string                // the replica being promoted in fence's place
 	fenceBy   string                // the sentinel that announced candidate
+	epoch     int64                 // the newest config-epoch a sentinel told
 	gen       uint64                // bumped when connections are ended
 	conns     map[net.Conn]tracked  // data connections dialed, by transport
 	watching  map[string]bool       // sentinels with a watcher
@@ -153,7 +154,10 @@ type tracked struct {
 // New asks the sentinels for the primary of opts.MasterName (so that an
 // unknown name, wrong sentinel credentials or no reachable sentinel are
 // reported at once: a *ResolveError), learns the other sentinels, and
-// starts watching every sentinel for failovers.
+// starts watching every sentinel for failovers. It asks every sentinel
+// of opts.Sentinels at once for its configuration epoch first, and takes
+// the first sentinel's answer, in order, that is neither older than
+// another's (ErrStaleSentinel) nor names a node other than a primary.
 func New(ctx context.Context, opts Options) (*MasterSet, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -168,6 +172,14 @@ func New(ctx context.Context, opts Options) (*MasterSet, error) {
 		kick:      make(chan struct{}, 1),
 	}
 	m.life, m.cancel = context.WithCancel(context.Background())
+	// Every sentinel's config-epoch first (at once; an unreachable
+	// sentinel costs up to SentinelTimeout), so that the first answer
+	// taken is not that of a sentinel behind the others.
+	var wg sync.WaitGroup
+	for _, s := range o.Sentinels {
+		wg.Go(func() { m.learnEpoch(ctx, s) })
+	}
+	wg.Wait()
 	addr, answered, err := m.confirm(ctx)
 	if err != nil && !answered {
 		m.Close()
@@ -372,10 +384,13 @@ func (m *MasterSet) confirmed(addr string, gen uint64) {
 // others. answered tells whether any sentinel answered at all.
 func (m *MasterSet) confirm(ctx context.Context) (addr string, answered bool, err error) {
 	var tried []error
+	bar := newBar()
 	for _, s := range m.Sentinels() {
-		a, err := m.ask(ctx, s)
-		if err == nil {
+		a, err := m.askCurrent(ctx, s, &bar)
+		if err == nil || errors.Is(err, ErrStaleSentinel) {
 			answered = true
+		}
+		if err == nil {
 			if m.fenced(a) {
 				err = fmt.Errorf("%w: %s is being replaced", ErrFailover, a)
 			} else if role, rerr := m.roleOf(ctx, a); rerr != nil {
@@ -392,6 +407,7 @@ func (m *MasterSet) confirm(ctx context.Context) (addr string, answered bool, er
 			break
 		}
 	}
+	m.lower(bar)
 	return "", answered, &ResolveError{Master: m.opts.MasterName, Tried: tried}
 }
 
@@ -613,8 +629,9 @@ func (m *MasterSet) sentinelOptions(addr string) conn.Options {
 // has that sentinel asked first (prefer).
 func (m *MasterSet) resolveBy(ctx context.Context) (string, string, error) {
 	var tried []error
+	bar := newBar()
 	for _, s := range m.Sentinels() {
-		addr, err := m.ask(ctx, s)
+		addr, err := m.askCurrent(ctx, s, &bar)
 		if err == nil {
 			return addr, s, nil
 		}
@@ -623,6 +640,7 @@ func (m *MasterSet) resolveBy(ctx context.Context) (string, string, error) {
 			break
 		}
 	}
+	m.lower(bar)
 	return "", "", &ResolveError{Master: m.opts.MasterName, Tried: tried}
 }
 
@@ -676,14 +694,69 @@ func (m *MasterSet) query(ctx context.Context, s string) (*conn.Conn, error) {
 	return c, nil
 }
 
-// ask asks sentinel s for the primary's address.
-func (m *MasterSet) ask(ctx context.Context, s string) (string, error) {
+// stale is one pass's record of the answers passed over as stale: the
+// newest config-epoch among them, -1 for none.
+type stale struct{ newest int64 }
+
+func newBar() stale { return stale{newest: -1} }
+
+// askCurrent is ask, the answer passed over (ErrStaleSentinel) when its
+// config-epoch is older than the newest one a sentinel told; a newer one
+// raises the bar.
+func (m *MasterSet) askCurrent(ctx context.Context, s string, bar *stale) (string, error) {
+	addr, epoch, err := m.ask(ctx, s)
+	if err != nil || epoch < 0 {
+		return addr, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if epoch < m.epoch {
+		bar.newest = max(bar.newest, epoch)
+		return "", fmt.Errorf("%w: config-epoch %d, another sentinel told %d (it names %s)", ErrStaleSentinel, epoch, m.epoch, addr)
+	}
+	m.epoch = epoch
+	return addr, nil
+}
+
+// lower sets the bar to the newest epoch of a pass in which no answer
+// was taken and some were stale: the sentinel that told the higher epoch
+// may be gone, or the sentinels rebuilt, and no master set is followed
+// that no sentinel can name. The next pass takes those answers.
+func (m *MasterSet) lower(bar stale) {
+	if bar.newest < 0 {
+		return
+	}
+	m.mu.Lock()
+	m.epoch = min(m.epoch, bar.newest)
+	m.mu.Unlock()
+}
+
+// ask asks sentinel s for the primary's address and the configuration
+// epoch of the master set (SENTINEL MASTER's config-epoch, asked first
+// so that a switch between the two questions makes the answer look
+// older, not newer; -1 when that sentinel does not tell it, an ACL
+// forbidding SENTINEL MASTER for one).
+func (m *MasterSet) ask(ctx context.Context, s string) (string, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.SentinelTimeout)
 	defer cancel()
 	c, err := m.query(ctx, s)
 	if err != nil {
-		return "", err
+		return "", -1, err
 	}
+	epoch := int64(-1)
+	if v, err := c.Do(ctx, "SENTINEL", "MASTER", m.opts.MasterName); err == nil {
+		if n, err := strconv.ParseInt(field(v, "config-epoch"), 10, 64); err == nil && n >= 0 {
+			epoch = n
+		}
+	} else if c.Err() != nil || ctx.Err() != nil {
+		return "", -1, authErr(err)
+	}
+	addr, err := m.askAddr(ctx, c)
+	return addr, epoch, err
+}
+
+// askAddr asks a sentinel (c) for the primary's address.
+func (m *MasterSet) askAddr(ctx context.Context, c *conn.Conn) (string, error) {
 	v, err := c.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", m.opts.MasterName)
 	if err != nil {
 		return "", authErr(err)
@@ -812,6 +885,7 @@ func (m *MasterSet) follow(s string) error {
 		return err
 	}
 	defer sub.Close()
+	m.learnEpoch(m.life, s)
 	m.wake() // an announcement may have come before the subscription
 	for msg, err := range sub.Messages(m.life) {
 		if errors.Is(err, pubsub.ErrGap) {
@@ -824,6 +898,19 @@ func (m *MasterSet) follow(s string) error {
 		m.announced(s, msg.Channel, string(msg.Payload))
 	}
 	return nil
+}
+
+// learnEpoch raises the bar to sentinel s's config-epoch, so that an
+// older sentinel asked first (New takes the first answer it can confirm)
+// is passed over from the checker's next look on.
+func (m *MasterSet) learnEpoch(ctx context.Context, s string) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.SentinelTimeout)
+	defer cancel()
+	if _, epoch, err := m.ask(ctx, s); err == nil {
+		m.mu.Lock()
+		m.epoch = max(m.epoch, epoch)
+		m.mu.Unlock()
+	}
 }
 
 // announced applies one announcement of sentinel s.

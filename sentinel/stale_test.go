@@ -106,3 +106,21 @@ func TestStaleSentinelNamesReplica(t *testing.T) {
 	}
 	checkStale(t, set, stale, replica.Addr)
 }
+
+// TestStaleSentinelOlderEpoch: the first sentinel asked names a node
+// that answers role master, but its configuration is older (config-epoch
+// 0) than the other sentinels' (a failover made it 1 or more): a
+// sentinel cut off from the others, with the node it still takes for the
+// primary. Its answer is passed over; no write goes to its node.
+func TestStaleSentinelOlderEpoch(t *testing.T) {
+	set := startSet(t, servertest.SentinelOptions{Replicas: 1})
+	_, now := failover(t, set)
+	stale, own := staleSentinel(t, set)
+	checkStale(t, set, stale, own.Data[0].Addr)
+	if n := own.Data[0].CommandCalls(t, "incr"); n != 0 {
+		t.Errorf("the stale sentinel's node %s ran %d INCRs", own.Data[0].Addr, n)
+	}
+	if p, _ := set.Primary(); p != now {
+		t.Errorf("the sentinels name %v, the failover made %s", p, now.Addr)
+	}
+}
