@@ -696,14 +696,14 @@ func (m *MasterSet) query(ctx context.Context, s string) (*conn.Conn, error) {
 
 // stale is one pass's record of the answers passed over as stale: the
 // newest config-epoch among them, -1 for none.
-type stale struct{ newest int64 }
+type staleBar struct{ newest int64 }
 
-func newBar() stale { return stale{newest: -1} }
+func newBar() staleBar { return staleBar{newest: -1} }
 
 // askCurrent is ask, the answer passed over (ErrStaleSentinel) when its
 // config-epoch is older than the newest one a sentinel told; a newer one
 // raises the bar.
-func (m *MasterSet) askCurrent(ctx context.Context, s string, bar *stale) (string, error) {
+func (m *MasterSet) askCurrent(ctx context.Context, s string, bar *staleBar) (string, error) {
 	addr, epoch, err := m.ask(ctx, s)
 	if err != nil || epoch < 0 {
 		return addr, err
@@ -722,7 +722,7 @@ func (m *MasterSet) askCurrent(ctx context.Context, s string, bar *stale) (strin
 // was taken and some were stale: the sentinel that told the higher epoch
 // may be gone, or the sentinels rebuilt, and no master set is followed
 // that no sentinel can name. The next pass takes those answers.
-func (m *MasterSet) lower(bar stale) {
+func (m *MasterSet) lower(bar staleBar) {
 	if bar.newest < 0 {
 		return
 	}
