@@ -16,10 +16,17 @@
 //
 // # Finding the primary
 //
-// The sentinels are asked in order (SENTINEL GET-MASTER-ADDR-BY-NAME); the
-// first that answers is asked first from then on, and the list is
-// completed with the sentinels it knows (SENTINEL SENTINELS). A sentinel
-// down, or refusing, is passed over. When none answers the error is a
+// The sentinels are asked in order (SENTINEL MASTER for the master set's
+// config-epoch, then SENTINEL GET-MASTER-ADDR-BY-NAME), and the list is
+// completed with the sentinels the first knows (SENTINEL SENTINELS). A
+// sentinel down, or refusing, is passed over; so is one whose
+// config-epoch is older than one another sentinel told (ErrStaleSentinel:
+// it has not yet learnt of a failover, or is cut off from the others;
+// New asks every sentinel's epoch first, and when every answer is stale
+// the newest of them is taken on the next pass). An answer is believed
+// only once the node named answers role master (below): only then is it
+// the Primary, and its sentinel asked first from then on; a node that
+// cannot be reached, or is not a primary, has the next sentinel asked. When none answers the error is a
 // *ResolveError holding each sentinel's failure: errors.Is matches
 // ErrNoSentinel, ErrSentinelAuth when a sentinel refused the sentinel
 // credentials (SentinelUsername, SentinelPassword: apart from the data
@@ -31,8 +38,11 @@
 // or AUTH and ROLE where HELLO is refused. A node that answers anything but
 // master is refused (a *RoleError, ErrNotPrimary: a sentinel behind the
 // times, or one that lies), nothing else is sent to it, and the sentinels
-// are asked again (three times in all per dial; then the dial fails and
-// the Client's backoff applies).
+// are asked again, the one that named it last (three times in all per
+// dial; then the dial fails and the Client's backoff applies). A node
+// that answers role master to a sentinel as current as the others is
+// taken: two nodes that both say master to current sentinels (a split the
+// sentinels have not yet resolved) cannot be told apart here.
 //
 // # During a failover
 //
@@ -49,7 +59,10 @@
 // asynchronous replication can lose when the primary dies (kill -9, a
 // crash: writes acknowledged and not yet copied) it still loses. When the
 // leading sentinel cannot be heard, +switch-master from any sentinel ends
-// the connections to the old primary, and a write answered READONLY, a
+// the connections to the old primary (a late +switch-master to a node
+// since replaced is ignored, and an abort lifts the fence only when it
+// comes from the sentinel that announced the promotion, before the
+// switch), and a write answered READONLY, a
 // gap in a sentinel's announcements, or a lost connection have the
 // sentinels asked again.
 //

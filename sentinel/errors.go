@@ -28,6 +28,11 @@ var (
 	// not dialed meanwhile, so that nothing is written to it after the
 	// replica stops copying it.
 	ErrFailover = errors.New("sentinel: failover in progress")
+	// ErrStaleSentinel is matched when a sentinel's configuration of
+	// the master set is older (its config-epoch lower) than one another
+	// sentinel told: it has not yet learnt of a failover, or is cut off
+	// from the others. Its answer is passed over.
+	ErrStaleSentinel = errors.New("sentinel: the sentinel's configuration is out of date")
 	// ErrClosed is matched after Close.
 	ErrClosed = errors.New("sentinel: master set closed")
 	// ErrBadOptions is matched by Options or a URL that no master set

@@ -12,3 +12,8 @@ func SetZoneOf(t *testing.T, zone func(addr string) string) {
 	readers.ZoneOf = zone
 	t.Cleanup(func() { readers.ZoneOf = nil })
 }
+
+// CheckNow runs one look of m's checker (ask the sentinels, confirm, end
+// the connections to a node that is no longer a primary) and returns
+// when it is done.
+func CheckNow(m *MasterSet) { m.check() }

@@ -76,7 +76,8 @@ func TestReadOnlyReResolves(t *testing.T) {
 }
 
 // scriptedSentinel answers GET-MASTER-ADDR-BY-NAME with addr() and
-// announces nothing; HELLO is refused (RESP2), SUBSCRIBE unanswered.
+// announces nothing; HELLO and SENTINEL MASTER are refused (RESP2, no
+// config-epoch), SUBSCRIBE unanswered.
 func scriptedSentinel(t *testing.T, addr func() string) string {
 	return scriptpeer.Listen(t, func(c net.Conn) {
 		r := bufio.NewReader(c)
@@ -99,6 +100,9 @@ func scriptedSentinel(t *testing.T, addr func() string) string {
 				fmt.Fprintf(c, "*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(host), host, len(port), port)
 			case "SENTINEL SENTINELS":
 				fmt.Fprint(c, "*0\r\n")
+			case "SENTINEL MASTER":
+				// No config-epoch told: its answer is never stale.
+				fmt.Fprint(c, "-ERR unknown subcommand 'MASTER'\r\n")
 			}
 		}
 	})

@@ -132,6 +132,8 @@ type MasterSet struct {
 	fence     string                // a primary being replaced: not dialed
 	fenceEnd  time.Time             // when fence lapses unless confirmed
 	candidate string                // the replica being promoted in fence's place
+	fenceBy   string                // the sentinel that announced candidate
+	epoch     int64                 // the newest config-epoch a sentinel told
 	gen       uint64                // bumped when connections are ended
 	conns     map[net.Conn]tracked  // data connections dialed, by transport
 	watching  map[string]bool       // sentinels with a watcher
@@ -152,7 +154,10 @@ type tracked struct {
 // New asks the sentinels for the primary of opts.MasterName (so that an
 // unknown name, wrong sentinel credentials or no reachable sentinel are
 // reported at once: a *ResolveError), learns the other sentinels, and
-// starts watching every sentinel for failovers.
+// starts watching every sentinel for failovers. It asks every sentinel
+// of opts.Sentinels at once for its configuration epoch first, and takes
+// the first sentinel's answer, in order, that is neither older than
+// another's (ErrStaleSentinel) nor names a node other than a primary.
 func New(ctx context.Context, opts Options) (*MasterSet, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -167,11 +172,22 @@ func New(ctx context.Context, opts Options) (*MasterSet, error) {
 		kick:      make(chan struct{}, 1),
 	}
 	m.life, m.cancel = context.WithCancel(context.Background())
-	addr, err := m.resolve(ctx)
-	if err != nil {
+	// Every sentinel's config-epoch first (at once; an unreachable
+	// sentinel costs up to SentinelTimeout), so that the first answer
+	// taken is not that of a sentinel behind the others.
+	var wg sync.WaitGroup
+	for _, s := range o.Sentinels {
+		wg.Go(func() { m.learnEpoch(ctx, s) })
+	}
+	wg.Wait()
+	addr, answered, err := m.confirm(ctx)
+	if err != nil && !answered {
 		m.Close()
 		return nil, err
 	}
+	// A sentinel answered but no node it named answers role master (the
+	// primary is down, or being failed over): Primary stays empty until
+	// one is confirmed or announced.
 	m.mu.Lock()
 	m.primary = addr
 	m.mu.Unlock()
@@ -181,8 +197,9 @@ func New(ctx context.Context, opts Options) (*MasterSet, error) {
 	return m, nil
 }
 
-// Primary returns the address of the primary last told by a sentinel or
-// announced by one (+switch-master).
+// Primary returns the address of the primary last confirmed (named by a
+// sentinel and answering role master) or announced by a sentinel
+// (+switch-master); empty while none has been.
 func (m *MasterSet) Primary() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -259,10 +276,8 @@ func (m *MasterSet) wake() {
 	}
 }
 
-// checker asks the sentinels again when woken (a READONLY answer, a gap
-// in a sentinel's announcements): a primary other than the one the
-// connections go to is taken as a switch; and a node the connections go
-// to that now answers another role has its connections ended.
+// checker looks again (check) when woken: a READONLY answer, a gap in
+// a sentinel's announcements, a primary a dial found unannounced.
 func (m *MasterSet) checker() {
 	defer m.wg.Done()
 	for {
@@ -271,24 +286,35 @@ func (m *MasterSet) checker() {
 			return
 		case <-m.kick:
 		}
-		ctx, cancel := context.WithTimeout(m.life, m.opts.SentinelTimeout*time.Duration(max(1, len(m.Sentinels()))))
-		if addr, err := m.resolve(ctx); err == nil {
-			m.switchTo(addr, "")
+		m.check()
+	}
+}
+
+// check is one look of the checker: the sentinels are asked, and the
+// first node named that answers role master is taken as the primary (a
+// switch if it is another); a node the connections go to that now
+// answers another role has its connections ended.
+func (m *MasterSet) check() {
+	ctx, cancel := context.WithTimeout(m.life, 2*m.opts.SentinelTimeout*time.Duration(max(1, len(m.Sentinels()))))
+	defer cancel()
+	m.mu.Lock()
+	gen := m.gen
+	m.mu.Unlock()
+	if addr, _, err := m.confirm(ctx); err == nil {
+		m.confirmed(addr, gen)
+	}
+	m.mu.Lock()
+	var addrs []string
+	for _, t := range m.conns {
+		if !slices.Contains(addrs, t.addr) {
+			addrs = append(addrs, t.addr)
 		}
-		m.mu.Lock()
-		var addrs []string
-		for _, t := range m.conns {
-			if !slices.Contains(addrs, t.addr) {
-				addrs = append(addrs, t.addr)
-			}
+	}
+	m.mu.Unlock()
+	for _, a := range addrs {
+		if role, err := m.roleOf(ctx, a); err == nil && role != "master" {
+			m.end(func(t tracked) bool { return t.addr == a })
 		}
-		m.mu.Unlock()
-		for _, a := range addrs {
-			if role, err := m.roleOf(ctx, a); err == nil && role != "master" {
-				m.end(func(t tracked) bool { return t.addr == a })
-			}
-		}
-		cancel()
 	}
 }
 
@@ -311,8 +337,10 @@ func (m *MasterSet) switchTo(addr, from string) {
 		m.mu.Unlock()
 		return
 	}
-	if from == "" && addr == m.fence && time.Now().Before(m.fenceEnd) {
-		// A sentinel that has not yet switched: the fence holds.
+	if addr == m.fence && time.Now().Before(m.fenceEnd) {
+		// A sentinel that has not yet switched (from empty), or the
+		// late announcement of a switch to a node since replaced: the
+		// fence holds.
 		m.mu.Unlock()
 		return
 	}
@@ -323,7 +351,7 @@ func (m *MasterSet) switchTo(addr, from string) {
 	if m.fence == addr {
 		m.fence = ""
 	}
-	m.candidate = ""
+	m.candidate, m.fenceBy = "", ""
 	ended := m.endLocked(func(t tracked) bool { return t.addr != addr })
 	notify := m.onSwitch
 	m.mu.Unlock()
@@ -331,6 +359,63 @@ func (m *MasterSet) switchTo(addr, from string) {
 	if notify != nil {
 		notify()
 	}
+}
+
+// confirmed is switchTo(addr, "") for a node the checker confirmed,
+// unless the books changed (an announcement, a connection ended) since
+// gen, when the confirmation began: then what it saw may be older than
+// what was announced, and the checker looks again.
+func (m *MasterSet) confirmed(addr string, gen uint64) {
+	m.mu.Lock()
+	moved := m.gen != gen
+	m.mu.Unlock()
+	if moved {
+		m.wake()
+		return
+	}
+	m.switchTo(addr, "")
+}
+
+// confirm asks the sentinels in order for the primary and checks the
+// role of each node named (the one being replaced passed over) until one
+// answers role master: that node, and its sentinel is asked first from
+// then on. A sentinel that names a node which is not a primary, or
+// cannot be reached, is passed over: it may be stale or cut off from the
+// others. answered tells whether any sentinel answered at all.
+func (m *MasterSet) confirm(ctx context.Context) (addr string, answered bool, err error) {
+	var tried []error
+	bar := newBar()
+	for _, s := range m.Sentinels() {
+		a, err := m.askCurrent(ctx, s, &bar)
+		if err == nil || errors.Is(err, ErrStaleSentinel) {
+			answered = true
+		}
+		if err == nil {
+			if m.fenced(a) {
+				err = fmt.Errorf("%w: %s is being replaced", ErrFailover, a)
+			} else if role, rerr := m.roleOf(ctx, a); rerr != nil {
+				err = fmt.Errorf("sentinel: role check of %s: %w", a, rerr)
+			} else if role != "master" {
+				err = &RoleError{Addr: a, Role: role}
+			} else {
+				m.prefer(s)
+				return a, true, nil
+			}
+		}
+		tried = append(tried, &SentinelError{Addr: s, Err: err})
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	m.lower(bar)
+	return "", answered, &ResolveError{Master: m.opts.MasterName, Tried: tried}
+}
+
+// fenced tells whether addr is the primary being replaced.
+func (m *MasterSet) fenced(addr string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return addr == m.fence && time.Now().Before(m.fenceEnd)
 }
 
 // end ends the tracked connections that match.
@@ -395,7 +480,7 @@ func (m *MasterSet) target(ctx context.Context) (string, string, uint64, error) 
 		return "", "", 0, err
 	}
 	if m.fence != "" && time.Now().After(m.fenceEnd) {
-		m.fence, m.candidate = "", ""
+		m.fence, m.candidate, m.fenceBy = "", "", ""
 	}
 	if addr == m.fence {
 		// The sentinel asked has not yet switched: the replica being
@@ -404,17 +489,19 @@ func (m *MasterSet) target(ctx context.Context) (string, string, uint64, error) 
 			return "", "", 0, fmt.Errorf("%w: %s is being replaced", ErrFailover, addr)
 		}
 		addr, by = m.candidate, ""
-	} else if addr != m.primary {
-		m.primary = addr
 	}
+	// Not recorded as the primary here: only once it answers role
+	// master (dial), since the sentinel may be stale.
 	return addr, by, m.gen, nil
 }
 
 // dial is the data nodes' Dialer: it resolves the primary, dials it
 // (TLS included), checks that it answers role master, and tracks the
-// connection. A node that answers another role is refused, the sentinel
-// that named it goes to the back of the list, and the sentinels are
-// asked again, up to resolveTries times.
+// connection; only then is the node recorded as the primary and its
+// sentinel asked first. A node that answers another role, or cannot be
+// reached, is refused (nothing was sent to it), the sentinel that named
+// it goes to the back of the list, and the sentinels are asked again,
+// up to resolveTries times.
 func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	var last error
 	for try := 0; try < resolveTries; try++ {
@@ -433,7 +520,16 @@ func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 		}
 		nc, err := m.transport(ctx, addr)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			// A stale sentinel may name a node that is gone: ask the
+			// others first.
+			last = err
+			if by != "" {
+				m.distrust(by)
+			}
+			continue
 		}
 		role, err := probeRole(ctx, nc, m.opts.Username, m.opts.Password)
 		if err != nil {
@@ -459,8 +555,18 @@ func (m *MasterSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 		default:
 			m.prune()
 			m.conns[nc] = tracked{addr: addr}
+			if m.primary != addr {
+				// A switch no sentinel announced to this MasterSet:
+				// the checker confirms it and ends the connections
+				// to the node it replaced.
+				m.primary = addr
+				defer m.wake()
+			}
 		}
 		m.mu.Unlock()
+		if err == nil && by != "" {
+			m.prefer(by)
+		}
 		if err != nil {
 			nc.Close()
 			if errors.Is(err, ErrClosed) {
@@ -517,20 +623,16 @@ func (m *MasterSet) sentinelOptions(addr string) conn.Options {
 	}
 }
 
-// resolve asks the sentinels in order for the primary's address; the
-// first that answers is asked first from then on.
-func (m *MasterSet) resolve(ctx context.Context) (string, error) {
-	addr, _, err := m.resolveBy(ctx)
-	return addr, err
-}
-
-// resolveBy is resolve, also returning the sentinel that answered.
+// resolveBy asks the sentinels in order for the primary's address, and
+// returns the first answer and the sentinel that gave it. The answer is
+// not yet believed: the caller checks the node's role, and only then
+// has that sentinel asked first (prefer).
 func (m *MasterSet) resolveBy(ctx context.Context) (string, string, error) {
 	var tried []error
+	bar := newBar()
 	for _, s := range m.Sentinels() {
-		addr, err := m.ask(ctx, s)
+		addr, err := m.askCurrent(ctx, s, &bar)
 		if err == nil {
-			m.prefer(s)
 			return addr, s, nil
 		}
 		tried = append(tried, &SentinelError{Addr: s, Err: err})
@@ -538,6 +640,7 @@ func (m *MasterSet) resolveBy(ctx context.Context) (string, string, error) {
 			break
 		}
 	}
+	m.lower(bar)
 	return "", "", &ResolveError{Master: m.opts.MasterName, Tried: tried}
 }
 
@@ -591,14 +694,69 @@ func (m *MasterSet) query(ctx context.Context, s string) (*conn.Conn, error) {
 	return c, nil
 }
 
-// ask asks sentinel s for the primary's address.
-func (m *MasterSet) ask(ctx context.Context, s string) (string, error) {
+// stale is one pass's record of the answers passed over as stale: the
+// newest config-epoch among them, -1 for none.
+type staleBar struct{ newest int64 }
+
+func newBar() staleBar { return staleBar{newest: -1} }
+
+// askCurrent is ask, the answer passed over (ErrStaleSentinel) when its
+// config-epoch is older than the newest one a sentinel told; a newer one
+// raises the bar.
+func (m *MasterSet) askCurrent(ctx context.Context, s string, bar *staleBar) (string, error) {
+	addr, epoch, err := m.ask(ctx, s)
+	if err != nil || epoch < 0 {
+		return addr, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if epoch < m.epoch {
+		bar.newest = max(bar.newest, epoch)
+		return "", fmt.Errorf("%w: config-epoch %d, another sentinel told %d (it names %s)", ErrStaleSentinel, epoch, m.epoch, addr)
+	}
+	m.epoch = epoch
+	return addr, nil
+}
+
+// lower sets the bar to the newest epoch of a pass in which no answer
+// was taken and some were stale: the sentinel that told the higher epoch
+// may be gone, or the sentinels rebuilt, and no master set is followed
+// that no sentinel can name. The next pass takes those answers.
+func (m *MasterSet) lower(bar staleBar) {
+	if bar.newest < 0 {
+		return
+	}
+	m.mu.Lock()
+	m.epoch = min(m.epoch, bar.newest)
+	m.mu.Unlock()
+}
+
+// ask asks sentinel s for the primary's address and the configuration
+// epoch of the master set (SENTINEL MASTER's config-epoch, asked first
+// so that a switch between the two questions makes the answer look
+// older, not newer; -1 when that sentinel does not tell it, an ACL
+// forbidding SENTINEL MASTER for one).
+func (m *MasterSet) ask(ctx context.Context, s string) (string, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.SentinelTimeout)
 	defer cancel()
 	c, err := m.query(ctx, s)
 	if err != nil {
-		return "", err
+		return "", -1, err
 	}
+	epoch := int64(-1)
+	if v, err := c.Do(ctx, "SENTINEL", "MASTER", m.opts.MasterName); err == nil {
+		if n, err := strconv.ParseInt(field(v, "config-epoch"), 10, 64); err == nil && n >= 0 {
+			epoch = n
+		}
+	} else if c.Err() != nil || ctx.Err() != nil {
+		return "", -1, authErr(err)
+	}
+	addr, err := m.askAddr(ctx, c)
+	return addr, epoch, err
+}
+
+// askAddr asks a sentinel (c) for the primary's address.
+func (m *MasterSet) askAddr(ctx context.Context, c *conn.Conn) (string, error) {
 	v, err := c.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", m.opts.MasterName)
 	if err != nil {
 		return "", authErr(err)
@@ -727,6 +885,7 @@ func (m *MasterSet) follow(s string) error {
 		return err
 	}
 	defer sub.Close()
+	m.learnEpoch(m.life, s)
 	m.wake() // an announcement may have come before the subscription
 	for msg, err := range sub.Messages(m.life) {
 		if errors.Is(err, pubsub.ErrGap) {
@@ -736,18 +895,31 @@ func (m *MasterSet) follow(s string) error {
 		if err != nil {
 			return err
 		}
-		m.announced(msg.Channel, string(msg.Payload))
+		m.announced(s, msg.Channel, string(msg.Payload))
 	}
 	return nil
 }
 
-// announced applies one announcement of a sentinel.
+// learnEpoch raises the bar to sentinel s's config-epoch, so that an
+// older sentinel asked first (New takes the first answer it can confirm)
+// is passed over from the checker's next look on.
+func (m *MasterSet) learnEpoch(ctx context.Context, s string) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.SentinelTimeout)
+	defer cancel()
+	if _, epoch, err := m.ask(ctx, s); err == nil {
+		m.mu.Lock()
+		m.epoch = max(m.epoch, epoch)
+		m.mu.Unlock()
+	}
+}
+
+// announced applies one announcement of sentinel s.
 //
 //	+switch-master <name> <old ip> <old port> <new ip> <new port>
 //	+selected-slave slave <ip:port> <ip> <port> @ <name> <master ip> <master port>
 //	+promoted-slave (the same)
 //	-failover-abort-… master <name> <ip> <port>
-func (m *MasterSet) announced(channel, payload string) {
+func (m *MasterSet) announced(s, channel, payload string) {
 	f := strings.Fields(payload)
 	switch channel {
 	case evSwitch:
@@ -760,22 +932,25 @@ func (m *MasterSet) announced(channel, payload string) {
 		}
 		replica, old := net.JoinHostPort(f[2], f[3]), net.JoinHostPort(f[6], f[7])
 		m.mu.Lock()
-		if m.closed || m.primary != old && m.fence != old {
+		if m.closed || m.primary != old && m.fence != old && m.primary != "" {
 			m.mu.Unlock()
 			return
 		}
 		// From now on nothing is written to the old primary: the
 		// replica is about to stop copying it. Its connections end, and
 		// dials go to the replica once it says it is a primary.
-		m.fence, m.fenceEnd, m.candidate = old, time.Now().Add(m.opts.FailoverPause), replica
+		m.fence, m.fenceEnd, m.candidate, m.fenceBy = old, time.Now().Add(m.opts.FailoverPause), replica, s
 		ended := m.endLocked(func(t tracked) bool { return t.addr == old })
 		m.mu.Unlock()
 		endAll(ended)
 	case evAbortNG, evAbortPr, evAbortNE:
 		if len(f) == 4 && f[0] == "master" && f[1] == m.opts.MasterName {
+			// Only the sentinel leading the promotion can abort it:
+			// another one's abort (not elected: it lost the vote) is
+			// not, nor is a late abort once the switch is announced.
 			m.mu.Lock()
-			if m.fence == net.JoinHostPort(f[2], f[3]) {
-				m.fence, m.candidate = "", ""
+			if m.fence == net.JoinHostPort(f[2], f[3]) && m.candidate != "" && m.fenceBy == s {
+				m.fence, m.candidate, m.fenceBy = "", "", ""
 			}
 			m.mu.Unlock()
 		}
