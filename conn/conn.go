@@ -114,6 +114,9 @@ type entry struct {
 	n     int
 	at    uint64 // bytes received when it was queued: its replies come after
 	block bool   // it holds a blocking command
+	// slots: h's replies land in slots the reader fills itself (step's
+	// bulk path), nil when h is not wire.Slotted.
+	slots wire.Slotted
 }
 
 // Conn is one pipelining connection, safe for concurrent use. Commands from
@@ -370,7 +373,8 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	}
 	c.pending.Add(int64(n))
 	c.wbuf = append(c.wbuf, cmds...)
-	c.queue = append(c.queue, entry{h: h, n: n, at: at, block: blocking})
+	slots, _ := h.(wire.Slotted)
+	c.queue = append(c.queue, entry{h: h, n: n, at: at, block: blocking, slots: slots})
 	if blocking {
 		c.blockStart(block)
 	}

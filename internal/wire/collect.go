@@ -58,6 +58,29 @@ func (st *collectState) Done(err error) {
 	collectPool.Put(st)
 }
 
+// Slotted is a Handler whose replies land in slots that the reader may
+// fill itself, many replies at a time (conn's bulk path: resp.Reader's
+// Scalars), rather than one Reply call each: the Collector's. Reply stays
+// the way for every reply the bulk path does not take; Done ends it as
+// for any Handler.
+type Slotted interface {
+	Handler
+	// Slots returns the slots, reply i's being slots[i], and the arena
+	// to retain them in; nil slots when every reply must go through
+	// Reply (its round trip was abandoned, or an index maps its replies
+	// to other slots).
+	Slots() ([]resp.Value, *resp.Arena)
+}
+
+// Slots is the Slotted method: the slots while the round trip is waited
+// for and its replies go to slots by their order.
+func (st *collectState) Slots() ([]resp.Value, *resp.Arena) {
+	if len(st.index) > 0 || st.state.Load() == abandoned {
+		return nil, nil
+	}
+	return st.replies, &st.arena
+}
+
 // Waits is true: Exchange waits for its round trip.
 func (st *collectState) Waits() bool { return true }
 
