@@ -372,7 +372,13 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		at += uint64(waiting)
 	}
 	c.pending.Add(int64(n))
-	c.wbuf = append(c.wbuf, cmds...)
+	// Idle (nobody writing, nothing else owed) and small: the caller
+	// writes cmds itself, straight from its bytes, before Send returns;
+	// else they are copied for the writer role's holder.
+	direct := !c.writing && c.pending.Load() == int64(n) && len(cmds) <= maxInline
+	if !direct {
+		c.wbuf = append(c.wbuf, cmds...)
+	}
 	slots, _ := h.(wire.Slotted)
 	c.queue = append(c.queue, entry{h: h, n: n, at: at, block: blocking, slots: slots})
 	if blocking {
@@ -387,21 +393,20 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		}
 	}
 	switch {
+	case direct:
+		// Idle: write inline, saving a goroutine hand-off and a copy.
+		c.writing = true
+		c.mu.Unlock()
+		c.writeInline(cmds)
 	case c.writing:
 		// The active writer takes these bytes before it lets go.
 		c.mu.Unlock()
-	case c.pending.Load() > int64(n) || len(cmds) > maxInline:
+	default:
 		// Busy, or a large write: let the writer goroutine gather more
 		// before it writes, or write what may block.
 		c.writing = true
 		c.mu.Unlock()
 		c.wakeWriter()
-	default:
-		// Idle: write inline, saving a goroutine hand-off.
-		c.writing = true
-		buf := c.swap()
-		c.mu.Unlock()
-		c.writeInline(buf)
 	}
 	return lead, nil
 }
