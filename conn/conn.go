@@ -350,6 +350,7 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	if err = checkArgs(w, c.opts.MaxArg); err != nil {
 		return false, err
 	}
+	slots, _ := h.(wire.Slotted)
 	c.mu.Lock()
 	if err := c.waitRoom(ctx, n); err != nil {
 		return false, err
@@ -379,7 +380,6 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	if !direct {
 		c.wbuf = append(c.wbuf, cmds...)
 	}
-	slots, _ := h.(wire.Slotted)
 	c.queue = append(c.queue, entry{h: h, n: n, at: at, block: blocking, slots: slots})
 	if blocking {
 		c.blockStart(block)
