@@ -189,7 +189,7 @@ func (r *Reader) scalar(b []byte) (t Type, num int64, lo, hi, n int) {
 		return 0, 0, 0, 0, 0
 	}
 	lim := min(len(b), r.sc.lim.MaxLine+2)
-	i := bytes.IndexByte(b[1:lim], '\n') + 1
+	i := lineEnd(b[:lim])
 	if i < 2 || b[i-1] != '\r' {
 		return 0, 0, 0, 0, 0
 	}
@@ -215,6 +215,27 @@ func (r *Reader) scalar(b []byte) (t Type, num int64, lo, hi, n int) {
 		return t, 0, i + 1, end - 2, end
 	}
 	return 0, 0, 0, 0, 0
+}
+
+// lineEnd returns the index of the first LF in b after its type byte,
+// or 0 when there is none. Most reply lines are a few bytes ("+OK",
+// ":1", "$64"): their first 16 bytes are looked at one by one, which
+// is quicker for them than IndexByte's call; a longer line goes on
+// with IndexByte.
+func lineEnd(b []byte) int {
+	n := min(len(b), 16)
+	for i := 1; i < n; i++ {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	if n == len(b) {
+		return 0
+	}
+	if i := bytes.IndexByte(b[n:], '\n'); i >= 0 {
+		return n + i
+	}
+	return 0
 }
 
 // take builds the scanned frame and consumes it.
