@@ -15,6 +15,7 @@ import (
 // in slots, which the connection may fill itself; it counts the replies
 // that came through Reply instead.
 type slotHandler struct {
+	wire.SlottedMark
 	slots   []resp.Value
 	arena   resp.Arena
 	give    bool // Slots gives the slots (else nil: every reply through Reply)
@@ -42,6 +43,15 @@ func (h *slotHandler) Slots() ([]resp.Value, *resp.Arena) {
 
 var _ wire.Slotted = (*slotHandler)(nil)
 
+// lookalike has Slotted's exported methods but not its mark: a Handler
+// of a user's, which the connection must never bypass.
+type lookalike struct{ h *slotHandler }
+
+func (l lookalike) Reply(i int, v resp.Value)          { l.h.Reply(i, v) }
+func (l lookalike) Done(err error)                     { l.h.Done(err) }
+func (l lookalike) Waits() bool                        { return l.h.Waits() }
+func (l lookalike) Slots() ([]resp.Value, *resp.Arena) { return l.h.Slots() }
+
 // TestSlottedRepliesInOrder: a submission whose Handler gives slots
 // (wire.Slotted, as a pipeline.Batch's) gets every reply in its slot, in
 // order, the same as a command sent alone gets: scalars (simple strings,
@@ -49,7 +59,9 @@ var _ wire.Slotted = (*slotHandler)(nil)
 // (arrays, a null), mixed; and most of a run of scalars goes straight
 // into the slots, not through Reply. With slots refused (nil, as an
 // abandoned batch's) every reply comes through Reply. Whether the caller
-// reads its replies itself (Waits) or the reader goroutine does.
+// reads its replies itself (Waits) or the reader goroutine does. A
+// Handler of a user's with the same methods, but not the module's mark
+// (wire.SlottedMark), gets every reply through Reply.
 func TestSlottedRepliesInOrder(t *testing.T) {
 	c := setup(t, conn.Options{})
 	ctx := testCtx(t)
@@ -92,23 +104,30 @@ func TestSlottedRepliesInOrder(t *testing.T) {
 	require.NoError(t, err)
 	n := w.Len()
 	for _, tc := range []struct {
-		name        string
-		give, waits bool
+		name             string
+		give, waits, own bool
 	}{
-		{"slots/caller reads", true, true},
-		{"slots/reader goroutine", true, false},
-		{"no slots/caller reads", false, true},
+		{"slots/caller reads", true, true, true},
+		{"slots/reader goroutine", true, false, true},
+		{"no slots/caller reads", false, true, true},
+		// A user's Handler with a Slots method of its own is not
+		// Slotted: every reply goes through its Reply.
+		{"lookalike", true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv.Flush(t)
 			h := newSlotHandler(n, tc.give, tc.waits)
-			require.NoError(t, c.Send(ctx, w, h))
+			var send conn.Handler = h
+			if !tc.own {
+				send = lookalike{h}
+			}
+			require.NoError(t, c.Send(ctx, w, send))
 			require.NoError(t, <-h.done)
 			for i, a := range args {
 				require.Equal(t, want[i].String(), h.slots[i].String(), "command %d %q", i, a)
 				require.Equal(t, want[i].Type, h.slots[i].Type, "command %d %q", i, a)
 			}
-			if tc.give {
+			if tc.give && tc.own {
 				require.Less(t, h.replied, n/2, "replies through Reply, of %d, with slots given", n)
 			} else {
 				require.Equal(t, n, h.replied, "replies through Reply with no slots")

@@ -188,6 +188,11 @@ func (r *Reader) scalar(b []byte) (t Type, num int64, lo, hi, n int) {
 	if len(b) < 3 {
 		return 0, 0, 0, 0, 0
 	}
+	switch Type(b[0]) {
+	case SimpleString, Error, Integer, BulkString:
+	default:
+		return 0, 0, 0, 0, 0 // an aggregate, a push, …: not searched
+	}
 	lim := min(len(b), r.sc.lim.MaxLine+2)
 	i := lineEnd(b[:lim])
 	if i < 2 || b[i-1] != '\r' {
