@@ -273,8 +273,9 @@ func (c *Conn) fault0() error {
 // writer goroutine does. h receives the replies in order on the goroutine
 // holding the reader role: the caller's own, when h.Waits() and nobody
 // else reads (Send then returns once h is done or ctx ends), else the
-// reader goroutine. cmds.Bytes() are copied. When Send returns an error, h is
-// never called.
+// reader goroutine. cmds.Bytes() are the caller's again once Send
+// returns: written from before it returns, or copied. When Send returns
+// an error, h is never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
 	cmds, l, err := c.hooks.factsFor(cmds)
 	if err != nil {
@@ -322,12 +323,12 @@ func (c *Conn) sendHooked(ctx context.Context, cmds wire.Cmds, h wire.Handler) e
 	return nil
 }
 
-// maxInline is the largest submission a caller writes, or reads the
-// replies of, on its own goroutine. A larger write may block until the
-// peer reads it, so the writer goroutine writes it: the caller stays free
-// to give up when its ctx ends, and the reader goroutine reads meanwhile,
-// for a peer that stops reading until its replies are read (as simple
-// servers and proxies do).
+// maxInline is the largest submission a caller writes on its own
+// goroutine. A larger write may block until the peer reads it, so the
+// writer goroutine writes it: the caller stays free to give up when its
+// ctx ends, and reads the replies meanwhile (when it leads; else the
+// reader goroutine does), for a peer that stops reading until its
+// replies are read (as simple servers and proxies do).
 const maxInline = 64 << 10
 
 // submit queues the commands, takes the reader role when asked and free,
@@ -385,7 +386,7 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		c.blockStart(block)
 	}
 	if c.reader == roleFree {
-		if h.Waits() && c.opts.OnPush == nil && len(cmds) <= maxInline {
+		if h.Waits() && c.opts.OnPush == nil {
 			c.setRole(roleLeader)
 			lead = true
 		} else {
