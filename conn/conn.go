@@ -114,6 +114,9 @@ type entry struct {
 	n     int
 	at    uint64 // bytes received when it was queued: its replies come after
 	block bool   // it holds a blocking command
+	// slots: h's replies land in slots the reader fills itself (step's
+	// bulk path), nil when h is not wire.Slotted.
+	slots wire.Slotted
 }
 
 // Conn is one pipelining connection, safe for concurrent use. Commands from
@@ -270,8 +273,9 @@ func (c *Conn) fault0() error {
 // writer goroutine does. h receives the replies in order on the goroutine
 // holding the reader role: the caller's own, when h.Waits() and nobody
 // else reads (Send then returns once h is done or ctx ends), else the
-// reader goroutine. cmds.Bytes() are copied. When Send returns an error, h is
-// never called.
+// reader goroutine. cmds.Bytes() are the caller's again once Send
+// returns: written from before it returns, or copied. When Send returns
+// an error, h is never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
 	cmds, l, err := c.hooks.factsFor(cmds)
 	if err != nil {
@@ -319,12 +323,12 @@ func (c *Conn) sendHooked(ctx context.Context, cmds wire.Cmds, h wire.Handler) e
 	return nil
 }
 
-// maxInline is the largest submission a caller writes, or reads the
-// replies of, on its own goroutine. A larger write may block until the
-// peer reads it, so the writer goroutine writes it: the caller stays free
-// to give up when its ctx ends, and the reader goroutine reads meanwhile,
-// for a peer that stops reading until its replies are read (as simple
-// servers and proxies do).
+// maxInline is the largest submission a caller writes on its own
+// goroutine. A larger write may block until the peer reads it, so the
+// writer goroutine writes it: the caller stays free to give up when its
+// ctx ends, and reads the replies meanwhile (when it leads; else the
+// reader goroutine does), for a peer that stops reading until its
+// replies are read (as simple servers and proxies do).
 const maxInline = 64 << 10
 
 // submit queues the commands, takes the reader role when asked and free,
@@ -347,6 +351,7 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	if err = checkArgs(w, c.opts.MaxArg); err != nil {
 		return false, err
 	}
+	slots, _ := h.(wire.Slotted)
 	c.mu.Lock()
 	if err := c.waitRoom(ctx, n); err != nil {
 		return false, err
@@ -369,13 +374,19 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		at += uint64(waiting)
 	}
 	c.pending.Add(int64(n))
-	c.wbuf = append(c.wbuf, cmds...)
-	c.queue = append(c.queue, entry{h: h, n: n, at: at, block: blocking})
+	// Idle (nobody writing, nothing else owed) and small: the caller
+	// writes cmds itself, straight from its bytes, before Send returns;
+	// else they are copied for the writer role's holder.
+	direct := !c.writing && c.pending.Load() == int64(n) && len(cmds) <= maxInline
+	if !direct {
+		c.wbuf = append(c.wbuf, cmds...)
+	}
+	c.queue = append(c.queue, entry{h: h, n: n, at: at, block: blocking, slots: slots})
 	if blocking {
 		c.blockStart(block)
 	}
 	if c.reader == roleFree {
-		if h.Waits() && c.opts.OnPush == nil && len(cmds) <= maxInline {
+		if h.Waits() && c.opts.OnPush == nil {
 			c.setRole(roleLeader)
 			lead = true
 		} else {
@@ -383,21 +394,20 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 		}
 	}
 	switch {
+	case direct:
+		// Idle: write inline, saving a goroutine hand-off and a copy.
+		c.writing = true
+		c.mu.Unlock()
+		c.writeInline(cmds)
 	case c.writing:
 		// The active writer takes these bytes before it lets go.
 		c.mu.Unlock()
-	case c.pending.Load() > int64(n) || len(cmds) > maxInline:
+	default:
 		// Busy, or a large write: let the writer goroutine gather more
 		// before it writes, or write what may block.
 		c.writing = true
 		c.mu.Unlock()
 		c.wakeWriter()
-	default:
-		// Idle: write inline, saving a goroutine hand-off.
-		c.writing = true
-		buf := c.swap()
-		c.mu.Unlock()
-		c.writeInline(buf)
 	}
 	return lead, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/echomq/echomq-go/conn"
 	"github.com/echomq/echomq-go/internal/scriptpeer"
 	"github.com/echomq/echomq-go/pipeline"
+	"github.com/echomq/echomq-go/resp"
 )
 
 // syncPeer answers each command before it reads the next, with a blocking
@@ -103,4 +105,52 @@ func TestCancelWhileWriteBlocked(t *testing.T) {
 	c.Close()
 	close(stop) // the peer's handler returns
 	checkNoLeak(t, before, 0)
+}
+
+// readsOnCaller is a Handler that waits for its replies and notes, at
+// the first, whether it runs on the goroutine that called Send (the
+// leader reading its own replies) rather than the reader goroutine.
+type readsOnCaller struct {
+	onCaller bool
+	replies  int
+	done     chan error
+}
+
+func (h *readsOnCaller) Reply(i int, _ resp.Value) {
+	if i == 0 {
+		buf := make([]byte, 64<<10)
+		h.onCaller = strings.Contains(string(buf[:runtime.Stack(buf, false)]), "TestLargeBatchCallerReads")
+	}
+	h.replies++
+}
+func (h *readsOnCaller) Done(err error) { h.done <- err }
+func (h *readsOnCaller) Waits() bool    { return true }
+
+// A caller whose submission is too large to write itself (over 64 KiB:
+// the writer goroutine writes it) still reads its own replies, while the
+// writer goroutine writes, rather than waiting to be woken by the reader
+// goroutine; and against a peer that answers as it reads, nothing
+// deadlocks.
+func TestLargeBatchCallerReads(t *testing.T) {
+	c := dial(t, conn.Options{Addr: syncPeer(t), WriteTimeout: waitLong, ReadTimeout: waitLong})
+	var cmds resp.Cmds
+	value := strings.Repeat("v", 64<<10)
+	const n = 40 // 2.5 MiB: more than the socket buffers hold
+	for i := range n {
+		cmds.Add("ECHO", strconv.Itoa(i)+value)
+	}
+	w, err := conn.CmdsOfBatch(&cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &readsOnCaller{done: make(chan error, 1)}
+	if err := c.Send(testCtx(t), w, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-h.done; err != nil || h.replies != n {
+		t.Fatalf("Done(%v) after %d replies of %d", err, h.replies, n)
+	}
+	if !h.onCaller {
+		t.Fatal("the replies of a large submission were read by the reader goroutine, not by the caller who waited for them")
+	}
 }

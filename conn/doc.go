@@ -220,8 +220,9 @@
 //
 // Commands from any number of goroutines are appended to one write
 // buffer and written together: when the connection is idle the sender
-// writes its own command at once; when it is busy the writer goroutine
-// gathers everything sent meanwhile into one write. Replies complete
+// writes its own commands at once, straight from its own bytes (one write
+// call, no copy); when it is busy the writer goroutine gathers everything
+// sent meanwhile into one write. Replies complete
 // submissions strictly in the order they were sent. No goroutine is
 // started per call. A caller that waits for its own replies (Do, DoFunc,
 // pipeline.Batch) reads them on its own goroutine when nobody else is
@@ -233,5 +234,8 @@
 // connection's read buffer and is valid only until the next reply is
 // read. DoFunc and pipeline.Batch copy it into a pooled arena owned by
 // the call, whose memory is reused, so the hot path allocates nothing;
-// Do returns a reply that owns its memory.
+// Do returns a reply that owns its memory. A batch's scalar replies
+// (simple strings, errors, integers, bulk strings) that arrived together
+// are decoded in one pass straight into its reply slots
+// (resp.Reader.Scalars), without a call per reply.
 package conn

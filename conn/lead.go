@@ -37,13 +37,15 @@ func (c *Conn) lead(ctx context.Context, h wire.Handler) {
 			break
 		}
 	}
-	c.mu.Lock()
-	c.leadCtx = nil // an interrupt still on its way finds no leader
-	c.mu.Unlock()
-	if stop != nil && !stop() {
-		// The interrupt ran, or ran into leadCtx == nil: make sure no
-		// deadline is left.
-		c.nc.SetReadDeadline(time.Time{})
+	if stop != nil {
+		c.mu.Lock()
+		c.leadCtx = nil // an interrupt still on its way finds no leader
+		c.mu.Unlock()
+		if !stop() {
+			// The interrupt ran, or ran into leadCtx == nil: make sure
+			// no deadline is left.
+			c.nc.SetReadDeadline(time.Time{})
+		}
 	}
 	c.mu.Lock()
 	if c.pending.Load() == 0 && c.err == nil {

@@ -19,6 +19,11 @@ func interrupted(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded)
 // submission owed it. It returns the Handler it completed, if any.
 func (c *Conn) step() (wire.Handler, error) {
 	start := c.progress.Load() - uint64(c.rd.Buffered()) // where the frame begins
+	if c.li < len(c.local) && c.local[c.li].slots != nil && c.rd.Buffered() > 0 {
+		if h, took := c.bulk(start); took {
+			return h, nil
+		}
+	}
 	v, err := c.rd.Next()
 	if err != nil {
 		return nil, err
@@ -44,8 +49,40 @@ func (c *Conn) step() (wire.Handler, error) {
 	if c.idx < e.n {
 		return nil, nil
 	}
-	// e is cleared only after Done, so that a panic in Done finds
-	// c.idx == e.n (see recoverStep).
+	return c.finish(e), nil
+}
+
+// bulk is step's path for a submission whose replies land in slots
+// (wire.Slotted: a batch's): the scalar replies waiting whole in the
+// buffer go straight into its slots, many in one call, with no Reply
+// call each. start is where the next frame begins. It reports whether it
+// took any; when it took none (a frame that is not a scalar, a push, a
+// frame that was there before the submission was queued, or slots the
+// Handler does not give), step reads the frame the usual way.
+func (c *Conn) bulk(start uint64) (wire.Handler, bool) {
+	e := &c.local[c.li]
+	if c.idx == 0 && start < e.at {
+		return nil, false // step reports it
+	}
+	slots, a := e.slots.Slots()
+	if len(slots) < e.n {
+		return nil, false
+	}
+	k := c.rd.Scalars(slots[c.idx:e.n], a)
+	if k == 0 {
+		return nil, false
+	}
+	c.idx += k
+	if c.idx < e.n {
+		return nil, true
+	}
+	return c.finish(e), true
+}
+
+// finish ends e, whose last reply was delivered, and moves to the next
+// submission: it returns e's Handler. e is cleared only after Done, so
+// that a panic in Done finds c.idx == e.n (see recoverStep).
+func (c *Conn) finish(e *entry) wire.Handler {
 	h := e.h
 	if e.block {
 		c.blockEnd()
@@ -55,7 +92,7 @@ func (c *Conn) step() (wire.Handler, error) {
 	*e = entry{}
 	c.li++
 	c.idx = 0
-	return h, nil
+	return h
 }
 
 // recoverStep puts the reader back on its feet after a Handler's panic,

@@ -13,14 +13,14 @@ func (c *Conn) swap() []byte {
 	return buf
 }
 
-// writeInline writes buf on the sender's goroutine, then lets go of the
-// writer role, or hands it to the writer goroutine when more arrived.
+// writeInline writes buf, a sender's own bytes, on its goroutine, then
+// lets go of the writer role, or hands it to the writer goroutine when
+// more arrived meanwhile (buffered in wbuf, behind buf).
 func (c *Conn) writeInline(buf []byte) {
 	if !c.write(buf) {
 		return // the fault fails every call through the reader
 	}
 	c.mu.Lock()
-	c.spare = buf[:0]
 	if len(c.wbuf) == 0 || c.err != nil {
 		c.writing = false
 		c.mu.Unlock()

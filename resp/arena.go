@@ -23,15 +23,7 @@ func (a *Arena) Reset() {
 func (a *Arena) Retain(v Value) Value {
 	if v.Elems == nil && v.Attr == nil {
 		// A scalar: copy its bytes, if any.
-		if v.Str == nil {
-			return v
-		}
-		if len(a.bytes)+len(v.Str) > cap(a.bytes) {
-			a.bytes = make([]byte, 0, max(2*cap(a.bytes), len(v.Str), 256))
-		}
-		off := len(a.bytes)
-		a.bytes = append(a.bytes, v.Str...)
-		v.Str = a.bytes[off:len(a.bytes):len(a.bytes)]
+		v.Str = a.keep(v.Str)
 		return v
 	}
 	nb, nv := footprint(v)
@@ -42,6 +34,20 @@ func (a *Arena) Retain(v Value) Value {
 		a.vals = make([]Value, 0, max(2*cap(a.vals), nv, 8))
 	}
 	return a.copy(v)
+}
+
+// keep returns a copy of b in the Arena (nil for nil), growing it when
+// b does not fit: a scalar's bytes, for Retain and Reader.Scalars.
+func (a *Arena) keep(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if len(a.bytes)+len(b) > cap(a.bytes) {
+		a.bytes = make([]byte, 0, max(2*cap(a.bytes), len(b), 256))
+	}
+	off := len(a.bytes)
+	a.bytes = append(a.bytes, b...)
+	return a.bytes[off:len(a.bytes):len(a.bytes)]
 }
 
 // footprint counts the bytes and the element values v holds.

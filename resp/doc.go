@@ -8,7 +8,9 @@
 // Values that the Reader reuses. A Value is therefore valid only until the
 // next call to Reader.Next. To keep one longer, Clone it (allocates) or
 // Retain it in an Arena (reuses memory across Resets). In steady state a
-// Reader allocates nothing per reply.
+// Reader allocates nothing per reply. Reader.Scalars decodes the scalar
+// replies already buffered straight into a slice, retained in an Arena:
+// the bulk path of a pipeline that keeps every reply.
 //
 // Every RESP3 type is decoded: simple string, simple error, integer, bulk
 // string, array, null, boolean, double (including inf, -inf and nan), big

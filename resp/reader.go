@@ -132,41 +132,115 @@ func (r *Reader) Next() (Value, error) {
 	}
 }
 
+// Scalars decodes the replies waiting whole in the buffer, up to
+// len(dst), straight into dst, each retained in a as Arena.Retain would
+// (dst[i] stays valid until a's Reset), and returns how many it decoded.
+// It stops at the first reply that is not a scalar (a simple string or
+// error, an integer, or a bulk string within the Limits: what most
+// commands answer) or not wholly buffered, which Next then reads. It
+// never reads from the stream, and decodes nothing after a sticky error
+// or while Next is inside a frame.
+//
+// It is the bulk path of a reader that keeps every reply of a pipeline
+// (a connection filling a batch's slots): one call for many replies, and
+// no Value copied on the way.
+func (r *Reader) Scalars(dst []Value, a *Arena) int {
+	if r.err != nil || r.sc.pos != 0 || r.sc.need != 0 {
+		return 0
+	}
+	k := 0
+	for ; k < len(dst) && r.w > r.r; k++ {
+		b := r.buf[r.r:r.w]
+		t, num, lo, hi, n := r.scalar(b)
+		if n == 0 {
+			break
+		}
+		r.consumed(n)
+		d := &dst[k]
+		d.Type, d.Int, d.Str, d.Elems, d.Attr = t, num, nil, nil, nil
+		if t != Integer {
+			d.Str = a.keep(b[lo:hi:hi])
+		}
+	}
+	return k
+}
+
 // simple decodes, without the scanner, a complete frame at the start of b
 // that is a simple string, simple error, integer or bulk string: most
 // replies. It returns n=0 for anything else, or anything odd, which the
 // scanner then decodes (or refuses with the right error).
 func (r *Reader) simple(b []byte) (Value, int) {
-	if len(b) < 3 {
+	t, num, lo, hi, n := r.scalar(b)
+	switch {
+	case n == 0:
 		return Value{}, 0
+	case t == Integer:
+		return Value{Type: Integer, Int: num}, n
+	}
+	return Value{Type: t, Str: b[lo:hi:hi]}, n
+}
+
+// scalar finds the frame simple decodes: its type, its length n (0 when
+// it is not one), and its integer (Integer) or the bounds of its bytes,
+// b[lo:hi] (the others). Its results fit in registers, where a Value
+// does not: Scalars writes them straight into their slot.
+func (r *Reader) scalar(b []byte) (t Type, num int64, lo, hi, n int) {
+	if len(b) < 3 {
+		return 0, 0, 0, 0, 0
+	}
+	switch Type(b[0]) {
+	case SimpleString, Error, Integer, BulkString:
+	default:
+		return 0, 0, 0, 0, 0 // an aggregate, a push, …: not searched
 	}
 	lim := min(len(b), r.sc.lim.MaxLine+2)
-	i := bytes.IndexByte(b[1:lim], '\n') + 1
+	i := lineEnd(b[:lim])
 	if i < 2 || b[i-1] != '\r' {
-		return Value{}, 0
+		return 0, 0, 0, 0, 0
 	}
 	line := b[1 : i-1 : i-1]
-	switch t := Type(b[0]); t {
+	switch t = Type(b[0]); t {
 	case SimpleString, Error:
-		return Value{Type: t, Str: line}, i + 1
+		return t, 0, 1, i - 1, i + 1
 	case Integer:
-		if n, ok := parseInt(line); ok {
-			return Value{Type: Integer, Int: n}, i + 1
+		if num, ok := parseInt(line); ok {
+			return t, num, 0, 0, i + 1
 		}
 	case BulkString:
 		// Exactly the lengths the scanner accepts: no sign (a null or
 		// "-0" goes to the scanner), no leading zero, within the limit.
-		n, ok := parseInt(line)
-		if !ok || line[0] == '-' || n > int64(r.sc.lim.MaxBulk) || line[0] == '0' && len(line) > 1 {
-			return Value{}, 0
+		num, ok := parseInt(line)
+		if !ok || line[0] == '-' || num > int64(r.sc.lim.MaxBulk) || line[0] == '0' && len(line) > 1 {
+			return 0, 0, 0, 0, 0
 		}
-		end := i + 1 + int(n) + 2
+		end := i + 1 + int(num) + 2
 		if end > len(b) || b[end-2] != '\r' || b[end-1] != '\n' {
-			return Value{}, 0
+			return 0, 0, 0, 0, 0
 		}
-		return Value{Type: BulkString, Str: b[i+1 : end-2 : end-2]}, end
+		return t, 0, i + 1, end - 2, end
 	}
-	return Value{}, 0
+	return 0, 0, 0, 0, 0
+}
+
+// lineEnd returns the index of the first LF in b after its type byte,
+// or 0 when there is none. Most reply lines are a few bytes ("+OK",
+// ":1", "$64"): their first 16 bytes are looked at one by one, which
+// is quicker for them than IndexByte's call; a longer line goes on
+// with IndexByte.
+func lineEnd(b []byte) int {
+	n := min(len(b), 16)
+	for i := 1; i < n; i++ {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	if n == len(b) {
+		return 0
+	}
+	if i := bytes.IndexByte(b[n:], '\n'); i >= 0 {
+		return n + i
+	}
+	return 0
 }
 
 // take builds the scanned frame and consumes it.

@@ -25,6 +25,7 @@ type Collector struct {
 
 // collectState is the part the connection's reader writes to.
 type collectState struct {
+	SlottedMark
 	state   atomic.Int32
 	done    chan struct{}
 	arena   resp.Arena
@@ -56,6 +57,37 @@ func (st *collectState) Done(err error) {
 	st.clear()
 	st.index, st.err = st.index[:0], nil
 	collectPool.Put(st)
+}
+
+// Slotted is a Handler whose replies land in slots that the reader may
+// fill itself, many replies at a time (conn's bulk path: resp.Reader's
+// Scalars), rather than one Reply call each: the Collector's. Reply stays
+// the way for every reply the bulk path does not take; Done ends it as
+// for any Handler. Only a type that embeds SlottedMark implements it, so
+// that no Handler outside this module, whatever its methods, has its
+// Reply calls bypassed.
+type Slotted interface {
+	Handler
+	// Slots returns the slots, reply i's being slots[i], and the arena
+	// to retain them in; nil slots when every reply must go through
+	// Reply (its round trip was abandoned, or an index maps its replies
+	// to other slots).
+	Slots() ([]resp.Value, *resp.Arena)
+	slotted()
+}
+
+// SlottedMark, embedded, gives a type Slotted's unexported method.
+type SlottedMark struct{}
+
+func (SlottedMark) slotted() {}
+
+// Slots is the Slotted method: the slots while the round trip is waited
+// for and its replies go to slots by their order.
+func (st *collectState) Slots() ([]resp.Value, *resp.Arena) {
+	if len(st.index) > 0 || st.state.Load() == abandoned {
+		return nil, nil
+	}
+	return st.replies, &st.arena
 }
 
 // Waits is true: Exchange waits for its round trip.

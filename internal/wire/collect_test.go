@@ -67,3 +67,64 @@ func TestCollectorAfterAbandon(t *testing.T) {
 		t.Fatalf("Exchange into slot 8 of 8 = %v, want errSlot", err)
 	}
 }
+
+// slotSender fills the slots of a Slotted Handler itself when it gives
+// them, as conn's bulk path does, and goes through Reply otherwise; it
+// records which way each submission went.
+type slotSender struct{ bulk []bool }
+
+func (s *slotSender) Send(_ context.Context, cmds Cmds, h Handler) error {
+	slots, a := h.(Slotted).Slots()
+	s.bulk = append(s.bulk, slots != nil)
+	for i := range cmds.Len() {
+		v := resp.Value{Type: resp.BulkString, Str: []byte{'a' + byte(i)}}
+		if slots != nil {
+			slots[i] = a.Retain(v)
+		} else {
+			h.Reply(i, v)
+		}
+	}
+	h.Done(nil)
+	return nil
+}
+
+// TestCollectorSlots: the Collector's Handler gives its slots (and
+// arena) to a Sender that fills them itself, and its replies are there
+// after Exchange; when an index maps the replies to other slots it gives
+// none, and the replies go through Reply to their slots.
+func TestCollectorSlots(t *testing.T) {
+	s := &slotSender{}
+	var c Collector
+	c.Begin(4)
+	var cmds resp.Cmds
+	for range 4 {
+		cmds.Add("GET", "k")
+	}
+	all, err := FromCmds(&cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exchange(context.Background(), s, all, nil); err != nil {
+		t.Fatal(err)
+	}
+	var pair resp.Cmds
+	pair.Add("GET", "k")
+	pair.Add("GET", "k")
+	two, err := FromCmds(&pair)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Exchange(context.Background(), s, two, []int{3, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.bulk) != 2 || !s.bulk[0] || s.bulk[1] {
+		t.Fatalf("slots given: %v, want [true false]", s.bulk)
+	}
+	got := ""
+	for _, v := range c.Replies() {
+		got += string(v.Str)
+	}
+	if got != "abca" { // the first round's a b c d, then a into 3 and b into 1
+		t.Fatalf("replies %q, want %q", got, "abca")
+	}
+}
