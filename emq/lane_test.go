@@ -145,8 +145,8 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 	require.Zero(t, st.Pending+st.Active+st.Delayed+st.Dead)
 	// FlowComplete marks a lane job's end; the next claim frees its place.
 	require.Empty(t, claimLane(t, q, 1))
-	require.Equal(t, "0", do(t, "SCARD", q.keys.Base+"laneocc"), "no lane bookkeeping left")
-	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"laneoccq"))
+	require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"laneheld"), "no lane bookkeeping left")
+	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"laneheldq"))
 	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"lanestate"), "only the field '#table'")
 	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lanering"))
 }
@@ -536,8 +536,8 @@ func TestLaneCancelled(t *testing.T) {
 	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1, "not halted, the cancelled waiting job skipped")
 	require.Equal(t, ids[2], jobs[0].ID)
-	require.Equal(t, "1", do(t, "SCARD", q.keys.Base+"laneocc"), "only ids[2] runs")
-	require.Equal(t, "0", do(t, "SISMEMBER", q.keys.Base+"laneocc", ids[0]))
+	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"laneheld"), "only ids[2] runs")
+	require.Equal(t, "0", do(t, "HEXISTS", q.keys.Base+"laneheld", ids[0]))
 }
 
 // claimLane runs LaneClaim with a minute's lease, failing on an error.
@@ -666,4 +666,46 @@ func TestLaneEnqueueBusyLaneNoStateWrite(t *testing.T) {
 		next[lane]++
 	}
 	require.Len(t, next, lanes)
+}
+
+// TestLaneHeldLayout3: the occupants are laneheld (id → its lane's key)
+// and laneheldq (their plain ids in claim order, the reap's cursor), not
+// layout 2's set and '<id>\n<k>' list: claimed lane jobs are held there,
+// their completion frees them (laneheld at once, laneheldq at the next
+// reap's scan), and the lanes go on in order.
+func TestLaneHeldLayout3(t *testing.T) {
+	q := fresh(t, "laneheld")
+	ctx := tctx(t)
+	var js []LaneJob
+	for s := range 2 {
+		for l := range 3 {
+			js = append(js, LaneJob{Lane: "h" + strconv.Itoa(l), Payload: []byte("h" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
+		}
+	}
+	_, err := q.LaneEnqueueMany(ctx, js)
+	require.NoError(t, err)
+	got := claimLane(t, q, 10)
+	require.Len(t, got, 3, "one job of each cap-1 lane")
+	var ids, acks = []string{}, []Ack{}
+	for _, j := range got {
+		lane, seq := parseLaneJob(t, j.Payload)
+		require.Zero(t, seq)
+		require.Equal(t, lane, do(t, "HGET", q.keys.Base+"laneheld", j.ID))
+		ids = append(ids, j.ID)
+		acks = append(acks, Ack{ID: j.ID, Token: j.Token})
+	}
+	require.Equal(t, ids, strings.Fields(do(t, "LRANGE", q.keys.Base+"laneheldq", "0", "-1")))
+	require.Equal(t, "none", do(t, "TYPE", q.keys.Base+"laneocc"), "no layout-2 set")
+	done, next, err := q.LaneCompleteClaim(ctx, acks, 0, time.Minute, 10)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true, true}, done)
+	require.Len(t, next, 3)
+	ids = ids[:0]
+	for _, j := range next {
+		_, seq := parseLaneJob(t, j.Payload)
+		require.Equal(t, 1, seq)
+		ids = append(ids, j.ID)
+	}
+	require.Equal(t, "3", do(t, "HLEN", q.keys.Base+"laneheld"))
+	require.Equal(t, ids, strings.Fields(do(t, "LRANGE", q.keys.Base+"laneheldq", "0", "-1")), "the ended ids dropped by the reap's scan")
 }
