@@ -76,9 +76,11 @@ local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 
 -- The lanes' states, read once (HMGET per batch of lanes) and written
--- back at the end when changed: st[k] is the packed number, was[k] the
--- value read (false: absent).
-local st, was, dirty, nd = {}, {}, {}, 0
+-- back at the end when changed: st[k] is the packed number; dirty[i] the
+-- i-th lane read, was[i] the number read there (-1: absent). The fields
+-- are taken apart with % and / only (no math.floor call): for an integer
+-- v, (v - v % d) / d is floor(v / d).
+local st, dirty, was, nd = {}, {}, {}, 0
 local function load(ks, m)
   local need, nn = {}, 0
   for i = 1, m do
@@ -93,13 +95,19 @@ local function load(ks, m)
     local j = min(i + 999, nn)
     local vs = call('HMGET', lstate, unpack(need, i, j))
     for x = i, j do
-      local k, s = need[x], vs[x - i + 1]
-      st[k], was[k] = tonumber(s) or 0, s
+      local k, v = need[x], tonumber(vs[x - i + 1])
       nd = nd + 1
       dirty[nd] = k
+      if v then
+        st[k], was[nd] = v, v
+      else
+        was[nd] = -1
+      end
     end
   end
 end
+local function occOf(v) return (v - v % 4) / 4 % 2048 end
+local function capOf(v) return (v - v % 8192) / 8192 % 1024 + 1 end
 
 -- rel frees the place of lane k's occupant id (no longer in laneheld);
 -- dead with err: its row ended dead. A freed lane with room rejoins the
@@ -109,11 +117,12 @@ end
 local toRing, nring = {}, 0
 local function rel(id, k, dead, err)
   local v = st[k]
-  local occ = floor(v / 4) % 2048
+  local occ = occOf(v)
   if occ > 0 then
     v, occ = v - 4, occ - 1
   end
-  local r, h = v % 2, floor(v / 2) % 2
+  local r = v % 2
+  local h = (v - r) / 2 % 2
   if dead and err ~= 'cancelled' and (call('HGET', cfgk, 'halt:' .. k) or call('HGET', cfgk, 'halt')) == '1' then
     if h == 0 then v = v + 2 end
     call('HSET', base .. 'lanehalt', k, id)
@@ -121,7 +130,7 @@ local function rel(id, k, dead, err)
       call('LREM', ring, 0, k)
       v = v - 1
     end
-  elseif r == 0 and h == 0 and occ < floor(v / 8192) % 1024 + 1 then
+  elseif r == 0 and h == 0 and occ < capOf(v) then
     v = v + 1
     nring = nring + 1
     toRing[nring] = k
@@ -248,7 +257,7 @@ end
 local rotated, nrot = {}, 0
 if n > 0 or reap > 0 then
   local budget = min(n + reap + 100, 1000)
-  local size = min(reap + 16, budget)
+  local size = min(reap + 100, budget)
   local used, checked, take, nck, stop = 0, {}, {}, 0, false
   while not stop and used < budget do
     local page = call('LRANGE', heldq, used, used + min(size, budget - used) - 1)
@@ -289,7 +298,7 @@ if admit then
     local k = ks[i]
     call('RPUSH', base .. 'lane:' .. k, ids[i])
     local v = st[k]
-    if v % 2 == 0 and floor(v / 2) % 2 == 0 and floor(v / 4) % 2048 < floor(v / 8192) % 1024 + 1 then
+    if v % 4 == 0 and occOf(v) < capOf(v) then
       st[k] = v + 1
       nring = nring + 1
       toRing[nring] = k
@@ -302,13 +311,13 @@ local function writeBack()
   local set, ns, del, ndel = {}, 0, {}, 0
   for i = 1, nd do
     local k = dirty[i]
-    local v, s = st[k], was[k]
+    local v, w = st[k], was[i]
     if v == 0 then
-      if s then
+      if w > 0 then
         ndel = ndel + 1
         del[ndel] = k
       end
-    elseif not s or tonumber(s) ~= v then
+    elseif v ~= w then
       set[ns + 1], set[ns + 2] = k, string.format('%d', v)
       ns = ns + 2
     end
@@ -376,11 +385,11 @@ local ringEmpty = false
 local function serve(k, want)
   local v = st[k]
   if v % 2 == 1 then v = v - 1 end
-  if floor(v / 2) % 2 == 1 then
+  if v % 4 == 2 then
     st[k] = v
     return
   end
-  local occ, cap, w = floor(v / 4) % 2048, floor(v / 8192) % 1024 + 1, floor(v / 8388608) + 1
+  local occ, cap, w = occOf(v), capOf(v), (v - v % 8388608) / 8388608 + 1
   local used = 0
   if k == ck then
     used, ck = cu, nil
@@ -389,7 +398,14 @@ local function serve(k, want)
   local lk = base .. 'lane:' .. k
   while occ < cap and used < w and got < want and not empty and visits < maxv do
     local m = min(cap - occ, w - used, want - got)
-    local ids = call('LPOP', lk, m)
+    local ids
+    if m == 1 then
+      -- one job (a cap-1 lane): a bulk reply, no table
+      ids = call('LPOP', lk)
+      if ids then ids = {ids} end
+    else
+      ids = call('LPOP', lk, m)
+    end
     if not ids then
       empty = true
       break
