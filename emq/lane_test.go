@@ -709,3 +709,58 @@ func TestLaneHeldLayout3(t *testing.T) {
 	require.Equal(t, "3", do(t, "HLEN", q.keys.Base+"laneheld"))
 	require.Equal(t, ids, strings.Fields(do(t, "LRANGE", q.keys.Base+"laneheldq", "0", "-1")), "the ended ids dropped by the reap's scan")
 }
+
+// TestLaneCallsPerJob counts the server commands (INFO commandstats, the
+// scripts' own included) of 2,000 jobs over 200 cap-1 lanes, enqueued 100
+// a call and run by 4 consumers' LaneCompleteClaim rounds of 50 (the
+// emqbench lanes pattern, one goroutine): every job runs once, in its
+// lane's order, and the reap reads the ended ids of a round in one page
+// of laneheldq (one LRANGE a call; layout 2 read pages of 18, 129
+// LRANGEs and 164 SMISMEMBERs in these 48 calls).
+func TestLaneCallsPerJob(t *testing.T) {
+	q := fresh(t, "lanecalls")
+	ctx := tctx(t)
+	const n, lanes = 2000, 200
+	do(t, "CONFIG", "RESETSTAT")
+	for c := 0; c < n; c += 100 {
+		js := make([]LaneJob, 0, 100)
+		for i := c; i < c+100; i++ {
+			l := strconv.Itoa(i % lanes)
+			js = append(js, LaneJob{Lane: "c" + l, Payload: []byte("c" + l + "/" + strconv.Itoa(i/lanes))})
+		}
+		_, err := q.LaneEnqueueMany(ctx, js)
+		require.NoError(t, err)
+	}
+	var acks [4][]Ack
+	next := map[string]int{}
+	done, claims := 0, 0
+	for idle := 0; idle < 2; {
+		idle++
+		for s := range acks {
+			ok, js, err := q.LaneCompleteClaim(ctx, acks[s], 0, time.Minute, 50)
+			require.NoError(t, err)
+			require.NotContains(t, ok, false)
+			claims++
+			done += len(ok)
+			acks[s] = acks[s][:0]
+			for _, j := range js {
+				lane, seq := parseLaneJob(t, j.Payload)
+				require.Equal(t, next[lane], seq, "lane %s out of order", lane)
+				next[lane]++
+				acks[s] = append(acks[s], Ack{ID: j.ID, Token: j.Token})
+				idle = 0
+			}
+		}
+	}
+	calls := innerCalls(t)
+	stats := do(t, "INFO", "commandstats")
+	require.Equal(t, n, done)
+	t.Logf("%d server commands for %d lane jobs: %.2f a job", calls, n, float64(calls)/n)
+	require.LessOrEqual(t, float64(calls)/n, 6.8, "server commands per lane job")
+	_, rest, ok := strings.Cut(stats, "cmdstat_lrange:calls=")
+	require.True(t, ok, stats)
+	lr, _, _ := strings.Cut(rest, ",")
+	pages, err := strconv.Atoi(lr)
+	require.NoError(t, err)
+	require.LessOrEqual(t, pages, claims, "one laneheldq page per lane_claim call")
+}
