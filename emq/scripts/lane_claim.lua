@@ -23,8 +23,11 @@
 -- ARGV[5], ARGV[6], ...  id1, token1, ...: at most 1000 jobs completed
 --                    first (nothing published, as complete_batch)
 -- Layout 3 (jobs/PROTOCOL-L4.md): lanestate[k] packs the lane's state in
--- one integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) (R: in
--- the ring, H: halted, occ: occupants; absent = 0: idle, cap 1, weight 1);
+-- one integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) +
+-- 2^33*n (R: in the ring, H: halted, occ: occupants, n: waiting jobs,
+-- saturating at 2^20-1; absent = 0: idle, empty, cap 1, weight 1); a
+-- freed lane rejoins the ring only when n > 0, and the serve that pops
+-- its last job leaves it out (no LPOP to find it empty);
 -- R set means k is once in lanering (a lane drained by the claim that
 -- reaches it is dropped then). laneheld maps each occupant id to its lane
 -- k; laneheldq lists the occupant ids in claim order (the reap's cursor;
@@ -106,14 +109,14 @@ local function load(ks, m)
     end
   end
 end
+local CNT, MAXC = 8589934592, 1048575 -- 2^33: the waiting count's unit
 local function occOf(v) return (v - v % 4) / 4 % 2048 end
 local function capOf(v) return (v - v % 8192) / 8192 % 1024 + 1 end
+local function cntOf(v) return (v - v % CNT) / CNT end
 
 -- rel frees the place of lane k's occupant id (no longer in laneheld);
--- dead with err: its row ended dead. A freed lane with room rejoins the
--- ring (toRing) without reading its length: one left with no waiting job
--- is dropped from the ring by the serve that reaches it (its LPOP, which
--- a busy lane pays anyway), so R may be set on an empty lane meanwhile.
+-- dead with err: its row ended dead. A freed lane with room and waiting
+-- jobs (n > 0) rejoins the ring (toRing) without reading its length.
 local toRing, nring = {}, 0
 local function rel(id, k, dead, err)
   local v = st[k]
@@ -130,7 +133,7 @@ local function rel(id, k, dead, err)
       call('LREM', ring, 0, k)
       v = v - 1
     end
-  elseif r == 0 and h == 0 and occ < capOf(v) then
+  elseif r == 0 and h == 0 and occ < capOf(v) and v >= CNT then
     v = v + 1
     nring = nring + 1
     toRing[nring] = k
@@ -257,10 +260,14 @@ end
 local rotated, nrot = {}, 0
 if n > 0 or reap > 0 then
   local budget = min(n + reap + 100, 1000)
-  local size = min(reap + 100, budget)
+  -- pages of reap+16 ids, four times longer after each full one: a head
+  -- of live occupants costs one short page, a run of ended ids (a
+  -- round's completions) one or two long ones
+  local size = reap + 16
   local used, checked, take, nck, stop = 0, {}, {}, 0, false
   while not stop and used < budget do
-    local page = call('LRANGE', heldq, used, used + min(size, budget - used) - 1)
+    local ask = min(size, budget - used)
+    local page = call('LRANGE', heldq, used, used + ask - 1)
     local np = #page
     if np == 0 then break end
     local ks = call('HMGET', held, unpack(page))
@@ -275,7 +282,8 @@ if n > 0 or reap > 0 then
       end
       used = used + 1
     end
-    if np < size then break end
+    if np < ask then break end
+    size = size * 4
   end
   if used > 0 then call('LTRIM', heldq, used, -1) end
   -- the live ones go behind this call's claims (pushed at the end)
@@ -298,6 +306,8 @@ if admit then
     local k = ks[i]
     call('RPUSH', base .. 'lane:' .. k, ids[i])
     local v = st[k]
+    if cntOf(v) < MAXC then v = v + CNT end
+    st[k] = v
     if v % 4 == 0 and occOf(v) < capOf(v) then
       st[k] = v + 1
       nring = nring + 1
@@ -389,7 +399,8 @@ local function serve(k, want)
     st[k] = v
     return
   end
-  local occ, cap, w = occOf(v), capOf(v), (v - v % 8388608) / 8388608 + 1
+  local occ, cap, w = occOf(v), capOf(v), (v % CNT - v % 8388608) / 8388608 + 1
+  local cnt = cntOf(v)
   local used = 0
   if k == ck then
     used, ck = cu, nil
@@ -411,7 +422,17 @@ local function serve(k, want)
       break
     end
     local c = #ids
-    if c < m then empty = true end
+    -- the waiting count follows the pops; a short pop finds the lane
+    -- empty, a count that reaches 0 says so (no LPOP to learn it); a
+    -- saturated count (MAXC) stays until a short pop
+    if c < m then
+      empty = true
+      v, cnt = v - cnt * CNT, 0
+    elseif cnt < MAXC then
+      local d = min(c, cnt)
+      v, cnt = v - d * CNT, cnt - d
+      if cnt == 0 then empty = true end
+    end
     for i = 1, c do
       local id = ids[i]
       local row = jp .. id

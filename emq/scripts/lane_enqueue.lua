@@ -20,8 +20,9 @@
 -- A waiting lane job is a normal row, state delayed, attempts 0, field
 -- lane = k, in delayed at the lane score 9007199254740990 (2^53-2: never
 -- due, so a peer's promote never moves it), its id at the tail of
--- lane:<k>. The cap and weight live in lanestate[k] (lane_claim's header
--- gives the packing).
+-- lane:<k>. The cap, weight and count of waiting jobs live in
+-- lanestate[k] (lane_claim's header gives the packing): every lane given
+-- jobs has its state written, in one HSET for the call.
 -- Replies:
 --   {1|0, ...}  one per job: 1 admitted, 0 its row exists (nothing written)
 --   error "EMQARG ..." or "EMQKIND ..." before anything is written
@@ -128,19 +129,22 @@ if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. order[1], halt) en
 call('HSETNX', base .. 'lanestate', '#table', string.rep('-', 80))
 local vs = call('HMGET', base .. 'lanestate', unpack(order, 1, no))
 local floor = math.floor
-local set, ns, del, nd, ring, nr = {}, 0, {}, 0, {}, 0
+local CNT, MAXC = 8589934592, 1048575 -- 2^33: the waiting count's unit
+local set, ns, ring, nr = {}, 0, {}, 0
 for i = 1, no do
   local k = order[i]
-  local l = lanes[k]
+  local l, added = lanes[k], 1
   if type(l) == 'string' then
     call('RPUSH', base .. 'lane:' .. k, l)
   else
     call('RPUSH', base .. 'lane:' .. k, unpack(l))
+    added = #l
   end
-  local s = vs[i]
-  local v = tonumber(s) or 0
+  local v = tonumber(vs[i]) or 0
   local r, h, occ = v % 2, floor(v / 2) % 2, floor(v / 4) % 2048
-  local c0, w0 = floor(v / 8192) % 1024 + 1, floor(v / 8388608) + 1
+  local c0, w0 = floor(v / 8192) % 1024 + 1, floor(v % CNT / 8388608) + 1
+  local cnt = floor(v / CNT) + added
+  if cnt > MAXC then cnt = MAXC end
   if cap > 0 then c0 = cap end
   if w > 0 then w0 = w end
   if r == 0 and h == 0 and occ < c0 then
@@ -148,19 +152,11 @@ for i = 1, no do
     nr = nr + 1
     ring[nr] = k
   end
-  local v0 = v
-  v = r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1)
-  if v == v0 and (v ~= 0 or not s) then
-    -- unchanged (a busy lane, already in the ring): nothing to write
-  elseif v == 0 then
-    nd = nd + 1
-    del[nd] = k
-  else
-    set[ns + 1], set[ns + 2] = k, string.format('%d', v)
-    ns = ns + 2
-  end
+  -- the count of waiting jobs changed: every lane's state is written
+  set[ns + 1] = k
+  set[ns + 2] = string.format('%d', r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1) + CNT * cnt)
+  ns = ns + 2
 end
 if nr > 0 then call('RPUSH', base .. 'lanering', unpack(ring, 1, nr)) end
-if ns > 0 then call('HSET', base .. 'lanestate', unpack(set, 1, ns)) end
-if nd > 0 then call('HDEL', base .. 'lanestate', unpack(del, 1, nd)) end
+call('HSET', base .. 'lanestate', unpack(set, 1, ns))
 return out
