@@ -646,13 +646,7 @@ func TestLaneEnqueueOneStateWrite(t *testing.T) {
 	q := fresh(t, "lanebusy")
 	ctx := tctx(t)
 	const lanes = 10
-	batch := func(s int) []LaneJob {
-		js := make([]LaneJob, 0, lanes)
-		for l := range lanes {
-			js = append(js, LaneJob{Lane: "b" + strconv.Itoa(l), Payload: []byte("b" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
-		}
-		return js
-	}
+	batch := func(s int) []LaneJob { return laneRound("b", lanes, s) }
 	_, err := q.LaneEnqueueMany(ctx, batch(0))
 	require.NoError(t, err)
 	do(t, "CONFIG", "RESETSTAT")
@@ -776,14 +770,7 @@ func TestLaneDrainedLaneLeavesRing(t *testing.T) {
 	q := fresh(t, "lanedrained")
 	ctx := tctx(t)
 	const lanes = 20
-	batch := func(s int) []LaneJob {
-		js := make([]LaneJob, 0, lanes)
-		for l := range lanes {
-			js = append(js, LaneJob{Lane: "d" + strconv.Itoa(l), Payload: []byte("d" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
-		}
-		return js
-	}
-	_, err := q.LaneEnqueueMany(ctx, batch(0))
+	_, err := q.LaneEnqueueMany(ctx, laneRound("d", lanes, 0))
 	require.NoError(t, err)
 	got := claimLane(t, q, 100)
 	require.Len(t, got, lanes)
@@ -801,7 +788,7 @@ func TestLaneDrainedLaneLeavesRing(t *testing.T) {
 	_, rest, _ := strings.Cut(do(t, "INFO", "commandstats"), "cmdstat_lpop:calls=")
 	pops, _, _ := strings.Cut(rest, ",")
 	require.Equal(t, "3", pops, "laneend, laneadmit and the empty ring: no lane list popped")
-	_, err = q.LaneEnqueueMany(ctx, batch(1))
+	_, err = q.LaneEnqueueMany(ctx, laneRound("d", lanes, 1))
 	require.NoError(t, err)
 	got = claimLane(t, q, 100)
 	require.Len(t, got, lanes)
@@ -809,4 +796,15 @@ func TestLaneDrainedLaneLeavesRing(t *testing.T) {
 		_, seq := parseLaneJob(t, j.Payload)
 		require.Equal(t, 1, seq)
 	}
+}
+
+// laneRound is job s of each of lanes lanes prefix0, prefix1, ...: payload
+// "<lane>/<s>".
+func laneRound(prefix string, lanes, s int) []LaneJob {
+	js := make([]LaneJob, 0, lanes)
+	for l := range lanes {
+		lane := prefix + strconv.Itoa(l)
+		js = append(js, LaneJob{Lane: lane, Payload: []byte(lane + "/" + strconv.Itoa(s))})
+	}
+	return js
 }

@@ -158,6 +158,20 @@ local function drop(ids, ks, m, rows)
   end
 end
 
+-- heldOf keeps those of ids[1..m] that are occupants (in laneheld), with
+-- their lanes: ids, lanes, count.
+local function heldOf(ids, m)
+  local ks = call('HMGET', held, unpack(ids, 1, m))
+  local hi, hk, c = {}, {}, 0
+  for i = 1, m do
+    if ks[i] then
+      c = c + 1
+      hi[c], hk[c] = ids[i], ks[i]
+    end
+  end
+  return hi, hk, c
+end
+
 local out, no = {0, 0}, 2
 -- The completions, as complete_batch does them.
 local done, cids, nc, crows, nr, lj, nl = {}, {}, 0, {}, 0, {}, 0
@@ -193,14 +207,7 @@ if nc > 0 then
   if nl > 0 then
     -- the occupants among them (a lane job requeued from dead holds no
     -- place), with their lanes
-    local ks = call('HMGET', held, unpack(lj, 1, nl))
-    local gone, gk, ng = {}, {}, 0
-    for i = 1, nl do
-      if ks[i] then
-        ng = ng + 1
-        gone[ng], gk[ng] = lj[i], ks[i]
-      end
-    end
+    local gone, gk, ng = heldOf(lj, nl)
     if ng > 0 then drop(gone, gk, ng) end
   end
 end
@@ -245,17 +252,7 @@ if marked then
       ids[m] = string.sub(e, 1, at - 1)
     end
   end
-  if m > 0 then
-    local ks = call('HMGET', held, unpack(ids, 1, m))
-    local ci, ck2, c = {}, {}, 0
-    for i = 1, m do
-      if ks[i] then
-        c = c + 1
-        ci[c], ck2[c] = ids[i], ks[i]
-      end
-    end
-    check(ci, ck2, c)
-  end
+  if m > 0 then check(heldOf(ids, m)) end
 end
 local rotated, nrot = {}, 0
 if n > 0 or reap > 0 then

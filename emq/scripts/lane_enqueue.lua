@@ -79,8 +79,9 @@ end
 local jp = base .. 'job:'
 local rows, m = {}, 0
 for i = first, nargv, step do
+  local id = ARGV[i]
   m = m + 1
-  rows[m] = jp .. ARGV[i]
+  rows[m] = jp .. id
 end
 local existing = 0
 for i = 1, m, 1000 do
