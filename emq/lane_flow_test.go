@@ -91,7 +91,7 @@ func TestLaneFlow(t *testing.T) {
 			li, err := q.Lane(ctx, "acct")
 			require.NoError(t, err)
 			require.Equal(t, LaneInfo{}, li, "the lane is idle")
-			require.Equal(t, "0", do(t, "SCARD", q.keys.Base+"laneocc"))
+			require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"laneheld"))
 		})
 	}
 }

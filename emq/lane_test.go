@@ -145,8 +145,8 @@ func TestLaneOrderConcurrentRetries(t *testing.T) {
 	require.Zero(t, st.Pending+st.Active+st.Delayed+st.Dead)
 	// FlowComplete marks a lane job's end; the next claim frees its place.
 	require.Empty(t, claimLane(t, q, 1))
-	require.Equal(t, "0", do(t, "SCARD", q.keys.Base+"laneocc"), "no lane bookkeeping left")
-	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"laneoccq"))
+	require.Equal(t, "0", do(t, "HLEN", q.keys.Base+"laneheld"), "no lane bookkeeping left")
+	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"laneheldq"))
 	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"lanestate"), "only the field '#table'")
 	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lanering"))
 }
@@ -536,8 +536,8 @@ func TestLaneCancelled(t *testing.T) {
 	jobs = claimLane(t, q, 5)
 	require.Len(t, jobs, 1, "not halted, the cancelled waiting job skipped")
 	require.Equal(t, ids[2], jobs[0].ID)
-	require.Equal(t, "1", do(t, "SCARD", q.keys.Base+"laneocc"), "only ids[2] runs")
-	require.Equal(t, "0", do(t, "SISMEMBER", q.keys.Base+"laneocc", ids[0]))
+	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"laneheld"), "only ids[2] runs")
+	require.Equal(t, "0", do(t, "HEXISTS", q.keys.Base+"laneheld", ids[0]))
 }
 
 // claimLane runs LaneClaim with a minute's lease, failing on an error.
@@ -638,27 +638,22 @@ func TestLaneFreedLaneUnread(t *testing.T) {
 	}
 }
 
-// TestLaneEnqueueBusyLaneNoStateWrite: jobs enqueued into lanes already
-// in the ring leave lanestate unwritten (only the rows' HSETs; one more
-// HSET of every lane's unchanged state before), and the lanes still run
-// them in order.
-func TestLaneEnqueueBusyLaneNoStateWrite(t *testing.T) {
+// TestLaneEnqueueOneStateWrite: jobs enqueued into lanes already in the
+// ring write lanestate once for all of them (the rows' HSETs and one
+// HSET of the lanes' waiting counts: layout 3 counts a lane's waiting
+// jobs in its state), and the lanes still run them in order.
+func TestLaneEnqueueOneStateWrite(t *testing.T) {
 	q := fresh(t, "lanebusy")
 	ctx := tctx(t)
 	const lanes = 10
-	batch := func(s int) []LaneJob {
-		js := make([]LaneJob, 0, lanes)
-		for l := range lanes {
-			js = append(js, LaneJob{Lane: "b" + strconv.Itoa(l), Payload: []byte("b" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
-		}
-		return js
-	}
+	batch := func(s int) []LaneJob { return laneRound("b", lanes, s) }
 	_, err := q.LaneEnqueueMany(ctx, batch(0))
 	require.NoError(t, err)
 	do(t, "CONFIG", "RESETSTAT")
 	_, err = q.LaneEnqueueMany(ctx, batch(1))
 	require.NoError(t, err)
-	require.Contains(t, do(t, "INFO", "commandstats"), "cmdstat_hset:calls="+strconv.Itoa(lanes)+",")
+	require.Contains(t, do(t, "INFO", "commandstats"), "cmdstat_hset:calls="+strconv.Itoa(lanes+1)+",")
+	require.NotContains(t, do(t, "INFO", "commandstats"), "cmdstat_hdel:")
 	next := map[string]int{}
 	for _, j := range claimLane(t, q, 3*lanes) {
 		lane, seq := parseLaneJob(t, j.Payload)
@@ -666,4 +661,150 @@ func TestLaneEnqueueBusyLaneNoStateWrite(t *testing.T) {
 		next[lane]++
 	}
 	require.Len(t, next, lanes)
+}
+
+// TestLaneHeldLayout3: the occupants are laneheld (id → its lane's key)
+// and laneheldq (their plain ids in claim order, the reap's cursor), not
+// layout 2's set and '<id>\n<k>' list: claimed lane jobs are held there,
+// their completion frees them (laneheld at once, laneheldq at the next
+// reap's scan), and the lanes go on in order.
+func TestLaneHeldLayout3(t *testing.T) {
+	q := fresh(t, "laneheld")
+	ctx := tctx(t)
+	var js []LaneJob
+	for s := range 2 {
+		for l := range 3 {
+			js = append(js, LaneJob{Lane: "h" + strconv.Itoa(l), Payload: []byte("h" + strconv.Itoa(l) + "/" + strconv.Itoa(s))})
+		}
+	}
+	_, err := q.LaneEnqueueMany(ctx, js)
+	require.NoError(t, err)
+	got := claimLane(t, q, 10)
+	require.Len(t, got, 3, "one job of each cap-1 lane")
+	var ids, acks = []string{}, []Ack{}
+	for _, j := range got {
+		lane, seq := parseLaneJob(t, j.Payload)
+		require.Zero(t, seq)
+		require.Equal(t, lane, do(t, "HGET", q.keys.Base+"laneheld", j.ID))
+		ids = append(ids, j.ID)
+		acks = append(acks, Ack{ID: j.ID, Token: j.Token})
+	}
+	require.Equal(t, ids, strings.Fields(do(t, "LRANGE", q.keys.Base+"laneheldq", "0", "-1")))
+	require.Equal(t, "none", do(t, "TYPE", q.keys.Base+"laneocc"), "no layout-2 set")
+	done, next, err := q.LaneCompleteClaim(ctx, acks, 0, time.Minute, 10)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, true, true}, done)
+	require.Len(t, next, 3)
+	ids = ids[:0]
+	for _, j := range next {
+		_, seq := parseLaneJob(t, j.Payload)
+		require.Equal(t, 1, seq)
+		ids = append(ids, j.ID)
+	}
+	require.Equal(t, "3", do(t, "HLEN", q.keys.Base+"laneheld"))
+	require.Equal(t, ids, strings.Fields(do(t, "LRANGE", q.keys.Base+"laneheldq", "0", "-1")), "the ended ids dropped by the reap's scan")
+}
+
+// TestLaneCallsPerJob counts the server commands (INFO commandstats, the
+// scripts' own included) of 2,000 jobs over 200 cap-1 lanes, enqueued 100
+// a call and run by 4 consumers' LaneCompleteClaim rounds of 50 (the
+// emqbench lanes pattern, one goroutine): every job runs once, in its
+// lane's order, and the reap reads the ended ids of a round in at most
+// two pages of laneheldq (a short one, then one four times longer; layout
+// 2 read pages of 18: 129 LRANGEs and 164 SMISMEMBERs in these 48 calls).
+func TestLaneCallsPerJob(t *testing.T) {
+	q := fresh(t, "lanecalls")
+	ctx := tctx(t)
+	const n, lanes = 2000, 200
+	do(t, "CONFIG", "RESETSTAT")
+	for c := 0; c < n; c += 100 {
+		js := make([]LaneJob, 0, 100)
+		for i := c; i < c+100; i++ {
+			l := strconv.Itoa(i % lanes)
+			js = append(js, LaneJob{Lane: "c" + l, Payload: []byte("c" + l + "/" + strconv.Itoa(i/lanes))})
+		}
+		_, err := q.LaneEnqueueMany(ctx, js)
+		require.NoError(t, err)
+	}
+	var acks [4][]Ack
+	next := map[string]int{}
+	done, claims := 0, 0
+	for idle := 0; idle < 2; {
+		idle++
+		for s := range acks {
+			ok, js, err := q.LaneCompleteClaim(ctx, acks[s], 0, time.Minute, 50)
+			require.NoError(t, err)
+			require.NotContains(t, ok, false)
+			claims++
+			done += len(ok)
+			acks[s] = acks[s][:0]
+			for _, j := range js {
+				lane, seq := parseLaneJob(t, j.Payload)
+				require.Equal(t, next[lane], seq, "lane %s out of order", lane)
+				next[lane]++
+				acks[s] = append(acks[s], Ack{ID: j.ID, Token: j.Token})
+				idle = 0
+			}
+		}
+	}
+	calls := innerCalls(t)
+	stats := do(t, "INFO", "commandstats")
+	require.Equal(t, n, done)
+	t.Logf("%d server commands for %d lane jobs: %.2f a job", calls, n, float64(calls)/n)
+	require.LessOrEqual(t, float64(calls)/n, 6.8, "server commands per lane job")
+	_, rest, ok := strings.Cut(stats, "cmdstat_lrange:calls=")
+	require.True(t, ok, stats)
+	lr, _, _ := strings.Cut(rest, ",")
+	pages, err := strconv.Atoi(lr)
+	require.NoError(t, err)
+	require.LessOrEqual(t, pages, 2*claims, "at most two laneheldq pages per lane_claim call")
+}
+
+// TestLaneDrainedLaneLeavesRing: a lane whose last waiting job was
+// claimed (its state's waiting count 0) does not rejoin the ring when
+// that job completes, so no later claim pops its empty list (layout 2
+// put every freed lane back unread and paid an LPOP to find it empty:
+// one wasted call a job when consumers outpace the producer); a job
+// enqueued later puts it back, and it runs once.
+func TestLaneDrainedLaneLeavesRing(t *testing.T) {
+	q := fresh(t, "lanedrained")
+	ctx := tctx(t)
+	const lanes = 20
+	_, err := q.LaneEnqueueMany(ctx, laneRound("d", lanes, 0))
+	require.NoError(t, err)
+	got := claimLane(t, q, 100)
+	require.Len(t, got, lanes)
+	acks := make([]Ack, 0, lanes)
+	for _, j := range got {
+		acks = append(acks, Ack{ID: j.ID, Token: j.Token})
+	}
+	ok, _, err := q.LaneCompleteClaim(ctx, acks, 0, time.Minute, 0)
+	require.NoError(t, err)
+	require.NotContains(t, ok, false)
+	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lanering"), "drained lanes stay out of the ring")
+	require.Equal(t, "1", do(t, "HLEN", q.keys.Base+"lanestate"), "idle lanes' states dropped (only '#table')")
+	do(t, "CONFIG", "RESETSTAT")
+	require.Empty(t, claimLane(t, q, 100))
+	_, rest, _ := strings.Cut(do(t, "INFO", "commandstats"), "cmdstat_lpop:calls=")
+	pops, _, _ := strings.Cut(rest, ",")
+	require.Equal(t, "3", pops, "laneend, laneadmit and the empty ring: no lane list popped")
+	_, err = q.LaneEnqueueMany(ctx, laneRound("d", lanes, 1))
+	require.NoError(t, err)
+	got = claimLane(t, q, 100)
+	require.Len(t, got, lanes)
+	for _, j := range got {
+		_, seq := parseLaneJob(t, j.Payload)
+		require.Equal(t, 1, seq)
+	}
+}
+
+// laneRound is job s of each of lanes lanes prefix0, prefix1, ...: payload
+// "<lane>/<s>".
+func laneRound(prefix string, lanes, s int) []LaneJob {
+	js := make([]LaneJob, 0, lanes)
+	for l := range lanes {
+		lane := prefix + strconv.Itoa(l)
+		js = append(js, LaneJob{Lane: lane, Payload: []byte(lane + "/" + strconv.Itoa(s))})
+	}
+	return js
 }

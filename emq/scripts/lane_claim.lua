@@ -8,8 +8,8 @@
 -- KEYS[2]  active    emq:{q}:active
 -- KEYS[3]  delayed   emq:{q}:delayed
 -- KEYS[4]  base      emq:{q}:   declared root of meta, job:<id> and the
---                    lane keys (lane:<k>, lanestate, lanering, laneocc,
---                    laneoccq, laneend, lanecfg, lanehalt, lanecredit,
+--                    lane keys (lane:<k>, lanestate, lanering, laneheld,
+--                    laneheldq, laneend, lanecfg, lanehalt, lanecredit,
 --                    laneturn, laneadmit)
 -- ARGV[1]  lease_ms  integer >= 1
 -- ARGV[2]  n         integer 0..1000: most jobs claimed
@@ -22,21 +22,28 @@
 --                    PEXPIRE)
 -- ARGV[5], ARGV[6], ...  id1, token1, ...: at most 1000 jobs completed
 --                    first (nothing published, as complete_batch)
--- Layout (LANES-FLOWS.md): lanestate[k] packs the lane's state in one
--- integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) (R: in the
--- ring, H: halted, occ: occupants; absent = 0: idle, cap 1, weight 1); R
--- set means k is once in lanering (a lane drained by the claim that
--- reaches it is dropped then).
--- laneocc is the set of occupant ids; laneoccq lists them as '<id>\n<k>'
--- in claim order (the reap's cursor; entries no longer occupants are
--- dropped there); laneend lists '<id>\n<k>' of lane jobs whose end
--- flow_complete saw; a lane job's row has field lane = k. Waiting jobs are parked in delayed at 2^53-2 (never
--- due), state delayed, attempts 0. An occupant stays while its row is active, pending or
--- delayed (a retry keeps its place); one whose row is completed, dead or
--- gone is dropped, a dead one halting the lane when lanecfg 'halt:<k>'
--- (else 'halt') is '1', unless its error is 'cancelled'. Work per call: at
--- most 4n+32 visits, the completions, 1000 marked ends, reap occupants
--- and n+reap+100 laneoccq entries.
+-- Layout 3 (jobs/PROTOCOL-L4.md): lanestate[k] packs the lane's state in
+-- one integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) +
+-- 2^33*n (R: in the ring, H: halted, occ: occupants, n: waiting jobs,
+-- saturating at 2^20-1; absent = 0: idle, empty, cap 1, weight 1); a
+-- freed lane rejoins the ring only when n > 0, and the serve that pops
+-- its last job leaves it out (no LPOP to find it empty);
+-- R set means k is once in lanering (a lane drained by the claim that
+-- reaches it is dropped then). laneheld maps each occupant id to its lane
+-- k; laneheldq lists the occupant ids in claim order (the reap's cursor;
+-- ids no longer in laneheld are dropped there); laneend lists '<id>\n<k>'
+-- of lane jobs whose end flow_complete saw; a lane job's row has field
+-- lane = k. Waiting jobs are parked in delayed at 2^53-2 (never due),
+-- state delayed, attempts 0. An occupant stays while its row is active,
+-- pending or delayed (a retry keeps its place); one whose row is
+-- completed, dead or gone is dropped, a dead one halting the lane when
+-- lanecfg 'halt:<k>' (else 'halt') is '1', unless its error is
+-- 'cancelled'. Work per call: at most 4n+32 visits, the completions, 1000
+-- marked ends, reap occupants and n+reap+100 laneheldq entries.
+-- Cost: per claimed lane job one LPOP of its lane, one HMGET and one HSET
+-- of its row; per completion one HMGET of its row; the rest goes a batch
+-- to a call. A lane's state is kept as its packed number (no table per
+-- lane), counters rather than #t, no string building per job.
 -- Replies:
 --   {reaped, c, flag1, ..., flagc, id1, payload1, attempts1, ...}
 --     reaped: occupants the reap dropped; c completions, flag 1
@@ -58,259 +65,297 @@ local reap, e3 = int(ARGV[3], 'reap', 0, 1000)
 if not reap then return e3 end
 local keep, e4 = int(ARGV[4] or '0', 'retention_ms', 0, 9007199254740991)
 if not keep then return e4 end
-if #ARGV > 4 and (#ARGV % 2 ~= 0 or #ARGV > 2004) then
+local nargv = #ARGV
+if nargv > 4 and (nargv % 2 ~= 0 or nargv > 2004) then
   return redis.error_reply('EMQARG lane_claim: 0..1000 (id, token) pairs after retention_ms')
 end
 local call, base = redis.call, KEYS[4]
-local floor, find, sub = math.floor, string.find, string.sub
-local ring, lstate, occk = base .. 'lanering', base .. 'lanestate', base .. 'laneocc'
-local occq = base .. 'laneoccq'
+local floor, min, unpack = math.floor, math.min, unpack
+local ring, lstate = base .. 'lanering', base .. 'lanestate'
+local held, heldq = base .. 'laneheld', base .. 'laneheldq'
+local cfgk = base .. 'lanecfg'
 local jp = base .. 'job:'
 local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 
 -- The lanes' states, read once (HMGET per batch of lanes) and written
--- back at the end.
-local st, dirty = {}, {}
-local function load(ks)
-  local need = {}
-  for _, k in ipairs(ks) do
+-- back at the end when changed: st[k] is the packed number; dirty[i] the
+-- i-th lane read, was[i] the number read there (-1: absent). The fields
+-- are taken apart with % and / only (no math.floor call): for an integer
+-- v, (v - v % d) / d is floor(v / d).
+local st, dirty, was, nd = {}, {}, {}, 0
+local function load(ks, m)
+  local need, nn = {}, 0
+  for i = 1, m do
+    local k = ks[i]
     if not st[k] then
-      need[#need + 1] = k
-      st[k] = true
+      nn = nn + 1
+      need[nn] = k
+      st[k] = 0
     end
   end
-  for i = 1, #need, 1000 do
-    local vs = call('HMGET', lstate, unpack(need, i, math.min(i + 999, #need)))
-    for j, x in ipairs(vs) do
-      local k, v = need[i + j - 1], tonumber(x) or 0
-      st[k] = {r = v % 2, h = floor(v / 2) % 2, occ = floor(v / 4) % 2048,
-        cap = floor(v / 8192) % 1024 + 1, w = floor(v / 8388608) + 1}
-      dirty[#dirty + 1] = k
+  for i = 1, nn, 1000 do
+    local j = min(i + 999, nn)
+    local vs = call('HMGET', lstate, unpack(need, i, j))
+    for x = i, j do
+      local k, v = need[x], tonumber(vs[x - i + 1])
+      nd = nd + 1
+      dirty[nd] = k
+      if v then
+        st[k], was[nd] = v, v
+      else
+        was[nd] = -1
+      end
     end
   end
 end
+local CNT, MAXC = 8589934592, 1048575 -- 2^33: the waiting count's unit
+local function occOf(v) return (v - v % 4) / 4 % 2048 end
+local function capOf(v) return (v - v % 8192) / 8192 % 1024 + 1 end
+local function cntOf(v) return (v - v % CNT) / CNT end
 
--- rel frees the place of lane k's occupant id (no longer in laneocc);
--- dead with err: its row ended dead. A freed lane with room rejoins the
--- ring (toRing) without reading its length: one left with no waiting job
--- is dropped from the ring by the serve that reaches it (its LPOP, which
--- a busy lane pays anyway), so R may be set on an empty lane meanwhile.
-local toRing = {}
+-- rel frees the place of lane k's occupant id (no longer in laneheld);
+-- dead with err: its row ended dead. A freed lane with room and waiting
+-- jobs (n > 0) rejoins the ring (toRing) without reading its length.
+local toRing, nring = {}, 0
 local function rel(id, k, dead, err)
-  local s = st[k]
-  if s.occ > 0 then s.occ = s.occ - 1 end
-  local cfg = base .. 'lanecfg'
-  if dead and err ~= 'cancelled' and (call('HGET', cfg, 'halt:' .. k) or call('HGET', cfg, 'halt')) == '1' then
-    s.h = 1
-    call('HSET', base .. 'lanehalt', k, id)
-    if s.r == 1 then
-      call('LREM', ring, 0, k)
-      s.r = 0
-    end
-  elseif s.r == 0 and s.h == 0 and s.occ < s.cap then
-    s.r = 1
-    toRing[#toRing + 1] = k
+  local v = st[k]
+  local occ = occOf(v)
+  if occ > 0 then
+    v, occ = v - 4, occ - 1
   end
+  local r = v % 2
+  local h = (v - r) / 2 % 2
+  if dead and err ~= 'cancelled' and (call('HGET', cfgk, 'halt:' .. k) or call('HGET', cfgk, 'halt')) == '1' then
+    if h == 0 then v = v + 2 end
+    call('HSET', base .. 'lanehalt', k, id)
+    if r == 1 then
+      call('LREM', ring, 0, k)
+      v = v - 1
+    end
+  elseif r == 0 and h == 0 and occ < capOf(v) and v >= CNT then
+    v = v + 1
+    nring = nring + 1
+    toRing[nring] = k
+  end
+  st[k] = v
 end
 local function flushRing()
-  for i = 1, #toRing, 1000 do
-    call('RPUSH', ring, unpack(toRing, i, math.min(i + 999, #toRing)))
+  for i = 1, nring, 1000 do
+    call('RPUSH', ring, unpack(toRing, i, min(i + 999, nring)))
   end
-  toRing = {}
+  toRing, nring = {}, 0
 end
 
--- isocc flags which of ids are occupants (members of laneocc).
-local function isocc(ids)
-  if #ids == 0 then return {} end
-  return call('SMISMEMBER', occk, unpack(ids))
+-- drop frees the places of the occupants ids[1..m] of lanes ks (rows[i]:
+-- their {state, error}, or nil for completions).
+local function drop(ids, ks, m, rows)
+  call('HDEL', held, unpack(ids, 1, m))
+  load(ks, m)
+  for i = 1, m do
+    local r = rows and rows[i]
+    rel(ids[i], ks[i], r and r[1] == 'dead', r and r[2])
+  end
 end
 
-local out = {0, 0}
+-- heldOf keeps those of ids[1..m] that are occupants (in laneheld), with
+-- their lanes: ids, lanes, count.
+local function heldOf(ids, m)
+  local ks = call('HMGET', held, unpack(ids, 1, m))
+  local hi, hk, c = {}, {}, 0
+  for i = 1, m do
+    if ks[i] then
+      c = c + 1
+      hi[c], hk[c] = ids[i], ks[i]
+    end
+  end
+  return hi, hk, c
+end
+
+local out, no = {0, 0}, 2
 -- The completions, as complete_batch does them.
-local done, cids, crows, lj, lk = {}, {}, {}, {}, {}
-local nc = 0
-for i = 5, #ARGV, 2 do
+local done, cids, nc, crows, nr, lj, nl = {}, {}, 0, {}, 0, {}, 0
+for i = 5, nargv, 2 do
   local id = ARGV[i]
   local row = jp .. id
   local r = call('HMGET', row, 'state', 'attempts', 'lane')
-  nc = nc + 1
+  no = no + 1
   if r[1] ~= 'active' or r[2] ~= ARGV[i + 1] or done[id] then
-    out[2 + nc] = 0
+    out[no] = 0
   else
     done[id] = true
-    cids[#cids + 1] = id
+    nc = nc + 1
+    cids[nc] = id
     if keep == 0 then
-      crows[#crows + 1] = row
+      nr = nr + 1
+      crows[nr] = row
     else
       call('HSET', row, 'state', 'completed')
       call('PEXPIRE', row, keep)
     end
     if r[3] then
-      lj[#lj + 1] = id
-      lk[#lk + 1] = r[3]
+      nl = nl + 1
+      lj[nl] = id
     end
-    out[2 + nc] = 1
+    out[no] = 1
   end
 end
-out[2] = nc
-if #cids > 0 then
-  call('ZREM', KEYS[2], unpack(cids))
-  if #crows > 0 then call('DEL', unpack(crows)) end
-  local f = isocc(lj)
-  local gone, gk = {}, {}
-  for i, id in ipairs(lj) do
-    if f[i] == 1 then
-      gone[#gone + 1] = id
-      gk[#gk + 1] = lk[i]
-    end
-  end
-  if #gone > 0 then
-    call('SREM', occk, unpack(gone))
-    load(gk)
-    for i, id in ipairs(gone) do rel(id, gk[i]) end
+out[2] = no - 2
+if nc > 0 then
+  call('ZREM', KEYS[2], unpack(cids, 1, nc))
+  if nr > 0 then call('DEL', unpack(crows, 1, nr)) end
+  if nl > 0 then
+    -- the occupants among them (a lane job requeued from dead holds no
+    -- place), with their lanes
+    local gone, gk, ng = heldOf(lj, nl)
+    if ng > 0 then drop(gone, gk, ng) end
   end
 end
 
--- check frees the occupants ids (of lanes ks) whose rows ended
--- (completed, dead or gone) and returns the live ones' laneoccq entries.
-local function check(ids, ks)
-  local live = {}
-  local ended, ek, er = {}, {}, {}
-  for i, id in ipairs(ids) do
+-- check frees the occupants ids[1..m] (of lanes ks) whose rows ended
+-- (completed, dead or gone) and returns the live ones and their count.
+local function check(ids, ks, m)
+  local live, nlive = {}, 0
+  local ended, ek, er, ne = {}, {}, {}, 0
+  for i = 1, m do
+    local id = ids[i]
     local r = call('HMGET', jp .. id, 'state', 'error')
-    if r[1] == 'active' or r[1] == 'pending' or r[1] == 'delayed' then
-      live[#live + 1] = id .. '\n' .. ks[i]
+    local s = r[1]
+    if s == 'active' or s == 'pending' or s == 'delayed' then
+      nlive = nlive + 1
+      live[nlive] = id
     else
-      ended[#ended + 1] = id
-      ek[#ek + 1] = ks[i]
-      er[#er + 1] = r
+      ne = ne + 1
+      ended[ne], ek[ne], er[ne] = id, ks[i], r
     end
   end
-  if #ended > 0 then
-    call('SREM', occk, unpack(ended))
-    load(ek)
-    for i, id in ipairs(ended) do
-      rel(id, ek[i], er[i][1] == 'dead', er[i][2])
-      out[1] = out[1] + 1
-    end
+  if ne > 0 then
+    drop(ended, ek, ne, er)
+    out[1] = out[1] + ne
   end
-  return live
+  return live, nlive
 end
 
--- parse splits entries '<id>\n<k>' and flags the occupants among them.
-local function parse(ents)
-  local ids, ks = {}, {}
-  for i, e in ipairs(ents) do
-    local at = find(e, '\n', 1, true)
-    if at then
-      ids[i], ks[i] = sub(e, 1, at - 1), sub(e, at + 1)
-    else
-      ids[i], ks[i] = '', ''
-    end
-  end
-  return ids, ks, isocc(ids)
-end
-
--- The ends flow_complete posted (laneend), then the lane-aware reap: the
--- head of laneoccq (occupants in claim order) is scanned, entries no
--- longer occupants dropped, the first `reap` occupants checked (a live
--- one goes behind this call's claims), stopping at the next occupant.
+-- The ends flow_complete posted (laneend, '<id>\n<k>'), then the
+-- lane-aware reap: the head of laneheldq (occupants in claim order) is
+-- scanned, ids no longer in laneheld dropped, the first `reap` occupants
+-- checked (a live one goes behind this call's claims), stopping at the
+-- next occupant.
 local marked = call('LPOP', base .. 'laneend', 1000)
 if marked then
-  local ids, ks, f = parse(marked)
-  local ci, ck2 = {}, {}
-  for i, id in ipairs(ids) do
-    if f[i] == 1 then
-      ci[#ci + 1] = id
-      ck2[#ck2 + 1] = ks[i]
+  local ids, m = {}, 0
+  for i = 1, #marked do
+    local e = marked[i]
+    local at = string.find(e, '\n', 1, true)
+    if at then
+      m = m + 1
+      ids[m] = string.sub(e, 1, at - 1)
     end
   end
-  check(ci, ck2)
+  if m > 0 then check(heldOf(ids, m)) end
 end
-local rotated = {}
+local rotated, nrot = {}, 0
 if n > 0 or reap > 0 then
-  local budget = math.min(n + reap + 100, 1000)
-  local size = math.min(reap + 16, budget)
-  local used, checked, take, stop = 0, {}, {}, false
+  local budget = min(n + reap + 100, 1000)
+  -- pages of reap+16 ids, four times longer after each full one: a head
+  -- of live occupants costs one short page, a run of ended ids (a
+  -- round's completions) one or two long ones
+  local size = reap + 16
+  local used, checked, take, nck, stop = 0, {}, {}, 0, false
   while not stop and used < budget do
-    local page = call('LRANGE', occq, used, used + math.min(size, budget - used) - 1)
-    if #page == 0 then break end
-    local ids, ks, f = parse(page)
-    for i, id in ipairs(ids) do
-      if f[i] == 1 then
-        if #checked >= reap then
+    local ask = min(size, budget - used)
+    local page = call('LRANGE', heldq, used, used + ask - 1)
+    local np = #page
+    if np == 0 then break end
+    local ks = call('HMGET', held, unpack(page))
+    for i = 1, np do
+      if ks[i] then
+        if nck >= reap then
           stop = true
           break
         end
-        checked[#checked + 1] = id
-        take[#take + 1] = ks[i]
+        nck = nck + 1
+        checked[nck], take[nck] = page[i], ks[i]
       end
       used = used + 1
     end
-    if #page < size then break end
+    if np < ask then break end
+    size = size * 4
   end
-  if used > 0 then call('LTRIM', occq, used, -1) end
+  if used > 0 then call('LTRIM', heldq, used, -1) end
   -- the live ones go behind this call's claims (pushed at the end)
-  rotated = check(checked, take)
+  rotated, nrot = check(checked, take, nck)
 end
 
 -- Jobs a flow released into their lanes (flow_complete), in that order.
 local admit = call('LPOP', base .. 'laneadmit', 1000)
 if admit then
+  local ids, ks, m = {}, {}, 0
   for _, id in ipairs(admit) do
     local r = call('HMGET', jp .. id, 'state', 'lane')
     if r[1] == 'delayed' and r[2] then
-      call('RPUSH', base .. 'lane:' .. r[2], id)
-      load({r[2]})
-      local s = st[r[2]]
-      if s.r == 0 and s.h == 0 and s.occ < s.cap then
-        s.r = 1
-        toRing[#toRing + 1] = r[2]
-      end
+      m = m + 1
+      ids[m], ks[m] = id, r[2]
+    end
+  end
+  load(ks, m)
+  for i = 1, m do
+    local k = ks[i]
+    call('RPUSH', base .. 'lane:' .. k, ids[i])
+    local v = st[k]
+    if cntOf(v) < MAXC then v = v + CNT end
+    st[k] = v
+    if v % 4 == 0 and occOf(v) < capOf(v) then
+      st[k] = v + 1
+      nring = nring + 1
+      toRing[nring] = k
     end
   end
 end
 flushRing()
 
-local leased, nl = {}, 0   -- ids to lease in active
-local parked, np = {}, 0   -- lane ids out of delayed
-local occ, no = {}, 0      -- laneocc SADD arguments
-local oq = {}              -- laneoccq RPUSH arguments
-
 local function writeBack()
-  local set, del = {}, {}
-  for _, k in ipairs(dirty) do
-    local s = st[k]
-    local v = s.r + 2 * s.h + 4 * s.occ + 8192 * (s.cap - 1) + 8388608 * (s.w - 1)
+  local set, ns, del, ndel = {}, 0, {}, 0
+  for i = 1, nd do
+    local k = dirty[i]
+    local v, w = st[k], was[i]
     if v == 0 then
-      del[#del + 1] = k
-    else
-      set[#set + 1] = k
-      set[#set + 1] = string.format('%d', v)
+      if w > 0 then
+        ndel = ndel + 1
+        del[ndel] = k
+      end
+    elseif v ~= w then
+      set[ns + 1], set[ns + 2] = k, string.format('%d', v)
+      ns = ns + 2
     end
   end
-  for i = 1, #set, 1000 do call('HSET', lstate, unpack(set, i, math.min(i + 999, #set))) end
-  for i = 1, #del, 1000 do call('HDEL', lstate, unpack(del, i, math.min(i + 999, #del))) end
+  for i = 1, ns, 1000 do call('HSET', lstate, unpack(set, i, min(i + 999, ns))) end
+  for i = 1, ndel, 1000 do call('HDEL', lstate, unpack(del, i, min(i + 999, ndel))) end
 end
 
 if n == 0 or call('HGET', base .. 'meta', 'paused') == '1' then
-  if #rotated > 0 then call('RPUSH', occq, unpack(rotated)) end
+  if nrot > 0 then call('RPUSH', heldq, unpack(rotated, 1, nrot)) end
   writeBack()
   return out
 end
 
 local visits, maxv = 0, 4 * n + 32
 local got = 0
+local leased, nls = {}, 0  -- ids to lease in active
+local parked, np = {}, 0   -- lane ids out of delayed
+local hold, nh = {}, 0     -- laneheld HSET arguments (id, k)
+local order, nq = {}, 0    -- laneheldq RPUSH arguments
+-- attempts after a claim, by the text before it
+local NEXT = {['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9}
+local TEXT = {'1', '2', '3', '4', '5', '6', '7', '8', '9'}
 
-local function lease_it(id, f)
-  local a = (tonumber(f[2]) or 0) + 1
-  call('HSET', jp .. id, 'attempts', string.format('%d', a), 'state', 'active')
-  nl = nl + 1
-  leased[nl] = id
-  out[#out + 1] = id
-  out[#out + 1] = f[1] or ''
-  out[#out + 1] = a
+local function lease_it(id, row, payload, attempts)
+  local a = NEXT[attempts] or ((tonumber(attempts) or 0) + 1)
+  call('HSET', row, 'attempts', TEXT[a] or string.format('%d', a), 'state', 'active')
+  nls = nls + 1
+  leased[nls] = id
+  out[no + 1], out[no + 2], out[no + 3] = id, payload or '', a
+  no = no + 3
   got = got + 1
 end
 
@@ -319,12 +364,15 @@ local function plain(limit)
   while got < want and visits < maxv do
     local last = want - got - 1
     local popped = call('ZRANGE', KEYS[1], 0, last)
-    if #popped == 0 then return end
-    call('ZREMRANGEBYRANK', KEYS[1], 0, #popped - 1)
-    for _, id in ipairs(popped) do
+    local m = #popped
+    if m == 0 then return end
+    call('ZREMRANGEBYRANK', KEYS[1], 0, m - 1)
+    for i = 1, m do
+      local id = popped[i]
+      local row = jp .. id
       visits = visits + 1
-      local f = call('HMGET', jp .. id, 'payload', 'attempts')
-      if f[1] or call('EXISTS', jp .. id) == 1 then lease_it(id, f) end
+      local f = call('HMGET', row, 'payload', 'attempts')
+      if f[1] or call('EXISTS', row) == 1 then lease_it(id, row, f[1], f[2]) end
     end
   end
 end
@@ -342,39 +390,70 @@ local ringEmpty = false
 -- is rotated to the ring's tail, left out of it (full, drained), or put
 -- back at its head with its credit (the call's n ran out).
 local function serve(k, want)
-  local s = st[k]
-  s.r = 0
-  if s.h == 1 then return end
+  local v = st[k]
+  if v % 2 == 1 then v = v - 1 end
+  if v % 4 == 2 then
+    st[k] = v
+    return
+  end
+  local occ, cap, w = occOf(v), capOf(v), (v % CNT - v % 8388608) / 8388608 + 1
+  local cnt = cntOf(v)
   local used = 0
   if k == ck then
     used, ck = cu, nil
   end
   local empty = false
-  while s.occ < s.cap and used < s.w and got < want and not empty and visits < maxv do
-    local m = math.min(s.cap - s.occ, s.w - used, want - got)
-    local ids = call('LPOP', base .. 'lane:' .. k, m)
-    if not ids or #ids < m then empty = true end
-    for _, id in ipairs(ids or {}) do
+  local lk = base .. 'lane:' .. k
+  while occ < cap and used < w and got < want and not empty and visits < maxv do
+    local m = min(cap - occ, w - used, want - got)
+    local ids
+    if m == 1 then
+      -- one job (a cap-1 lane): a bulk reply, no table
+      ids = call('LPOP', lk)
+      if ids then ids = {ids} end
+    else
+      ids = call('LPOP', lk, m)
+    end
+    if not ids then
+      empty = true
+      break
+    end
+    local c = #ids
+    -- the waiting count follows the pops; a short pop finds the lane
+    -- empty, a count that reaches 0 says so (no LPOP to learn it); a
+    -- saturated count (MAXC) stays until a short pop
+    if c < m then
+      empty = true
+      v, cnt = v - cnt * CNT, 0
+    elseif cnt < MAXC then
+      local d = min(c, cnt)
+      v, cnt = v - d * CNT, cnt - d
+      if cnt == 0 then empty = true end
+    end
+    for i = 1, c do
+      local id = ids[i]
+      local row = jp .. id
       visits = visits + 1
-      local f = call('HMGET', jp .. id, 'payload', 'attempts', 'state')
+      local f = call('HMGET', row, 'payload', 'attempts', 'state')
       -- still waiting (not deleted, cancelled or moved by a peer)
       if f[3] == 'delayed' and f[2] == '0' then
-        lease_it(id, f)
+        lease_it(id, row, f[1], '0')
         np = np + 1
         parked[np] = id
-        no = no + 1
-        occ[no] = id
-        oq[#oq + 1] = id .. '\n' .. k
-        s.occ = s.occ + 1
-        used = used + 1
+        hold[nh + 1], hold[nh + 2] = id, k
+        nh = nh + 2
+        nq = nq + 1
+        order[nq] = id
+        occ, v, used = occ + 1, v + 4, used + 1
       end
     end
   end
-  if empty or s.occ >= s.cap then
+  if empty or occ >= cap then
+    st[k] = v
     return
   end
-  s.r = 1
-  if used >= s.w then
+  st[k] = v + 1
+  if used >= w then
     call('RPUSH', ring, k)
   else
     call('LPUSH', ring, k)
@@ -390,15 +469,21 @@ local function lanes(limit)
       ringEmpty = true
       return
     end
-    load(ks)
-    for i, k in ipairs(ks) do
+    local m = #ks
+    load(ks, m)
+    for i = 1, m do
       if got >= want or visits >= maxv then
         -- not served: back at the head, in their order
-        for j = #ks, i, -1 do call('LPUSH', ring, ks[j]) end
+        local back, nb = {}, 0
+        for j = m, i, -1 do
+          nb = nb + 1
+          back[nb] = ks[j]
+        end
+        call('LPUSH', ring, unpack(back, 1, nb))
         return
       end
       visits = visits + 1
-      serve(k, want)
+      serve(ks[i], want)
     end
   end
 end
@@ -406,29 +491,35 @@ end
 -- Plain and lanes take turns (laneturn counts the calls): half the call's
 -- n each, the other side taking what one leaves.
 local turn = call('INCR', base .. 'laneturn')
-local half = math.floor(n / 2)
+local half = floor(n / 2)
 if turn % 2 == 1 then half = n - half end
 lanes(half)
 plain(n - got)
 if got < n then lanes(n - got) end
 
-for i = 1, nl, 1000 do
-  local z = {}
-  for j = i, math.min(i + 999, nl) do
-    z[#z + 1] = now + lease
-    z[#z + 1] = leased[j]
+if nls > 0 then
+  local deadline = string.format('%d', now + lease)
+  for i = 1, nls, 1000 do
+    local z, nz = {}, 0
+    for j = i, min(i + 999, nls) do
+      z[nz + 1], z[nz + 2] = deadline, leased[j]
+      nz = nz + 2
+    end
+    call('ZADD', KEYS[2], unpack(z, 1, nz))
   end
-  call('ZADD', KEYS[2], unpack(z))
 end
 for i = 1, np, 1000 do
-  call('ZREM', KEYS[3], unpack(parked, i, math.min(i + 999, np)))
+  call('ZREM', KEYS[3], unpack(parked, i, min(i + 999, np)))
 end
-for i = 1, no, 1000 do
-  call('SADD', occk, unpack(occ, i, math.min(i + 999, no)))
+for i = 1, nh, 1000 do
+  call('HSET', held, unpack(hold, i, min(i + 999, nh)))
 end
-for _, id in ipairs(rotated) do oq[#oq + 1] = id end
-for i = 1, #oq, 1000 do
-  call('RPUSH', occq, unpack(oq, i, math.min(i + 999, #oq)))
+for i = 1, nrot do
+  nq = nq + 1
+  order[nq] = rotated[i]
+end
+for i = 1, nq, 1000 do
+  call('RPUSH', heldq, unpack(order, i, min(i + 999, nq)))
 end
 if ck then
   call('SET', base .. 'lanecredit', cu .. ' ' .. ck)

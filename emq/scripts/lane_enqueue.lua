@@ -20,29 +20,35 @@
 -- A waiting lane job is a normal row, state delayed, attempts 0, field
 -- lane = k, in delayed at the lane score 9007199254740990 (2^53-2: never
 -- due, so a peer's promote never moves it), its id at the tail of
--- lane:<k>. The cap and weight live in lanestate[k] (lane_claim's header
--- gives the packing).
+-- lane:<k>. The cap, weight and count of waiting jobs live in
+-- lanestate[k] (lane_claim's header gives the packing): every lane given
+-- jobs has its state written, in one HSET for the call.
 -- Replies:
 --   {1|0, ...}  one per job: 1 admitted, 0 its row exists (nothing written)
 --   error "EMQARG ..." or "EMQKIND ..." before anything is written
-local LANE = 9007199254740990
+local LANE = '9007199254740990'
 local base = KEYS[2]
 local call = redis.call
--- jobs: {k, name, id, payload}; cap, w, halt: the single lane's options
-local jobs, cap, w, halt = {}, 0, 0, ''
+local nargv = #ARGV
+-- The jobs are read from ARGV where they stand: job j's lane key, name,
+-- id and payload are ARGV[ki], ARGV[ki + 1], ARGV[ii], ARGV[ii + 1] with
+-- ii = first + step * (j - 1) (ki = ii - 2 for many lanes; the single
+-- lane's key and name are ARGV[1], ARGV[2]).
+local cap, w, halt = 0, 0, ''
+local first, step, many
 local function key(k)
   if #k < 1 or #k > 65 then
     return redis.error_reply('EMQARG lane key must be 1..65 bytes')
   end
 end
 if ARGV[1] == '' then
-  if #ARGV % 4 ~= 1 or #ARGV < 5 then
+  if nargv % 4 ~= 1 or nargv < 5 then
     return redis.error_reply('EMQARG lane_enqueue takes \'\' + 4*n arguments')
   end
-  for i = 2, #ARGV, 4 do
+  first, step, many = 4, 4, true
+  for i = 2, nargv, 4 do
     local e = key(ARGV[i])
     if e then return e end
-    jobs[#jobs + 1] = {ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]}
   end
 else
   local e = key(ARGV[1])
@@ -59,49 +65,62 @@ else
   if halt ~= '' and halt ~= '0' and halt ~= '1' then
     return redis.error_reply("EMQARG halt must be '', '0' or '1'")
   end
-  if #ARGV % 2 ~= 1 or #ARGV < 7 then
+  if nargv % 2 ~= 1 or nargv < 7 then
     return redis.error_reply('EMQARG lane_enqueue takes 5 + 2*n arguments')
   end
-  for i = 6, #ARGV, 2 do
-    jobs[#jobs + 1] = {ARGV[1], ARGV[2], ARGV[i], ARGV[i + 1]}
-  end
+  first, step, many = 6, 2, false
 end
-for _, j in ipairs(jobs) do
-  if string.sub(j[3], 1, 3) ~= 'JOB' then
+local sub = string.sub
+for i = first, nargv, step do
+  if sub(ARGV[i], 1, 3) ~= 'JOB' then
     return redis.error_reply('EMQKIND job id must be JOB-namespaced')
   end
 end
 local jp = base .. 'job:'
-local rows = {}
-for i, j in ipairs(jobs) do rows[i] = jp .. j[3] end
-local existing = 0
-for i = 1, #rows, 1000 do
-  existing = existing + call('EXISTS', unpack(rows, i, math.min(i + 999, #rows)))
+local rows, m = {}, 0
+for i = first, nargv, step do
+  local id = ARGV[i]
+  m = m + 1
+  rows[m] = jp .. id
 end
--- per lane, in first-seen order: its new ids
-local out, z, seen, lanes, order = {}, {}, {}, {}, {}
-for i, j in ipairs(jobs) do
-  local k, id = j[1], j[3]
-  if seen[id] or (existing > 0 and call('EXISTS', rows[i]) == 1) then
-    out[i] = 0
+local existing = 0
+for i = 1, m, 1000 do
+  existing = existing + call('EXISTS', unpack(rows, i, math.min(i + 999, m)))
+end
+-- per lane, in first-seen order: its new ids (one id as a string, more
+-- in a table: no table for a lane with one job in the call)
+local out, z, nz, seen, lanes, order, no = {}, {}, 0, {}, {}, {}, 0
+local j = 0
+for i = first, nargv, step do
+  j = j + 1
+  local id, k = ARGV[i], ARGV[1]
+  if many then k = ARGV[i - 2] end
+  if seen[id] or (existing > 0 and call('EXISTS', rows[j]) == 1) then
+    out[j] = 0
   else
     seen[id] = true
-    call('HSET', rows[i], 'state', 'delayed', 'attempts', '0', 'payload', j[4], 'lane', k)
-    z[#z + 1] = LANE
-    z[#z + 1] = id
-    if not lanes[k] then
-      lanes[k] = {}
-      order[#order + 1] = k
-      if j[2] ~= '' and j[2] ~= k then call('HSET', base .. 'lanename', k, j[2]) end
-    end
+    call('HSET', rows[j], 'state', 'delayed', 'attempts', '0', 'payload', ARGV[i + 1], 'lane', k)
+    z[nz + 1], z[nz + 2] = LANE, id
+    nz = nz + 2
     local l = lanes[k]
-    l[#l + 1] = id
-    out[i] = 1
+    if not l then
+      lanes[k] = id
+      no = no + 1
+      order[no] = k
+      local name = ARGV[2]
+      if many then name = ARGV[i - 1] end
+      if name ~= '' and name ~= k then call('HSET', base .. 'lanename', k, name) end
+    elseif type(l) == 'string' then
+      lanes[k] = {l, id}
+    else
+      l[#l + 1] = id
+    end
+    out[j] = 1
   end
 end
-if #order == 0 then return out end
-for i = 1, #z, 2000 do
-  call('ZADD', KEYS[1], unpack(z, i, math.min(i + 1999, #z)))
+if no == 0 then return out end
+for i = 1, nz, 2000 do
+  call('ZADD', KEYS[1], unpack(z, i, math.min(i + 1999, nz)))
 end
 if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. order[1], halt) end
 -- The lanes' states (packed as lane_claim reads them); an idle lane with
@@ -109,31 +128,36 @@ if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. order[1], halt) en
 -- '#' and 64 hex digits) holds a value longer than any listpack value, so
 -- the server keeps lanestate a hash table: O(1) reads however few lanes.
 call('HSETNX', base .. 'lanestate', '#table', string.rep('-', 80))
-local vs = call('HMGET', base .. 'lanestate', unpack(order))
-local set, del, ring = {}, {}, {}
-for i, k in ipairs(order) do
-  call('RPUSH', base .. 'lane:' .. k, unpack(lanes[k]))
+local vs = call('HMGET', base .. 'lanestate', unpack(order, 1, no))
+local floor = math.floor
+local CNT, MAXC = 8589934592, 1048575 -- 2^33: the waiting count's unit
+local set, ns, ring, nr = {}, 0, {}, 0
+for i = 1, no do
+  local k = order[i]
+  local l, added = lanes[k], 1
+  if type(l) == 'string' then
+    call('RPUSH', base .. 'lane:' .. k, l)
+  else
+    call('RPUSH', base .. 'lane:' .. k, unpack(l))
+    added = #l
+  end
   local v = tonumber(vs[i]) or 0
-  local r, h, occ = v % 2, math.floor(v / 2) % 2, math.floor(v / 4) % 2048
-  local c0, w0 = math.floor(v / 8192) % 1024 + 1, math.floor(v / 8388608) + 1
+  local r, h, occ = v % 2, floor(v / 2) % 2, floor(v / 4) % 2048
+  local c0, w0 = floor(v / 8192) % 1024 + 1, floor(v % CNT / 8388608) + 1
+  local cnt = floor(v / CNT) + added
+  if cnt > MAXC then cnt = MAXC end
   if cap > 0 then c0 = cap end
   if w > 0 then w0 = w end
   if r == 0 and h == 0 and occ < c0 then
     r = 1
-    ring[#ring + 1] = k
+    nr = nr + 1
+    ring[nr] = k
   end
-  local v0 = v
-  v = r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1)
-  if v == v0 and (v ~= 0 or not vs[i]) then
-    -- unchanged (a busy lane, already in the ring): nothing to write
-  elseif v == 0 then
-    del[#del + 1] = k
-  else
-    set[#set + 1] = k
-    set[#set + 1] = string.format('%d', v)
-  end
+  -- the count of waiting jobs changed: every lane's state is written
+  set[ns + 1] = k
+  set[ns + 2] = string.format('%d', r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1) + CNT * cnt)
+  ns = ns + 2
 end
-if #ring > 0 then call('RPUSH', base .. 'lanering', unpack(ring)) end
-if #set > 0 then call('HSET', base .. 'lanestate', unpack(set)) end
-if #del > 0 then call('HDEL', base .. 'lanestate', unpack(del)) end
+if nr > 0 then call('RPUSH', base .. 'lanering', unpack(ring, 1, nr)) end
+call('HSET', base .. 'lanestate', unpack(set, 1, ns))
 return out

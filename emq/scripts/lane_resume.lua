@@ -4,7 +4,8 @@
 -- KEYS[1]  base      emq:{q}:   declared root of lane:<k>, lanestate,
 --                    lanering, lanehalt
 -- ARGV[1]  k         the lane's key form (as lane_enqueue)
--- lanestate[k] is packed as lane_claim's header says (bit 2: halted).
+-- lanestate[k] is packed as lane_claim's header says (bit 2: halted; the
+-- waiting count from 2^33 up, set here to the lane's length).
 -- Replies:
 --   1   the lane was halted and goes on
 --   0   it was not halted; nothing written
@@ -16,8 +17,12 @@ if math.floor(v / 2) % 2 == 0 then
 end
 v = v - 2
 call('HDEL', base .. 'lanehalt', k)
+-- the waiting count (bits from 2^33 up) is set to the lane's length
+local CNT = 8589934592
+local n = call('LLEN', base .. 'lane:' .. k)
+v = v % CNT + CNT * math.min(n, 1048575)
 local occ, cap = math.floor(v / 4) % 2048, math.floor(v / 8192) % 1024 + 1
-if v % 2 == 0 and occ < cap and call('LLEN', base .. 'lane:' .. k) > 0 then
+if v % 2 == 0 and occ < cap and n > 0 then
   v = v + 1
   call('RPUSH', base .. 'lanering', k)
 end
