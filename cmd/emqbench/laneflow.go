@@ -187,8 +187,14 @@ func (r *laneFlowRun) produceFlow(ctx context.Context, _ int, _ int64) error {
 	return nil
 }
 
+// flowPollMax bounds a flow consumer's wait after empty claims (e2e's
+// Worker has PollMin 1 ms, PollMax 5 ms).
+const flowPollMax = 5 * time.Millisecond
+
 // consume is consumer g: claim a batch, run it (no-op), complete it in
-// one call; back off 1 ms on an empty claim. The flow workload settles
+// one call; back off on an empty claim, 1 ms doubling to 5 ms (e2e's
+// Worker's polls): the consumers' empty polls while a staged flow is
+// being submitted cost the server what the submission needs. The flow workload settles
 // and claims in one call (FlowCompleteClaim, the worker's exchange for
 // flow jobs); the lanes workload claims with LaneClaim and completes with
 // FlowCompleteBatch.
@@ -221,6 +227,7 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 		}
 		return ok, js, nil
 	}
+	poll := time.Millisecond
 	for ctx.Err() == nil && done.Load() < r.total {
 		ok, js, err := exchange(rs)
 		if err != nil {
@@ -231,9 +238,12 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 		}
 		rs, idx = rs[:0], idx[:0]
 		if len(js) == 0 {
-			time.Sleep(time.Millisecond)
+			// as e2e's Worker polls an empty queue: 1 ms, doubling to 5
+			time.Sleep(poll)
+			poll = min(2*poll, flowPollMax)
 			continue
 		}
+		poll = time.Millisecond
 		for _, j := range js {
 			i := int64(-1)
 			if len(j.Payload) >= 8 {
