@@ -824,7 +824,10 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 // done (0 to 1,000 claimed jobs) as [Queue.FlowCompleteBatch] does, then
 // claims up to n (0 to 1,000) pending jobs for lease as [Queue.ClaimBatch]
 // does, in one atomic call (flow_complete 'S'), so the dependents the
-// completions release are claimable in it. ok[i] reports whether done[i]
+// completions release are claimable in it: after the pending jobs, the
+// claim takes them straight from parked to active (they are never
+// written pending), and the call releases about what it can claim.
+// ok[i] reports whether done[i]
 // completed (false: its token no longer held the lease). Steps left by
 // a large fan-out are drained by the next call (every call drains some);
 // when the claim found nothing and steps are left, FlowCompleteClaim

@@ -22,7 +22,10 @@
 --       result): complete each as 'C' does, then claim up to n pending
 --       jobs as claim_batch does (honouring meta paused): the worker's
 --       settle and claim in one call, dependents released by the
---       completions claimable in it
+--       completions claimable in it: after the pending jobs, up to the
+--       rest of n of them go from parked straight to active (the
+--       others to pending); its drain runs min(STEPS, max(n - pending,
+--       16) + 1) units, about what the claim takes
 --   's' : run the queued resolution steps (see drain below)
 --   'a' f [offset count]: repair and read the jobs offset..offset+count-1
 --       (default 0, 1000; count 1..1000) of flow f: every one of them that
