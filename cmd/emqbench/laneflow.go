@@ -32,6 +32,8 @@ type laneFlowRun struct {
 	seen  []atomic.Int32 // completions per job, by index
 	dups  atomic.Int64
 	calls atomic.Int64 // consumers' server calls
+	pconn sender       // flow: the submitter's own connection
+	pq    *emq.Queue   // flow: the queue on it
 }
 
 // lanesWorkload: -producers enqueue n jobs over 1,000 lanes of cap 1 (job
@@ -47,7 +49,7 @@ func lanesWorkload(ctx context.Context, nd *node, cfg config) (*workload, error)
 // parts) while the consumers run it; it ends when the fan-in completes.
 func flowWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
-		"SubmitFlow of 1 flow of n jobs (root, n-2 children, fan-in); %d consumers FlowCompleteClaim (settle and claim batches of %d in one call)",
+		"SubmitFlow of 1 flow of n jobs (root, n-2 children, fan-in) on a connection of its own; %d consumers FlowCompleteClaim (settle and claim batches of %d in one call)",
 		cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceFlow)
 }
 
@@ -72,6 +74,19 @@ func laneFlowWorkload(ctx context.Context, nd *node, cfg config, method string, 
 	}
 	r.begun = make([]atomic.Int64, r.total)
 	r.seen = make([]atomic.Int32, r.total)
+	if cfg.workload == "flow" {
+		// the submitter on a connection of its own, as e2e's producers
+		// are: its pipelined parts do not queue the consumers' calls
+		c, err := nd.dial(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("producer connection: %w", err)
+		}
+		r.pconn = c
+		if r.pq, err = emq.Open(ctx, c, qq.name, emq.WithIDGenerator(emq.DefaultIDGenerator()), emq.WithExecutorChoice(cfg.executor)); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	return &workload{
 		method: method,
 		latPer: "job",
@@ -87,6 +102,11 @@ func laneFlowWorkload(ctx context.Context, nd *node, cfg config, method string, 
 			return nil
 		},
 		cleanup: qq.cleanup(nd),
+		close: func() {
+			if r.pconn != nil {
+				r.pconn.Close()
+			}
+		},
 	}, nil
 }
 
@@ -181,7 +201,7 @@ func (r *laneFlowRun) produceFlow(ctx context.Context, _ int, _ int64) error {
 	for i := range r.begun {
 		r.begun[i].Store(now)
 	}
-	if _, _, err := r.qq.qs[0].SubmitFlow(ctx, nodes); err != nil {
+	if _, _, err := r.pq.SubmitFlow(ctx, nodes); err != nil {
 		return fmt.Errorf("submit flow: %w", err)
 	}
 	return nil
