@@ -25,6 +25,9 @@ const (
 	// flowPartEntries and flowPartDeps bound one staged part.
 	flowPartEntries = 250
 	flowPartDeps    = 500
+	// flowPartsPipelined is how many staged parts after the first are
+	// sent in one round trip (each its own bounded call).
+	flowPartsPipelined = 8
 	// flowPage is how many jobs one Flow or CancelFlow call reads.
 	flowPage = 1000
 )
@@ -174,13 +177,36 @@ func (q *Queue) submitCall(ctx context.Context, a *dispatch.Args) error {
 		}
 		return nil
 	})
-	if err != nil {
-		err = wrapErr("flow_submit", err)
-		if se, ok := errors.AsType[*ScriptError](err); ok && se.Err.HasCode("EMQFLOW") {
-			err = &FlowError{Node: -1, Reason: se.Error()}
-		}
+	return submitErr(err)
+}
+
+// submitErr wraps a flow_submit error, an EMQFLOW refusal as a
+// *FlowError.
+func submitErr(err error) error {
+	err = wrapErr("flow_submit", err)
+	if se, ok := errors.AsType[*ScriptError](err); ok && se.Err.HasCode("EMQFLOW") {
+		err = &FlowError{Node: -1, Reason: se.Error()}
 	}
 	return err
+}
+
+// submitBatch sends the staged parts in b as one pipeline and returns
+// the first part's refusal (a *FlowError for EMQFLOW) or a reply that is
+// not 1. The parts after a refused one run too (the flow is staging:
+// nothing of it runs), and the caller's abort deletes them all.
+func (q *Queue) submitBatch(ctx context.Context, b *dispatch.Batch) error {
+	if err := q.reaper.EvalBatch(ctx, b); err != nil {
+		return wrapErr("flow_submit", err)
+	}
+	for i := range b.Len() {
+		if err := b.Err(i); err != nil {
+			return submitErr(err)
+		}
+		if n, err := b.Reply(i).AsInt(); err != nil || n != 1 {
+			return badReply("flow_submit", b.Reply(i), "1")
+		}
+	}
+	return nil
 }
 
 // stageFlow sends a large flow in parts (flow_submit '+'), nodes in
@@ -197,6 +223,16 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	var deps, parts int
 	at := map[int]int{} // node -> its 'n' entry's position (1-based) in part
 	pol := [...]string{"f", "i", "c"}
+	// The first part (it makes the flow) is sent alone; later parts go
+	// flowPartsPipelined to a round trip, run in order by the server.
+	var b dispatch.Batch
+	send := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		defer b.Reset()
+		return q.submitBatch(ctx, &b)
+	}
 	flush := func() error {
 		a := q.partArgs(flow, [...]string{"1", "0"}[min(parts, 1)], len(part))
 		for _, e := range part {
@@ -222,7 +258,14 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		parts++
 		part, deps = part[:0], 0
 		clear(at)
-		return q.submitCall(ctx, a)
+		if parts == 1 {
+			return q.submitCall(ctx, a)
+		}
+		b.Add(scriptFlowSubmit, a)
+		if b.Len() < flowPartsPipelined {
+			return nil
+		}
+		return send()
 	}
 	defer func() {
 		if err != nil && parts > 0 {
@@ -252,6 +295,9 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		}
 	}
 	if err := flush(); err != nil {
+		return err
+	}
+	if err := send(); err != nil {
 		return err
 	}
 	// Staged, nothing runs: link each remote dependency in its own queue
@@ -778,7 +824,10 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 // done (0 to 1,000 claimed jobs) as [Queue.FlowCompleteBatch] does, then
 // claims up to n (0 to 1,000) pending jobs for lease as [Queue.ClaimBatch]
 // does, in one atomic call (flow_complete 'S'), so the dependents the
-// completions release are claimable in it. ok[i] reports whether done[i]
+// completions release are claimable in it: after the pending jobs, the
+// claim takes them straight from parked to active (they are never
+// written pending), and the call releases about what it can claim.
+// ok[i] reports whether done[i]
 // completed (false: its token no longer held the lease). Steps left by
 // a large fan-out are drained by the next call (every call drains some);
 // when the claim found nothing and steps are left, FlowCompleteClaim

@@ -4,10 +4,14 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/internal/servertest"
 )
 
 // innerCalls is the server's command count (INFO commandstats, the
@@ -235,4 +239,112 @@ func TestFlowStagedPartsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, FlowDone, fi.State)
 	require.Equal(t, 3+9+9, fi.Total)
+}
+
+// TestFlowStagedPipelined: a staged flow's parts after the first go
+// several to a round trip (flowPartsPipelined), and a part refused inside
+// such a pipeline (a job id taken by a row made meanwhile) aborts the
+// flow: SubmitFlow returns a *FlowError and nothing of the flow is left.
+func TestFlowStagedPipelined(t *testing.T) {
+	servertest.Need(t, srv)
+	srv.Flush(t)
+	ctx := tctx(t)
+	c := dial(t)
+	var mu sync.Mutex
+	var sizes []int // flow_submit '+' calls per submission
+	var take func(id string)
+	wrapped := conn.SendFunc(func(ctx context.Context, cs conn.Cmds, h conn.Handler) error {
+		n := 0
+		for _, args := range cs.All() {
+			if len(args) > 7 && strings.EqualFold(string(args[0]), "EVALSHA") && string(args[2]) == "3" && string(args[6]) == "+" {
+				n++
+				if n == 3 && take != nil {
+					take(string(args[10])) // its first entry's id
+				}
+			}
+		}
+		if n > 0 {
+			mu.Lock()
+			sizes = append(sizes, n)
+			mu.Unlock()
+		}
+		return c.Send(ctx, cs, h)
+	})
+	q, err := Open(ctx, wrapped, "flowpipe")
+	require.NoError(t, err)
+	const n = 2000 // 8 parts of children, 4 of the fan-in's dependencies
+	f, _, err := q.SubmitFlow(ctx, fanOutIn(n))
+	require.NoError(t, err)
+	mu.Lock()
+	got := append([]int(nil), sizes...)
+	mu.Unlock()
+	// the first part alone (sent again after the script's NOSCRIPT on a
+	// fresh server), then the other 11 in two round trips
+	require.GreaterOrEqual(t, len(got), 3)
+	require.Equal(t, []int{8, 3}, got[len(got)-2:], "parts per round trip: %v", got)
+	for _, k := range got[:len(got)-2] {
+		require.Equal(t, 1, k, "parts per round trip: %v", got)
+	}
+	require.Len(t, flowRunBatch(t, q, nil), n)
+	fi, err := q.Flow(ctx, f)
+	require.NoError(t, err)
+	require.Equal(t, FlowDone, fi.State)
+
+	srv.Flush(t)
+	var taken string
+	take = func(id string) {
+		taken = id
+		do(t, "HSET", q.keys.Job(id), "state", "pending")
+	}
+	_, _, err = q.SubmitFlow(ctx, fanOutIn(n))
+	require.ErrorIs(t, err, ErrFlow)
+	require.ErrorContains(t, err, "exists")
+	require.NotEmpty(t, taken)
+	keys := strings.Fields(do(t, "KEYS", "*"))
+	require.Equal(t, []string{q.keys.Job(taken)}, keys, "only the row made meanwhile is left")
+}
+
+// TestFlowCompleteClaimHandOff bounds the server commands of a flow run
+// by FlowCompleteClaim alone (a worker's exchange): the dependents its
+// completions release go straight from parked to active in its claim
+// (no pending state written, no pending entry added and taken back), and
+// its drain releases about what the claim takes, so that a surplus does
+// not go through pending in every call. Before, every released job was
+// written pending and claimed from there: 4.2 commands a job (2 HSETs),
+// now 3.3 (1).
+func TestFlowCompleteClaimHandOff(t *testing.T) {
+	q := fresh(t, "flowhandoff")
+	ctx := tctx(t)
+	const n = 2000
+	f, _, err := q.SubmitFlow(ctx, fanOutIn(n))
+	require.NoError(t, err)
+	do(t, "CONFIG", "RESETSTAT")
+	var rs []FlowResult
+	done := 0
+	for range 10 * n {
+		ok, js, err := q.FlowCompleteClaim(ctx, rs, 0, time.Minute, 100)
+		require.NoError(t, err)
+		require.NotContains(t, ok, false)
+		done += len(ok)
+		if len(js) == 0 {
+			break
+		}
+		rs = rs[:0]
+		for _, j := range js {
+			rs = append(rs, FlowResult{ID: j.ID, Token: j.Token})
+		}
+	}
+	calls := innerCalls(t)
+	require.Equal(t, n, done)
+	hset := 0
+	for _, l := range strings.Split(do(t, "INFO", "commandstats"), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "cmdstat_hset:calls="); ok {
+			hset, _ = strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+		}
+	}
+	t.Logf("%d server commands, %d HSET for %d flow jobs run: %.2f a job", calls, hset, n, float64(calls)/n)
+	require.LessOrEqual(t, hset, n+n/10, "one HSET a job (its claim), not two")
+	fi, err := q.Flow(ctx, f)
+	require.NoError(t, err)
+	require.Equal(t, FlowDone, fi.State)
 }

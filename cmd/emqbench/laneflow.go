@@ -32,6 +32,8 @@ type laneFlowRun struct {
 	seen  []atomic.Int32 // completions per job, by index
 	dups  atomic.Int64
 	calls atomic.Int64 // consumers' server calls
+	pconn sender       // flow: the submitter's own connection
+	pq    *emq.Queue   // flow: the queue on it
 }
 
 // lanesWorkload: -producers enqueue n jobs over 1,000 lanes of cap 1 (job
@@ -47,7 +49,7 @@ func lanesWorkload(ctx context.Context, nd *node, cfg config) (*workload, error)
 // parts) while the consumers run it; it ends when the fan-in completes.
 func flowWorkload(ctx context.Context, nd *node, cfg config) (*workload, error) {
 	return laneFlowWorkload(ctx, nd, cfg, fmt.Sprintf(
-		"SubmitFlow of 1 flow of n jobs (root, n-2 children, fan-in); %d consumers FlowCompleteClaim (settle and claim batches of %d in one call)",
+		"SubmitFlow of 1 flow of n jobs (root, n-2 children, fan-in) on a connection of its own; %d consumers FlowCompleteClaim (settle and claim batches of %d in one call)",
 		cfg.goroutines, claimSize(cfg)), (*laneFlowRun).produceFlow)
 }
 
@@ -72,6 +74,19 @@ func laneFlowWorkload(ctx context.Context, nd *node, cfg config, method string, 
 	}
 	r.begun = make([]atomic.Int64, r.total)
 	r.seen = make([]atomic.Int32, r.total)
+	if cfg.workload == "flow" {
+		// the submitter on a connection of its own, as e2e's producers
+		// are: its pipelined parts do not queue the consumers' calls
+		c, err := nd.dial(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("producer connection: %w", err)
+		}
+		r.pconn = c
+		if r.pq, err = emq.Open(ctx, c, qq.name, emq.WithIDGenerator(emq.DefaultIDGenerator()), emq.WithExecutorChoice(cfg.executor)); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	return &workload{
 		method: method,
 		latPer: "job",
@@ -87,6 +102,11 @@ func laneFlowWorkload(ctx context.Context, nd *node, cfg config, method string, 
 			return nil
 		},
 		cleanup: qq.cleanup(nd),
+		close: func() {
+			if r.pconn != nil {
+				r.pconn.Close()
+			}
+		},
 	}, nil
 }
 
@@ -181,14 +201,20 @@ func (r *laneFlowRun) produceFlow(ctx context.Context, _ int, _ int64) error {
 	for i := range r.begun {
 		r.begun[i].Store(now)
 	}
-	if _, _, err := r.qq.qs[0].SubmitFlow(ctx, nodes); err != nil {
+	if _, _, err := r.pq.SubmitFlow(ctx, nodes); err != nil {
 		return fmt.Errorf("submit flow: %w", err)
 	}
 	return nil
 }
 
+// flowPollMax bounds a flow consumer's wait after empty claims (e2e's
+// Worker has PollMin 1 ms, PollMax 5 ms).
+const flowPollMax = 5 * time.Millisecond
+
 // consume is consumer g: claim a batch, run it (no-op), complete it in
-// one call; back off 1 ms on an empty claim. The flow workload settles
+// one call; back off on an empty claim, 1 ms doubling to 5 ms (e2e's
+// Worker's polls): the consumers' empty polls while a staged flow is
+// being submitted cost the server what the submission needs. The flow workload settles
 // and claims in one call (FlowCompleteClaim, the worker's exchange for
 // flow jobs); the lanes workload claims with LaneClaim and completes with
 // FlowCompleteBatch.
@@ -221,6 +247,7 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 		}
 		return ok, js, nil
 	}
+	poll := time.Millisecond
 	for ctx.Err() == nil && done.Load() < r.total {
 		ok, js, err := exchange(rs)
 		if err != nil {
@@ -231,9 +258,12 @@ func (r *laneFlowRun) consume(ctx context.Context, q *emq.Queue, g int, done *at
 		}
 		rs, idx = rs[:0], idx[:0]
 		if len(js) == 0 {
-			time.Sleep(time.Millisecond)
+			// as e2e's Worker polls an empty queue: 1 ms, doubling to 5
+			time.Sleep(poll)
+			poll = min(2*poll, flowPollMax)
 			continue
 		}
+		poll = time.Millisecond
 		for _, j := range js {
 			i := int64(-1)
 			if len(j.Payload) >= 8 {

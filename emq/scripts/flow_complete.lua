@@ -22,7 +22,10 @@
 --       result): complete each as 'C' does, then claim up to n pending
 --       jobs as claim_batch does (honouring meta paused): the worker's
 --       settle and claim in one call, dependents released by the
---       completions claimable in it
+--       completions claimable in it: after the pending jobs, up to the
+--       rest of n of them go from parked straight to active (the
+--       others to pending); its drain runs min(STEPS, max(n - pending,
+--       16) + 1) units, about what the claim takes
 --   's' : run the queued resolution steps (see drain below)
 --   'a' f [offset count]: repair and read the jobs offset..offset+count-1
 --       (default 0, 1000; count 1..1000) of flow f: every one of them that
@@ -136,6 +139,13 @@ end
 -- that can fail or move a dependent flushes first, so the order of the
 -- steps is the order of their effects.
 local rel, nrel, relset = {}, 0, {}
+-- 'S' hands released jobs to its claim: while hold is set the drain
+-- leaves what it released for the claim's own flushRel, which moves up
+-- to direct of them from parked to active at once (take claims one: its
+-- row's HSET and the reply), after the pending jobs were claimed.
+local hold, direct, take = false, 0, nil
+-- budget is the units a drain runs: STEPS, or less in 'S' (below)
+local budget = STEPS
 local function want(kid, uncounted)
   if not relset[kid] then
     relset[kid] = uncounted and 1 or 2 -- 2: drop its flowwait count
@@ -159,21 +169,25 @@ local function flushRel()
     end
     if nc > 0 then call('HDEL', WAIT, unpack(counted)) end
     local sc = call('ZMSCORE', KEYS[3], unpack(ks))
-    local go, z, ng = {}, {}, 0
+    local go, z, ng, nz = {}, {}, 0, 0
     for x, kid in ipairs(ks) do
       local s = tonumber(sc[x])
       if s and s >= PARK and not laneRelease(kid) then
         ng = ng + 1
         go[ng] = kid
-        z[2 * ng - 1] = 0
-        z[2 * ng] = kid
-        call('HSET', base .. 'job:' .. kid, 'state', 'pending')
+        if direct > 0 then
+          direct = direct - 1
+          take(kid)
+        else
+          z[nz + 1] = 0
+          z[nz + 2] = kid
+          nz = nz + 2
+          call('HSET', base .. 'job:' .. kid, 'state', 'pending')
+        end
       end
     end
-    if ng > 0 then
-      call('ZREM', KEYS[3], unpack(go))
-      call('ZADD', KEYS[2], unpack(z))
-    end
+    if ng > 0 then call('ZREM', KEYS[3], unpack(go)) end
+    if nz > 0 then call('ZADD', KEYS[2], unpack(z, 1, nz)) end
   end
 end
 
@@ -254,8 +268,11 @@ ended = function(ends)
   local fs = call('HMGET', base .. 'flowjob', unpack(ids))
   local mine, mids, ks, nm = {}, {}, {}, 0
   for i, e in ipairs(ends) do
-    if fs[i] then
-      local f, kv = string.match(fs[i], '^([^ ]*) ?(.*)$')
+    local v = fs[i]
+    if v then
+      -- 'f' or 'f kids' (find and sub: cheaper than a pattern per job)
+      local sp, f, kv = string.find(v, ' ', 1, true), v, ''
+      if sp then f, kv = string.sub(v, 1, sp - 1), string.sub(v, sp + 1) end
       nm = nm + 1
       mine[nm] = {e[1], e[2], e[3] or '', f}
       mids[nm] = e[1]
@@ -280,7 +297,10 @@ ended = function(ends)
     local kv = ks[i]
     if kv then
       local kids, nk = {}, 0
-      if kv ~= '*' then
+      if kv ~= '*' and not string.find(kv, ',', 1, true) then
+        nk = 1 -- one dependent (a fan-in's dependency)
+        kids[1] = kv
+      elseif kv ~= '*' then
         for kid in string.gmatch(kv, '[^,]+') do
           nk = nk + 1
           kids[nk] = kid
@@ -329,7 +349,7 @@ end
 -- drain runs up to STEPS units of the queued resolutions, then releases
 -- what they resolved.
 local function drain()
-  local b = STEPS
+  local b = budget
   while b > 0 do
     local e = call('LINDEX', STEP, 0)
     if not e then break end
@@ -353,7 +373,7 @@ local function drain()
     end
     if call('EXISTS', list) == 0 then call('LPOP', STEP) end
   end
-  flushRel()
+  if not hold then flushRel() end
 end
 
 -- Across queues. A job of this queue on which a flow of another queue
@@ -510,34 +530,49 @@ if mode == 'S' then
   if lease < 1 or n > 1000 or (#ARGV - 4) % 3 ~= 0 or (#ARGV - 4) / 3 > 1000 then
     return redis.error_reply('EMQARG flow_complete S: retention, lease (>= 1), n (0..1000), then 0..1000 (id, token, result)')
   end
+  hold = n > 0
+  if hold then
+    -- release about what the claim takes after the pending jobs (at
+    -- least 16): a surplus would go through pending in every call
+    budget = math.min(STEPS, math.max(n - call('ZCARD', KEYS[2]), 16) + 1)
+  end
   local out = completeMany(5, a)
-  out[#out + 1] = call('LLEN', STEP)
+  hold = false
   if n == 0 or call('HGET', base .. 'meta', 'paused') == '1' then
+    flushRel()
+    out[#out + 1] = call('LLEN', STEP)
     return out
   end
+  out[#out + 1] = call('LLEN', STEP)
   local deadline = string.format('%d', now + lease)
   local z, nl, no = {}, 0, #out -- no: out's length (appended below)
+  -- take claims job id (gone: skipped): its row active, one attempt more
+  take = function(id)
+    local row = base .. 'job:' .. id
+    local f = call('HMGET', row, 'payload', 'attempts')
+    if f[1] or call('EXISTS', row) == 1 then
+      local at = (tonumber(f[2]) or 0) + 1
+      call('HSET', row, 'attempts', string.format('%d', at), 'state', 'active')
+      nl = nl + 1
+      z[2 * nl - 1] = deadline
+      z[2 * nl] = id
+      out[no + 1] = id
+      out[no + 2] = f[1] or ''
+      out[no + 3] = at
+      no = no + 3
+    end
+  end
   while nl < n do
     local last = string.format('%d', n - nl - 1)
     local popped = call('ZRANGE', KEYS[2], 0, last)
     if #popped == 0 then break end
     call('ZREMRANGEBYRANK', KEYS[2], 0, last)
-    for _, id in ipairs(popped) do
-      local row = base .. 'job:' .. id
-      local f = call('HMGET', row, 'payload', 'attempts')
-      if f[1] or call('EXISTS', row) == 1 then
-        local at = (tonumber(f[2]) or 0) + 1
-        call('HSET', row, 'attempts', string.format('%d', at), 'state', 'active')
-        nl = nl + 1
-        z[2 * nl - 1] = deadline
-        z[2 * nl] = id
-        out[no + 1] = id
-        out[no + 2] = f[1] or ''
-        out[no + 3] = at
-        no = no + 3
-      end
-    end
+    for _, id in ipairs(popped) do take(id) end
   end
+  -- then what this call's completions released, parked -> active
+  direct = n - nl
+  flushRel()
+  direct = 0
   bulk('ZADD', KEYS[1], z)
   return out
 end

@@ -121,9 +121,12 @@ local function write(f, nodes, edges, park, old, rows)
       val[p] = false
       listed[p] = true
     else
-      local all = {}
-      for k in string.gmatch(o, '[^,]+') do all[#all + 1] = k end
-      for _, k in ipairs(a) do all[#all + 1] = k end
+      local all = a
+      if o ~= '' then
+        all = {}
+        for k in string.gmatch(o, '[^,]+') do all[#all + 1] = k end
+        for _, k in ipairs(a) do all[#all + 1] = k end
+      end
       if #all <= KIDS then
         val[p] = f .. ' ' .. table.concat(all, ',')
       else
@@ -228,7 +231,7 @@ if ARGV[1] == '+' then
   -- nodes of this flow, dependencies given in an earlier part) is
   -- gathered and checked below, in a few calls for the whole part.
   local nodes, edges, seen, idx, total, i = {}, {}, {}, {}, 0, 5
-  local once = {} -- '<kid>><dep>' given in this part
+  local once = {} -- kid -> {dep -> true}: given in this part
   local newIds, newAt = {}, {}   -- 'n' and 'N' entries: must be new
   local mine, mineAt = {}, {}    -- ids that must be nodes of this flow
   local again, againAt = {}, {}  -- '<kid>>' of '+' entries (split), then
@@ -269,7 +272,10 @@ if ARGV[1] == '+' then
       if pol ~= 'f' and pol ~= 'i' and pol ~= 'c' then
         return redis.error_reply("EMQARG entry " .. x .. ": policy must be 'f', 'i' or 'c'")
       end
-      local j, dep, parent = tonumber(ref), nil, nil
+      -- a ref is an index (a digit first), a remote job ('emq:...') or an
+      -- id (tonumber and string.sub only when it may be one of the first two)
+      local b1 = ref and string.byte(ref, 1)
+      local j, dep, parent = b1 and b1 >= 48 and b1 <= 57 and tonumber(ref), nil, nil
       if j then
         if j ~= math.floor(j) or j < 1 or j >= x or not idx[j] then
           return redis.error_reply('EMQARG entry ' .. x .. ': a dependency must be an earlier new node')
@@ -277,7 +283,7 @@ if ARGV[1] == '+' then
         dep = idx[j]
         parent = dep
         local1 = true
-      elseif ref and string.sub(ref, 1, 4) == 'emq:' and string.find(ref, '}:JOB', 1, true) then
+      elseif b1 == 101 and string.sub(ref, 1, 4) == 'emq:' and string.find(ref, '}:JOB', 1, true) then
         -- a job of another queue (its base .. id): its end is relayed
         -- (flow_complete 'e'); nothing of its slot is touched here
         if string.sub(ref, 1, #base) == base then
@@ -297,11 +303,14 @@ if ARGV[1] == '+' then
       end
       -- a new node's one dependency cannot repeat (its id is new)
       if d > 1 or kind == '+' then
-        local pair = id .. '>' .. dep
-        if once[pair] then
+        local o = once[id]
+        if not o then
+          o = {}
+          once[id] = o
+        elseif o[dep] then
           return redis.error_reply('EMQARG entry ' .. x .. ': a dependency given twice')
         end
-        once[pair] = true
+        o[dep] = true
       end
       ne = ne + 1
       edges[ne] = {id, dep, pol, parent, kind ~= 'n', kind == '+' and x}
@@ -350,9 +359,14 @@ if ARGV[1] == '+' then
   -- A dependency of a '+' entry must be new: not among the dependents of
   -- its parent when they are inline, else not in flowedge (kept there
   -- for a parent with listed dependents, a remote one, a policy not 'f').
+  local inl = {} -- parent -> its inline dependents ('' none), read once
   for _, e in ipairs(edges) do
     if e[6] then
-      local kids = e[4] and old[e[4]] and string.match(old[e[4]], '^[^ ]* (.*)$')
+      local kids = e[4] and inl[e[4]]
+      if kids == nil and e[4] and old[e[4]] then
+        kids = string.match(old[e[4]], '^[^ ]* (.*)$') or false
+        inl[e[4]] = kids
+      end
       if kids and kids ~= '*' then
         if string.find(',' .. kids .. ',', ',' .. e[1] .. ',', 1, true) then
           return redis.error_reply('EMQARG entry ' .. e[6] .. ': a dependency given twice')
