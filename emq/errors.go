@@ -24,6 +24,12 @@ var ErrKind = errors.New("emq: EMQKIND")
 // anything was sent (an *[ArgError]).
 var ErrArg = errors.New("emq: EMQARG")
 
+// ErrLayout matches a lane script's refusal of a queue that still holds
+// an earlier lanes layout's keys (a server error whose code is
+// EMQLAYOUT, a *[ScriptError]): nothing was written; drain the queue's
+// lanes and delete those keys (jobs/PROTOCOL-L4.md, Lanes).
+var ErrLayout = errors.New("emq: EMQLAYOUT")
+
 // ErrFence matches the refusal of a server whose {emq}:version names
 // another major wire; the error is a *[FenceError] naming both versions.
 var ErrFence = errors.New("emq: wire fence refused")
@@ -43,13 +49,16 @@ func (e *ScriptError) Error() string { return e.Err.Msg }
 // Unwrap returns the *resp.ServerError.
 func (e *ScriptError) Unwrap() error { return e.Err }
 
-// Is matches [ErrKind] for an EMQKIND reply and [ErrArg] for an EMQARG one.
+// Is matches [ErrKind] for an EMQKIND reply, [ErrArg] for an EMQARG one
+// and [ErrLayout] for an EMQLAYOUT one.
 func (e *ScriptError) Is(target error) bool {
 	switch target {
 	case ErrKind:
 		return e.Err.HasCode(resp.CodeEMQKind)
 	case ErrArg:
 		return e.Err.HasCode("EMQARG")
+	case ErrLayout:
+		return e.Err.HasCode("EMQLAYOUT")
 	}
 	return false
 }

@@ -808,3 +808,34 @@ func laneRound(prefix string, lanes, s int) []LaneJob {
 	}
 	return js
 }
+
+// TestLaneLayout2Refused: a queue that still holds layout 2's occupant
+// keys is refused by lane_enqueue and lane_claim with EMQLAYOUT
+// (ErrLayout), and nothing is written: layout 3 would strand the lane
+// jobs running or waiting there.
+func TestLaneLayout2Refused(t *testing.T) {
+	for _, key := range []string{"laneocc", "laneoccq"} {
+		t.Run(key, func(t *testing.T) {
+			q := fresh(t, "lanel2"+key)
+			ctx := tctx(t)
+			_, err := q.LaneEnqueueMany(ctx, []LaneJob{{Lane: "a", Payload: []byte("a0")}})
+			require.NoError(t, err)
+			if key == "laneocc" {
+				do(t, "SADD", q.keys.Base+key, "JOB-old")
+			} else {
+				do(t, "RPUSH", q.keys.Base+key, "JOB-old\na")
+			}
+			before := do(t, "HGETALL", q.keys.Base+"lanestate")
+			_, err = q.LaneEnqueueMany(ctx, []LaneJob{{Lane: "a", Payload: []byte("a1")}})
+			require.ErrorIs(t, err, ErrLayout)
+			require.ErrorContains(t, err, "EMQLAYOUT")
+			_, err = q.LaneClaim(ctx, time.Minute, 10)
+			require.ErrorIs(t, err, ErrLayout)
+			require.Equal(t, before, do(t, "HGETALL", q.keys.Base+"lanestate"), "no lane state written")
+			require.Equal(t, "1", do(t, "ZCARD", q.keys.Delayed), "the first job alone, still parked")
+			require.Equal(t, "0", do(t, "ZCARD", q.keys.Active), "nothing claimed")
+			do(t, "DEL", q.keys.Base+key)
+			require.Len(t, claimLane(t, q, 10), 1, "the queue runs once the key is gone")
+		})
+	}
+}

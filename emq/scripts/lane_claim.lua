@@ -70,6 +70,11 @@ if nargv > 4 and (nargv % 2 ~= 0 or nargv > 2004) then
   return redis.error_reply('EMQARG lane_claim: 0..1000 (id, token) pairs after retention_ms')
 end
 local call, base = redis.call, KEYS[4]
+-- A queue still holding layout 2's occupant keys is refused, nothing
+-- written: layout 3 would strand the lane jobs running or waiting there.
+if call('EXISTS', base .. 'laneocc', base .. 'laneoccq') > 0 then
+  return redis.error_reply('EMQLAYOUT lanes layout 2 keys (laneocc, laneoccq) in this queue: drain its lanes, then delete them (jobs/PROTOCOL-L4.md)')
+end
 local floor, min, unpack = math.floor, math.min, unpack
 local ring, lstate = base .. 'lanering', base .. 'lanestate'
 local held, heldq = base .. 'laneheld', base .. 'laneheldq'

@@ -29,6 +29,11 @@
 local LANE = '9007199254740990'
 local base = KEYS[2]
 local call = redis.call
+-- A queue still holding layout 2's occupant keys is refused, nothing
+-- written: layout 3 would strand the lane jobs running or waiting there.
+if call('EXISTS', base .. 'laneocc', base .. 'laneoccq') > 0 then
+  return redis.error_reply('EMQLAYOUT lanes layout 2 keys (laneocc, laneoccq) in this queue: drain its lanes, then delete them (jobs/PROTOCOL-L4.md)')
+end
 local nargv = #ARGV
 -- The jobs are read from ARGV where they stand: job j's lane key, name,
 -- id and payload are ARGV[ki], ARGV[ki + 1], ARGV[ii], ARGV[ii + 1] with
