@@ -63,15 +63,30 @@ func appendBulkInt(dst *[]byte, i int64) {
 
 // AppendCommand appends a command whose arguments are strings, as an
 // array of bulk strings.
-func AppendCommand(dst []byte, args ...string) []byte { return appendCommand(dst, args) }
+//
+// One-digit headers, most of a command's, are written in line; a longer
+// one takes a call (appendHeader).
+func AppendCommand(dst []byte, args ...string) []byte {
+	if n := len(args); n < 10 {
+		dst = append(dst, '*', byte('0'+n), '\r', '\n')
+	} else {
+		dst = appendHeader(dst, '*', int64(n))
+	}
+	for _, a := range args {
+		if n := len(a); n < 10 {
+			dst = append(dst, '$', byte('0'+n), '\r', '\n')
+		} else {
+			dst = appendHeader(dst, '$', int64(n))
+		}
+		dst = append(dst, a...)
+		dst = append(dst, '\r', '\n')
+	}
+	return dst
+}
 
-// AppendCommandBytes appends a command whose arguments are byte slices.
-func AppendCommandBytes(dst []byte, args ...[]byte) []byte { return appendCommand(dst, args) }
-
-// appendCommand is AppendCommand and AppendCommandBytes, one body for
-// both argument types. One-digit headers, most of a command's, are
-// written in line; a longer one takes a call (appendHeader).
-func appendCommand[S ~string | ~[]byte](dst []byte, args []S) []byte {
+// AppendCommandBytes appends a command whose arguments are byte slices,
+// written as AppendCommand writes strings.
+func AppendCommandBytes(dst []byte, args ...[]byte) []byte {
 	if n := len(args); n < 10 {
 		dst = append(dst, '*', byte('0'+n), '\r', '\n')
 	} else {
