@@ -31,6 +31,9 @@ func TestHotPathInlines(t *testing.T) {
 		`\(\*Batch\)\.Status`, `\(\*Batch\)\.ready`,
 		`Decode\[go\.shape\.\[\]string\]`,
 		`\(\*Cmds\)\.ArgInt`, `AppendBulkInt`,
+		// resp.Command builds a raw command in one call (it lost its
+		// inlining once when AppendCommand became an inlined wrapper).
+		`Command`, `CommandBytes`,
 		// A queued Command is looked at by inlined calls, not through
 		// a func value (cmds' Cmd and Err were each a call).
 		`Command\.Cmd`, `Command\.Err`, `Command\.Kind`,
