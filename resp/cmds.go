@@ -68,14 +68,44 @@ func (c *Cmds) Begin(nargs int) {
 
 // Arg appends a string argument to the command begun with Begin.
 func (c *Cmds) Arg(s string) {
-	c.b = AppendBulkString(c.b, s)
 	c.got++
+	appendArg(&c.b, s)
 }
 
 // ArgBytes appends a byte-slice argument to the command begun with Begin.
 func (c *Cmds) ArgBytes(p []byte) {
-	c.b = AppendBulk(c.b, p)
 	c.got++
+	appendArgBytes(&c.b, p)
+}
+
+// appendArg appends s to *dst as a bulk string in one call, its
+// one-digit header written in line (as AppendCommand writes it), so that
+// Arg, over it, stays small enough to inline into pipeline.Batch.Arg.
+//
+//go:noinline
+func appendArg(dst *[]byte, s string) {
+	d := *dst
+	if n := len(s); n < 10 {
+		d = append(d, '$', byte('0'+n), '\r', '\n')
+	} else {
+		d = appendHeader(d, '$', int64(n))
+	}
+	d = append(d, s...)
+	*dst = append(d, '\r', '\n')
+}
+
+// appendArgBytes is appendArg for a byte slice.
+//
+//go:noinline
+func appendArgBytes(dst *[]byte, p []byte) {
+	d := *dst
+	if n := len(p); n < 10 {
+		d = append(d, '$', byte('0'+n), '\r', '\n')
+	} else {
+		d = appendHeader(d, '$', int64(n))
+	}
+	d = append(d, p...)
+	*dst = append(d, '\r', '\n')
 }
 
 // ArgInt appends an integer argument to the command begun with Begin.
