@@ -71,10 +71,7 @@ type WorkerConfig struct {
 	// what its handlers finish in about two round trips (nothing for
 	// handlers that are slow next to a round trip), up to this. The jobs
 	// still waiting when the worker stops are released: given back to
-	// pending, their attempts kept. Default 1024 (a cap: quick handlers
-	// on a busy queue reach it when two round trips' outcomes are that
-	// many; the rounds are then that much bigger and fewer); negative
-	// disables.
+	// pending, their attempts kept. Default 256; negative disables.
 	Prefetch int
 	// PollMin and PollMax bound the wait after a claim that found nothing:
 	// it starts at PollMin and doubles to PollMax while the queue stays
@@ -113,15 +110,6 @@ type WorkerConfig struct {
 	OnEvent func(Event)
 }
 
-// defaultPrefetch is WorkerConfig.Prefetch's default. The prefetch the
-// worker holds is two round trips' outcomes (round.adapt), so the cap only
-// binds for quick handlers on a busy queue; there, a round claims about
-// half of it, and at 256 the native e2e run's rounds were ~220 jobs: the
-// worker's round trips (write, peek, reads, the netpoll and futex wakeups
-// around each) are fewer at 1024 (~1.4x the jobs per round, ~15% fewer
-// client syscalls and ~20% fewer context switches per job in that run).
-const defaultPrefetch = 1024
-
 // withDefaults fills the zero fields and checks the rest.
 func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 	def := func(d *time.Duration, v time.Duration) {
@@ -152,7 +140,7 @@ func (c WorkerConfig) withDefaults() (WorkerConfig, error) {
 		return c, &ArgError{Arg: "Retention", Reason: "negative"}
 	}
 	if c.Prefetch == 0 {
-		c.Prefetch = defaultPrefetch
+		c.Prefetch = 256
 	}
 	c.Prefetch = max(c.Prefetch, 0)
 	if c.ClaimBatch <= 0 {

@@ -294,31 +294,3 @@ func TestWorkerOutcomesWaitForThePollsClaim(t *testing.T) {
 	require.Equal(t, st.Claims, st.Rounds, "a round that only settled")
 	require.Zero(t, st.Errors)
 }
-
-// TestWorkerPrefetchCoversTwoRoundTripsAtSpeed: a worker with the default
-// Prefetch whose rounds settle 400 outcomes a millisecond apart, each
-// round trip a millisecond, sizes its prefetch to the outcomes of two
-// round trips (800): its rounds grow with the rate instead of stopping at
-// 256, the old default cap (the native e2e run's rounds were held to
-// ~220 jobs by it). No server is involved: adapt is fed the round times.
-func TestWorkerPrefetchCoversTwoRoundTripsAtSpeed(t *testing.T) {
-	q := fresh(t, "prefetch")
-	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{})
-	require.NoError(t, err)
-	r := &round{}
-	start := time.Unix(0, 0)
-	for range 100 {
-		r.adapt(w, start, start.Add(time.Millisecond), 400)
-		start = start.Add(time.Millisecond)
-	}
-	require.InDelta(t, 800, r.prefetch, 8, "prefetch of two round trips at 400 outcomes per ms")
-	require.GreaterOrEqual(t, w.cfg.ClaimBatch, w.cfg.Concurrency+r.prefetch, "a round can claim the prefetch")
-
-	// Slow handlers still get none: a handful of outcomes per round.
-	r = &round{}
-	for range 100 {
-		r.adapt(w, start, start.Add(time.Millisecond), 0)
-		start = start.Add(100 * time.Millisecond)
-	}
-	require.Zero(t, r.prefetch)
-}
