@@ -85,7 +85,10 @@ func AppendCommand(dst []byte, args ...string) []byte {
 }
 
 // AppendCommandBytes appends a command whose arguments are byte slices,
-// written as AppendCommand writes strings.
+// written as AppendCommand writes strings. The two bodies are kept apart
+// on purpose: one generic body under inlined wrappers puts resp.Command
+// over the inline budget (87 > 80; TestHotPathInlines), and cmds' raw
+// Build INCR measured +15% so.
 func AppendCommandBytes(dst []byte, args ...[]byte) []byte {
 	if n := len(args); n < 10 {
 		dst = append(dst, '*', byte('0'+n), '\r', '\n')
