@@ -49,8 +49,13 @@
 --   error "EMQFLOW cycle ...", "EMQFLOW exists ...", "EMQARG ...",
 --         "EMQKIND ..."; nothing written
 local PARK = 9007199254740991
+local PARKS = '9007199254740991' -- the score as ZADD reads it (no number to format per member)
 local KIDS = 8 -- dependents kept inline in flowjob's value; more are listed
 local call, base = redis.call, KEYS[3]
+-- Locals, not globals, on the per-node and per-dependency paths (a global
+-- is a table lookup each time in Lua 5.1).
+local ARGV, tonumber, floor = ARGV, tonumber, math.floor
+local byte, match, concat = string.byte, string.match, table.concat
 
 -- bulk calls cmd key with the values a[1..#a], 1000 at a time (pairs
 -- stay whole: 1000 is even).
@@ -84,39 +89,55 @@ local function mget(key, fields)
   return out
 end
 
--- write stores nodes {id, payload (nil: a '+' entry), root (true: no
--- dependency), wait (its count in flowwait), incr (a '+' entry's more
--- dependencies), single (its one dependency is local: no count, written
--- '!<id>' in the parent's dependents), split (staged over several parts)}
--- and edges {kid, dep, policy, parent (a local dependency's id, else
--- nil), record (kept in flowedge even when the policy is 'f')} of flow
--- f: rows, flowjobs, flowjob ('f' or 'f <dependents>', the dependents
+-- write stores the nodes N and the edges E of flow f, each a table of
+-- parallel arrays (no table per node or edge: a table each was most of
+-- the script's own time on a 10,000-node flow). N.n nodes x: N.id[x],
+-- N.pay[x] (false: a '+' entry), N.d[x] (its dependencies: its count in
+-- flowwait, a root at 0; a '+' entry's more dependencies), N.s[x] (1
+-- single: its one dependency is local, no count, written '!<id>' in the
+-- parent's dependents; 2 split: staged over several parts; else false).
+-- E.n edges k: E.kid[k], E.dep[k], E.pol[k] (policy), E.par[k] (a local
+-- dependency's id, else false), E.rec[k] (kept in flowedge even when the
+-- policy is 'f'), E.at[k] (a '+' entry's index, else false). Writes: rows, flowjobs, flowjob ('f' or 'f <dependents>', the dependents
 -- ','-joined up to KIDS, else '*' and the list flowkids:<id>; old holds
 -- the values of parents given in earlier parts), flowwait, flowedge.
 -- park: roots are parked too and listed in flowroots (a staged flow).
 -- rows: the row keys of the nodes with a payload, in their order.
-local function write(f, nodes, edges, park, old, rows)
+local function write(f, N, E, park, old, rows)
+  local nId, nPay, nD, nS = N.id, N.pay, N.d, N.s
+  local eKid, eDep, ePol, ePar, eRec = E.kid, E.dep, E.pol, E.par, E.rec
   local single, adds, parents = {}, {}, {}
-  for _, nd in ipairs(nodes) do
-    if nd.single then single[nd.id] = true end
+  for x = 1, N.n do
+    if nS[x] == 1 then single[nId[x]] = true end
   end
   local pol, listed = {}, {}
-  for _, e in ipairs(edges) do
-    if e[4] then
-      local a = adds[e[4]]
+  for k = 1, E.n do
+    local p = ePar[k]
+    if p then
+      -- a parent's new dependents: the one as a string (a fan-in's
+      -- dependency: no table), a list from the second
+      local a, kid = adds[p], eKid[k]
+      kid = single[kid] and '!' .. kid or kid
       if not a then
-        a = {}
-        adds[e[4]] = a
-        parents[#parents + 1] = e[4]
+        adds[p] = kid
+        parents[#parents + 1] = p
+      elseif type(a) == 'string' then
+        adds[p] = {a, kid}
+      else
+        a[#a + 1] = kid
       end
-      a[#a + 1] = (single[e[1]] and '!' or '') .. e[1]
     end
   end
   -- the flowjob value of each parent: 'f' and its dependents
   local val = {}
   for _, p in ipairs(parents) do
-    local a, o = adds[p], old[p] and string.match(old[p], '^[^ ]* ?(.*)$') or ''
-    if o == '*' then
+    -- old[p]: nil (new), f (no dependents yet: no match) or 'f <dependents>'
+    local a, o = adds[p], old[p]
+    if o and o ~= f and type(a) == 'string' then a = {a} end
+    o = o and o ~= f and match(o, '^[^ ]* ?(.*)$') or ''
+    if o == '' and type(a) == 'string' then
+      val[p] = f .. ' ' .. a -- its one dependent, inline
+    elseif o == '*' then
       bulk('RPUSH', base .. 'flowkids:' .. p, a)
       val[p] = false
       listed[p] = true
@@ -128,7 +149,7 @@ local function write(f, nodes, edges, park, old, rows)
         for _, k in ipairs(a) do all[#all + 1] = k end
       end
       if #all <= KIDS then
-        val[p] = f .. ' ' .. table.concat(all, ',')
+        val[p] = f .. ' ' .. (#all == 1 and all[1] or concat(all, ','))
       else
         bulk('RPUSH', base .. 'flowkids:' .. p, all)
         val[p] = f .. ' *'
@@ -153,47 +174,52 @@ local function write(f, nodes, edges, park, old, rows)
       end
     end
   end
-  for _, e in ipairs(edges) do
-    if e[3] ~= 'f' or (e[5] and (not e[4] or listed[e[4]])) then
-      pol[#pol + 1] = e[1] .. '>' .. e[2]
-      pol[#pol + 1] = e[3]
+  for k = 1, E.n do
+    if ePol[k] ~= 'f' or (eRec[k] and (not ePar[k] or listed[ePar[k]])) then
+      pol[#pol + 1] = eKid[k] .. '>' .. eDep[k]
+      pol[#pol + 1] = ePol[k]
     end
   end
   -- (counters, not #t: a part appends thousands of values)
   local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
   local r, nj, np, nd2 = 0, 0, 0, 0
-  for _, nd in ipairs(nodes) do
-    if nd.payload then
-      local id = nd.id
+  for x = 1, N.n do
+    local id, d, sx = nId[x], nD[x], nS[x]
+    if nPay[x] then
       r = r + 1
       fj[r] = id
       fjob[nj + 1] = id
-      fjob[nj + 2] = val[id] or f
+      local v = val[id]
+      if v then
+        fjob[nj + 2] = v
+        val[id] = false
+      else
+        fjob[nj + 2] = f
+      end
       nj = nj + 2
-      val[id] = false
       local st = 'delayed'
-      if nd.root and not park then
+      if d == 0 and not park then
         st = 'pending'
         pend[np + 1] = 0
         pend[np + 2] = id
         np = np + 2
       else
-        del[nd2 + 1] = PARK
+        del[nd2 + 1] = PARKS
         del[nd2 + 2] = id
         nd2 = nd2 + 2
-        if nd.root then roots[#roots + 1] = id end
+        if d == 0 then roots[#roots + 1] = id end
       end
-      call('HSET', rows[r], 'state', st, 'attempts', '0', 'payload', nd.payload)
-      if nd.split then
-        pol[#pol + 1] = nd.id .. '>'
+      call('HSET', rows[r], 'state', st, 'attempts', '0', 'payload', nPay[x])
+      if sx == 2 then
+        pol[#pol + 1] = id .. '>'
         pol[#pol + 1] = 'N'
       end
-      if not nd.single and (nd.wait > 0 or park) then
-        wait[#wait + 1] = nd.id
-        wait[#wait + 1] = nd.wait
+      if sx ~= 1 and (d > 0 or park) then
+        wait[#wait + 1] = id
+        wait[#wait + 1] = d
       end
-    elseif nd.incr > 0 then
-      call('HINCRBY', base .. 'flowwait', nd.id, nd.incr)
+    elseif d > 0 then
+      call('HINCRBY', base .. 'flowwait', id, d)
     end
   end
   for _, p in ipairs(parents) do
@@ -230,20 +256,25 @@ if ARGV[1] == '+' then
   -- Parse and check the part's shape; what needs the server (ids taken,
   -- nodes of this flow, dependencies given in an earlier part) is
   -- gathered and checked below, in a few calls for the whole part.
-  local nodes, edges, seen, idx, total, i = {}, {}, {}, {}, 0, 5
+  local nId, nPay, nD, nS = {}, {}, {}, {}
+  local eKid, eDep, ePol, ePar, eRec, eAt = {}, {}, {}, {}, {}, {}
+  local seen, idx, total, i = {}, {}, 0, 5
   local once = {} -- kid -> {dep -> true}: given in this part
   local newIds, newAt = {}, {}   -- 'n' and 'N' entries: must be new
   local mine, mineAt = {}, {}    -- ids that must be nodes of this flow
+                                 -- (each once, at its first entry)
+  local inMine = {}
   local again, againAt = {}, {}  -- '<kid>>' of '+' entries (split), then
                                  -- '<kid>><dep>' (must be new)
   local nn, nm, na, ne = 0, 0, 0, 0 -- their lengths, and edges' (not #t)
   for x = 1, n do
     local id, kind, payload, d = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
     if not id or (kind ~= 'n' and kind ~= 'N' and kind ~= '+') or not payload or not d or
-        d ~= math.floor(d) or d < 0 or d > 10000 then
+        d ~= floor(d) or d < 0 or d > 10000 then
       return redis.error_reply('EMQARG entry ' .. x .. ': id, kind, payload, d expected')
     end
-    if string.sub(id, 1, 3) ~= 'JOB' then
+    local j1, j2, j3 = byte(id, 1, 3)
+    if j1 ~= 74 or j2 ~= 79 or j3 ~= 66 then -- 'JOB'
       return redis.error_reply('EMQKIND job id must be JOB-namespaced')
     end
     if kind ~= '+' then
@@ -258,9 +289,12 @@ if ARGV[1] == '+' then
     elseif seen[id] then
       return redis.error_reply('EMQARG entry ' .. x .. ': more dependencies of a node not in an earlier part')
     else
-      nm = nm + 1
-      mine[nm] = id
-      mineAt[nm] = -x
+      if not inMine[id] then
+        inMine[id] = true
+        nm = nm + 1
+        mine[nm] = id
+        mineAt[nm] = -x
+      end
       na = na + 1
       again[na] = id .. '>'
       againAt[na] = -x
@@ -274,10 +308,10 @@ if ARGV[1] == '+' then
       end
       -- a ref is an index (a digit first), a remote job ('emq:...') or an
       -- id (tonumber and string.sub only when it may be one of the first two)
-      local b1 = ref and string.byte(ref, 1)
+      local b1 = ref and byte(ref, 1)
       local j, dep, parent = b1 and b1 >= 48 and b1 <= 57 and tonumber(ref), nil, nil
       if j then
-        if j ~= math.floor(j) or j < 1 or j >= x or not idx[j] then
+        if j ~= floor(j) or j < 1 or j >= x or not idx[j] then
           return redis.error_reply('EMQARG entry ' .. x .. ': a dependency must be an earlier new node')
         end
         dep = idx[j]
@@ -297,9 +331,12 @@ if ARGV[1] == '+' then
         dep = ref
         parent = ref
         local1 = true
-        nm = nm + 1
-        mine[nm] = ref
-        mineAt[nm] = x
+        if not inMine[ref] then
+          inMine[ref] = true
+          nm = nm + 1
+          mine[nm] = ref
+          mineAt[nm] = x
+        end
       end
       -- a new node's one dependency cannot repeat (its id is new)
       if d > 1 or kind == '+' then
@@ -313,18 +350,20 @@ if ARGV[1] == '+' then
         o[dep] = true
       end
       ne = ne + 1
-      edges[ne] = {id, dep, pol, parent, kind ~= 'n', kind == '+' and x}
+      eKid[ne], eDep[ne], ePol[ne], ePar[ne] = id, dep, pol, parent or false
+      eRec[ne], eAt[ne] = kind ~= 'n', kind == '+' and x
       i = i + 2
     end
     total = total + d
     if total > 10000 then
       return redis.error_reply('EMQARG more than 10000 dependencies')
     end
+    nId[x], nD[x] = id, d
     if kind ~= '+' then
-      nodes[x] = {id = id, payload = payload, root = d == 0, wait = d,
-        single = kind == 'n' and d == 1 and local1, split = kind == 'N'}
+      nPay[x] = payload
+      nS[x] = kind == 'N' and 2 or (kind == 'n' and d == 1 and local1 and 1) or false
     else
-      nodes[x] = {id = id, incr = d}
+      nPay[x], nS[x] = false, false
     end
   end
   if i ~= #ARGV + 1 then
@@ -339,16 +378,9 @@ if ARGV[1] == '+' then
       return redis.error_reply('EMQFLOW exists: entry ' .. newAt[k] .. ' names a job that exists')
     end
   end
-  local old, uniq, uniqAt = {}, {}, {}
-  for k, id in ipairs(mine) do
-    if old[id] == nil then
-      old[id] = false
-      uniq[#uniq + 1] = id
-      uniqAt[#uniq] = mineAt[k]
-    end
-  end
+  local old, uniq, uniqAt = {}, mine, mineAt
   for k, v in ipairs(mget(base .. 'flowjob', uniq)) do
-    if not v or string.match(v, '^[^ ]*') ~= f then
+    if not v or (v ~= f and match(v, '^[^ ]*') ~= f) then
       if uniqAt[k] < 0 then
         return redis.error_reply('EMQARG entry ' .. -uniqAt[k] .. ': more dependencies of a node not in an earlier part')
       end
@@ -360,21 +392,24 @@ if ARGV[1] == '+' then
   -- its parent when they are inline, else not in flowedge (kept there
   -- for a parent with listed dependents, a remote one, a policy not 'f').
   local inl = {} -- parent -> its inline dependents ('' none), read once
-  for _, e in ipairs(edges) do
-    if e[6] then
-      local kids = e[4] and inl[e[4]]
-      if kids == nil and e[4] and old[e[4]] then
-        kids = string.match(old[e[4]], '^[^ ]* (.*)$') or false
-        inl[e[4]] = kids
+  for k = 1, ne do
+    local at = eAt[k]
+    if at then
+      local p = ePar[k]
+      local kids = p and inl[p]
+      if kids == nil and p and old[p] then
+        local ov = old[p]
+        kids = ov ~= f and match(ov, '^[^ ]* (.*)$') or false
+        inl[p] = kids
       end
       if kids and kids ~= '*' then
-        if string.find(',' .. kids .. ',', ',' .. e[1] .. ',', 1, true) then
-          return redis.error_reply('EMQARG entry ' .. e[6] .. ': a dependency given twice')
+        if string.find(',' .. kids .. ',', ',' .. eKid[k] .. ',', 1, true) then
+          return redis.error_reply('EMQARG entry ' .. at .. ': a dependency given twice')
         end
-      elseif not e[4] or kids == '*' then
+      elseif not p or kids == '*' then
         na = na + 1
-        again[na] = e[1] .. '>' .. e[2]
-        againAt[na] = e[6]
+        again[na] = eKid[k] .. '>' .. eDep[k]
+        againAt[na] = at
       end
     end
   end
@@ -388,7 +423,8 @@ if ARGV[1] == '+' then
   if first == '1' then
     call('HSET', fk, 'state', 'staging', 'total', 0, 'left', 0, 'failed', 0)
   end
-  write(f, nodes, edges, true, old, rows)
+  write(f, {n = n, id = nId, pay = nPay, d = nD, s = nS},
+    {n = ne, kid = eKid, dep = eDep, pol = ePol, par = ePar, rec = eRec, at = eAt}, true, old, rows)
   call('HINCRBY', fk, 'total', #newIds)
   call('HINCRBY', fk, 'left', #newIds)
   return 1
@@ -478,14 +514,18 @@ if taken then
 end
 -- Write.
 call('HSET', base .. 'flow:' .. f, 'state', 'running', 'total', n, 'left', n, 'failed', 0)
-local wn, we = {}, {}
+local N = {n = n, id = ids, pay = {}, d = indeg, s = {}}
+local E = {n = 0, kid = {}, dep = {}, pol = {}, par = {}, rec = {}, at = {}}
 for x = 1, n do
   local nd = nodes[x]
-  wn[x] = {id = nd.id, payload = nd.payload, root = indeg[x] == 0, wait = indeg[x],
-    single = indeg[x] == 1}
+  N.pay[x] = nd.payload
+  N.s[x] = indeg[x] == 1 and 1 or false
   for _, dp in ipairs(nd.deps) do
-    we[#we + 1] = {nd.id, nodes[dp[1]].id, dp[2], nodes[dp[1]].id}
+    local k = E.n + 1
+    E.n = k
+    E.kid[k], E.dep[k], E.pol[k], E.par[k] = nd.id, ids[dp[1]], dp[2], ids[dp[1]]
+    E.rec[k], E.at[k] = false, false
   end
 end
-write(f, wn, we, false, {}, rows)
+write(f, N, E, false, {}, rows)
 return 1
