@@ -58,6 +58,9 @@ func TestTypedBuiltInPlaceMixed(t *testing.T) {
 	b.AddBytes([]byte("GET"), []byte("b"))
 	b.AddCmd(resp.Command(nil, "GET", "a"))
 	getB := b.String(open2.Build())
+	// Ten arguments and more: a longer header than the room lent in
+	// front of them.
+	del := b.Int(cb.Del("d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10").Build())
 	// Queued twice.
 	y := cb.Incr("n").Build()
 	n1, n2 := b.Int(y), b.Int(y)
@@ -78,6 +81,9 @@ func TestTypedBuiltInPlaceMixed(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, "2", s)
+	d, err := del.Value()
+	require.NoError(t, err)
+	require.Zero(t, d)
 	for i, h := range []pipeline.Reply[int64]{inc, n1, n2} {
 		n, err := h.Value()
 		require.NoError(t, err)
