@@ -278,6 +278,11 @@ type Builder struct {
 	// (Info.alt), which alternative its slot was given last (B.choose):
 	// read only for a slot set, which the alternative's method set.
 	chosen [maxSlots]uint8
+	// dst is the resp.Cmds the Builder is bound to (lend.go), or nil;
+	// lent: main is memory dst lent, and priv the Builder's own.
+	dst  *resp.Cmds
+	lent bool
+	priv []byte
 }
 
 // run is a run of encoded arguments (bulk strings) and their count.
@@ -364,6 +369,9 @@ const wordsCopy = 32
 
 // start begins a command, its name first.
 func (b *Builder) start(info *Info) {
+	if b.dst != nil {
+		b.lend()
+	}
 	if cap(b.main.b) < headRoom+wordsCopy {
 		b.main.b = make([]byte, headRoom, 64)
 	}
@@ -899,7 +907,7 @@ func (b *Builder) buildAll(info *Info) Command {
 // which holds the arguments even when the header does not fit in front
 // of them.
 func (b *Builder) head() []byte {
-	if b.main.n > maxHeader {
+	if b.main.n > maxHeader || b.lent && b.main.n >= 10 {
 		return b.headBig()
 	}
 	return b.main.b[resp.PutArrayHeader(b.main.b, headRoom, b.main.n):]
@@ -1012,7 +1020,9 @@ func (c Command) staleCmd() resp.Cmd {
 // kind 0.
 func (c Command) AppendTo(cmds *resp.Cmds) (Kind, error) {
 	if b := c.b; b != nil && b.gen == c.gen && b.built.err == nil {
-		cmds.AddCmd(b.built.cmd())
+		if !b.lent || cmds != b.dst || !takeCmds(cmds, b.built.b) {
+			cmds.AddCmd(b.built.cmd())
+		}
 		return b.kind, nil
 	}
 	return 0, c.Err()

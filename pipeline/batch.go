@@ -109,6 +109,7 @@ func (b *Batch) Len() int { b.own(); return b.cmds.Len() }
 // Reset removes every command and reply, keeping the memory.
 func (b *Batch) Reset() {
 	b.own()
+	b.unlend()
 	b.cmds.Reset()
 	b.facts.Reset()
 	b.special, b.begun = false, false
@@ -116,7 +117,7 @@ func (b *Batch) Reset() {
 	b.bad, b.done, b.execErr = nil, false, nil
 	b.gen++
 	b.fast = nil
-	if !b.eager {
+	if !b.eager && b.cb == nil {
 		b.fast = b
 	}
 }
@@ -139,12 +140,15 @@ func (b *Batch) Add(args ...string) {
 // whose commands get their facts as they come.
 func (b *Batch) addSlow(args []string) {
 	b.own()
+	b.unlend()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
 		b.facts.Strings(&b.cmds, args)
 		return
 	}
-	b.fast = b
+	if b.cb == nil {
+		b.fast = b // not with a Builder: it builds where Add would write
+	}
 	if len(args) == 0 || !cmds.Plain(args[0]) {
 		b.special = true
 	}
@@ -154,6 +158,7 @@ func (b *Batch) addSlow(args []string) {
 // AddBytes appends a command given as byte slices.
 func (b *Batch) AddBytes(args ...[]byte) {
 	b.own()
+	b.unlend()
 	if b.eager || b.facts.Len() > 0 {
 		b.catchUp()
 		b.facts.Bytes(&b.cmds, args)
@@ -185,6 +190,7 @@ func (b *Batch) sync() {
 // resp.BuildCommand).
 func (b *Batch) AddCmd(cmd resp.Cmd) {
 	b.own()
+	b.unlend()
 	b.cmds.AddCmd(cmd)
 	if !cmds.Plain(wire.NameOf(cmd.Bytes())) {
 		b.special = true
@@ -197,6 +203,7 @@ func (b *Batch) AddCmd(cmd resp.Cmd) {
 // command got another number of arguments.
 func (b *Batch) Begin(nargs int) {
 	b.own()
+	b.unlend()
 	if b.begun {
 		b.checkBegun()
 	}

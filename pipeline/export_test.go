@@ -11,3 +11,6 @@ func (b *Batch) FactsKept() int { return b.facts.Len() }
 
 // AdvanceResets moves b on as if it had been Reset n times.
 func AdvanceResets(b *Batch, n uint64) { b.gen += n }
+
+// Encoded is the batch's encoded commands.
+func (b *Batch) Encoded() []byte { return b.cmds.Bytes() }

@@ -68,6 +68,9 @@ const (
 // call, as a raw Add is. The command is looked at once (Encoded).
 func (b *Batch) add(c cmds.Command, k kind) slot {
 	b.own()
+	if b.cb != nil && owner(c) != b.cb {
+		b.unlend() // c is another Builder's: it goes where b.cb builds
+	}
 	if b.lean && b.facts.Len() == 0 && c.Kind()&cmds.Guarded == 0 {
 		// For a Sender that reads no facts: like a plain raw command.
 		if _, err := c.AppendTo(&b.cmds); err != nil {

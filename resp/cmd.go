@@ -13,6 +13,8 @@ import (
 func init() {
 	rawcmd.New = func(b []byte) Cmd { return Cmd{b: b} }
 	rawcmd.Failed = func(err error) Cmd { return Cmd{err: err} }
+	rawcmd.Lend = (*Cmds).lend
+	rawcmd.Take = (*Cmds).take
 }
 
 // ErrEmptyCommand is the error of a command of no arguments. The server

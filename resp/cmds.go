@@ -1,5 +1,7 @@
 package resp
 
+import "slices"
+
 // Cmds is a sequence of encoded commands and its count, the form in
 // which a connection accepts many commands at once (pipeline.Batch and
 // pipeline.Stream build one). Commands are added whole (Add, AddBytes,
@@ -140,6 +142,32 @@ func (c *Cmds) fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+}
+
+// lend returns c's bytes to their capacity, at least room past its
+// length at, for a command to be built in place (internal/rawcmd.Lend);
+// ok is false while a command begun with Begin is in c (its arguments
+// would go where the lent command is) or c has an error.
+func (c *Cmds) lend(room int) (buf []byte, at int, ok bool) {
+	if c.want != 0 || c.err != nil {
+		return nil, 0, false
+	}
+	if cap(c.b)-len(c.b) < room {
+		c.b = slices.Grow(c.b, room)
+	}
+	return c.b[:cap(c.b)], len(c.b), true
+}
+
+// take appends p, a whole command, without a copy when it was built
+// where c's next command goes (internal/rawcmd.Take).
+func (c *Cmds) take(p []byte) bool {
+	l := len(c.b)
+	if len(p) == 0 || cap(c.b)-l < len(p) || c.want != 0 || c.err != nil || &c.b[:l+1][l] != &p[0] {
+		return false
+	}
+	c.b = c.b[:l+len(p)]
+	c.n++
+	return true
 }
 
 // Len returns the number of commands.

@@ -23,3 +23,23 @@ var New any
 // so that a command that cannot be sent (stale, built without what it
 // needs) is refused with its own error.
 var Failed any
+
+// Lend is set by package resp to a function of type
+//
+//	func(c *resp.Cmds, room int) (buf []byte, at int, ok bool)
+//
+// which lends c's spare memory to package cmds' Builder bound to it (a
+// pipeline.Batch's own): buf is c's bytes to their capacity, grown to
+// room bytes past at, c's length, where the next command goes. ok is
+// false when c is not taking whole commands (a command begun with Begin,
+// or an error): the Builder then builds in its own memory.
+var Lend any
+
+// Take is set by package resp to a function of type
+//
+//	func(c *resp.Cmds, p []byte) bool
+//
+// which appends p, a whole command, to c without copying it when p is
+// already where c's next command goes (built there in memory Lend lent),
+// and reports whether it did.
+var Take any
