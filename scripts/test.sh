@@ -169,6 +169,7 @@ server_lines=()
 last_bin="" # the server the once-only phases use: Valkey when it ran
 last_path=$PATH
 logs=()
+server_logs=() # "label=path" of each server's test log, for the failures list
 trap 'rm -f "${logs[@]}"' EXIT
 
 for kind in "${servers[@]}"; do
@@ -200,6 +201,7 @@ for kind in "${servers[@]}"; do
 	t0=$SECONDS
 	log=$(mktemp)
 	logs+=("$log")
+	server_logs+=("$label=$log")
 	set +e
 	# -v gives one line per test to count; the RUN/PAUSE/CONT lines are noise.
 	ECHOMQ_SERVER=$bin PATH=$run_path go test -race -count=1 -v ./... "$@" 2>&1 | tee "$log" |
@@ -321,6 +323,29 @@ done
 if [[ ${#failed_steps[@]} -gt 0 ]]; then
 	echo "failed steps: ${failed_steps[*]}"
 fi
+# The failures again, at the end where a reader of the tail finds them: each
+# failed test's line and the last lines it printed (at most 12), and each
+# package that failed with no test line (a panic, a timeout, a build error).
+for entry in "${server_logs[@]}"; do
+	label=${entry%%=*}
+	log=${entry#*=}
+	grep -qE '^ *--- FAIL|^FAIL[[:space:]]|^panic:' "$log" || continue
+	echo "failures ($label):"
+	awk '
+		match($0, /^=== (RUN|CONT|NAME|PAUSE) +/) { cur = substr($0, RLENGTH + 1); next }
+		/^ *--- (PASS|SKIP)/ { next }
+		/^ *--- FAIL: / {
+			name = $0; sub(/^ *--- FAIL: /, "", name); sub(/ .*/, "", name)
+			print
+			k = cnt[name]; from = k > 12 ? k - 12 : 0
+			for (i = from; i < k; i++) print buf[name, i]
+			next
+		}
+		/^panic:/ || /^FAIL[[:space:]]+[^[:space:]]+[[:space:]]/ { print; next }
+		/^(ok|\?|PASS|FAIL)/ { next }
+		cur != "" { buf[cur, cnt[cur]++] = $0 }
+	' "$log" | head -80 | sed 's/^/  /'
+done
 echo "time: $((SECONDS - started)) s"
 echo "summary: $((total_passed + alloc_passed + fuzz_passed + gate_passed)) passed, $((total_failed + alloc_failed + fuzz_failed + gate_failed + other)) failed"
 [[ ${#failed_steps[@]} -eq 0 ]]
