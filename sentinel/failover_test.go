@@ -112,7 +112,12 @@ func TestFailoverUnderLoad(t *testing.T) {
 	l := startLoad(ctx, cl)
 	l.waitAcked(t, ctx, 500)
 	old, now := failover(t, set)
-	waitFor(t, ctx, "the client on the new primary", func() bool { return cl.MasterSet().Primary() == now.Addr })
+	// now, or another node if the sentinels failed over again (a node
+	// starved past down-after-milliseconds on a loaded machine).
+	waitFor(t, ctx, "the client on the sentinels' primary", func() bool {
+		cur, err := set.Current()
+		return err == nil && cl.MasterSet().Primary() == cur.Addr
+	})
 	before := old.CommandCalls(t, "incr")
 	l.waitAcked(t, ctx, 500)
 	after := old.CommandCalls(t, "incr")
@@ -120,8 +125,11 @@ func TestFailoverUnderLoad(t *testing.T) {
 	if strings.Contains(info, "role:master") && after != before {
 		t.Errorf("the old primary ran %d INCRs after the switch", after-before)
 	}
-	if lost := l.end(t, now); lost != 0 {
+	final := current(t, set)
+	if lost := l.end(t, final); lost != 0 && final == now {
 		t.Errorf("%d acknowledged writes lost", lost)
+	} else if final != now {
+		t.Logf("the sentinels failed over again, to %s: an unplanned failover's loss (%d) is printed, not asserted", final.Addr, lost)
 	}
 }
 
@@ -148,6 +156,16 @@ func TestKillPrimary(t *testing.T) {
 	l.waitAcked(t, ctx, 1)
 	t.Logf("writes acknowledged again %v after the kill", time.Since(killed).Round(time.Millisecond))
 	l.waitAcked(t, ctx, 500)
-	lost := l.end(t, now)
-	t.Logf("lost to asynchronous replication: %d", lost)
+	lost := l.end(t, current(t, set))
+	t.Logf("lost to asynchronous replication: %d (primary %s after %s)", lost, current(t, set).Addr, now.Addr)
+}
+
+// current is the primary the sentinels have now, waited for.
+func current(t *testing.T, set *servertest.SentinelSet) *servertest.Server {
+	t.Helper()
+	now, err := set.WaitCurrent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now
 }

@@ -196,6 +196,25 @@ func watchSwitch(t *testing.T, ctx context.Context, s *servertest.Server) *switc
 	return w
 }
 
+// settled returns the primary the sentinels have once the test's writes
+// stopped, and whether they failed over again after the fault's switch to
+// now (another +switch-master, or another node named): a second failover
+// was not the test's, so the outage bound and SENTINEL FAILOVER's zero
+// loss (an unplanned failover loses what replication had not copied) are
+// then printed, not asserted; that the client followed it is asserted.
+func settled(t *testing.T, set *servertest.SentinelSet, now *servertest.Server, sw *switchWatch) (*servertest.Server, bool) {
+	t.Helper()
+	final, err := set.WaitCurrent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := final != now || len(sw.at) > 0
+	if again {
+		t.Logf("the sentinels failed over again after the switch to %s: the primary is now %s (%d more +switch-master seen); the outage bound and the zero loss of SENTINEL FAILOVER are not asserted", now.Addr, final.Addr, len(sw.at))
+	}
+	return final, again
+}
+
 // writers is 64 goroutines of INCR through one sentinel.Client, each on
 // a key of its own, recording every value acknowledged and when.
 type writers struct {
@@ -287,10 +306,17 @@ func testWritesAcross(t *testing.T, f fault) {
 	case <-ctx.Done():
 		t.Fatal("no +switch-master from the sentinel")
 	}
-	waitUntil(t, ctx, "the client on the new primary", func() bool { return cl.MasterSet().Primary() == now.Addr })
+	// The client follows the primary the sentinels have now: now, or
+	// another node when they failed over again (a loaded machine can
+	// starve the new primary past down-after-milliseconds).
+	waitUntil(t, ctx, "the client on the sentinels' primary", func() bool {
+		cur, err := set.Current()
+		return err == nil && cl.MasterSet().Primary() == cur.Addr
+	})
 	w.waitAcked(t, ctx, 2000)
 	close(w.stop)
 	w.wg.Wait()
+	final, again := settled(t, set, now, sw)
 
 	// Every goroutine wrote again after the switch (the events' order),
 	// and the longest time without an acknowledged write is within the
@@ -318,7 +344,7 @@ func testWritesAcross(t *testing.T, f fault) {
 		f, switched.Sub(faultAt).Round(time.Millisecond), gapStart.Sub(faultAt).Round(time.Millisecond),
 		gapEnd.Sub(gapStart).Round(time.Millisecond), gapEnd.Sub(switched).Round(time.Millisecond), maxBackoff, sentTimeout)
 	failoverTime := switched.Sub(faultAt)
-	if outage := gapEnd.Sub(gapStart); outage > failoverTime+maxBackoff+sentTimeout+time.Second {
+	if outage := gapEnd.Sub(gapStart); !again && outage > failoverTime+maxBackoff+sentTimeout+time.Second {
 		t.Errorf("no write acknowledged for %v: more than the failover time %v plus one backoff", outage, failoverTime)
 	}
 
@@ -326,7 +352,7 @@ func testWritesAcross(t *testing.T, f fault) {
 	// acknowledged above the key's final value was lost.
 	var lost, acked, ambiguous int64
 	for g := range w.acks {
-		got, err := now.Do("GET", "w:"+strconv.Itoa(g))
+		got, err := final.Do("GET", "w:"+strconv.Itoa(g))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,10 +371,12 @@ func testWritesAcross(t *testing.T, f fault) {
 	}
 	t.Logf("%v: %d writes acknowledged, %d ambiguous (connection broke), %d refused unsent; acknowledged writes lost (asynchronous replication): %d",
 		f, acked, ambiguous, w.refused.Load(), lost)
-	if f == sentinelFailover && lost != 0 {
+	if f == sentinelFailover && lost != 0 && !again {
 		t.Errorf("SENTINEL FAILOVER lost %d acknowledged writes", lost)
 	}
-	assertNoWritesTo(t, old, "writer")
+	if final != old { // a second failover may have made it the primary again
+		assertNoWritesTo(t, old, "writer")
+	}
 }
 
 // TestSentinelFailoverE2E and TestSentinelKillE2E: emqbench e2e
@@ -407,7 +435,19 @@ func testE2EAcross(t *testing.T, f fault) {
 	// after the switch, and the new primary ran at least their enqueue
 	// calls (-depth 50 jobs each) itself: a replica runs no EVALSHA
 	// (scripts replicate as their effects).
-	if ran := parseCallsOf(must(t, now, "INFO", "commandstats"), "evalsha"); fo.NewPrimary == "" || fo.AfterSwitch < e2eAfterSwitch || ran < e2eAfterSwitch/50 {
+	// The sentinels may have failed over again (a starved node): the
+	// primaries since old ran the EVALSHA calls (a replica runs none).
+	final, err := set.WaitCurrent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := final != now
+	ran := parseCallsOf(must(t, now, "INFO", "commandstats"), "evalsha")
+	if again {
+		ran += parseCallsOf(must(t, final, "INFO", "commandstats"), "evalsha")
+		t.Logf("the sentinels failed over again after the switch to %s: the primary is now %s; SENTINEL FAILOVER's zero loss is not asserted", now.Addr, final.Addr)
+	}
+	if fo.NewPrimary == "" || fo.AfterSwitch < e2eAfterSwitch || ran < e2eAfterSwitch/50 {
 		t.Fatalf("e2e ended before it ran on the new primary %s: its master set named %q, %d jobs acknowledged after the switch (want %d), the new primary ran %d EVALSHA (want %d or more); exit %d, stderr %q\n%s",
 			now.Addr, fo.NewPrimary, fo.AfterSwitch, e2eAfterSwitch, ran, e2eAfterSwitch/50, r.code, r.errs, r.out)
 	}
@@ -422,13 +462,15 @@ func testE2EAcross(t *testing.T, f fault) {
 	if f == killPrimary && r.code != exitOK && x.Lost == 0 && x.Duplicates == 0 {
 		t.Errorf("kill -9 under e2e: exit %d with nothing lost or doubled: %s", r.code, r.errs)
 	}
-	if f == sentinelFailover && (r.code != exitOK || x.Lost != 0 || x.Duplicates != 0) {
+	if f == sentinelFailover && !again && (r.code != exitOK || x.Lost != 0 || x.Duplicates != 0) {
 		t.Errorf("SENTINEL FAILOVER under e2e: exit %d (%s), %d jobs lost, %d duplicates", r.code, r.errs, x.Lost, x.Duplicates)
 	}
 	if f == killPrimary && r.code != exitOK {
 		t.Logf("kill -9: lost to asynchronous replication: %d jobs lost, %d completed twice (%s)", x.Lost, x.Duplicates, r.errs)
 	}
-	assertNoWritesTo(t, old, "emqbench")
+	if final != old { // a second failover may have made it the primary again
+		assertNoWritesTo(t, old, "emqbench")
+	}
 }
 
 // TestSentinelAfterSwitchDeadline: e2e -after-switch through a sentinel

@@ -321,6 +321,56 @@ func (set *SentinelSet) WaitSwitch(old *Server) (*Server, error) {
 	return now, err
 }
 
+// Current returns the primary the master set has now: the node every
+// running sentinel names, which says it is a master. It fails while the
+// sentinels disagree or the node named is not (yet) a master. A test of
+// a client across a failover compares the client with Current rather
+// than with WaitSwitch's node: a loaded machine can starve a node past
+// down-after-milliseconds, and the sentinels then fail over again.
+func (set *SentinelSet) Current() (*Server, error) {
+	var now *Server
+	for _, s := range set.Sentinels {
+		if !s.Running() {
+			continue
+		}
+		reply, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", set.MasterName)
+		if err != nil {
+			return nil, fmt.Errorf("servertest: sentinel %s: %w", s.Addr, err)
+		}
+		host, port, _ := strings.Cut(reply, "\n")
+		n := set.Node(host + ":" + port)
+		switch {
+		case n == nil:
+			return nil, fmt.Errorf("servertest: sentinel %s names %s:%s, no node of the set", s.Addr, host, port)
+		case now != nil && n != now:
+			return nil, fmt.Errorf("servertest: the sentinels disagree: %s and %s", now.Addr, n.Addr)
+		}
+		now = n
+	}
+	if now == nil {
+		return nil, errors.New("servertest: no sentinel running")
+	}
+	info, err := now.Do("INFO", "replication")
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(info, "role:master\r\n") {
+		return nil, fmt.Errorf("servertest: %s, named by the sentinels, is not a master yet", now.Addr)
+	}
+	return now, nil
+}
+
+// WaitCurrent waits for Current to name a primary, and returns it.
+func (set *SentinelSet) WaitCurrent() (*Server, error) {
+	var now *Server
+	err := poll("the sentinels' primary", func() (bool, error) {
+		n, err := set.Current()
+		now = n
+		return err == nil, nil
+	})
+	return now, err
+}
+
 // WaitRole waits until s says (INFO replication) it has the role, "master"
 // or "slave", and, as a slave, that its link to its master is up.
 func (set *SentinelSet) WaitRole(s *Server, role string) error {
