@@ -76,3 +76,64 @@ func TestLateSwitchAnnouncement(t *testing.T) {
 		t.Errorf("%s, replaced by %s, is not fenced (fence %q)", nodeB, nodeC, m.fence)
 	}
 }
+
+// TestTryFailoverFences: a sentinel's +try-failover fences the primary at
+// once, before any replica is selected (two of the sentinel's ticks before
+// the promotion): its connections end and no dial goes to it. The fence
+// stays while any sentinel that tried is still trying, through the
+// leader's +selected-slave; it is lifted once every sentinel that tried
+// has aborted with no replica selected. A +try-failover of a node other
+// than the primary is ignored.
+func TestTryFailoverFences(t *testing.T) {
+	m := announcing(nodeA)
+	client, server := net.Pipe()
+	defer server.Close()
+	m.conns[client] = tracked{addr: nodeA}
+	m.announced("s1", evTry, "master mymaster 10.0.0.1 6379")
+	if !m.fenced(nodeA) || m.candidate != "" {
+		t.Fatalf("after +try-failover: fence %q candidate %q", m.fence, m.candidate)
+	}
+	if len(m.conns) != 0 {
+		t.Errorf("the connection to the primary trying to be replaced is still tracked")
+	}
+	if _, err := client.Write([]byte("x")); err == nil {
+		t.Errorf("the connection to %s was not ended", nodeA)
+	}
+
+	// A second sentinel tries too; the first loses the election.
+	m.announced("s2", evTry, "master mymaster 10.0.0.1 6379")
+	m.announced("s1", evAbortNE, "master mymaster 10.0.0.1 6379")
+	if !m.fenced(nodeA) {
+		t.Fatalf("s1's abort lifted the fence while s2 still tries")
+	}
+	// s2 wins and selects a replica: the fence is the leader's now.
+	m.announced("s2", evSelected, "slave "+nodeB+" 10.0.0.2 6379 @ mymaster 10.0.0.1 6379")
+	if !m.fenced(nodeA) || m.candidate != nodeB || m.fenceBy != "s2" {
+		t.Fatalf("after +selected-slave: fence %q candidate %q by %q", m.fence, m.candidate, m.fenceBy)
+	}
+	m.announced("s3", evAbortNE, "master mymaster 10.0.0.1 6379")
+	if !m.fenced(nodeA) {
+		t.Errorf("a sentinel that never tried lifted the leader's fence")
+	}
+
+	// Every sentinel that tried aborts with no replica selected: lifted.
+	m = announcing(nodeA)
+	m.announced("s1", evTry, "master mymaster 10.0.0.1 6379")
+	m.announced("s2", evTry, "master mymaster 10.0.0.1 6379")
+	m.announced("s1", evAbortNE, "master mymaster 10.0.0.1 6379")
+	m.announced("s2", evAbortNG, "master mymaster 10.0.0.1 6379")
+	if m.fenced(nodeA) {
+		t.Errorf("the fence outlived every attempt's abort: fence %q tries %v", m.fence, m.tries)
+	}
+
+	// Not the primary: ignored.
+	m = announcing(nodeA)
+	m.announced("s1", evTry, "master mymaster 10.0.0.2 6379")
+	if m.fence != "" {
+		t.Errorf("+try-failover of %s fenced %q", nodeB, m.fence)
+	}
+	m.announced("s1", evTry, "master othermaster 10.0.0.1 6379")
+	if m.fence != "" {
+		t.Errorf("+try-failover of another master set fenced %q", m.fence)
+	}
+}

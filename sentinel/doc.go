@@ -46,20 +46,23 @@
 //
 // # During a failover
 //
-// The MasterSet subscribes to every sentinel's announcements. When the
-// sentinel leading a failover names the replica it promotes
-// (+selected-slave), the old primary is fenced: every connection to it
-// is ended at once (its socket shut down), and no new one is made to it
-// while a sentinel still names it, for up to FailoverPause; connections go
-// to the promoted replica as soon as it answers role master, then to the
-// primary +switch-master names. The replica stops copying the old
-// primary only after that announcement (on the sentinel's next tick,
-// about 100 ms later), so when the announcement reaches the MasterSet
-// and the replica has copied the old primary within that tick, no write
+// The MasterSet subscribes to every sentinel's announcements. When a
+// sentinel begins to fail the primary over (+try-failover), the old
+// primary is fenced: every connection to it is ended at once (its socket
+// shut down), and no new one is made to it while a sentinel still names
+// it, for up to FailoverPause (or until every sentinel that tried has
+// aborted with no replica selected); connections go to the replica the
+// leader names (+selected-slave) as soon as it answers role master, then
+// to the primary +switch-master names. The replica stops copying the old
+// primary two of the sentinel's ticks after +try-failover at the
+// soonest (a tick is 50–100 ms: the election, +selected-slave, then
+// REPLICAOF NO ONE on the next tick), so when the announcement reaches the MasterSet
+// and the replica has copied the old primary within that time, no write
 // acknowledged through the MasterSet is lost to the switch itself. A
-// client or replica starved of CPU for longer than the tick can lose the
+// client or replica starved of CPU for longer than that can lose the
 // writes the old primary acknowledged in it (seen in tests at a load
-// average of 10 on 2 cores: 150 of 7,900 jobs), as asynchronous
+// average of 10 on 2 cores, with the fence at +selected-slave, one tick
+// before the promotion: 150 of 7,900 jobs), as asynchronous
 // replication can. What
 // asynchronous replication can lose when the primary dies (kill -9, a
 // crash: writes acknowledged and not yet copied) it still loses. When the

@@ -133,6 +133,7 @@ type MasterSet struct {
 	fenceEnd  time.Time             // when fence lapses unless confirmed
 	candidate string                // the replica being promoted in fence's place
 	fenceBy   string                // the sentinel that announced candidate
+	tries     []string              // sentinels trying to fail fence over, no replica selected yet
 	epoch     int64                 // the newest config-epoch a sentinel told
 	gen       uint64                // bumped when connections are ended
 	conns     map[net.Conn]tracked  // data connections dialed, by transport
@@ -351,7 +352,7 @@ func (m *MasterSet) switchTo(addr, from string) {
 	if m.fence == addr {
 		m.fence = ""
 	}
-	m.candidate, m.fenceBy = "", ""
+	m.candidate, m.fenceBy, m.tries = "", "", nil
 	ended := m.endLocked(func(t tracked) bool { return t.addr != addr })
 	notify := m.onSwitch
 	m.mu.Unlock()
@@ -480,7 +481,7 @@ func (m *MasterSet) target(ctx context.Context) (string, string, uint64, error) 
 		return "", "", 0, err
 	}
 	if m.fence != "" && time.Now().After(m.fenceEnd) {
-		m.fence, m.candidate, m.fenceBy = "", "", ""
+		m.fence, m.candidate, m.fenceBy, m.tries = "", "", "", nil
 	}
 	if addr == m.fence {
 		// The sentinel asked has not yet switched: the replica being
@@ -838,6 +839,7 @@ func field(v resp.Value, key string) string {
 // The sentinels' announcements a MasterSet follows.
 const (
 	evSwitch   = "+switch-master"
+	evTry      = "+try-failover"
 	evSelected = "+selected-slave"
 	evPromoted = "+promoted-slave"
 	evAbortNG  = "-failover-abort-no-good-slave"
@@ -875,7 +877,7 @@ func (m *MasterSet) follow(s string) error {
 	ctx, cancel := context.WithTimeout(m.life, m.opts.SentinelTimeout)
 	sub, err := pubsub.New(ctx, o)
 	if err == nil {
-		err = sub.Subscribe(ctx, evSwitch, evSelected, evPromoted, evAbortNG, evAbortPr, evAbortNE)
+		err = sub.Subscribe(ctx, evSwitch, evTry, evSelected, evPromoted, evAbortNG, evAbortPr, evAbortNE)
 	}
 	cancel()
 	if err != nil {
@@ -916,6 +918,7 @@ func (m *MasterSet) learnEpoch(ctx context.Context, s string) {
 // announced applies one announcement of sentinel s.
 //
 //	+switch-master <name> <old ip> <old port> <new ip> <new port>
+//	+try-failover master <name> <ip> <port>
 //	+selected-slave slave <ip:port> <ip> <port> @ <name> <master ip> <master port>
 //	+promoted-slave (the same)
 //	-failover-abort-… master <name> <ip> <port>
@@ -926,6 +929,33 @@ func (m *MasterSet) announced(s, channel, payload string) {
 		if len(f) == 5 && f[0] == m.opts.MasterName {
 			m.switchTo(net.JoinHostPort(f[3], f[4]), net.JoinHostPort(f[1], f[2]))
 		}
+	case evTry:
+		// A sentinel begins to fail the primary over: the replica is
+		// promoted two of its ticks later at the soonest (the leader's
+		// election, then +selected-slave, then REPLICAOF NO ONE on the
+		// next tick). Fencing the old primary now rather than at
+		// +selected-slave leaves those ticks to this MasterSet and to the
+		// replica's copy of the old primary's last writes, so that a
+		// starved client does not write to it after the promotion.
+		if len(f) != 4 || f[0] != "master" || f[1] != m.opts.MasterName {
+			return
+		}
+		old := net.JoinHostPort(f[2], f[3])
+		m.mu.Lock()
+		if m.closed || m.primary != old && m.primary != "" || m.fence == old && m.candidate != "" {
+			m.mu.Unlock()
+			return
+		}
+		var ended []net.Conn
+		if m.fence != old {
+			m.fence, m.fenceEnd, m.candidate, m.fenceBy, m.tries = old, time.Now().Add(m.opts.FailoverPause), "", "", nil
+			ended = m.endLocked(func(t tracked) bool { return t.addr == old })
+		}
+		if !slices.Contains(m.tries, s) {
+			m.tries = append(m.tries, s)
+		}
+		m.mu.Unlock()
+		endAll(ended)
 	case evSelected, evPromoted:
 		if len(f) != 8 || f[0] != "slave" || f[4] != "@" || f[5] != m.opts.MasterName {
 			return
@@ -939,7 +969,7 @@ func (m *MasterSet) announced(s, channel, payload string) {
 		// From now on nothing is written to the old primary: the
 		// replica is about to stop copying it. Its connections end, and
 		// dials go to the replica once it says it is a primary.
-		m.fence, m.fenceEnd, m.candidate, m.fenceBy = old, time.Now().Add(m.opts.FailoverPause), replica, s
+		m.fence, m.fenceEnd, m.candidate, m.fenceBy, m.tries = old, time.Now().Add(m.opts.FailoverPause), replica, s, nil
 		ended := m.endLocked(func(t tracked) bool { return t.addr == old })
 		m.mu.Unlock()
 		endAll(ended)
@@ -948,9 +978,19 @@ func (m *MasterSet) announced(s, channel, payload string) {
 			// Only the sentinel leading the promotion can abort it:
 			// another one's abort (not elected: it lost the vote) is
 			// not, nor is a late abort once the switch is announced.
+			// An attempt with no replica selected yet is lifted when
+			// every sentinel that tried it has aborted.
 			m.mu.Lock()
-			if m.fence == net.JoinHostPort(f[2], f[3]) && m.candidate != "" && m.fenceBy == s {
-				m.fence, m.candidate, m.fenceBy = "", "", ""
+			addr := net.JoinHostPort(f[2], f[3])
+			switch {
+			case m.fence != addr:
+			case m.candidate != "" && m.fenceBy == s:
+				m.fence, m.candidate, m.fenceBy, m.tries = "", "", "", nil
+			case m.candidate == "" && slices.Contains(m.tries, s):
+				m.tries = slices.DeleteFunc(m.tries, func(x string) bool { return x == s })
+				if len(m.tries) == 0 {
+					m.fence, m.fenceBy = "", ""
+				}
 			}
 			m.mu.Unlock()
 		}
