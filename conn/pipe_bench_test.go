@@ -22,22 +22,14 @@ func pipeResponder(c net.Conn) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	for {
-		line, err := r.ReadSlice('\n')
-		if err != nil {
+		n, ok := pipeHeader(r)
+		if !ok {
 			return
 		}
-		n := 0
-		for _, ch := range line[1 : len(line)-2] {
-			n = n*10 + int(ch-'0')
-		}
 		for range n {
-			h, err := r.ReadSlice('\n')
-			if err != nil {
+			m, ok := pipeHeader(r)
+			if !ok {
 				return
-			}
-			m := 0
-			for _, ch := range h[1 : len(h)-2] {
-				m = m*10 + int(ch-'0')
 			}
 			if _, err := r.Discard(m + 2); err != nil {
 				return
@@ -50,6 +42,20 @@ func pipeResponder(c net.Conn) {
 			}
 		}
 	}
+}
+
+// pipeHeader reads a header line ("*3\r\n", "$64\r\n") and returns its
+// number.
+func pipeHeader(r *bufio.Reader) (int, bool) {
+	line, err := r.ReadSlice('\n')
+	if err != nil || len(line) < 3 {
+		return 0, false
+	}
+	n := 0
+	for _, ch := range line[1 : len(line)-2] {
+		n = n*10 + int(ch-'0')
+	}
+	return n, true
 }
 
 func pipeConn(b *testing.B) *conn.Conn {
