@@ -362,8 +362,10 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 			return false, err
 		}
 	}
-	if err = checkArgs(w, c.opts.MaxArg); err != nil {
-		return false, err
+	if max := c.opts.MaxArg; max >= 0 && len(cmds) > max { // checkArgs' own test, in line: it is not inlined
+		if err = checkArgs(w, max); err != nil {
+			return false, err
+		}
 	}
 	slots, _ := h.(wire.Slotted)
 	c.mu.Lock()
