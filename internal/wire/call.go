@@ -129,10 +129,9 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // without facts.
 // DoCommand takes a builder's, known already.
 //
-// DoFunc is the per-command path of every raw call: prepare, exchange
-// and sendWait are written out here, for a call of each is measurable
-// on it (a Cmds and an error returned together no longer fit in
-// registers).
+// DoFunc is the per-command path of every raw call: prepare is written
+// out here, for its call is measurable on it (a Cmds and an error
+// returned together no longer fit in registers).
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
 	if err := cmd.Err(); err != nil {
 		return err
@@ -149,19 +148,11 @@ func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) err
 		}
 		w = Make(b, 1, cl.facts.List())
 	}
-	if err := s.Send(ctx, w, cl); err != nil {
-		putCall(cl)
-		return err
-	}
-	err, owned := cl.wait(ctx)
-	if !owned {
-		return err
-	}
-	return cl.result(err, fn)
+	return cl.exchange(ctx, s, w, fn)
 }
 
-// prepare takes a pooled call and makes cmd's submission for DoFunc and
-// DoFuncInReply.
+// prepare takes a pooled call and makes cmd's submission for
+// DoFuncInReply (DoFunc has the same steps written out).
 func prepare(s Sender, cmd resp.Cmd) (*call, Cmds, error) {
 	if err := cmd.Err(); err != nil {
 		return nil, Cmds{}, err
@@ -276,11 +267,19 @@ func IsInReply(ctx context.Context) bool {
 
 // exchange sends w with cl as its Handler, waits for the reply and
 // recycles cl.
+//
+// Its send and wait are sendWait's, written out: a call less on the
+// per-command path of DoFunc, DoCommand (kv.Call) and their kin.
 func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Value) error) error {
-	if held, err := cl.sendWait(ctx, s, w); !held {
+	if err := s.Send(ctx, w, cl); err != nil {
+		putCall(cl)
 		return err
 	}
-	return cl.result(nil, fn)
+	err, owned := cl.wait(ctx)
+	if !owned {
+		return err
+	}
+	return cl.result(err, fn)
 }
 
 // result ends a call its caller owns, which ended with err: err, else
