@@ -281,3 +281,23 @@ func TestAppendTo(t *testing.T) {
 		t.Errorf("after refusals: %d commands, %q", cs.Len(), cs.Bytes())
 	}
 }
+
+// TestArgLengths: keys and values of every length from 0 to 130 bytes
+// (one-, two- and three-digit bulk headers, in the Builder's in-place
+// write and its general path) encode as resp.Command encodes them, and
+// each key's span is its bytes.
+func TestArgLengths(t *testing.T) {
+	var b Builder
+	for n := range 131 {
+		key, val := strings.Repeat("k", n), strings.Repeat("v", n)
+		c := b.Set(key, val).Build()
+		want := string(resp.Command(nil, "SET", key, val).Bytes())
+		if got := string(c.Cmd().Bytes()); got != want {
+			t.Fatalf("n=%d: %q, want %q", n, got, want)
+		}
+		f := c.Fact()
+		if len(f.Keys) != 1 || string(f.Key(c.Cmd().Bytes(), 0)) != key || string(c.Key(0)) != key {
+			t.Fatalf("n=%d: key spans %v", n, f.Keys)
+		}
+	}
+}

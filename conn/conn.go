@@ -277,6 +277,18 @@ func (c *Conn) fault0() error {
 // returns: written from before it returns, or copied. When Send returns
 // an error, h is never called.
 func (c *Conn) Send(ctx context.Context, cmds Cmds, h Handler) error {
+	if c.hooks == nil && cmds.Plain() && cmds.Len() > 0 {
+		// The module's own plain submission (no facts, none needed: no
+		// hooks to tell, no guarded command) goes straight to the
+		// queue: the per-command path of DoFunc and raw batches.
+		return c.send(ctx, cmds, h)
+	}
+	return c.sendChecked(ctx, cmds, h)
+}
+
+// sendChecked is Send for a submission whose facts are to be read or
+// checked (factsFor), or that the hooks see.
+func (c *Conn) sendChecked(ctx context.Context, cmds Cmds, h Handler) error {
 	cmds, l, err := c.hooks.factsFor(cmds)
 	if err != nil {
 		return err
@@ -345,11 +357,15 @@ func (c *Conn) submit(ctx context.Context, w wire.Cmds, h wire.Handler) (lead bo
 	}
 	var block time.Duration
 	blocking := false
-	if blocking, block, err = c.inspect(w); err != nil {
-		return false, err
+	if w.Facts() != nil { // without facts (Plain) nothing is guarded
+		if blocking, block, err = c.inspect(w); err != nil {
+			return false, err
+		}
 	}
-	if err = checkArgs(w, c.opts.MaxArg); err != nil {
-		return false, err
+	if max := c.opts.MaxArg; max >= 0 && len(cmds) > max { // checkArgs' own test, in line: it is not inlined
+		if err = checkArgs(w, max); err != nil {
+			return false, err
+		}
 	}
 	slots, _ := h.(wire.Slotted)
 	c.mu.Lock()

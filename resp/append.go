@@ -228,9 +228,15 @@ func AppendValue(dst []byte, v Value) []byte {
 	return dst
 }
 
+// appendHeader appends a header: type byte t, n's decimal text, CRLF.
+// One or two digits (a key, a 64-byte value) are appended in one step,
+// without strconv's call.
 func appendHeader(dst []byte, t byte, n int64) []byte {
 	if 0 <= n && n < 10 {
 		return append(dst, t, byte('0'+n), '\r', '\n')
+	}
+	if 10 <= n && n < 100 {
+		return append(dst, t, byte('0'+n/10), byte('0'+n%10), '\r', '\n')
 	}
 	dst = append(dst, t)
 	dst = strconv.AppendInt(dst, n, 10)

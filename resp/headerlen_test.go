@@ -1,6 +1,8 @@
 package resp_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/echomq/echomq-go/resp"
@@ -18,6 +20,21 @@ func TestHeaderLen(t *testing.T) {
 			if got, want := resp.HeaderLen(n), len(resp.AppendBulk(nil, b))-n-2; got != want {
 				t.Errorf("HeaderLen(%d) = %d, bulk header %d", n, got, want)
 			}
+		}
+	}
+}
+
+// The headers appendHeader writes in one step (one and two digits) and
+// by strconv (more), exactly: every length from 0 to 1000.
+func TestHeaderDigits(t *testing.T) {
+	for n := range 1001 {
+		s := strings.Repeat("x", n)
+		want := "$" + strconv.Itoa(n) + "\r\n" + s + "\r\n"
+		if got := string(resp.AppendBulkString(nil, s)); got != want {
+			t.Fatalf("AppendBulkString of %d bytes: %q", n, got)
+		}
+		if got := string(resp.AppendArrayHeader(nil, n)); got != "*"+strconv.Itoa(n)+"\r\n" {
+			t.Fatalf("AppendArrayHeader(%d): %q", n, got)
 		}
 	}
 }

@@ -128,16 +128,31 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // no facts of a Plain submission (WantsFacts): then it is sent Plain,
 // without facts.
 // DoCommand takes a builder's, known already.
+//
+// DoFunc is the per-command path of every raw call: prepare is written
+// out here, for its call is measurable on it (a Cmds and an error
+// returned together no longer fit in registers).
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
-	cl, w, err := prepare(s, cmd)
-	if err != nil {
+	if err := cmd.Err(); err != nil {
 		return err
+	}
+	b := cmd.Bytes()
+	cl := getCall()
+	var w Cmds
+	if cmds.Plain(NameOf(b)) && !WantsFacts(s) {
+		w = sub.Make(b, 1, nil, true, 0) // see prepare
+	} else {
+		if err := cl.facts.Encoded(b, 1); err != nil {
+			putCall(cl)
+			return err
+		}
+		w = Make(b, 1, cl.facts.List())
 	}
 	return cl.exchange(ctx, s, w, fn)
 }
 
-// prepare takes a pooled call and makes cmd's submission for DoFunc and
-// DoFuncInReply.
+// prepare takes a pooled call and makes cmd's submission for
+// DoFuncInReply (DoFunc has the same steps written out).
 func prepare(s Sender, cmd resp.Cmd) (*call, Cmds, error) {
 	if err := cmd.Err(); err != nil {
 		return nil, Cmds{}, err
@@ -252,14 +267,28 @@ func IsInReply(ctx context.Context) bool {
 
 // exchange sends w with cl as its Handler, waits for the reply and
 // recycles cl.
+//
+// Its send and wait are sendWait's, written out: a call less on the
+// per-command path of DoFunc, DoCommand (kv.Call) and their kin.
 func (cl *call) exchange(ctx context.Context, s Sender, w Cmds, fn func(resp.Value) error) error {
-	if held, err := cl.sendWait(ctx, s, w); !held {
+	if err := s.Send(ctx, w, cl); err != nil {
+		putCall(cl)
 		return err
 	}
-	var err error
-	if cl.val.IsError() {
+	err, owned := cl.wait(ctx)
+	if !owned {
+		return err
+	}
+	return cl.result(err, fn)
+}
+
+// result ends a call its caller owns, which ended with err: err, else
+// the reply's server error, else what fn returns of the reply; cl is
+// recycled.
+func (cl *call) result(err error, fn func(resp.Value) error) error {
+	if err == nil && cl.val.IsError() {
 		err = cl.val.Err()
-	} else if fn != nil {
+	} else if err == nil && fn != nil {
 		err = fn(cl.val)
 	}
 	putCall(cl)
