@@ -58,6 +58,8 @@ func (s *sub) broadcast() error {
 	s.pending = len(t.addrs)
 	s.vals = slices.Grow(s.vals[:0], len(t.addrs))[:len(t.addrs)]
 	parts := make([]bpart, len(t.addrs))
+	s.hold() // the Sends below may see the parts done before they return
+	defer s.release()
 	for k, addr := range t.addrs {
 		parts[k] = bpart{s: s, k: k}
 		n := s.cl.enter(s.cl.node(addr))

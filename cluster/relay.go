@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/echomq/echomq-go/cmds"
@@ -52,6 +53,7 @@ type sub struct {
 	pending  int // parts not done
 	err      error
 	finished bool
+	refs     atomic.Int32 // 1 until the submission ends, +1 while a Send of its bytes runs (see release)
 }
 
 // part is the Handler of one primary's share of a submission.
@@ -88,6 +90,7 @@ var subPool = sync.Pool{New: func() any { return new(sub) }}
 func getSub(cl *Client, h wire.Handler, ctx context.Context, w wire.Cmds) *sub {
 	s := subPool.Get().(*sub)
 	s.cl, s.h, s.ctx, s.n = cl, h, ctx, w.Len()
+	s.refs.Store(1)
 	s.facts = nil
 	if w.Facts() != nil {
 		s.facts = append(s.pfacts[:0], w.Facts()...)
@@ -101,8 +104,25 @@ func getSub(cl *Client, h wire.Handler, ctx context.Context, w wire.Cmds) *sub {
 	return s
 }
 
-// release recycles the submission; nothing may touch it after.
+// release ends the submission's own hold on its memory: it ended (h is
+// done, or never will be called). It is recycled once no Send of its
+// bytes runs either: a connection may call a part's Done (its replies
+// read) before that part's Send returned, while the write may still read
+// the bytes (seen by the race detector: a recycled sub's buffer rewritten
+// by the next submission as the write read it). Nothing may touch s after
+// its last hold is released.
 func (s *sub) release() {
+	if s.refs.Add(-1) == 0 {
+		s.recycle()
+	}
+}
+
+// hold keeps s's memory while a Send of its bytes runs; the caller
+// releases it once the Send returned and it touched s for the last time.
+func (s *sub) hold() { s.refs.Add(1) }
+
+// recycle resets the submission and returns it to the pool.
+func (s *sub) recycle() {
 	s.arena.Reset()
 	clear(s.vals)
 	clear(s.parts)

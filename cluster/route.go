@@ -324,6 +324,8 @@ func (s *sub) dispatch() error {
 // sent yet, so an error is returned (and h never called) rather than
 // given to h.
 func (s *sub) sendPart(n *node, p *part, w wire.Cmds, first bool) error {
+	s.hold() // the Sends below may see the part done before they return
+	defer s.release()
 	if s.replica {
 		var err error
 		if n, err = s.toReplica(n, p, w); n == nil {
