@@ -504,14 +504,24 @@ if got < n then lanes(n - got) end
 
 if nls > 0 then
   local deadline = string.format('%d', now + lease)
+  -- active is kept a skiplist, as lane_enqueue keeps delayed (a listpack
+  -- zset scans its members on every insert): a member too long for a
+  -- listpack, added with the leases and removed in the same step
+  local SKIP = '#skiplist' .. string.rep('-', 91)
+  local conv = call('OBJECT', 'ENCODING', KEYS[2]) ~= 'skiplist'
   for i = 1, nls, 1000 do
     local z, nz = {}, 0
     for j = i, min(i + 999, nls) do
       z[nz + 1], z[nz + 2] = deadline, leased[j]
       nz = nz + 2
     end
+    if conv and i == 1 then
+      z[nz + 1], z[nz + 2] = deadline, SKIP
+      nz = nz + 2
+    end
     call('ZADD', KEYS[2], unpack(z, 1, nz))
   end
+  if conv then call('ZREM', KEYS[2], SKIP) end
 end
 for i = 1, np, 1000 do
   call('ZREM', KEYS[3], unpack(parked, i, min(i + 999, np)))
