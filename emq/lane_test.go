@@ -840,14 +840,15 @@ func TestLaneLayout2Refused(t *testing.T) {
 	}
 }
 
-// TestLaneZsetsSkiplist: lane_enqueue leaves delayed, and lane_claim
-// active, a skiplist even when they hold a few members (the server's
-// listpack zset scans its members on every insert: 17% of a lane job's
-// server instructions in emqbench lanes, where both are small and
-// recreated often), and the member that converts them is gone: each
-// holds exactly the jobs, and a second call (already a skiplist) adds no
-// member either.
-func TestLaneZsetsSkiplist(t *testing.T) {
+// TestLaneNoListpacks: lane_enqueue leaves delayed, and lane_claim
+// active, a skiplist, and lane_claim laneheld a hash table, even when
+// they hold a few members (the server's listpack encodings scan their
+// members on every insert and lookup: 17% of a lane job's server
+// instructions in emqbench lanes for the zsets, 10% for laneheld, all
+// small and recreated often there), and the member that converts them
+// is gone: each holds exactly the jobs, and a later call (already
+// converted) adds no member either.
+func TestLaneNoListpacks(t *testing.T) {
 	q := fresh(t, "laneskip")
 	ctx := tctx(t)
 	jobsOnly := func(k string, want int) {
@@ -864,6 +865,12 @@ func TestLaneZsetsSkiplist(t *testing.T) {
 	jobsOnly(q.keys.Delayed, 3)
 	require.Len(t, claimLane(t, q, 10), 3, "one job of each idle cap-1 lane")
 	jobsOnly(q.keys.Active, 3)
+	held := q.keys.Base + "laneheld"
+	require.Equal(t, "hashtable", do(t, "OBJECT", "ENCODING", held))
+	require.Len(t, strings.Fields(do(t, "HKEYS", held)), 3)
+	for _, m := range strings.Fields(do(t, "HKEYS", held)) {
+		require.True(t, strings.HasPrefix(m, "JOB"), "laneheld holds %q", m)
+	}
 	require.Equal(t, "0", do(t, "EXISTS", q.keys.Delayed), "delayed emptied")
 	for s := 1; s <= 2; s++ { // recreated, then already a skiplist
 		_, err = q.LaneEnqueueMany(ctx, laneRound("s", 3, s))

@@ -526,8 +526,20 @@ end
 for i = 1, np, 1000 do
   call('ZREM', KEYS[3], unpack(parked, i, min(i + 999, np)))
 end
-for i = 1, nh, 1000 do
-  call('HSET', held, unpack(hold, i, min(i + 999, nh)))
+if nh > 0 then
+  -- laneheld is kept a hash table, as delayed and active are kept
+  -- skiplists (a listpack hash scans its fields on every HSET, HMGET and
+  -- HDEL): a field with a value too long for a listpack, written with
+  -- the claims and deleted in the same step
+  local conv = call('OBJECT', 'ENCODING', held) ~= 'hashtable'
+  if conv then
+    hold[nh + 1], hold[nh + 2] = '#hashtable', string.rep('-', 100)
+    nh = nh + 2
+  end
+  for i = 1, nh, 1000 do
+    call('HSET', held, unpack(hold, i, min(i + 999, nh)))
+  end
+  if conv then call('HDEL', held, '#hashtable') end
 end
 for i = 1, nrot do
   nq = nq + 1
