@@ -435,6 +435,8 @@ func TestLaneBadInput(t *testing.T) {
 		{"k", "k", "1", "1", "2", q.ids.Next(), "p"},
 		{"k", "k", "1", "1", "", q.ids.Next()},
 		{"k", "k", "1", "1", "", q.ids.Next(), "p", "ABC0000000000", "p"},
+		{"k{x", "k{x", "1", "1", "", q.ids.Next(), "p"}, // a ring entry '{k{id' must parse
+		{"", "k", "k", q.ids.Next(), "p", "k{", "k{", q.ids.Next(), "p"},
 	} {
 		var a dispatch.Args
 		a.Key(q.keys.Delayed)
@@ -453,8 +455,13 @@ func TestLaneBadInput(t *testing.T) {
 	require.NoError(t, err)
 	k, _ := LaneKey(long)
 	require.Len(t, k, 65)
-	require.Equal(t, ids[0], do(t, "LINDEX", q.keys.Base+"lane:"+k, "0"))
+	// layout 4: the idle lane's first job is held by its ring entry
+	require.Equal(t, "{"+k+"{"+ids[0], do(t, "LINDEX", q.keys.Base+"lanering", "0"))
+	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lane:"+k))
 	require.Equal(t, long, do(t, "HGET", q.keys.Base+"lanename", k))
+	li, err := q.Lane(ctx, long)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), li.Waiting, "the job held by the ring entry counts as waiting")
 }
 
 // TestLaneWeights: two lanes of weights 1 and 3 with room to spare share
@@ -879,4 +886,69 @@ func TestLaneNoListpacks(t *testing.T) {
 	}
 	require.Empty(t, claimLane(t, q, 10), "the lanes are at their cap")
 	jobsOnly(q.keys.Active, 3)
+}
+
+// TestLaneHeadInRing (layout 4): the first job given an idle, empty lane
+// is held by the lane's ring entry '{k{id', not pushed to lane:<k>; the
+// lane's later jobs queue behind it in lane:<k>, in order; the claim
+// takes the held job without popping the list (no LPOP of lane:<k>); a
+// held job deleted meanwhile is skipped and the lane served on from its
+// list; an entry popped for a halted lane puts its job back at the
+// lane's head, where LaneResume finds it.
+func TestLaneHeadInRing(t *testing.T) {
+	q := fresh(t, "laneheadring")
+	ctx := tctx(t)
+	b := q.keys.Base
+	enq := func(lane, p string) string {
+		t.Helper()
+		ids, err := q.LaneEnqueue(ctx, lane, LaneOptions{}, []byte(p))
+		require.NoError(t, err)
+		return ids[0]
+	}
+	a1 := enq("a", "a/0")
+	require.Equal(t, []string{"{a{" + a1}, strings.Fields(do(t, "LRANGE", b+"lanering", "0", "-1")))
+	require.Equal(t, "0", do(t, "EXISTS", b+"lane:a"))
+	a2 := enq("a", "a/1")
+	require.Equal(t, []string{a2}, strings.Fields(do(t, "LRANGE", b+"lane:a", "0", "-1")))
+	require.Equal(t, "1", do(t, "LLEN", b+"lanering"), "the lane once in the ring")
+	li, err := q.Lane(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), li.Waiting)
+
+	do(t, "CONFIG", "RESETSTAT")
+	got := claimLane(t, q, 10)
+	require.Len(t, got, 1, "cap 1")
+	require.Equal(t, a1, got[0].ID)
+	// laneend, laneadmit and the ring twice (the second finds it empty):
+	// no LPOP of lane:a
+	require.Contains(t, do(t, "INFO", "commandstats"), "cmdstat_lpop:calls=4,")
+	done, next, err := q.LaneCompleteClaim(ctx, []Ack{{ID: a1, Token: got[0].Token}}, 0, time.Minute, 10)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true}, done)
+	require.Len(t, next, 1)
+	require.Equal(t, a2, next[0].ID)
+
+	// a held job deleted before its claim is skipped; its lane goes on
+	c1 := enq("c", "c/0")
+	c2 := enq("c", "c/1")
+	_, err = q.Delete(ctx, c1)
+	require.NoError(t, err)
+	got = claimLane(t, q, 10)
+	require.Len(t, got, 1)
+	require.Equal(t, c2, got[0].ID)
+
+	// an entry of a halted lane (made by hand: the scripts make none)
+	// gives its job back to the lane's head
+	h1 := enq("h", "h/0")
+	do(t, "HSET", b+"lanestate", "h", "3") // R + H
+	got = claimLane(t, q, 10)
+	require.Empty(t, got)
+	require.Equal(t, []string{h1}, strings.Fields(do(t, "LRANGE", b+"lane:h", "0", "-1")))
+	require.Equal(t, strconv.FormatInt(2+8589934592, 10), do(t, "HGET", b+"lanestate", "h"), "halted, out of the ring, one waiting")
+	ok, err := q.LaneResume(ctx, "h")
+	require.NoError(t, err)
+	require.True(t, ok)
+	got = claimLane(t, q, 10)
+	require.Len(t, got, 1)
+	require.Equal(t, h1, got[0].ID)
 }
