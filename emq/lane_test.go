@@ -716,9 +716,10 @@ func TestLaneHeldLayout3(t *testing.T) {
 // scripts' own included) of 2,000 jobs over 200 cap-1 lanes, enqueued 100
 // a call and run by 4 consumers' LaneCompleteClaim rounds of 50 (the
 // emqbench lanes pattern, one goroutine): every job runs once, in its
-// lane's order, and the reap reads the ended ids of a round in at most
-// two pages of laneheldq (a short one, then one four times longer; layout
-// 2 read pages of 18: 129 LRANGEs and 164 SMISMEMBERs in these 48 calls).
+// lane's order, and the reap reads the ended ids of a round in one page
+// of laneheldq, as long as the round's completions and reap+16 (it read a
+// page of reap+16, then one four times longer: 88 LRANGEs in these 48
+// calls; layout 2 read pages of 18: 129 LRANGEs and 164 SMISMEMBERs).
 func TestLaneCallsPerJob(t *testing.T) {
 	q := fresh(t, "lanecalls")
 	ctx := tctx(t)
@@ -764,7 +765,8 @@ func TestLaneCallsPerJob(t *testing.T) {
 	lr, _, _ := strings.Cut(rest, ",")
 	pages, err := strconv.Atoi(lr)
 	require.NoError(t, err)
-	require.LessOrEqual(t, pages, 2*claims, "at most two laneheldq pages per lane_claim call")
+	t.Logf("%d laneheldq pages in %d lane_claim calls", pages, claims)
+	require.LessOrEqual(t, pages, claims, "one laneheldq page per lane_claim call (its first page spans the round's ended ids)")
 }
 
 // TestLaneDrainedLaneLeavesRing: a lane whose last waiting job was

@@ -250,7 +250,9 @@ end
 -- checked (a live one goes behind this call's claims), stopping at the
 -- next occupant.
 local marked = call('LPOP', base .. 'laneend', 1000)
+local nmarked = 0
 if marked then
+  nmarked = #marked
   local ids, m = {}, 0
   for i = 1, #marked do
     local e = marked[i]
@@ -265,10 +267,13 @@ end
 local rotated, nrot = {}, 0
 if n > 0 or reap > 0 then
   local budget = min(n + reap + 100, 1000)
-  -- pages of reap+16 ids, four times longer after each full one: a head
-  -- of live occupants costs one short page, a run of ended ids (a
-  -- round's completions) one or two long ones
-  local size = reap + 16
+  -- pages of reap+16 ids, and the first also as long as the lane ends
+  -- this call applied (their ids, dropped from laneheld, are most often
+  -- at the head: one page reads them, where a page of reap+16 and then
+  -- one four times longer read ~90 ids for a round of 20), four times
+  -- longer after each full one: a head of live occupants costs one
+  -- short page, a longer run of ended ids one or two long ones
+  local size = reap + 16 + nl + nmarked
   local used, checked, take, nck, stop = 0, {}, {}, 0, false
   while not stop and used < budget do
     local ask = min(size, budget - used)
