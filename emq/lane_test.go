@@ -954,3 +954,18 @@ func TestLaneHeadInRing(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, h1, got[0].ID)
 }
+
+// TestLaneClaimIdleCalls: a lane_claim that leases nothing reads no clock,
+// and one of an even n (split evenly whatever the turn) counts no turn:
+// the empty polls of idle consumers make neither TIME nor INCR; an odd n
+// still alternates the odd job between the two sides.
+func TestLaneClaimIdleCalls(t *testing.T) {
+	q := fresh(t, "laneidle")
+	do(t, "CONFIG", "RESETSTAT")
+	require.Empty(t, claimLane(t, q, 10))
+	stats := do(t, "INFO", "commandstats")
+	require.NotContains(t, stats, "cmdstat_time:")
+	require.NotContains(t, stats, "cmdstat_incr:")
+	require.Empty(t, claimLane(t, q, 3))
+	require.Contains(t, do(t, "INFO", "commandstats"), "cmdstat_incr:calls=1,")
+}

@@ -83,8 +83,6 @@ local ring, lstate = base .. 'lanering', base .. 'lanestate'
 local held, heldq = base .. 'laneheld', base .. 'laneheldq'
 local cfgk = base .. 'lanecfg'
 local jp = base .. 'job:'
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 
 -- The lanes' states, read once (HMGET per batch of lanes) and written
 -- back at the end when changed: st[k] is the packed number; dirty[i] the
@@ -537,16 +535,19 @@ local function lanes(limit)
   end
 end
 
--- Plain and lanes take turns (laneturn counts the calls): half the call's
+-- Plain and lanes take turns (laneturn counts the calls of an odd n): half the call's
 -- n each, the other side taking what one leaves.
-local turn = call('INCR', base .. 'laneturn')
 local half = floor(n / 2)
-if turn % 2 == 1 then half = n - half end
+-- (an even n splits evenly whatever the turn: no INCR)
+if n % 2 == 1 and call('INCR', base .. 'laneturn') % 2 == 1 then half = n - half end
 lanes(half)
 plain(n - got)
 if got < n then lanes(n - got) end
 
 if nls > 0 then
+  -- the clock is read only for a call that leases
+  local t = call('TIME')
+  local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   local deadline = string.format('%d', now + lease)
   -- active is kept a skiplist, as lane_enqueue keeps delayed (a listpack
   -- zset scans its members on every insert): a member too long for a
