@@ -367,6 +367,8 @@ func (q *Queue) Lane(ctx context.Context, lane string) (LaneInfo, error) {
 		return LaneInfo{}, err
 	}
 	var li LaneInfo
+	var state int64
+	inRing := false
 	b := q.keys.Base
 	for _, c := range []struct {
 		args []any
@@ -375,16 +377,22 @@ func (q *Queue) Lane(ctx context.Context, lane string) (LaneInfo, error) {
 		{[]any{"LLEN", b + "lane:" + k}, func(v resp.Value) { li.Waiting, _ = v.AsInt() }},
 		// lanestate packs R + 2*H + 4*occupants + ... (lane_claim.lua)
 		{[]any{"HGET", b + "lanestate", k}, func(v resp.Value) {
-			p, _ := strconv.ParseInt(string(v.Str), 10, 64)
-			li.Running = p / 4 % 2048
+			state, _ = strconv.ParseInt(string(v.Str), 10, 64)
+			li.Running = state / 4 % 2048
 		}},
 		{[]any{"HGET", b + "lanehalt", k}, func(v resp.Value) { li.HaltedBy, li.Halted = string(v.Str), !v.IsNull() }},
+		// layout 4: a lane in the ring (R) but not there as k is there
+		// as '{k{id', holding its head job outside lane:<k>
+		{[]any{"LPOS", b + "lanering", k}, func(v resp.Value) { inRing = !v.IsNull() }},
 	} {
 		v, err := q.sender.Do(ctx, c.args...)
 		if err != nil {
 			return LaneInfo{}, err
 		}
 		c.fn(v)
+	}
+	if state%2 == 1 && !inRing {
+		li.Waiting++
 	}
 	return li, nil
 }

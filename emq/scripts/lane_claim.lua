@@ -22,14 +22,16 @@
 --                    PEXPIRE)
 -- ARGV[5], ARGV[6], ...  id1, token1, ...: at most 1000 jobs completed
 --                    first (nothing published, as complete_batch)
--- Layout 3 (jobs/PROTOCOL-L4.md): lanestate[k] packs the lane's state in
+-- Layout 4 (jobs/PROTOCOL-L4.md): lanestate[k] packs the lane's state in
 -- one integer v = R + 2*H + 4*occ + 8192*(cap-1) + 8388608*(w-1) +
 -- 2^33*n (R: in the ring, H: halted, occ: occupants, n: waiting jobs,
 -- saturating at 2^20-1; absent = 0: idle, empty, cap 1, weight 1); a
 -- freed lane rejoins the ring only when n > 0, and the serve that pops
 -- its last job leaves it out (no LPOP to find it empty);
 -- R set means k is once in lanering (a lane drained by the claim that
--- reaches it is dropped then). laneheld maps each occupant id to its lane
+-- reaches it is dropped then), as the entry k or (layout 4) '{k{id':
+-- lane k holding its head job id outside lane:<k> and n (lane_enqueue
+-- makes one for an idle, empty lane; it is claimed without an LPOP). laneheld maps each occupant id to its lane
 -- k; laneheldq lists the occupant ids in claim order (the reap's cursor;
 -- ids no longer in laneheld are dropped there); laneend lists '<id>\n<k>'
 -- of lane jobs whose end flow_complete saw; a lane job's row has field
@@ -76,12 +78,11 @@ if call('EXISTS', base .. 'laneocc', base .. 'laneoccq') > 0 then
   return redis.error_reply('EMQLAYOUT lanes layout 2 keys (laneocc, laneoccq) in this queue: drain its lanes, then delete them (jobs/PROTOCOL-L4.md)')
 end
 local floor, min, unpack = math.floor, math.min, unpack
+local byte, find, sub = string.byte, string.find, string.sub
 local ring, lstate = base .. 'lanering', base .. 'lanestate'
 local held, heldq = base .. 'laneheld', base .. 'laneheldq'
 local cfgk = base .. 'lanecfg'
 local jp = base .. 'job:'
-local t = call('TIME')
-local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 
 -- The lanes' states, read once (HMGET per batch of lanes) and written
 -- back at the end when changed: st[k] is the packed number; dirty[i] the
@@ -247,7 +248,9 @@ end
 -- checked (a live one goes behind this call's claims), stopping at the
 -- next occupant.
 local marked = call('LPOP', base .. 'laneend', 1000)
+local nmarked = 0
 if marked then
+  nmarked = #marked
   local ids, m = {}, 0
   for i = 1, #marked do
     local e = marked[i]
@@ -262,10 +265,13 @@ end
 local rotated, nrot = {}, 0
 if n > 0 or reap > 0 then
   local budget = min(n + reap + 100, 1000)
-  -- pages of reap+16 ids, four times longer after each full one: a head
-  -- of live occupants costs one short page, a run of ended ids (a
-  -- round's completions) one or two long ones
-  local size = reap + 16
+  -- pages of reap+16 ids, and the first also as long as the lane ends
+  -- this call applied (their ids, dropped from laneheld, are most often
+  -- at the head: one page reads them, where a page of reap+16 and then
+  -- one four times longer read ~90 ids for a round of 20), four times
+  -- longer after each full one: a head of live occupants costs one
+  -- short page, a longer run of ended ids one or two long ones
+  local size = reap + 16 + nl + nmarked
   local used, checked, take, nck, stop = 0, {}, {}, 0, false
   while not stop and used < budget do
     local ask = min(size, budget - used)
@@ -394,10 +400,18 @@ local ringEmpty = false
 -- serve gives lane k its turn: up to min(room, weight) jobs, then the lane
 -- is rotated to the ring's tail, left out of it (full, drained), or put
 -- back at its head with its credit (the call's n ran out).
-local function serve(k, want)
+local function serve(k, want, first)
   local v = st[k]
   if v % 2 == 1 then v = v - 1 end
+  local lk = base .. 'lane:' .. k
   if v % 4 == 2 then
+    -- halted: a job held by its ring entry goes back to the lane's head
+    -- (lane_enqueue makes such an entry only for an idle lane, so this
+    -- is a repair, not a path)
+    if first then
+      call('LPUSH', lk, first)
+      if cntOf(v) < MAXC then v = v + CNT end
+    end
     st[k] = v
     return
   end
@@ -408,7 +422,24 @@ local function serve(k, want)
     used, ck = cu, nil
   end
   local empty = false
-  local lk = base .. 'lane:' .. k
+  if first then
+    -- the lane's head job, held by its ring entry (layout 4: not in
+    -- lane:<k>, not counted in n): claimed without popping the list
+    visits = visits + 1
+    local row = jp .. first
+    local f = call('HMGET', row, 'payload', 'attempts', 'state')
+    if f[3] == 'delayed' and f[2] == '0' then
+      lease_it(first, row, f[1], '0')
+      np = np + 1
+      parked[np] = first
+      hold[nh + 1], hold[nh + 2] = first, k
+      nh = nh + 2
+      nq = nq + 1
+      order[nq] = first
+      occ, v, used = occ + 1, v + 4, used + 1
+    end
+    if cnt == 0 then empty = true end
+  end
   while occ < cap and used < w and got < want and not empty and visits < maxv do
     local m = min(cap - occ, w - used, want - got)
     local ids
@@ -475,10 +506,21 @@ local function lanes(limit)
       return
     end
     local m = #ks
-    load(ks, m)
+    -- an entry '{k{id' (layout 4) is lane k holding its head job id
+    local lk, lid = {}, {}
+    for i = 1, m do
+      local e = ks[i]
+      if byte(e, 1) == 123 then
+        local at = find(e, '{', 2, true)
+        lk[i], lid[i] = sub(e, 2, at - 1), sub(e, at + 1)
+      else
+        lk[i], lid[i] = e, false
+      end
+    end
+    load(lk, m)
     for i = 1, m do
       if got >= want or visits >= maxv then
-        -- not served: back at the head, in their order
+        -- not served: back at the head, in their order, as they were
         local back, nb = {}, 0
         for j = m, i, -1 do
           nb = nb + 1
@@ -488,36 +530,61 @@ local function lanes(limit)
         return
       end
       visits = visits + 1
-      serve(ks[i], want)
+      serve(lk[i], want, lid[i])
     end
   end
 end
 
--- Plain and lanes take turns (laneturn counts the calls): half the call's
+-- Plain and lanes take turns (laneturn counts the calls of an odd n): half the call's
 -- n each, the other side taking what one leaves.
-local turn = call('INCR', base .. 'laneturn')
 local half = floor(n / 2)
-if turn % 2 == 1 then half = n - half end
+-- (an even n splits evenly whatever the turn: no INCR)
+if n % 2 == 1 and call('INCR', base .. 'laneturn') % 2 == 1 then half = n - half end
 lanes(half)
 plain(n - got)
 if got < n then lanes(n - got) end
 
 if nls > 0 then
+  -- the clock is read only for a call that leases
+  local t = call('TIME')
+  local now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   local deadline = string.format('%d', now + lease)
+  -- active is kept a skiplist, as lane_enqueue keeps delayed (a listpack
+  -- zset scans its members on every insert): a member too long for a
+  -- listpack, added with the leases and removed in the same step
+  local SKIP = '#skiplist' .. string.rep('-', 91)
+  local conv = call('OBJECT', 'ENCODING', KEYS[2]) ~= 'skiplist'
   for i = 1, nls, 1000 do
     local z, nz = {}, 0
     for j = i, min(i + 999, nls) do
       z[nz + 1], z[nz + 2] = deadline, leased[j]
       nz = nz + 2
     end
+    if conv and i == 1 then
+      z[nz + 1], z[nz + 2] = deadline, SKIP
+      nz = nz + 2
+    end
     call('ZADD', KEYS[2], unpack(z, 1, nz))
   end
+  if conv then call('ZREM', KEYS[2], SKIP) end
 end
 for i = 1, np, 1000 do
   call('ZREM', KEYS[3], unpack(parked, i, min(i + 999, np)))
 end
-for i = 1, nh, 1000 do
-  call('HSET', held, unpack(hold, i, min(i + 999, nh)))
+if nh > 0 then
+  -- laneheld is kept a hash table, as delayed and active are kept
+  -- skiplists (a listpack hash scans its fields on every HSET, HMGET and
+  -- HDEL): a field with a value too long for a listpack, written with
+  -- the claims and deleted in the same step
+  local conv = call('OBJECT', 'ENCODING', held) ~= 'hashtable'
+  if conv then
+    hold[nh + 1], hold[nh + 2] = '#hashtable', string.rep('-', 100)
+    nh = nh + 2
+  end
+  for i = 1, nh, 1000 do
+    call('HSET', held, unpack(hold, i, min(i + 999, nh)))
+  end
+  if conv then call('HDEL', held, '#hashtable') end
 end
 for i = 1, nrot do
   nq = nq + 1

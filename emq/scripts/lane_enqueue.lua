@@ -4,7 +4,7 @@
 -- KEYS[2]  base      emq:{q}:   declared root of job:<id> and of the lane
 --                    keys lane:<k>, lanestate, lanering, lanecfg, lanename
 -- ARGV[1]  k         the lane's key form: its name, or '#' .. hex sha256 of
---                    a name longer than 64 bytes (host-side)
+--                    a name longer than 64 bytes (host-side); no '{' (EMQARG)
 -- ARGV[2]  name      the lane's name as given (kept in lanename when k
 --                    differs)
 -- ARGV[3]  cap       integer 0..1000: jobs of the lane run at once (0: keep
@@ -20,7 +20,9 @@
 -- A waiting lane job is a normal row, state delayed, attempts 0, field
 -- lane = k, in delayed at the lane score 9007199254740990 (2^53-2: never
 -- due, so a peer's promote never moves it), its id at the tail of
--- lane:<k>. The cap, weight and count of waiting jobs live in
+-- lane:<k>; or (layout 4) the first job given an idle, empty lane is
+-- held by the lane's ring entry '{k{id' instead (lane_claim takes it
+-- without popping the list). The cap, weight and count of waiting jobs live in
 -- lanestate[k] (lane_claim's header gives the packing): every lane given
 -- jobs has its state written, in one HSET for the call.
 -- Replies:
@@ -41,9 +43,10 @@ local nargv = #ARGV
 -- lane's key and name are ARGV[1], ARGV[2]).
 local cap, w, halt = 0, 0, ''
 local first, step, many
+local find = string.find
 local function key(k)
-  if #k < 1 or #k > 65 then
-    return redis.error_reply('EMQARG lane key must be 1..65 bytes')
+  if #k < 1 or #k > 65 or find(k, '{', 1, true) then
+    return redis.error_reply('EMQARG lane key must be 1..65 bytes, no {')
   end
 end
 if ARGV[1] == '' then
@@ -124,9 +127,24 @@ for i = first, nargv, step do
   end
 end
 if no == 0 then return out end
+-- delayed is kept a skiplist (O(log n) a ZADD): a listpack zset (the
+-- server's encoding while it holds up to 128 members) scans its members
+-- on every insert, and in a queue whose consumers keep up with its
+-- producers delayed is small and recreated often (it is deleted when it
+-- empties). A member longer than zset-max-listpack-value (64) converts it
+-- for good; it is added with the jobs and removed in the same atomic
+-- step, so nobody sees it (issue 27: listpack inserts were 17% of a lane
+-- job's server instructions).
+local SKIP = '#skiplist' .. string.rep('-', 91)
+local conv = call('OBJECT', 'ENCODING', KEYS[1]) ~= 'skiplist'
+if conv then
+  z[nz + 1], z[nz + 2] = LANE, SKIP
+  nz = nz + 2
+end
 for i = 1, nz, 2000 do
   call('ZADD', KEYS[1], unpack(z, i, math.min(i + 1999, nz)))
 end
+if conv then call('ZREM', KEYS[1], SKIP) end
 if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. order[1], halt) end
 -- The lanes' states (packed as lane_claim reads them); an idle lane with
 -- room joins the ring. The field '#table' (no lane key: a hashed one is
@@ -139,25 +157,42 @@ local CNT, MAXC = 8589934592, 1048575 -- 2^33: the waiting count's unit
 local set, ns, ring, nr = {}, 0, {}, 0
 for i = 1, no do
   local k = order[i]
-  local l, added = lanes[k], 1
-  if type(l) == 'string' then
-    call('RPUSH', base .. 'lane:' .. k, l)
-  else
-    call('RPUSH', base .. 'lane:' .. k, unpack(l))
-    added = #l
-  end
+  local l = lanes[k]
   local v = tonumber(vs[i]) or 0
   local r, h, occ = v % 2, floor(v / 2) % 2, floor(v / 4) % 2048
   local c0, w0 = floor(v / 8192) % 1024 + 1, floor(v % CNT / 8388608) + 1
-  local cnt = floor(v / CNT) + added
-  if cnt > MAXC then cnt = MAXC end
+  local cnt = floor(v / CNT)
   if cap > 0 then c0 = cap end
   if w > 0 then w0 = w end
-  if r == 0 and h == 0 and occ < c0 then
+  if r == 0 and h == 0 and occ == 0 and cnt == 0 then
+    -- an idle, empty lane (layout 4): its first job goes into the ring
+    -- itself as '{k{id' (k holds no brace), not into lane:<k>, so
+    -- lane_claim claims it without popping the lane's list; the rest
+    -- follow it in lane:<k>
     r = 1
     nr = nr + 1
-    ring[nr] = k
+    if type(l) == 'string' then
+      ring[nr] = '{' .. k .. '{' .. l
+    else
+      ring[nr] = '{' .. k .. '{' .. l[1]
+      call('RPUSH', base .. 'lane:' .. k, unpack(l, 2))
+      cnt = #l - 1
+    end
+  else
+    if type(l) == 'string' then
+      call('RPUSH', base .. 'lane:' .. k, l)
+      cnt = cnt + 1
+    else
+      call('RPUSH', base .. 'lane:' .. k, unpack(l))
+      cnt = cnt + #l
+    end
+    if r == 0 and h == 0 and occ < c0 then
+      r = 1
+      nr = nr + 1
+      ring[nr] = k
+    end
   end
+  if cnt > MAXC then cnt = MAXC end
   -- the count of waiting jobs changed: every lane's state is written
   set[ns + 1] = k
   set[ns + 2] = string.format('%d', r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1) + CNT * cnt)
