@@ -400,6 +400,23 @@ local ringEmpty = false
 -- serve gives lane k its turn: up to min(room, weight) jobs, then the lane
 -- is rotated to the ring's tail, left out of it (full, drained), or put
 -- back at its head with its credit (the call's n ran out).
+-- take leases lane k's job id when it is still waiting (not deleted,
+-- cancelled or moved by a peer), and books it as held by k; it tells
+-- whether it did.
+local function take(id, k)
+  local row = jp .. id
+  local f = call('HMGET', row, 'payload', 'attempts', 'state')
+  if f[3] ~= 'delayed' or f[2] ~= '0' then return false end
+  lease_it(id, row, f[1], '0')
+  np = np + 1
+  parked[np] = id
+  hold[nh + 1], hold[nh + 2] = id, k
+  nh = nh + 2
+  nq = nq + 1
+  order[nq] = id
+  return true
+end
+
 local function serve(k, want, first)
   local v = st[k]
   if v % 2 == 1 then v = v - 1 end
@@ -426,16 +443,7 @@ local function serve(k, want, first)
     -- the lane's head job, held by its ring entry (layout 4: not in
     -- lane:<k>, not counted in n): claimed without popping the list
     visits = visits + 1
-    local row = jp .. first
-    local f = call('HMGET', row, 'payload', 'attempts', 'state')
-    if f[3] == 'delayed' and f[2] == '0' then
-      lease_it(first, row, f[1], '0')
-      np = np + 1
-      parked[np] = first
-      hold[nh + 1], hold[nh + 2] = first, k
-      nh = nh + 2
-      nq = nq + 1
-      order[nq] = first
+    if take(first, k) then
       occ, v, used = occ + 1, v + 4, used + 1
     end
     if cnt == 0 then empty = true end
@@ -467,19 +475,8 @@ local function serve(k, want, first)
       if cnt == 0 then empty = true end
     end
     for i = 1, c do
-      local id = ids[i]
-      local row = jp .. id
       visits = visits + 1
-      local f = call('HMGET', row, 'payload', 'attempts', 'state')
-      -- still waiting (not deleted, cancelled or moved by a peer)
-      if f[3] == 'delayed' and f[2] == '0' then
-        lease_it(id, row, f[1], '0')
-        np = np + 1
-        parked[np] = id
-        hold[nh + 1], hold[nh + 2] = id, k
-        nh = nh + 2
-        nq = nq + 1
-        order[nq] = id
+      if take(ids[i], k) then
         occ, v, used = occ + 1, v + 4, used + 1
       end
     end
