@@ -324,27 +324,31 @@ if [[ ${#failed_steps[@]} -gt 0 ]]; then
 	echo "failed steps: ${failed_steps[*]}"
 fi
 # The failures again, at the end where a reader of the tail finds them: each
-# failed test's line and the last lines it printed (at most 12), and each
+# failed test's line and the first 6 and last 8 lines it printed (100
+# lines in all at most), and each
 # package that failed with no test line (a panic, a timeout, a build error).
 for entry in "${server_logs[@]}"; do
 	label=${entry%%=*}
 	log=${entry#*=}
 	grep -qE '^ *--- FAIL|^FAIL[[:space:]]|^panic:' "$log" || continue
-	echo "failures ($label):"
+	echo "failures ($label): $( (grep -oE '^ *--- FAIL: [^ ]+' "$log" || true) | awk '{ print $3 }' | awk 'NR <= 40' | tr '\n' ' ')"
 	awk '
+		function out(line) { if (++printed > 100) exit; print "  " line }
 		match($0, /^=== (RUN|CONT|NAME|PAUSE) +/) { cur = substr($0, RLENGTH + 1); next }
 		/^ *--- (PASS|SKIP)/ { next }
 		/^ *--- FAIL: / {
 			name = $0; sub(/^ *--- FAIL: /, "", name); sub(/ .*/, "", name)
-			print
-			k = cnt[name]; from = k > 12 ? k - 12 : 0
-			for (i = from; i < k; i++) print buf[name, i]
+			out($0)
+			k = cnt[name]
+			for (i = 0; i < k; i++)
+				if (i < 6 || i >= k - 8) out(buf[name, i])
+				else if (i == 6) out("  [" k - 14 " lines]")
 			next
 		}
-		/^panic:/ || /^FAIL[[:space:]]+[^[:space:]]+[[:space:]]/ { print; next }
+		/^panic:/ || /^FAIL[[:space:]]+[^[:space:]]+[[:space:]]/ { out($0); next }
 		/^(ok|\?|PASS|FAIL)/ { next }
 		cur != "" { buf[cur, cnt[cur]++] = $0 }
-	' "$log" | head -80 | sed 's/^/  /'
+	' "$log" || true
 done
 echo "time: $((SECONDS - started)) s"
 echo "summary: $((total_passed + alloc_passed + fuzz_passed + gate_passed)) passed, $((total_failed + alloc_failed + fuzz_failed + gate_failed + other)) failed"
