@@ -122,12 +122,16 @@ func startWait(t *testing.T, c *conn.Conn, cl *Client, id string) chan error {
 }
 
 // peerClaimComplete has a peer claim the head of the default queue with
-// the core claim (a lease of an hour) and complete it with the core
+// the core claim (a lease of 2 s) and complete it with the core
 // complete, checking that the head was id: neither announces anything.
+// A Wait that reads the job between the two calls sees it leased, and
+// pauses until the lease's end: 2 s, not the hour a longer lease would
+// make it sleep (the test timed out so in 1 of 4 CI runs, and twice in
+// runs at load 8–10).
 func peerClaimComplete(t *testing.T, c *conn.Conn, q *emq.Queue, id string) {
 	t.Helper()
 	k := q.Keys()
-	v, err := c.Do(tctx(t), "EVAL", coreSource(t, "claim"), "3", k.Pending, k.Active, k.Base, "3600000")
+	v, err := c.Do(tctx(t), "EVAL", coreSource(t, "claim"), "3", k.Pending, k.Active, k.Base, "2000")
 	if err != nil || len(v.Elems) != 3 || string(v.Elems[0].Str) != id {
 		t.Fatalf("core claim: %v, %v; want job %s", v, err, id)
 	}
