@@ -297,29 +297,11 @@ type run struct {
 // It leaves room after s for the fast path of the next short argument.
 func (r *run) add(s string) { r.addSpan(s) }
 
-// addSpan is add returning where s's bytes are in the run. A string of
-// under 100 bytes (a key, a 64-byte value) is written in the room the
-// grow made, its two-digit header stored at once: no append checks
-// the capacity again, no strconv call writes the length.
+// addSpan is add returning where s's bytes are in the run.
 func (r *run) addSpan(s string) uint32 {
-	r.b = slices.Grow(r.b, len(s)+32)
-	r.n++
-	if n, l := len(s), len(r.b); n < 100 {
-		p := r.b[l : l+n+7]
-		p[0], p[3], p[4] = '$', '\r', '\n'
-		h := 5
-		if n < 10 {
-			p[1], p[2], p[3], h = byte('0'+n), '\r', '\n', 4
-		} else {
-			p[1], p[2] = byte('0'+n/10), byte('0'+n%10)
-		}
-		copy(p[h:], s)
-		p[h+n], p[h+n+1] = '\r', '\n'
-		r.b = r.b[:l+h+n+2]
-		return uint32(l + h)
-	}
 	var sp resp.Span
-	r.b, sp = resp.AppendBulkStringSpan(r.b, s)
+	r.b, sp = resp.AppendBulkStringSpan(slices.Grow(r.b, len(s)+32), s)
+	r.n++
 	return sp.Off
 }
 
