@@ -128,31 +128,16 @@ func (c *call) wait(ctx context.Context) (err error, owned bool) {
 // no facts of a Plain submission (WantsFacts): then it is sent Plain,
 // without facts.
 // DoCommand takes a builder's, known already.
-//
-// DoFunc is the per-command path of every raw call: prepare is written
-// out here, for its call is measurable on it (a Cmds and an error
-// returned together no longer fit in registers).
 func DoFunc(ctx context.Context, s Sender, cmd resp.Cmd, fn func(resp.Value) error) error {
-	if err := cmd.Err(); err != nil {
+	cl, w, err := prepare(s, cmd)
+	if err != nil {
 		return err
-	}
-	b := cmd.Bytes()
-	cl := getCall()
-	var w Cmds
-	if cmds.Plain(NameOf(b)) && !WantsFacts(s) {
-		w = sub.Make(b, 1, nil, true, 0) // see prepare
-	} else {
-		if err := cl.facts.Encoded(b, 1); err != nil {
-			putCall(cl)
-			return err
-		}
-		w = Make(b, 1, cl.facts.List())
 	}
 	return cl.exchange(ctx, s, w, fn)
 }
 
-// prepare takes a pooled call and makes cmd's submission for
-// DoFuncInReply (DoFunc has the same steps written out).
+// prepare takes a pooled call and makes cmd's submission for DoFunc and
+// DoFuncInReply.
 func prepare(s Sender, cmd resp.Cmd) (*call, Cmds, error) {
 	if err := cmd.Err(); err != nil {
 		return nil, Cmds{}, err
