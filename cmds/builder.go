@@ -280,9 +280,13 @@ type Builder struct {
 	chosen [maxSlots]uint8
 	// dst is the resp.Cmds the Builder is bound to (lend.go), or nil;
 	// lent: main is memory dst lent, and priv the Builder's own.
-	dst  *resp.Cmds
-	lent bool
-	priv []byte
+	// taken: dst took the command built last in place (AppendTo) and
+	// nothing was written to dst since, so that the next command's
+	// memory is right after it: start lends it without asking dst.
+	dst   *resp.Cmds
+	lent  bool
+	taken bool
+	priv  []byte
 }
 
 // run is a run of encoded arguments (bulk strings) and their count.
@@ -370,7 +374,13 @@ const wordsCopy = 32
 // start begins a command, its name first.
 func (b *Builder) start(info *Info) {
 	if b.dst != nil {
-		b.lend()
+		if m := b.main.b; b.taken && b.lent && cap(m)-len(m) >= lendRoom {
+			// The next command goes where dst's did end: the bytes
+			// after the command it took, which ends main.
+			b.main.b, b.taken = m[len(m)-(headRoom-4):len(m)+4], false
+		} else {
+			b.lend()
+		}
 	}
 	if cap(b.main.b) < headRoom+wordsCopy {
 		b.main.b = make([]byte, headRoom, 64)
@@ -1020,7 +1030,7 @@ func (c Command) staleCmd() resp.Cmd {
 // kind 0.
 func (c Command) AppendTo(cmds *resp.Cmds) (Kind, error) {
 	if b := c.b; b != nil && b.gen == c.gen && b.built.err == nil {
-		if !b.lent || cmds != b.dst || !takeCmds(cmds, b.built.b) {
+		if b.taken = b.lent && cmds == b.dst && takeCmds(cmds, b.built.b); !b.taken {
 			cmds.AddCmd(b.built.cmd())
 		}
 		return b.kind, nil

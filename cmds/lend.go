@@ -36,6 +36,7 @@ func init() {
 //
 //go:noinline
 func (b *Builder) lend() {
+	b.taken = false
 	buf, at, ok := lendCmds(b.dst, lendRoom)
 	if !ok || at < headRoom-4 {
 		b.unlend()
@@ -59,5 +60,5 @@ func (b *Builder) unlend() {
 	if l := len(b.built.b); l > 0 && l <= len(m) && &b.built.b[l-1] == &m[len(m)-1] {
 		b.built.b = p[len(m)-l:]
 	}
-	b.main.b, b.priv, b.lent = p, nil, false
+	b.main.b, b.priv, b.lent, b.taken = p, nil, false, false
 }

@@ -102,3 +102,23 @@ func TestTypedBuiltInPlaceMixed(t *testing.T) {
 	require.Equal(t, want, string(z.Cmd().Bytes()))
 	require.Equal(t, "key:after", string(z.Key(0)))
 }
+
+// A command queued twice is copied the second time; the command the
+// Builder builds next goes after that copy, not over it: the batch's
+// bytes are each queued command's, in order.
+func TestTypedBuiltAfterCopy(t *testing.T) {
+	var b pipeline.Batch
+	cb := b.Builder()
+	var want []byte
+	queue := func(c cmds.Command) {
+		want = append(want, c.Cmd().Bytes()...)
+		b.Int(c)
+	}
+	queue(cb.Incr("a").Build())
+	y := cb.Incr("n").Build()
+	queue(y)
+	queue(y)
+	queue(cb.Incrby("n", 10).Build())
+	queue(cb.Incr("b").Build())
+	require.Equal(t, string(want), string(b.Encoded()))
+}

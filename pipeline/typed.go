@@ -68,7 +68,7 @@ const (
 // call, as a raw Add is. The command is looked at once (Encoded).
 func (b *Batch) add(c cmds.Command, k kind) slot {
 	b.own()
-	if b.cb != nil && owner(c) != b.cb {
+	if b.cb != nil && ownerOf(&c) != b.cb {
 		b.unlend() // c is another Builder's: it goes where b.cb builds
 	}
 	if b.lean && b.facts.Len() == 0 && c.Kind()&cmds.Guarded == 0 {
@@ -158,7 +158,20 @@ func decode(k kind, v *resp.Value, out any) (ok bool, err error) {
 		}
 		*p, err = cmds.OKOrNil(*v)
 	case kStatus:
-		*out.(*string), err = cmds.Status(*v)
+		// PING's PONG and OK read in place, as cmds.Status reads them
+		// (its constants), without copying the reply into its argument.
+		p := out.(*string)
+		if v.Type == resp.SimpleString {
+			switch string(v.Str) {
+			case "PONG":
+				*p = "PONG"
+				return true, nil
+			case "OK":
+				*p = "OK"
+				return true, nil
+			}
+		}
+		*p, err = cmds.Status(*v)
 	case kString:
 		*out.(*string), ok, err = cmds.String(*v)
 		return ok, err

@@ -87,3 +87,39 @@ func BenchmarkSkipArray100x64(b *testing.B) {
 		}
 	}
 }
+
+// repeatReader returns its chunk again and again.
+type repeatReader struct{ chunk []byte }
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for len(p)-n >= len(r.chunk) {
+		n += copy(p[n:], r.chunk)
+	}
+	return n, nil
+}
+
+// BenchmarkScalarsPong: Reader.Scalars keeping PING's replies in an
+// Arena, as a connection fills a batch's slots (issue 24: PING d100);
+// one op is one reply.
+func BenchmarkScalarsPong(b *testing.B) {
+	r := NewReader(&repeatReader{chunk: bytes.Repeat([]byte("+PONG\r\n"), 100)})
+	var a Arena
+	slots := make([]Value, 100)
+	b.ReportAllocs()
+	for n := 0; b.Loop(); {
+		if n == 0 {
+			a.Reset()
+			n = 100
+		}
+		k := r.Scalars(slots[:n], &a)
+		if k == 0 {
+			if _, err := r.Next(); err != nil { // refill
+				b.Fatal(err)
+			}
+			k = 1
+		}
+		n -= k
+		b.SetBytes(0)
+	}
+}

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -158,7 +159,20 @@ func (r *Reader) Scalars(dst []Value, a *Arena) int {
 		r.consumed(n)
 		d := &dst[k]
 		d.Type, d.Int, d.Str, d.Elems, d.Attr = t, num, nil, nil, nil
-		if t != Integer {
+		if t == Integer {
+			continue
+		}
+		if off := len(a.bytes); hi-lo <= 8 && lo+8 <= len(b) && off+8 <= cap(a.bytes) {
+			// A short one (PONG, OK, a small bulk), as a.keep would keep
+			// it: copied as one 8-byte word, without a call of memmove;
+			// the bytes after hi land in the Arena's spare room, past
+			// the copy's end and capacity.
+			le := binary.LittleEndian
+			le.PutUint64(a.bytes[off:off+8], le.Uint64(b[lo:lo+8]))
+			end := off + hi - lo
+			a.bytes = a.bytes[:end]
+			d.Str = a.bytes[off:end:end]
+		} else {
 			d.Str = a.keep(b[lo:hi:hi])
 		}
 	}

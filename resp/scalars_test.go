@@ -177,3 +177,39 @@ func (r *interruptReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TestScalarsShortKeptApart: the short replies Scalars keeps in the
+// arena (copied a word at a time) are each their own bytes, with no room
+// after them: appending to one does not write over the next, and they
+// stay as read after the Reader's buffer is reused.
+func TestScalarsShortKeptApart(t *testing.T) {
+	stream := "+PONG\r\n+OK\r\n$1\r\nx\r\n$8\r\n12345678\r\n+PONG\r\n:5\r\n"
+	r := NewReaderLimits(strings.NewReader(stream+stream), Limits{}, 64)
+	var a Arena
+	a.Retain(bulk(strings.Repeat("a", 300))) // room in the arena: the word copy
+	slots := make([]Value, 5)
+	if _, err := r.Next(); err != nil { // fill the buffer
+		t.Fatal(err)
+	}
+	k := r.Scalars(slots, &a)
+	if k != 5 {
+		t.Fatalf("Scalars decoded %d, want 5", k)
+	}
+	want := []Value{simple("OK"), bulk("x"), bulk("12345678"), simple("PONG"), integer(5)}
+	for i := range k - 1 {
+		if s := slots[i].Str; cap(s) != len(s) {
+			t.Errorf("value %d: cap %d, len %d", i, cap(s), len(s))
+		}
+		_ = append(slots[i].Str, "XXXXXXXX"...)
+	}
+	for r.w > r.r || r.err == nil {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	for i := range want {
+		if !equalValues(slots[i], want[i]) {
+			t.Errorf("value %d = %s, want %s", i, dump(slots[i]), dump(want[i]))
+		}
+	}
+}
