@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"unsafe"
-
 	"github.com/echomq/echomq-go/cmds"
 	"github.com/echomq/echomq-go/internal/lend"
 	"github.com/echomq/echomq-go/resp"
@@ -41,27 +39,6 @@ var (
 	unlend = lend.Unlend.(func(*cmds.Builder))
 	owner  = lend.Owner.(func(cmds.Command) *cmds.Builder)
 )
-
-// commandLayout is cmds.Command's layout: its Builder, then its
-// number. add reads a Command's Builder through it (ownerOf) in place
-// of a call of owner through a func value, which no caller can inline
-// (one per typed command queued); init checks it against owner.
-type commandLayout struct {
-	b   *cmds.Builder
-	gen uint64
-}
-
-// ownerOf is owner(*c).
-func ownerOf(c *cmds.Command) *cmds.Builder { return (*commandLayout)(unsafe.Pointer(c)).b }
-
-// The layout check: ownerOf must find the Builder owner finds.
-func init() {
-	var cb cmds.Builder
-	c := cb.Ping().Build()
-	if unsafe.Sizeof(c) != unsafe.Sizeof(commandLayout{}) || ownerOf(&c) != owner(c) || owner(c) != &cb {
-		panic("pipeline: cmds.Command is no longer {b *Builder; gen uint64}: update commandLayout")
-	}
-}
 
 // unlend moves what the batch's Builder has in the batch's spare memory
 // into its own, before something else is written there.

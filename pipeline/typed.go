@@ -68,7 +68,7 @@ const (
 // call, as a raw Add is. The command is looked at once (Encoded).
 func (b *Batch) add(c cmds.Command, k kind) slot {
 	b.own()
-	if b.cb != nil && ownerOf(&c) != b.cb {
+	if b.cb != nil && owner(c) != b.cb {
 		b.unlend() // c is another Builder's: it goes where b.cb builds
 	}
 	if b.lean && b.facts.Len() == 0 && c.Kind()&cmds.Guarded == 0 {
