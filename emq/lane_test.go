@@ -435,6 +435,12 @@ func TestLaneBadInput(t *testing.T) {
 		{"k", "k", "1", "1", "2", q.ids.Next(), "p"},
 		{"k", "k", "1", "1", "", q.ids.Next()},
 		{"k", "k", "1", "1", "", q.ids.Next(), "p", "ABC0000000000", "p"},
+		// the kind gate reads the id's first three bytes: short, empty
+		// and near-miss ids are refused too, in both forms of the call
+		{"k", "k", "1", "1", "", q.ids.Next(), "p", "JO", "p"},
+		{"k", "k", "1", "1", "", "", "p"},
+		{"", "k", "k", q.ids.Next(), "p", "k", "k", "JOC0000000000", "p"},
+		{"", "k", "k", "J", "p"},
 		{"k{x", "k{x", "1", "1", "", q.ids.Next(), "p"}, // a ring entry '{k{id' must parse
 		{"", "k", "k", q.ids.Next(), "p", "k{", "k{", q.ids.Next(), "p"},
 	} {

@@ -78,16 +78,17 @@ else
   end
   first, step, many = 6, 2, false
 end
-local sub = string.sub
-for i = first, nargv, step do
-  if sub(ARGV[i], 1, 3) ~= 'JOB' then
-    return redis.error_reply('EMQKIND job id must be JOB-namespaced')
-  end
-end
+-- the ids checked and their rows named in one pass ('JOB' by its bytes:
+-- no substring made per job)
+local byte = string.byte
 local jp = base .. 'job:'
 local rows, m = {}, 0
 for i = first, nargv, step do
   local id = ARGV[i]
+  local a, b, c = byte(id, 1, 3)
+  if a ~= 74 or b ~= 79 or c ~= 66 then
+    return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+  end
   m = m + 1
   rows[m] = jp .. id
 end
