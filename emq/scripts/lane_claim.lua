@@ -336,7 +336,10 @@ local function writeBack()
         del[ndel] = k
       end
     elseif v ~= w then
-      set[ns + 1], set[ns + 2] = k, string.format('%d', v)
+      -- v as a number: the server writes an integer below 2^53 as its
+      -- digits (Valkey's ll2string, Redis 7.0's %.17g), so no
+      -- string.format per lane
+      set[ns + 1], set[ns + 2] = k, v
       ns = ns + 2
     end
   end
@@ -461,7 +464,11 @@ local function serve(k, want, first)
       ids = call('LPOP', lk, m)
     end
     if not ids then
+      -- a pop that finds the list empty is a short one: n is 0 (a
+      -- saturated count would otherwise stay, and each freeing of the
+      -- lane put it back in the ring to be found empty again)
       empty = true
+      v, cnt = v - cnt * CNT, 0
       break
     end
     local c = #ids

@@ -196,7 +196,8 @@ for i = 1, no do
   if cnt > MAXC then cnt = MAXC end
   -- the count of waiting jobs changed: every lane's state is written
   set[ns + 1] = k
-  set[ns + 2] = string.format('%d', r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1) + CNT * cnt)
+  -- a number (below 2^53): the server writes its digits, as lane_claim's
+  set[ns + 2] = r + 2 * h + 4 * occ + 8192 * (c0 - 1) + 8388608 * (w0 - 1) + CNT * cnt
   ns = ns + 2
 end
 if nr > 0 then call('RPUSH', base .. 'lanering', unpack(ring, 1, nr)) end
