@@ -153,16 +153,17 @@ if halt ~= '' then call('HSET', base .. 'lanecfg', 'halt:' .. order[1], halt) en
 -- the server keeps lanestate a hash table: O(1) reads however few lanes.
 call('HSETNX', base .. 'lanestate', '#table', string.rep('-', 80))
 local vs = call('HMGET', base .. 'lanestate', unpack(order, 1, no))
-local floor = math.floor
 local CNT, MAXC = 8589934592, 1048575 -- 2^33: the waiting count's unit
 local set, ns, ring, nr = {}, 0, {}, 0
 for i = 1, no do
   local k = order[i]
   local l = lanes[k]
   local v = tonumber(vs[i]) or 0
-  local r, h, occ = v % 2, floor(v / 2) % 2, floor(v / 4) % 2048
-  local c0, w0 = floor(v / 8192) % 1024 + 1, floor(v % CNT / 8388608) + 1
-  local cnt = floor(v / CNT)
+  -- the fields by % and / only, as lane_claim takes them (no math.floor
+  -- calls): for an integer v, (v - v % d) / d is floor(v / d)
+  local r, h, occ = v % 2, (v - v % 2) / 2 % 2, (v - v % 4) / 4 % 2048
+  local c0, w0 = (v - v % 8192) / 8192 % 1024 + 1, (v % CNT - v % 8388608) / 8388608 + 1
+  local cnt = (v - v % CNT) / CNT
   if cap > 0 then c0 = cap end
   if w > 0 then w0 = w end
   if r == 0 and h == 0 and occ == 0 and cnt == 0 then
