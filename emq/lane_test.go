@@ -435,6 +435,12 @@ func TestLaneBadInput(t *testing.T) {
 		{"k", "k", "1", "1", "2", q.ids.Next(), "p"},
 		{"k", "k", "1", "1", "", q.ids.Next()},
 		{"k", "k", "1", "1", "", q.ids.Next(), "p", "ABC0000000000", "p"},
+		// the kind gate reads the id's first three bytes: short, empty
+		// and near-miss ids are refused too, in both forms of the call
+		{"k", "k", "1", "1", "", q.ids.Next(), "p", "JO", "p"},
+		{"k", "k", "1", "1", "", "", "p"},
+		{"", "k", "k", q.ids.Next(), "p", "k", "k", "JOC0000000000", "p"},
+		{"", "k", "k", "J", "p"},
 		{"k{x", "k{x", "1", "1", "", q.ids.Next(), "p"}, // a ring entry '{k{id' must parse
 		{"", "k", "k", q.ids.Next(), "p", "k{", "k{", q.ids.Next(), "p"},
 	} {
@@ -968,4 +974,33 @@ func TestLaneClaimIdleCalls(t *testing.T) {
 	require.NotContains(t, stats, "cmdstat_incr:")
 	require.Empty(t, claimLane(t, q, 3))
 	require.Contains(t, do(t, "INFO", "commandstats"), "cmdstat_incr:calls=1,")
+}
+
+// TestLaneStateWrittenAsDigits: the lane scripts hand a lane's packed
+// state to HSET as a Lua number (no string.format per lane); the server
+// must write it as its exact digits up to the largest state (cap and
+// weight 1000, the waiting count saturated: just under 2^53), which the
+// scripts and Lane read back with tonumber and ParseInt.
+func TestLaneStateWrittenAsDigits(t *testing.T) {
+	q := fresh(t, "digits")
+	ctx := tctx(t)
+	const cnt, maxc = 8589934592, 1048575
+	base := int64(8192*999 + 8388608*999 + cnt*maxc) // cap, weight 1000, n saturated, idle
+	do(t, "HSET", q.keys.Base+"lanestate", "big", strconv.FormatInt(base, 10))
+	_, err := q.LaneEnqueue(ctx, "big", LaneOptions{}, []byte("p"))
+	require.NoError(t, err)
+	// lane_enqueue: into the lane's list (it is not empty), R set
+	require.Equal(t, strconv.FormatInt(base+1, 10), do(t, "HGET", q.keys.Base+"lanestate", "big"))
+	js, err := q.LaneClaim(ctx, time.Minute, 2)
+	require.NoError(t, err)
+	require.Len(t, js, 1)
+	// lane_claim: one occupant; the call's second turn of the lanes
+	// finds its list empty (a short pop: n is 0, not the saturated count
+	// it had, which made every freeing of the lane put it back in the
+	// ring to be found empty again) and leaves it out of the ring
+	require.Equal(t, strconv.FormatInt(base-cnt*maxc+4, 10), do(t, "HGET", q.keys.Base+"lanestate", "big"))
+	require.Equal(t, "0", do(t, "LLEN", q.keys.Base+"lanering"))
+	li, err := q.Lane(ctx, "big")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), li.Running)
 }

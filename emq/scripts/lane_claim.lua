@@ -116,9 +116,9 @@ local function load(ks, m)
   end
 end
 local CNT, MAXC = 8589934592, 1048575 -- 2^33: the waiting count's unit
-local function occOf(v) return (v - v % 4) / 4 % 2048 end
-local function capOf(v) return (v - v % 8192) / 8192 % 1024 + 1 end
-local function cntOf(v) return (v - v % CNT) / CNT end
+-- (the fields are taken apart in line, not by functions: a closure per
+-- call and a Lua call per lane; occ = (v - v % 4) / 4 % 2048, cap =
+-- (v - v % 8192) / 8192 % 1024 + 1, n = (v - v % CNT) / CNT)
 
 -- rel frees the place of lane k's occupant id (no longer in laneheld);
 -- dead with err: its row ended dead. A freed lane with room and waiting
@@ -126,7 +126,7 @@ local function cntOf(v) return (v - v % CNT) / CNT end
 local toRing, nring = {}, 0
 local function rel(id, k, dead, err)
   local v = st[k]
-  local occ = occOf(v)
+  local occ = ((v - v % 4) / 4 % 2048)
   if occ > 0 then
     v, occ = v - 4, occ - 1
   end
@@ -139,7 +139,7 @@ local function rel(id, k, dead, err)
       call('LREM', ring, 0, k)
       v = v - 1
     end
-  elseif r == 0 and h == 0 and occ < capOf(v) and v >= CNT then
+  elseif r == 0 and h == 0 and occ < ((v - v % 8192) / 8192 % 1024 + 1) and v >= CNT then
     v = v + 1
     nring = nring + 1
     toRing[nring] = k
@@ -314,9 +314,9 @@ if admit then
     local k = ks[i]
     call('RPUSH', base .. 'lane:' .. k, ids[i])
     local v = st[k]
-    if cntOf(v) < MAXC then v = v + CNT end
+    if ((v - v % CNT) / CNT) < MAXC then v = v + CNT end
     st[k] = v
-    if v % 4 == 0 and occOf(v) < capOf(v) then
+    if v % 4 == 0 and ((v - v % 4) / 4 % 2048) < ((v - v % 8192) / 8192 % 1024 + 1) then
       st[k] = v + 1
       nring = nring + 1
       toRing[nring] = k
@@ -336,7 +336,10 @@ local function writeBack()
         del[ndel] = k
       end
     elseif v ~= w then
-      set[ns + 1], set[ns + 2] = k, string.format('%d', v)
+      -- v as a number: the server writes an integer below 2^53 as its
+      -- digits (Valkey's ll2string, Redis 7.0's %.17g), so no
+      -- string.format per lane
+      set[ns + 1], set[ns + 2] = k, v
       ns = ns + 2
     end
   end
@@ -356,13 +359,15 @@ local leased, nls = {}, 0  -- ids to lease in active
 local parked, np = {}, 0   -- lane ids out of delayed
 local hold, nh = {}, 0     -- laneheld HSET arguments (id, k)
 local order, nq = {}, 0    -- laneheldq RPUSH arguments
--- attempts after a claim, by the text before it
-local NEXT = {['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9}
-local TEXT = {'1', '2', '3', '4', '5', '6', '7', '8', '9'}
-
+-- attempts after a claim: a lane job's is always '0' before it (no
+-- table per call to map the text)
 local function lease_it(id, row, payload, attempts)
-  local a = NEXT[attempts] or ((tonumber(attempts) or 0) + 1)
-  call('HSET', row, 'attempts', TEXT[a] or string.format('%d', a), 'state', 'active')
+  local a, at = 1, '1'
+  if attempts ~= '0' then
+    a = (tonumber(attempts) or 0) + 1
+    at = string.format('%d', a)
+  end
+  call('HSET', row, 'attempts', at, 'state', 'active')
   nls = nls + 1
   leased[nls] = id
   out[no + 1], out[no + 2], out[no + 3] = id, payload or '', a
@@ -427,13 +432,13 @@ local function serve(k, want, first)
     -- is a repair, not a path)
     if first then
       call('LPUSH', lk, first)
-      if cntOf(v) < MAXC then v = v + CNT end
+      if ((v - v % CNT) / CNT) < MAXC then v = v + CNT end
     end
     st[k] = v
     return
   end
-  local occ, cap, w = occOf(v), capOf(v), (v % CNT - v % 8388608) / 8388608 + 1
-  local cnt = cntOf(v)
+  local occ, cap, w = ((v - v % 4) / 4 % 2048), ((v - v % 8192) / 8192 % 1024 + 1), (v % CNT - v % 8388608) / 8388608 + 1
+  local cnt = ((v - v % CNT) / CNT)
   local used = 0
   if k == ck then
     used, ck = cu, nil
@@ -459,7 +464,11 @@ local function serve(k, want, first)
       ids = call('LPOP', lk, m)
     end
     if not ids then
+      -- a pop that finds the list empty is a short one: n is 0 (a
+      -- saturated count would otherwise stay, and each freeing of the
+      -- lane put it back in the ring to be found empty again)
       empty = true
+      v, cnt = v - cnt * CNT, 0
       break
     end
     local c = #ids
