@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/echomq/echomq-go/internal/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,7 +68,7 @@ func TestWorkerShutdownReleasesPrefetched(t *testing.T) {
 		}
 	}})
 	recv(t, blocked, "the blocking job")
-	held := len(w.jobs)
+	held := w.out.Queued()
 	done := make(chan error, 1)
 	go func() { done <- w.Shutdown(context.Background()) }()
 	// The handler is held: what it was handed ahead is released (a round
@@ -109,9 +108,8 @@ func TestReleaseBuffered(t *testing.T) {
 	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{})
 	require.NoError(t, err)
 	w.life = tctx(t) // one round alone, without starting the worker
-	w.jobs = make(chan claimed, 3)
 	for i := range jobs {
-		w.jobs <- claimed{job: &jobs[i], at: time.Now()}
+		w.out.Hand(claimed{job: &jobs[i], at: time.Now()})
 	}
 	r := &round{inHand: 3}
 	w.releaseBuffered(r)
@@ -230,24 +228,24 @@ func TestQuietIsALowerBound(t *testing.T) {
 	} {
 		w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{Concurrency: conc, Prefetch: prefetch})
 		require.NoError(t, err)
-		w.jobs = make(chan claimed, conc+prefetch)
-		w.out = outbox.New[done]()
 		job := &Job{ID: "x", Token: 1}
 		for range c.buffered {
-			w.jobs <- claimed{job: job}
+			w.out.Hand(claimed{job: job})
 		}
+		wake := make(chan struct{}, 1) // the handlers' (never parked: jobs are queued)
 		r := &round{inHand: conc + c.buffered, prefetch: prefetch}
 		k := w.quiet(r)
 		require.Equal(t, c.want, k, "%+v", c)
 		if c.takeFirst {
 			for range conc {
-				<-w.jobs // each handler's first take, no outcome before it
+				w.out.Next(wake, done{}, false) // each handler's first take, no outcome before it
 			}
 		}
 		for m := 1; m <= k; m++ {
-			w.out.Put(done{job: *job, kind: OutcomeComplete})
-			if c.takeFirst {
-				<-w.jobs
+			if d := (done{job: *job, kind: OutcomeComplete}); c.takeFirst {
+				w.out.Next(wake, d, true) // the outcome and the next take in one step
+			} else {
+				w.out.Put(d)
 			}
 			probe := *r
 			probe.pending = w.out.Take(nil)
