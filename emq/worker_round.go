@@ -120,7 +120,8 @@ func (w *Worker) roundLoop() {
 
 // ready reports whether a round should go now, with n jobs to claim and
 // the pending outcomes: at once when there is nothing else to wait for
-// (no handler running, the worker stopping, the linger over), when the
+// (no handler running and no job queued, the worker stopping, the linger
+// over), when the
 // handlers are about to run out of jobs (half the prefetch used: the next
 // round arrives about when the rest is), or when a round is full; else
 // the outcomes wait for the ones still running, so that a few handlers
@@ -135,7 +136,12 @@ func (w *Worker) ready(r *round, n int, now bool) bool {
 	switch {
 	case now, len(r.pending) >= w.cfg.AckBatch:
 		return true
-	case running <= 0:
+	case running <= 0 && buffered == 0:
+		// Nothing runs and nothing is queued. (Jobs queued with none
+		// running are a round's just handed over, their handlers
+		// waking: their outcomes come soon, and the linger bounds the
+		// wait. A channel handed each job straight to a parked
+		// handler, so it never counted them queued.)
 		return !r.hold // held: the poll's claim is due soon, and takes them
 	case n > 0 && buffered <= r.prefetch/2:
 		return true

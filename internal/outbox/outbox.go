@@ -5,7 +5,10 @@
 // lock: a handler leaves its outcome and takes its next job in one step.
 package outbox
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Box holds values put by many goroutines until one takes them all. Its
 // zero value is not ready: use New.
@@ -53,12 +56,11 @@ type Relay[T, J any] struct {
 	want  int           // guarded by mu: the count of items that wakes the taker (>= 1)
 	wake  chan struct{} // one token: items reached want
 
-	jobs   []J              // guarded by mu: handed over, not taken, from head on
-	head   int              // guarded by mu
-	closed bool             // guarded by mu: no more jobs; Next returns false once jobs is empty
-	idle   []chan struct{}  // guarded by mu: the parked handlers' wake channels
-	woken  [8]chan struct{} // Hand's scratch, under mu
-	extra  []chan struct{}  // Hand's scratch beyond woken, under mu
+	jobs   []J             // guarded by mu: handed over, not taken, from head on
+	head   int             // guarded by mu
+	closed bool            // guarded by mu: no more jobs; Next returns false once jobs is empty
+	idle   []chan struct{} // guarded by mu: the parked handlers' wake channels
+	queued atomic.Int64    // len(jobs) - head: written under mu, read without it
 }
 
 // NewRelay returns an empty Relay.
@@ -127,15 +129,15 @@ func (r *Relay[T, J]) Len() int {
 func (r *Relay[T, J]) Wake() <-chan struct{} { return r.wake }
 
 // Queued returns how many jobs handed over no handler has taken.
-func (r *Relay[T, J]) Queued() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.jobs) - r.head
-}
+// It takes no lock: the taker asks it often, and the handlers take jobs
+// meanwhile (so it is a snapshot, as a channel's len is).
+func (r *Relay[T, J]) Queued() int { return int(r.queued.Load()) }
 
-// Hand queues jobs for the handlers, in order, and wakes as many parked
-// handlers as there are jobs (at most every one parked). It must not be
-// called after Close.
+// Hand queues jobs for the handlers, in order, and wakes one parked
+// handler, if any: a handler that takes a job and leaves more queued
+// wakes the next parked one (Next), so a round's jobs wake no more
+// handlers than the running ones leave jobs for, and a handler that blocks
+// on its job stalls no other. It must not be called after Close.
 func (r *Relay[T, J]) Hand(jobs ...J) {
 	if len(jobs) == 0 {
 		return
@@ -150,30 +152,32 @@ func (r *Relay[T, J]) Hand(jobs ...J) {
 		r.jobs, r.head = r.jobs[:n], 0
 	}
 	r.jobs = append(r.jobs, jobs...)
-	k := min(len(jobs), len(r.idle))
-	woken := r.woken[:0]
-	if k > len(r.woken) {
-		woken = r.extra[:0]
-	}
-	woken = append(woken, r.idle[len(r.idle)-k:]...)
-	clear(r.idle[len(r.idle)-k:])
-	r.idle = r.idle[:len(r.idle)-k]
+	r.queued.Store(int64(len(r.jobs) - r.head))
+	next := r.popIdle()
 	r.mu.Unlock()
-	// Only Hand and Close wake parked handlers, and only the taker calls
-	// them: the scratch is the taker's between the lock and here.
-	for _, c := range woken {
-		c <- struct{}{}
+	if next != nil {
+		next <- struct{}{}
 	}
-	clear(woken)
-	if k > len(r.woken) {
-		r.extra = woken[:0]
+}
+
+// popIdle takes the wake channel of the handler parked last, or nil; under
+// mu.
+func (r *Relay[T, J]) popIdle() chan struct{} {
+	n := len(r.idle)
+	if n == 0 {
+		return nil
 	}
+	c := r.idle[n-1]
+	r.idle[n-1] = nil
+	r.idle = r.idle[:n-1]
+	return c
 }
 
 // Next leaves v (when put) as Put does and returns the next job, parking
 // the caller on wake (its own channel, of room for one token, used by no
-// other goroutine) while no job is queued. It returns false once the
-// relay is closed and no job is left: v is left all the same.
+// other goroutine) while no job is queued. When it takes a job and more
+// are queued, it wakes a parked handler for them. It returns false once
+// the relay is closed and no job is left: v is left all the same.
 func (r *Relay[T, J]) Next(wake chan struct{}, v T, put bool) (J, bool) {
 	r.mu.Lock()
 	hit := put && r.put(v)
@@ -183,7 +187,18 @@ func (r *Relay[T, J]) Next(wake chan struct{}, v T, put bool) (J, bool) {
 			var zero J
 			r.jobs[r.head] = zero
 			r.head++
+			r.queued.Add(-1)
+			var next chan struct{}
+			if r.head < len(r.jobs) {
+				next = r.popIdle()
+			}
 			r.mu.Unlock()
+			// The handler first, the taker last: a goroutine readied
+			// runs next on this P, in place of the one readied before
+			// it, and the taker's wake is the one not to put off.
+			if next != nil {
+				next <- struct{}{}
+			}
 			if hit {
 				r.signal()
 			}
@@ -216,6 +231,7 @@ func (r *Relay[T, J]) Close(dst []J) []J {
 	dst = append(dst, r.jobs[r.head:]...)
 	clear(r.jobs)
 	r.jobs, r.head = r.jobs[:0], 0
+	r.queued.Store(0)
 	r.closed = true
 	idle := r.idle
 	r.idle = nil
