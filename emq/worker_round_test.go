@@ -292,3 +292,31 @@ func TestWorkerOutcomesWaitForThePollsClaim(t *testing.T) {
 	require.Equal(t, st.Claims, st.Rounds, "a round that only settled")
 	require.Zero(t, st.Errors)
 }
+
+// TestReadyWaitsForQueuedJobs: a round's jobs just handed over, queued
+// while their handlers wake, are not "nothing running": the outcomes
+// pending wait for their company (the linger bounds it) instead of a
+// settle-only round at once; with nothing queued either, they go.
+func TestReadyWaitsForQueuedJobs(t *testing.T) {
+	q := fresh(t, "readyqueued")
+	const conc, prefetch = 4, 64
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{Concurrency: conc, Prefetch: prefetch})
+	require.NoError(t, err)
+	job := &Job{ID: "x", Token: 1}
+	const handed = 40
+	for range handed {
+		w.out.Hand(claimed{job: job})
+	}
+	// Every handler's job is done (its outcome pending); the round's
+	// jobs are queued, none taken yet.
+	r := &round{inHand: handed + conc, prefetch: prefetch}
+	for range conc {
+		r.pending = append(r.pending, done{job: *job, kind: OutcomeComplete})
+	}
+	n := min(conc+prefetch-(r.inHand-len(r.pending)), w.cfg.ClaimBatch)
+	require.False(t, w.ready(r, n, false), "a settle-only round while a round's jobs are queued")
+	require.True(t, w.ready(r, n, true), "the linger over: it goes")
+	w.out.Close(nil)
+	r.inHand = conc
+	require.True(t, w.ready(r, 0, false), "nothing running, nothing queued: it goes")
+}
