@@ -281,13 +281,11 @@ func TestWorkerSkipsUnsettleableJob(t *testing.T) {
 	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{OnEvent: ev.add})
 	require.NoError(t, err)
 	w.life = ctx
-	w.jobs = make(chan claimed, 3)
 	r := &round{}
 	w.exchange(r, 3)
 	require.EqualValues(t, 3, w.Stats().Claimed)
 	// The handlers' part: each job handed over completes.
-	for len(w.jobs) > 0 {
-		c := <-w.jobs
+	for _, c := range w.out.Close(nil) {
 		r.pending = append(r.pending, done{job: *c.job, kind: OutcomeComplete})
 	}
 	w.exchange(r, 0)

@@ -264,15 +264,16 @@ type Worker struct {
 	fatal   error // why the worker stopped on its own; guarded by mu
 
 	// Made by Start.
-	life       context.Context // the worker's exchanges; ends after Shutdown
-	roundCtx   context.Context // life, marked to decode a round's reply as it is read (see exchange)
-	endLife    context.CancelFunc
-	stop       chan struct{}     // closed by Shutdown: stop claiming
-	bgStop     chan struct{}     // closed by Shutdown: stop extender and maintainer
-	quit       chan struct{}     // closed when the worker gives up
-	jobs       chan claimed      // claimed jobs for the handler goroutines; closed by the round loop
-	out        *outbox.Box[done] // the handlers' outcomes for the round loop
-	abandon    atomic.Bool       // set when the worker gives up: nothing more is sent
+	life     context.Context // the worker's exchanges; ends after Shutdown
+	roundCtx context.Context // life, marked to decode a round's reply as it is read (see exchange)
+	endLife  context.CancelFunc
+	stop     chan struct{} // closed by Shutdown: stop claiming
+	bgStop   chan struct{} // closed by Shutdown: stop extender and maintainer
+	quit     chan struct{} // closed when the worker gives up
+	// The claimed jobs for the handler goroutines (closed by the round
+	// loop) and their outcomes for the round loop. Made by NewWorker.
+	out        *outbox.Relay[done, claimed]
+	abandon    atomic.Bool // set when the worker gives up: nothing more is sent
 	giveUpOnce sync.Once
 	giveUpErr  error         // why the worker gave up; written before abandon is set
 	failed     chan struct{} // closed once a worker that stopped on its own has shut down
@@ -293,6 +294,7 @@ func NewWorker(q *Queue, h Handler, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{q: q, h: Chain(h, cfg.Middleware...), cfg: cfg, done: make(chan struct{}), epoch: time.Now()}
+	w.out = outbox.NewRelay[done, claimed]()
 	w.slots = make([]*slot, cfg.Concurrency)
 	for i := range w.slots {
 		w.slots[i] = w.newSlot()
@@ -341,15 +343,11 @@ func (w *Worker) Start() error {
 		w.roundCtx = wire.InReply(w.life)
 	}
 	w.stop, w.bgStop, w.quit = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	// Room for every job in hand: the round loop never waits to hand one
-	// over.
-	w.jobs = make(chan claimed, n+w.cfg.Prefetch)
-	w.out = outbox.New[done]()
 	w.roundDone, w.bgDone = make(chan struct{}), make(chan struct{})
 	w.failed = make(chan struct{})
 	w.procWG.Add(n)
 	for _, s := range w.slots {
-		go w.process(s, w.jobs)
+		go w.process(s)
 	}
 	go w.roundLoop()
 	go w.background()

@@ -79,27 +79,37 @@ func (s *slot) nextCtx() *jobCtx {
 const maxErrorText = 4 << 10
 
 // process is one handler goroutine: it runs the jobs it is handed until
-// the round loop closes the channel.
-func (w *Worker) process(s *slot, jobs <-chan claimed) {
+// the round loop closes the relay. It leaves each job's outcome and takes
+// its next job in one step (Relay.Next): a handler that keeps up takes
+// job after job without a channel operation or a wakeup.
+func (w *Worker) process(s *slot) {
 	defer w.procWG.Done()
-	for c := range jobs {
-		if !w.runJob(s, c) {
+	wake := make(chan struct{}, 1)
+	var d done
+	put := false
+	for {
+		c, ok := w.out.Next(wake, d, put)
+		if !ok {
+			return
+		}
+		if d, ok = w.runJob(s, c); !ok {
 			return // the job timed out: the slot is another goroutine's
 		}
+		put = true
 	}
 }
 
-// runJob runs the handler on one job and leaves its outcome for the round
-// loop. It returns false when the job timed out while its handler ran:
-// the slot then belongs to another goroutine, and this one must go.
-func (w *Worker) runJob(s *slot, c claimed) bool {
+// runJob runs the handler on one job and returns its outcome, for the
+// round loop. It returns false when the job timed out while its handler
+// ran: its outcome was left then, the slot belongs to another goroutine,
+// and this one must go.
+func (w *Worker) runJob(s *slot, c claimed) (done, bool) {
 	job := *c.job // as claimed: the handler may change its own copy
 	// One clock reading serves the lease check and the job's start,
 	// unless an extend went to the server between the two.
 	now := w.clock()
 	if !w.holdLease(s, job, c.at, &now) {
-		w.out.Put(done{job: job}) // frees the slot; the event is out
-		return true
+		return done{job: job}, true // frees the slot; the event is out
 	}
 	timeout := w.cfg.Timeout
 	if w.cfg.TimeoutFor != nil {
@@ -141,13 +151,12 @@ func (w *Worker) runJob(s *slot, c claimed) bool {
 		// slot given to another goroutine. This result is dropped.
 		s.mu.Unlock()
 		w.stats.hung.Add(-1)
-		return false
+		return done{}, false
 	}
 	lost := s.lost
 	s.busy, s.job, s.cancel, s.since = false, Job{}, nil, time.Time{}
 	s.mu.Unlock()
-	w.out.Put(w.outcome(job, err, lost))
-	return true
+	return w.outcome(job, err, lost), true
 }
 
 // timeout runs when s's timer fires: if the job s runs has been running
@@ -178,7 +187,7 @@ func (w *Worker) timeout(s *slot) {
 	w.stats.hung.Add(1)
 	w.procWG.Add(1)
 	s.mu.Unlock()
-	go w.process(s, w.jobs)
+	go w.process(s)
 
 	err := &timeoutError{after: d}
 	cancel.cancel(err)

@@ -11,7 +11,7 @@ import (
 // round share the next: the busier the worker, the bigger its rounds.
 //
 // The worker holds jobs in hand: running, or claimed and waiting in the
-// jobs channel. It aims to hold Concurrency plus a prefetch that covers
+// relay (w.out). It aims to hold Concurrency plus a prefetch that covers
 // what its handlers finish in about two rounds (the rate at which outcomes
 // come back times the round trip, doubled, at most Prefetch): handlers
 // that finish pick their next job at once instead of waiting for a round
@@ -34,6 +34,7 @@ type round struct {
 	pending  []done        // outcomes taken from the outbox, not yet sent
 	outcomes []Outcome     // the current round's, for AppendSettleClaim
 	settled  []Settled     // their results
+	hand     []claimed     // the round's jobs for the relay
 	prefetch int           // jobs to hold beyond Concurrency
 	rtt      time.Duration // round-trip time, moving average
 	rate     float64       // outcomes per second, moving average
@@ -62,15 +63,13 @@ func (w *Worker) roundLoop() {
 		if w.abandon.Load() {
 			if !stopping {
 				w.releaseBuffered(r)
-				close(w.jobs)
 			}
 			w.unsentAll(r)
 			return
 		}
 		if !stopping && isClosed(w.stop) {
 			stopping = true
-			w.releaseBuffered(r)
-			close(w.jobs) // the handlers return once their jobs are done
+			w.releaseBuffered(r) // the handlers return once their jobs are done
 		}
 		w.collect(r)
 		n := 0
@@ -121,7 +120,8 @@ func (w *Worker) roundLoop() {
 
 // ready reports whether a round should go now, with n jobs to claim and
 // the pending outcomes: at once when there is nothing else to wait for
-// (no handler running, the worker stopping, the linger over), when the
+// (no handler running and no job queued, the worker stopping, the linger
+// over), when the
 // handlers are about to run out of jobs (half the prefetch used: the next
 // round arrives about when the rest is), or when a round is full; else
 // the outcomes wait for the ones still running, so that a few handlers
@@ -131,12 +131,17 @@ func (w *Worker) ready(r *round, n int, now bool) bool {
 	if len(r.pending) == 0 && n <= 0 {
 		return false
 	}
-	buffered := len(w.jobs)
+	buffered := w.out.Queued()
 	running := r.inHand - buffered - len(r.pending)
 	switch {
 	case now, len(r.pending) >= w.cfg.AckBatch:
 		return true
-	case running <= 0:
+	case running <= 0 && buffered == 0:
+		// Nothing runs and nothing is queued. (Jobs queued with none
+		// running are a round's just handed over, their handlers
+		// waking: their outcomes come soon, and the linger bounds the
+		// wait. A channel handed each job straight to a parked
+		// handler, so it never counted them queued.)
 		return !r.hold // held: the poll's claim is due soon, and takes them
 	case n > 0 && buffered <= r.prefetch/2:
 		return true
@@ -152,13 +157,13 @@ func (w *Worker) ready(r *round, n int, now bool) bool {
 //   - a full round: AckBatch less those pending;
 //   - no job running: at least every job running now ends;
 //   - the handlers about to run out: each handler takes a job from the
-//     channel only after leaving an outcome, bar its first take since the
-//     last collect, so the channel drops to half the prefetch only after
+//     relay only with an outcome (one step), bar its first take since the
+//     last collect, so the relay drops to half the prefetch only after
 //     buffered - prefetch/2 - Concurrency more outcomes.
 //
 // The timers (linger, poll) and stopping wake the loop on their own.
 func (w *Worker) quiet(r *round) int {
-	buffered := len(w.jobs)
+	buffered := w.out.Queued()
 	running := r.inHand - buffered - len(r.pending)
 	k := min(w.cfg.AckBatch-len(r.pending), running, buffered-r.prefetch/2-w.cfg.Concurrency)
 	return max(k, 1)
@@ -274,8 +279,11 @@ func (w *Worker) exchange(r *round, n int) {
 			continue
 		}
 		r.inHand++
-		w.jobs <- claimed{job: &jobs[i], at: at}
+		r.hand = append(r.hand, claimed{job: &jobs[i], at: at})
 	}
+	w.out.Hand(r.hand...) // one lock for the round's jobs
+	clear(r.hand)
+	r.hand = r.hand[:0]
 	if n > 0 {
 		switch {
 		case len(jobs) == n:
@@ -338,16 +346,15 @@ func (w *Worker) report(batch []done, settled []Settled, err error) {
 }
 
 // releaseBuffered takes back the jobs claimed ahead that no handler has
-// started, to be released: given back to pending, claimable at once.
+// started, to be released (given back to pending, claimable at once), and
+// closes the relay: the handlers return once their jobs are done.
 func (w *Worker) releaseBuffered(r *round) {
-	for {
-		select {
-		case c := <-w.jobs:
-			r.pending = append(r.pending, done{job: *c.job, kind: OutcomeRelease})
-		default:
-			return
-		}
+	r.hand = w.out.Close(r.hand[:0])
+	for _, c := range r.hand {
+		r.pending = append(r.pending, done{job: *c.job, kind: OutcomeRelease})
 	}
+	clear(r.hand)
+	r.hand = r.hand[:0]
 }
 
 // unsentAll reports, unsent, every outcome the loop holds or the outbox

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/echomq/echomq-go/internal/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,7 +68,7 @@ func TestWorkerShutdownReleasesPrefetched(t *testing.T) {
 		}
 	}})
 	recv(t, blocked, "the blocking job")
-	held := len(w.jobs)
+	held := w.out.Queued()
 	done := make(chan error, 1)
 	go func() { done <- w.Shutdown(context.Background()) }()
 	// The handler is held: what it was handed ahead is released (a round
@@ -109,9 +108,8 @@ func TestReleaseBuffered(t *testing.T) {
 	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{})
 	require.NoError(t, err)
 	w.life = tctx(t) // one round alone, without starting the worker
-	w.jobs = make(chan claimed, 3)
 	for i := range jobs {
-		w.jobs <- claimed{job: &jobs[i], at: time.Now()}
+		w.out.Hand(claimed{job: &jobs[i], at: time.Now()})
 	}
 	r := &round{inHand: 3}
 	w.releaseBuffered(r)
@@ -230,24 +228,24 @@ func TestQuietIsALowerBound(t *testing.T) {
 	} {
 		w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{Concurrency: conc, Prefetch: prefetch})
 		require.NoError(t, err)
-		w.jobs = make(chan claimed, conc+prefetch)
-		w.out = outbox.New[done]()
 		job := &Job{ID: "x", Token: 1}
 		for range c.buffered {
-			w.jobs <- claimed{job: job}
+			w.out.Hand(claimed{job: job})
 		}
+		wake := make(chan struct{}, 1) // the handlers' (never parked: jobs are queued)
 		r := &round{inHand: conc + c.buffered, prefetch: prefetch}
 		k := w.quiet(r)
 		require.Equal(t, c.want, k, "%+v", c)
 		if c.takeFirst {
 			for range conc {
-				<-w.jobs // each handler's first take, no outcome before it
+				w.out.Next(wake, done{}, false) // each handler's first take, no outcome before it
 			}
 		}
 		for m := 1; m <= k; m++ {
-			w.out.Put(done{job: *job, kind: OutcomeComplete})
-			if c.takeFirst {
-				<-w.jobs
+			if d := (done{job: *job, kind: OutcomeComplete}); c.takeFirst {
+				w.out.Next(wake, d, true) // the outcome and the next take in one step
+			} else {
+				w.out.Put(d)
 			}
 			probe := *r
 			probe.pending = w.out.Take(nil)
@@ -293,4 +291,32 @@ func TestWorkerOutcomesWaitForThePollsClaim(t *testing.T) {
 	require.EqualValues(t, batches*per, st.Completed)
 	require.Equal(t, st.Claims, st.Rounds, "a round that only settled")
 	require.Zero(t, st.Errors)
+}
+
+// TestReadyWaitsForQueuedJobs: a round's jobs just handed over, queued
+// while their handlers wake, are not "nothing running": the outcomes
+// pending wait for their company (the linger bounds it) instead of a
+// settle-only round at once; with nothing queued either, they go.
+func TestReadyWaitsForQueuedJobs(t *testing.T) {
+	q := fresh(t, "readyqueued")
+	const conc, prefetch = 4, 64
+	w, err := NewWorker(q, HandlerFunc(func(context.Context, *Job) error { return nil }), WorkerConfig{Concurrency: conc, Prefetch: prefetch})
+	require.NoError(t, err)
+	job := &Job{ID: "x", Token: 1}
+	const handed = 40
+	for range handed {
+		w.out.Hand(claimed{job: job})
+	}
+	// Every handler's job is done (its outcome pending); the round's
+	// jobs are queued, none taken yet.
+	r := &round{inHand: handed + conc, prefetch: prefetch}
+	for range conc {
+		r.pending = append(r.pending, done{job: *job, kind: OutcomeComplete})
+	}
+	n := min(conc+prefetch-(r.inHand-len(r.pending)), w.cfg.ClaimBatch)
+	require.False(t, w.ready(r, n, false), "a settle-only round while a round's jobs are queued")
+	require.True(t, w.ready(r, n, true), "the linger over: it goes")
+	w.out.Close(nil)
+	r.inHand = conc
+	require.True(t, w.ready(r, 0, false), "nothing running, nothing queued: it goes")
 }
