@@ -81,6 +81,9 @@ local function anyRow(ids)
 end
 -- mget reads fields of hash key, 1000 a call, into one list.
 local function mget(key, fields)
+  if #fields <= 1000 then -- one call: its reply is the list (no copy)
+    return #fields > 0 and call('HMGET', key, unpack(fields)) or {}
+  end
   local out = {}
   for i = 1, #fields, 1000 do
     local v = call('HMGET', key, unpack(fields, i, math.min(#fields, i + 999)))
@@ -107,6 +110,9 @@ local function write(f, N, E, park, old, rows)
   local nId, nPay, nD, nS = N.id, N.pay, N.d, N.s
   local eKid, eDep, ePol, ePar, eRec = E.kid, E.dep, E.pol, E.par, E.rec
   local single, adds, parents = {}, {}, {}
+  -- (counters, not #t: a part appends thousands of values)
+  local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
+  local r, nj, np, nd2 = 0, 0, 0, 0
   for x = 1, N.n do
     if nS[x] == 1 then single[nId[x]] = true end
   end
@@ -135,7 +141,13 @@ local function write(f, N, E, park, old, rows)
     local a, o = adds[p], old[p]
     if o and o ~= f and type(a) == 'string' then a = {a} end
     o = o and o ~= f and match(o, '^[^ ]* ?(.*)$') or ''
-    if o == '' and type(a) == 'string' then
+    if o == '' and type(a) == 'string' and old[p] then
+      -- its one dependent, inline; a node of an earlier part (a fan-in's
+      -- dependency): its value goes out at once (no val entry)
+      fjob[nj + 1] = p
+      fjob[nj + 2] = f .. ' ' .. a
+      nj = nj + 2
+    elseif o == '' and type(a) == 'string' then
       val[p] = f .. ' ' .. a -- its one dependent, inline
     elseif o == '*' then
       bulk('RPUSH', base .. 'flowkids:' .. p, a)
@@ -180,9 +192,6 @@ local function write(f, N, E, park, old, rows)
       pol[#pol + 1] = ePol[k]
     end
   end
-  -- (counters, not #t: a part appends thousands of values)
-  local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
-  local r, nj, np, nd2 = 0, 0, 0, 0
   for x = 1, N.n do
     local id, d, sx = nId[x], nD[x], nS[x]
     if nPay[x] then
@@ -397,10 +406,14 @@ if ARGV[1] == '+' then
     if at then
       local p = ePar[k]
       local kids = p and inl[p]
-      if kids == nil and p and old[p] then
+      if kids == nil and p then
         local ov = old[p]
-        kids = ov ~= f and match(ov, '^[^ ]* (.*)$') or false
-        inl[p] = kids
+        if ov == f then
+          kids = false -- no dependents yet (the common case: not cached)
+        elseif ov then
+          kids = match(ov, '^[^ ]* (.*)$') or false
+          inl[p] = kids
+        end
       end
       if kids and kids ~= '*' then
         if string.find(',' .. kids .. ',', ',' .. eKid[k] .. ',', 1, true) then
