@@ -65,8 +65,9 @@
 --        such flow; statei is the row's state ('' when the row is gone)
 --   error "EMQARG ..."; nothing written
 local PARK = 9007199254740991
+local PARKS = '9007199254740991' -- PARK as ZMSCORE writes it
 local call, base, mode = redis.call, KEYS[5], ARGV[1]
-local find, sub, gmatch = string.find, string.sub, string.gmatch
+local find, sub, gmatch, byte = string.find, string.sub, string.gmatch, string.byte
 local function int(v, what)
   local x = tonumber(v)
   if not x or x ~= math.floor(x) or x < 0 or x > 9007199254740991 then
@@ -175,8 +176,10 @@ local function flushRel()
     local go, z, ng, nz = {}, {}, 0, 0
     for x = i, j do
       local kid = all[x]
-      local s = tonumber(sc[x - i + 1])
-      if s and s >= PARK and not laneRelease(kid) then
+      local s = sc[x - i + 1]
+      -- parked: the score's text is PARKS (no tonumber per job), or any
+      -- score read as a number at least PARK
+      if s and (s == PARKS or (tonumber(s) or 0) >= PARK) and not laneRelease(kid) then
         ng = ng + 1
         go[ng] = kid
         if direct > 0 then
@@ -209,8 +212,8 @@ end
 -- when none is left (unless its flow is cancelled: it stays parked). A
 -- '!' kid has one dependency: it is released at once.
 local function dec(kid, k, f)
-  if string.byte(kid, 1) == 33 then
-    if not cancelled(f) then want(string.sub(kid, 2), true) end
+  if byte(kid, 1) == 33 then
+    if not cancelled(f) then want(sub(kid, 2), true) end
     return
   end
   local w = call('HINCRBY', WAIT, kid, -k)
@@ -228,7 +231,7 @@ local ended
 local function resolve(kid, x, ok, cause, f)
   if ok then return dec(kid, 1, f) end
   local k0 = kid
-  if string.byte(kid, 1) == 33 then kid = string.sub(kid, 2) end
+  if byte(kid, 1) == 33 then kid = sub(kid, 2) end
   local pol = call('HGET', base .. 'flowedge:' .. f, kid .. '>' .. x)
   if pol == 'i' then return dec(k0, 1, f) end
   flushRel()
@@ -383,6 +386,16 @@ local function drain()
         local w = call('HMGET', WAIT, unpack(ids))
         for i, kid in ipairs(ids) do
           if w[i] == '0' then want(kid) end
+        end
+      end
+    elseif oks == '1' and not cancelled(f) then
+      -- completed, the flow not cancelled: a '!' dependent (one
+      -- dependency) is released at once, without resolve and dec
+      for _, kid in ipairs(ids) do
+        if byte(kid, 1) == 33 then
+          want(sub(kid, 2), true)
+        else
+          dec(kid, 1, f)
         end
       end
     else
