@@ -179,7 +179,7 @@ local function flushRel()
       local s = sc[x - i + 1]
       -- parked: the score's text is PARKS (no tonumber per job), or any
       -- score read as a number at least PARK
-      if s and (s == PARKS or (tonumber(s) or 0) >= PARK) and not laneRelease(kid) then
+      if s and (s == PARKS or (tonumber(s) or 0) >= PARK) and (hasLanes == false or not laneRelease(kid)) then
         ng = ng + 1
         go[ng] = kid
         if direct > 0 then
@@ -393,7 +393,12 @@ local function drain()
       -- dependency) is released at once, without resolve and dec
       for _, kid in ipairs(ids) do
         if byte(kid, 1) == 33 then
-          want(sub(kid, 2), true)
+          local k = sub(kid, 2) -- want(k, true), inline
+          if not relset[k] then
+            relset[k] = 1
+            nrel = nrel + 1
+            rel[nrel] = k
+          end
         else
           dec(kid, 1, f)
         end
