@@ -101,7 +101,9 @@ end
 -- parent's dependents; 2 split: staged over several parts; else false).
 -- E.n edges k: E.kid[k], E.dep[k], E.pol[k] (policy), E.par[k] (a local
 -- dependency's id, else false), E.rec[k] (kept in flowedge even when the
--- policy is 'f'), E.at[k] (a '+' entry's index, else false). Writes: rows, flowjobs, flowjob ('f' or 'f <dependents>', the dependents
+-- policy is 'f'), E.at[k] (a '+' entry's index, else false), E.x[k] (the
+-- index of its node, kid: single when N.s[E.x[k]] is 1). Writes: rows,
+-- flowjobs, flowjob ('f' or 'f <dependents>', the dependents
 -- ','-joined up to KIDS, else '*' and the list flowkids:<id>; old holds
 -- the values of parents given in earlier parts), flowwait, flowedge.
 -- park: roots are parked too and listed in flowroots (a staged flow).
@@ -109,13 +111,10 @@ end
 local function write(f, N, E, park, old, rows)
   local nId, nPay, nD, nS = N.id, N.pay, N.d, N.s
   local eKid, eDep, ePol, ePar, eRec = E.kid, E.dep, E.pol, E.par, E.rec
-  local single, adds, parents = {}, {}, {}
+  local eX, adds, parents = E.x, {}, {}
   -- (counters, not #t: a part appends thousands of values)
   local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
   local r, nj, np, nd2 = 0, 0, 0, 0
-  for x = 1, N.n do
-    if nS[x] == 1 then single[nId[x]] = true end
-  end
   local pol, listed = {}, {}
   for k = 1, E.n do
     local p = ePar[k]
@@ -123,7 +122,7 @@ local function write(f, N, E, park, old, rows)
       -- a parent's new dependents: the one as a string (a fan-in's
       -- dependency: no table), a list from the second
       local a, kid = adds[p], eKid[k]
-      kid = single[kid] and '!' .. kid or kid
+      kid = nS[eX[k]] == 1 and '!' .. kid or kid
       if not a then
         adds[p] = kid
         parents[#parents + 1] = p
@@ -266,7 +265,7 @@ if ARGV[1] == '+' then
   -- nodes of this flow, dependencies given in an earlier part) is
   -- gathered and checked below, in a few calls for the whole part.
   local nId, nPay, nD, nS = {}, {}, {}, {}
-  local eKid, eDep, ePol, ePar, eRec, eAt = {}, {}, {}, {}, {}, {}
+  local eKid, eDep, ePol, ePar, eRec, eAt, eX = {}, {}, {}, {}, {}, {}, {}
   local seen, idx, total, i = {}, {}, 0, 5
   local once = {} -- kid -> {dep -> true}: given in this part
   local newIds, newAt = {}, {}   -- 'n' and 'N' entries: must be new
@@ -360,7 +359,7 @@ if ARGV[1] == '+' then
       end
       ne = ne + 1
       eKid[ne], eDep[ne], ePol[ne], ePar[ne] = id, dep, pol, parent or false
-      eRec[ne], eAt[ne] = kind ~= 'n', kind == '+' and x
+      eRec[ne], eAt[ne], eX[ne] = kind ~= 'n', kind == '+' and x, x
       i = i + 2
     end
     total = total + d
@@ -437,7 +436,7 @@ if ARGV[1] == '+' then
     call('HSET', fk, 'state', 'staging', 'total', 0, 'left', 0, 'failed', 0)
   end
   write(f, {n = n, id = nId, pay = nPay, d = nD, s = nS},
-    {n = ne, kid = eKid, dep = eDep, pol = ePol, par = ePar, rec = eRec, at = eAt}, true, old, rows)
+    {n = ne, kid = eKid, dep = eDep, pol = ePol, par = ePar, rec = eRec, at = eAt, x = eX}, true, old, rows)
   call('HINCRBY', fk, 'total', #newIds)
   call('HINCRBY', fk, 'left', #newIds)
   return 1
@@ -528,7 +527,7 @@ end
 -- Write.
 call('HSET', base .. 'flow:' .. f, 'state', 'running', 'total', n, 'left', n, 'failed', 0)
 local N = {n = n, id = ids, pay = {}, d = indeg, s = {}}
-local E = {n = 0, kid = {}, dep = {}, pol = {}, par = {}, rec = {}, at = {}}
+local E = {n = 0, kid = {}, dep = {}, pol = {}, par = {}, rec = {}, at = {}, x = {}}
 for x = 1, n do
   local nd = nodes[x]
   N.pay[x] = nd.payload
@@ -537,7 +536,7 @@ for x = 1, n do
     local k = E.n + 1
     E.n = k
     E.kid[k], E.dep[k], E.pol[k], E.par[k] = nd.id, ids[dp[1]], dp[2], ids[dp[1]]
-    E.rec[k], E.at[k] = false, false
+    E.rec[k], E.at[k], E.x[k] = false, false, x
   end
 end
 write(f, N, E, false, {}, rows)
