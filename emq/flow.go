@@ -494,18 +494,20 @@ func checkFlow(nodes []FlowNode) (order []int, edges int, err error) {
 	if len(nodes) == 0 || len(nodes) > MaxFlowNodes {
 		return nil, 0, &FlowError{Node: -1, Reason: fmt.Sprintf("%d nodes, want 1 to %d", len(nodes), MaxFlowNodes)}
 	}
-	indeg := make([]int, len(nodes))
-	kids := make([][]int, len(nodes))
-	var once map[int]bool
+	// The graph in two flat arrays (no slice per node, no map): indeg
+	// counts each node's dependencies, kids[at[x]:at[x+1]] lists the
+	// dependents of x in the order they were given; mark[x] == i+1 says
+	// node i named x already (a dependency given twice).
+	indeg := make([]int32, len(nodes))
+	at := make([]int32, len(nodes)+1)
+	mark := make([]int32, len(nodes))
+	local := 0
 	for i, nd := range nodes {
 		edges += len(nd.Deps)
 		if edges > MaxFlowDeps {
 			return nil, 0, &FlowError{Node: -1, Reason: fmt.Sprintf("more than %d dependencies", MaxFlowDeps)}
 		}
-		if len(nd.Deps) > 16 {
-			once = make(map[int]bool, len(nd.Deps))
-		}
-		for j, d := range nd.Deps {
+		for _, d := range nd.Deps {
 			if d.Queue != nil {
 				if err := checkID(d.ID); err != nil {
 					return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("remote dependency: %v", err)}
@@ -522,21 +524,27 @@ func checkFlow(nodes []FlowNode) (order []int, edges int, err error) {
 				return nil, 0, &FlowError{Node: i, Reason: "depends on itself"}
 			case d.Policy > FlowContinue:
 				return nil, 0, &FlowError{Node: i, Reason: "not a FlowPolicy"}
-			}
-			twice := false
-			if len(nd.Deps) > 16 {
-				twice = once[d.Node]
-				once[d.Node] = true
-			} else {
-				for _, e := range nd.Deps[:j] {
-					twice = twice || (e.Queue == nil && e.Node == d.Node)
-				}
-			}
-			if twice {
+			case mark[d.Node] == int32(i+1):
 				return nil, 0, &FlowError{Node: i, Reason: fmt.Sprintf("depends on node %d twice", d.Node)}
 			}
+			mark[d.Node] = int32(i + 1)
 			indeg[i]++
-			kids[d.Node] = append(kids[d.Node], i)
+			at[d.Node+1]++
+			local++
+		}
+	}
+	for x := range nodes {
+		at[x+1] += at[x]
+	}
+	kids := make([]int32, local)
+	next := mark // reused: the next free place of each node's dependents
+	copy(next, at[:len(nodes)])
+	for i, nd := range nodes {
+		for _, d := range nd.Deps {
+			if d.Queue == nil {
+				kids[next[d.Node]] = int32(i)
+				next[d.Node]++
+			}
 		}
 	}
 	ready := make([]int, 0, len(nodes))
@@ -546,9 +554,10 @@ func checkFlow(nodes []FlowNode) (order []int, edges int, err error) {
 		}
 	}
 	for h := 0; h < len(ready); h++ {
-		for _, k := range kids[ready[h]] {
+		x := ready[h]
+		for _, k := range kids[at[x]:at[x+1]] {
 			if indeg[k]--; indeg[k] == 0 {
-				ready = append(ready, k)
+				ready = append(ready, int(k))
 			}
 		}
 	}

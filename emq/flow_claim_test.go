@@ -348,3 +348,38 @@ func TestFlowCompleteClaimHandOff(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, FlowDone, fi.State)
 }
+
+// TestCheckFlowFlat: the host-side check of a 10,000-node fan-out and
+// fan-in builds its graph in a fixed handful of allocations (flat arrays),
+// not a slice per node and a map for the fan-in's dependencies, and gives
+// the same topological order (the root, the children in order, the
+// fan-in).
+func TestCheckFlowFlat(t *testing.T) {
+	const n = 10000
+	nodes := make([]FlowNode, n)
+	in := &nodes[n-1]
+	for i := 1; i < n-1; i++ {
+		nodes[i].Deps = []FlowDep{{Node: 0}}
+		in.Deps = append(in.Deps, FlowDep{Node: i})
+	}
+	order, edges, err := checkFlow(nodes)
+	if err != nil || edges != 2*(n-2) || len(order) != n {
+		t.Fatalf("checkFlow: %d nodes in order, %d edges, %v", len(order), edges, err)
+	}
+	for i, x := range order {
+		if x != i {
+			t.Fatalf("order[%d] = %d, want %d", i, x, i)
+		}
+	}
+	if raceEnabled {
+		return // allocation counts are not meaningful under -race
+	}
+	if got := testing.AllocsPerRun(5, func() { _, _, _ = checkFlow(nodes) }); got > 8 {
+		t.Errorf("checkFlow of %d nodes: %.0f allocations, want at most 8", n, got)
+	}
+	in.Deps = append(in.Deps, FlowDep{Node: 5})
+	if _, _, err := checkFlow(nodes); err == nil || !strings.Contains(err.Error(), "node 5 twice") {
+		t.Errorf("a dependency given twice: %v", err)
+	}
+	in.Deps = in.Deps[:n-2]
+}

@@ -65,7 +65,9 @@
 --        such flow; statei is the row's state ('' when the row is gone)
 --   error "EMQARG ..."; nothing written
 local PARK = 9007199254740991
+local PARKS = '9007199254740991' -- PARK as ZMSCORE writes it
 local call, base, mode = redis.call, KEYS[5], ARGV[1]
+local find, sub, gmatch, byte = string.find, string.sub, string.gmatch, string.byte
 local function int(v, what)
   local x = tonumber(v)
   if not x or x ~= math.floor(x) or x < 0 or x > 9007199254740991 then
@@ -158,21 +160,26 @@ local function flushRel()
   local all, how = rel, relset
   local n = nrel
   rel, nrel, relset = {}, 0, {}
+  local jp = base .. 'job:'
   for i = 1, n, 500 do
-    local ks = {unpack(all, i, math.min(n, i + 499))}
+    local j = math.min(n, i + 499)
     local counted, nc = {}, 0
-    for _, kid in ipairs(ks) do
+    for x = i, j do
+      local kid = all[x]
       if how[kid] == 2 then
         nc = nc + 1
         counted[nc] = kid
       end
     end
-    if nc > 0 then call('HDEL', WAIT, unpack(counted)) end
-    local sc = call('ZMSCORE', KEYS[3], unpack(ks))
+    if nc > 0 then call('HDEL', WAIT, unpack(counted, 1, nc)) end
+    local sc = call('ZMSCORE', KEYS[3], unpack(all, i, j))
     local go, z, ng, nz = {}, {}, 0, 0
-    for x, kid in ipairs(ks) do
-      local s = tonumber(sc[x])
-      if s and s >= PARK and not laneRelease(kid) then
+    for x = i, j do
+      local kid = all[x]
+      local s = sc[x - i + 1]
+      -- parked: the score's text is PARKS (no tonumber per job), or any
+      -- score read as a number at least PARK
+      if s and (s == PARKS or (tonumber(s) or 0) >= PARK) and (hasLanes == false or not laneRelease(kid)) then
         ng = ng + 1
         go[ng] = kid
         if direct > 0 then
@@ -182,11 +189,11 @@ local function flushRel()
           z[nz + 1] = 0
           z[nz + 2] = kid
           nz = nz + 2
-          call('HSET', base .. 'job:' .. kid, 'state', 'pending')
+          call('HSET', jp .. kid, 'state', 'pending')
         end
       end
     end
-    if ng > 0 then call('ZREM', KEYS[3], unpack(go)) end
+    if ng > 0 then call('ZREM', KEYS[3], unpack(go, 1, ng)) end
     if nz > 0 then call('ZADD', KEYS[2], unpack(z, 1, nz)) end
   end
 end
@@ -205,8 +212,8 @@ end
 -- when none is left (unless its flow is cancelled: it stays parked). A
 -- '!' kid has one dependency: it is released at once.
 local function dec(kid, k, f)
-  if string.byte(kid, 1) == 33 then
-    if not cancelled(f) then want(string.sub(kid, 2), true) end
+  if byte(kid, 1) == 33 then
+    if not cancelled(f) then want(sub(kid, 2), true) end
     return
   end
   local w = call('HINCRBY', WAIT, kid, -k)
@@ -224,7 +231,7 @@ local ended
 local function resolve(kid, x, ok, cause, f)
   if ok then return dec(kid, 1, f) end
   local k0 = kid
-  if string.byte(kid, 1) == 33 then kid = string.sub(kid, 2) end
+  if byte(kid, 1) == 33 then kid = sub(kid, 2) end
   local pol = call('HGET', base .. 'flowedge:' .. f, kid .. '>' .. x)
   if pol == 'i' then return dec(k0, 1, f) end
   flushRel()
@@ -237,7 +244,7 @@ local function resolve(kid, x, ok, cause, f)
     call('ZADD', KEYS[4], now, kid)
     call('HDEL', WAIT, kid)
     call('PUBLISH', base .. 'done:' .. kid, 'dead')
-    ended({{kid, false, 'dependency ' .. x .. ' failed'}})
+    ended(1, {kid}, {false}, {'dependency ' .. x .. ' failed'})
   end
 end
 
@@ -256,92 +263,107 @@ local function finish(f)
   end
 end
 
--- ended marks the flow jobs among ends ({id, ok, cause}, ok: completed)
--- ended in their flows' counts and resolves their dependents: at once
--- when they are few (and the call's inline budget allows), else queued
--- as a step. The completed dependencies of one dependent are resolved
--- together (one HINCRBY).
-ended = function(ends)
-  local ids = {}
-  for i, e in ipairs(ends) do ids[i] = e[1] end
-  if #ids == 0 then return end
-  local fs = call('HMGET', base .. 'flowjob', unpack(ids))
-  local mine, mids, ks, nm = {}, {}, {}, 0
-  for i, e in ipairs(ends) do
+-- ended marks the flow jobs among the n ends (eid[i] the job's id,
+-- eok[i] true for completed, false for dead with the cause ecause[i]; eok
+-- nil: every one completed) ended in their flows' counts and resolves
+-- their dependents: at once when they are few (and the call's inline
+-- budget allows), else queued as a step. The completed dependencies of
+-- one dependent are resolved together (one HINCRBY). Parallel arrays, no
+-- table per end: a batch of 1000 completions is the hot path.
+ended = function(n, eid, eok, ecause)
+  if n == 0 then return end
+  local fs = call('HMGET', base .. 'flowjob', unpack(eid, 1, n))
+  local mids, nm = {}, 0
+  local cdone, cfail, forder, nf = {}, {}, {}, 0 -- per flow: ended, dead
+  local decn, decf, dorder, nd = {}, {}, {}, 0   -- per dependent: completed deps, flow
+  local fails = {}
+  for i = 1, n do
     local v = fs[i]
     if v then
-      -- 'f' or 'f kids' (find and sub: cheaper than a pattern per job)
-      local sp, f, kv = string.find(v, ' ', 1, true), v, ''
-      if sp then f, kv = string.sub(v, 1, sp - 1), string.sub(v, sp + 1) end
+      local id = eid[i]
+      local ok = eok == nil or eok[i]
       nm = nm + 1
-      mine[nm] = {e[1], e[2], e[3] or '', f}
-      mids[nm] = e[1]
-      ks[nm] = kv ~= '' and kv or false
-    end
-  end
-  if nm == 0 then return end
-  call('HDEL', base .. 'flowjob', unpack(mids))
-  local counts, forder = {}, {}
-  local decs, dorder = {}, {}
-  local fails = {}
-  for i, m in ipairs(mine) do
-    local id, ok, cause, f = m[1], m[2], m[3], m[4]
-    local c = counts[f]
-    if not c then
-      c = {0, 0}
-      counts[f] = c
-      forder[#forder + 1] = f
-    end
-    c[1] = c[1] + 1
-    if not ok then c[2] = c[2] + 1 end
-    local kv = ks[i]
-    if kv then
-      local kids, nk = {}, 0
-      if kv ~= '*' and not string.find(kv, ',', 1, true) then
-        nk = 1 -- one dependent (a fan-in's dependency)
-        kids[1] = kv
-      elseif kv ~= '*' then
-        for kid in string.gmatch(kv, '[^,]+') do
+      mids[nm] = id
+      -- 'f' or 'f kids' (find and sub: cheaper than a pattern per job)
+      local sp, f, kv = find(v, ' ', 1, true), v, nil
+      if sp then
+        f, kv = sub(v, 1, sp - 1), sub(v, sp + 1)
+        if kv == '' then kv = nil end
+      end
+      local c = cdone[f]
+      if not c then
+        nf = nf + 1
+        forder[nf] = f
+        c, cfail[f] = 0, 0
+      end
+      cdone[f] = c + 1
+      if not ok then cfail[f] = cfail[f] + 1 end
+      if kv == '*' then
+        call('RPUSH', STEP, 'E\n' .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. f .. '\n' .. (ok and '' or ecause[i] or ''))
+      elseif kv and ok and not find(kv, ',', 1, true) then
+        -- one dependent (a fan-in's dependency): no table
+        local k = decn[kv]
+        if k then
+          decn[kv] = k + 1
+        elseif inline >= 1 then
+          inline = inline - 1
+          decn[kv], decf[kv] = 1, f
+          nd = nd + 1
+          dorder[nd] = kv
+        else
+          call('RPUSH', base .. 'flowkids:' .. id, kv)
+          call('RPUSH', STEP, 'E\n' .. id .. '\n1\n' .. f .. '\n')
+        end
+      elseif kv then
+        local kids, nk = {}, 0
+        for kid in gmatch(kv, '[^,]+') do
           nk = nk + 1
           kids[nk] = kid
         end
-      end
-      local fresh = 0
-      if ok then
-        for _, kid in ipairs(kids) do
-          if not decs[kid] then fresh = fresh + 1 end
-        end
-      end
-      if kv ~= '*' and ok and fresh <= inline then
-        inline = inline - fresh
-        for _, kid in ipairs(kids) do
-          if not decs[kid] then
-            decs[kid] = {0, f}
-            dorder[#dorder + 1] = kid
+        local fresh = 0
+        if ok then
+          for _, kid in ipairs(kids) do
+            if not decn[kid] then fresh = fresh + 1 end
           end
-          decs[kid][1] = decs[kid][1] + 1
         end
-      elseif kv ~= '*' and not ok and #kids <= finline then
-        finline = finline - #kids
-        fails[#fails + 1] = {id, cause, f, kids}
-      else
-        if kv ~= '*' then bulk('RPUSH', base .. 'flowkids:' .. id, kids) end
-        call('RPUSH', STEP, 'E\n' .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. f .. '\n' .. cause)
+        if ok and fresh <= inline then
+          inline = inline - fresh
+          for _, kid in ipairs(kids) do
+            local k = decn[kid]
+            if k then
+              decn[kid] = k + 1
+            else
+              decn[kid], decf[kid] = 1, f
+              nd = nd + 1
+              dorder[nd] = kid
+            end
+          end
+        elseif not ok and nk <= finline then
+          finline = finline - nk
+          fails[#fails + 1] = {id, ecause[i] or '', f, kids}
+        else
+          bulk('RPUSH', base .. 'flowkids:' .. id, kids)
+          call('RPUSH', STEP, 'E\n' .. id .. '\n' .. (ok and '1' or '0') .. '\n' .. f .. '\n' .. (ok and '' or ecause[i] or ''))
+        end
       end
     end
   end
-  for _, f in ipairs(forder) do
-    local c, fk = counts[f], base .. 'flow:' .. f
-    local left = call('HINCRBY', fk, 'left', -c[1])
-    if c[2] > 0 then call('HINCRBY', fk, 'failed', c[2]) end
+  if nm == 0 then return end
+  call('HDEL', base .. 'flowjob', unpack(mids, 1, nm))
+  for x = 1, nf do
+    local f = forder[x]
+    local fk = base .. 'flow:' .. f
+    local left = call('HINCRBY', fk, 'left', -cdone[f])
+    if cfail[f] > 0 then call('HINCRBY', fk, 'failed', cfail[f]) end
     if left <= 0 then finish(f) end
   end
-  for _, kid in ipairs(dorder) do
-    dec(kid, decs[kid][1], decs[kid][2])
+  for x = 1, nd do
+    local kid = dorder[x]
+    dec(kid, decn[kid], decf[kid])
   end
-  for _, x in ipairs(fails) do
-    for _, kid in ipairs(x[4]) do
-      resolve(kid, x[1], false, x[2], x[3])
+  for _, y in ipairs(fails) do
+    for _, kid in ipairs(y[4]) do
+      resolve(kid, y[1], false, y[2], y[3])
     end
   end
 end
@@ -364,6 +386,21 @@ local function drain()
         local w = call('HMGET', WAIT, unpack(ids))
         for i, kid in ipairs(ids) do
           if w[i] == '0' then want(kid) end
+        end
+      end
+    elseif oks == '1' and not cancelled(f) then
+      -- completed, the flow not cancelled: a '!' dependent (one
+      -- dependency) is released at once, without resolve and dec
+      for _, kid in ipairs(ids) do
+        if byte(kid, 1) == 33 then
+          local k = sub(kid, 2) -- want(k, true), inline
+          if not relset[k] then
+            relset[k] = 1
+            nrel = nrel + 1
+            rel[nrel] = k
+          end
+        else
+          dec(kid, 1, f)
         end
       end
     else
@@ -403,7 +440,7 @@ local function relayEnds(ids)
 end
 
 local function flowEnd(id, ok, cause)
-  ended({{id, ok, cause}})
+  ended(1, {id}, {ok}, {cause})
   drain()
 end
 
@@ -464,11 +501,12 @@ end
 -- index j0 to #ARGV with retention a, as 'c' does for each, and returns
 -- the flags (1 completed, 0 stale); a job given twice completes once.
 local function completeMany(j0, a)
-  local out, ids, ends, rows, seen = {}, {}, {}, {}, {}
-  local no, ni, nr = 0, 0, 0 -- lengths of out, ids (and ends), rows
+  local out, ids, rows, seen = {}, {}, {}, {}
+  local no, ni, nr = 0, 0, 0 -- lengths of out, ids, rows
+  local jp = base .. 'job:'
   for j = j0, #ARGV, 3 do
     local id = ARGV[j]
-    local row = base .. 'job:' .. id
+    local row = jp .. id
     local r = call('HMGET', row, 'state', 'attempts', 'lane')
     no = no + 1
     if seen[id] or r[1] ~= 'active' or r[2] ~= ARGV[j + 1] then
@@ -482,24 +520,21 @@ local function completeMany(j0, a)
         call('HSET', row, 'state', 'completed')
         call('PEXPIRE', row, a)
         call('SET', base .. 'result:' .. id, ARGV[j + 2], 'PX', a)
-      end
-      if a > 0 then
         call('PUBLISH', base .. 'done:' .. id, 'completed')
       end
       ni = ni + 1
       ids[ni] = id
-      laneEnd(id, r[3])
-      ends[ni] = {id, true}
+      if r[3] then laneEnd(id, r[3]) end
       out[no] = 1
     end
   end
   if ni > 0 then
     bulk('ZREM', KEYS[1], ids)
-    for i = 1, #rows, 1000 do
-      call('DEL', unpack(rows, i, math.min(#rows, i + 999)))
+    for i = 1, nr, 1000 do
+      call('DEL', unpack(rows, i, math.min(nr, i + 999)))
     end
     relayEnds(ids)
-    ended(ends)
+    ended(ni, ids)
   end
   drain()
   return out
@@ -552,7 +587,8 @@ if mode == 'S' then
     local f = call('HMGET', row, 'payload', 'attempts')
     if f[1] or call('EXISTS', row) == 1 then
       local at = (tonumber(f[2]) or 0) + 1
-      call('HSET', row, 'attempts', string.format('%d', at), 'state', 'active')
+      -- a number goes out as its integer text (attempts stay far below 2^53)
+      call('HSET', row, 'attempts', at, 'state', 'active')
       nl = nl + 1
       z[2 * nl - 1] = deadline
       z[2 * nl] = id
@@ -700,7 +736,11 @@ local live = #jobs > 0 and call('HMGET', base .. 'flowjob', unpack(jobs)) or {}
 -- Repair: ends this script did not see. A row that is gone counts as
 -- completed (a peer's complete without retention) unless trim_dead left
 -- a tombstone (flowgone: id -> its error) when it removed it dead.
-local ends = {}
+local eid, eok, ecause, ne = {}, {}, {}, 0
+local function repaired(id, ok, cause)
+  ne = ne + 1
+  eid[ne], eok[ne], ecause[ne] = id, ok, cause or ''
+end
 for i, id in ipairs(jobs) do
   if live[i] then
     local r = call('HMGET', base .. 'job:' .. id, 'state', 'error')
@@ -708,18 +748,18 @@ for i, id in ipairs(jobs) do
       local gone = call('HGET', base .. 'flowgone', id)
       if gone then
         call('HDEL', base .. 'flowgone', id)
-        ends[#ends + 1] = {id, false, gone}
+        repaired(id, false, gone)
       else
-        ends[#ends + 1] = {id, true}
+        repaired(id, true)
       end
     elseif r[1] == 'completed' then
-      ends[#ends + 1] = {id, true}
+      repaired(id, true)
     elseif r[1] == 'dead' then
-      ends[#ends + 1] = {id, false, r[2]}
+      repaired(id, false, r[2])
     end
   end
 end
-ended(ends)
+ended(ne, eid, eok, ecause)
 drain()
 local ncancelled = 0
 if mode == 'x' then
@@ -736,7 +776,7 @@ if mode == 'x' then
         call('ZADD', KEYS[4], now, id)
         call('HDEL', WAIT, id)
         call('PUBLISH', base .. 'done:' .. id, 'dead')
-        ended({{id, false, ARGV[3]}})
+        ended(1, {id}, {false}, {ARGV[3]})
       end
     end
   end

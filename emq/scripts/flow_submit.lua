@@ -81,6 +81,9 @@ local function anyRow(ids)
 end
 -- mget reads fields of hash key, 1000 a call, into one list.
 local function mget(key, fields)
+  if #fields <= 1000 then -- one call: its reply is the list (no copy)
+    return #fields > 0 and call('HMGET', key, unpack(fields)) or {}
+  end
   local out = {}
   for i = 1, #fields, 1000 do
     local v = call('HMGET', key, unpack(fields, i, math.min(#fields, i + 999)))
@@ -98,7 +101,9 @@ end
 -- parent's dependents; 2 split: staged over several parts; else false).
 -- E.n edges k: E.kid[k], E.dep[k], E.pol[k] (policy), E.par[k] (a local
 -- dependency's id, else false), E.rec[k] (kept in flowedge even when the
--- policy is 'f'), E.at[k] (a '+' entry's index, else false). Writes: rows, flowjobs, flowjob ('f' or 'f <dependents>', the dependents
+-- policy is 'f'), E.at[k] (a '+' entry's index, else false), E.x[k] (the
+-- index of its node, kid: single when N.s[E.x[k]] is 1). Writes: rows,
+-- flowjobs, flowjob ('f' or 'f <dependents>', the dependents
 -- ','-joined up to KIDS, else '*' and the list flowkids:<id>; old holds
 -- the values of parents given in earlier parts), flowwait, flowedge.
 -- park: roots are parked too and listed in flowroots (a staged flow).
@@ -106,10 +111,10 @@ end
 local function write(f, N, E, park, old, rows)
   local nId, nPay, nD, nS = N.id, N.pay, N.d, N.s
   local eKid, eDep, ePol, ePar, eRec = E.kid, E.dep, E.pol, E.par, E.rec
-  local single, adds, parents = {}, {}, {}
-  for x = 1, N.n do
-    if nS[x] == 1 then single[nId[x]] = true end
-  end
+  local eX, adds, parents = E.x, {}, {}
+  -- (counters, not #t: a part appends thousands of values)
+  local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
+  local r, nj, np, nd2 = 0, 0, 0, 0
   local pol, listed = {}, {}
   for k = 1, E.n do
     local p = ePar[k]
@@ -117,7 +122,7 @@ local function write(f, N, E, park, old, rows)
       -- a parent's new dependents: the one as a string (a fan-in's
       -- dependency: no table), a list from the second
       local a, kid = adds[p], eKid[k]
-      kid = single[kid] and '!' .. kid or kid
+      kid = nS[eX[k]] == 1 and '!' .. kid or kid
       if not a then
         adds[p] = kid
         parents[#parents + 1] = p
@@ -135,7 +140,13 @@ local function write(f, N, E, park, old, rows)
     local a, o = adds[p], old[p]
     if o and o ~= f and type(a) == 'string' then a = {a} end
     o = o and o ~= f and match(o, '^[^ ]* ?(.*)$') or ''
-    if o == '' and type(a) == 'string' then
+    if o == '' and type(a) == 'string' and old[p] then
+      -- its one dependent, inline; a node of an earlier part (a fan-in's
+      -- dependency): its value goes out at once (no val entry)
+      fjob[nj + 1] = p
+      fjob[nj + 2] = f .. ' ' .. a
+      nj = nj + 2
+    elseif o == '' and type(a) == 'string' then
       val[p] = f .. ' ' .. a -- its one dependent, inline
     elseif o == '*' then
       bulk('RPUSH', base .. 'flowkids:' .. p, a)
@@ -180,9 +191,6 @@ local function write(f, N, E, park, old, rows)
       pol[#pol + 1] = ePol[k]
     end
   end
-  -- (counters, not #t: a part appends thousands of values)
-  local fj, fjob, pend, del, wait, roots = {}, {}, {}, {}, {}, {}
-  local r, nj, np, nd2 = 0, 0, 0, 0
   for x = 1, N.n do
     local id, d, sx = nId[x], nD[x], nS[x]
     if nPay[x] then
@@ -257,7 +265,7 @@ if ARGV[1] == '+' then
   -- nodes of this flow, dependencies given in an earlier part) is
   -- gathered and checked below, in a few calls for the whole part.
   local nId, nPay, nD, nS = {}, {}, {}, {}
-  local eKid, eDep, ePol, ePar, eRec, eAt = {}, {}, {}, {}, {}, {}
+  local eKid, eDep, ePol, ePar, eRec, eAt, eX = {}, {}, {}, {}, {}, {}, {}
   local seen, idx, total, i = {}, {}, 0, 5
   local once = {} -- kid -> {dep -> true}: given in this part
   local newIds, newAt = {}, {}   -- 'n' and 'N' entries: must be new
@@ -351,7 +359,7 @@ if ARGV[1] == '+' then
       end
       ne = ne + 1
       eKid[ne], eDep[ne], ePol[ne], ePar[ne] = id, dep, pol, parent or false
-      eRec[ne], eAt[ne] = kind ~= 'n', kind == '+' and x
+      eRec[ne], eAt[ne], eX[ne] = kind ~= 'n', kind == '+' and x, x
       i = i + 2
     end
     total = total + d
@@ -397,10 +405,14 @@ if ARGV[1] == '+' then
     if at then
       local p = ePar[k]
       local kids = p and inl[p]
-      if kids == nil and p and old[p] then
+      if kids == nil and p then
         local ov = old[p]
-        kids = ov ~= f and match(ov, '^[^ ]* (.*)$') or false
-        inl[p] = kids
+        if ov == f then
+          kids = false -- no dependents yet (the common case: not cached)
+        elseif ov then
+          kids = match(ov, '^[^ ]* (.*)$') or false
+          inl[p] = kids
+        end
       end
       if kids and kids ~= '*' then
         if string.find(',' .. kids .. ',', ',' .. eKid[k] .. ',', 1, true) then
@@ -424,7 +436,7 @@ if ARGV[1] == '+' then
     call('HSET', fk, 'state', 'staging', 'total', 0, 'left', 0, 'failed', 0)
   end
   write(f, {n = n, id = nId, pay = nPay, d = nD, s = nS},
-    {n = ne, kid = eKid, dep = eDep, pol = ePol, par = ePar, rec = eRec, at = eAt}, true, old, rows)
+    {n = ne, kid = eKid, dep = eDep, pol = ePol, par = ePar, rec = eRec, at = eAt, x = eX}, true, old, rows)
   call('HINCRBY', fk, 'total', #newIds)
   call('HINCRBY', fk, 'left', #newIds)
   return 1
@@ -515,7 +527,7 @@ end
 -- Write.
 call('HSET', base .. 'flow:' .. f, 'state', 'running', 'total', n, 'left', n, 'failed', 0)
 local N = {n = n, id = ids, pay = {}, d = indeg, s = {}}
-local E = {n = 0, kid = {}, dep = {}, pol = {}, par = {}, rec = {}, at = {}}
+local E = {n = 0, kid = {}, dep = {}, pol = {}, par = {}, rec = {}, at = {}, x = {}}
 for x = 1, n do
   local nd = nodes[x]
   N.pay[x] = nd.payload
@@ -524,7 +536,7 @@ for x = 1, n do
     local k = E.n + 1
     E.n = k
     E.kid[k], E.dep[k], E.pol[k], E.par[k] = nd.id, ids[dp[1]], dp[2], ids[dp[1]]
-    E.rec[k], E.at[k] = false, false
+    E.rec[k], E.at[k], E.x[k] = false, false, x
   end
 end
 write(f, N, E, false, {}, rows)
