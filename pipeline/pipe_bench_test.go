@@ -38,6 +38,21 @@ func pipePong(c net.Conn) {
 	}
 }
 
+// pongConn is a Conn whose peer is pipePong, closed at the benchmark's end.
+func pongConn(b *testing.B) *conn.Conn {
+	c, err := conn.Dial(context.Background(), conn.Options{Addr: "pipe", Protocol: 2,
+		Dialer: func(context.Context, string, string) (net.Conn, error) {
+			a, z := net.Pipe()
+			go pipePong(z)
+			return a, nil
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
 // pipeLine reads a header line ("*1\r\n", "$4\r\n") and returns its number.
 func pipeLine(r *bufio.Reader) (int, bool) {
 	line, err := r.ReadSlice('\n')
@@ -66,16 +81,7 @@ func BenchmarkBatchPingPipe(b *testing.B) {
 	const depth = 100
 	for _, via := range []string{"raw", "typed"} {
 		b.Run("depth=100/via="+via, func(b *testing.B) {
-			c, err := conn.Dial(context.Background(), conn.Options{Addr: "pipe", Protocol: 2,
-				Dialer: func(context.Context, string, string) (net.Conn, error) {
-					a, z := net.Pipe()
-					go pipePong(z)
-					return a, nil
-				}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { c.Close() })
+			c := pongConn(b)
 			ctx := context.Background()
 			var batch pipeline.Batch
 			status := make([]pipeline.Reply[string], 0, depth)
@@ -121,16 +127,7 @@ func BenchmarkBatchPingPipe(b *testing.B) {
 //	go test -run '^$' -bench TypedValue -count 6 ./pipeline/ | tee tv.txt; benchstat -col /via tv.txt
 func BenchmarkTypedValue(b *testing.B) {
 	const depth = 100
-	c, err := conn.Dial(context.Background(), conn.Options{Addr: "pipe", Protocol: 2,
-		Dialer: func(context.Context, string, string) (net.Conn, error) {
-			a, z := net.Pipe()
-			go pipePong(z)
-			return a, nil
-		}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
+	c := pongConn(b)
 	var batch pipeline.Batch
 	status := make([]pipeline.Reply[string], 0, depth)
 	cb := batch.Builder()
