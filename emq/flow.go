@@ -221,8 +221,13 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	}
 	var part []entry
 	var deps, parts int
-	at := map[int]int{} // node -> its 'n' entry's position (1-based) in part
+	// at[node] is its 'n' entry's position (1-based) in part, 0 when
+	// not in it: a flat array, cleared by part's entries after a flush.
+	at := make([]int32, len(nodes))
 	pol := [...]string{"f", "i", "c"}
+	// One Args for every part: a part is encoded into it, then sent (the
+	// first) or copied into the batch, so its memory is reused.
+	a := new(dispatch.Args)
 	// The first part (it makes the flow) is sent alone; later parts go
 	// flowPartsPipelined to a round trip, run in order by the server.
 	var b dispatch.Batch
@@ -234,7 +239,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		return q.submitBatch(ctx, &b)
 	}
 	flush := func() error {
-		a := q.partArgs(flow, [...]string{"1", "0"}[min(parts, 1)], len(part))
+		q.partArgs(a, flow, [...]string{"1", "0"}[min(parts, 1)], len(part))
 		for _, e := range part {
 			a.Arg(ids[e.node])
 			a.Arg(e.kind)
@@ -247,7 +252,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 			for _, d := range e.deps {
 				if d.Queue != nil {
 					a.Arg(d.Queue.keys.Base + d.ID)
-				} else if x, ok := at[d.Node]; ok {
+				} else if x := at[d.Node]; x > 0 {
 					a.ArgInt(int64(x))
 				} else {
 					a.Arg(ids[d.Node])
@@ -256,8 +261,10 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 			}
 		}
 		parts++
+		for _, e := range part {
+			at[e.node] = 0
+		}
 		part, deps = part[:0], 0
-		clear(at)
 		if parts == 1 {
 			return q.submitCall(ctx, a)
 		}
@@ -287,7 +294,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 			}
 			part = append(part, entry{node: i, kind: kind, deps: rest[:k]})
 			if kind != "+" {
-				at[i] = len(part)
+				at[i] = int32(len(part))
 			}
 			deps += k
 			rest = rest[k:]
@@ -338,10 +345,11 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	return nil
 }
 
-// partArgs starts a staged part's flow_submit arguments: its keys, '+',
-// the flow, first ("1" for the first part) and the count of entries.
-func (q *Queue) partArgs(flow, first string, n int) *dispatch.Args {
-	a := new(dispatch.Args)
+// partArgs resets a and starts in it a staged part's flow_submit
+// arguments: its keys, '+', the flow, first ("1" for the first part) and
+// the count of entries.
+func (q *Queue) partArgs(a *dispatch.Args, flow, first string, n int) {
+	a.Reset()
 	a.Key(q.keys.Pending)
 	a.Key(q.keys.Delayed)
 	a.Key(q.keys.Base)
@@ -349,7 +357,6 @@ func (q *Queue) partArgs(flow, first string, n int) *dispatch.Args {
 	a.Arg(flow)
 	a.Arg(first)
 	a.ArgInt(int64(n))
-	return a
 }
 
 // checkRemote reports whether nodes name a job of another queue, and
