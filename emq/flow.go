@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
@@ -691,12 +692,43 @@ func (q *Queue) flowPage(ctx context.Context, fi *FlowInfo, mode, errText string
 // flowArgs starts flow_complete's arguments: its five keys.
 func (q *Queue) flowArgs() *dispatch.Args {
 	a := new(dispatch.Args)
+	q.flowKeys(a)
+	return a
+}
+
+// flowArgsPool holds the arguments of the settle and claim calls
+// (FlowComplete, FlowCompleteBatch, FlowCompleteClaim, FlowRetry), which a
+// consumer makes per job or batch: an Args reused keeps its memory, so
+// a call encodes its jobs without growing a new buffer each time. The
+// executors copy the arguments into the command before Eval returns.
+var flowArgsPool = sync.Pool{New: func() any { return new(dispatch.Args) }}
+
+// flowArgsPooled bounds the size of an Args put back in flowArgsPool.
+const flowArgsPooled = 64 << 10
+
+// pooledFlowArgs is flowArgs from flowArgsPool; give it back with
+// putFlowArgs once its call returned.
+func (q *Queue) pooledFlowArgs() *dispatch.Args {
+	a := flowArgsPool.Get().(*dispatch.Args)
+	a.Reset()
+	q.flowKeys(a)
+	return a
+}
+
+// putFlowArgs gives a back to flowArgsPool unless it grew large.
+func putFlowArgs(a *dispatch.Args) {
+	if a.Size() <= flowArgsPooled {
+		flowArgsPool.Put(a)
+	}
+}
+
+// flowKeys adds flow_complete's five keys to a.
+func (q *Queue) flowKeys(a *dispatch.Args) {
 	a.Key(q.keys.Active)
 	a.Key(q.keys.Pending)
 	a.Key(q.keys.Delayed)
 	a.Key(q.keys.Dead)
 	a.Key(q.keys.Base)
-	return a
 }
 
 // FlowComplete completes a claimed job as [Queue.Complete] does (the
@@ -715,13 +747,14 @@ func (q *Queue) FlowComplete(ctx context.Context, id string, token int64, result
 	if err != nil {
 		return err
 	}
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
 	a.Arg("c")
 	a.Arg(id)
 	a.ArgInt(token)
 	a.ArgInt(ms)
 	a.ArgBytes(result)
 	n, err := q.settleCall(ctx, a)
+	putFlowArgs(a)
 	switch {
 	case err != nil:
 		return err
@@ -761,7 +794,8 @@ func (q *Queue) FlowCompleteBatch(ctx context.Context, jobs []FlowResult, retent
 	if err != nil {
 		return nil, err
 	}
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
+	defer putFlowArgs(a)
 	a.Arg("C")
 	a.ArgInt(ms)
 	for _, j := range jobs {
@@ -810,7 +844,7 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 		return 0, &ArgError{Arg: "maxAttempts", Reason: "negative"}
 	}
 	ms, _ := millis("delay", delay, true)
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
 	a.Arg("r")
 	a.Arg(id)
 	a.ArgInt(token)
@@ -818,6 +852,7 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 	a.ArgInt(scriptInt(maxAttempts))
 	a.Arg(errText)
 	n, err := q.settleCall(ctx, a)
+	putFlowArgs(a)
 	if err != nil {
 		return 0, err
 	}
@@ -868,7 +903,8 @@ func (q *Queue) FlowCompleteClaim(ctx context.Context, done []FlowResult, retent
 	if err != nil {
 		return nil, nil, err
 	}
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
+	defer putFlowArgs(a)
 	a.Arg("S")
 	a.ArgInt(ms)
 	a.ArgInt(lms)
@@ -898,7 +934,7 @@ func (q *Queue) FlowCompleteClaim(ctx context.Context, done []FlowResult, retent
 		}
 		rest := v
 		rest.Elems = v.Elems[len(done)+1:]
-		jobs, err = appendJobs(nil, "flow_complete", rest)
+		jobs, err = appendJobs(make([]Job, 0, len(rest.Elems)/3), "flow_complete", rest)
 		return err
 	})
 	if err != nil {
