@@ -82,6 +82,9 @@ func (a *Args) ArgInt(i int64) {
 	a.run.AddInt(i)
 }
 
+// Size returns the encoded size in bytes of the keys and arguments added.
+func (a *Args) Size() int { return a.run.Size() }
+
 // NumKeys returns the number of keys added.
 func (a *Args) NumKeys() int { return a.nk }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/echomq/echomq-go/dispatch"
@@ -221,8 +222,13 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	}
 	var part []entry
 	var deps, parts int
-	at := map[int]int{} // node -> its 'n' entry's position (1-based) in part
+	// at[node] is its 'n' entry's position (1-based) in part, 0 when
+	// not in it: a flat array, cleared by part's entries after a flush.
+	at := make([]int32, len(nodes))
 	pol := [...]string{"f", "i", "c"}
+	// One Args for every part: a part is encoded into it, then sent (the
+	// first) or copied into the batch, so its memory is reused.
+	a := new(dispatch.Args)
 	// The first part (it makes the flow) is sent alone; later parts go
 	// flowPartsPipelined to a round trip, run in order by the server.
 	var b dispatch.Batch
@@ -234,7 +240,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 		return q.submitBatch(ctx, &b)
 	}
 	flush := func() error {
-		a := q.partArgs(flow, [...]string{"1", "0"}[min(parts, 1)], len(part))
+		q.partArgs(a, flow, [...]string{"1", "0"}[min(parts, 1)], len(part))
 		for _, e := range part {
 			a.Arg(ids[e.node])
 			a.Arg(e.kind)
@@ -247,7 +253,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 			for _, d := range e.deps {
 				if d.Queue != nil {
 					a.Arg(d.Queue.keys.Base + d.ID)
-				} else if x, ok := at[d.Node]; ok {
+				} else if x := at[d.Node]; x > 0 {
 					a.ArgInt(int64(x))
 				} else {
 					a.Arg(ids[d.Node])
@@ -256,8 +262,10 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 			}
 		}
 		parts++
+		for _, e := range part {
+			at[e.node] = 0
+		}
 		part, deps = part[:0], 0
-		clear(at)
 		if parts == 1 {
 			return q.submitCall(ctx, a)
 		}
@@ -287,7 +295,7 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 			}
 			part = append(part, entry{node: i, kind: kind, deps: rest[:k]})
 			if kind != "+" {
-				at[i] = len(part)
+				at[i] = int32(len(part))
 			}
 			deps += k
 			rest = rest[k:]
@@ -338,10 +346,11 @@ func (q *Queue) stageFlow(ctx context.Context, flow string, ids []string, nodes 
 	return nil
 }
 
-// partArgs starts a staged part's flow_submit arguments: its keys, '+',
-// the flow, first ("1" for the first part) and the count of entries.
-func (q *Queue) partArgs(flow, first string, n int) *dispatch.Args {
-	a := new(dispatch.Args)
+// partArgs resets a and starts in it a staged part's flow_submit
+// arguments: its keys, '+', the flow, first ("1" for the first part) and
+// the count of entries.
+func (q *Queue) partArgs(a *dispatch.Args, flow, first string, n int) {
+	a.Reset()
 	a.Key(q.keys.Pending)
 	a.Key(q.keys.Delayed)
 	a.Key(q.keys.Base)
@@ -349,7 +358,6 @@ func (q *Queue) partArgs(flow, first string, n int) *dispatch.Args {
 	a.Arg(flow)
 	a.Arg(first)
 	a.ArgInt(int64(n))
-	return a
 }
 
 // checkRemote reports whether nodes name a job of another queue, and
@@ -684,12 +692,43 @@ func (q *Queue) flowPage(ctx context.Context, fi *FlowInfo, mode, errText string
 // flowArgs starts flow_complete's arguments: its five keys.
 func (q *Queue) flowArgs() *dispatch.Args {
 	a := new(dispatch.Args)
+	q.flowKeys(a)
+	return a
+}
+
+// flowArgsPool holds the arguments of the settle and claim calls
+// (FlowComplete, FlowCompleteBatch, FlowCompleteClaim, FlowRetry), which a
+// consumer makes per job or batch: an Args reused keeps its memory, so
+// a call encodes its jobs without growing a new buffer each time. The
+// executors copy the arguments into the command before Eval returns.
+var flowArgsPool = sync.Pool{New: func() any { return new(dispatch.Args) }}
+
+// flowArgsPooled bounds the size of an Args put back in flowArgsPool.
+const flowArgsPooled = 64 << 10
+
+// pooledFlowArgs is flowArgs from flowArgsPool; give it back with
+// putFlowArgs once its call returned.
+func (q *Queue) pooledFlowArgs() *dispatch.Args {
+	a := flowArgsPool.Get().(*dispatch.Args)
+	a.Reset()
+	q.flowKeys(a)
+	return a
+}
+
+// putFlowArgs gives a back to flowArgsPool unless it grew large.
+func putFlowArgs(a *dispatch.Args) {
+	if a.Size() <= flowArgsPooled {
+		flowArgsPool.Put(a)
+	}
+}
+
+// flowKeys adds flow_complete's five keys to a.
+func (q *Queue) flowKeys(a *dispatch.Args) {
 	a.Key(q.keys.Active)
 	a.Key(q.keys.Pending)
 	a.Key(q.keys.Delayed)
 	a.Key(q.keys.Dead)
 	a.Key(q.keys.Base)
-	return a
 }
 
 // FlowComplete completes a claimed job as [Queue.Complete] does (the
@@ -708,13 +747,14 @@ func (q *Queue) FlowComplete(ctx context.Context, id string, token int64, result
 	if err != nil {
 		return err
 	}
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
 	a.Arg("c")
 	a.Arg(id)
 	a.ArgInt(token)
 	a.ArgInt(ms)
 	a.ArgBytes(result)
 	n, err := q.settleCall(ctx, a)
+	putFlowArgs(a)
 	switch {
 	case err != nil:
 		return err
@@ -754,7 +794,8 @@ func (q *Queue) FlowCompleteBatch(ctx context.Context, jobs []FlowResult, retent
 	if err != nil {
 		return nil, err
 	}
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
+	defer putFlowArgs(a)
 	a.Arg("C")
 	a.ArgInt(ms)
 	for _, j := range jobs {
@@ -803,7 +844,7 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 		return 0, &ArgError{Arg: "maxAttempts", Reason: "negative"}
 	}
 	ms, _ := millis("delay", delay, true)
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
 	a.Arg("r")
 	a.Arg(id)
 	a.ArgInt(token)
@@ -811,6 +852,7 @@ func (q *Queue) FlowRetry(ctx context.Context, id string, token int64, delay tim
 	a.ArgInt(scriptInt(maxAttempts))
 	a.Arg(errText)
 	n, err := q.settleCall(ctx, a)
+	putFlowArgs(a)
 	if err != nil {
 		return 0, err
 	}
@@ -861,7 +903,8 @@ func (q *Queue) FlowCompleteClaim(ctx context.Context, done []FlowResult, retent
 	if err != nil {
 		return nil, nil, err
 	}
-	a := q.flowArgs()
+	a := q.pooledFlowArgs()
+	defer putFlowArgs(a)
 	a.Arg("S")
 	a.ArgInt(ms)
 	a.ArgInt(lms)
@@ -891,7 +934,7 @@ func (q *Queue) FlowCompleteClaim(ctx context.Context, done []FlowResult, retent
 		}
 		rest := v
 		rest.Elems = v.Elems[len(done)+1:]
-		jobs, err = appendJobs(nil, "flow_complete", rest)
+		jobs, err = appendJobs(make([]Job, 0, len(rest.Elems)/3), "flow_complete", rest)
 		return err
 	})
 	if err != nil {

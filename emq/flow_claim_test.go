@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/echomq/echomq-go/conn"
+	"github.com/echomq/echomq-go/dispatch"
 	"github.com/echomq/echomq-go/internal/servertest"
 )
 
@@ -177,7 +178,8 @@ func TestFlowStagedPartsRefused(t *testing.T) {
 	ctx := tctx(t)
 	f := q.ids.Next()
 	part := func(first string, ents ...[]string) error {
-		a := q.partArgs(f, first, len(ents))
+		a := new(dispatch.Args)
+		q.partArgs(a, f, first, len(ents))
 		for _, e := range ents {
 			for _, s := range e {
 				a.Arg(s)

@@ -184,16 +184,25 @@ func (r *laneFlowRun) produceLanes(ctx context.Context, p int, np int64) error {
 	return nil
 }
 
-// produceFlow submits the run's one flow.
+// produceFlow submits the run's one flow. The payloads are cut from one
+// slab and the children's dependencies from one array, as e2e's producer
+// cuts its payloads from a slab: no allocation per node.
 func (r *laneFlowRun) produceFlow(ctx context.Context, _ int, _ int64) error {
 	n := int(r.total)
 	nodes := make([]emq.FlowNode, n)
 	in := &nodes[n-1]
 	in.Deps = make([]emq.FlowDep, 0, n-2)
+	kids := make([]emq.FlowDep, n) // kids[i]: child i's one dependency, the root
+	body := r.body(0)
+	size := len(body)
+	slab := make([]byte, n*size)
 	for i := range nodes {
-		nodes[i].Payload = r.body(int64(i))
+		p := slab[i*size : (i+1)*size : (i+1)*size]
+		copy(p, body)
+		binary.BigEndian.PutUint64(p, uint64(i))
+		nodes[i].Payload = p
 		if i > 0 && i < n-1 {
-			nodes[i].Deps = []emq.FlowDep{{Node: 0}}
+			nodes[i].Deps = kids[i : i+1 : i+1]
 			in.Deps = append(in.Deps, emq.FlowDep{Node: i})
 		}
 	}
