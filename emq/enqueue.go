@@ -161,6 +161,13 @@ const bulkChunk = 1000
 // jobs per script call (each call atomic, all calls in one pipeline),
 // which costs the server a fraction of one enqueue per job. results[i] is
 // payloads[i]'s. The error is for the exchange as a whole.
+//
+// A call is one round trip. A producer calling EnqueueBulk from one
+// goroutine waits for each reply before it sends its next batch, and
+// while a worker's round holds the server that wait is most of its time;
+// two goroutines calling it on one Queue keep a batch on the wire while
+// the other's reply comes back (the connection pipelines them), each call
+// still with its own ids and results (emqbench e2e -inflight 2).
 func (q *Queue) EnqueueBulk(ctx context.Context, payloads [][]byte) ([]EnqueueResult, error) {
 	if len(payloads) == 0 {
 		return nil, nil

@@ -130,6 +130,7 @@ func (t *e2eTable) at(i int64) *e2eJob {
 // e2eReport is the e2e part of a report.
 type e2eReport struct {
 	Producers int     `json:"producers"`
+	InFlight  int     `json:"inflight"`              // enqueue calls each producer keeps in flight
 	Enqueue   string  `json:"enqueue"`               // the verb the producers call
 	Chunk     int     `json:"jobs_per_enqueue_call"` // payloads per call
 	Rate      float64 `json:"rate_limit"`            // jobs/s; 0 unbounded
@@ -145,6 +146,15 @@ type e2eReport struct {
 
 	WorkerCalls uint64  `json:"worker_calls"`  // the worker's server calls
 	JobsPerCall float64 `json:"jobs_per_call"` // completed jobs per worker call
+	// JobsPerClaim is the jobs claimed per claiming call of the plain
+	// workers (0 with -jobs): short of the claim's size (Concurrency +
+	// Prefetch), the queue ran dry, and the worker waited on the producers.
+	JobsPerClaim float64 `json:"jobs_per_claim"`
+	// ProducerBusy is the time the producers' goroutines spent inside
+	// their enqueue calls, over the run's wall time and their number:
+	// near 1, every producer was always waiting for a reply, and the
+	// run's jobs/s is the producers' call rate, not the worker's.
+	ProducerBusy float64 `json:"producer_busy"`
 
 	ToStart latencyReport `json:"enqueue_to_start"` // first attempt's handler start
 	ToDone  latencyReport `json:"enqueue_to_done"`  // completion acknowledged
@@ -165,6 +175,10 @@ type e2eRun struct {
 	next     atomic.Int64 // next index to enqueue
 	enqueued atomic.Int64 // jobs whose enqueue answered
 	prodDone atomic.Int32 // producers finished
+	inCall   atomic.Int64 // ns the producers spent inside enqueue calls
+	prodEnd  atomic.Int64 // when the last producer goroutine returned, Unix ns
+	claims   uint64       // the plain workers' claiming calls (shutdown)
+	claimed  uint64       // the jobs they claimed
 
 	completed, duplicates, retried atomic.Int64
 	lastDone                       atomic.Int64 // Unix ns of the last first completion
@@ -327,12 +341,16 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 	pctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for p := range r.cfg.producers {
-		wg.Go(func() {
-			if err := r.produce(pctx, p, total); err != nil {
-				failWith(err)
-			}
-			r.prodDone.Add(1)
-		})
+		for range r.inflight() {
+			wg.Go(func() {
+				if err := r.produce(pctx, p, total); err != nil {
+					failWith(err)
+				}
+				if int(r.prodDone.Add(1)) == r.cfg.producers*r.inflight() {
+					r.prodEnd.Store(time.Now().UnixNano())
+				}
+			})
+		}
 	}
 	defer wg.Wait()
 	defer stop()
@@ -354,7 +372,7 @@ func (r *e2eRun) run(ctx context.Context, total int64, done *atomic.Int64, lat *
 				stop() // the producers end; what they enqueued is drained
 			}
 		}
-		if int(r.prodDone.Load()) < r.cfg.producers {
+		if int(r.prodDone.Load()) < r.cfg.producers*r.inflight() {
 			continue
 		}
 		if r.drained(ctx) {
@@ -523,12 +541,29 @@ func (r *e2eRun) shutdown() {
 	for _, w := range r.workers {
 		st := w.Stats()
 		r.rep.WorkerCalls += st.Rounds
+		r.claims += st.Claims
+		r.claimed += st.Claimed
 	}
 	r.workers = nil
 }
 
-// produce is producer p: it enqueues chunks of jobs until total are
-// enqueued, -duration has run out (ctx's deadline) or ctx is cancelled.
+// inflight is how many goroutines run produce for each producer, sharing
+// its connection (which pipelines their calls): -inflight, but 1 across a
+// failover, whose accounting follows one call at a time per producer.
+func (r *e2eRun) inflight() int {
+	if r.cfg.failover {
+		return 1
+	}
+	return r.cfg.inflight
+}
+
+// produce is one of producer p's -inflight goroutines: it enqueues chunks
+// of jobs until total are enqueued, -duration has run out (ctx's deadline)
+// or ctx is cancelled. The goroutines of a producer share its connection,
+// so while one waits for its reply the next call is already on the wire
+// and the server never waits for the producer's round trip (with one call
+// in flight the producer spent all of the run inside its calls, and the
+// worker's claims came back short of jobs).
 // Calls are made with a context that the deadline does not cancel: a call
 // cut off halfway would leave jobs enqueued that the run never heard of.
 func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
@@ -575,7 +610,9 @@ func (r *e2eRun) produce(ctx context.Context, p int, total int64) error {
 			}
 			continue
 		}
+		t0 := time.Now()
 		res, err := r.send(call, q, payloads[:k])
+		r.inCall.Add(int64(time.Since(t0)))
 		if err != nil {
 			return fmt.Errorf("producer %d: %w", p, err)
 		}
@@ -604,6 +641,7 @@ func (r *e2eRun) send(ctx context.Context, q *emq.Queue, payloads [][]byte) ([]e
 func (r *e2eRun) fill(rep *report) error {
 	x := &r.rep
 	x.Producers, x.Chunk, x.Rate, x.Handlers = r.cfg.producers, r.chunk, r.cfg.rate, r.cfg.goroutines
+	x.InFlight = r.inflight()
 	x.Enqueue = "EnqueueBulk"
 	if r.cfg.enqueue == "batch" {
 		x.Enqueue = "EnqueueBatch"
@@ -631,6 +669,12 @@ func (r *e2eRun) fill(rep *report) error {
 	}
 	if x.WorkerCalls > 0 {
 		x.JobsPerCall = float64(x.Completed) / float64(x.WorkerCalls)
+	}
+	if r.claims > 0 {
+		x.JobsPerClaim = float64(r.claimed) / float64(r.claims)
+	}
+	if span := r.prodEnd.Load() - r.start.UnixNano(); span > 0 {
+		x.ProducerBusy = float64(r.inCall.Load()) / float64(span) / float64(x.Producers*x.InFlight)
 	}
 	x.ToDone = rep.Latency
 	h := r.toStart.merged()

@@ -38,6 +38,7 @@ type config struct {
 
 	// e2e only.
 	producers int     // enqueuing goroutines, each on a connection of its own
+	inflight  int     // enqueue calls each producer keeps in flight on its connection
 	shards    int     // member queues of a sharded queue (emq.Sharded); 1: a plain queue
 	rate      float64 // jobs/s all producers together; 0: as fast as they can
 	fail      float64 // fraction of jobs whose handler fails its first attempt
@@ -120,6 +121,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the keys and jobs the run created")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of the text report")
 	fs.IntVar(&c.producers, "producers", 1, "e2e: producer goroutines, each on its own connection")
+	fs.IntVar(&c.inflight, "inflight", 1, "e2e: enqueue calls each producer keeps in flight on its connection\n(that many goroutines calling the enqueue verb on it, pipelined; -failover: 1)")
 	fs.IntVar(&c.shards, "shards", 1, "enqueue, worker, e2e: spread the queue over this many member queues (emq.Sharded; on a cluster, over the primaries)")
 	fs.Float64Var(&c.rate, "rate", 0, "e2e: jobs/s enqueued by all producers together (0: as fast as they can)")
 	fs.Float64Var(&c.fail, "fail", 0, "e2e: fraction of jobs whose handler fails the first attempt (retried at once)")
@@ -216,6 +218,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("-keys %d: want at least 1", c.keys)
 	case c.producers < 1 || c.producers > 1024:
 		return fmt.Errorf("-producers %d: want 1 to 1024", c.producers)
+	case c.inflight < 1 || c.inflight > 64:
+		return fmt.Errorf("-inflight %d: want 1 to 64", c.inflight)
 	case c.shards < 1 || c.shards > 1024:
 		return fmt.Errorf("-shards %d: want 1 to 1024", c.shards)
 	case c.rate < 0 || math.IsNaN(c.rate) || math.IsInf(c.rate, 0):

@@ -247,6 +247,38 @@ func TestE2EFailOnceNoneLost(t *testing.T) {
 	assertNoKeys(t, "emq:{emqbench-*")
 }
 
+// TestE2EInFlight: with -inflight 3, each of two producers runs three
+// enqueue calls at once on its one connection; every job still completes
+// exactly once under the id its enqueue returned, and the report says how
+// the run was shaped: 3 in flight, the producers' share of time in calls
+// (a fraction of one), and the jobs per claim (at most a claim's size).
+func TestE2EInFlight(t *testing.T) {
+	const n = 6000
+	r := jsonRun(t, "-n", strconv.Itoa(n), "-producers", "2", "-inflight", "3", "-depth", "50", "e2e")
+	sane(t, r, n)
+	x := r.E2E
+	if x == nil {
+		t.Fatal("no e2e section in the report")
+	}
+	if x.Enqueued != n || x.Completed != n || x.Lost != 0 || x.Duplicates != 0 || x.ExtraRuns != 0 {
+		t.Errorf("enqueued %d, completed %d, lost %d, duplicates %d, extra runs %d; want %d, %d, 0, 0, 0",
+			x.Enqueued, x.Completed, x.Lost, x.Duplicates, x.ExtraRuns, n, n)
+	}
+	if x.InFlight != 3 || x.Producers != 2 {
+		t.Errorf("inflight %d, producers %d; want 3, 2", x.InFlight, x.Producers)
+	}
+	if x.ProducerBusy <= 0 || x.ProducerBusy > 1 {
+		t.Errorf("producer busy %v; want in (0, 1]", x.ProducerBusy)
+	}
+	if x.JobsPerClaim <= 0 || x.JobsPerClaim > 8+256 {
+		t.Errorf("jobs per claim %v; want in (0, 264]", x.JobsPerClaim)
+	}
+	if code, _, errs := emqbench(t, "-inflight", "0", "e2e"); code == exitOK || !strings.Contains(errs, "-inflight 0") {
+		t.Errorf("-inflight 0: exit %d, stderr %q; want a usage error naming it", code, errs)
+	}
+	assertNoKeys(t, "emq:{emqbench-*")
+}
+
 // TestE2EDuration: bounded by -duration, and paced by -rate, the
 // producers stop at the deadline and the run ends once what they enqueued
 // has drained: every job enqueued is completed, none lost.

@@ -238,7 +238,8 @@ func (r *report) write(w io.Writer, asJSON bool) {
 	if x := r.E2E; x != nil {
 		fmt.Fprintf(w, "  jobs         enqueued %s  completed %s  lost %d  duplicates %d  extra runs %d  failed %d  retried %d\n",
 			group(x.Enqueued), group(x.Completed), x.Lost, x.Duplicates, x.ExtraRuns, x.Failed, x.Retried)
-		fmt.Fprintf(w, "  worker calls %s (%.1f jobs per call)\n", group(int64(x.WorkerCalls)), x.JobsPerCall)
+		fmt.Fprintf(w, "  worker calls %s (%.1f jobs per call, %.1f per claim); producers %d x %d in flight, busy in calls %.0f%%\n",
+			group(int64(x.WorkerCalls)), x.JobsPerCall, x.JobsPerClaim, x.Producers, x.InFlight, 100*x.ProducerBusy)
 	}
 	fmt.Fprintf(w, "  client CPU   %.3f µs per op (user+system, getrusage)\n", r.CPUPerMOps)
 	if r.ServerCPUPerOp != nil {
