@@ -20,14 +20,6 @@ func TestFlowAllocBudgets(t *testing.T) {
 	}
 	q := fresh(t, "flowallocs")
 	ctx := context.Background()
-	check := func(name string, runs int, budget float64, f func()) {
-		t.Helper()
-		got := testing.AllocsPerRun(runs, f)
-		t.Logf("%s: %.1f allocs per call", name, got)
-		if got > budget {
-			t.Errorf("%s: %.1f allocs per call, budget %.0f", name, got, budget)
-		}
-	}
 	// One job completed and one claimed per round.
 	if _, err := q.EnqueueBulk(ctx, make([][]byte, 400)); err != nil {
 		t.Fatal(err)
@@ -37,7 +29,7 @@ func TestFlowAllocBudgets(t *testing.T) {
 		t.Fatalf("FlowCompleteClaim: %d jobs, %v", len(jobs), err)
 	}
 	done := []FlowResult{{}}
-	check("FlowCompleteClaim", 200, 7, func() {
+	allocBudget(t, "FlowCompleteClaim", 200, 7, func() {
 		done[0] = FlowResult{ID: jobs[0].ID, Token: jobs[0].Token}
 		ok, js, err := q.FlowCompleteClaim(ctx, done, 0, time.Minute, 1)
 		if err != nil || !ok[0] || len(js) != 1 {
@@ -57,7 +49,7 @@ func TestFlowAllocBudgets(t *testing.T) {
 		}
 	}
 	// The ids are one string each (len(nodes)); the rest is bounded.
-	check("SubmitFlow staged", 3, float64(len(nodes)+100), func() {
+	allocBudget(t, "SubmitFlow staged", 3, float64(len(nodes)+100), func() {
 		if _, _, err := q.SubmitFlow(ctx, nodes); err != nil {
 			t.Fatal(err)
 		}
