@@ -158,20 +158,7 @@ func decode(k kind, v *resp.Value, out any) (ok bool, err error) {
 		}
 		*p, err = cmds.OKOrNil(*v)
 	case kStatus:
-		// PING's PONG and OK read in place, as cmds.Status reads them
-		// (its constants), without copying the reply into its argument.
-		p := out.(*string)
-		if v.Type == resp.SimpleString {
-			switch string(v.Str) {
-			case "PONG":
-				*p = "PONG"
-				return true, nil
-			case "OK":
-				*p = "OK"
-				return true, nil
-			}
-		}
-		*p, err = cmds.Status(*v)
+		*out.(*string), err = cmds.Status(*v)
 	case kString:
 		*out.(*string), ok, err = cmds.String(*v)
 		return ok, err
