@@ -36,10 +36,15 @@
 #                       "echomq@base" in the same rounds (before/after a change,
 #                       side by side in one run); its tree is extracted with
 #                       git archive into the results folder
+#   QUIET=1.5           before each round, wait (up to QUIET_WAIT=300 s) until the
+#                       1-minute load average is under this; the load the round
+#                       started at is printed and kept in server.txt. Empty: no wait
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 ROUNDS=${ROUNDS:-5}
+QUIET=${QUIET:-}
+QUIET_WAIT=${QUIET_WAIT:-300}
 SIZE=${SIZE:-64}
 REF=${REF:-1}
 CLIENTS=${CLIENTS:-"floor rueidis goredis redigo echomq"}
@@ -171,6 +176,19 @@ one() {
 	esac
 }
 
+# quiet waits until the 1-minute load average is under $QUIET (when set),
+# at most QUIET_WAIT seconds, and prints the load the round starts at.
+quiet() {
+	local waited=0
+	if [ -n "$QUIET" ]; then
+		while ! awk -v q="$QUIET" '{exit !($1 < q)}' /proc/loadavg && [ "$waited" -lt "$QUIET_WAIT" ]; do
+			sleep 3
+			waited=$((waited + 3))
+		done
+	fi
+	echo "load $(cut -d' ' -f1-3 /proc/loadavg)${QUIET:+ (waited ${waited}s for < $QUIET)}"
+}
+
 # summary: a short human line from one JSON record.
 summary() {
 	local ops cpu
@@ -183,7 +201,7 @@ for spec in $WORKLOADS; do
 	n=${N:-$(default_n "$spec")}
 	echo "== $spec  n=$n"
 	for r in $(seq "$ROUNDS"); do
-		echo " round $r/$ROUNDS"
+		echo " round $r/$ROUNDS: $(quiet)" | tee -a "$out/server.txt"
 		for c in $CLIENTS; do
 			[ -n "${skip[$c]:-}" ] && continue
 			one "$c" "$spec" "$n"
